@@ -1,0 +1,154 @@
+"""The one builder of :class:`shap.Explanation` objects (the output contract of DESIGN.md).
+
+Every explainer in the package returns what :func:`build_explanation` builds, so every result has
+
+* ``values`` of shape ``(n_explained, n_players)`` or ``(n_explained, n_players, n_outputs)``;
+* ``base_values`` always, of shape ``(n_explained,)`` or ``(n_explained, n_outputs)``;
+* ``feature_names`` always (one name per player);
+* ``data`` of shape ``(n_explained, n_players)``, what a plot colours by;
+* ``lower_bounds`` / ``upper_bounds`` / ``error_std`` when an estimator samples;
+* efficiency checked: ``base_values + values.sum(axis=1) == explained`` within a tolerance.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import shap
+
+from .exceptions import EfficiencyError, ReconstructionWarning
+
+__all__ = ["build_explanation", "efficiency_gap", "Z_95"]
+
+#: Normal quantile used to turn standard errors into 95% bounds.
+Z_95 = 1.959963984540054
+
+
+def build_explanation(
+    values,
+    base_values,
+    *,
+    feature_names: Sequence[str],
+    data=None,
+    display_data=None,
+    instance_names: Sequence[str] | None = None,
+    output_names: Sequence[str] | None = None,
+    standard_errors=None,
+    explained=None,
+    atol: float = 1e-8,
+    on_violation: str = "raise",
+    compute_time: float | None = None,
+) -> shap.Explanation:
+    """Build a validated :class:`shap.Explanation`.
+
+    Parameters
+    ----------
+    values : array-like of shape (n, M) or (n, M, D)
+        Attributions: ``values[j, i]`` is player ``i``'s share of explained row ``j``.
+    base_values : float or array-like of shape (n,), (D,) or (n, D)
+        Broadcast to ``(n,)`` or ``(n, D)``.
+    feature_names : sequence of str of length M
+        Names of the players (features, or training instances).
+    data : array-like of shape (n, M), optional
+        What plots colour by. Defaults to zeros, so that every shap plot renders.
+    display_data : array-like of shape (n, M), optional
+        String versions of ``data`` for plots.
+    instance_names, output_names : sequence of str, optional
+        Names of the explained rows and of the outputs (length D).
+    standard_errors : array-like shaped like ``values``, optional
+        Standard errors of sampled estimates; gives ``error_std`` and 95% bounds.
+    explained : array-like of shape (n,) or (n, D), optional
+        The explained quantity; when given, efficiency is checked against it.
+    atol : float, default=1e-8
+        Absolute tolerance of the efficiency check (scaled by ``max(1, |explained|)``).
+    on_violation : {"raise", "warn"}, default="raise"
+        What to do when the efficiency check fails.
+    compute_time : float, optional
+        Seconds the explanation took.
+
+    Returns
+    -------
+    shap.Explanation
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances._explanation import build_explanation
+    >>> e = build_explanation(np.ones((2, 3)), 1.0, feature_names=["a", "b", "c"],
+    ...                       explained=np.array([4.0, 4.0]))
+    >>> e.values.shape, e.base_values.tolist()
+    ((2, 3), [1.0, 1.0])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim not in (2, 3):
+        raise ValueError(f"values must have 2 or 3 dimensions, got shape {values.shape}.")
+    n, m = values.shape[:2]
+    out_shape = (n,) if values.ndim == 2 else (n, values.shape[2])
+    base = np.broadcast_to(np.asarray(base_values, dtype=np.float64), out_shape).copy()
+
+    feature_names = [str(f) for f in feature_names]
+    if len(feature_names) != m:
+        raise ValueError(f"feature_names has {len(feature_names)} names for {m} players.")
+    if output_names is not None:
+        output_names = [str(o) for o in output_names]
+        if values.ndim != 3 or len(output_names) != values.shape[2]:
+            raise ValueError(f"output_names has {len(output_names)} names for values of shape {values.shape}.")
+    if instance_names is not None:
+        instance_names = [str(s) for s in instance_names]
+        if len(instance_names) != n:
+            raise ValueError(f"instance_names has {len(instance_names)} names for {n} explained rows.")
+
+    data = np.zeros((n, m)) if data is None else np.asarray(data)
+    if data.shape != (n, m):
+        raise ValueError(f"data must have shape {(n, m)}, got {data.shape}.")
+
+    bounds = {}
+    if standard_errors is not None:
+        se = np.broadcast_to(np.asarray(standard_errors, dtype=np.float64), values.shape).copy()
+        bounds = dict(error_std=se, lower_bounds=values - Z_95 * se, upper_bounds=values + Z_95 * se)
+
+    explanation = shap.Explanation(
+        values=values,
+        base_values=base,
+        data=data,
+        display_data=None if display_data is None else np.asarray(display_data),
+        feature_names=feature_names,
+        instance_names=instance_names,
+        output_names=output_names,
+        compute_time=compute_time,
+        **bounds,
+    )
+    if explained is not None:
+        gap = efficiency_gap(explanation, explained)
+        if gap > atol:
+            message = (
+                f"base_values + values.sum(axis=1) differs from the explained quantity by {gap:.3g} "
+                f"(relative), more than the tolerance {atol:.3g}."
+            )
+            if on_violation == "raise":
+                raise EfficiencyError(message + " This is a bug in shap_instances; please report it.")
+            warnings.warn(message, ReconstructionWarning, stacklevel=3)
+    return explanation
+
+
+def efficiency_gap(explanation: shap.Explanation, explained) -> float:
+    """Largest relative gap between ``base + values.sum(axis=1)`` and the explained quantity.
+
+    The gap of each entry is divided by ``max(1, |explained|)``.
+
+    Examples
+    --------
+    >>> import numpy as np, shap
+    >>> from shap_instances._explanation import efficiency_gap
+    >>> e = shap.Explanation(np.ones((1, 2)), base_values=np.array([0.5]))
+    >>> efficiency_gap(e, [2.5])
+    0.0
+    """
+    values = np.asarray(explanation.values, dtype=np.float64)
+    total = np.asarray(explanation.base_values, dtype=np.float64) + values.sum(axis=1)
+    explained = np.broadcast_to(np.asarray(explained, dtype=np.float64), total.shape)
+    if total.size == 0:
+        return 0.0
+    return float(np.max(np.abs(total - explained) / np.maximum(1.0, np.abs(explained))))

@@ -1,0 +1,1 @@
+"""Numba-compiled inner loops, one module per topic. JIT options live in ``_config``."""

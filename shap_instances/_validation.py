@@ -1,0 +1,163 @@
+"""Input validation shared by every public entry point (the boundary of the package).
+
+Games, estimators and kernels trust their inputs; everything a user passes goes through here first.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from .exceptions import DataValidationError, MemoryBudgetError, NotFittedError
+
+__all__ = [
+    "check_data",
+    "check_target",
+    "check_fitted",
+    "instance_names",
+    "column_names",
+    "check_memory",
+    "available_memory_bytes",
+]
+
+
+def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: bool = False,
+               n_features: int | None = None, dtype=np.float64):
+    """Validate a 2-D data matrix and return it as a float array (or CSR matrix).
+
+    The user's object is never modified: a converted copy is returned when conversion is needed.
+
+    Examples
+    --------
+    >>> from shap_instances._validation import check_data
+    >>> check_data([[1, 2], [3, 4]]).dtype
+    dtype('float64')
+    """
+    try:
+        array = check_array(
+            X,
+            accept_sparse=["csr", "csc"] if allow_sparse else False,
+            dtype=dtype,
+            ensure_all_finite="allow-nan" if allow_nan else True,
+            ensure_2d=True,
+            input_name=name,
+        )
+    except TypeError as exc:  # sparse input where dense is required, and similar
+        raise DataValidationError(f"{name}: {exc}") from exc
+    except ValueError as exc:
+        raise DataValidationError(f"{name}: {exc}") from exc
+    if sp.issparse(array):
+        array = sp.csr_matrix(array)
+    if n_features is not None and array.shape[1] != n_features:
+        raise DataValidationError(
+            f"{name} has {array.shape[1]} columns, but the model was fitted on {n_features}; "
+            "pass data with the same columns as the training data."
+        )
+    return array
+
+
+def check_target(y, n_samples: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
+    """Validate a target vector (or (n, k) matrix) with ``n_samples`` rows.
+
+    Examples
+    --------
+    >>> from shap_instances._validation import check_target
+    >>> check_target([1.0, 2.0], 2).shape
+    (2,)
+    """
+    array = np.asarray(y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else y)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim not in (1, 2) or array.shape[0] != n_samples:
+        raise DataValidationError(
+            f"{name} must have {n_samples} rows (one per row of the data), got shape {array.shape}."
+        )
+    if numeric:
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataValidationError(f"{name} must be numeric: {exc}") from exc
+        if not np.all(np.isfinite(array)):
+            raise DataValidationError(f"{name} contains NaN or infinite values; drop or impute those rows.")
+    return array
+
+
+def check_fitted(model, name: str = "model") -> None:
+    """Raise :class:`~shap_instances.exceptions.NotFittedError` unless ``model`` is fitted.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances._validation import check_fitted
+    >>> try:
+    ...     check_fitted(Ridge())
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    NotFittedError
+    """
+    try:
+        check_is_fitted(model)
+    except SklearnNotFittedError as exc:
+        raise NotFittedError(
+            f"The {name} {type(model).__name__} is not fitted; call {name}.fit(X, y) before explaining it."
+        ) from exc
+    except TypeError as exc:
+        raise NotFittedError(f"The {name} {type(model).__name__!r} is not a scikit-learn estimator: {exc}") from exc
+
+
+def instance_names(X, prefix: str = "train") -> list[str]:
+    """Names of the rows of ``X``: its index for a DataFrame or Series, else ``"{prefix}[i]"``.
+
+    Examples
+    --------
+    >>> from shap_instances._validation import instance_names
+    >>> instance_names([[0], [1]])
+    ['train[0]', 'train[1]']
+    """
+    if isinstance(X, pd.DataFrame | pd.Series):
+        return [str(i) for i in X.index]
+    return [f"{prefix}[{i}]" for i in range(X.shape[0] if hasattr(X, "shape") else len(X))]
+
+
+def column_names(X, n_columns: int | None = None) -> list[str]:
+    """Column names of ``X``: a DataFrame's columns, else ``"x{i}"``.
+
+    Examples
+    --------
+    >>> from shap_instances._validation import column_names
+    >>> column_names([[1, 2]])
+    ['x0', 'x1']
+    """
+    if isinstance(X, pd.DataFrame):
+        return [str(c) for c in X.columns]
+    n_columns = n_columns if n_columns is not None else np.shape(X)[1]
+    return [f"x{i}" for i in range(n_columns)]
+
+
+def available_memory_bytes() -> int:
+    """Physical memory of this machine in bytes (a conservative fallback of 4 GiB when unknown)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 4 * 2**30
+
+
+def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, instead: str = "") -> None:
+    """Refuse an allocation of ``n_bytes`` larger than ``max_memory`` (default: half the machine's memory).
+
+    Examples
+    --------
+    >>> from shap_instances._validation import check_memory
+    >>> check_memory(1e3, "a small matrix")
+    """
+    budget = available_memory_bytes() / 2 if max_memory is None else max_memory
+    if n_bytes > budget:
+        raise MemoryBudgetError(
+            f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
+            f"{budget / 2**30:.2f} GiB. {instead}".strip()
+        )

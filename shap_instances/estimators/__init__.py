@@ -1,0 +1,5 @@
+"""Shapley-value estimators for vector-valued games."""
+
+from ._result import ShapleyResult
+
+__all__ = ["ShapleyResult"]

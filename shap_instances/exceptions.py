@@ -1,0 +1,73 @@
+"""Exceptions and warnings raised by shap_instances.
+
+Every exception also subclasses a builtin, so ``except ValueError`` keeps working for callers that do
+not know this package. Messages name the parameter, the value received and what to do instead.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ShapInstancesError",
+    "ShapInstancesWarning",
+    "NotFittedError",
+    "UnsupportedModelError",
+    "DataValidationError",
+    "GameTooLargeError",
+    "MemoryBudgetError",
+    "UnknownExplainerError",
+    "EfficiencyError",
+    "PluginLoadWarning",
+    "DuplicateExplainerWarning",
+    "ReconstructionWarning",
+]
+
+
+class ShapInstancesError(Exception):
+    """Base class of every error raised by shap_instances."""
+
+
+class ShapInstancesWarning(UserWarning):
+    """Base class of every warning issued by shap_instances."""
+
+
+class NotFittedError(ShapInstancesError, ValueError, AttributeError):
+    """The model passed to an explainer has not been fitted."""
+
+
+class UnsupportedModelError(ShapInstancesError, TypeError):
+    """The explainer cannot explain this kind of model (or this model setting)."""
+
+
+class DataValidationError(ShapInstancesError, ValueError):
+    """Input data has the wrong shape, type, or contains NaN/inf."""
+
+
+class GameTooLargeError(ShapInstancesError, ValueError):
+    """Exact enumeration was requested for a game with too many players."""
+
+
+class MemoryBudgetError(ShapInstancesError, MemoryError):
+    """An allocation would exceed the configured memory budget."""
+
+
+class UnknownExplainerError(ShapInstancesError, KeyError):
+    """No explainer is registered under the requested name."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class EfficiencyError(ShapInstancesError, AssertionError):
+    """An explanation violates the efficiency axiom beyond its tolerance (a bug, please report it)."""
+
+
+class PluginLoadWarning(ShapInstancesWarning):
+    """A registered explainer plugin failed to import; the other explainers keep working."""
+
+
+class DuplicateExplainerWarning(ShapInstancesWarning):
+    """Two plugins registered the same explainer name; a deterministic winner was chosen."""
+
+
+class ReconstructionWarning(ShapInstancesWarning):
+    """base_values + values.sum() departs from the explained quantity more than expected."""

@@ -1,0 +1,1 @@
+"""Explainers, one module per explainer."""

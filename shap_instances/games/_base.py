@@ -1,0 +1,113 @@
+"""The game abstraction: players, a batched vector-valued value function, an evaluation counter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["Game", "CoalitionMatrix", "GameValues"]
+
+#: bool array of shape (m, n_players); row k is one coalition, True = player present.
+CoalitionMatrix = np.ndarray
+#: float64 array of shape (m, n_outputs); row k is the value of coalition k.
+GameValues = np.ndarray
+
+
+class Game:
+    """A cooperative game whose value is a vector: ``v: {0,1}^M -> R^D``.
+
+    Subclasses implement :meth:`value_function`, which may trust its input. Estimators call the game
+    itself (``game(coalitions)``), which validates, counts evaluations and, with ``cache=True``,
+    evaluates each distinct coalition only once.
+
+    Parameters
+    ----------
+    n_players : int
+        Number of players M.
+    n_outputs : int
+        Length D of the value vector.
+    player_names, output_names : sequence of str, optional
+        Names used by explanations built from this game.
+    cache : bool, default=False
+        Remember values of coalitions already evaluated (useful when refits are expensive).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.games import Game
+    >>> class Size(Game):
+    ...     def value_function(self, coalitions):
+    ...         return coalitions.sum(axis=1, keepdims=True).astype(float)
+    >>> g = Size(3, 1)
+    >>> g(np.array([[True, False, True]])).tolist(), g.n_evaluations
+    ([[2.0]], 1)
+    """
+
+    def __init__(self, n_players: int, n_outputs: int = 1, *, player_names: Sequence[str] | None = None,
+                 output_names: Sequence[str] | None = None, cache: bool = False):
+        self.n_players = int(n_players)
+        self.n_outputs = int(n_outputs)
+        self.player_names = (
+            [f"player[{i}]" for i in range(self.n_players)] if player_names is None else [str(p) for p in player_names]
+        )
+        self.output_names = None if output_names is None else [str(o) for o in output_names]
+        self.cache = cache
+        self._cache: dict[bytes, np.ndarray] = {}
+        self.n_evaluations = 0
+
+    def value_function(self, coalitions: CoalitionMatrix) -> GameValues:
+        """Values of a batch of coalitions, shape (m, n_outputs). Implemented by subclasses."""
+        raise NotImplementedError
+
+    def __call__(self, coalitions) -> GameValues:
+        coalitions = np.asarray(coalitions, dtype=bool)
+        if coalitions.ndim == 1:
+            coalitions = coalitions[None, :]
+        if coalitions.ndim != 2 or coalitions.shape[1] != self.n_players:
+            raise ValueError(f"coalitions must have shape (m, {self.n_players}), got {coalitions.shape}.")
+        if not self.cache:
+            self.n_evaluations += coalitions.shape[0]
+            return self._checked(self.value_function(coalitions), coalitions.shape[0])
+        keys = [row.tobytes() for row in np.packbits(coalitions, axis=1)]
+        todo: dict[bytes, int] = {}
+        for i, key in enumerate(keys):
+            if key not in self._cache and key not in todo:
+                todo[key] = i
+        if todo:
+            fresh = self._checked(self.value_function(coalitions[list(todo.values())]), len(todo))
+            self.n_evaluations += len(todo)
+            self._cache.update(zip(todo, fresh))
+        return np.stack([self._cache[k] for k in keys])
+
+    def _checked(self, values, m: int) -> GameValues:
+        return np.asarray(values, dtype=np.float64).reshape(m, self.n_outputs)
+
+    def prefix_values(self, permutations) -> np.ndarray:
+        """Values of every prefix of each permutation, shape (k, n_players + 1, n_outputs).
+
+        ``out[r, t]`` is the value of the coalition made of the first ``t`` players of permutation ``r``
+        (``t = 0`` is the empty coalition). Permutation estimators call this; games with an incremental
+        fast path (for example a ridge refit updated one row at a time) override it. The default builds
+        the prefix masks and evaluates them in one batch, counting ``n_players + 1`` evaluations each.
+        """
+        permutations = np.asarray(permutations, dtype=np.intp)
+        k, m = permutations.shape
+        ranks = np.empty_like(permutations)
+        np.put_along_axis(ranks, permutations, np.arange(m)[None, :], axis=1)
+        masks = ranks[:, None, :] < np.arange(m + 1)[None, :, None]  # (k, m + 1, m)
+        return self(masks.reshape(k * (m + 1), m)).reshape(k, m + 1, self.n_outputs)
+
+    @property
+    def empty_value(self) -> np.ndarray:
+        """v(empty set), shape (n_outputs,)."""
+        return self(np.zeros((1, self.n_players), dtype=bool))[0]
+
+    @property
+    def full_value(self) -> np.ndarray:
+        """v(all players), shape (n_outputs,)."""
+        return self(np.ones((1, self.n_players), dtype=bool))[0]
+
+    def reset_counter(self) -> None:
+        """Set the evaluation counter back to zero (the cache is kept)."""
+        self.n_evaluations = 0

@@ -1,0 +1,217 @@
+"""The explainer registry: entry-point discovery, run-time registration and ``Explainer`` dispatch.
+
+Explainers are found through the entry-point group ``shap_instances.explainers`` (this package registers
+its own explainers there too), plus any class registered at run time with :func:`register_explainer`.
+Discovery is lazy (nothing is imported before the first lookup) and cached.
+
+Name clashes are resolved deterministically: run-time registrations win over entry points; among entry
+points, this package's own win, then distributions in alphabetical order. Every clash is reported with a
+:class:`~shap_instances.exceptions.DuplicateExplainerWarning`. A plugin that fails to import is reported
+with a :class:`~shap_instances.exceptions.PluginLoadWarning` and left out; the others keep working.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
+
+import shap
+
+from .exceptions import DuplicateExplainerWarning, PluginLoadWarning, UnknownExplainerError, UnsupportedModelError
+
+__all__ = ["ENTRY_POINT_GROUP", "Explainer", "get_explainer", "list_explainers", "register_explainer"]
+
+ENTRY_POINT_GROUP = "shap_instances.explainers"
+_OWN_DISTRIBUTION = "shap-instances"
+
+_runtime: dict[str, type] = {}
+_loaded: dict[str, type] = {}
+_failed: set[str] = set()
+
+
+def _distribution_name(ep: EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return dist.name if dist is not None else ""
+
+
+@lru_cache(maxsize=1)
+def _entry_point_table() -> dict[str, EntryPoint]:
+    """name -> the winning entry point, deciding clashes once."""
+    def rank(ep):
+        dist = _distribution_name(ep).lower().replace("_", "-")
+        return (dist != _OWN_DISTRIBUTION, dist, ep.value)
+
+    table: dict[str, EntryPoint] = {}
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=rank):
+        winner = table.get(ep.name)
+        if winner is None:
+            table[ep.name] = ep
+        elif winner.value != ep.value:
+            warnings.warn(
+                f"Two plugins register the explainer name {ep.name!r}: {winner.value} (from "
+                f"{_distribution_name(winner)!r}) and {ep.value} (from {_distribution_name(ep)!r}); "
+                f"using {winner.value}.",
+                DuplicateExplainerWarning,
+                stacklevel=3,
+            )
+    return table
+
+
+def _load(name: str) -> type | None:
+    """Load one entry point, warning (once) instead of failing when its plugin is broken."""
+    if name in _loaded:
+        return _loaded[name]
+    ep = _entry_point_table().get(name)
+    if ep is None or name in _failed:
+        return None
+    try:
+        cls = ep.load()
+    except Exception as exc:  # noqa: BLE001 - any plugin error must not break the others
+        _failed.add(name)
+        warnings.warn(
+            f"The explainer plugin {name!r} ({ep.value}, from {_distribution_name(ep)!r}) failed to import "
+            f"and is skipped: {type(exc).__name__}: {exc}",
+            PluginLoadWarning,
+            stacklevel=3,
+        )
+        return None
+    _loaded[name] = cls
+    return cls
+
+
+def list_explainers() -> dict[str, type]:
+    """All available explainers, name -> class, sorted by name.
+
+    Examples
+    --------
+    >>> import shap_instances as si
+    >>> "naive_bayes" in si.list_explainers()
+    True
+    """
+    names = set(_entry_point_table()) | set(_runtime)
+    found = {}
+    for name in sorted(names):
+        cls = _runtime.get(name) or _load(name)
+        if cls is not None:
+            found[name] = cls
+    return found
+
+
+def get_explainer(name: str) -> type:
+    """The explainer class registered under ``name``.
+
+    Raises
+    ------
+    UnknownExplainerError
+        If no explainer has that name; the message lists the available names.
+
+    Examples
+    --------
+    >>> import shap_instances as si
+    >>> si.get_explainer("gap").__name__
+    'GapExplainer'
+    """
+    cls = _runtime.get(name) or _load(name)
+    if cls is None:
+        available = ", ".join(repr(n) for n in list_explainers()) or "none"
+        raise UnknownExplainerError(
+            f"No explainer is registered under the name {name!r}. Available: {available}. "
+            "Use algorithm='auto' to choose by model type."
+        )
+    return cls
+
+
+def register_explainer(name: str, *, replace: bool = False):
+    """Class decorator registering an explainer under ``name`` at run time.
+
+    Entry points (group ``shap_instances.explainers``) are the packaged way; this decorator is for
+    notebooks and tests. A run-time registration wins over an entry point of the same name.
+
+    Parameters
+    ----------
+    name : str
+        The name used by ``Explainer(model, data, algorithm=name)``.
+    replace : bool, default=False
+        Allow replacing an explainer registered at run time under the same name.
+
+    Examples
+    --------
+    >>> import shap_instances as si
+    >>> @si.register_explainer("my_explainer", replace=True)
+    ... class MyExplainer(si.InstanceExplainer):
+    ...     pass
+    >>> si.get_explainer("my_explainer") is MyExplainer
+    True
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}.")
+
+    def decorator(cls: type) -> type:
+        if not (isinstance(cls, type) and issubclass(cls, shap.Explainer)):
+            raise TypeError(f"register_explainer({name!r}) expects a shap.Explainer subclass, got {cls!r}.")
+        if name in _runtime and _runtime[name] is not cls and not replace:
+            raise ValueError(
+                f"An explainer is already registered at run time as {name!r} ({_runtime[name].__name__}); "
+                "pass replace=True to replace it."
+            )
+        if name in _entry_point_table():
+            warnings.warn(
+                f"register_explainer({name!r}) shadows the installed explainer {_entry_point_table()[name].value}.",
+                DuplicateExplainerWarning,
+                stacklevel=2,
+            )
+        _runtime[name] = cls
+        return cls
+
+    return decorator
+
+
+def Explainer(model, data=None, algorithm: str = "auto", **kwargs) -> shap.Explainer:  # noqa: N802 - mirrors shap
+    """Build the explainer for ``model``: by name, or by asking each registered class.
+
+    With ``algorithm="auto"``, explainers are asked in order of their ``auto_priority`` (then name) whether
+    ``cls.supports_model(model, data)``; the first that says yes is built as ``cls(model, data, **kwargs)``.
+    The built-in order is naive_bayes (10), gap (20), representer (30), plugins (50 by default), and
+    residual (90, any scikit-learn estimator, as the fallback). ``isotonic`` is never chosen
+    automatically: it needs a payoff, so ask for it by name.
+
+    Parameters
+    ----------
+    model : object
+        The fitted model (or, for the residual explainer, the estimator to refit).
+    data : array-like, optional
+        Training or background data, passed on as the second argument.
+    algorithm : str, default="auto"
+        A registered name (see :func:`list_explainers`) or "auto".
+    **kwargs
+        Passed to the chosen class, e.g. ``y=y_train``.
+
+    Examples
+    --------
+    >>> import shap_instances as si
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> ex = si.Explainer(GaussianNB().fit(X, y), X[:50])
+    >>> type(ex).__name__
+    'NaiveBayesExplainer'
+    """
+    if algorithm != "auto":
+        return get_explainer(algorithm)(model, data, **kwargs)
+    candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
+    for _, cls in candidates:
+        supports = getattr(cls, "supports_model", None)
+        if supports is not None and supports(model, data):
+            return cls(model, data, **kwargs)
+    raise UnsupportedModelError(
+        f"No registered explainer supports a {type(model).__name__} automatically. Pass algorithm= one of "
+        f"{', '.join(repr(n) for n, _ in candidates)}."
+    )
+
+
+def _clear_cache() -> None:
+    """Forget discovered entry points (after installing a plugin in a running session)."""
+    _entry_point_table.cache_clear()
+    _loaded.clear()
+    _failed.clear()
