@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 
 from ._base import InstanceExplainer
+from ._explanation import build_explanation
 from .registry import Explainer, get_explainer, list_explainers, register_explainer
 
 __version__ = "0.1.0"
@@ -24,6 +25,7 @@ _SUBMODULES = {"plots", "metrics", "datasets", "games", "estimators", "isotonic"
 __all__ = [
     "Explainer",
     "InstanceExplainer",
+    "build_explanation",
     "get_explainer",
     "list_explainers",
     "register_explainer",

