@@ -1,0 +1,176 @@
+"""The ``shap-instances`` command: ``report`` (the main job), ``list`` and ``explain``.
+
+Bad input (a missing file, a missing target column, non-numeric columns, NaNs, an unknown explainer)
+ends with one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from .exceptions import ShapInstancesError
+
+__all__ = ["main"]
+
+MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shap-instances",
+        description="Explain models in terms of their training instances.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    report = sub.add_parser("report", help="analyse a dataset's instances end to end (HTML + PNG figures)")
+    _add_data_arguments(report)
+    report.add_argument("--out", default="shap-instances-report", help="output folder (default: %(default)s)")
+    report.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    report.add_argument("--silent", action="store_true", help="no progress output")
+
+    sub.add_parser("list", help="list the registered explainers, plugins included")
+
+    explain = sub.add_parser("explain", help="run one explainer and write its values to CSV or Parquet")
+    _add_data_arguments(explain)
+    explain.add_argument("--explainer", default="auto", help="registered explainer name, or auto")
+    explain.add_argument("--rows", type=int, default=20, help="explain the first ROWS rows (default: %(default)s)")
+    explain.add_argument("--out", required=True, help="output file, .csv or .parquet")
+    explain.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", help="CSV file (default: scikit-learn's diabetes data)")
+    parser.add_argument("--target", help="target column of --data")
+    parser.add_argument("--task", choices=("regression", "classification"), help="default: inferred")
+    parser.add_argument("--model", choices=MODELS, default="auto", help="model to fit (default: %(default)s)")
+    parser.add_argument("--dropna", action="store_true", help="drop rows with missing values")
+
+
+def _load(args):
+    from .report._data import infer_task, load_table
+
+    if args.data is None:
+        from .datasets import load_diabetes
+
+        X, y = load_diabetes()
+        return X, y, args.task or "regression"
+    if args.target is None:
+        raise ValueError("--data needs --target, the name of the target column")
+    X, y = load_table(args.data, args.target, dropna=args.dropna)
+    return X, y, args.task or infer_task(y)
+
+
+def fit_model(name: str, task: str, X, y, seed: int = 0):
+    """Fit one of the command line's models (``MODELS``) for ``task``; "auto" is a ridge or a logistic model."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+
+    classification = task == "classification"
+    builders = {
+        "ridge": lambda: Ridge(alpha=1.0),
+        "lasso": lambda: Lasso(alpha=0.1, tol=1e-10, max_iter=100_000),
+        "forest": lambda: (RandomForestClassifier if classification else RandomForestRegressor)(
+            n_estimators=100, min_samples_leaf=5, oob_score=True, random_state=seed
+        ),
+        "logistic": lambda: LogisticRegression(max_iter=10_000, tol=1e-10),
+        "naive_bayes": GaussianNB,
+        "knn": lambda: (KNeighborsClassifier if classification else KNeighborsRegressor)(n_neighbors=5),
+    }
+    if name == "auto":
+        name = "logistic" if classification else "ridge"
+    if classification and name in ("ridge", "lasso"):
+        raise ValueError(f"--model {name} is a regression model, but the task is classification")
+    if not classification and name in ("logistic", "naive_bayes"):
+        raise ValueError(f"--model {name} is a classification model, but the task is regression")
+    return builders[name]().fit(X, y)
+
+
+def _cmd_list(args) -> int:
+    import shap_instances as si
+
+    for name, cls in si.list_explainers().items():
+        module = cls.__module__.split(".")[0]
+        origin = "built-in" if module == "shap_instances" else f"plugin ({module})"
+        doc = (inspect.getdoc(cls) or "").splitlines()[0] if inspect.getdoc(cls) else ""
+        print(f"{name:<14} {cls.__name__:<26} {origin:<28} {doc}")
+    return 0
+
+
+def _call_explainer(explainer, X, y):
+    """Call an explainer, passing the labels when its ``__call__`` takes them (residual, KNN-Shapley)."""
+    parameters = list(inspect.signature(explainer.__call__).parameters)
+    return explainer(X, y) if len(parameters) >= 2 and parameters[1] in ("y", "y_eval") else explainer(X)
+
+
+def _cmd_explain(args) -> int:
+    import numpy as np
+    import pandas as pd
+
+    import shap_instances as si
+
+    X, y, task = _load(args)
+    model = fit_model(args.model, task, X, y, args.seed)
+    explainer = si.Explainer(model, X, algorithm=args.explainer, y=y)
+    rows = X.iloc[: args.rows]
+    explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
+    values = np.asarray(explanation.values)
+    columns = list(explanation.feature_names)
+    if values.ndim == 3:
+        outputs = explanation.output_names or [str(k) for k in range(values.shape[2])]
+        columns = [f"{c}|{o}" for c in columns for o in outputs]
+        values = values.reshape(values.shape[0], -1)
+    table = pd.DataFrame(values, index=rows.index.astype(str), columns=columns)
+    table.insert(0, "base_value", np.asarray(explanation.base_values).reshape(len(table), -1)[:, 0])
+    out = Path(args.out)
+    if out.suffix == ".parquet":
+        try:
+            table.to_parquet(out)
+        except ImportError as exc:
+            raise ValueError("writing Parquet needs pyarrow (pip install pyarrow); or use a .csv file") from exc
+    elif out.suffix == ".csv":
+        table.to_csv(out)
+    else:
+        raise ValueError(f"--out must end in .csv or .parquet, got {out.name}")
+    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report import run_report
+
+    X, y, task = _load(args)
+    path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent)
+    print(f"report written to {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``shap-instances`` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    commands = {"list": _cmd_list, "explain": _cmd_explain, "report": _cmd_report}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=FutureWarning)
+            return commands[args.command](args)
+    except (OSError, ValueError, KeyError, ShapInstancesError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"shap-instances: error: {message}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line, with a way to see the traceback
+        if os.environ.get("SHAP_INSTANCES_DEBUG"):
+            raise
+        print(f"shap-instances: internal error: {type(exc).__name__}: {exc} "
+              "(set SHAP_INSTANCES_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
