@@ -144,9 +144,9 @@ def _cmd_explain(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    X, y, task = _load(args)
     from .report import run_report
 
-    X, y, task = _load(args)
     path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent)
     print(f"report written to {path}")
     return 0

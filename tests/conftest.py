@@ -20,4 +20,4 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 import tests  # noqa: E402
 
 if Path(tests.__file__).resolve().parent != Path(__file__).resolve().parent:
-    raise RuntimeError(f"pytest imported the wrong 'tests' package: {tests.__file__}; run python -m pytest from the repo.")
+    raise RuntimeError(f"pytest imported the wrong 'tests' package: {tests.__file__}; run python -m pytest.")
