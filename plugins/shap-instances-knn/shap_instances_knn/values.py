@@ -1,0 +1,184 @@
+"""Exact KNN-Shapley values from a distance matrix: the validated public function and its unchecked twin.
+
+:func:`knn_shapley_values` validates its inputs, then :func:`_knn_shapley_values` sorts every row of the
+distance matrix (a stable sort, so ties are broken by training index) and runs the numba recursion of
+:mod:`shap_instances_knn._kernels`. :func:`knn_utility` evaluates the same utility directly from the
+sorted order, without the recursion: the explainer uses it as the explained quantity of the efficiency
+check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from shap_instances.exceptions import DataValidationError
+
+from . import _kernels
+
+__all__ = ["UTILITIES", "knn_shapley_values", "knn_utility"]
+
+#: The utilities with an exact recursion: name -> one-line definition.
+UTILITIES = {
+    "accuracy": "(1/K) * number of the K nearest points of S whose label equals the explained label",
+    "prediction": "(1/K) * sum of the labels of the K nearest points of S (the KNN regression prediction)",
+    "neg_squared_error": "-((1/K) * sum of the labels of the K nearest points of S - explained label)^2",
+}
+
+
+def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int, utility: str = "accuracy"):
+    """Exact Shapley values of the training points in the unweighted KNN utility (Jia et al., 2019).
+
+    ``values[j, i]`` is the Shapley value of training point ``i`` in the game whose players are the
+    training points and whose value of a coalition ``S`` is the KNN utility of ``S`` for explained point
+    ``j`` (see :data:`UTILITIES`; when ``S`` has fewer than ``K`` points the sum is still divided by ``K``,
+    the paper's convention, so the empty coalition is worth 0, or ``-y_j**2`` for ``neg_squared_error``).
+    Points are ordered by distance with a stable sort: among equal distances the lower training index
+    counts as nearer. Cost: ``O(n_train log n_train)`` per explained point.
+
+    Parameters
+    ----------
+    distances : array-like of shape (n_explained, n_train)
+        Distance from each explained point to each training point.
+    y_train : array-like of shape (n_train,)
+        Training labels (any comparable values for ``"accuracy"``, numbers otherwise).
+    y_explained : array-like of shape (n_explained,), optional
+        Labels of the explained points; required by ``"accuracy"`` and ``"neg_squared_error"``.
+    n_neighbors : int
+        ``K``, the number of neighbours (at least 1).
+    utility : {"accuracy", "prediction", "neg_squared_error"}, default="accuracy"
+        The utility whose Shapley values are computed.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_explained, n_train)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances_knn import knn_shapley_values
+    >>> d = np.array([[0.1, 0.2, 0.3]])
+    >>> knn_shapley_values(d, [1, 0, 1], [1], n_neighbors=1).round(4).tolist()
+    [[0.6667, -0.1667, 0.3333]]
+    """
+    distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
+    order = _sorted_order(distances)
+    return _knn_shapley_values(order, y_train, y_explained, n_neighbors, utility)
+
+
+def knn_utility(distances, y_train, y_explained=None, *, n_neighbors: int, utility: str = "accuracy"):
+    """The KNN utility of the full training set for each explained point (no recursion involved).
+
+    Parameters are those of :func:`knn_shapley_values`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_explained,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances_knn import knn_utility
+    >>> knn_utility(np.array([[0.1, 0.2, 0.3]]), [1, 0, 1], [1], n_neighbors=2).tolist()
+    [0.5]
+    """
+    distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
+    return _knn_utility(_sorted_order(distances), y_train, y_explained, n_neighbors, utility)
+
+
+def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
+    if utility not in UTILITIES:
+        raise ValueError(f"utility must be one of {sorted(UTILITIES)}, got {utility!r}.")
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int | np.integer) or n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}.")
+    distances = np.asarray(distances, dtype=np.float64)
+    if distances.ndim != 2 or distances.shape[1] == 0:
+        raise DataValidationError(
+            f"distances must have shape (n_explained, n_train) with n_train >= 1, got {distances.shape}."
+        )
+    if np.isnan(distances).any():
+        raise DataValidationError("distances contains NaN; check the data and the metric.")
+    y_train = np.asarray(y_train)
+    if y_train.shape != (distances.shape[1],):
+        raise DataValidationError(
+            f"y_train must have shape ({distances.shape[1]},), one label per training point, got {y_train.shape}."
+        )
+    if utility == "prediction":
+        y_explained = None
+    else:
+        if y_explained is None:
+            raise DataValidationError(
+                f"utility={utility!r} needs the labels of the explained points: pass y_explained (or y=)."
+            )
+        y_explained = np.asarray(y_explained)
+        if y_explained.shape != (distances.shape[0],):
+            raise DataValidationError(
+                f"y_explained must have shape ({distances.shape[0]},), one label per explained point, "
+                f"got {y_explained.shape}."
+            )
+    if utility != "accuracy":
+        y_train = _numeric(y_train, "y_train")
+        if y_explained is not None:
+            y_explained = _numeric(y_explained, "y_explained")
+    return distances, y_train, y_explained, int(n_neighbors)
+
+
+def _numeric(y, name):
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"{name} must be numeric for a regression utility: {exc}") from exc
+    if not np.all(np.isfinite(y)):
+        raise DataValidationError(f"{name} contains NaN or infinite values; drop or impute those rows.")
+    return y
+
+
+def _sorted_order(distances):
+    """Training indices sorted by distance, closest first; ties broken by training index (stable sort)."""
+    return np.ascontiguousarray(np.argsort(distances, axis=1, kind="stable"), dtype=np.int64)
+
+
+def _label_codes(y_train, y_explained):
+    """Integer codes of the labels (equal labels, equal codes); an explained label unseen in training gets -1."""
+    codes: dict = {}
+    train_codes = np.array([codes.setdefault(label, len(codes)) for label in y_train.tolist()], dtype=np.int64)
+    explained_codes = np.array([codes.get(label, -1) for label in np.asarray(y_explained).tolist()], dtype=np.int64)
+    return train_codes, explained_codes
+
+
+def _knn_shapley_values(order, y_train, y_explained, n_neighbors, utility):
+    """Unchecked twin of :func:`knn_shapley_values` taking the sorted order (contiguous int64)."""
+    out = np.empty(order.shape, dtype=np.float64)
+    if order.shape[0] == 0:
+        return out
+    if utility == "accuracy":
+        train_codes, explained_codes = _label_codes(y_train, y_explained)
+        _kernels.knn_shapley_match(order, train_codes, explained_codes, n_neighbors, out)
+    elif utility == "prediction":
+        _kernels.knn_shapley_linear(order, np.ascontiguousarray(y_train, dtype=np.float64), n_neighbors, out)
+    else:
+        _kernels.knn_shapley_squared_error(
+            order,
+            np.ascontiguousarray(y_train, dtype=np.float64),
+            np.ascontiguousarray(y_explained, dtype=np.float64),
+            n_neighbors,
+            out,
+        )
+    return out
+
+
+def _knn_utility(order, y_train, y_explained, n_neighbors, utility):
+    """v(full training set) straight from the definition, for the efficiency check."""
+    nearest = order[:, :n_neighbors]
+    if utility == "accuracy":
+        train_codes, explained_codes = _label_codes(y_train, y_explained)
+        return (train_codes[nearest] == explained_codes[:, None]).sum(axis=1) / n_neighbors
+    prediction = np.asarray(y_train, dtype=np.float64)[nearest].sum(axis=1) / n_neighbors
+    if utility == "prediction":
+        return prediction
+    return -((prediction - y_explained) ** 2)
+
+
+def _empty_utility(y_explained, n_explained, utility):
+    """v(empty set): 0, or -y**2 for the squared error."""
+    if utility == "neg_squared_error":
+        return -(np.asarray(y_explained, dtype=np.float64) ** 2)
+    return np.zeros(n_explained)
