@@ -12,12 +12,13 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from shap_instances import InstanceExplainer
-from shap_instances.exceptions import DataValidationError, MemoryBudgetError, NotFittedError, UnsupportedModelError
 from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.utils.validation import check_array, check_is_fitted
+
+from shap_instances import InstanceExplainer
+from shap_instances.exceptions import DataValidationError, MemoryBudgetError, NotFittedError, UnsupportedModelError
 
 try:  # the public name; older shap_instances only had the semi-private module
     from shap_instances import build_explanation
@@ -156,10 +157,10 @@ class KNNShapleyExplainer(InstanceExplainer):
             isinstance(model, KNeighborsClassifier | KNeighborsRegressor)
             and isinstance(model.weights, str)
             and model.weights == "uniform"
-            and not getattr(model, "outputs_2d_", False)
+            and not _multi_output(model)
         )
 
-    def __call__(self, X, y=None) -> "shap.Explanation":  # noqa: F821 - shap imported by the base class
+    def __call__(self, X, y=None) -> shap.Explanation:  # noqa: F821 - shap imported by the base class
         """Explain the utility of each row of ``X`` in terms of the training instances.
 
         Parameters
@@ -261,11 +262,26 @@ def _check_model(model):
             "KNN has no exact closed form. Refit with weights='uniform', or use the residual explainer "
             "(shap_instances.Explainer(model, data, algorithm='residual', y=...))."
         )
-    if getattr(model, "outputs_2d_", False) or np.ndim(getattr(model, "_y", np.zeros(1))) > 1:
+    if _multi_output(model):
         raise UnsupportedModelError(
             "KNNShapleyExplainer explains single-output models; the model was fitted on a 2-D target. "
             "Fit one model per output."
         )
+
+
+def _multi_output(model) -> bool:
+    """Whether a fitted KNN model has a 2-D target (public API only: one prediction on a dummy row)."""
+    if isinstance(model, KNeighborsClassifier):
+        return bool(getattr(model, "outputs_2d_", False))
+    n_columns = getattr(model, "n_features_in_", None)
+    if n_columns is None:  # not fitted
+        return False
+    if model.effective_metric_ == "precomputed":
+        n_columns = model.n_samples_fit_
+    try:
+        return np.ndim(model.predict(np.zeros((1, n_columns)))) > 1
+    except ValueError:  # e.g. n_neighbors > n_samples_fit: the labels passed to the explainer decide
+        return False
 
 
 def _check_utility(model, utility):

@@ -10,6 +10,7 @@ check.
 from __future__ import annotations
 
 import numpy as np
+
 from shap_instances.exceptions import DataValidationError
 
 from . import _kernels
