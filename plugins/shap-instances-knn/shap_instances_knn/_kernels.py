@@ -1,7 +1,7 @@
 """Numba kernels of the exact KNN-Shapley recursions (Jia et al., 2019).
 
 Each kernel takes, for a batch of explained points, the training indices sorted by distance (closest
-first, ties already broken by training index) and the training labels, and writes the Shapley value of
+first, ties already broken by the caller) and the training labels, and writes the Shapley value of
 every training point in training order. They trust their inputs: the Python caller
 (:func:`shap_instances_knn.values.knn_shapley_values`) validates shapes, dtypes and contiguity.
 

@@ -25,7 +25,7 @@ try:  # the public name; older shap_instances only had the semi-private module
 except ImportError:  # pragma: no cover - depends on the installed shap_instances
     from shap_instances._explanation import build_explanation
 
-from .values import UTILITIES, _check_inputs, _empty_utility, _knn_shapley_values, _knn_utility, _sorted_order
+from .values import UTILITIES, _check_inputs, _empty_utility, _knn_shapley_values, _knn_utility, _sorted_order, _tie_key
 
 __all__ = ["KNNShapleyExplainer"]
 
@@ -50,8 +50,9 @@ class KNNShapleyExplainer(InstanceExplainer):
 
     When ``S`` has fewer than ``K`` points the sum is still divided by ``K`` (the paper's convention), so
     ``v(empty) = 0`` (``-y**2`` for the squared error). Exact values cost ``O(n_train log n_train)`` per
-    explained point: one stable sort by distance (ties: the lower training index is nearer) and an
-    ``O(n_train)`` recursion compiled with numba.
+    explained point: one sort by distance (ties: the smaller label, then the lower training index, is
+    nearer; so copies of a training point get equal values) and an ``O(n_train)`` recursion compiled
+    with numba.
 
     ``explanation.values[j, i]`` is training instance ``i``'s share of explained point ``j``'s utility;
     ``base_values = v(empty)`` and ``base_values + values.sum(axis=1) = v(all training instances)``, which
@@ -137,6 +138,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.y = y
         self._train = train
         self._y_train = y_train
+        self._tie_key = _tie_key(y_train, self.utility_)
         self.n_neighbors_ = int(model.n_neighbors)
         self.n_train_ = train.shape[0]
         self._train_names = _row_names(data, "train")
@@ -220,7 +222,7 @@ class KNNShapleyExplainer(InstanceExplainer):
                 distances = pairwise_distances(X_arr[chunk], self._train, metric=self.metric_, **self.metric_params_)
             if np.isnan(distances).any():
                 raise DataValidationError(f"The metric {self.metric_!r} produced NaN distances; check the data.")
-            order = _sorted_order(distances)
+            order = _sorted_order(distances, self._tie_key)
             y_chunk = None if y_explained is None else y_explained[chunk]
             values[chunk] = _knn_shapley_values(order, self._y_train, y_chunk, self.n_neighbors_, self.utility_)
             explained[chunk] = _knn_utility(order, self._y_train, y_chunk, self.n_neighbors_, self.utility_)

@@ -1,7 +1,7 @@
 """Exact KNN-Shapley values from a distance matrix: the validated public function and its unchecked twin.
 
 :func:`knn_shapley_values` validates its inputs, then :func:`_knn_shapley_values` sorts every row of the
-distance matrix (a stable sort, so ties are broken by training index) and runs the numba recursion of
+distance matrix (ties broken by label, then by training index) and runs the numba recursion of
 :mod:`shap_instances_knn._kernels`. :func:`knn_utility` evaluates the same utility directly from the
 sorted order, without the recursion: the explainer uses it as the explained quantity of the efficiency
 check.
@@ -32,8 +32,9 @@ def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int
     training points and whose value of a coalition ``S`` is the KNN utility of ``S`` for explained point
     ``j`` (see :data:`UTILITIES`; when ``S`` has fewer than ``K`` points the sum is still divided by ``K``,
     the paper's convention, so the empty coalition is worth 0, or ``-y_j**2`` for ``neg_squared_error``).
-    Points are ordered by distance with a stable sort: among equal distances the lower training index
-    counts as nearer. Cost: ``O(n_train log n_train)`` per explained point.
+    Points are ordered by distance; among equal distances the smaller label counts as nearer (for
+    ``"accuracy"``: the label seen first in ``y_train``), then the lower training index, so the values
+    are deterministic and two copies of a training point (same features, same label) get equal values. Cost: ``O(n_train log n_train)`` per explained point.
 
     Parameters
     ----------
@@ -61,7 +62,7 @@ def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int
     [[0.6667, -0.1667, 0.3333]]
     """
     distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
-    order = _sorted_order(distances)
+    order = _sorted_order(distances, _tie_key(y_train, utility))
     return _knn_shapley_values(order, y_train, y_explained, n_neighbors, utility)
 
 
@@ -82,7 +83,7 @@ def knn_utility(distances, y_train, y_explained=None, *, n_neighbors: int, utili
     [0.5]
     """
     distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
-    return _knn_utility(_sorted_order(distances), y_train, y_explained, n_neighbors, utility)
+    return _knn_utility(_sorted_order(distances, _tie_key(y_train, utility)), y_train, y_explained, n_neighbors, utility)
 
 
 def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
@@ -132,9 +133,26 @@ def _numeric(y, name):
     return y
 
 
-def _sorted_order(distances):
-    """Training indices sorted by distance, closest first; ties broken by training index (stable sort)."""
-    return np.ascontiguousarray(np.argsort(distances, axis=1, kind="stable"), dtype=np.int64)
+def _tie_key(y_train, utility):
+    """Secondary sort key of the training points: the label (its code for "accuracy", by first appearance)."""
+    if utility == "accuracy":
+        return _label_codes(y_train, y_train[:0])[0].astype(np.float64)
+    return np.asarray(y_train, dtype=np.float64)
+
+
+def _sorted_order(distances, tie_key):
+    """Training indices sorted by distance, closest first; ties broken by ``tie_key``, then by training index.
+
+    Breaking ties by label first makes two copies of a training point (equal features, equal label)
+    adjacent in every order, so they are symmetric players of the game and get equal values.
+    """
+    order = np.argsort(distances, axis=1, kind="stable")
+    sorted_distances = np.take_along_axis(distances, order, axis=1)
+    tied = np.flatnonzero((np.diff(sorted_distances, axis=1) == 0).any(axis=1))
+    if tied.size:  # np.lexsort is stable: the training index decides what label and distance leave tied
+        rows = distances[tied]
+        order[tied] = np.lexsort((np.broadcast_to(tie_key, rows.shape), rows), axis=1)
+    return np.ascontiguousarray(order, dtype=np.int64)
 
 
 def _label_codes(y_train, y_explained):

@@ -33,10 +33,20 @@ from shap_instances.exceptions import DataValidationError, NotFittedError, Unsup
 # ----------------------------------------------------------------------------------------------------
 
 
+def reference_order(distances_row, y_train, utility):
+    """The documented order: by distance, then by label (first-appearance code for accuracy), then by index."""
+    if utility == "accuracy":
+        first = {}
+        key = [first.setdefault(label, len(first)) for label in np.asarray(y_train).tolist()]
+    else:
+        key = list(np.asarray(y_train, dtype=float))
+    return np.array(sorted(range(len(y_train)), key=lambda i: (distances_row[i], key[i], i)))
+
+
 def subset_utilities(distances_row, y_train, y_explained, k, utility):
     """v(S) for all 2^n coalitions S (bit i of the index = training point i), straight from the definition."""
     n = len(y_train)
-    order = np.argsort(distances_row, kind="stable")  # the documented tie rule: lower index is nearer
+    order = reference_order(distances_row, y_train, utility)
     masks = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(bool)
     in_order = masks[:, order]
     nearest = in_order & (np.cumsum(in_order, axis=1) <= k)
@@ -248,6 +258,20 @@ def test_duplicate_rows_get_equal_values(model_class, utility):
     assert np.abs(e.values[:, 3]).max() > 0
 
 
+@pytest.mark.parametrize("utility", ["accuracy", "neg_squared_error"])
+def test_copies_are_symmetric_even_with_an_equidistant_point_between_them(utility):
+    # training points 0 and 2 are copies; point 1 is at the same distance with another label
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [3.0, 3.0], [-2.0, 0.5]])
+    y = np.array([1, 0, 1, 1, 0]) if utility == "accuracy" else np.array([2.0, 5.0, 2.0, 1.0, -1.0])
+    model_class = KNeighborsClassifier if utility == "accuracy" else KNeighborsRegressor
+    model = model_class(n_neighbors=1).fit(X, y)
+    Xe, ye = np.zeros((1, 2)), y[[0]] * 0 + (1 if utility == "accuracy" else 0.5)
+    e = KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
+    assert e.values[0, 0] == e.values[0, 2] != e.values[0, 1]
+    expected = enumerate_shapley(pairwise_distances(Xe, X), y, ye, 1, utility)
+    np.testing.assert_allclose(e.values, expected, atol=1e-12)
+
+
 def test_far_points_beyond_k_share_the_tail_value():
     # A training point that is never among the K nearest of any coalition containing K closer points still
     # gets a value: with equal labels the recursion gives equal values to all points sharing a label run.
@@ -270,8 +294,10 @@ def test_numba_kernels_agree_with_numpy_twin(utility, n, k):
         y, ye = rng.integers(0, 3, size=n), rng.integers(0, 3, size=4)
     else:
         y, ye = rng.normal(size=n) * 10, rng.normal(size=4)
+    if n > 1:
+        distances[:, 1] = distances[:, 0]  # one tie
     got = knn_shapley_values(distances, y, ye, n_neighbors=k, utility=utility)
-    order = np.argsort(distances, axis=1, kind="stable")
+    order = np.array([reference_order(row, y, utility) for row in distances])
     np.testing.assert_allclose(got, numpy_twin(order, y, ye, k, utility), rtol=1e-10, atol=1e-10)
     assert _kernels.JIT_OPTIONS["cache"]
 
