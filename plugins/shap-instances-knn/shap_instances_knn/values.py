@@ -34,7 +34,8 @@ def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int
     the paper's convention, so the empty coalition is worth 0, or ``-y_j**2`` for ``neg_squared_error``).
     Points are ordered by distance; among equal distances the smaller label counts as nearer (for
     ``"accuracy"``: the label seen first in ``y_train``), then the lower training index, so the values
-    are deterministic and two copies of a training point (same features, same label) get equal values. Cost: ``O(n_train log n_train)`` per explained point.
+    are deterministic and two copies of a training point (same features, same label) get equal values.
+    Cost: ``O(n_train log n_train)`` per explained point.
 
     Parameters
     ----------
@@ -59,7 +60,7 @@ def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int
     >>> from shap_instances_knn import knn_shapley_values
     >>> d = np.array([[0.1, 0.2, 0.3]])
     >>> knn_shapley_values(d, [1, 0, 1], [1], n_neighbors=1).round(4).tolist()
-    [[0.6667, -0.1667, 0.3333]]
+    [[0.8333, -0.1667, 0.3333]]
     """
     distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
     order = _sorted_order(distances, _tie_key(y_train, utility))
@@ -83,7 +84,8 @@ def knn_utility(distances, y_train, y_explained=None, *, n_neighbors: int, utili
     [0.5]
     """
     distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
-    return _knn_utility(_sorted_order(distances, _tie_key(y_train, utility)), y_train, y_explained, n_neighbors, utility)
+    order = _sorted_order(distances, _tie_key(y_train, utility))
+    return _knn_utility(order, y_train, y_explained, n_neighbors, utility)
 
 
 def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
