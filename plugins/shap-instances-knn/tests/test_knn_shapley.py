@@ -10,6 +10,7 @@ own ``predict`` / ``predict_proba``, and a plain-NumPy twin of each numba kernel
 
 from __future__ import annotations
 
+import doctest
 import math
 from importlib.metadata import entry_points
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import shap
+import shap_instances_knn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shap_instances_knn import KNNShapleyExplainer, _kernels, knn_shapley_values, knn_utility
@@ -455,3 +457,12 @@ def test_pandas_labels(fitted):
     e = KNNShapleyExplainer(model, pd.DataFrame(X), pd.Series(y), silent=True)(pd.DataFrame(Xe), pd.Series([0, 1, 1]))
     ref = KNNShapleyExplainer(model, X, y, silent=True)(Xe, np.array([0, 1, 1]))
     np.testing.assert_array_equal(e.values, ref.values)
+
+
+@pytest.mark.parametrize("module", ["shap_instances_knn.explainer", "shap_instances_knn.values"])
+def test_docstring_examples_run(module):
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+    assert shap_instances_knn.__all__
