@@ -25,7 +25,16 @@ try:  # the public name; older shap_instances only had the semi-private module
 except ImportError:  # pragma: no cover - depends on the installed shap_instances
     from shap_instances._explanation import build_explanation
 
-from .values import UTILITIES, _check_inputs, _empty_utility, _knn_shapley_values, _knn_utility, _sorted_order, _tie_key
+from .values import (
+    UTILITIES,
+    _check_inputs,
+    _empty_utility,
+    _knn_shapley_values,
+    _knn_utility,
+    _label_codes,
+    _sorted_order,
+    _tie_key,
+)
 
 __all__ = ["KNNShapleyExplainer"]
 
@@ -64,9 +73,9 @@ class KNNShapleyExplainer(InstanceExplainer):
     model : KNeighborsClassifier or KNeighborsRegressor
         A fitted model with ``weights="uniform"``; it supplies ``K`` and the metric. Distance-weighted
         KNN (``weights="distance"`` or a callable) has no known closed form and is refused.
-    data : array-like of shape (n_train, n_features)
+    data : array-like or sparse matrix of shape (n_train, n_features)
         The training instances to value (the players); for ``metric="precomputed"``, any array with
-        ``n_train`` rows.
+        ``n_train`` rows. Sparse input works with the metrics that ``pairwise_distances`` accepts sparse.
     y : array-like of shape (n_train,)
         Their labels.
     utility : {"auto", "accuracy", "neg_squared_error", "prediction"}, default="auto"
@@ -118,7 +127,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.metric_params_ = dict(model.effective_metric_params_ or {})
         precomputed = self.metric_ == "precomputed"
         try:
-            train = check_array(data, dtype=np.float64, ensure_all_finite=True, input_name="data")
+            train = check_array(data, accept_sparse="csr", dtype=np.float64, ensure_all_finite=True, input_name="data")
         except (TypeError, ValueError) as exc:
             raise DataValidationError(f"data: {exc}") from exc
         if not precomputed and train.shape[1] != model.n_features_in_:
@@ -195,7 +204,9 @@ class KNNShapleyExplainer(InstanceExplainer):
         start = time.perf_counter()
         precomputed = self.metric_ == "precomputed"
         try:
-            X_arr = check_array(X, dtype=np.float64, ensure_all_finite=True, input_name="X", ensure_min_samples=0)
+            X_arr = check_array(
+                X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=True, input_name="X", ensure_min_samples=0
+            )
         except (TypeError, ValueError) as exc:
             raise DataValidationError(f"X: {exc}") from exc
         expected = self.n_train_ if precomputed else self._train.shape[1]
@@ -232,7 +243,8 @@ class KNNShapleyExplainer(InstanceExplainer):
             pass
 
         if self.utility_ == "accuracy":
-            colour = (self._y_train[None, :] == np.asarray(y_explained, dtype=object)[:, None]).astype(np.float64)
+            train_codes, explained_codes = _label_codes(self._y_train, y_explained)
+            colour = (train_codes[None, :] == explained_codes[:, None]).astype(np.float64)
         else:
             colour = np.broadcast_to(self._y_train, (n, self.n_train_))
         return build_explanation(

@@ -466,3 +466,15 @@ def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
     assert shap_instances_knn.__all__
+
+
+def test_sparse_input_gives_the_dense_values():
+    import scipy.sparse as sp
+
+    X, Xe, rng = small_problem(4, n=10)
+    X[X < 0], Xe[Xe < 0] = 0.0, 0.0
+    y, ye = rng.integers(0, 3, size=10), rng.integers(0, 3, size=3)
+    model = KNeighborsClassifier(n_neighbors=3).fit(X, y)
+    dense = KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
+    sparse = KNNShapleyExplainer(model, sp.csr_matrix(X), y, silent=True)(sp.csr_matrix(Xe), ye)
+    np.testing.assert_allclose(sparse.values, dense.values, atol=1e-12)
