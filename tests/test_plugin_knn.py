@@ -13,6 +13,12 @@ from pathlib import Path
 _PATH = Path(__file__).resolve().parents[1] / "plugins" / "shap-instances-knn" / "tests" / "test_knn_shapley.py"
 _NAME = "shap_instances_knn_plugin_tests"
 
+if importlib.util.find_spec("shap_instances_knn") is None:
+    raise ImportError(
+        "The shap-instances-knn plugin is not installed; its tests (and the discovery checks) need it: "
+        "pip install -e plugins/shap-instances-knn"
+    )
+
 if _NAME in sys.modules:
     _module = sys.modules[_NAME]
 else:

@@ -76,6 +76,8 @@ class KNNShapleyExplainer(InstanceExplainer):
     data : array-like or sparse matrix of shape (n_train, n_features)
         The training instances to value (the players); for ``metric="precomputed"``, any array with
         ``n_train`` rows. Sparse input works with the metrics that ``pairwise_distances`` accepts sparse.
+        Usually the data the model was fitted on; any other set is valued as the training set of a KNN
+        with the model's ``K`` and metric.
     y : array-like of shape (n_train,)
         Their labels.
     utility : {"auto", "accuracy", "neg_squared_error", "prediction"}, default="auto"
