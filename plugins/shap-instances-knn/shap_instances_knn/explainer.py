@@ -29,11 +29,10 @@ from .values import (
     UTILITIES,
     _check_inputs,
     _empty_utility,
+    _encode,
     _knn_shapley_values,
     _knn_utility,
-    _label_codes,
     _sorted_order,
-    _tie_key,
 )
 
 __all__ = ["KNNShapleyExplainer"]
@@ -149,7 +148,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.y = y
         self._train = train
         self._y_train = y_train
-        self._tie_key = _tie_key(y_train, self.utility_)
+        self._train_z, _, self._codes = _encode(y_train, None, self.utility_)
         self.n_neighbors_ = int(model.n_neighbors)
         self.n_train_ = train.shape[0]
         self._train_names = _row_names(data, "train")
@@ -221,6 +220,8 @@ class KNNShapleyExplainer(InstanceExplainer):
         n = X_arr.shape[0]
         dummy = np.zeros((n, self.n_train_))
         _, _, y_explained, _ = _check_inputs(dummy, self._y_train, _as_array(y), self.n_neighbors_, self.utility_)
+        train_z = self._train_z
+        _, explained_z, _ = _encode(self._y_train[:0], y_explained, self.utility_, codes=self._codes)
         _check_memory(3 * 8.0 * n * self.n_train_, n, self.n_train_)
 
         values = np.empty((n, self.n_train_))
@@ -235,18 +236,17 @@ class KNNShapleyExplainer(InstanceExplainer):
                 distances = pairwise_distances(X_arr[chunk], self._train, metric=self.metric_, **self.metric_params_)
             if np.isnan(distances).any():
                 raise DataValidationError(f"The metric {self.metric_!r} produced NaN distances; check the data.")
-            order = _sorted_order(distances, self._tie_key)
-            y_chunk = None if y_explained is None else y_explained[chunk]
-            values[chunk] = _knn_shapley_values(order, self._y_train, y_chunk, self.n_neighbors_, self.utility_)
-            explained[chunk] = _knn_utility(order, self._y_train, y_chunk, self.n_neighbors_, self.utility_)
+            order = _sorted_order(distances, train_z)
+            z_chunk = None if explained_z is None else explained_z[chunk]
+            values[chunk] = _knn_shapley_values(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
+            explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
 
         jobs = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(delayed(work)(c) for c in chunks)
         for _ in self._progress(jobs, total=len(chunks), desc="KNN-Shapley", unit="chunk"):
             pass
 
         if self.utility_ == "accuracy":
-            train_codes, explained_codes = _label_codes(self._y_train, y_explained)
-            colour = (train_codes[None, :] == explained_codes[:, None]).astype(np.float64)
+            colour = (train_z[None, :] == explained_z[:, None]).astype(np.float64)
         else:
             colour = np.broadcast_to(self._y_train, (n, self.n_train_))
         return build_explanation(

@@ -63,8 +63,8 @@ def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int
     [[0.8333, -0.1667, 0.3333]]
     """
     distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
-    order = _sorted_order(distances, _tie_key(y_train, utility))
-    return _knn_shapley_values(order, y_train, y_explained, n_neighbors, utility)
+    train, explained, _ = _encode(y_train, y_explained, utility)
+    return _knn_shapley_values(_sorted_order(distances, train), train, explained, n_neighbors, utility)
 
 
 def knn_utility(distances, y_train, y_explained=None, *, n_neighbors: int, utility: str = "accuracy"):
@@ -84,8 +84,8 @@ def knn_utility(distances, y_train, y_explained=None, *, n_neighbors: int, utili
     [0.5]
     """
     distances, y_train, y_explained, n_neighbors = _check_inputs(distances, y_train, y_explained, n_neighbors, utility)
-    order = _sorted_order(distances, _tie_key(y_train, utility))
-    return _knn_utility(order, y_train, y_explained, n_neighbors, utility)
+    train, explained, _ = _encode(y_train, y_explained, utility)
+    return _knn_utility(_sorted_order(distances, train), train, explained, n_neighbors, utility)
 
 
 def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
@@ -135,20 +135,36 @@ def _numeric(y, name):
     return y
 
 
-def _tie_key(y_train, utility):
-    """Secondary sort key of the training points: the label (its code for "accuracy", by first appearance)."""
-    if utility == "accuracy":
-        return _label_codes(y_train, y_train[:0])[0].astype(np.float64)
-    return np.asarray(y_train, dtype=np.float64)
+def _encode(y_train, y_explained, utility, codes=None):
+    """The numbers the kernels work on: label codes for "accuracy", float labels otherwise.
+
+    For "accuracy", equal labels get equal codes, numbered by first appearance in ``y_train`` (or taken
+    from ``codes``, a label -> code dict built earlier); an explained label never seen in training gets -1.
+    Returns ``(train, explained, codes)``; ``explained`` is None when ``y_explained`` is.
+    """
+    if utility != "accuracy":
+        explained = None if y_explained is None else np.ascontiguousarray(y_explained, dtype=np.float64)
+        return np.ascontiguousarray(y_train, dtype=np.float64), explained, None
+    if codes is None:
+        codes = {}
+        train = np.array([codes.setdefault(label, len(codes)) for label in y_train.tolist()], dtype=np.int64)
+    else:
+        train = np.array([codes[label] for label in y_train.tolist()], dtype=np.int64)
+    explained = None
+    if y_explained is not None:
+        explained = np.array([codes.get(label, -1) for label in np.asarray(y_explained).tolist()], dtype=np.int64)
+    return train, explained, codes
 
 
 def _sorted_order(distances, tie_key):
     """Training indices sorted by distance, closest first; ties broken by ``tie_key``, then by training index.
 
-    Breaking ties by label first makes two copies of a training point (equal features, equal label)
-    adjacent in every order, so they are symmetric players of the game and get equal values.
+    ``tie_key`` is the encoded training label (see :func:`_encode`). Breaking ties by label first makes two
+    copies of a training point (equal features, equal label) adjacent in every order, so they are
+    symmetric players of the game and get equal values. Rows without ties have one order, so a fast
+    unstable sort is enough for them; rows with ties are re-sorted by (distance, label, index).
     """
-    order = np.argsort(distances, axis=1, kind="stable")
+    order = np.argsort(distances, axis=1)
     sorted_distances = np.take_along_axis(distances, order, axis=1)
     tied = np.flatnonzero((np.diff(sorted_distances, axis=1) == 0).any(axis=1))
     if tied.size:  # np.lexsort is stable: the training index decides what label and distance leave tied
@@ -157,45 +173,29 @@ def _sorted_order(distances, tie_key):
     return np.ascontiguousarray(order, dtype=np.int64)
 
 
-def _label_codes(y_train, y_explained):
-    """Integer codes of the labels (equal labels, equal codes); an explained label unseen in training gets -1."""
-    codes: dict = {}
-    train_codes = np.array([codes.setdefault(label, len(codes)) for label in y_train.tolist()], dtype=np.int64)
-    explained_codes = np.array([codes.get(label, -1) for label in np.asarray(y_explained).tolist()], dtype=np.int64)
-    return train_codes, explained_codes
-
-
-def _knn_shapley_values(order, y_train, y_explained, n_neighbors, utility):
-    """Unchecked twin of :func:`knn_shapley_values` taking the sorted order (contiguous int64)."""
+def _knn_shapley_values(order, train, explained, n_neighbors, utility):
+    """Unchecked twin of :func:`knn_shapley_values`: sorted order (contiguous int64), encoded labels."""
     out = np.empty(order.shape, dtype=np.float64)
     if order.shape[0] == 0:
         return out
     if utility == "accuracy":
-        train_codes, explained_codes = _label_codes(y_train, y_explained)
-        _kernels.knn_shapley_match(order, train_codes, explained_codes, n_neighbors, out)
+        _kernels.knn_shapley_match(order, train, explained, n_neighbors, out)
     elif utility == "prediction":
-        _kernels.knn_shapley_linear(order, np.ascontiguousarray(y_train, dtype=np.float64), n_neighbors, out)
+        _kernels.knn_shapley_linear(order, train, n_neighbors, out)
     else:
-        _kernels.knn_shapley_squared_error(
-            order,
-            np.ascontiguousarray(y_train, dtype=np.float64),
-            np.ascontiguousarray(y_explained, dtype=np.float64),
-            n_neighbors,
-            out,
-        )
+        _kernels.knn_shapley_squared_error(order, train, explained, n_neighbors, out)
     return out
 
 
-def _knn_utility(order, y_train, y_explained, n_neighbors, utility):
-    """v(full training set) straight from the definition, for the efficiency check."""
+def _knn_utility(order, train, explained, n_neighbors, utility):
+    """v(full training set) straight from the definition (no recursion), for the efficiency check."""
     nearest = order[:, :n_neighbors]
     if utility == "accuracy":
-        train_codes, explained_codes = _label_codes(y_train, y_explained)
-        return (train_codes[nearest] == explained_codes[:, None]).sum(axis=1) / n_neighbors
-    prediction = np.asarray(y_train, dtype=np.float64)[nearest].sum(axis=1) / n_neighbors
+        return (train[nearest] == explained[:, None]).sum(axis=1) / n_neighbors
+    prediction = train[nearest].sum(axis=1) / n_neighbors
     if utility == "prediction":
         return prediction
-    return -((prediction - y_explained) ** 2)
+    return -((prediction - explained) ** 2)
 
 
 def _empty_utility(y_explained, n_explained, utility):
