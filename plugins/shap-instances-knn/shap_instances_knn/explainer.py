@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+import shap
 from joblib import Parallel, delayed
 from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.metrics import pairwise_distances
@@ -27,7 +28,7 @@ except ImportError:  # pragma: no cover - depends on the installed shap_instance
 
 from .values import (
     UTILITIES,
-    _check_inputs,
+    _check_labels,
     _empty_utility,
     _encode,
     _knn_shapley_values,
@@ -141,8 +142,7 @@ class KNNShapleyExplainer(InstanceExplainer):
                 "KNNShapleyExplainer needs the training labels: pass y=y_train (one label per row of data)."
             )
         self.utility_ = _check_utility(model, utility)
-        dummy = np.zeros((0, train.shape[0]))
-        _, y_train, _, _ = _check_inputs(dummy, _as_array(y), np.zeros(0), model.n_neighbors, self.utility_)
+        y_train, _, _ = _check_labels((0, train.shape[0]), _as_array(y), np.zeros(0), model.n_neighbors, self.utility_)
         super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
         self.utility = utility
         self.y = y
@@ -172,7 +172,7 @@ class KNNShapleyExplainer(InstanceExplainer):
             and not _multi_output(model)
         )
 
-    def __call__(self, X, y=None) -> shap.Explanation:  # noqa: F821 - shap imported by the base class
+    def __call__(self, X, y=None) -> shap.Explanation:
         """Explain the utility of each row of ``X`` in terms of the training instances.
 
         Parameters
@@ -206,7 +206,12 @@ class KNNShapleyExplainer(InstanceExplainer):
         precomputed = self.metric_ == "precomputed"
         try:
             X_arr = check_array(
-                X, accept_sparse="csr", dtype=np.float64, ensure_all_finite=True, input_name="X", ensure_min_samples=0
+                X,
+                accept_sparse=False if precomputed else "csr",
+                dtype=np.float64,
+                ensure_all_finite=True,
+                input_name="X",
+                ensure_min_samples=0,
             )
         except (TypeError, ValueError) as exc:
             raise DataValidationError(f"X: {exc}") from exc
@@ -218,8 +223,8 @@ class KNNShapleyExplainer(InstanceExplainer):
                 "columns the model was fitted on."
             )
         n = X_arr.shape[0]
-        dummy = np.zeros((n, self.n_train_))
-        _, _, y_explained, _ = _check_inputs(dummy, self._y_train, _as_array(y), self.n_neighbors_, self.utility_)
+        shape = (n, self.n_train_)
+        _, y_explained, _ = _check_labels(shape, self._y_train, _as_array(y), self.n_neighbors_, self.utility_)
         train_z = self._train_z
         _, explained_z, _ = _encode(self._y_train[:0], y_explained, self.utility_, codes=self._codes)
         _check_memory(3 * 8.0 * n * self.n_train_, n, self.n_train_)

@@ -89,10 +89,7 @@ def knn_utility(distances, y_train, y_explained=None, *, n_neighbors: int, utili
 
 
 def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
-    if utility not in UTILITIES:
-        raise ValueError(f"utility must be one of {sorted(UTILITIES)}, got {utility!r}.")
-    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int | np.integer) or n_neighbors < 1:
-        raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}.")
+    """Validate the arguments of the public functions; returns them as arrays."""
     distances = np.asarray(distances, dtype=np.float64)
     if distances.ndim != 2 or distances.shape[1] == 0:
         raise DataValidationError(
@@ -100,10 +97,21 @@ def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
         )
     if np.isnan(distances).any():
         raise DataValidationError("distances contains NaN; check the data and the metric.")
+    y_train, y_explained, n_neighbors = _check_labels(distances.shape, y_train, y_explained, n_neighbors, utility)
+    return distances, y_train, y_explained, n_neighbors
+
+
+def _check_labels(shape, y_train, y_explained, n_neighbors, utility):
+    """Validate labels, K and the utility for ``shape = (n_explained, n_train)``."""
+    if utility not in UTILITIES:
+        raise ValueError(f"utility must be one of {sorted(UTILITIES)}, got {utility!r}.")
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int | np.integer) or n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}.")
+    n_explained, n_train = shape
     y_train = np.asarray(y_train)
-    if y_train.shape != (distances.shape[1],):
+    if y_train.shape != (n_train,):
         raise DataValidationError(
-            f"y_train must have shape ({distances.shape[1]},), one label per training point, got {y_train.shape}."
+            f"y_train must have shape ({n_train},), one label per training point, got {y_train.shape}."
         )
     if utility == "prediction":
         y_explained = None
@@ -113,16 +121,16 @@ def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
                 f"utility={utility!r} needs the labels of the explained points: pass y_explained (or y=)."
             )
         y_explained = np.asarray(y_explained)
-        if y_explained.shape != (distances.shape[0],):
+        if y_explained.shape != (n_explained,):
             raise DataValidationError(
-                f"y_explained must have shape ({distances.shape[0]},), one label per explained point, "
+                f"y_explained must have shape ({n_explained},), one label per explained point, "
                 f"got {y_explained.shape}."
             )
     if utility != "accuracy":
         y_train = _numeric(y_train, "y_train")
         if y_explained is not None:
             y_explained = _numeric(y_explained, "y_explained")
-    return distances, y_train, y_explained, int(n_neighbors)
+    return y_train, y_explained, int(n_neighbors)
 
 
 def _numeric(y, name):
