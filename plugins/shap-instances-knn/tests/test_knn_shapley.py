@@ -185,13 +185,20 @@ def test_explainer_matches_full_enumeration(model_class, utility, k, ties):
 
 
 @pytest.mark.parametrize(
-    ("metric", "params"), [("manhattan", {}), ("minkowski", {"p": 3}), ("chebyshev", {}), ("cosine", {})]
+    ("model_kwargs", "metric", "params"),
+    [
+        ({"metric": "manhattan"}, "manhattan", {}),
+        ({"metric": "minkowski", "p": 3}, "minkowski", {"p": 3}),
+        ({"metric": "chebyshev"}, "chebyshev", {}),
+        ({"metric": "cosine"}, "cosine", {}),
+        ({"metric": "minkowski", "p": 1, "metric_params": {"w": np.array([1.0, 3.0])}},
+         "minkowski", {"p": 1, "w": np.array([1.0, 3.0])}),
+    ],
 )
-def test_respects_the_model_metric(metric, params):
+def test_respects_the_model_metric(model_kwargs, metric, params):
     X, Xe, rng = small_problem(7, n=9)
     y, ye = rng.integers(0, 2, size=9), rng.integers(0, 2, size=3)
-    model = KNeighborsClassifier(n_neighbors=3, metric=metric, metric_params=params or None, algorithm="brute")
-    model.fit(X, y)
+    model = KNeighborsClassifier(n_neighbors=3, algorithm="brute", **model_kwargs).fit(X, y)
     e = KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
     distances = pairwise_distances(Xe, X, metric=metric, **params)
     np.testing.assert_allclose(e.values, enumerate_shapley(distances, y, ye, 3, "accuracy"), atol=1e-12)
