@@ -1,0 +1,343 @@
+"""``KNNShapleyExplainer``: exact KNN-Shapley values of the training instances (Jia et al., 2019).
+
+This module uses only the public API of ``shap_instances``: it is the worked example of ``docs/plugins.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+import shap
+from joblib import Parallel, delayed
+from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+from sklearn.metrics import pairwise_distances
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from shap_instances import InstanceExplainer
+from shap_instances.exceptions import DataValidationError, MemoryBudgetError, NotFittedError, UnsupportedModelError
+
+try:  # the public name; older shap_instances only had the semi-private module
+    from shap_instances import build_explanation
+except ImportError:  # pragma: no cover - depends on the installed shap_instances
+    from shap_instances._explanation import build_explanation
+
+from .values import (
+    UTILITIES,
+    _check_labels,
+    _empty_utility,
+    _encode,
+    _knn_shapley_values,
+    _knn_utility,
+    _sorted_order,
+)
+
+__all__ = ["KNNShapleyExplainer"]
+
+_CLASSIFIER_UTILITIES = ("accuracy",)
+_REGRESSOR_UTILITIES = ("neg_squared_error", "prediction")
+#: Bytes of distances (float64) plus sorted indices (int64) held per chunk of explained rows.
+_CHUNK_BYTES = 2**25
+
+
+class KNNShapleyExplainer(InstanceExplainer):
+    """Exact Shapley values of the training instances of a k-nearest-neighbours model.
+
+    The players are the training instances. For an explained point ``x`` with label ``y``, a coalition
+    ``S`` of training instances is worth the utility of a KNN model (the model's ``n_neighbors = K`` and
+    metric) that only has ``S`` as training data:
+
+    * classification (``utility="accuracy"``): ``v(S) = (1/K) * #{K nearest points of S with label y}``,
+      the unweighted KNN utility of Jia et al. (2019);
+    * regression (``utility="neg_squared_error"``, the default): ``v(S) = -(A(S) - y)**2`` with
+      ``A(S) = (1/K) * sum of the labels of the K nearest points of S``;
+    * regression (``utility="prediction"``): ``v(S) = A(S)``, the KNN prediction itself (no ``y`` needed).
+
+    When ``S`` has fewer than ``K`` points the sum is still divided by ``K`` (the paper's convention), so
+    ``v(empty) = 0`` (``-y**2`` for the squared error). Exact values cost ``O(n_train log n_train)`` per
+    explained point: one sort by distance (ties: the smaller label, then the lower training index, is
+    nearer; so copies of a training point get equal values) and an ``O(n_train)`` recursion compiled
+    with numba.
+
+    ``explanation.values[j, i]`` is training instance ``i``'s share of explained point ``j``'s utility;
+    ``base_values = v(empty)`` and ``base_values + values.sum(axis=1) = v(all training instances)``, which
+    equals the model's ``predict_proba`` of the true class (classification) or ``predict`` (regression,
+    ``"prediction"``) when there are no distance ties at the K-th neighbour.
+
+    Parameters
+    ----------
+    model : KNeighborsClassifier or KNeighborsRegressor
+        A fitted model with ``weights="uniform"``; it supplies ``K`` and the metric. Distance-weighted
+        KNN (``weights="distance"`` or a callable) has no known closed form and is refused.
+    data : array-like or sparse matrix of shape (n_train, n_features)
+        The training instances to value (the players); for ``metric="precomputed"``, any array with
+        ``n_train`` rows. Sparse input works with the metrics that ``pairwise_distances`` accepts sparse.
+        Usually the data the model was fitted on; any other set is valued as the training set of a KNN
+        with the model's ``K`` and metric.
+    y : array-like of shape (n_train,)
+        Their labels.
+    utility : {"auto", "accuracy", "neg_squared_error", "prediction"}, default="auto"
+        "auto" is "accuracy" for a classifier and "neg_squared_error" for a regressor.
+    random_state : None
+        Unused (the values are exact); accepted for the common signature.
+    n_jobs : int or None, default=None
+        Threads computing chunks of explained points in parallel (joblib semantics).
+    silent : bool, default=False
+        Turn off the progress bar.
+
+    Attributes
+    ----------
+    utility_ : str
+        The utility in use.
+    n_neighbors_ : int
+        ``K``, from the model.
+    metric_ : str or callable
+        The model's effective metric; ``metric_params_`` holds its parameters.
+    n_train_ : int
+        Number of training instances (players).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from shap_instances_knn import KNNShapleyExplainer
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = KNeighborsClassifier(n_neighbors=5).fit(X[::2], y[::2])
+    >>> explainer = KNNShapleyExplainer(model, X[::2], y[::2], silent=True)
+    >>> explanation = explainer(X[1::2][:4], y[1::2][:4])
+    >>> explanation.values.shape
+    (4, 75)
+    >>> bool(abs(explanation.values.sum(axis=1) - model.predict_proba(X[1::2][:4])[range(4), y[1::2][:4]]).max()
+    ...      < 1e-12)
+    True
+    """
+
+    auto_priority: ClassVar[int] = 50
+    explained_quantity: ClassVar[str] = (
+        "the KNN utility of the whole training set for each explained point: the fraction of the K nearest "
+        "training points with the explained label (classification), minus the squared error of the KNN "
+        "prediction (regression, default) or the KNN prediction itself (utility='prediction')"
+    )
+
+    def __init__(self, model, data, y=None, *, utility="auto", random_state=None, n_jobs=None, silent=False):
+        _check_model(model)
+        self.metric_ = model.effective_metric_
+        self.metric_params_ = dict(model.effective_metric_params_ or {})
+        precomputed = self.metric_ == "precomputed"
+        try:
+            train = check_array(data, accept_sparse="csr", dtype=np.float64, ensure_all_finite=True, input_name="data")
+        except (TypeError, ValueError) as exc:
+            raise DataValidationError(f"data: {exc}") from exc
+        if not precomputed and train.shape[1] != model.n_features_in_:
+            raise DataValidationError(
+                f"data has {train.shape[1]} columns, but the model was fitted on {model.n_features_in_}; "
+                "pass the training data the model was fitted on."
+            )
+        if y is None:
+            raise DataValidationError(
+                "KNNShapleyExplainer needs the training labels: pass y=y_train (one label per row of data)."
+            )
+        self.utility_ = _check_utility(model, utility)
+        y_train, _, _ = _check_labels((0, train.shape[0]), _as_array(y), np.zeros(0), model.n_neighbors, self.utility_)
+        super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
+        self.utility = utility
+        self.y = y
+        self._train = train
+        self._y_train = y_train
+        self._train_z, _, self._codes = _encode(y_train, None, self.utility_)
+        self.n_neighbors_ = int(model.n_neighbors)
+        self.n_train_ = train.shape[0]
+        self._train_names = _row_names(data, "train")
+
+    @classmethod
+    def supports_model(cls, model, data=None) -> bool:
+        """True for a fitted or unfitted uniform-weights ``KNeighborsClassifier`` / ``KNeighborsRegressor``.
+
+        Examples
+        --------
+        >>> from sklearn.neighbors import KNeighborsRegressor
+        >>> from shap_instances_knn import KNNShapleyExplainer
+        >>> KNNShapleyExplainer.supports_model(KNeighborsRegressor()), KNNShapleyExplainer.supports_model(
+        ...     KNeighborsRegressor(weights="distance"))
+        (True, False)
+        """
+        return (
+            isinstance(model, KNeighborsClassifier | KNeighborsRegressor)
+            and isinstance(model.weights, str)
+            and model.weights == "uniform"
+            and not _multi_output(model)
+        )
+
+    def __call__(self, X, y=None) -> shap.Explanation:
+        """Explain the utility of each row of ``X`` in terms of the training instances.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_explained, n_features)
+            The explained points (for ``metric="precomputed"``: their distances to the training points,
+            shape (n_explained, n_train)).
+        y : array-like of shape (n_explained,), optional
+            Their labels; required unless ``utility="prediction"``.
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` (n_explained, n_train); ``base_values`` = v(empty); ``data`` is what plots colour
+            by: 1 where the training label equals the explained label (classification), the training
+            label (regression).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.neighbors import KNeighborsRegressor
+        >>> from shap_instances_knn import KNNShapleyExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = KNeighborsRegressor(n_neighbors=10).fit(X[:300], y[:300])
+        >>> ex = KNNShapleyExplainer(model, X[:300], y[:300], utility="prediction", silent=True)
+        >>> e = ex(X[300:305])
+        >>> bool(abs(e.base_values + e.values.sum(axis=1) - model.predict(X[300:305])).max() < 1e-9)
+        True
+        """
+        start = time.perf_counter()
+        precomputed = self.metric_ == "precomputed"
+        try:
+            X_arr = check_array(
+                X,
+                accept_sparse=False if precomputed else "csr",
+                dtype=np.float64,
+                ensure_all_finite=True,
+                input_name="X",
+                ensure_min_samples=0,
+            )
+        except (TypeError, ValueError) as exc:
+            raise DataValidationError(f"X: {exc}") from exc
+        expected = self.n_train_ if precomputed else self._train.shape[1]
+        if X_arr.shape[1] != expected:
+            what = "distances to the training points" if precomputed else "columns"
+            raise DataValidationError(
+                f"X has {X_arr.shape[1]} columns, expected {expected} ({what}); pass data with the "
+                "columns the model was fitted on."
+            )
+        n = X_arr.shape[0]
+        shape = (n, self.n_train_)
+        _, y_explained, _ = _check_labels(shape, self._y_train, _as_array(y), self.n_neighbors_, self.utility_)
+        train_z = self._train_z
+        _, explained_z, _ = _encode(self._y_train[:0], y_explained, self.utility_, codes=self._codes)
+        _check_memory(3 * 8.0 * n * self.n_train_, n, self.n_train_)
+
+        values = np.empty((n, self.n_train_))
+        explained = np.empty(n)
+        rows = max(1, _CHUNK_BYTES // (16 * self.n_train_))
+        chunks = [slice(a, min(a + rows, n)) for a in range(0, n, rows)]
+
+        def work(chunk):
+            if precomputed:
+                distances = X_arr[chunk]
+            else:
+                distances = pairwise_distances(X_arr[chunk], self._train, metric=self.metric_, **self.metric_params_)
+            if np.isnan(distances).any():
+                raise DataValidationError(f"The metric {self.metric_!r} produced NaN distances; check the data.")
+            order = _sorted_order(distances, train_z)
+            z_chunk = None if explained_z is None else explained_z[chunk]
+            values[chunk] = _knn_shapley_values(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
+            explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
+
+        jobs = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(delayed(work)(c) for c in chunks)
+        for _ in self._progress(jobs, total=len(chunks), desc="KNN-Shapley", unit="chunk"):
+            pass
+
+        if self.utility_ == "accuracy":
+            colour = (train_z[None, :] == explained_z[:, None]).astype(np.float64)
+        else:
+            colour = np.broadcast_to(self._y_train, (n, self.n_train_))
+        return build_explanation(
+            values,
+            _empty_utility(y_explained, n, self.utility_),
+            feature_names=self._train_names,
+            data=colour,
+            instance_names=_row_names(X, "explained") if n else None,
+            explained=explained,
+            compute_time=time.perf_counter() - start,
+        )
+
+
+def _check_model(model):
+    if not isinstance(model, KNeighborsClassifier | KNeighborsRegressor):
+        raise UnsupportedModelError(
+            f"KNNShapleyExplainer explains KNeighborsClassifier or KNeighborsRegressor models, got "
+            f"{type(model).__name__}; use shap_instances.Explainer(model, data, y=...) to pick another explainer."
+        )
+    try:
+        check_is_fitted(model)
+    except SklearnNotFittedError as exc:
+        raise NotFittedError(
+            f"The model {type(model).__name__} is not fitted; call model.fit(X, y) before explaining it."
+        ) from exc
+    if not (isinstance(model.weights, str) and model.weights == "uniform"):
+        raise UnsupportedModelError(
+            f"KNNShapleyExplainer needs weights='uniform', got weights={model.weights!r}: distance-weighted "
+            "KNN has no exact closed form. Refit with weights='uniform', or use the residual explainer "
+            "(shap_instances.Explainer(model, data, algorithm='residual', y=...))."
+        )
+    if _multi_output(model):
+        raise UnsupportedModelError(
+            "KNNShapleyExplainer explains single-output models; the model was fitted on a 2-D target. "
+            "Fit one model per output."
+        )
+
+
+def _multi_output(model) -> bool:
+    """Whether a fitted KNN model has a 2-D target (public API only: one prediction on a dummy row)."""
+    if isinstance(model, KNeighborsClassifier):
+        return bool(getattr(model, "outputs_2d_", False))
+    n_columns = getattr(model, "n_features_in_", None)
+    if n_columns is None:  # not fitted
+        return False
+    if model.effective_metric_ == "precomputed":
+        n_columns = model.n_samples_fit_
+    try:
+        return np.ndim(model.predict(np.zeros((1, n_columns)))) > 1
+    except ValueError:  # e.g. n_neighbors > n_samples_fit: the labels passed to the explainer decide
+        return False
+
+
+def _check_utility(model, utility):
+    allowed = _CLASSIFIER_UTILITIES if isinstance(model, KNeighborsClassifier) else _REGRESSOR_UTILITIES
+    if utility == "auto":
+        return allowed[0]
+    if utility not in allowed:
+        kind = type(model).__name__
+        raise ValueError(
+            f"utility={utility!r} is not available for a {kind}; choose one of {['auto', *allowed]} "
+            f"(all utilities: {sorted(UTILITIES)})."
+        )
+    return utility
+
+
+def _as_array(y):
+    if y is None:
+        return None
+    return y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else np.asarray(y)
+
+
+def _row_names(X, prefix):
+    if isinstance(X, pd.DataFrame | pd.Series):
+        return [str(i) for i in X.index]
+    return [f"{prefix}[{i}]" for i in range(np.shape(X)[0])]
+
+
+def _check_memory(n_bytes, n, n_train):
+    try:
+        budget = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        budget = 2 * 2**30
+    if n_bytes > budget:
+        raise MemoryBudgetError(
+            f"Explaining {n} points against {n_train} training instances needs about {n_bytes / 2**30:.2f} GiB "
+            f"(the values are a dense {n} x {n_train} matrix), more than {budget / 2**30:.2f} GiB. "
+            "Explain fewer points per call."
+        )
