@@ -1,3 +1,3 @@
 """JIT options shared by every numba kernel of the package (one place to change them)."""
 
-JIT_OPTIONS = {"nopython": True, "cache": True, "nogil": True}
+JIT_OPTIONS = {"cache": True, "nogil": True}
