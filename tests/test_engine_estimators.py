@@ -1,0 +1,200 @@
+"""Estimators against independent computations: shap's Exact explainer, closed forms, permutation counts."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import shap
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shap_instances.estimators import ExactEstimator, PermutationEstimator
+from shap_instances.exceptions import GameTooLargeError
+from shap_instances.games import FunctionGame, Game
+
+
+class TableGame(Game):
+    """A game given by a random table of values over all 2^M coalitions (D outputs)."""
+
+    def __init__(self, table):
+        m = int(np.log2(table.shape[0]))
+        super().__init__(m, table.shape[1])
+        self.table = table
+        self.codes = 1 << np.arange(m)
+
+    def value_function(self, coalitions):
+        return self.table[coalitions.astype(np.int64) @ self.codes]
+
+
+def random_table_game(m, d, seed, zero_empty=False):
+    table = np.random.default_rng(seed).normal(size=(2**m, d))
+    if zero_empty:
+        table[0] = 0.0
+    return TableGame(table)
+
+
+def shapley_by_permutations(game):
+    """The definition: average marginal contribution over all M! orders (independent of our weights)."""
+    m = game.n_players
+    phi = np.zeros((m, game.n_outputs))
+    for order in itertools.permutations(range(m)):
+        mask = np.zeros(m, dtype=bool)
+        previous = game(mask)[0]
+        for player in order:
+            mask[player] = True
+            current = game(mask)[0]
+            phi[player] += current - previous
+            previous = current
+    return phi / math.factorial(m)
+
+
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_exact_equals_definition(m):
+    game = random_table_game(m, 3, seed=m)
+    np.testing.assert_allclose(ExactEstimator().estimate(game).values, shapley_by_permutations(game), atol=1e-12)
+
+
+def test_exact_equals_shap_exact_explainer():
+    m = 8
+    game = random_table_game(m, 1, seed=1)
+    model = lambda x: game(x > 0.5)[:, 0]  # noqa: E731 - a 0/1-input model whose output is the game
+    masker = shap.maskers.Independent(np.zeros((1, m)), max_samples=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = shap.explainers.Exact(model, masker)(np.ones((1, m))).values[0]
+    np.testing.assert_allclose(ExactEstimator().estimate(game).values[:, 0], reference, atol=1e-12)
+
+
+def test_closed_forms():
+    unanimity = FunctionGame(lambda s: s[:, [1, 3, 4]].all(axis=1).astype(float), 6)
+    np.testing.assert_allclose(ExactEstimator().estimate(unanimity).values[:, 0], [0, 1 / 3, 0, 1 / 3, 1 / 3, 0],
+                               atol=1e-12)
+    glove = FunctionGame(lambda s: np.minimum(s[:, :1].sum(1), s[:, 1:].sum(1)).astype(float), 3)
+    np.testing.assert_allclose(ExactEstimator().estimate(glove).values[:, 0], [2 / 3, 1 / 6, 1 / 6], atol=1e-12)
+    # weighted voting [quota 6; 4, 3, 2, 1]: the Shapley-Shubik index, counting pivotal players over all 24 orders
+    weights, quota = np.array([4, 3, 2, 1]), 6
+    pivots = np.zeros(4)
+    for order in itertools.permutations(range(4)):
+        running = 0
+        for player in order:
+            if running < quota <= running + weights[player]:
+                pivots[player] += 1
+            running += weights[player]
+    voting = FunctionGame(lambda s: (s @ weights >= quota).astype(float), 4)
+    np.testing.assert_allclose(ExactEstimator().estimate(voting).values[:, 0], pivots / 24, atol=1e-12)
+
+
+def test_exact_refuses_large_games():
+    with pytest.raises(GameTooLargeError, match="PermutationEstimator or KernelEstimator"):
+        ExactEstimator(max_players=10).estimate(FunctionGame(lambda s: s.sum(1), 11))
+
+
+ESTIMATORS = {
+    "exact": lambda seed: ExactEstimator(),
+    "permutation": lambda seed: PermutationEstimator(n_permutations=40, random_state=seed, silent=True),
+}
+
+
+@settings(max_examples=25)
+@given(m=st.integers(2, 6), d=st.integers(1, 3), seed=st.integers(0, 2**16), name=st.sampled_from(sorted(ESTIMATORS)))
+def test_axioms(m, d, seed, name):
+    estimator = ESTIMATORS[name](seed)
+    v = random_table_game(m, d, seed)
+    w = random_table_game(m, d, seed + 1)
+    phi_v = estimator.estimate(v).values
+    # efficiency: exact for both estimators, whatever the budget
+    np.testing.assert_allclose(phi_v.sum(0), v.full_value - v.empty_value, atol=1e-10)
+    # linearity: the same permutations (same seed) are used for v, w and v + w
+    vw = TableGame(v.table + w.table)
+    np.testing.assert_allclose(ESTIMATORS[name](seed).estimate(vw).values,
+                               phi_v + ESTIMATORS[name](seed).estimate(w).values, atol=1e-10)
+    # null player and symmetry: player 0 is null, players 1 and 2 are interchangeable
+    table = v.table.copy()
+    codes = np.arange(2**m)
+    table[codes | 1] = table[codes & ~1]
+    swapped = (codes & ~6) | ((codes & 2) << 1) | ((codes & 4) >> 1)
+    table = (table + table[swapped]) / 2 if m >= 3 else table
+    structured = TableGame(table)
+    phi = ExactEstimator().estimate(structured).values
+    np.testing.assert_allclose(phi[0], 0.0, atol=1e-10)
+    if m >= 3:
+        np.testing.assert_allclose(phi[1], phi[2], atol=1e-10)
+    sampled = PermutationEstimator(n_permutations=20, random_state=seed, silent=True).estimate(structured).values
+    np.testing.assert_allclose(sampled[0], 0.0, atol=1e-10)  # a null player's marginals are all zero
+
+
+def test_permutation_converges_and_standard_errors_cover():
+    game = random_table_game(7, 20, seed=3)
+    truth = ExactEstimator().estimate(game).values
+    errors, coverage = [], []
+    for n in (16, 64, 256, 1024):
+        result = PermutationEstimator(n_permutations=n, random_state=5, silent=True).estimate(game)
+        errors.append(np.sqrt(np.mean((result.values - truth) ** 2)))
+        coverage.append(np.mean(np.abs(result.values - truth) <= 1.96 * result.standard_errors))
+    assert errors[-1] < errors[0] / 4  # error falls like 1/sqrt(n): 64x the budget, about 8x smaller
+    assert all(np.diff(errors) < 0)
+    assert coverage[-1] >= 0.88  # nominal 95% intervals over 140 values
+
+
+def test_permutation_budget_and_reproducibility():
+    game = random_table_game(5, 2, seed=4)
+    a = PermutationEstimator(max_evals=600, random_state=7, silent=True).estimate(game)
+    b = PermutationEstimator(max_evals=600, random_state=7, silent=True, n_jobs=2).estimate(game)
+    c = PermutationEstimator(max_evals=600, random_state=8, silent=True).estimate(game)
+    assert a.n_evaluations <= 600 and a.info["n_permutations"] == 100
+    np.testing.assert_array_equal(a.values, b.values)
+    assert not np.array_equal(a.values, c.values)
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 - checks the legacy global state
+    PermutationEstimator(n_permutations=10, silent=True).estimate(game)
+    np.testing.assert_array_equal(np.random.get_state()[1], state)  # noqa: NPY002 - global RNG untouched
+
+
+def test_stopping_rule():
+    game = random_table_game(4, 1, seed=2)
+    result = PermutationEstimator(n_permutations=10_000, max_standard_error=0.05, random_state=0,
+                                  silent=True).estimate(game)
+    assert result.converged and result.info["n_permutations"] < 10_000
+    assert result.standard_errors.max() <= 0.05
+
+
+def test_checkpoint_resume_equals_uninterrupted(tmp_path):
+    game = random_table_game(6, 3, seed=9)
+    settings_ = dict(n_permutations=64, batch_size=8, random_state=11, silent=True)
+    reference = PermutationEstimator(**settings_).estimate(game)
+    path = tmp_path / "state.pkl"
+
+    class Interrupt(Exception):
+        pass
+
+    class FlakyGame(TableGame):
+        calls = 0
+
+        def prefix_values(self, permutations):
+            FlakyGame.calls += 1
+            if FlakyGame.calls == 4:
+                raise Interrupt
+            return super().prefix_values(permutations)
+
+    with pytest.raises(Interrupt):
+        PermutationEstimator(**settings_, checkpoint=path).estimate(FlakyGame(game.table))
+    resumed = PermutationEstimator(**settings_, checkpoint=path).estimate(TableGame(game.table))
+    np.testing.assert_array_equal(resumed.values, reference.values)
+    np.testing.assert_array_equal(resumed.standard_errors, reference.standard_errors)
+    with pytest.raises(ValueError, match="belongs to another run"):
+        PermutationEstimator(n_permutations=32, batch_size=8, checkpoint=path, silent=True).estimate(game)
+
+
+@pytest.mark.dask
+def test_dask_backend_gives_identical_results():
+    distributed = pytest.importorskip("dask.distributed")
+    from joblib import parallel_config
+
+    game = random_table_game(5, 2, seed=12)
+    serial = PermutationEstimator(n_permutations=32, random_state=1, silent=True).estimate(game)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    with cluster, distributed.Client(cluster), parallel_config(backend="dask"):
+        distributed_result = PermutationEstimator(n_permutations=32, random_state=1, silent=True,
+                                                  n_jobs=2).estimate(game)
+    np.testing.assert_array_equal(serial.values, distributed_result.values)
