@@ -10,7 +10,7 @@ import shap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shap_instances.estimators import ExactEstimator, PermutationEstimator
+from shap_instances.estimators import ExactEstimator, KernelEstimator, PermutationEstimator
 from shap_instances.exceptions import GameTooLargeError
 from shap_instances.games import FunctionGame, Game
 
@@ -94,6 +94,7 @@ def test_exact_refuses_large_games():
 ESTIMATORS = {
     "exact": lambda seed: ExactEstimator(),
     "permutation": lambda seed: PermutationEstimator(n_permutations=40, random_state=seed, silent=True),
+    "kernel": lambda seed: KernelEstimator(max_evals=20, random_state=seed),
 }
 
 
@@ -198,3 +199,30 @@ def test_dask_backend_gives_identical_results():
         distributed_result = PermutationEstimator(n_permutations=32, random_state=1, silent=True,
                                                   n_jobs=2).estimate(game)
     np.testing.assert_array_equal(serial.values, distributed_result.values)
+
+
+def test_kernel_is_exact_with_full_budget_and_converges():
+    game = random_table_game(9, 4, seed=21)
+    truth = ExactEstimator().estimate(game).values
+    full = KernelEstimator(max_evals=2**9, random_state=0).estimate(game)
+    np.testing.assert_allclose(full.values, truth, atol=1e-10)
+    assert full.standard_errors.max() == 0.0
+    errors, coverage = [], []
+    for budget in (60, 150, 400):
+        result = KernelEstimator(max_evals=budget, random_state=3, n_bootstrap=50).estimate(game)
+        assert result.n_evaluations <= budget
+        assert result.efficiency_gap() < 1e-10
+        errors.append(np.sqrt(np.mean((result.values - truth) ** 2)))
+        coverage.append(np.mean(np.abs(result.values - truth) <= 1.96 * result.standard_errors))
+    assert errors[-1] < errors[0]
+    assert min(coverage) >= 0.7  # bootstrap intervals are approximate at small budgets
+
+
+def test_kernel_reproducible_and_leaves_global_rng_alone():
+    game = random_table_game(8, 2, seed=5)
+    a = KernelEstimator(max_evals=100, random_state=1).estimate(game)
+    b = KernelEstimator(max_evals=100, random_state=1, n_jobs=2).estimate(game)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert not np.array_equal(a.values, KernelEstimator(max_evals=100, random_state=2).estimate(game).values)
+    with pytest.raises(ValueError, match="l1_reg"):
+        KernelEstimator(l1_reg="num_features(10)")

@@ -6,6 +6,7 @@ its constructor, so a new estimator is a small class.
 
 from ._result import ShapleyResult
 from .exact import ExactEstimator
+from .kernel import KernelEstimator
 from .permutation import PermutationEstimator
 
-__all__ = ["ShapleyResult", "ExactEstimator", "PermutationEstimator"]
+__all__ = ["ShapleyResult", "ExactEstimator", "PermutationEstimator", "KernelEstimator"]
