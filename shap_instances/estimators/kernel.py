@@ -94,7 +94,7 @@ class KernelEstimator:
         """Coalitions (K, M), their regression weights (K,), and which were sampled rather than enumerated."""
         per_size = kernel_weights(m)  # weight of ONE coalition of each size
         sizes = np.arange(1, m)
-        mass = per_size[1:m] * np.array([math.comb(m, int(s)) for s in sizes])  # total weight of each size
+        mass = (m - 1) / (sizes * (m - sizes))  # total kernel weight of each size: C(m, s) * per_size[s]
         pairs = [(s, m - s) for s in range(1, m // 2 + 1)]
         masks, weights = [], []
         remaining_mass, remaining_budget = mass.sum(), budget
@@ -117,21 +117,16 @@ class KernelEstimator:
         n_enumerated = len(masks)
         left = [s for s in sizes if s not in done]
         if left and remaining_budget >= 2:
-            probabilities = mass[np.array(left) - 1] / mass[np.array(left) - 1].sum()
-            counts: dict[bytes, int] = {}
-            drawn: dict[bytes, np.ndarray] = {}
-            for _ in range(remaining_budget // 2):
-                s = int(rng.choice(left, p=probabilities))
-                mask = np.zeros(m, bool)
-                mask[rng.choice(m, size=s, replace=False)] = True
-                for candidate in (mask, ~mask):  # paired sampling: the complement too
-                    key = np.packbits(candidate).tobytes()
-                    counts[key] = counts.get(key, 0) + 1
-                    drawn.setdefault(key, candidate)
-            total = sum(counts.values())
-            for key, count in counts.items():
-                masks.append(drawn[key])
-                weights.append(remaining_mass * count / total)
+            left = np.array(left)
+            probabilities = mass[left - 1] / mass[left - 1].sum()
+            n_draws = remaining_budget // 2
+            drawn_sizes = rng.choice(left, size=n_draws, p=probabilities)
+            ranks = np.argsort(np.argsort(rng.random((n_draws, m)), axis=1), axis=1)
+            half = ranks < drawn_sizes[:, None]  # a uniformly random coalition of each drawn size
+            both = np.concatenate([half, ~half])  # paired sampling: each coalition with its complement
+            unique, counts = np.unique(np.packbits(both, axis=1), axis=0, return_counts=True)
+            masks.extend(np.unpackbits(unique, axis=1, count=m).astype(bool))
+            weights.extend(remaining_mass * counts / counts.sum())
         masks = np.array(masks, dtype=bool).reshape(-1, m)
         sampled = np.arange(len(masks)) >= n_enumerated
         return masks, np.asarray(weights, dtype=np.float64), sampled
