@@ -105,7 +105,8 @@ def error_vs_evaluations(quick):
 
 def main(quick: bool = False) -> None:
     print("### Batched kernel solve vs shap.KernelExplainer(l1_reg=False), D = 100 outputs\n")
-    print("| players M | budget | ours (s) | stock shap (s, per-output cost x 100) | speed-up | RMSE ours | RMSE shap |")
+    print("| players M | budget | ours (s) | stock shap (s, per-output cost x 100) | speed-up "
+          "| RMSE ours | RMSE shap |")
     print("|---|---|---|---|---|---|---|")
     cases = [(100, 2 * 100 + 2048, 5)] if quick else [(100, 2 * 100 + 2048, 20), (400, 2 * 400 + 2048, 5)]
     for m, budget, stock_outputs in cases:
