@@ -1,0 +1,413 @@
+"""Sparse RF-GAP proximities of scikit-learn random forests (Rhodes, Cutler & Moon, 2023).
+
+A fitted forest predicts a new point as an exact weighted sum of training targets. With ``c_i(t)`` the
+weight tree ``t`` gave training point ``i`` when it computed its leaf values (the in-bag multiplicity,
+times sample and class weights where they enter the tree), and ``ell_t(x)`` the leaf of ``x`` in tree
+``t``,
+
+.. math:: k(x, i) = \\frac{1}{T} \\sum_t \\frac{c_i(t)\\,[\\ell_t(i) = \\ell_t(x)]}{\\sum_l c_l(t)\\,[\\ell_t(l) = \\ell_t(x)]}
+
+and ``predict(x) = sum_i k(x, i) y_i``. For a training point the average runs over the trees where it is
+out-of-bag only, which reproduces ``oob_prediction_`` / ``oob_decision_function_``.
+
+This module builds the leaf index once (:class:`GapIndex`, verified against every leaf of every tree)
+and computes rows of proximities as a CSR matrix with a numba kernel
+(:func:`shap_instances._kernels.proximity.gap_rows`). Only public scikit-learn attributes are used:
+``apply``, ``estimators_samples_``, ``estimators_[t].tree_``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import sklearn
+from joblib import Parallel, delayed
+from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
+
+from ._kernels.proximity import gap_rows
+from ._validation import check_data, check_fitted, check_target
+from .exceptions import DataValidationError, UnsupportedModelError
+
+__all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "gap_proximities", "encode_target"]
+
+#: The forests whose predictions are exact proximity-weighted sums of training targets.
+SUPPORTED_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+
+#: scikit-learn from this version draws bootstrap samples with probabilities proportional to the sample
+#: weights and fits each tree on the draw counts alone; before it, it drew uniformly and multiplied.
+_DRAW_PROBABILITY_VERSION = (1, 9)
+
+
+def _sklearn_version() -> tuple[int, int]:
+    parts = sklearn.__version__.split(".")
+    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+def is_classifier_forest(model) -> bool:
+    return isinstance(model, RandomForestClassifier | ExtraTreesClassifier)
+
+
+def check_forest(model) -> None:
+    """Refuse models whose leaves are not weighted means of in-bag targets (before any work)."""
+    if not isinstance(model, SUPPORTED_FORESTS):
+        raise UnsupportedModelError(
+            f"model must be one of {[c.__name__ for c in SUPPORTED_FORESTS]}, got {type(model).__name__}. "
+            "GapExplainer reconstructs random-forest predictions from leaf co-membership; for other models "
+            "use another explainer (shap_instances.list_explainers())."
+        )
+    check_fitted(model)
+    if getattr(model, "criterion", None) == "absolute_error":
+        raise UnsupportedModelError(
+            "model.criterion='absolute_error': its leaves predict weighted medians, not weighted means, so the "
+            "prediction is not a weighted sum of training targets. Refit with criterion='squared_error', "
+            "'friedman_mse' or 'poisson'."
+        )
+    if getattr(model, "warm_start", False) and getattr(model, "class_weight", None) in ("balanced",):
+        # fine as long as the whole data set was used; the leaf check below decides
+        pass
+
+
+def encode_target(model, y, n_samples: int):
+    """Targets as the forest sees them: float (n, n_outputs) for regression, class codes for classifiers.
+
+    Returns ``(y_raw, y_codes)`` where ``y_raw`` keeps the user's labels (2-D) and ``y_codes`` is float64
+    (regression) or int64 class indices (classification), shape (n, n_outputs).
+    """
+    n_outputs = model.n_outputs_
+    if is_classifier_forest(model):
+        y_raw = np.asarray(check_target(y, n_samples, name="y", numeric=False))
+        y_raw = y_raw.reshape(n_samples, -1)
+        if y_raw.shape[1] != n_outputs:
+            raise DataValidationError(f"y has {y_raw.shape[1]} columns but the forest has {n_outputs} outputs.")
+        classes = [model.classes_] if n_outputs == 1 else list(model.classes_)
+        codes = np.empty(y_raw.shape, dtype=np.int64)
+        for k, cls in enumerate(classes):
+            col = y_raw[:, k]
+            try:
+                pos = np.clip(np.searchsorted(cls, col), 0, len(cls) - 1)
+                ok = cls[pos] == col
+            except TypeError as exc:
+                raise DataValidationError(f"y has labels that cannot be compared with model.classes_: {exc}") from exc
+            if not np.all(ok):
+                bad = np.unique(col[~ok])[:5]
+                raise DataValidationError(
+                    f"y contains labels {bad.tolist()} that are not in the forest's classes_ {cls.tolist()}; "
+                    "pass the training targets the forest was fitted on."
+                )
+            codes[:, k] = pos
+        return y_raw, codes
+    y_float = check_target(y, n_samples, name="y", numeric=True).reshape(n_samples, -1)
+    if y_float.shape[1] != n_outputs:
+        raise DataValidationError(f"y has {y_float.shape[1]} columns but the forest has {n_outputs} outputs.")
+    return y_float, y_float
+
+
+def _fit_class_weights(model, y_raw, sample_weight, with_sample_weight: bool):
+    """Expanded class weights the forest applied in ``fit`` (None when there are none)."""
+    cw = getattr(model, "class_weight", None)
+    if cw is None or not is_classifier_forest(model):
+        return None
+    target = y_raw[:, 0] if y_raw.shape[1] == 1 else y_raw
+    if isinstance(cw, dict | list):
+        return compute_sample_weight(cw, target)
+    if cw == "balanced_subsample" and model.bootstrap:
+        return None  # computed per bootstrap sample
+    classes = [model.classes_] if model.n_outputs_ == 1 else list(model.classes_)
+    dicts = []
+    for k, cls in enumerate(classes):
+        kwargs = {"sample_weight": sample_weight} if with_sample_weight else {}
+        values = compute_class_weight("balanced", classes=cls, y=y_raw[:, k], **kwargs)
+        dicts.append(dict(zip(cls, values)))
+    return compute_sample_weight(dicts[0] if model.n_outputs_ == 1 else dicts, target)
+
+
+def _candidate_semantics():
+    new_first = _sklearn_version() >= _DRAW_PROBABILITY_VERSION
+    return ["draw_probability", "multiplicative"] if new_first else ["multiplicative", "draw_probability"]
+
+
+def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
+    """A function ``(indices_t) -> (counts, c)`` giving tree ``t``'s in-bag counts and leaf weights."""
+    n = y_raw.shape[0]
+    new = semantics == "draw_probability"
+    fit_cw = _fit_class_weights(model, y_raw, sample_weight, with_sample_weight=new)
+    static = np.ones(n)
+    if sample_weight is not None and (not new or not model.bootstrap):
+        static = static * sample_weight
+    if fit_cw is not None and (not new or not model.bootstrap):
+        static = static * fit_cw
+    subsample = is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
+    y_float = np.ascontiguousarray(y_codes, dtype=np.float64)
+
+    def weights(indices):
+        counts = np.bincount(indices, minlength=n).astype(np.float64)
+        if counts.shape[0] != n:
+            raise DataValidationError(
+                f"model.estimators_samples_ refers to row {counts.shape[0] - 1}, but data has only {n} rows; pass "
+                "the training data the forest was fitted on."
+            )
+        c = counts * static
+        if subsample:
+            c = c * compute_sample_weight("balanced", y_float, indices=indices)
+        return counts, c
+
+    return weights
+
+
+@dataclass
+class GapIndex:
+    """Leaf index of a fitted forest: in-bag members of every leaf and their normalised weights.
+
+    Built by :func:`build_gap_index`; see :mod:`shap_instances._kernels.proximity` for the layout.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from shap_instances.proximities import build_gap_index
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> forest = RandomForestRegressor(10, random_state=0).fit(X, y)
+    >>> index = build_gap_index(forest, X, y)
+    >>> index.n_train, index.n_trees, index.semantics in ("draw_probability", "multiplicative")
+    (442, 10, True)
+    """
+
+    node_offsets: np.ndarray
+    node_ptr: np.ndarray
+    members: np.ndarray
+    weights: np.ndarray
+    train_leaves: np.ndarray
+    inbag: np.ndarray
+    n_train: int
+    n_trees: int
+    semantics: str
+    bootstrap: bool
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in (self.node_offsets, self.node_ptr, self.members, self.weights,
+                                          self.train_leaves, self.inbag)))
+
+    def rows(self, query_leaves, *, n_jobs=None, block_size: int = 2048) -> sp.csr_matrix:
+        """CSR proximity rows for ``query_leaves`` (m, T) int64; -1 skips a tree for that row."""
+        query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int64)
+        m = query_leaves.shape[0]
+        args = (self.node_offsets, self.node_ptr, self.members, self.weights, self.n_train)
+        starts = list(range(0, m, block_size)) or [0]
+        if n_jobs in (None, 1) or len(starts) == 1:
+            blocks = [gap_rows(query_leaves[s:s + block_size], *args) for s in starts]
+        else:
+            blocks = Parallel(n_jobs=n_jobs, prefer="threads")(
+                delayed(gap_rows)(query_leaves[s:s + block_size], *args) for s in starts
+            )
+        indptr = [np.zeros(1, dtype=np.int64)]
+        offset = 0
+        for ptr, _, _ in blocks:
+            indptr.append(ptr[1:] + offset)
+            offset += ptr[-1]
+        indptr = np.concatenate(indptr)
+        indices = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.int32)
+        data = np.concatenate([b[2] for b in blocks]) if blocks else np.zeros(0)
+        index_dtype = np.int32 if offset < np.iinfo(np.int32).max else np.int64
+        matrix = sp.csr_matrix((data, indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
+                               shape=(m, self.n_train))
+        matrix.has_sorted_indices = True
+        return matrix
+
+    def oob_query(self) -> np.ndarray:
+        """Training leaves with -1 where the point is in-bag (its row then averages its OOB trees only)."""
+        return np.where(self.inbag, -1, self.train_leaves)
+
+
+def _check_tree(tree, leaves, counts, c, y_codes, classifier: bool, n_classes):
+    """Reason the weights ``c`` do not reproduce this tree's leaves, or None when they do."""
+    t = tree.tree_
+    n_nodes = t.node_count
+    is_leaf = t.children_left == -1
+    in_bag = c > 0
+    n_in = np.bincount(leaves[in_bag], minlength=n_nodes)
+    if not np.array_equal(n_in[is_leaf], t.n_node_samples[is_leaf]):
+        return "weights"
+    w = np.bincount(leaves, weights=c, minlength=n_nodes)
+    tree_w = t.weighted_n_node_samples
+    if not np.allclose(w[is_leaf], tree_w[is_leaf], rtol=1e-9, atol=1e-12):
+        return "weights"
+    safe_w = np.where(w > 0, w, 1.0)[is_leaf]
+    for k in range(y_codes.shape[1]):
+        if classifier:
+            value = t.value[is_leaf, k, : n_classes[k]]
+            total = value.sum(axis=1, keepdims=True)
+            value = value / np.where(total > 0, total, 1.0)
+            for cls in range(n_classes[k]):
+                mean = np.bincount(leaves, weights=c * (y_codes[:, k] == cls), minlength=n_nodes)[is_leaf] / safe_w
+                if not np.allclose(mean, value[:, cls], rtol=1e-9, atol=1e-9):
+                    return "values"
+        else:
+            mean = np.bincount(leaves, weights=c * y_codes[:, k], minlength=n_nodes)[is_leaf] / safe_w
+            value = t.value[is_leaf, k, 0]
+            scale = max(1.0, float(np.max(np.abs(y_codes[:, k]))))
+            if not np.allclose(mean, value, rtol=1e-9, atol=1e-9 * scale):
+                return "values"
+    return None
+
+
+def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
+    """Build and verify the leaf index of ``model`` fitted on ``(X, y, sample_weight)``.
+
+    Every leaf of every tree is checked: its in-bag count (``tree_.n_node_samples``), its total weight
+    (``tree_.weighted_n_node_samples``) and its value (``tree_.value``) must be reproduced from ``X``,
+    ``y`` and the weights; otherwise the data is not the training data, or a setting (such as
+    ``monotonic_cst`` clipping) breaks the identity, and this function raises.
+
+    Parameters
+    ----------
+    model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
+        Fitted forest.
+    X : array-like of shape (n_train, n_features)
+        The training data the forest was fitted on.
+    y : array-like of shape (n_train,) or (n_train, n_outputs)
+        The training targets (class labels for classifiers).
+    sample_weight : array-like of shape (n_train,), optional
+        The ``sample_weight`` passed to ``fit``.
+
+    Returns
+    -------
+    GapIndex
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from shap_instances.proximities import build_gap_index
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(5, random_state=0).fit(X, y)
+    >>> build_gap_index(forest, X, y).n_trees
+    5
+    """
+    check_forest(model)
+    X = check_data(X, name="data", allow_sparse=True, allow_nan=True, dtype=np.float32,
+                   n_features=model.n_features_in_)
+    n = X.shape[0]
+    y_raw, y_codes = encode_target(model, y, n)
+    if sample_weight is not None:
+        sample_weight = check_target(sample_weight, n, name="sample_weight").astype(np.float64)
+        if sample_weight.ndim != 1 or np.any(sample_weight < 0):
+            raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
+    classifier = is_classifier_forest(model)
+    n_classes = np.atleast_1d(model.n_classes_) if classifier else None
+    leaves_all = np.ascontiguousarray(model.apply(X), dtype=np.int64)
+    samples = model.estimators_samples_
+    trees = model.estimators_
+    n_trees = len(trees)
+
+    failures = {}
+    for semantics in _candidate_semantics():
+        weight_of = _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics)
+        counts_list, c_list, reason = [], [], None
+        for t, tree in enumerate(trees):
+            counts, c = weight_of(np.asarray(samples[t]))
+            reason = _check_tree(tree, leaves_all[:, t], counts, c, y_codes, classifier, n_classes)
+            if reason is not None:
+                failures[semantics] = (t, reason)
+                break
+            counts_list.append(counts)
+            c_list.append(c)
+        if reason is None:
+            break
+    else:
+        raise _explain_failure(model, failures, sample_weight)
+
+    node_counts = np.array([tree.tree_.node_count for tree in trees], dtype=np.int64)
+    node_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
+    node_ptr_parts, members_parts, weights_parts = [], [], []
+    for t in range(n_trees):
+        c = c_list[t]
+        leaves = leaves_all[:, t]
+        idx = np.flatnonzero(c > 0)
+        order = np.argsort(leaves[idx], kind="stable")
+        idx = idx[order]
+        leaf_total = np.bincount(leaves, weights=c, minlength=node_counts[t])
+        members_parts.append(idx.astype(np.int32))
+        weights_parts.append(c[idx] / leaf_total[leaves[idx]])
+        node_ptr_parts.append(np.bincount(leaves[idx], minlength=node_counts[t]))
+    sizes = np.concatenate(node_ptr_parts)
+    node_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    inbag = np.stack([counts > 0 for counts in counts_list], axis=1) if n_trees else np.zeros((n, 0), bool)
+    return GapIndex(
+        node_offsets=node_offsets,
+        node_ptr=node_ptr,
+        members=np.concatenate(members_parts),
+        weights=np.concatenate(weights_parts),
+        train_leaves=leaves_all,
+        inbag=np.ascontiguousarray(inbag),
+        n_train=n,
+        n_trees=n_trees,
+        semantics=semantics,
+        bootstrap=bool(model.bootstrap),
+    )
+
+
+def _explain_failure(model, failures, sample_weight) -> Exception:
+    reasons = {reason for _, reason in failures.values()}
+    if "values" in reasons:
+        if getattr(model, "monotonic_cst", None) is not None:
+            return UnsupportedModelError(
+                "The forest's leaf values are not weighted means of its in-bag training targets: monotonic_cst "
+                f"= {model.monotonic_cst!r} clipped some leaves, so no proximity-weighted sum reproduces its "
+                "predictions. Refit without monotonic_cst to use GapExplainer."
+            )
+        return DataValidationError(
+            "The training targets y do not reproduce the forest's leaf values (tree_.value): pass the exact y the "
+            "forest was fitted on (same rows, same order)."
+        )
+    hint = "" if sample_weight is not None else " If the forest was fitted with sample_weight, pass it too."
+    return DataValidationError(
+        "The data and weights do not reproduce the forest's leaf sizes (tree_.n_node_samples / "
+        "weighted_n_node_samples): pass the exact training data X the forest was fitted on (same rows, same "
+        f"order) and the same sample_weight.{hint}"
+    )
+
+
+def gap_proximities(model, data, y, X=None, *, sample_weight=None, n_jobs=None) -> sp.csr_matrix:
+    """RF-GAP proximities of ``X`` (or out-of-bag proximities of the training data) as a CSR matrix.
+
+    Parameters
+    ----------
+    model : fitted RandomForest/ExtraTrees regressor or classifier
+    data : array-like of shape (n_train, n_features)
+        The training data the forest was fitted on.
+    y : array-like of shape (n_train,) or (n_train, n_outputs)
+        The training targets.
+    X : array-like of shape (m, n_features), optional
+        Points to compute proximities for. ``None``: out-of-bag proximities of the training points.
+    sample_weight : array-like of shape (n_train,), optional
+        The ``sample_weight`` passed to ``fit``.
+    n_jobs : int, optional
+        Threads (the kernel releases the GIL).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (m, n_train)
+        Rows sum to one, and ``P @ y`` equals ``model.predict(X)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from shap_instances.proximities import gap_proximities
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> forest = RandomForestRegressor(20, random_state=0).fit(X[:300], y[:300])
+    >>> P = gap_proximities(forest, X[:300], y[:300], X[300:])
+    >>> bool(np.max(np.abs(P @ y[:300] - forest.predict(X[300:]))) < 1e-10)
+    True
+    """
+    index = build_gap_index(model, data, y, sample_weight=sample_weight)
+    if X is None:
+        return index.rows(index.oob_query(), n_jobs=n_jobs)
+    X = check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32, n_features=model.n_features_in_)
+    return index.rows(model.apply(X), n_jobs=n_jobs)
