@@ -2,10 +2,10 @@
 
 A fitted forest predicts a new point as an exact weighted sum of training targets. With ``c_i(t)`` the
 weight tree ``t`` gave training point ``i`` when it computed its leaf values (the in-bag multiplicity,
-times sample and class weights where they enter the tree), and ``ell_t(x)`` the leaf of ``x`` in tree
+times sample and class weights where they enter the tree), and ``leaf_t(x)`` the leaf of ``x`` in tree
 ``t``,
 
-.. math:: k(x, i) = \\frac{1}{T} \\sum_t \\frac{c_i(t)\\,[\\ell_t(i) = \\ell_t(x)]}{\\sum_l c_l(t)\\,[\\ell_t(l) = \\ell_t(x)]}
+    k(x, i) = (1/T) sum_t c_i(t) [leaf_t(i) = leaf_t(x)] / sum_l c_l(t) [leaf_t(l) = leaf_t(x)]
 
 and ``predict(x) = sum_i k(x, i) y_i``. For a training point the average runs over the trees where it is
 out-of-bag only, which reproduces ``oob_prediction_`` / ``oob_decision_function_``.

@@ -215,7 +215,8 @@ class GapExplainer(InstanceExplainer):
         k = self.targets_.shape[1]
         three_d = self.is_classifier_ or k > 1
         n_bytes = 8.0 * n * self.n_train_ * (k + 1)
-        check_memory(n_bytes, f"The Explanation values of shape ({n}, {self.n_train_}{', ' + str(k) if three_d else ''})",
+        shape = f"({n}, {self.n_train_}, {k})" if three_d else f"({n}, {self.n_train_})"
+        check_memory(n_bytes, f"The Explanation values of shape {shape}",
                      max_memory=self.max_memory,
                      instead="Explain fewer rows at a time, or use ex.proximities(X), the sparse weights.")
         dense = P.toarray()
