@@ -79,7 +79,7 @@ def sparse_test(kind):
     s = STATE[kind]
     ex = GapExplainer(s["model"], s["X"], s["y"])
     P = ex.proximities(s["Xt"])
-    return float(np.max(np.abs(P @ s["targets"] - s["output"]))), P.nnz, checksum(P.toarray()[:50])
+    return float(np.max(np.abs(P @ s["targets"] - s["output"]))), P.nnz, checksum(P[:50].toarray())
 
 
 def sparse_oob(kind, n=None):

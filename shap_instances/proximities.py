@@ -27,7 +27,7 @@ from joblib import Parallel, delayed
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
 
-from ._kernels.proximity import gap_rows
+from ._kernels.proximity import gap_fill_rows, gap_row_counts
 from ._validation import check_data, check_fitted, check_target
 from .exceptions import DataValidationError, UnsupportedModelError
 
@@ -65,9 +65,6 @@ def check_forest(model) -> None:
             "prediction is not a weighted sum of training targets. Refit with criterion='squared_error', "
             "'friedman_mse' or 'poisson'."
         )
-    if getattr(model, "warm_start", False) and getattr(model, "class_weight", None) in ("balanced",):
-        # fine as long as the whole data set was used; the leaf check below decides
-        pass
 
 
 def encode_target(model, y, n_samples: int):
@@ -193,34 +190,41 @@ class GapIndex:
                                           self.train_leaves, self.inbag)))
 
     def rows(self, query_leaves, *, n_jobs=None, block_size: int = 2048) -> sp.csr_matrix:
-        """CSR proximity rows for ``query_leaves`` (m, T) int64; -1 skips a tree for that row."""
-        query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int64)
+        """CSR proximity rows for ``query_leaves`` (m, T) int32 node ids; -1 skips a tree for that row.
+
+        Two passes: the number of non-zeros of every row, then the rows written in place into arrays
+        allocated once (blocks of rows run in threads when ``n_jobs`` asks for them; the kernels release the
+        GIL).
+        """
+        query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
         m = query_leaves.shape[0]
-        args = (self.node_offsets, self.node_ptr, self.members, self.weights, self.n_train)
-        starts = list(range(0, m, block_size)) or [0]
-        if n_jobs in (None, 1) or len(starts) == 1:
-            blocks = [gap_rows(query_leaves[s:s + block_size], *args) for s in starts]
-        else:
-            blocks = Parallel(n_jobs=n_jobs, prefer="threads")(
-                delayed(gap_rows)(query_leaves[s:s + block_size], *args) for s in starts
-            )
-        indptr = [np.zeros(1, dtype=np.int64)]
-        offset = 0
-        for ptr, _, _ in blocks:
-            indptr.append(ptr[1:] + offset)
-            offset += ptr[-1]
-        indptr = np.concatenate(indptr)
-        indices = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0, np.int32)
-        data = np.concatenate([b[2] for b in blocks]) if blocks else np.zeros(0)
-        index_dtype = np.int32 if offset < np.iinfo(np.int32).max else np.int64
-        matrix = sp.csr_matrix((data, indices.astype(index_dtype, copy=False), indptr.astype(index_dtype)),
-                               shape=(m, self.n_train))
+        structure = (self.node_offsets, self.node_ptr, self.members)
+        starts = list(range(0, m, block_size))
+        threaded = n_jobs not in (None, 1) and len(starts) > 1
+
+        def run(function, args):
+            if not threaded:
+                return [function(query_leaves[s:s + block_size], *args(s)) for s in starts]
+            return Parallel(n_jobs=n_jobs, prefer="threads")(
+                delayed(function)(query_leaves[s:s + block_size], *args(s)) for s in starts)
+
+        counts = run(gap_row_counts, lambda s: (*structure, self.n_train))
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        if m:
+            np.cumsum(np.concatenate(counts), out=indptr[1:])
+        nnz = int(indptr[-1])
+        indices = np.empty(nnz, dtype=np.int32)
+        data = np.empty(nnz, dtype=np.float64)
+        run(gap_fill_rows, lambda s: (*structure, self.weights, self.n_train, indptr[s:s + block_size + 1],
+                                      indices, data))
+        index_dtype = np.int32 if nnz < np.iinfo(np.int32).max else np.int64
+        matrix = sp.csr_matrix((data, indices, indptr.astype(index_dtype)), shape=(m, self.n_train), copy=False)
         matrix.has_sorted_indices = True
         return matrix
 
     def oob_query(self) -> np.ndarray:
         """Training leaves with -1 where the point is in-bag (its row then averages its OOB trees only)."""
-        return np.where(self.inbag, -1, self.train_leaves)
+        return np.where(self.inbag, np.int32(-1), self.train_leaves)
 
 
 def _check_tree(tree, leaves, counts, c, y_codes, classifier: bool, n_classes):
@@ -299,51 +303,47 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
             raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
     classifier = is_classifier_forest(model)
     n_classes = np.atleast_1d(model.n_classes_) if classifier else None
-    leaves_all = np.ascontiguousarray(model.apply(X), dtype=np.int64)
+    leaves_all = np.ascontiguousarray(model.apply(X), dtype=np.int32)
     samples = model.estimators_samples_
     trees = model.estimators_
     n_trees = len(trees)
 
+    node_counts = np.array([tree.tree_.node_count for tree in trees], dtype=np.int64)
     failures = {}
     for semantics in _candidate_semantics():
         weight_of = _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics)
-        counts_list, c_list, reason = [], [], None
+        inbag = np.zeros((n, n_trees), dtype=bool)
+        sizes_parts, members_parts, weights_parts, reason = [], [], [], None
         for t, tree in enumerate(trees):
+            leaves = leaves_all[:, t]
             counts, c = weight_of(np.asarray(samples[t]))
-            reason = _check_tree(tree, leaves_all[:, t], counts, c, y_codes, classifier, n_classes)
+            reason = _check_tree(tree, leaves, counts, c, y_codes, classifier, n_classes)
             if reason is not None:
                 failures[semantics] = (t, reason)
                 break
-            counts_list.append(counts)
-            c_list.append(c)
+            inbag[:, t] = counts > 0
+            idx = np.flatnonzero(c > 0)
+            idx = idx[np.argsort(leaves[idx], kind="stable")]
+            leaf_total = np.bincount(leaves, weights=c, minlength=node_counts[t])
+            members_parts.append(idx.astype(np.int32))
+            weights_parts.append(c[idx] / leaf_total[leaves[idx]])
+            sizes_parts.append(np.bincount(leaves[idx], minlength=node_counts[t]))
         if reason is None:
             break
     else:
         raise _explain_failure(model, failures, sample_weight)
 
-    node_counts = np.array([tree.tree_.node_count for tree in trees], dtype=np.int64)
     node_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
-    node_ptr_parts, members_parts, weights_parts = [], [], []
-    for t in range(n_trees):
-        c = c_list[t]
-        leaves = leaves_all[:, t]
-        idx = np.flatnonzero(c > 0)
-        order = np.argsort(leaves[idx], kind="stable")
-        idx = idx[order]
-        leaf_total = np.bincount(leaves, weights=c, minlength=node_counts[t])
-        members_parts.append(idx.astype(np.int32))
-        weights_parts.append(c[idx] / leaf_total[leaves[idx]])
-        node_ptr_parts.append(np.bincount(leaves[idx], minlength=node_counts[t]))
-    sizes = np.concatenate(node_ptr_parts)
-    node_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    inbag = np.stack([counts > 0 for counts in counts_list], axis=1) if n_trees else np.zeros((n, 0), bool)
+    node_ptr = np.zeros(int(node_counts.sum()) + 1, dtype=np.int64)
+    if n_trees:
+        np.cumsum(np.concatenate(sizes_parts), out=node_ptr[1:])
     return GapIndex(
         node_offsets=node_offsets,
         node_ptr=node_ptr,
-        members=np.concatenate(members_parts),
-        weights=np.concatenate(weights_parts),
+        members=np.concatenate(members_parts) if n_trees else np.zeros(0, np.int32),
+        weights=np.concatenate(weights_parts) if n_trees else np.zeros(0),
         train_leaves=leaves_all,
-        inbag=np.ascontiguousarray(inbag),
+        inbag=inbag,
         n_train=n,
         n_trees=n_trees,
         semantics=semantics,

@@ -372,3 +372,27 @@ def test_bad_inputs_classification_and_weights():
         GapExplainer(model, X, y, sample_weight=sw).proximities()
     with pytest.raises(UnsupportedModelError, match="bootstrap=True"):
         GapExplainer(model, X, y, sample_weight=sw).trust_scores(X[:3])
+
+
+def test_kernels_called_directly_agree_with_twin():
+    from shap_instances._kernels.proximity import gap_fill_rows, gap_row_counts
+
+    model, X, y, Xt, _ = _fit("rf_iris", n_estimators=6)
+    index = GapExplainer(model, X, y).index_
+    query = np.ascontiguousarray(model.apply(Xt.astype(np.float32)), dtype=np.int32)
+    query[:, 2] = -1  # skipping a tree averages the others
+    c_per_tree = [np.bincount(s, minlength=len(y)).astype(float) for s in model.estimators_samples_]
+    # the NumPy twin with tree 2 left out
+    leaves_tr, leaves_q = model.apply(X), model.apply(Xt)
+    twin = np.zeros((len(Xt), len(y)))
+    for t in (0, 1, 3, 4, 5):
+        same = (leaves_q[:, [t]] == leaves_tr[None, :, t]) * c_per_tree[t][None, :]
+        twin += same / same.sum(1, keepdims=True) / 5
+    counts = gap_row_counts(query, index.node_offsets, index.node_ptr, index.members, index.n_train)
+    np.testing.assert_array_equal(counts, (twin > 0).sum(1))
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices, data = np.empty(indptr[-1], np.int32), np.empty(indptr[-1])
+    gap_fill_rows(query, index.node_offsets, index.node_ptr, index.members, index.weights, index.n_train, indptr,
+                  indices, data)
+    got = sp.csr_matrix((data, indices, indptr), shape=twin.shape).toarray()
+    np.testing.assert_allclose(got, twin, atol=1e-15)

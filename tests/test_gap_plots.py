@@ -63,6 +63,7 @@ def test_scatter_with_labels():
     P = GapExplainer(model, X[:400], y[:400]).proximities(X[400:401])
     ax = gap_weighted_scatter(X[:400], weights=P, features=(7, 22), labels=y[:400], point=X[400], show=False)
     assert ax.get_xlabel() == "x7"
+    assert len(ax.collections) == 4  # two classes, neighbours, point
     predicted = model.predict(X[400:401])[0]
     ax = gap_weighted_histograms(X[:400], weights=P, feature=7, mask=y[:400] == predicted, show=False)
     assert len(ax.patches) == 60  # unweighted and weighted bars of the predicted class

@@ -66,11 +66,14 @@ def test_class_outlier_scores_against_naive():
     got = class_outlier_scores(sp.csr_matrix(test), sp.csr_matrix(ref), classes, 3)
     for c in range(3):
         n_c = (classes == c).sum()
-        raw_ref = n_c / np.maximum((ref[:, classes == c] ** 2).sum(1), 1e-300)[classes == c]
+        with np.errstate(divide="ignore"):
+            raw_ref = np.log(n_c / (ref[:, classes == c] ** 2).sum(1))[classes == c]
+            raw = np.log(n_c / (test[:, classes == c] ** 2).sum(1))
+        raw_ref = raw_ref[np.isfinite(raw_ref)]
         med = np.median(raw_ref)
         mad = np.median(np.abs(raw_ref - med))
-        raw = n_c / np.maximum((test[:, classes == c] ** 2).sum(1), 1e-300)
         np.testing.assert_allclose(got[:, c], (raw - med) / mad, rtol=1e-12)
+    assert np.all(np.isinf(got[0]))  # the empty row shares no leaf with any class
 
 
 def test_decile_table_and_errors():
@@ -81,6 +84,11 @@ def test_decile_table_and_errors():
         trust_decile_table(np.arange(5.0), np.arange(5.0), n_bins=1)
     with pytest.raises(DataValidationError, match="rows"):
         trust_decile_table(np.arange(5.0), np.arange(4.0))
+    with pytest.raises(DataValidationError, match="NaN"):
+        trust_decile_table(np.array([1.0, np.nan]), np.arange(2.0))
+    # infinite scores and ties are kept, in bins of equal size
+    table = trust_decile_table(np.r_[np.zeros(10), np.full(10, np.inf)], np.arange(20.0), n_bins=4)
+    assert table["n"].tolist() == [5, 5, 5, 5] and table["bin"].iloc[-1] == "[inf, inf]"
     with pytest.raises(DataValidationError, match="quantiles"):
         weighted_quantiles(sp.eye(3, format="csr"), np.arange(3.0), [0.0])
     with pytest.raises(DataValidationError, match="level"):
@@ -144,4 +152,5 @@ def test_classification_trust_columns():
     np.testing.assert_array_equal(s["predicted_class"], model.predict(X[1::2]))
     np.testing.assert_allclose(s["class_probability"], model.predict_proba(X[1::2]).max(1))
     assert s["weighted_oob_accuracy"].between(0, 1).all()
-    assert np.isfinite(s[["outlier_0", "outlier_1", "outlier_2"]].to_numpy()).all()
+    z = s[["outlier_0", "outlier_1", "outlier_2"]].to_numpy()
+    assert not np.isnan(z).any() and np.isfinite(z[np.arange(len(z)), s["predicted_class"]]).all()

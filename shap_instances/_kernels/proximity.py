@@ -22,33 +22,29 @@ from numba import njit
 
 from ._config import JIT_OPTIONS
 
-__all__ = ["gap_rows"]
+__all__ = ["gap_row_counts", "gap_fill_rows"]
 
 
 @njit(**JIT_OPTIONS)
-def gap_rows(query_leaves, node_offsets, node_ptr, members, weights, n_train):
-    """CSR block ``(indptr, indices, data)`` of the proximity rows of ``query_leaves``.
+def gap_row_counts(query_leaves, node_offsets, node_ptr, members, n_train):
+    """Number of distinct training neighbours (non-zeros) of each query row.
 
     Parameters
     ----------
-    query_leaves : int64 array (m, T), C-contiguous
+    query_leaves : int32 array (m, T), C-contiguous
         Leaf (node id within its tree) of each query row in each tree; -1 skips the tree.
     node_offsets : int64 array (T,)
     node_ptr : int64 array (n_nodes_total + 1,)
     members : int32 array (n_entries,)
-    weights : float64 array (n_entries,)
     n_train : int
 
     Returns
     -------
-    indptr : int64 array (m + 1,)
-    indices : int32 array (nnz,), sorted within each row
-    data : float64 array (nnz,)
+    int64 array (m,)
     """
     m, n_trees = query_leaves.shape
     marker = np.full(n_train, -1, dtype=np.int64)
-    indptr = np.zeros(m + 1, dtype=np.int64)
-    # pass 1: number of distinct neighbours of each row
+    counts = np.zeros(m, dtype=np.int64)
     for j in range(m):
         count = 0
         for t in range(n_trees):
@@ -61,13 +57,20 @@ def gap_rows(query_leaves, node_offsets, node_ptr, members, weights, n_train):
                 if marker[i] != j:
                     marker[i] = j
                     count += 1
-        indptr[j + 1] = indptr[j] + count
-    nnz = indptr[m]
-    indices = np.empty(nnz, dtype=np.int32)
-    data = np.empty(nnz, dtype=np.float64)
+        counts[j] = count
+    return counts
+
+
+@njit(**JIT_OPTIONS)
+def gap_fill_rows(query_leaves, node_offsets, node_ptr, members, weights, n_train, indptr, indices, data):
+    """Write the CSR rows of ``query_leaves`` into ``indices`` / ``data`` at the offsets ``indptr``.
+
+    ``indptr`` (m + 1,) comes from :func:`gap_row_counts` (``indptr[0]`` may be non-zero: a block of a larger
+    matrix). Each row is sorted by training index and is the average over its used trees of the leaf weights.
+    """
+    m, n_trees = query_leaves.shape
+    marker = np.full(n_train, -1, dtype=np.int64)
     acc = np.zeros(n_train, dtype=np.float64)
-    marker[:] = -1
-    # pass 2: accumulate the leaf weights, then write the row sorted by training index
     for j in range(m):
         start = indptr[j]
         fill = start
@@ -92,4 +95,4 @@ def gap_rows(query_leaves, node_offsets, node_ptr, members, weights, n_train):
             i = indices[p]
             data[p] = acc[i] * scale
             acc[i] = 0.0
-    return indptr, indices, data
+

@@ -20,9 +20,6 @@ __all__ = [
     "trust_decile_table",
 ]
 
-_TINY = 1e-300  # floor of a sum of squared proximities (keeps n_J / s finite)
-
-
 def _row_ids(P: sp.csr_matrix) -> np.ndarray:
     return np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
 
@@ -112,11 +109,14 @@ def neighbours_for_weight(P, level: float = 0.9) -> np.ndarray:
 
 
 def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, reference_valid=None) -> np.ndarray:
-    """Class-wise outlier scores: median/MAD z-scores of ``n_J / sum_{j in J} Prox(x, j)^2``.
+    """Class-wise outlier scores: robust z-scores of ``log(n_J / sum_{j in J} Prox(x, j)^2)``.
 
-    The reference distribution of class ``J`` is the raw score of the training points of class ``J``
-    (rows of ``P_reference``, their out-of-bag proximities). A point with no proximity at all to class
-    ``J`` gets a huge finite score (the sum of squares is floored at 1e-300).
+    The raw score of Rosaler et al. (eq. 6), ``n_J / P^J(x)``, is the inverse of the mean squared proximity
+    of ``x`` to the training points of class ``J``. It spans orders of magnitude, so it is standardised on the
+    log scale: ``z = (log raw - median) / MAD``, with the median and the median absolute deviation of the
+    log raw scores of the training points of class ``J`` (rows of ``P_reference``, their out-of-bag
+    proximities; infinite ones are left out). A point with no proximity at all to class ``J`` gets
+    ``+inf``: it shares no leaf with any training point of that class.
 
     Parameters
     ----------
@@ -144,19 +144,20 @@ def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, refe
     onehot = sp.csr_matrix((np.ones(codes.size), (np.arange(codes.size), codes)), shape=(codes.size, n_classes))
     n_j = np.asarray(onehot.sum(axis=0)).ravel()
 
-    def raw(matrix):
+    def log_raw(matrix):
         matrix = sp.csr_matrix(matrix)
         s = np.asarray((matrix.multiply(matrix) @ onehot).todense())
-        return n_j[None, :] / np.maximum(s, _TINY)
+        with np.errstate(divide="ignore"):
+            return np.log(n_j)[None, :] - np.log(s)
 
-    raw_x = raw(P)
-    raw_ref = raw(P_reference)
+    raw_x = log_raw(P)
+    raw_ref = log_raw(P_reference)
     valid = np.ones(codes.size, bool) if reference_valid is None else np.asarray(reference_valid, bool)
-    z = np.empty_like(raw_x)
+    z = np.full(raw_x.shape, np.nan)
     for c in range(n_classes):
         ref = raw_ref[(codes == c) & valid, c]
+        ref = ref[np.isfinite(ref)]
         if ref.size == 0:
-            z[:, c] = np.nan
             continue
         med = np.median(ref)
         mad = np.median(np.abs(ref - med))
@@ -182,9 +183,12 @@ def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 
     * ``predicted_class``; ``class_probability``: the proximity-weighted probability of the predicted class,
       ``sum_i k(x, i) [y_i = predicted]``, which is the forest's own ``predict_proba`` of that class;
     * ``weighted_oob_accuracy``: proximity-weighted share of neighbours whose out-of-bag prediction is right;
-    * ``outlier_<class>``: class-wise outlier scores (:func:`class_outlier_scores`);
-    * ``outlier_margin``: outlier score of the runner-up class minus that of the predicted class (large when
-      the point is typical of its predicted class and atypical of the alternative);
+    * ``outlier_<class>``: class-wise outlier scores (:func:`class_outlier_scores`; ``+inf`` when the point
+      shares no leaf with any training point of the class);
+    * ``outlier_margin``: outlier score of the runner-up class (second-largest probability) minus that of the
+      predicted class, the log-scale form of the paper's ratio of outlier scores: large when the point is
+      typical of its predicted class and atypical of the alternative (``+inf`` when no neighbour has the
+      runner-up class);
     * ``n_neighbours_90``.
 
     Examples
@@ -251,7 +255,8 @@ def trust_decile_table(score, error, *, n_bins: int = 10) -> pd.DataFrame:
     error : array-like of shape (n,)
         The realised out-of-sample error (absolute error, or 0/1 correctness) of the same points.
     n_bins : int, default=10
-        Number of quantile bins (deciles); ties may merge bins.
+        Number of bins of equal size (deciles), formed by rank so that ties and infinite scores are kept;
+        each bin is labelled by the range of scores it holds.
 
     Returns
     -------
@@ -266,20 +271,27 @@ def trust_decile_table(score, error, *, n_bins: int = 10) -> pd.DataFrame:
     >>> len(table), bool(table["error_mean"].is_monotonic_increasing)
     (10, True)
     """
-    score = check_target(score, np.shape(score)[0], name="score")
+    score = np.asarray(score, dtype=np.float64)
+    if score.ndim != 1 or score.size == 0:
+        raise DataValidationError(f"score must be a non-empty 1-D array, got shape {score.shape}.")
     error = check_target(error, score.shape[0], name="error")
-    if score.ndim != 1 or error.ndim != 1:
+    if error.ndim != 1:
         raise DataValidationError("score and error must be 1-D arrays of the same length.")
     if n_bins < 2:
         raise DataValidationError(f"n_bins must be at least 2, got {n_bins}.")
-    bins = pd.qcut(score, n_bins, duplicates="drop")
-    frame = pd.DataFrame({"bin": bins, "score": score, "error": error})
-    grouped = frame.groupby("bin", observed=True)
+    if np.isnan(score).any():
+        raise DataValidationError("score contains NaN; drop those points first.")
+    n_bins = min(int(n_bins), score.size)
+    order = np.argsort(score, kind="stable")
+    bin_of = np.empty(score.size, dtype=np.int64)
+    bin_of[order] = np.arange(score.size) * n_bins // score.size
+    frame = pd.DataFrame({"bin": bin_of, "score": score, "error": error})
+    grouped = frame.groupby("bin")
     table = pd.DataFrame({
+        "bin": [f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(grouped["score"].min(), grouped["score"].max())],
         "n": grouped["error"].size(),
         "score_mean": grouped["score"].mean(),
         "error_mean": grouped["error"].mean(),
         "error_sem": grouped["error"].std(ddof=1) / np.sqrt(grouped["error"].size()),
     })
-    table.index = table.index.astype(str)
-    return table.reset_index()
+    return table.reset_index(drop=True)

@@ -66,7 +66,8 @@ def gap_weighted_scatter(data, *, weights, features=(0, 1), point=None, labels=N
         palette = plt.get_cmap("tab10")
         colours = {c: palette(i % 10) for i, c in enumerate(classes)}
         for c in classes:
-            ax.scatter(x[labels == c], y[labels == c], s=8, color=colours[c], alpha=0.15, linewidths=0)
+            ax.scatter(x[labels == c], y[labels == c], s=8, color=colours[c], alpha=0.15, linewidths=0,
+                       label=f"class {c}")
     else:
         ax.scatter(x, y, s=8, color="#9E9E9E", alpha=0.3, linewidths=0, label="training points")
     near = np.flatnonzero(w > 0)
