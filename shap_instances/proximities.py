@@ -31,7 +31,7 @@ from ._kernels.proximity import gap_fill_rows, gap_row_counts
 from ._validation import check_data, check_fitted, check_target
 from .exceptions import DataValidationError, UnsupportedModelError
 
-__all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "gap_proximities", "encode_target"]
+__all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "gap_proximities", "encode_target", "forest_apply"]
 
 #: The forests whose predictions are exact proximity-weighted sums of training targets.
 SUPPORTED_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
@@ -65,6 +65,21 @@ def check_forest(model) -> None:
             "prediction is not a weighted sum of training targets. Refit with criterion='squared_error', "
             "'friedman_mse' or 'poisson'."
         )
+
+
+def forest_apply(model, X) -> np.ndarray:
+    """Leaf (node id) of every row of ``X`` in every tree, int32 (n, T), filled one tree at a time.
+
+    ``X`` must already be validated as float32 (dense C-contiguous or CSR), as ``check_data`` returns it;
+    the per-tree public ``apply`` then skips its own checks exactly as the forest's ``apply`` does, and no
+    (n, T) int64 array is built.
+    """
+    trees = model.estimators_
+    out = np.empty((X.shape[0], len(trees)), dtype=np.int32)
+    fast = sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype == np.float32 and X.flags.c_contiguous)
+    for t, tree in enumerate(trees):
+        out[:, t] = tree.apply(X, check_input=not fast)
+    return out
 
 
 def encode_target(model, y, n_samples: int):
@@ -303,7 +318,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
             raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
     classifier = is_classifier_forest(model)
     n_classes = np.atleast_1d(model.n_classes_) if classifier else None
-    leaves_all = np.ascontiguousarray(model.apply(X), dtype=np.int32)
+    leaves_all = forest_apply(model, X)
     samples = model.estimators_samples_
     trees = model.estimators_
     n_trees = len(trees)
@@ -410,4 +425,4 @@ def gap_proximities(model, data, y, X=None, *, sample_weight=None, n_jobs=None) 
     if X is None:
         return index.rows(index.oob_query(), n_jobs=n_jobs)
     X = check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32, n_features=model.n_features_in_)
-    return index.rows(model.apply(X), n_jobs=n_jobs)
+    return index.rows(forest_apply(model, X), n_jobs=n_jobs)

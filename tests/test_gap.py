@@ -396,3 +396,36 @@ def test_kernels_called_directly_agree_with_twin():
                   indices, data)
     got = sp.csr_matrix((data, indices, indptr), shape=twin.shape).toarray()
     np.testing.assert_allclose(got, twin, atol=1e-15)
+
+
+def test_string_labels_and_zero_sample_weights():
+    X, y, Xt, _ = IRIS
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    model = RandomForestClassifier(10, random_state=0, class_weight="balanced").fit(X, labels)
+    e = GapExplainer(model, X, labels)(Xt)
+    assert list(e.output_names) == ["setosa", "versicolor", "virginica"]
+    assert np.max(np.abs(e.base_values + e.values.sum(1) - model.predict_proba(Xt))) < TOL
+    X, y, Xt, _ = DIABETES
+    sw = np.ones(len(y))
+    sw[::3] = 0.0  # rows the trees never see
+    for bootstrap in (False, True):
+        model = ExtraTreesRegressor(8, bootstrap=bootstrap, random_state=0).fit(X, y, sample_weight=sw)
+        P = GapExplainer(model, X, y, sample_weight=sw).proximities(Xt)
+        assert np.max(np.abs(P @ y - model.predict(Xt))) < TOL
+        assert np.all(P[:, ::3].toarray() == 0)
+
+
+def test_sparse_and_nan_inputs():
+    X, y, Xt, _ = DIABETES
+    Xs = np.where(np.abs(X) < 0.02, 0.0, X)
+    model = RandomForestRegressor(8, random_state=0).fit(sp.csr_matrix(Xs), y)
+    ex = GapExplainer(model, sp.csr_matrix(Xs), y)
+    assert np.max(np.abs(ex.proximities(sp.csr_matrix(Xt)) @ y - model.predict(Xt))) < TOL
+    assert np.max(np.abs(ex.proximities(Xt) @ y - model.predict(Xt))) < TOL
+    Xn = X.copy()
+    Xn[::7, 2] = np.nan  # forests route missing values
+    model = RandomForestRegressor(8, random_state=0).fit(Xn, y)
+    Xtn = Xt.copy()
+    Xtn[::3, 2] = np.nan
+    P = GapExplainer(model, Xn, y).proximities(Xtn)
+    assert np.max(np.abs(P @ y - model.predict(Xtn))) < TOL

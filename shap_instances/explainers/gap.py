@@ -20,7 +20,14 @@ from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from .._validation import check_data, check_memory, instance_names
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
-from ..proximities import SUPPORTED_FORESTS, build_gap_index, check_forest, encode_target, is_classifier_forest
+from ..proximities import (
+    SUPPORTED_FORESTS,
+    build_gap_index,
+    check_forest,
+    encode_target,
+    forest_apply,
+    is_classifier_forest,
+)
 
 __all__ = ["GapExplainer"]
 
@@ -184,7 +191,7 @@ class GapExplainer(InstanceExplainer):
                 self._oob = self.index_.rows(self.index_.oob_query(), n_jobs=self.n_jobs)
             matrix = self._oob
         else:
-            matrix = self.index_.rows(self.model.apply(self._check_X(X)), n_jobs=self.n_jobs)
+            matrix = self.index_.rows(forest_apply(self.model, self._check_X(X)), n_jobs=self.n_jobs)
         if dense:
             check_memory(matrix.shape[0] * matrix.shape[1] * 8.0, "A dense proximity matrix",
                          max_memory=self.max_memory, instead="Use dense=False (sparse CSR) instead.")
