@@ -46,11 +46,11 @@ def _sklearn_version() -> tuple[int, int]:
     return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
 
 
-def is_classifier_forest(model) -> bool:
+def _is_classifier_forest(model) -> bool:
     return isinstance(model, RandomForestClassifier | ExtraTreesClassifier)
 
 
-def check_forest(model) -> None:
+def _check_forest(model) -> None:
     """Refuse models whose leaves are not weighted means of in-bag targets (before any work)."""
     if not isinstance(model, SUPPORTED_FORESTS):
         raise UnsupportedModelError(
@@ -73,6 +73,17 @@ def forest_apply(model, X) -> np.ndarray:
     ``X`` must already be validated as float32 (dense C-contiguous or CSR), as ``check_data`` returns it;
     the per-tree public ``apply`` then skips its own checks exactly as the forest's ``apply`` does, and no
     (n, T) int64 array is built.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from shap_instances.proximities import forest_apply
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(4, random_state=0).fit(X, y)
+    >>> bool(np.array_equal(forest_apply(forest, X.astype(np.float32)), forest.apply(X)))
+    True
     """
     trees = model.estimators_
     out = np.empty((X.shape[0], len(trees)), dtype=np.int32)
@@ -87,9 +98,18 @@ def encode_target(model, y, n_samples: int):
 
     Returns ``(y_raw, y_codes)`` where ``y_raw`` keeps the user's labels (2-D) and ``y_codes`` is float64
     (regression) or int64 class indices (classification), shape (n, n_outputs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from shap_instances.proximities import encode_target
+    >>> forest = RandomForestClassifier(2, random_state=0).fit([[0], [1], [2]], ["b", "a", "b"])
+    >>> encode_target(forest, ["b", "a", "b"], 3)[1].ravel().tolist()
+    [1, 0, 1]
     """
     n_outputs = model.n_outputs_
-    if is_classifier_forest(model):
+    if _is_classifier_forest(model):
         y_raw = np.asarray(check_target(y, n_samples, name="y", numeric=False))
         y_raw = y_raw.reshape(n_samples, -1)
         if y_raw.shape[1] != n_outputs:
@@ -120,7 +140,7 @@ def encode_target(model, y, n_samples: int):
 def _fit_class_weights(model, y_raw, sample_weight, with_sample_weight: bool):
     """Expanded class weights the forest applied in ``fit`` (None when there are none)."""
     cw = getattr(model, "class_weight", None)
-    if cw is None or not is_classifier_forest(model):
+    if cw is None or not _is_classifier_forest(model):
         return None
     target = y_raw[:, 0] if y_raw.shape[1] == 1 else y_raw
     if isinstance(cw, dict | list):
@@ -151,7 +171,7 @@ def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
         static = static * sample_weight
     if fit_cw is not None and (not new or not model.bootstrap):
         static = static * fit_cw
-    subsample = is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
+    subsample = _is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
     y_float = np.ascontiguousarray(y_codes, dtype=np.float64)
 
     def weights(indices):
@@ -201,6 +221,7 @@ class GapIndex:
 
     @property
     def nbytes(self) -> int:
+        """Bytes held by the index arrays."""
         return int(sum(a.nbytes for a in (self.node_offsets, self.node_ptr, self.members, self.weights,
                                           self.train_leaves, self.inbag)))
 
@@ -210,6 +231,22 @@ class GapIndex:
         Two passes: the number of non-zeros of every row, then the rows written in place into arrays
         allocated once (blocks of rows run in threads when ``n_jobs`` asks for them; the kernels release the
         GIL).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances.proximities import build_gap_index, forest_apply
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> forest = RandomForestRegressor(10, random_state=0).fit(X, y)
+        >>> index = build_gap_index(forest, X, y)
+        >>> P = index.rows(forest_apply(forest, X[:5].astype(np.float32)))
+        >>> bool(np.allclose(P @ y, forest.predict(X[:5])))
+        True
+        >>> P_oob = index.rows(index.oob_query())   # out-of-bag rows: each point skips its in-bag trees
+        >>> float(P_oob.diagonal().max())
+        0.0
         """
         query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
         m = query_leaves.shape[0]
@@ -238,7 +275,12 @@ class GapIndex:
         return matrix
 
     def oob_query(self) -> np.ndarray:
-        """Training leaves with -1 where the point is in-bag (its row then averages its OOB trees only)."""
+        """Training leaves with -1 where the point is in-bag (its row then averages its OOB trees only).
+
+        Examples
+        --------
+        See :meth:`rows`.
+        """
         return np.where(self.inbag, np.int32(-1), self.train_leaves)
 
 
@@ -307,7 +349,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     >>> build_gap_index(forest, X, y).n_trees
     5
     """
-    check_forest(model)
+    _check_forest(model)
     X = check_data(X, name="data", allow_sparse=True, allow_nan=True, dtype=np.float32,
                    n_features=model.n_features_in_)
     n = X.shape[0]
@@ -316,7 +358,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
         sample_weight = check_target(sample_weight, n, name="sample_weight").astype(np.float64)
         if sample_weight.ndim != 1 or np.any(sample_weight < 0):
             raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
-    classifier = is_classifier_forest(model)
+    classifier = _is_classifier_forest(model)
     n_classes = np.atleast_1d(model.n_classes_) if classifier else None
     leaves_all = forest_apply(model, X)
     samples = model.estimators_samples_

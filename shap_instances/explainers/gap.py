@@ -22,11 +22,11 @@ from .._validation import check_data, check_memory, instance_names
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
 from ..proximities import (
     SUPPORTED_FORESTS,
+    _check_forest,
+    _is_classifier_forest,
     build_gap_index,
-    check_forest,
     encode_target,
     forest_apply,
-    is_classifier_forest,
 )
 
 __all__ = ["GapExplainer"]
@@ -98,7 +98,7 @@ class GapExplainer(InstanceExplainer):
 
     def __init__(self, model, data, y=None, *, sample_weight=None, max_memory=None, n_jobs=None, silent=False,
                  random_state=None):
-        check_forest(model)
+        _check_forest(model)
         if data is None:
             raise DataValidationError("data is required: pass the training X the forest was fitted on.")
         if y is None:
@@ -114,7 +114,7 @@ class GapExplainer(InstanceExplainer):
         self.max_memory = max_memory
         self.train_names_ = names
         self.n_train_ = self.index_.n_train
-        self.is_classifier_ = is_classifier_forest(model)
+        self.is_classifier_ = _is_classifier_forest(model)
         y_raw, y_codes = encode_target(model, y, self.n_train_)
         self.y_codes_ = y_codes
         if self.is_classifier_:
