@@ -211,19 +211,19 @@ class GapIndex:
     node_ptr: np.ndarray
     members: np.ndarray
     weights: np.ndarray
-    train_leaves: np.ndarray
     inbag: np.ndarray
     n_train: int
     n_trees: int
     semantics: str
     bootstrap: bool
-    extra: dict = field(default_factory=dict)
+    model: object = field(repr=False)
+    train_X: object = field(repr=False)
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the index arrays."""
+        """Bytes held by the index arrays (the training data it refers to excluded)."""
         return int(sum(a.nbytes for a in (self.node_offsets, self.node_ptr, self.members, self.weights,
-                                          self.train_leaves, self.inbag)))
+                                          self.inbag)))
 
     def rows(self, query_leaves, *, n_jobs=None, block_size: int = 2048) -> sp.csr_matrix:
         """CSR proximity rows for ``query_leaves`` (m, T) int32 node ids; -1 skips a tree for that row.
@@ -281,7 +281,7 @@ class GapIndex:
         --------
         See :meth:`rows`.
         """
-        return np.where(self.inbag, np.int32(-1), self.train_leaves)
+        return np.where(self.inbag, np.int32(-1), forest_apply(self.model, self.train_X))
 
 
 def _check_tree(tree, leaves, counts, c, y_codes, classifier: bool, n_classes):
@@ -350,8 +350,11 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     5
     """
     _check_forest(model)
+    given = X
     X = check_data(X, name="data", allow_sparse=True, allow_nan=True, dtype=np.float32,
                    n_features=model.n_features_in_)
+    if X is given:  # the index keeps the data for out-of-bag queries: never alias the user's array
+        X = X.copy()
     n = X.shape[0]
     y_raw, y_codes = encode_target(model, y, n)
     if sample_weight is not None:
@@ -360,19 +363,26 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
             raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
     classifier = _is_classifier_forest(model)
     n_classes = np.atleast_1d(model.n_classes_) if classifier else None
-    leaves_all = forest_apply(model, X)
     samples = model.estimators_samples_
     trees = model.estimators_
     n_trees = len(trees)
-
+    fast = sp.issparse(X) or (X.dtype == np.float32 and X.flags.c_contiguous)
     node_counts = np.array([tree.tree_.node_count for tree in trees], dtype=np.int64)
+    node_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
+    # every in-bag point with positive weight sits in exactly one leaf; the root counts them
+    n_entries = int(sum(int(tree.tree_.n_node_samples[0]) for tree in trees))
+    ptr_dtype = np.int32 if n_entries < np.iinfo(np.int32).max else np.int64
+
     failures = {}
     for semantics in _candidate_semantics():
         weight_of = _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics)
         inbag = np.zeros((n, n_trees), dtype=bool)
-        sizes_parts, members_parts, weights_parts, reason = [], [], [], None
+        members = np.empty(n_entries, dtype=np.int32)
+        weights = np.empty(n_entries, dtype=np.float64)
+        node_ptr = np.zeros(int(node_counts.sum()) + 1, dtype=ptr_dtype)
+        position, reason = 0, None
         for t, tree in enumerate(trees):
-            leaves = leaves_all[:, t]
+            leaves = tree.apply(X, check_input=not fast)
             counts, c = weight_of(np.asarray(samples[t]))
             reason = _check_tree(tree, leaves, counts, c, y_codes, classifier, n_classes)
             if reason is not None:
@@ -381,30 +391,30 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
             inbag[:, t] = counts > 0
             idx = np.flatnonzero(c > 0)
             idx = idx[np.argsort(leaves[idx], kind="stable")]
+            stop = position + idx.size
             leaf_total = np.bincount(leaves, weights=c, minlength=node_counts[t])
-            members_parts.append(idx.astype(np.int32))
-            weights_parts.append(c[idx] / leaf_total[leaves[idx]])
-            sizes_parts.append(np.bincount(leaves[idx], minlength=node_counts[t]))
+            members[position:stop] = idx
+            weights[position:stop] = c[idx] / leaf_total[leaves[idx]]
+            offset = node_offsets[t]
+            node_ptr[offset + 1: offset + node_counts[t] + 1] = position + np.cumsum(
+                np.bincount(leaves[idx], minlength=node_counts[t]))
+            position = stop
         if reason is None:
             break
     else:
         raise _explain_failure(model, failures, sample_weight)
-
-    node_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
-    node_ptr = np.zeros(int(node_counts.sum()) + 1, dtype=np.int64)
-    if n_trees:
-        np.cumsum(np.concatenate(sizes_parts), out=node_ptr[1:])
     return GapIndex(
         node_offsets=node_offsets,
         node_ptr=node_ptr,
-        members=np.concatenate(members_parts) if n_trees else np.zeros(0, np.int32),
-        weights=np.concatenate(weights_parts) if n_trees else np.zeros(0),
-        train_leaves=leaves_all,
+        members=members,
+        weights=weights,
         inbag=inbag,
         n_train=n,
         n_trees=n_trees,
         semantics=semantics,
         bootstrap=bool(model.bootstrap),
+        model=model,
+        train_X=X,
     )
 
 

@@ -34,7 +34,7 @@ def gap_row_counts(query_leaves, node_offsets, node_ptr, members, n_train):
     query_leaves : int32 array (m, T), C-contiguous
         Leaf (node id within its tree) of each query row in each tree; -1 skips the tree.
     node_offsets : int64 array (T,)
-    node_ptr : int64 array (n_nodes_total + 1,)
+    node_ptr : int32 or int64 array (n_nodes_total + 1,)
     members : int32 array (n_entries,)
     n_train : int
 
