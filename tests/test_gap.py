@@ -429,3 +429,15 @@ def test_sparse_and_nan_inputs():
     Xtn[::3, 2] = np.nan
     P = GapExplainer(model, Xn, y).proximities(Xtn)
     assert np.max(np.abs(P @ y - model.predict(Xtn))) < TOL
+
+
+def test_oob_explanation_checked_against_sklearn_multilabel():
+    X, y, _, _ = IRIS
+    Y = np.c_[y == 0, y == 2, X[:, 0] > 5.8].astype(int)
+    model = RandomForestClassifier(25, oob_score=True, random_state=0).fit(X, Y)
+    ex = GapExplainer(model, X, Y)
+    reference = ex._sklearn_oob()
+    assert reference is not None and reference.shape == (len(y), 6)
+    e = ex.oob_explanation(rows=np.arange(20))
+    assert np.max(np.abs(e.base_values + e.values.sum(1) - reference[:20])) < TOL
+    assert all(e.values[i, i].max() == 0 and e.values[i, i].min() == 0 for i in range(20))

@@ -216,6 +216,19 @@ class GapExplainer(InstanceExplainer):
         out[self.oob_counts() == 0] = np.nan
         return out
 
+    def _sklearn_oob(self):
+        """``oob_prediction_`` / ``oob_decision_function_`` as (n_train, n_outputs_total), or None."""
+        model = self.model
+        attribute = "oob_decision_function_" if self.is_classifier_ else "oob_prediction_"
+        reference = getattr(model, attribute, None)
+        if reference is None:
+            return None
+        reference = np.asarray(reference, dtype=np.float64)
+        if reference.ndim == 3:  # (n, n_classes, n_outputs) of multi-output classifiers
+            reference = reference.transpose(0, 2, 1)
+        reference = reference.reshape(reference.shape[0], -1)
+        return reference if reference.shape == self.targets_.shape else None
+
     # ------------------------------------------------------------------ explanations
     def _explanation(self, P, explained, names, t0):
         n = P.shape[0]
@@ -311,7 +324,9 @@ class GapExplainer(InstanceExplainer):
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_train_):
             raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train_}), got {rows}.")
         P = P[rows]
-        explained = np.asarray(P @ self.targets_)
+        reference = self._sklearn_oob()
+        # check against scikit-learn's own out-of-bag predictions when the forest stored them
+        explained = np.asarray(P @ self.targets_) if reference is None else reference[rows].copy()
         never_oob = self.oob_counts()[rows] == 0
         if never_oob.any():
             warnings.warn(
