@@ -154,3 +154,13 @@ def test_classification_trust_columns():
     assert s["weighted_oob_accuracy"].between(0, 1).all()
     z = s[["outlier_0", "outlier_1", "outlier_2"]].to_numpy()
     assert not np.isnan(z).any() and np.isfinite(z[np.arange(len(z)), s["predicted_class"]]).all()
+
+
+def test_multi_output_regression_trust_columns():
+    X, y = load_diabetes(return_X_y=True)
+    Y = np.c_[y, np.log(y)]
+    model = RandomForestRegressor(20, random_state=0).fit(X[:300], Y[:300])
+    s = GapExplainer(model, X[:300], Y[:300]).trust_scores(X[300:310], quantiles=(0.5,))
+    assert list(s.columns) == ["prediction_y0", "prediction_y1", "weighted_oob_error", "q50_y0", "q50_y1",
+                               "n_neighbours_90"]
+    np.testing.assert_allclose(s[["prediction_y0", "prediction_y1"]], model.predict(X[300:310]))
