@@ -18,6 +18,7 @@ and computes rows of proximities as a CSR matrix with a numba kernel
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -149,8 +150,9 @@ def _fit_class_weights(model, y_raw, sample_weight, with_sample_weight: bool):
         return None  # computed per bootstrap sample
     classes = [model.classes_] if model.n_outputs_ == 1 else list(model.classes_)
     dicts = []
+    accepts_weights = "sample_weight" in inspect.signature(compute_class_weight).parameters
     for k, cls in enumerate(classes):
-        kwargs = {"sample_weight": sample_weight} if with_sample_weight else {}
+        kwargs = {"sample_weight": sample_weight} if with_sample_weight and accepts_weights else {}
         values = compute_class_weight("balanced", classes=cls, y=y_raw[:, k], **kwargs)
         dicts.append(dict(zip(cls, values)))
     return compute_sample_weight(dicts[0] if model.n_outputs_ == 1 else dicts, target)
@@ -402,7 +404,8 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
         if reason is None:
             break
     else:
-        raise _explain_failure(model, failures, sample_weight)
+        has_nan = bool(np.isnan(X.data if sp.issparse(X) else X).any())
+        raise _explain_failure(model, failures, sample_weight, has_nan)
     return GapIndex(
         node_offsets=node_offsets,
         node_ptr=node_ptr,
@@ -418,8 +421,16 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     )
 
 
-def _explain_failure(model, failures, sample_weight) -> Exception:
+def _explain_failure(model, failures, sample_weight, has_nan=False) -> Exception:
     reasons = {reason for _, reason in failures.values()}
+    if has_nan and "values" not in reasons:
+        return UnsupportedModelError(
+            "The training data contains missing values and the forest's leaves are not reproduced by applying it "
+            f"to that data: this scikit-learn ({sklearn.__version__}) routes some training points with missing "
+            "values to another leaf at predict time than during fit, so its predictions are not a "
+            "proximity-weighted sum of training targets. Impute the missing values before fitting, or use "
+            "scikit-learn >= 1.9. (If the data or sample_weight differ from the fit, fix that first.)"
+        )
     if "values" in reasons:
         if getattr(model, "monotonic_cst", None) is not None:
             return UnsupportedModelError(
