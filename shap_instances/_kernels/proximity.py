@@ -1,0 +1,98 @@
+"""Numba kernel of the sparse RF-GAP proximities (leaf co-membership, one CSR block of rows at a time).
+
+The caller (:mod:`shap_instances.proximities`) validated everything; this module only computes.
+
+Layout of the leaf index (all trees concatenated):
+
+* ``node_offsets[t]`` is the global number of tree ``t``'s node 0, so a node ``v`` of tree ``t`` is
+  ``node_offsets[t] + v``;
+* the in-bag training points of global node ``g`` are ``members[node_ptr[g]:node_ptr[g + 1]]`` and their
+  normalised weights ``c_i(t) / sum_{l in leaf} c_l(t)`` are ``weights[node_ptr[g]:node_ptr[g + 1]]``
+  (each leaf's weights sum to one).
+
+A query row ``j`` lies in node ``query_leaves[j, t]`` of tree ``t``, or ``-1`` when tree ``t`` must be
+skipped for that row (the training point is in-bag there: out-of-bag proximities). The row of
+proximities is the average over the used trees of the leaf's weight vector.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._config import JIT_OPTIONS
+
+__all__ = ["gap_row_counts", "gap_fill_rows"]
+
+
+@njit(**JIT_OPTIONS)
+def gap_row_counts(query_leaves, node_offsets, node_ptr, members, n_train):
+    """Number of distinct training neighbours (non-zeros) of each query row.
+
+    Parameters
+    ----------
+    query_leaves : int32 array (m, T), C-contiguous
+        Leaf (node id within its tree) of each query row in each tree; -1 skips the tree.
+    node_offsets : int64 array (T,)
+    node_ptr : int32 or int64 array (n_nodes_total + 1,)
+    members : int32 array (n_entries,)
+    n_train : int
+
+    Returns
+    -------
+    int64 array (m,)
+    """
+    m, n_trees = query_leaves.shape
+    marker = np.full(n_train, -1, dtype=np.int64)
+    counts = np.zeros(m, dtype=np.int64)
+    for j in range(m):
+        count = 0
+        for t in range(n_trees):
+            leaf = query_leaves[j, t]
+            if leaf < 0:
+                continue
+            g = node_offsets[t] + leaf
+            for p in range(node_ptr[g], node_ptr[g + 1]):
+                i = members[p]
+                if marker[i] != j:
+                    marker[i] = j
+                    count += 1
+        counts[j] = count
+    return counts
+
+
+@njit(**JIT_OPTIONS)
+def gap_fill_rows(query_leaves, node_offsets, node_ptr, members, weights, n_train, indptr, indices, data):
+    """Write the CSR rows of ``query_leaves`` into ``indices`` / ``data`` at the offsets ``indptr``.
+
+    ``indptr`` (m + 1,) comes from :func:`gap_row_counts` (``indptr[0]`` may be non-zero: a block of a larger
+    matrix). Each row is sorted by training index and is the average over its used trees of the leaf weights.
+    """
+    m, n_trees = query_leaves.shape
+    marker = np.full(n_train, -1, dtype=np.int64)
+    acc = np.zeros(n_train, dtype=np.float64)
+    for j in range(m):
+        start = indptr[j]
+        fill = start
+        used = 0
+        for t in range(n_trees):
+            leaf = query_leaves[j, t]
+            if leaf < 0:
+                continue
+            used += 1
+            g = node_offsets[t] + leaf
+            for p in range(node_ptr[g], node_ptr[g + 1]):
+                i = members[p]
+                if marker[i] != j:
+                    marker[i] = j
+                    indices[fill] = i
+                    fill += 1
+                acc[i] += weights[p]
+        stop = indptr[j + 1]
+        indices[start:stop] = np.sort(indices[start:stop])
+        scale = 1.0 / used if used > 0 else 0.0
+        for p in range(start, stop):
+            i = indices[p]
+            data[p] = acc[i] * scale
+            acc[i] = 0.0
+

@@ -1,0 +1,368 @@
+"""``GapExplainer``: a random forest's prediction as an exact proximity-weighted sum of training targets.
+
+RF-GAP proximities (Rhodes, Cutler & Moon, 2023) turn a fitted scikit-learn forest into an adaptive
+nearest-neighbour model: ``predict(x) = sum_i k(x, i) y_i`` exactly, with ``k(x, .)`` a probability
+vector over the training set. The explanation of ``x`` gives training instance ``i`` the value
+``k(x, i) (y_i - base)``, so ``base + sum_i values[i] = predict(x)``. Trust scores (Rosaler et al., 2023)
+and plots build on the same weights. The derivation is in ``docs/explainers/gap.md``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import shap
+
+from .._base import InstanceExplainer
+from .._explanation import build_explanation
+from .._validation import check_data, check_memory, instance_names
+from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
+from ..proximities import (
+    SUPPORTED_FORESTS,
+    _check_forest,
+    _is_classifier_forest,
+    build_gap_index,
+    encode_target,
+    forest_apply,
+)
+
+__all__ = ["GapExplainer"]
+
+
+class GapExplainer(InstanceExplainer):
+    """Explain random-forest predictions by the training instances they average (RF-GAP proximities).
+
+    Parameters
+    ----------
+    model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
+        A fitted forest, single- or multi-output. ``criterion="absolute_error"`` (median leaves) is refused,
+        and so is any forest whose leaves the training data does not reproduce (``monotonic_cst`` clipping).
+    data : array-like of shape (n_train, n_features)
+        The training data ``X`` the forest was fitted on (same rows, same order).
+    y : array-like of shape (n_train,) or (n_train, n_outputs)
+        The training targets (class labels for classifiers). Required.
+    sample_weight : array-like of shape (n_train,), optional
+        The ``sample_weight`` given to ``fit``. With scikit-learn >= 1.9 and ``bootstrap=True`` the weights
+        only set the bootstrap draw probabilities, which ``estimators_samples_`` already reflects, so they are
+        not needed; with ``bootstrap=False`` or older scikit-learn they multiply the leaf weights and must be
+        passed. Every leaf of every tree is checked at construction, so a wrong ``data``, ``y`` or
+        ``sample_weight`` raises :class:`~shap_instances.exceptions.DataValidationError`.
+    max_memory : float, optional
+        Byte budget for dense arrays (the ``(n, n_train[, k])`` Explanation values); default half the
+        machine's memory.
+    n_jobs : int, optional
+        Threads for the proximity kernel.
+    silent : bool, default=False
+        Unused (no progress bars); kept for the common signature.
+    random_state : None
+        Unused: the explainer is deterministic.
+
+    Attributes
+    ----------
+    index_ : shap_instances.proximities.GapIndex
+        The verified leaf index.
+    targets_ : ndarray of shape (n_train, n_outputs_total)
+        The explained targets: ``y`` (regression) or one-hot class indicators (classification, all outputs
+        concatenated).
+    base_values_ : ndarray of shape (n_outputs_total,)
+        Mean training target (class priors for classifiers).
+    output_names_ : list of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from shap_instances import GapExplainer
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> forest = RandomForestRegressor(50, random_state=0).fit(X[:400], y[:400])
+    >>> ex = GapExplainer(forest, X[:400], y[:400])
+    >>> e = ex(X[400:])
+    >>> e.values.shape
+    (42, 400)
+    >>> bool(np.allclose(e.base_values + e.values.sum(axis=1), forest.predict(X[400:]), atol=1e-10))
+    True
+    >>> P = ex.proximities(X[400:])          # sparse CSR, rows sum to one
+    >>> bool(np.allclose(P.sum(axis=1), 1.0))
+    True
+    """
+
+    auto_priority = 20
+    explained_quantity = (
+        "model.predict(X) for regressors, model.predict_proba(X) for classifiers (all outputs stacked); "
+        "oob_explanation() explains oob_prediction_ / oob_decision_function_."
+    )
+
+    def __init__(self, model, data, y=None, *, sample_weight=None, max_memory=None, n_jobs=None, silent=False,
+                 random_state=None):
+        _check_forest(model)
+        if data is None:
+            raise DataValidationError("data is required: pass the training X the forest was fitted on.")
+        if y is None:
+            raise DataValidationError(
+                "y is required: pass the training targets the forest was fitted on, "
+                "GapExplainer(model, X_train, y_train)."
+            )
+        self.index_ = build_gap_index(model, data, y, sample_weight=sample_weight)
+        names = instance_names(data)
+        super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent, feature_names=names)
+        self.y = y
+        self.sample_weight = sample_weight
+        self.max_memory = max_memory
+        self.train_names_ = names
+        self.n_train_ = self.index_.n_train
+        self.is_classifier_ = _is_classifier_forest(model)
+        y_raw, y_codes = encode_target(model, y, self.n_train_)
+        self.y_codes_ = y_codes
+        if self.is_classifier_:
+            classes = [model.classes_] if model.n_outputs_ == 1 else list(model.classes_)
+            blocks, out_names = [], []
+            for k, cls in enumerate(classes):
+                blocks.append((y_codes[:, [k]] == np.arange(len(cls))[None, :]).astype(np.float64))
+                prefix = "" if model.n_outputs_ == 1 else f"y{k}="
+                out_names += [f"{prefix}{c}" for c in cls]
+            self.targets_ = np.hstack(blocks)
+            self.output_names_ = out_names
+            self.colour_by_ = y_codes[:, 0].astype(np.float64)
+        else:
+            self.targets_ = np.asarray(y_codes, dtype=np.float64)
+            self.output_names_ = [f"y{k}" for k in range(self.targets_.shape[1])]
+            self.colour_by_ = self.targets_[:, 0]
+        self.base_values_ = self.targets_.mean(axis=0)
+        self._oob = None
+
+    @classmethod
+    def supports_model(cls, model, data=None) -> bool:
+        """True for fitted RandomForest / ExtraTrees regressors and classifiers.
+
+        Examples
+        --------
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances import GapExplainer
+        >>> GapExplainer.supports_model(RandomForestRegressor())
+        True
+        """
+        return isinstance(model, SUPPORTED_FORESTS) and getattr(model, "criterion", None) != "absolute_error"
+
+    # ------------------------------------------------------------------ proximities
+    def _check_X(self, X):
+        return check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
+                          n_features=self.model.n_features_in_)
+
+    def proximities(self, X=None, *, dense: bool = False):
+        """RF-GAP proximities: a CSR matrix of shape (m, n_train) whose rows sum to one.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features), optional
+            New points: every tree is used. ``None``: the out-of-bag proximities of the training points,
+            each row averaging the trees where that point is out-of-bag (its weight on itself is 0); rows of
+            points that are in-bag in every tree are empty.
+        dense : bool, default=False
+            Return a dense ndarray instead (checked against ``max_memory`` first).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix or ndarray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from shap_instances import GapExplainer
+        >>> X, y = load_iris(return_X_y=True)
+        >>> forest = RandomForestClassifier(30, oob_score=True, random_state=0).fit(X, y)
+        >>> P = GapExplainer(forest, X, y).proximities()
+        >>> Y = np.eye(3)[y]
+        >>> bool(np.allclose(P @ Y, forest.oob_decision_function_, atol=1e-12)), float(P.diagonal().max())
+        (True, 0.0)
+        """
+        if X is None:
+            if not self.index_.bootstrap:
+                raise DataValidationError(
+                    "The forest was fitted with bootstrap=False, so no training point is out-of-bag and there are "
+                    "no out-of-bag proximities; pass X (proximities(X_train) gives the in-sample ones)."
+                )
+            if self._oob is None:
+                self._oob = self.index_.rows(self.index_.oob_query(), n_jobs=self.n_jobs)
+            matrix = self._oob
+        else:
+            matrix = self.index_.rows(forest_apply(self.model, self._check_X(X)), n_jobs=self.n_jobs)
+        if dense:
+            check_memory(matrix.shape[0] * matrix.shape[1] * 8.0, "A dense proximity matrix",
+                         max_memory=self.max_memory, instead="Use dense=False (sparse CSR) instead.")
+            return matrix.toarray()
+        return matrix
+
+    def oob_counts(self) -> np.ndarray:
+        """Number of trees where each training point is out-of-bag (its OOB row averages those trees)."""
+        return (~self.index_.inbag).sum(axis=1)
+
+    # ------------------------------------------------------------------ predictions
+    def _model_output(self, X):
+        if self.is_classifier_:
+            proba = self.model.predict_proba(X)
+            return np.hstack(proba) if isinstance(proba, list) else proba
+        return self.model.predict(X).reshape(X.shape[0], -1)
+
+    def oob_predictions(self) -> np.ndarray:
+        """Out-of-bag predictions ``P_oob @ targets_`` (n_train, n_outputs_total); NaN where never out-of-bag."""
+        P = self.proximities()
+        out = np.asarray(P @ self.targets_)
+        out[self.oob_counts() == 0] = np.nan
+        return out
+
+    def _sklearn_oob(self):
+        """``oob_prediction_`` / ``oob_decision_function_`` as (n_train, n_outputs_total), or None."""
+        model = self.model
+        attribute = "oob_decision_function_" if self.is_classifier_ else "oob_prediction_"
+        reference = getattr(model, attribute, None)
+        if reference is None:
+            return None
+        reference = np.asarray(reference, dtype=np.float64)
+        if reference.ndim == 3:  # (n, n_classes, n_outputs) of multi-output classifiers
+            reference = reference.transpose(0, 2, 1)
+        reference = reference.reshape(reference.shape[0], -1)
+        return reference if reference.shape == self.targets_.shape else None
+
+    # ------------------------------------------------------------------ explanations
+    def _explanation(self, P, explained, names, t0):
+        n = P.shape[0]
+        k = self.targets_.shape[1]
+        three_d = self.is_classifier_ or k > 1
+        n_bytes = 8.0 * n * self.n_train_ * (k + 1)
+        shape = f"({n}, {self.n_train_}, {k})" if three_d else f"({n}, {self.n_train_})"
+        check_memory(n_bytes, f"The Explanation values of shape {shape}",
+                     max_memory=self.max_memory,
+                     instead="Explain fewer rows at a time, or use ex.proximities(X), the sparse weights.")
+        dense = P.toarray()
+        centred = self.targets_ - self.base_values_
+        if three_d:
+            values = dense[:, :, None] * centred[None, :, :]
+            base = np.broadcast_to(self.base_values_, (n, k))
+            explained = explained.reshape(n, k)
+        else:
+            values = dense * centred[:, 0][None, :]
+            base = np.full(n, self.base_values_[0])
+            explained = explained.reshape(n)
+        del dense
+        return build_explanation(
+            values, base, feature_names=self.train_names_,
+            data=np.broadcast_to(self.colour_by_, (n, self.n_train_)),
+            instance_names=names, output_names=self.output_names_ if three_d else None,
+            explained=explained, atol=1e-10, compute_time=time.perf_counter() - t0,
+        )
+
+    def __call__(self, X) -> shap.Explanation:
+        """Explain ``X``: ``values[j, i] = k(x_j, i) (y_i - base)``, ``base + values.sum(1) == predict``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` of shape (n, n_train) (single-output regression) or (n, n_train, k) (classifiers:
+            one output per class; multi-output: outputs stacked). ``data`` holds the training target (the class
+            index for classifiers) of every training instance, what plots colour by.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import RandomForestClassifier
+        >>> from shap_instances import GapExplainer
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> forest = RandomForestClassifier(30, random_state=0).fit(X[:450], y[:450])
+        >>> e = GapExplainer(forest, X[:450], y[:450])(X[450:460])
+        >>> e.values.shape
+        (10, 450, 2)
+        >>> bool(np.allclose(e.base_values + e.values.sum(1), forest.predict_proba(X[450:460]), atol=1e-12))
+        True
+        """
+        if X is None:
+            return self.oob_explanation()
+        t0 = time.perf_counter()
+        names = instance_names(X, prefix="x")
+        X = self._check_X(X)
+        P = self.proximities(X)
+        return self._explanation(P, self._model_output(X), names, t0)
+
+    def oob_explanation(self, rows=None) -> shap.Explanation:
+        """Explain the out-of-bag predictions of the training points (``ex(None)`` does the same).
+
+        Row ``i`` gives training instance ``j`` the value ``k_oob(i, j) (y_j - base)``, where ``k_oob`` averages
+        the trees in which ``i`` is out-of-bag, so ``base + values.sum(1)`` equals ``oob_prediction_`` (regression)
+        or ``oob_decision_function_`` (classification), and ``values[i, i] = 0``. Training points that are in-bag
+        in every tree get zero values (their explained quantity is the base value; scikit-learn reports 0).
+
+        Parameters
+        ----------
+        rows : array-like of int, optional
+            Training rows to explain (default all of them; the values are dense, (n, n_train[, k])).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances import GapExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> forest = RandomForestRegressor(40, oob_score=True, random_state=0).fit(X, y)
+        >>> e = GapExplainer(forest, X, y).oob_explanation(rows=range(5))
+        >>> bool(np.allclose(e.base_values + e.values.sum(1), forest.oob_prediction_[:5], atol=1e-10))
+        True
+        """
+        t0 = time.perf_counter()
+        P = self.proximities()
+        rows = np.arange(self.n_train_) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_train_):
+            raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train_}), got {rows}.")
+        P = P[rows]
+        reference = self._sklearn_oob()
+        # check against scikit-learn's own out-of-bag predictions when the forest stored them
+        explained = np.asarray(P @ self.targets_) if reference is None else reference[rows].copy()
+        never_oob = self.oob_counts()[rows] == 0
+        if never_oob.any():
+            warnings.warn(
+                f"{int(never_oob.sum())} training points are in-bag in every tree, so they have no out-of-bag "
+                "prediction (scikit-learn reports 0); their explanation is empty and explains the base value. "
+                "Use more trees.", ReconstructionWarning, stacklevel=2)
+            explained[never_oob] = self.base_values_
+        return self._explanation(P, explained, [self.train_names_[i] for i in rows], t0)
+
+    # ------------------------------------------------------------------ trust
+    def trust_scores(self, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9) -> pd.DataFrame:
+        """Proximity-based trust scores of the predictions at ``X`` (Rosaler et al., 2023).
+
+        See :func:`shap_instances.metrics.trust.gap_trust_scores` for the columns.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances import GapExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> forest = RandomForestRegressor(40, random_state=0).fit(X[:400], y[:400])
+        >>> scores = GapExplainer(forest, X[:400], y[:400]).trust_scores(X[400:])
+        >>> list(scores.columns)[:3]
+        ['prediction', 'weighted_oob_error', 'q10']
+        """
+        from ..metrics.trust import gap_trust_scores
+
+        if not self.index_.bootstrap:
+            raise UnsupportedModelError(
+                "Trust scores use out-of-bag errors of the training points, which need a forest fitted with "
+                "bootstrap=True."
+            )
+        index = instance_names(X, prefix="x")
+        X = self._check_X(X)
+        frame = gap_trust_scores(self, X, quantiles=quantiles, level=level)
+        frame.index = index
+        return frame
+

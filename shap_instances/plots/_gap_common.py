@@ -1,0 +1,76 @@
+"""Helpers shared by the GAP plots: turning inputs into weight rows and columns (validation at the boundary)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import shap
+
+from ..exceptions import DataValidationError
+
+
+def weight_matrix(explanation_or_data) -> sp.csr_matrix:
+    """Rows of non-negative weights: a proximity matrix as given, or an Explanation's normalised |values|."""
+    if isinstance(explanation_or_data, shap.Explanation):
+        values = np.abs(np.asarray(explanation_or_data.values, dtype=np.float64))
+        if values.ndim == 1:
+            values = values[None, :]
+        if values.ndim == 3:
+            values = values.sum(axis=2)
+        sums = values.sum(axis=1, keepdims=True)
+        return sp.csr_matrix(values / np.where(sums > 0, sums, 1.0))
+    matrix = explanation_or_data
+    if not sp.issparse(matrix):
+        matrix = np.asarray(matrix, dtype=np.float64)
+        if matrix.ndim == 1:
+            matrix = matrix[None, :]
+        if matrix.ndim != 2:
+            raise DataValidationError(f"weights must be a 1-D row or a 2-D matrix, got shape {matrix.shape}.")
+    matrix = sp.csr_matrix(matrix, dtype=np.float64)
+    if matrix.nnz and (not np.all(np.isfinite(matrix.data)) or matrix.data.min() < 0):
+        raise DataValidationError("weights must be finite and non-negative (RF-GAP proximities are).")
+    return matrix
+
+
+def weight_row(weights, n: int) -> np.ndarray:
+    """One dense row of ``n`` weights from a 1-D array or a one-row (sparse) matrix."""
+    matrix = weight_matrix(weights)
+    if matrix.shape[0] != 1:
+        raise DataValidationError(
+            f"weights must be one row (the proximities of one point), got {matrix.shape[0]} rows; "
+            "pass P[j] for row j."
+        )
+    if matrix.shape[1] != n:
+        raise DataValidationError(f"weights has {matrix.shape[1]} entries but data has {n} rows.")
+    return matrix.toarray().ravel()
+
+
+def column(data, feature):
+    """(values, name) of one feature of ``data`` (DataFrame column name or integer position)."""
+    if isinstance(data, pd.DataFrame):
+        if isinstance(feature, str):
+            if feature not in data.columns:
+                raise DataValidationError(f"feature {feature!r} is not a column of data: {list(data.columns)[:10]}.")
+            return data[feature].to_numpy(dtype=np.float64), feature
+        return data.iloc[:, int(feature)].to_numpy(dtype=np.float64), str(data.columns[int(feature)])
+    array = np.asarray(data, dtype=np.float64)
+    if array.ndim != 2:
+        raise DataValidationError(f"data must be 2-D (n_train, n_features), got shape {array.shape}.")
+    if isinstance(feature, str) or not -array.shape[1] <= int(feature) < array.shape[1]:
+        raise DataValidationError(f"feature must be a column position in [0, {array.shape[1]}), got {feature!r}.")
+    return array[:, int(feature)], f"x{int(feature)}"
+
+
+def point_value(point, data, feature):
+    """The value of ``feature`` at the explained point (Series, 1-D array or one-row DataFrame)."""
+    if point is None:
+        return None
+    if isinstance(point, pd.DataFrame):
+        point = point.iloc[0]
+    if isinstance(point, pd.Series):
+        return float(point[feature] if isinstance(feature, str) else point.iloc[int(feature)])
+    array = np.asarray(point, dtype=np.float64).ravel()
+    if isinstance(feature, str):
+        feature = list(data.columns).index(feature)
+    return float(array[int(feature)])
