@@ -4,6 +4,13 @@ __all__: list[str] = []
 from .gap_cumulative_weight import gap_cumulative_weight  # noqa: E402
 from .gap_weighted_histograms import gap_weighted_histograms  # noqa: E402
 from .gap_weighted_scatter import gap_weighted_scatter  # noqa: E402
+from .isotonic_transform import isotonic_transform  # noqa: E402
 from .trust_deciles import trust_deciles  # noqa: E402
 
-__all__ += ["gap_cumulative_weight", "gap_weighted_histograms", "gap_weighted_scatter", "trust_deciles"]
+__all__ += [
+    "gap_cumulative_weight",
+    "gap_weighted_histograms",
+    "gap_weighted_scatter",
+    "isotonic_transform",
+    "trust_deciles",
+]

@@ -1,0 +1,179 @@
+"""Sparse Isotonic Shapley Regression: kernels vs NumPy twins, closed forms, recovery, the explainer."""
+
+import numpy as np
+import pytest
+import shap
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import isotonic_regression
+from sklearn.linear_model import LinearRegression
+
+from shap_instances import IsotonicShapley
+from shap_instances._kernels.isotonic import coalition_sums, gradient_and_loss, shapley_from_codes, weighted_pava
+from shap_instances.estimators import ExactEstimator
+from shap_instances.estimators._weights import kernel_weights, shapley_weights
+from shap_instances.games import FunctionGame
+from shap_instances.isotonic import gram_eigenvalue, sisr, sisr_from_samples
+
+
+def incidence(p):
+    return ((np.arange(2**p)[:, None] >> np.arange(p)) & 1).astype(float)
+
+
+@pytest.mark.parametrize("p", [2, 3, 4, 7, 9])
+def test_gram_closed_form_matches_brute_force(p):
+    z = incidence(p)
+    weights = kernel_weights(p)[z.sum(1).astype(int)]
+    gram = z.T @ (weights[:, None] * z)
+    harmonic = lambda n: sum(1 / k for k in range(1, n + 1))  # noqa: E731
+    assert np.allclose(np.diag(gram), (p - 1) * harmonic(p - 1) / p)
+    if p > 2:
+        assert np.allclose(gram[0, 1], ((p - 1) * harmonic(p - 2) - (p - 2)) / p)
+    assert np.isclose(np.linalg.eigvalsh(gram)[-1], gram_eigenvalue(p))
+    gram_full = gram + 0.3 * np.ones((p, p))
+    assert np.isclose(np.linalg.eigvalsh(gram_full)[-1], gram_eigenvalue(p, full_weight=0.3))
+
+
+@settings(max_examples=40)
+@given(st.lists(st.tuples(st.floats(-5, 5), st.floats(0.01, 3)), min_size=1, max_size=60))
+def test_pava_matches_scipy(pairs):
+    y, w = (np.array(a) for a in zip(*pairs))
+    np.testing.assert_allclose(weighted_pava(y, w), isotonic_regression(y, weights=w).x, atol=1e-10)
+
+
+def test_bit_kernels_match_dense_incidence_matrix():
+    p = 6
+    rng = np.random.default_rng(0)
+    z = incidence(p)
+    gamma = np.where(rng.random(p) < 0.5, rng.normal(size=p), 0.0)
+    weights, t = rng.random(2**p), rng.normal(size=2**p)
+    codes = np.arange(2**p, dtype=np.int64)
+    support = np.flatnonzero(gamma)
+    np.testing.assert_allclose(coalition_sums(codes, gamma, support), z @ gamma, atol=1e-12)
+    gradient, loss = gradient_and_loss(codes, weights, t, gamma, support, p)
+    np.testing.assert_allclose(gradient, z.T @ (weights * (z @ gamma - t)), atol=1e-10)
+    assert np.isclose(loss, np.sum(weights * (t - z @ gamma) ** 2))
+    values = rng.normal(size=2**p)
+    game = FunctionGame(lambda m: values[m.astype(np.int64) @ (1 << np.arange(p))], p)
+    np.testing.assert_allclose(shapley_from_codes(values, p, *shapley_weights(p)),
+                               ExactEstimator().estimate(game).values[:, 0], atol=1e-12)
+
+
+def test_additive_sparse_game_gives_normalised_shapley_and_linear_transform():
+    beta = np.array([2.0, 0.0, -1.0, 0.0, 0.5, 0.0])
+    v = incidence(6) @ beta
+    result = sisr(v, sparsity=3)
+    np.testing.assert_allclose(result.gamma, beta / np.linalg.norm(beta), atol=1e-8)
+    np.testing.assert_allclose(result.transform_values, v / np.linalg.norm(beta), atol=1e-8)  # linear T
+
+
+TRANSFORMS = {  # name: (T, T^{-1}); payoffs are v = T^{-1}(sum_A gamma + noise), SISR must learn T
+    "5th root": (lambda x: np.sign(x) * np.abs(x) ** 0.2, lambda y: np.sign(y) * np.abs(y) ** 5),
+    "sqrt": (np.sqrt, np.square),
+    "cube": (lambda x: x**3, np.cbrt),
+    "exp": (np.exp, lambda y: np.log(y + 1.0)),
+    "log": (np.log1p, np.expm1),
+}
+
+
+def transformed_game(p, s, transform, noise, seed):
+    rng = np.random.default_rng(seed)
+    gamma = np.zeros(p)
+    support = rng.choice(p, s, replace=False)
+    gamma[support] = rng.uniform(0.3, 1.0, s)
+    gamma /= np.linalg.norm(gamma)
+    transformed = incidence(p) @ gamma + noise * rng.normal(size=2**p)
+    transformed[0] = 0.0
+    return TRANSFORMS[transform][1](np.maximum(transformed, 0.0)), gamma
+
+
+@settings(max_examples=30)
+@given(transform=st.sampled_from(sorted(TRANSFORMS)), p=st.integers(6, 10), s=st.integers(1, 3),
+       noise=st.sampled_from([0.0, 1e-3, 5e-3]), seed=st.integers(0, 1000))
+def test_recovers_monotone_transformed_sparse_games(transform, p, s, noise, seed):
+    v, truth = transformed_game(p, s, transform, noise, seed)
+    result = sisr(v, sparsity=s)
+    assert np.count_nonzero(result.gamma) <= s
+    assert np.isclose(np.linalg.norm(result.gamma), 1.0)
+    assert set(result.support) == set(np.flatnonzero(truth))
+    assert np.all(np.sign(result.gamma[result.support]) == np.sign(truth[result.support]))
+    assert result.gamma @ truth > 0.98
+    history = np.array(result.objective_history)
+    assert np.all(np.diff(history) <= 1e-9 * max(1.0, history[0]))  # the convergence theorem
+
+
+def test_max_game_support_and_ranks():
+    beta = np.array([3.0, 0.0, 2.0, 0.0, 1.0, 0.0, 0.0])
+    z = incidence(7).astype(bool)
+    v = np.where(z, beta, 0.0).max(axis=1)  # Fryer's winner-takes-all payoff
+    result = sisr(v, sparsity=3)
+    assert set(result.support) == {0, 2, 4}
+    assert np.argsort(-result.gamma)[:3].tolist() == [0, 2, 4]  # ranks preserved
+
+
+def test_tied_players_get_support_and_ranks_not_unique_values():
+    beta = np.array([1.0, 1.0, 0.0, 0.5, 0.0])
+    v = np.cbrt(incidence(5) @ beta)
+    result = sisr(v, sparsity=3)
+    assert set(result.support) == {0, 1, 3}
+    assert min(result.gamma[0], result.gamma[1]) > result.gamma[3] > 0
+
+
+def test_shapley_start_avoids_degenerate_solutions_of_the_zero_start():
+    v, truth = transformed_game(10, 3, "5th root", 0.0, seed=3)
+    from_shapley = sisr(v, sparsity=3)
+    from_zero = sisr(v, sparsity=3, init="zero")
+    assert from_shapley.gamma @ truth > from_zero.gamma @ truth
+
+
+def test_ric_and_sampled_variant():
+    v, truth = transformed_game(8, 2, "sqrt", 5e-3, seed=4)
+    result = sisr(v, sparsity="ric")
+    assert set(result.criterion) == set(range(1, 9))
+    assert set(np.flatnonzero(truth)) <= set(result.support)
+    rng = np.random.default_rng(0)
+    masks = rng.random((3000, 24)) < 0.5
+    gamma = np.zeros(24)
+    gamma[[3, 17]] = [0.8, 0.6]
+    payoffs = (masks @ gamma) ** 3
+    sampled = sisr_from_samples(masks, payoffs, np.ones(len(masks)), sparsity=2)
+    assert set(sampled.support) == {3, 17} and sampled.gamma @ gamma > 0.98
+
+
+def test_huber_variant_resists_outlying_payoffs():
+    v, truth = transformed_game(8, 2, "cube", 0.0, seed=5)
+    corrupted = v.copy()
+    corrupted[np.random.default_rng(1).choice(np.arange(1, 255), 5, replace=False)] *= 50
+    robust = sisr(corrupted, sparsity=2, loss="huber")
+    assert set(robust.support) == set(np.flatnonzero(truth))
+
+
+@pytest.mark.parametrize(
+    "values, sparsity, match",
+    [(np.zeros(6), 1, "length 2"), (np.array([0.0, np.nan]), 1, "NaN"), (np.zeros(8), 4, "sparsity must be")],
+)
+def test_bad_input(values, sparsity, match):
+    with pytest.raises(ValueError, match=match):
+        sisr(values, sparsity=sparsity)
+
+
+def test_explainer_uses_shap_payoffs_and_independent_enumeration():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 4))
+    model = LinearRegression().fit(X, np.exp(X[:, 0] + 0.5 * X[:, 2]))
+    background = X[:20]
+    explainer = IsotonicShapley(model, background, sparsity=2)
+    explanation = explainer(X[:2])
+    assert isinstance(explanation, shap.Explanation) and explanation.values.shape == (2, 4)
+    x = X[1]
+    codes = np.arange(16)
+    table = np.array([model.predict(np.where((c >> np.arange(4)) & 1, x, background)).mean() for c in codes])
+    np.testing.assert_allclose(explainer.results_[1].payoffs, table - table[0], atol=1e-12)
+    np.testing.assert_allclose(explanation.values[1], sisr(table, sparsity=2).gamma, atol=1e-12)
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), explanation.values.sum(1))
+
+
+def test_from_game():
+    game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.0, 0.0])), 5)
+    explanation = IsotonicShapley.from_game(game, sparsity=2)()
+    assert np.flatnonzero(explanation.values[0]).tolist() == [0, 1]
