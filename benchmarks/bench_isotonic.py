@@ -4,7 +4,8 @@ Generator (documented in docs/explainers/isotonic.md): s* = 4 active players out
 uniform on [0.3, 1] then normalised, additive in the transformed domain with the poster's Gaussian noise
 model, ``T(v_A) = sum_{j in A} gamma*_j + noise_A`` with ``var(noise_A)`` proportional to ``1 / w_SH(A)``
 (scaled so that singletons have standard deviation ``noise``; the full coalition too), and payoffs seen
-through the inverse of T = sqrt, i.e. ``v_A = (sum_A gamma* + noise_A)_+^2``. SISR is fitted with the oracle sparsity s = s*; affinity is
+through the inverse of T = sqrt, i.e. ``v_A = (sum_A gamma* + noise_A)_+^2``. SISR is fitted with the
+oracle sparsity s = s*; affinity is
 ``100 <gamma_hat, gamma*>`` and support recovery ``|supp(gamma_hat) & supp(gamma*)| / s*``. Averages over
 repetitions. The timing baseline is a plain dense implementation (Z built explicitly, numpy products,
 scipy's isotonic regression) run in the same process for small p.

@@ -31,7 +31,8 @@ def r2_payoffs(X, y):
 
 def bars(ax, names, values, title):
     order = np.argsort(-np.abs(values))
-    ax.barh(np.array(names)[order][::-1], values[order][::-1], color=np.where(values[order][::-1] >= 0, "#ff0d57", "#1e88e5"))
+    shown = values[order][::-1]
+    ax.barh(np.array(names)[order][::-1], shown, color=np.where(shown >= 0, "#ff0d57", "#1e88e5"))
     ax.set_title(title, fontsize=10)
 
 
