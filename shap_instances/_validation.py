@@ -161,3 +161,23 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
             f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
             f"{budget / 2**30:.2f} GiB. {instead}".strip()
         )
+
+
+def model_input(model, X):
+    """``X`` as the model expects it: a DataFrame with its feature names when it was fitted on one.
+
+    Validated arrays lose column names; scikit-learn then warns that X has no valid feature names.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances._validation import model_input
+    >>> model = Ridge().fit(pd.DataFrame({"a": [0.0, 1.0]}), [0.0, 1.0])
+    >>> list(model_input(model, np.zeros((1, 1))).columns)
+    ['a']
+    """
+    names = getattr(model, "feature_names_in_", None)
+    if names is None or isinstance(X, pd.DataFrame) or sp.issparse(X) or np.ndim(X) != 2:
+        return X
+    return pd.DataFrame(X, columns=names)

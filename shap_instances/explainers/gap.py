@@ -18,7 +18,7 @@ import shap
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from .._validation import check_data, check_memory, instance_names
+from .._validation import check_data, check_memory, instance_names, model_input
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
 from ..proximities import (
     SUPPORTED_FORESTS,
@@ -205,9 +205,9 @@ class GapExplainer(InstanceExplainer):
     # ------------------------------------------------------------------ predictions
     def _model_output(self, X):
         if self.is_classifier_:
-            proba = self.model.predict_proba(X)
+            proba = self.model.predict_proba(model_input(self.model, X))
             return np.hstack(proba) if isinstance(proba, list) else proba
-        return self.model.predict(X).reshape(X.shape[0], -1)
+        return self.model.predict(model_input(self.model, X)).reshape(X.shape[0], -1)
 
     def oob_predictions(self) -> np.ndarray:
         """Out-of-bag predictions ``P_oob @ targets_`` (n_train, n_outputs_total); NaN where never out-of-bag."""

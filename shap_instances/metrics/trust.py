@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import check_target
+from .._validation import check_target, model_input
 from ..exceptions import DataValidationError, UnsupportedModelError
 
 __all__ = [
@@ -213,7 +213,7 @@ def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 
     columns = {}
     targets = explainer.targets_
     if not explainer.is_classifier_:
-        pred = explainer.model.predict(X).reshape(X.shape[0], -1)
+        pred = explainer.model.predict(model_input(explainer.model, X)).reshape(X.shape[0], -1)
         k = targets.shape[1]
         suffix = [""] if k == 1 else [f"_{name}" for name in explainer.output_names_]
         for a in range(k):
@@ -228,7 +228,7 @@ def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 
         model = explainer.model
         if model.n_outputs_ != 1:
             raise UnsupportedModelError("Trust scores support single-output classifiers only.")
-        proba = model.predict_proba(X)
+        proba = model.predict_proba(model_input(model, X))
         order = np.argsort(-proba, axis=1, kind="stable")
         predicted, runner_up = order[:, 0], order[:, 1] if proba.shape[1] > 1 else order[:, 0]
         codes = explainer.y_codes_[:, 0]
