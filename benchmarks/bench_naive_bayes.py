@@ -83,7 +83,8 @@ def prepare(X: pd.DataFrame) -> np.ndarray:
     for name in X.columns:
         column = X[name]
         if pd.api.types.is_numeric_dtype(column) and column.nunique() > 10:
-            columns.append(pd.qcut(column, 5, labels=False, duplicates="drop").to_numpy())
+            codes = pd.qcut(column, 5, labels=False, duplicates="drop").to_numpy(dtype=float)
+            columns.append(np.where(np.isnan(codes), np.nanmax(codes) + 1, codes))  # missing: its own bin
         else:
             columns.append(pd.Categorical(column.astype(str)).codes)
     return np.column_stack(columns).astype(float)

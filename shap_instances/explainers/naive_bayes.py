@@ -120,7 +120,10 @@ class NaiveBayesExplainer(InstanceExplainer):
         A = self.contraction_
         weights = self.weights[None, :, None]
         reference = 0.0 if self.woe else (self.expected_terms_ @ A)[None]
-        values = np.concatenate([(self.terms_.terms(chunk, A) - reference) * weights for chunk in _chunks(transformed)])
+        values = np.empty((transformed.shape[0], self.n_features_, A.shape[1]))
+        for start in range(0, transformed.shape[0], _CHUNK):
+            chunk = transformed[start:start + _CHUNK]
+            values[start:start + _CHUNK] = (self.terms_.terms(chunk, A) - reference) * weights
         expected = (self.expected_terms_ @ A) * self.weights[:, None]
         base = self.terms_.class_terms @ A + (0.0 if self.woe else expected.sum(axis=0))
         explained = base + values.sum(axis=1)
