@@ -2,5 +2,6 @@
 
 from ._base import CoalitionMatrix, Game, GameValues
 from .function import FunctionGame
+from .residual import ResidualGame
 
-__all__ = ["Game", "FunctionGame", "CoalitionMatrix", "GameValues"]
+__all__ = ["Game", "FunctionGame", "ResidualGame", "CoalitionMatrix", "GameValues"]

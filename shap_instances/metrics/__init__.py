@@ -1,7 +1,21 @@
-"""Evaluation metrics: deletion curves, removal experiments, trust scores, approximation errors."""
+"""Evaluation metrics: composition and contribution, data values, trust scores, approximation errors."""
 
-__all__: list[str] = []
-from .trust import class_outlier_scores, gap_trust_scores, neighbours_for_weight, trust_decile_table, weighted_quantiles  # noqa: E402
+from .composition import cc_summary, instance_values, normalised_contributions
+from .trust import (
+    class_outlier_scores,
+    gap_trust_scores,
+    neighbours_for_weight,
+    trust_decile_table,
+    weighted_quantiles,
+)
 
-__all__ += ["class_outlier_scores", "gap_trust_scores", "neighbours_for_weight", "trust_decile_table",
-            "weighted_quantiles"]
+__all__ = [
+    "cc_summary",
+    "instance_values",
+    "normalised_contributions",
+    "class_outlier_scores",
+    "gap_trust_scores",
+    "neighbours_for_weight",
+    "trust_decile_table",
+    "weighted_quantiles",
+]

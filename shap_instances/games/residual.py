@@ -1,0 +1,86 @@
+"""``ResidualGame``: players are training instances, the value of a coalition is a residual vector."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+
+from ..exceptions import ShapInstancesWarning
+from ._base import Game
+from ._fast_mean import MeanPath
+from ._fast_ridge import RidgePath
+
+__all__ = ["ResidualGame", "FAST_PATHS"]
+
+#: Exact refit shortcuts, tried in order; each has ``supports(model)``, ``residuals(mask)`` and
+#: ``prefix_residuals(permutation)``.
+FAST_PATHS = (RidgePath, MeanPath)
+
+
+class ResidualGame(Game):
+    """``v(S) = f_S(X_eval) - y_eval``: residuals of the model refitted on the training rows in S.
+
+    ``v(empty)`` is the zero vector by default (so each explained row's values sum to its residual), or
+    ``empty_prediction - y_eval``. A coalition on which the model cannot be fitted (an exception from
+    ``fit``: too few rows, a single class, ...) gets ``v(empty)``; such coalitions are counted in
+    ``n_failed_fits`` and reported once with a warning, so a long run never stops on one subset.
+
+    Ridge (alpha > 0), LinearRegression and DummyRegressor(strategy="mean") use exact shortcuts
+    (``fast_path``); everything else refits clones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.games import ResidualGame
+    >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
+    >>> game = ResidualGame(Ridge(alpha=1.0), X, y)
+    >>> game.full_value.shape, type(game.fast_path).__name__
+    ((4,), 'RidgePath')
+    """
+
+    def __init__(self, model, X, y, X_eval=None, y_eval=None, *, empty_prediction=None, player_names=None,
+                 output_names=None, use_fast_path=True):
+        X_eval, y_eval = (X, y) if X_eval is None else (X_eval, y_eval)
+        super().__init__(len(y), len(y_eval), player_names=player_names, output_names=output_names)
+        self.model, self.X, self.y, self.X_eval, self.y_eval = model, X, y, X_eval, y_eval
+        self.empty = np.zeros(len(y_eval)) if empty_prediction is None else float(empty_prediction) - y_eval
+        paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
+        self.fast_path = paths[0](model, X, y, X_eval, y_eval) if paths else None
+        self.n_failed_fits = 0
+        self._warned = False
+
+    def _fit_residuals(self, mask):
+        if not mask.any():
+            return self.empty
+        if self.fast_path is not None:
+            return self.fast_path.residuals(mask)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fitted = clone(self.model).fit(self.X[mask], self.y[mask])
+            return fitted.predict(self.X_eval) - self.y_eval
+        except Exception as exc:  # noqa: BLE001 - the documented policy: an unfittable subset gets v(empty)
+            self.n_failed_fits += 1
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"{type(self.model).__name__} could not be fitted on a subset of {int(mask.sum())} "
+                              f"training rows ({type(exc).__name__}: {exc}); such subsets get the empty "
+                              "coalition's value (see n_failed_fits).", ShapInstancesWarning, stacklevel=2)
+            return self.empty
+
+    def value_function(self, coalitions):
+        return np.stack([self._fit_residuals(mask) for mask in coalitions])
+
+    def prefix_values(self, permutations):
+        if self.fast_path is None:
+            return super().prefix_values(permutations)
+        permutations = np.asarray(permutations, dtype=np.intp)
+        self.n_evaluations += permutations.size + len(permutations)
+        out = np.empty((len(permutations), self.n_players + 1, self.n_outputs))
+        out[:, 0] = self.empty
+        for r, permutation in enumerate(permutations):
+            out[r, 1:] = self.fast_path.prefix_residuals(permutation)
+        return out

@@ -1,0 +1,173 @@
+"""Residual decomposition against independent computations: sklearn refits, shap's Exact, closed forms."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import shap
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.dummy import DummyRegressor
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.tree import DecisionTreeRegressor
+
+from shap_instances import InstanceKernelExplainer
+from shap_instances.datasets import load_diabetes
+from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
+from shap_instances.games import ResidualGame
+from shap_instances.games._fast_ridge import RidgePath
+from shap_instances.metrics import cc_summary, instance_values, normalised_contributions
+
+
+def diabetes(n, start=0):
+    X, y = load_diabetes()
+    return X.iloc[start:start + n].to_numpy(), y.iloc[start:start + n].to_numpy(dtype=float)
+
+
+def brute_force(model, X, y, X_eval, y_eval):
+    """Shapley values by the permutation definition with scikit-learn refits (independent of the package)."""
+    n = len(y)
+    values = np.zeros((len(y_eval), n))
+
+    def v(members):
+        if not members:
+            return np.zeros(len(y_eval))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            refit = model.__class__(**model.get_params()).fit(X[list(members)], y[list(members)])
+            return refit.predict(X_eval) - y_eval
+
+    cache = {}
+    for order in itertools.permutations(range(n)):
+        members = ()
+        previous = np.zeros(len(y_eval))
+        for player in order:
+            members = tuple(sorted(members + (player,)))
+            if members not in cache:
+                cache[members] = v(members)
+            values[:, player] += cache[members] - previous
+            previous = cache[members]
+    return values / math.factorial(n)
+
+
+@pytest.mark.parametrize("model", [Ridge(alpha=0.3), DecisionTreeRegressor(max_depth=2, random_state=0)])
+def test_exact_equals_brute_force_and_shap_exact(model):
+    X, y = diabetes(6)
+    X_eval, y_eval = diabetes(3, start=100)
+    explanation = InstanceKernelExplainer(model, X, y, method="exact", silent=True)(X_eval, y_eval)
+    np.testing.assert_allclose(explanation.values, brute_force(model, X, y, X_eval, y_eval), atol=1e-10)
+    game = ResidualGame(model, X, y, X_eval, y_eval)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = shap.explainers.Exact(lambda masks: game(masks > 0.5)[:, 0],
+                                          shap.maskers.Independent(np.zeros((1, 6)), max_samples=1))(np.ones((1, 6)))
+    np.testing.assert_allclose(explanation.values[0], reference.values[0], atol=1e-10)
+
+
+@settings(max_examples=15)
+@given(n_permutations=st.integers(2, 30), seed=st.integers(0, 1000), method=st.sampled_from(["permutation", "kernel"]))
+def test_efficiency_for_any_budget(n_permutations, seed, method):
+    X, y = diabetes(30)
+    kwargs = {"n_permutations": n_permutations} if method == "permutation" else {"max_evals": 10 * n_permutations + 40}
+    explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y, method=method, random_state=seed, silent=True, **kwargs)
+    explanation = explainer()
+    full_fit = Ridge(alpha=0.2).fit(X, y).predict(X) - y
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), full_fit, atol=1e-10)
+
+
+def test_mean_model_closed_form():
+    _, y = diabetes(9)
+    X = np.zeros((9, 1))
+    explanation = InstanceKernelExplainer(DummyRegressor(), X, y, method="exact", silent=True)()
+    n = len(y)
+    harmonic = sum(1 / k for k in range(1, n + 1))
+    others = (y.sum() - y) / (n - 1)
+    closed = (y + (harmonic - 1) * (y - others))[None, :] / n - y[:, None] / n
+    np.testing.assert_allclose(explanation.values, closed, atol=1e-12)
+
+
+@pytest.mark.parametrize("model", [Ridge(alpha=0.5), Ridge(alpha=2.0, fit_intercept=False), LinearRegression()])
+def test_fast_path_equals_refits_at_every_prefix(model):
+    X, y = diabetes(25)
+    X_eval, y_eval = diabetes(5, start=200)
+    permutation = np.random.default_rng(0).permutation(25)
+    fast = RidgePath(model, X, y, X_eval, y_eval).prefix_residuals(permutation)
+    tolerance = 1e-10 if isinstance(model, Ridge) else 1e-8  # least squares below rank: min-norm via pinv
+    for t in range(1, 26):  # includes prefixes with fewer rows than the 10 features
+        refit = model.__class__(**model.get_params()).fit(X[permutation[:t]], y[permutation[:t]])
+        np.testing.assert_allclose(fast[t - 1], refit.predict(X_eval) - y_eval, atol=tolerance)
+
+
+def test_symmetry_invariance_and_seeds():
+    X, y = (a.copy() for a in diabetes(7))
+    X[3], y[3] = X[1], y[1]  # a duplicated training row
+    values = InstanceKernelExplainer(Ridge(alpha=0.5), X, y, method="exact", silent=True)().values
+    np.testing.assert_allclose(values[:, 1], values[:, 3], atol=1e-10)
+    order = np.array([6, 2, 0, 5, 1, 4, 3])
+    reordered = InstanceKernelExplainer(Ridge(alpha=0.5), X[order], y[order], method="exact", silent=True)(X, y).values
+    np.testing.assert_allclose(reordered, values[:, order], atol=1e-10)
+    Xl, yl = diabetes(40)
+    runs = [InstanceKernelExplainer(Ridge(), Xl, yl, n_permutations=10, random_state=seed, silent=True)().values
+            for seed in (1, 1, 2)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.array_equal(runs[0], runs[2])
+
+
+def test_unfittable_subsets_get_the_empty_value():
+    X, y = diabetes(6)
+    explainer = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=3), X, y, method="exact", silent=True)
+    with pytest.warns(ShapInstancesWarning, match="could not be fitted"):
+        explanation = explainer()
+    assert explainer.n_failed_fits_ == 6 + 15  # every subset of 1 or 2 rows
+    full_fit = KNeighborsRegressor(n_neighbors=3).fit(X, y).predict(X) - y
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), full_fit, atol=1e-10)
+
+
+def test_checkpoint_resume_through_the_explainer(tmp_path, monkeypatch):
+    X, y = diabetes(30)
+    settings_ = dict(n_permutations=32, random_state=4, silent=True)
+    reference = InstanceKernelExplainer(Ridge(), X, y, **settings_)().values
+    path = tmp_path / "run.pkl"
+    original = RidgePath.prefix_residuals
+    calls = {"n": 0}
+
+    def interrupted(self, permutation):
+        calls["n"] += 1
+        if calls["n"] == 20:  # inside the second batch of 16 permutations
+            raise KeyboardInterrupt
+        return original(self, permutation)
+
+    monkeypatch.setattr(RidgePath, "prefix_residuals", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        InstanceKernelExplainer(Ridge(), X, y, checkpoint=path, **settings_)()
+    monkeypatch.setattr(RidgePath, "prefix_residuals", original)
+    assert path.exists()
+    resumed = InstanceKernelExplainer(Ridge(), X, y, checkpoint=path, **settings_)().values
+    np.testing.assert_array_equal(resumed, reference)
+
+
+def test_metrics():
+    X, y = diabetes(20)
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y, n_permutations=20, random_state=0, silent=True)()
+    summary = cc_summary(explanation)
+    np.testing.assert_allclose(summary["composition_mean"] * 20, summary["residual"], atol=1e-10)
+    normalised = normalised_contributions(explanation)
+    np.testing.assert_allclose(normalised.sum(1), -np.abs(summary["residual"]), atol=1e-10)  # eq. 5 on a row
+    np.testing.assert_allclose(instance_values(explanation), explanation.values.mean(0) ** 2)
+
+
+def test_bad_input():
+    X, y = diabetes(10)
+    with pytest.raises(UnsupportedModelError, match="not a scikit-learn regressor"):
+        InstanceKernelExplainer(LogisticRegression(), X, y > 100)
+    with pytest.raises(DataValidationError, match="y \\(the training targets\\) is required"):
+        InstanceKernelExplainer(Ridge(), X)
+    with pytest.raises(DataValidationError, match="y_eval is required"):
+        InstanceKernelExplainer(Ridge(), X, y)(X)
+    with pytest.raises(ValueError, match="method must be one of"):
+        InstanceKernelExplainer(Ridge(), X, y, method="magic")
+    with pytest.raises(DataValidationError, match="NaN"):
+        InstanceKernelExplainer(Ridge(), np.where(X > 0, np.nan, X), y)
