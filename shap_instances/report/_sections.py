@@ -122,4 +122,57 @@ class ForestProximities:
         context.results["trust_scores"] = scores
 
 
-SECTIONS = [Overview, ForestProximities]
+class ResidualDecomposition:
+    """InstanceKernelExplainer on the linear model: CC plot, helpful and harmful rows, outliers, data values."""
+
+    @staticmethod
+    def applies(context) -> bool:
+        return not context.classification
+
+    @staticmethod
+    def build(report, context) -> None:
+        from sklearn.ensemble import IsolationForest
+
+        from ..explainers.residual import InstanceKernelExplainer
+        from ..metrics import cc_summary, instance_values, normalised_contributions
+        from ..plots import cc_plot
+
+        model = context.linear_model
+        section = report.section(f"Residual decomposition ({type(model).__name__})")
+        explainer = InstanceKernelExplainer(model, context.X_train, context.y_train, random_state=context.seed,
+                                            silent=True)
+        explanation = explainer()
+        summary = cc_summary(explanation)
+        section.text(
+            "Each training residual is split into Shapley contributions of the training rows (the model refit "
+            f"on subsets; {explainer.result_.info.get('n_permutations', 'all')} permutations, exact refits). "
+            "Composition = a residual's share per row; contribution = a row's effect on all residuals, "
+            "positive when it shrinks them (sign-normalised, eq. 5 of Liu & Barnard)."
+        )
+        ax = cc_plot(explanation, show=False, label=str(context.y_train.name or "target"))
+        section.figure(ax.figure, "cc_plot", "CC plot: mean composition against mean contribution per training row.")
+        contribution = summary["contribution_mean"]
+        table = pd.DataFrame({
+            "contribution_mean": contribution,
+            "residual": summary["residual"],
+            "target": np.asarray(context.y_train, dtype=float),
+        }, index=summary.index)
+        section.table(table.sort_values("contribution_mean", ascending=False).head(8),
+                      caption="Most helpful training rows: they shrink the other residuals the most.")
+        section.table(table.sort_values("contribution_mean").head(8),
+                      caption="Most harmful training rows: they enlarge the other residuals the most.")
+        behaviour = normalised_contributions(explanation).T  # one row of contributions per training instance
+        outliers = pd.DataFrame({
+            "by_behaviour": IsolationForest(random_state=context.seed).fit_predict(behaviour) == -1,
+            "by_features": IsolationForest(random_state=context.seed).fit_predict(context.X_train) == -1,
+        }, index=summary.index)
+        counts = pd.crosstab(outliers["by_behaviour"], outliers["by_features"])
+        section.table(counts, caption="IsolationForest outliers on contribution rows (behaviour) against outliers "
+                                      "on the raw features (Liu & Barnard, figure 6).")
+        values = instance_values(explanation)
+        section.table(values.sort_values(ascending=False).head(8).to_frame(),
+                      caption="Data values: the squared mean contribution of each training row (the paper's value).")
+        context.results["cc_summary"] = summary
+
+
+SECTIONS = [Overview, ResidualDecomposition, ForestProximities]
