@@ -74,4 +74,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
         for step in tqdm(steps, desc="report", unit="section", disable=silent, leave=False):
             step.build(report, context)
     report.sections[0].text(f"Computed in {time.perf_counter() - start:.1f} s.")
-    return report.write(out)
+    path = report.write(out)
+    for name, table in context.results.items():  # the full tables behind the report's excerpts
+        table.to_csv(path.parent / f"{name}.csv")
+    return path

@@ -171,8 +171,9 @@ class ResidualDecomposition:
                                       "on the raw features (Liu & Barnard, figure 6).")
         values = instance_values(explanation)
         section.table(values.sort_values(ascending=False).head(8).to_frame(),
-                      caption="Data values: the squared mean contribution of each training row (the paper's value).")
-        context.results["cc_summary"] = summary
+                      caption="Data values: the squared mean contribution of each training row (the paper's value; "
+                              "all rows, with the CC statistics and outlier flags, in instances.csv).")
+        context.results["instances"] = summary.assign(instance_value=values).join(outliers)
 
 
 SECTIONS = [Overview, ResidualDecomposition, ForestProximities]
