@@ -14,6 +14,7 @@ from shap_instances.estimators import ExactEstimator
 from shap_instances.estimators._weights import kernel_weights, shapley_weights
 from shap_instances.games import FunctionGame
 from shap_instances.isotonic import gram_eigenvalue, sisr, sisr_from_samples
+from shap_instances.isotonic._sisr import _gram_matrix, _sphere_minimum
 
 
 def incidence(p):
@@ -32,6 +33,7 @@ def test_gram_closed_form_matches_brute_force(p):
     assert np.isclose(np.linalg.eigvalsh(gram)[-1], gram_eigenvalue(p))
     gram_full = gram + 0.3 * np.ones((p, p))
     assert np.isclose(np.linalg.eigvalsh(gram_full)[-1], gram_eigenvalue(p, full_weight=0.3))
+    np.testing.assert_allclose(_gram_matrix(p, 0.3), gram_full, atol=1e-12)
 
 
 @settings(max_examples=40)
@@ -177,3 +179,17 @@ def test_from_game():
     game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.0, 0.0])), 5)
     explanation = IsotonicShapley.from_game(game, sparsity=2)()
     assert np.flatnonzero(explanation.values[0]).tolist() == [0, 1]
+
+
+@settings(max_examples=30)
+@given(st.integers(1, 5), st.integers(0, 1000))
+def test_sphere_minimum_against_dense_search(k, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(k, k))
+    gram, linear = a @ a.T + 0.1 * np.eye(k), rng.normal(size=k)
+    best = _sphere_minimum(gram, linear)
+    assert np.isclose(np.linalg.norm(best), 1.0)
+    candidates = rng.normal(size=(20000, k))
+    candidates /= np.linalg.norm(candidates, axis=1, keepdims=True)
+    objective = lambda g: g @ gram @ g - 2 * linear @ g  # noqa: E731
+    assert objective(best) <= min(objective(c) for c in candidates) + 1e-9
