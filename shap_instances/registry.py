@@ -200,14 +200,26 @@ def Explainer(model, data=None, algorithm: str = "auto", **kwargs) -> shap.Expla
     if algorithm != "auto":
         return get_explainer(algorithm)(model, data, **kwargs)
     candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
-    for _, cls in candidates:
-        supports = getattr(cls, "supports_model", None)
-        if supports is not None and supports(model, data):
+    for name, cls in candidates:
+        if _supports(name, cls, model, data):
             return cls(model, data, **kwargs)
     raise UnsupportedModelError(
         f"No registered explainer supports a {type(model).__name__} automatically. Pass algorithm= one of "
         f"{', '.join(repr(n) for n, _ in candidates)}."
     )
+
+
+def _supports(name: str, cls: type, model, data) -> bool:
+    """``cls.supports_model(model, data)``; a check that raises counts as "no" (with a warning naming it)."""
+    supports = getattr(cls, "supports_model", None)
+    if supports is None:
+        return False
+    try:
+        return bool(supports(model, data))
+    except Exception as exc:  # noqa: BLE001 - one plugin's faulty check must not break dispatch
+        warnings.warn(f"{name}.supports_model raised {type(exc).__name__}: {exc}; skipping it.", PluginLoadWarning,
+                      stacklevel=3)
+        return False
 
 
 def _clear_cache() -> None:

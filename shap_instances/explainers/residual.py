@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import shap
-from sklearn.base import is_regressor
+from sklearn.base import BaseEstimator, is_regressor
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
@@ -68,7 +68,7 @@ class InstanceKernelExplainer(InstanceExplainer):
 
     def __init__(self, model, data, y=None, *, method="auto", empty_prediction=None, n_permutations=None,
                  max_evals=None, random_state=None, n_jobs=None, silent=False, checkpoint=None):
-        if not is_regressor(model):
+        if not _is_regressor(model):
             raise UnsupportedModelError(
                 f"InstanceKernelExplainer decomposes regression residuals; {type(model).__name__} is not a "
                 "scikit-learn regressor."
@@ -87,7 +87,7 @@ class InstanceKernelExplainer(InstanceExplainer):
     @classmethod
     def supports_model(cls, model, data=None) -> bool:
         """Any scikit-learn regressor (the fallback of automatic dispatch)."""
-        return is_regressor(model)
+        return _is_regressor(model)
 
     def game(self, X_eval=None, y_eval=None) -> ResidualGame:
         """The residual game of the explained rows (the training rows when ``X_eval`` is None)."""
@@ -131,3 +131,7 @@ class InstanceKernelExplainer(InstanceExplainer):
             data=np.broadcast_to(self.y_train_, (game.n_outputs, game.n_players)),
             instance_names=game.output_names, standard_errors=se, explained=result.full_value, atol=1e-9,
         )
+
+
+def _is_regressor(model) -> bool:
+    return isinstance(model, BaseEstimator) and is_regressor(model)
