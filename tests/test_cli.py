@@ -57,3 +57,18 @@ def test_console_script_has_no_traceback(tmp_path):
          "--out", "o.csv"], capture_output=True, text=True,
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_list_shows_builtins_and_the_plugin(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("gap", "naive_bayes", "residual", "isotonic", "knn_shapley"):
+        assert name in out
+    assert "plugin (shap_instances_knn)" in out
+
+
+def test_explain_writes_values(tmp_path):
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--model", "forest", "--rows", "4", "--out", str(out)]) == 0
+    table = pd.read_csv(out, index_col=0)
+    assert table.shape == (4, 1 + 442)  # the base value, then one column per training row
