@@ -19,7 +19,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit, softmax
-from sklearn.linear_model import ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge
+from sklearn.linear_model import (
+    ElasticNet,
+    ElasticNetCV,
+    Lasso,
+    LassoCV,
+    LinearRegression,
+    LogisticRegression,
+    LogisticRegressionCV,
+    Ridge,
+    RidgeCV,
+)
 from sklearn.utils.class_weight import compute_sample_weight
 
 from ..exceptions import DataValidationError, UnsupportedModelError
@@ -27,7 +37,7 @@ from ..exceptions import DataValidationError, UnsupportedModelError
 __all__ = ["LinearObjective", "linear_objective", "SUPPORTED_MODELS"]
 
 #: Model classes (and their subclasses, e.g. ``LassoCV``) the representer explainer understands.
-SUPPORTED_MODELS = (Lasso, ElasticNet, Ridge, LogisticRegression)
+SUPPORTED_MODELS = (Lasso, LassoCV, ElasticNet, ElasticNetCV, Ridge, RidgeCV, LogisticRegression)
 
 
 @dataclass
@@ -77,7 +87,7 @@ def _logistic_l1_ratio(model) -> float:
     """The l1 share of a LogisticRegression penalty, read robustly across scikit-learn versions."""
     penalty = getattr(model, "penalty", "deprecated")
     l1_ratio = getattr(model, "l1_ratio", None)
-    C = float(model.C)
+    C = float(_logistic_C(model))
     if penalty is None or penalty == "none" or not np.isfinite(C):
         raise UnsupportedModelError(
             "RepresenterExplainer needs a regularised model, got an unpenalised LogisticRegression "
@@ -87,7 +97,18 @@ def _logistic_l1_ratio(model) -> float:
         return 1.0
     if penalty == "l2":
         return 0.0
+    if isinstance(model, LogisticRegressionCV):
+        l1_ratio = np.ravel(model.l1_ratio_)[0]
     return 0.0 if l1_ratio is None else float(l1_ratio)
+
+
+def _logistic_C(model) -> float:
+    return float(np.ravel(model.C_)[0]) if isinstance(model, LogisticRegressionCV) else float(model.C)
+
+
+def _fitted(model, name):
+    """``model.name_`` for CV estimators (the selected value), else ``model.name``."""
+    return getattr(model, name + "_") if hasattr(model, name + "_") else getattr(model, name)
 
 
 def _sample_weights(sample_weight, n: int) -> np.ndarray:
@@ -132,7 +153,7 @@ def linear_objective(model, y, sample_weight=None) -> LinearObjective:
         rho = _logistic_l1_ratio(model)
         classes = np.asarray(model.classes_)
         class_sw = compute_sample_weight(model.class_weight, y) if model.class_weight is not None else 1.0
-        weights = float(model.C) * sw * class_sw
+        weights = _logistic_C(model) * sw * class_sw
         unknown = ~np.isin(y, classes)
         if np.any(unknown):
             raise DataValidationError(f"y holds labels {np.unique(y[unknown])[:5]} the model was not fitted on.")
@@ -152,14 +173,14 @@ def linear_objective(model, y, sample_weight=None) -> LinearObjective:
     targets = targets.reshape(n, -1)
     if targets.shape[1] != K:
         raise DataValidationError(f"y has {targets.shape[1]} target columns, the model has {K} outputs.")
-    if isinstance(model, Ridge):
-        alpha = np.broadcast_to(np.asarray(getattr(model, "alpha_", model.alpha), dtype=np.float64), (K,))
+    if isinstance(model, Ridge | RidgeCV):
+        alpha = np.broadcast_to(np.asarray(_fitted(model, "alpha"), dtype=np.float64), (K,))
         if np.any(alpha <= 0):
             raise UnsupportedModelError("Ridge(alpha=0) is unregularised: it has no representer; use alpha > 0.")
         lam1, lam2, weights = np.zeros(K), alpha.copy(), sw
     else:  # Lasso / ElasticNet: (1 / (2 sum(sw))) sum sw_i r_i^2 + alpha rho ||w||_1 + alpha (1 - rho) / 2 ||w||^2
-        alpha = float(getattr(model, "alpha_", model.alpha))
-        rho = 1.0 if isinstance(model, Lasso) else float(getattr(model, "l1_ratio_", model.l1_ratio))
+        alpha = float(_fitted(model, "alpha"))
+        rho = 1.0 if isinstance(model, Lasso | LassoCV) else float(_fitted(model, "l1_ratio"))
         if alpha <= 0:
             raise UnsupportedModelError(f"{type(model).__name__}(alpha=0) is unregularised; use alpha > 0.")
         lam1, lam2, weights = np.full(K, alpha * rho), np.full(K, alpha * (1 - rho)), sw / sw.sum()
