@@ -275,3 +275,17 @@ def test_bad_inputs(diabetes, cancer):
     clf = LogisticRegression().fit(Xc, yc)
     with pytest.raises(DataValidationError, match="labels"):
         RepresenterExplainer(clf, Xc, yc + 5)
+
+
+@pytest.mark.parametrize("module", [
+    "shap_instances.explainers.representer", "shap_instances.explainers._linear_objective",
+    "shap_instances.lowrank._soft_impute", "shap_instances.lowrank._mf_representer",
+    "shap_instances.metrics._deletion", "shap_instances.metrics._influence",
+    "shap_instances.metrics._l2_representer", "shap_instances.metrics._random_scores",
+])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

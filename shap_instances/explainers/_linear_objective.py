@@ -132,7 +132,7 @@ def linear_objective(model, y, sample_weight=None) -> LinearObjective:
     >>> from shap_instances.explainers._linear_objective import linear_objective
     >>> X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0)
     >>> obj = linear_objective(Lasso(alpha=0.1).fit(X, y), y)
-    >>> obj.loss, float(obj.lam1[0]), float(obj.weights.sum())
+    >>> obj.loss, float(obj.lam1[0]), round(float(obj.weights.sum()), 12)
     ('squared', 0.1, 1.0)
     """
     if isinstance(model, LinearRegression) or not isinstance(model, SUPPORTED_MODELS):

@@ -29,6 +29,13 @@ class TopK(NamedTuple):
     """The ``k`` most positive and most negative training instances per explained point.
 
     Arrays are of shape (n_explained, k), ordered from the strongest; indices point into the training data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> top = TopK(np.array([[2, 0]]), np.array([[0.5, 0.1]]), np.array([[1, 3]]), np.array([[-0.4, -0.2]]))
+    >>> top.positive_indices[0].tolist()
+    [2, 0]
     """
 
     positive_indices: np.ndarray
@@ -176,7 +183,14 @@ class RepresenterExplainer(InstanceExplainer):
 
     @classmethod
     def supports_model(cls, model, data=None) -> bool:
-        """Regularised linear scikit-learn models: Lasso, ElasticNet, Ridge, LogisticRegression."""
+        """Regularised linear scikit-learn models: Lasso, ElasticNet, Ridge, LogisticRegression.
+
+        Examples
+        --------
+        >>> from sklearn.linear_model import Lasso, LinearRegression
+        >>> RepresenterExplainer.supports_model(Lasso()), RepresenterExplainer.supports_model(LinearRegression())
+        (True, False)
+        """
         return isinstance(model, SUPPORTED_MODELS)
 
     # ------------------------------------------------------------------ core computation
@@ -222,6 +236,17 @@ class RepresenterExplainer(InstanceExplainer):
         shap.Explanation
             ``values[j, i] = alpha_i k(x_i, x'_j)``, ``base_values`` the intercept, ``data`` the training
             targets (what plots colour by).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Ridge
+        >>> rng = np.random.default_rng(0)
+        >>> X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+        >>> model = Ridge(alpha=1.0).fit(X, y)
+        >>> e = RepresenterExplainer(model, X, y)(X[:2])
+        >>> bool(np.allclose(e.base_values + e.values.sum(1), model.predict(X[:2])))
+        True
         """
         start = time.perf_counter()
         Xq = self._validate_X(X)

@@ -135,6 +135,15 @@ class MatrixFactorizationRepresenter:
         indices : ndarray of int
             Rows of the training interactions.
         scores : ndarray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> U, V = np.eye(3, 2), np.eye(4, 2)
+        >>> rep = MatrixFactorizationRepresenter(U, V, [[0, 0], [0, 1], [1, 1]], [1.0, 0.0, 2.0])
+        >>> idx, scores = rep.attributions(0, 1, mode="item")
+        >>> idx.tolist()
+        [0, 1]
         """
         users_, items_ = check_pairs([[user, item]], shape=(self.user_embeddings_.shape[0],
                                                            self.item_embeddings_.shape[0]))

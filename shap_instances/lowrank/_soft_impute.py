@@ -19,7 +19,14 @@ __all__ = ["SoftImpute", "check_pairs"]
 
 
 def check_pairs(X, name="X", shape=None) -> tuple[np.ndarray, np.ndarray]:
-    """Validate an (n, 2) array of non-negative integer (user, item) indices."""
+    """Validate an (n, 2) array of non-negative integer (user, item) indices.
+
+    Examples
+    --------
+    >>> users, items = check_pairs([[0, 2], [1, 0]])
+    >>> users.tolist(), items.tolist()
+    ([0, 1], [2, 0])
+    """
     arr = np.asarray(X)
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise DataValidationError(f"{name} must be an (n, 2) array of (user, item) indices, got shape {arr.shape}.")
@@ -186,6 +193,17 @@ class SoftImpute(RegressorMixin, BaseEstimator):
         return self.mean_ + np.einsum("ij,ij->i", self.user_factors_[users], self.item_factors_[items])
 
     def residual_matrix(self, X, y) -> sp.csr_matrix:
-        """Sparse ``P_obs(Y - mu - Theta)``: at the optimum ``U^T R = lam V^T`` and ``R V = lam U``."""
+        """Sparse ``P_obs(Y - mu - Theta)``: at the optimum ``U^T R = lam V^T`` and ``R V = lam U``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> pairs = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [2, 1]])
+        >>> ratings = np.array([5.0, 3.0, 4.0, 1.0, 2.0])
+        >>> model = SoftImpute(lam=0.5).fit(pairs, ratings)
+        >>> R = model.residual_matrix(pairs, ratings)
+        >>> bool(np.allclose(model.left_vectors_.T @ R, 0.5 * model.right_vectors_.T, atol=1e-6))
+        True
+        """
         users, items = check_pairs(X, shape=self.shape_)
         return sp.csr_matrix((np.asarray(y, dtype=np.float64) - self.predict(X), (users, items)), shape=self.shape_)
