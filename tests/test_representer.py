@@ -185,6 +185,8 @@ def test_sparse_input_matches_dense(cancer):
     e_sparse = RepresenterExplainer(model, Xs, y)(Xs[:7])
     e_dense = RepresenterExplainer(model, Xs.toarray(), y)(Xs[:7].toarray())
     assert np.allclose(e_sparse.values, e_dense.values, atol=1e-12)
+    mixed = RepresenterExplainer(model, Xs, y)(Xs[:7].toarray())  # sparse training data, dense queries
+    assert np.allclose(mixed.values, e_dense.values, atol=1e-12)
     assert _gap(e_sparse, model, Xs[:7]) < 1e-8
 
 

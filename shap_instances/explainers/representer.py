@@ -206,8 +206,7 @@ class RepresenterExplainer(InstanceExplainer):
                 gram = (Xa_q.multiply(d[None, :]).tocsr() @ self._Xa.T)
                 gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
             else:
-                gram = (Xa_q * d) @ (self._Xa.T if not sp.issparse(self._Xa) else self._Xa.T.toarray())
-                gram = np.asarray(gram)
+                gram = np.asarray(self._Xa @ (Xa_q * d).T).T  # sparse training data stays sparse
             out[:, :, k] = gram * self.global_importance_[:, k][None, :]
             if self.penalised_intercept == "instances":
                 out[:, :, k] += self.intercept_weights_[k] * self.global_importance_[:, k][None, :]
