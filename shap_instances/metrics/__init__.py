@@ -1,5 +1,9 @@
-"""Evaluation metrics: composition and contribution, data values, trust scores, approximation errors."""
+"""Evaluation metrics: composition and contribution, data values, deletion diagnostics, baselines, trust scores."""
 
+from ._deletion import DeletionResult, deletion_diagnostics
+from ._influence import InfluenceFunction, influence_scores
+from ._l2_representer import l2_representer_scores
+from ._random_scores import random_scores
 from .composition import cc_summary, instance_values, normalised_contributions
 from .trust import (
     class_outlier_scores,
@@ -13,6 +17,12 @@ __all__ = [
     "cc_summary",
     "instance_values",
     "normalised_contributions",
+    "DeletionResult",
+    "deletion_diagnostics",
+    "InfluenceFunction",
+    "influence_scores",
+    "l2_representer_scores",
+    "random_scores",
     "class_outlier_scores",
     "gap_trust_scores",
     "neighbours_for_weight",

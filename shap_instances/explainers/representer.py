@@ -1,0 +1,351 @@
+"""High-dimensional representer points for l1, elastic-net and l2 regularised linear models.
+
+``values[j, i] = alpha_i * k(x_i, x'_j)`` with the global importance ``alpha_i`` (the scaled negative loss
+derivative of training point ``i`` at the optimum) and the kernel ``k(x, x') = <d * x, x'>``, where ``d``
+is the inverse of the regulariser's subdifferential on the active set (``|w|`` for the lasso, ``1`` for
+ridge). At the optimum ``base_values + values.sum(1)`` is the model's decision function exactly
+(Tsai et al., 2023, Corollary 2; Yeh et al., 2018). Derivations: ``docs/explainers/representer.md``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._base import InstanceExplainer
+from .._explanation import build_explanation
+from .._validation import check_data, check_fitted, check_memory, check_target, instance_names
+from ..exceptions import DataValidationError, ReconstructionWarning
+from ._linear_objective import SUPPORTED_MODELS, linear_objective
+
+__all__ = ["RepresenterExplainer", "TopK"]
+
+
+class TopK(NamedTuple):
+    """The ``k`` most positive and most negative training instances per explained point.
+
+    Arrays are of shape (n_explained, k), ordered from the strongest; indices point into the training data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> top = TopK(np.array([[2, 0]]), np.array([[0.5, 0.1]]), np.array([[1, 3]]), np.array([[-0.4, -0.2]]))
+    >>> top.positive_indices[0].tolist()
+    [2, 0]
+    """
+
+    positive_indices: np.ndarray
+    positive_values: np.ndarray
+    negative_indices: np.ndarray
+    negative_values: np.ndarray
+
+
+def kernel_weights(coef, lam1, lam2, positive=False):
+    """Diagonal ``d`` of the inverse subdifferential map and the scale ``s`` (``alpha_i = g_i / s``).
+
+    ``w = d * sum_i (g_i / s) x_i`` at the optimum, with ``d_j = s |w_j| / (lam1 + lam2 |w_j|)`` on the
+    support when ``lam1 > 0`` (zero off it) and ``d_j = 1`` for pure l2 (zero off the support when
+    ``positive``). ``s = lam1`` when ``lam1 > 0`` else ``lam2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d, s = kernel_weights(np.array([0.5, 0.0, -2.0]), 0.1, 0.0)
+    >>> d.tolist(), s
+    ([0.5, 0.0, 2.0], 0.1)
+    """
+    absw = np.abs(np.asarray(coef, dtype=np.float64))
+    if lam1 > 0:
+        return lam1 * absw / (lam1 + lam2 * absw), float(lam1)
+    d = np.ones_like(absw)
+    if positive:
+        d[absw == 0] = 0.0
+    return d, float(lam2)
+
+
+class RepresenterExplainer(InstanceExplainer):
+    """Explain a regularised linear model's decision function by its training instances.
+
+    Parameters
+    ----------
+    model : Lasso, ElasticNet, Ridge or LogisticRegression (or a CV variant), fitted
+        The model; l1 and elastic-net models use the high-dimensional representer (Tsai et al., 2023),
+        l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused.
+    data : array-like or scipy.sparse matrix of shape (n_train, p)
+        The training data the model was fitted on (sparse stays sparse).
+    y : array-like of shape (n_train,) or (n_train, n_targets)
+        The training targets the model was fitted on (required: the global importances depend on them).
+    sample_weight : array-like of shape (n_train,), optional
+        The sample weights passed to ``fit``, if any.
+    penalised_intercept : {"base", "instances"}, default="base"
+        For liblinear (whose intercept is penalised and therefore itself a representer sum): keep the
+        intercept as ``base_values`` ("base"), or spread it over the training instances ("instances",
+        then ``base_values`` is 0).
+    atol : float, default=1e-6
+        Relative reconstruction gap above which a :class:`~shap_instances.exceptions.ReconstructionWarning`
+        is issued (the solver stopped far from the optimum: refit with a smaller ``tol``).
+    random_state, n_jobs, silent
+        See :class:`~shap_instances._base.InstanceExplainer`.
+
+    Attributes
+    ----------
+    global_importance_ : ndarray of shape (n_train, K)
+        ``alpha_i`` per output.
+    kernel_weights_ : ndarray of shape (K, p)
+        ``d`` per output: ``k(x, x') = <d * x, x'>``.
+    optimality_violation_ : float
+        ``max |w_rep - w| / max |w|`` where ``w_rep = d * sum_i alpha_i x_i``: zero at the exact optimum.
+    reconstruction_gap_ : float
+        The relative efficiency gap of the last explanation (``nan`` before the first call).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import Lasso
+    >>> from shap_instances.explainers.representer import RepresenterExplainer
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = Lasso(alpha=0.01, tol=1e-12, max_iter=100_000).fit(X, y)
+    >>> ex = RepresenterExplainer(model, X, y)
+    >>> e = ex(X[:3])
+    >>> e.values.shape
+    (3, 442)
+    >>> bool(np.allclose(e.base_values + e.values.sum(1), model.predict(X[:3])))
+    True
+    """
+
+    auto_priority: ClassVar[int] = 30
+    explained_quantity: ClassVar[str] = "the decision function (log-odds for logistic models, prediction otherwise)"
+
+    def __init__(self, model, data, y=None, *, sample_weight=None, penalised_intercept="base", atol=1e-6,
+                 random_state=None, n_jobs=None, silent=False):
+        super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
+        check_fitted(model)
+        if not isinstance(model, SUPPORTED_MODELS):
+            linear_objective(model, np.zeros(1))  # raises the UnsupportedModelError with the explanation
+        if penalised_intercept not in ("base", "instances"):
+            raise DataValidationError(
+                f"penalised_intercept must be 'base' or 'instances', got {penalised_intercept!r}."
+            )
+        if not (np.isscalar(atol) and atol > 0):
+            raise DataValidationError(f"atol must be a positive number, got {atol!r}.")
+        if y is None:
+            raise DataValidationError(
+                "RepresenterExplainer needs y, the training targets the model was fitted on: "
+                "RepresenterExplainer(model, X_train, y_train)."
+            )
+        n_features = np.asarray(model.coef_).shape[-1]
+        self._X = check_data(data, name="data", allow_sparse=True, n_features=n_features)
+        n = self._X.shape[0]
+        y_arr = np.asarray(y)
+        if y_arr.shape[0] != n:
+            raise DataValidationError(f"y has {y_arr.shape[0]} rows, data has {n}; pass the targets of data.")
+        if y_arr.dtype.kind in "fc":
+            check_target(y_arr, n)
+        self.penalised_intercept = penalised_intercept
+        self.atol = float(atol)
+        self.objective_ = obj = linear_objective(model, y_arr, sample_weight)
+        self.instance_names_ = instance_names(data)
+        self.output_names_ = obj.output_names
+
+        F = obj.decision(self._X)
+        g = obj.negative_gradient(F)  # (n, K)
+        K = obj.coef.shape[0]
+        self.kernel_weights_ = np.empty_like(obj.coef)
+        self.global_importance_ = np.empty_like(g)
+        scales = np.empty(K)
+        for k in range(K):
+            self.kernel_weights_[k], scales[k] = kernel_weights(obj.coef[k], obj.lam1[k], obj.lam2[k], obj.positive)
+            self.global_importance_[:, k] = g[:, k] / scales[k]
+        # The representer reconstruction of the coefficients and its distance to the fitted ones.
+        Xt_alpha = np.asarray(self._X.T @ self.global_importance_).T  # (K, p)
+        self.coef_reconstruction_ = self.kernel_weights_ * Xt_alpha
+        scale = max(float(np.max(np.abs(obj.coef))), 1e-300)
+        self.optimality_violation_ = float(np.max(np.abs(self.coef_reconstruction_ - obj.coef)) / scale)
+        # liblinear: the synthetic feature a = intercept_scaling carries weight b / a, penalised like w.
+        self.intercept_weights_ = np.zeros(K)
+        if obj.intercept_scaling is not None:
+            a = obj.intercept_scaling
+            for k in range(K):
+                d_b, _ = kernel_weights(np.array([obj.intercept[k] / a]), obj.lam1[k], obj.lam2[k])
+                self.intercept_weights_[k] = d_b[0] * a * a
+        self.intercept_reconstruction_ = self.intercept_weights_ * self.global_importance_.sum(axis=0)
+        # Precompute the projected training data sqrt(d) * x on the union of active coordinates.
+        active = np.flatnonzero(np.any(self.kernel_weights_ != 0, axis=0))
+        self.active_features_ = active
+        Xa = self._X[:, active]
+        self._Xa = Xa.tocsr() if sp.issparse(Xa) else np.ascontiguousarray(Xa)
+        self.reconstruction_gap_ = float("nan")
+
+    @classmethod
+    def supports_model(cls, model, data=None) -> bool:
+        """Regularised linear scikit-learn models: Lasso, ElasticNet, Ridge, LogisticRegression.
+
+        Examples
+        --------
+        >>> from sklearn.linear_model import Lasso, LinearRegression
+        >>> RepresenterExplainer.supports_model(Lasso()), RepresenterExplainer.supports_model(LinearRegression())
+        (True, False)
+        """
+        return isinstance(model, SUPPORTED_MODELS)
+
+    # ------------------------------------------------------------------ core computation
+    def _values_block(self, Xq) -> np.ndarray:
+        """Representer values for validated rows ``Xq`` (sparse or dense): shape (m, n_train, K)."""
+        obj = self.objective_
+        K = obj.coef.shape[0]
+        Xa_q = Xq[:, self.active_features_]
+        out = np.empty((Xq.shape[0], self._X.shape[0], K))
+        for k in range(K):
+            d = self.kernel_weights_[k, self.active_features_]
+            if sp.issparse(Xa_q):
+                gram = (Xa_q.multiply(d[None, :]).tocsr() @ self._Xa.T)
+                gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
+            else:
+                gram = np.asarray(self._Xa @ (Xa_q * d).T).T  # sparse training data stays sparse
+            out[:, :, k] = gram * self.global_importance_[:, k][None, :]
+            if self.penalised_intercept == "instances":
+                out[:, :, k] += self.intercept_weights_[k] * self.global_importance_[:, k][None, :]
+        return out
+
+    def _base(self) -> np.ndarray:
+        obj = self.objective_
+        if self.penalised_intercept == "instances" and obj.intercept_scaling is not None:
+            return np.zeros_like(obj.intercept)
+        return obj.intercept
+
+    def _validate_X(self, X):
+        return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1])
+
+    def __call__(self, X, *, max_memory=None):
+        """Explain the rows of ``X``: an Explanation of shape (n, n_train) or (n, n_train, K).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+        max_memory : float, optional
+            Byte budget of the dense values (default: half the machine's memory).
+
+        Returns
+        -------
+        shap.Explanation
+            ``values[j, i] = alpha_i k(x_i, x'_j)``, ``base_values`` the intercept, ``data`` the training
+            targets (what plots colour by).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Ridge
+        >>> rng = np.random.default_rng(0)
+        >>> X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+        >>> model = Ridge(alpha=1.0).fit(X, y)
+        >>> e = RepresenterExplainer(model, X, y)(X[:2])
+        >>> bool(np.allclose(e.base_values + e.values.sum(1), model.predict(X[:2])))
+        True
+        """
+        start = time.perf_counter()
+        Xq = self._validate_X(X)
+        obj = self.objective_
+        n, n_train, K = Xq.shape[0], self._X.shape[0], obj.coef.shape[0]
+        check_memory(8.0 * n * n_train * K * 2, f"representer values of {n} x {n_train} x {K}",
+                     max_memory=max_memory,
+                     instead="Use explainer.top_k(X, k), which works in chunks, or explain fewer rows at once.")
+        values = self._values_block(Xq)
+        explained = obj.decision(Xq)
+        base = np.broadcast_to(self._base(), (n, K))
+        colour = np.broadcast_to(self._colour_by(), (n, n_train))
+        if obj.squeeze:
+            values, explained, base = values[:, :, 0], explained[:, 0], base[:, 0]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ReconstructionWarning)
+            explanation = build_explanation(
+                values, base, feature_names=self.instance_names_, data=colour,
+                instance_names=instance_names(X, prefix="explained"), output_names=None if obj.squeeze
+                else self.output_names_, explained=explained, atol=self.atol, on_violation="warn",
+                compute_time=time.perf_counter() - start,
+            )
+        total = base + values.sum(axis=1)
+        self.reconstruction_gap_ = float(np.max(np.abs(total - explained) / np.maximum(1.0, np.abs(explained))))
+        for w in caught:
+            if issubclass(w.category, ReconstructionWarning):
+                warnings.warn(
+                    f"{w.message} The solver of {type(self.model).__name__} stopped before the optimum "
+                    f"(optimality violation {self.optimality_violation_:.3g}); refit with a smaller tol "
+                    "(and a larger max_iter) for an exact decomposition.",
+                    ReconstructionWarning, stacklevel=2,
+                )
+            else:  # pragma: no cover - pass other warnings through
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return explanation
+
+    def _colour_by(self) -> np.ndarray:
+        """Per training instance: the regression target, or the class index (what plots colour by)."""
+        t = self.objective_.targets
+        if self.objective_.loss == "squared":
+            return t[:, 0]
+        if t.shape[1] == 1:
+            return t[:, 0]
+        return np.argmax(t, axis=1).astype(np.float64)
+
+    def top_k(self, X, k=5, *, output=None, chunk_size=256) -> TopK:
+        """The ``k`` most positive and most negative training instances for each row of ``X``.
+
+        Works in chunks of ``chunk_size`` explained rows with ``np.argpartition`` (no full sort), so memory
+        stays ``chunk_size x n_train``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, p)
+        k : int, default=5
+        output : int or class label, optional
+            Which output of a multi-output model (required when there are several).
+        chunk_size : int, default=256
+
+        Returns
+        -------
+        TopK
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Ridge
+        >>> rng = np.random.default_rng(0)
+        >>> X, y = rng.normal(size=(50, 4)), rng.normal(size=50)
+        >>> ex = RepresenterExplainer(Ridge(alpha=1.0).fit(X, y), X, y)
+        >>> top = ex.top_k(X[:2], k=3)
+        >>> top.positive_indices.shape
+        (2, 3)
+        """
+        Xq = self._validate_X(X)
+        n_train = self._X.shape[0]
+        K = self.objective_.coef.shape[0]
+        if not (isinstance(k, int | np.integer) and 1 <= k <= n_train):
+            raise DataValidationError(f"k must be an integer in [1, {n_train}], got {k!r}.")
+        if K == 1:
+            out_index = 0
+        elif output is None:
+            raise DataValidationError(f"The model has {K} outputs {self.output_names_}; pass output=.")
+        elif self.output_names_ is not None and str(output) in self.output_names_:
+            out_index = self.output_names_.index(str(output))
+        elif isinstance(output, int | np.integer) and 0 <= output < K:
+            out_index = int(output)
+        else:
+            raise DataValidationError(f"output={output!r} is not one of {self.output_names_} nor an index < {K}.")
+        n = Xq.shape[0]
+        result = [np.empty((n, k), dtype=np.intp), np.empty((n, k)), np.empty((n, k), dtype=np.intp),
+                  np.empty((n, k))]
+        for start in range(0, n, chunk_size):
+            block = self._values_block(Xq[start:start + chunk_size])[:, :, out_index]
+            rows = np.arange(block.shape[0])[:, None]
+            for slot, sign in ((0, -1.0), (2, 1.0)):  # argpartition finds the smallest: negate for the largest
+                part = np.argpartition(sign * block, k - 1, axis=1)[:, :k]
+                order = np.argsort(sign * block[rows, part], axis=1, kind="stable")
+                idx = part[rows, order]
+                result[slot][start:start + block.shape[0]] = idx
+                result[slot + 1][start:start + block.shape[0]] = block[rows, idx]
+        return TopK(*result)
+

@@ -1,0 +1,293 @@
+"""RepresenterExplainer: reconstruction at the optimum, scalings, kernels, sparse input, top-k, bad inputs."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
+from sklearn.linear_model import ElasticNet, Lasso, LassoCV, LinearRegression, LogisticRegression, Ridge
+from sklearn.preprocessing import StandardScaler
+
+import shap_instances as si
+from shap_instances.exceptions import (
+    DataValidationError,
+    MemoryBudgetError,
+    NotFittedError,
+    ReconstructionWarning,
+    UnsupportedModelError,
+)
+from shap_instances.explainers.representer import RepresenterExplainer
+
+
+def _gap(e, model, X):
+    f = model.decision_function(X) if hasattr(model, "decision_function") else model.predict(X)
+    return np.max(np.abs(e.base_values + e.values.sum(axis=1) - f))
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _fit(model, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning / FutureWarning of deprecated parameters
+        return model.fit(X, y, **kw)
+
+
+def test_lasso_reconstruction_and_paper_formula(diabetes):
+    X, y = diabetes
+    model = _fit(Lasso(alpha=0.05, tol=1e-12, max_iter=10**6), X, y)
+    ex = RepresenterExplainer(model, X, y)
+    e = ex(X[:25])
+    assert _gap(e, model, X[:25]) < 1e-8
+    assert np.allclose(e.base_values, model.intercept_)
+    # Corollary 2 written out independently: alpha_i = -l'/(n lam), k = <sqrt|w| x_i, sqrt|w| x'>.
+    n, lam, w = X.shape[0], model.alpha, model.coef_
+    alpha = (y - model.predict(X)) / (n * lam)
+    j = 3
+    expected = alpha * ((np.sqrt(np.abs(w)) * X) @ (np.sqrt(np.abs(w)) * X[j]))
+    assert np.allclose(e.values[j], expected, rtol=1e-10, atol=1e-12)
+    assert e.values.shape == (25, n)
+    assert ex.optimality_violation_ < 1e-8
+
+
+def test_lasso_sample_weight_and_positive(diabetes):
+    X, y = diabetes
+    sw = np.random.default_rng(0).uniform(0.2, 3.0, len(y))
+    model = _fit(Lasso(alpha=0.05, tol=1e-12, max_iter=10**6), X, y, sample_weight=sw)
+    assert _gap(RepresenterExplainer(model, X, y, sample_weight=sw)(X[:10]), model, X[:10]) < 1e-8
+    # ignoring the weights breaks the identity: the test can fail
+    unweighted = RepresenterExplainer(model, X, y)
+    assert unweighted.optimality_violation_ > 1e-3
+    pos = _fit(Lasso(alpha=0.05, tol=1e-12, max_iter=10**6, positive=True), X, y)
+    assert _gap(RepresenterExplainer(pos, X, y)(X[:10]), pos, X[:10]) < 1e-8
+
+
+def test_lasso_cv_variant(diabetes):
+    X, y = diabetes
+    model = _fit(LassoCV(alphas=[0.01, 0.1], tol=1e-12, max_iter=10**6, cv=3), X, y)
+    assert _gap(RepresenterExplainer(model, X, y)(X[:5]), model, X[:5]) < 1e-8
+
+
+def test_elastic_net_kernel(diabetes):
+    X, y = diabetes
+    sw = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
+    model = _fit(ElasticNet(alpha=0.01, l1_ratio=0.3, tol=1e-12, max_iter=10**6), X, y, sample_weight=sw)
+    ex = RepresenterExplainer(model, X, y, sample_weight=sw)
+    assert _gap(ex(X[:10]), model, X[:10]) < 1e-8
+    l1, l2 = 0.01 * 0.3, 0.01 * 0.7
+    w = model.coef_
+    assert np.allclose(ex.kernel_weights_[0], l1 * np.abs(w) / (l1 + l2 * np.abs(w)))
+
+
+def test_ridge_reconstruction_and_multitarget(diabetes):
+    X, y = diabetes
+    sw = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    model = Ridge(alpha=0.7).fit(X, y, sample_weight=sw)
+    ex = RepresenterExplainer(model, X, y, sample_weight=sw)
+    e = ex(X[:10])
+    assert _gap(e, model, X[:10]) < 1e-8
+    # l2: alpha_i = s_i r_i / alpha, k = <x_i, x'>
+    alpha = sw * (y - model.predict(X)) / 0.7
+    assert np.allclose(e.values[0], alpha * (X @ X[0]))
+    Y = np.column_stack([y, -2 * y + 1])
+    multi = Ridge(alpha=[0.5, 2.0]).fit(X, Y)
+    em = RepresenterExplainer(multi, X, Y)(X[:4])
+    assert em.values.shape == (4, len(y), 2)
+    assert np.max(np.abs(em.base_values + em.values.sum(1) - multi.predict(X[:4]))) < 1e-8
+
+
+def test_saga_l1_logistic(cancer):
+    X, y = cancer
+    model = _fit(LogisticRegression(l1_ratio=1.0, solver="saga", C=0.3, tol=1e-12, max_iter=10**5), X, y)
+    ex = RepresenterExplainer(model, X, y)
+    e = ex(X[:20])
+    assert _gap(e, model, X[:20]) < 1e-8
+    assert np.count_nonzero(ex.kernel_weights_) == np.count_nonzero(model.coef_) < X.shape[1]
+    # global importance = C (y - p) / lam1 with lam1 = 1
+    p = model.predict_proba(X)[:, 1]
+    assert np.allclose(ex.global_importance_[:, 0], 0.3 * (y - p))
+
+
+def test_deprecated_penalty_parameter_matches_l1_ratio(cancer):
+    X, y = cancer
+    new = _fit(LogisticRegression(l1_ratio=1.0, solver="saga", C=0.3, tol=1e-10, max_iter=10**5), X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old = _fit(LogisticRegression(penalty="l1", solver="saga", C=0.3, tol=1e-10, max_iter=10**5), X, y)
+    a = RepresenterExplainer(new, X, y).kernel_weights_
+    b = RepresenterExplainer(old, X, y).kernel_weights_
+    assert np.allclose(a, b, atol=1e-6) and np.count_nonzero(b) < X.shape[1]
+
+
+def test_l2_logistic_and_class_weight(cancer):
+    X, y = cancer
+    model = LogisticRegression(C=0.5, solver="newton-cholesky", tol=1e-12, max_iter=1000).fit(X, y)
+    assert _gap(RepresenterExplainer(model, X, y)(X[:20]), model, X[:20]) < 1e-8
+    bal = LogisticRegression(C=0.5, solver="newton-cholesky", tol=1e-12, class_weight="balanced").fit(X, y)
+    assert _gap(RepresenterExplainer(bal, X, y)(X[:5]), bal, X[:5]) < 1e-8
+
+
+def test_elasticnet_logistic(cancer):
+    X, y = cancer
+    model = _fit(LogisticRegression(l1_ratio=0.5, solver="saga", C=0.3, tol=1e-12, max_iter=10**5), X, y)
+    assert _gap(RepresenterExplainer(model, X, y)(X[:10]), model, X[:10]) < 1e-8
+
+
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.0])
+def test_multinomial_per_class(wine, l1_ratio):
+    X, y = wine
+    solver = "saga" if l1_ratio else "newton-cholesky"
+    model = _fit(LogisticRegression(l1_ratio=l1_ratio, solver=solver, C=0.5, tol=1e-12, max_iter=10**5), X, y)
+    e = RepresenterExplainer(model, X, y)(X[:6])
+    assert e.values.shape == (6, X.shape[0], 3)
+    assert list(e.output_names) == ["0", "1", "2"]
+    f = model.decision_function(X[:6])
+    for k in range(3):
+        assert np.max(np.abs(e.base_values[:, k] + e.values[:, :, k].sum(1) - f[:, k])) < 1e-8
+
+
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.0])
+def test_liblinear_intercept_identity(cancer, l1_ratio):
+    X, y = cancer
+    model = _fit(LogisticRegression(l1_ratio=l1_ratio, solver="liblinear", C=0.5, tol=1e-12, max_iter=10**5,
+                                    intercept_scaling=3.0), X, y)
+    ex = RepresenterExplainer(model, X, y)
+    # the penalised intercept is itself a representer sum: b = d_b a^2 sum_i alpha_i
+    assert abs(ex.intercept_reconstruction_[0] - model.intercept_[0]) < 1e-6 * max(1, abs(model.intercept_[0]))
+    assert _gap(ex(X[:10]), model, X[:10]) < 1e-6
+    spread = RepresenterExplainer(model, X, y, penalised_intercept="instances")(X[:10])
+    assert np.all(spread.base_values == 0)
+    assert _gap(spread, model, X[:10]) < 1e-6
+
+
+def test_sparse_input_matches_dense(cancer):
+    X, y = cancer
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0.0))
+    model = _fit(LogisticRegression(l1_ratio=1.0, solver="saga", C=0.3, tol=1e-12, max_iter=10**5), Xs, y)
+    e_sparse = RepresenterExplainer(model, Xs, y)(Xs[:7])
+    e_dense = RepresenterExplainer(model, Xs.toarray(), y)(Xs[:7].toarray())
+    assert np.allclose(e_sparse.values, e_dense.values, atol=1e-12)
+    mixed = RepresenterExplainer(model, Xs, y)(Xs[:7].toarray())  # sparse training data, dense queries
+    assert np.allclose(mixed.values, e_dense.values, atol=1e-12)
+    assert _gap(e_sparse, model, Xs[:7]) < 1e-8
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 10_000), n=st.integers(20, 60), p=st.integers(5, 40),
+       density=st.floats(0.05, 0.5), frac=st.floats(0.02, 0.5))
+def test_hypothesis_random_sparse_lasso(seed, n, p, density, frac):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=density, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    y = rng.normal(size=n)
+    alpha_max = np.max(np.abs(X.T @ (y - y.mean()))) / n
+    model = _fit(Lasso(alpha=max(frac * alpha_max, 1e-4), tol=1e-12, max_iter=10**6), X, y)
+    e = RepresenterExplainer(model, X, y)(X[:5])
+    assert _gap(e, model, X[:5]) < 1e-7
+    # off the active set the kernel is blind: features with w_j = 0 never matter
+    assert np.all(RepresenterExplainer(model, X, y).kernel_weights_[0][model.coef_ == 0] == 0)
+
+
+def test_warns_when_solver_stopped_early(diabetes):
+    X, y = diabetes
+    model = _fit(Lasso(alpha=0.01, tol=1e-1, max_iter=3), X, y)
+    with pytest.warns(ReconstructionWarning, match="smaller tol"):
+        RepresenterExplainer(model, X, y)(X[:5])
+
+
+def test_top_k_agrees_with_full_sort(cancer):
+    X, y = cancer
+    model = LogisticRegression(C=0.5, solver="newton-cholesky", tol=1e-10).fit(X, y)
+    ex = RepresenterExplainer(model, X, y)
+    values = ex(X[:9]).values
+    top = ex.top_k(X[:9], k=4, chunk_size=4)
+    order = np.argsort(-values, axis=1)[:, :4]
+    assert np.array_equal(top.positive_indices, order)
+    assert np.allclose(top.positive_values, np.take_along_axis(values, order, 1))
+    neg = np.argsort(values, axis=1)[:, :4]
+    assert np.array_equal(top.negative_indices, neg)
+
+
+def test_top_k_multiclass_needs_output(wine):
+    X, y = wine
+    model = LogisticRegression(C=0.5, solver="newton-cholesky").fit(X, y)
+    ex = RepresenterExplainer(model, X, y)
+    with pytest.raises(DataValidationError, match="output"):
+        ex.top_k(X[:2], 3)
+    top = ex.top_k(X[:2], 3, output=2)
+    assert np.allclose(top.positive_values, np.sort(ex(X[:2]).values[:, :, 2], axis=1)[:, ::-1][:, :3])
+
+
+def test_registry_and_dispatch(diabetes):
+    X, y = diabetes
+    model = Ridge().fit(X, y)
+    assert si.list_explainers()["representer"] is RepresenterExplainer
+    ex = si.Explainer(model, X, algorithm="representer", y=y)
+    assert isinstance(ex, RepresenterExplainer)
+    assert RepresenterExplainer.supports_model(model) and not RepresenterExplainer.supports_model(object())
+
+
+def test_bad_inputs(diabetes, cancer):
+    X, y = diabetes
+    model = Lasso(alpha=0.1).fit(X, y)
+    with pytest.raises(DataValidationError, match="needs y"):
+        RepresenterExplainer(model, X)
+    with pytest.raises(UnsupportedModelError, match="LinearRegression"):
+        RepresenterExplainer(LinearRegression().fit(X, y), X, y)
+    with pytest.raises(NotFittedError):
+        RepresenterExplainer(Lasso(), X, y)
+    with pytest.raises(DataValidationError, match="columns"):
+        RepresenterExplainer(model, X[:, :3], y)
+    with pytest.raises(DataValidationError, match="rows"):
+        RepresenterExplainer(model, X, y[:10])
+    with pytest.raises(DataValidationError, match="penalised_intercept"):
+        RepresenterExplainer(model, X, y, penalised_intercept="nope")
+    with pytest.raises(DataValidationError, match="sample_weight"):
+        RepresenterExplainer(model, X, y, sample_weight=np.ones(3))
+    ex = RepresenterExplainer(model, X, y)
+    with pytest.raises(DataValidationError, match="columns"):
+        ex(X[:2, :4])
+    with pytest.raises(DataValidationError):
+        ex(np.full((1, X.shape[1]), np.nan))
+    with pytest.raises(MemoryBudgetError, match="top_k"):
+        ex(X[:5], max_memory=100)
+    with pytest.raises(DataValidationError, match="k must"):
+        ex.top_k(X[:2], k=0)
+    Xc, yc = cancer
+    unpenalised = _fit(LogisticRegression(C=np.inf, max_iter=50), Xc, yc)
+    with pytest.raises(UnsupportedModelError, match="regularised"):
+        RepresenterExplainer(unpenalised, Xc, yc)
+    clf = LogisticRegression().fit(Xc, yc)
+    with pytest.raises(DataValidationError, match="labels"):
+        RepresenterExplainer(clf, Xc, yc + 5)
+
+
+@pytest.mark.parametrize("module", [
+    "shap_instances.explainers.representer", "shap_instances.explainers._linear_objective",
+    "shap_instances.lowrank._soft_impute", "shap_instances.lowrank._mf_representer",
+    "shap_instances.metrics._deletion", "shap_instances.metrics._influence",
+    "shap_instances.metrics._l2_representer", "shap_instances.metrics._random_scores",
+])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
