@@ -176,4 +176,41 @@ class ResidualDecomposition:
         context.results["instances"] = summary.assign(instance_value=values).join(outliers)
 
 
-SECTIONS = [Overview, ResidualDecomposition, ForestProximities]
+class RepresenterPoints:
+    """RepresenterExplainer on the linear model: the training rows behind held-out decisions."""
+
+    @staticmethod
+    def applies(context) -> bool:
+        from ..explainers.representer import RepresenterExplainer
+
+        return RepresenterExplainer.supports_model(context.linear_model)
+
+    @staticmethod
+    def build(report, context) -> None:
+        from ..explainers.representer import RepresenterExplainer
+
+        model = context.linear_model
+        section = report.section(f"Representer points ({type(model).__name__})")
+        section.text(
+            "At the optimum of a regularised linear model, each decision is a sum over training rows, "
+            "alpha_i * k(x_i, x): a global importance of the training row times its similarity to the point. "
+            "Below, the training rows that push the first held-out decisions up and down the most."
+        )
+        explainer = RepresenterExplainer(model, context.X_train, context.y_train)
+        n = min(5, len(context.X_test))
+        output = None if not context.classification or len(model.classes_) == 2 else model.classes_[0]
+        top = explainer.top_k(context.X_test.iloc[:n], k=3, output=output)
+        names = np.asarray(context.X_train.index.astype(str))
+        rows = {}
+        for j in range(n):
+            rows[str(context.X_test.index[j])] = {
+                "pushes up": ", ".join(f"{names[i]} ({v:+.3g})" for i, v in
+                                       zip(top.positive_indices[j], top.positive_values[j])),
+                "pushes down": ", ".join(f"{names[i]} ({v:+.3g})" for i, v in
+                                         zip(top.negative_indices[j], top.negative_values[j])),
+            }
+        section.table(pd.DataFrame(rows).T, caption="Training rows with the largest representer values "
+                                                    "(row name and contribution to the decision).")
+
+
+SECTIONS = [Overview, ResidualDecomposition, RepresenterPoints, ForestProximities]
