@@ -44,17 +44,22 @@ def weighted_pava(y, w):
 
 
 @njit(**JIT_OPTIONS)
+def _subset_sum(code, gamma, support):
+    """``sum of gamma_j`` over the support players whose bit is set in ``code``: one entry of Z gamma."""
+    total = 0.0
+    for k in range(support.shape[0]):
+        j = support[k]
+        if (code >> j) & 1:
+            total += gamma[j]
+    return total
+
+
+@njit(**JIT_OPTIONS)
 def coalition_sums(codes, gamma, support):
     """``delta_c = sum_{j in support, bit j of codes[c]} gamma_j`` (that is, Z gamma)."""
     delta = np.zeros(codes.shape[0])
     for c in range(codes.shape[0]):
-        code = codes[c]
-        total = 0.0
-        for k in range(support.shape[0]):
-            j = support[k]
-            if (code >> j) & 1:
-                total += gamma[j]
-        delta[c] = total
+        delta[c] = _subset_sum(codes[c], gamma, support)
     return delta
 
 
@@ -65,11 +70,7 @@ def gradient_and_loss(codes, weights, t, gamma, support, n_players):
     loss = 0.0
     for c in range(codes.shape[0]):
         code = codes[c]
-        delta = 0.0
-        for k in range(support.shape[0]):
-            j = support[k]
-            if (code >> j) & 1:
-                delta += gamma[j]
+        delta = _subset_sum(code, gamma, support)
         r = weights[c] * (delta - t[c])
         loss += r * (delta - t[c])
         for j in range(n_players):
