@@ -99,7 +99,12 @@ def test_recovers_monotone_transformed_sparse_games(transform, p, s, noise, seed
     assert np.isclose(np.linalg.norm(result.gamma), 1.0)
     assert set(result.support) == set(np.flatnonzero(truth))
     assert np.all(np.sign(result.gamma[result.support]) == np.sign(truth[result.support]))
-    assert result.gamma @ truth > 0.98
+    support = np.flatnonzero(truth)
+    assert np.array_equal(np.argsort(truth[support]), np.argsort(result.gamma[support]))  # ranks preserved
+    if s >= 3:
+        # with s <= 2 there are at most four distinct subset sums, and every gamma ordering them like the
+        # payoffs fits exactly: gamma is not identified, so only support, signs and ranks are asserted
+        assert result.gamma @ truth > 0.98
     history = np.array(result.objective_history)
     assert np.all(np.diff(history) <= 1e-9 * max(1.0, history[0]))  # the convergence theorem
 
