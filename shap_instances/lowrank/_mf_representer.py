@@ -41,7 +41,7 @@ def normalized_embeddings(user_factors, item_factors):
     V_hat = np.asarray(item_factors, dtype=np.float64)
     U1, S1, V1t = np.linalg.svd(U_hat, full_matrices=False)
     U2, S2, V2t = np.linalg.svd(V_hat.T, full_matrices=False)
-    U3, S3, V3t = np.linalg.svd((S1[:, None] * V1t) @ (U2 * S2[None, :]))
+    U3, S3, V3t = np.linalg.svd((S1[:, None] * V1t) @ (U2 * S2[None, :]), full_matrices=False)
     root = np.sqrt(S3)
     return (U1 @ U3) * root, (V2t.T @ V3t.T) * root
 
