@@ -171,3 +171,40 @@ def test_bad_input():
         InstanceKernelExplainer(Ridge(), X, y, method="magic")
     with pytest.raises(DataValidationError, match="NaN"):
         InstanceKernelExplainer(Ridge(), np.where(X > 0, np.nan, X), y)
+
+
+def test_data_shapley_equals_brute_force_mse_game():
+    from shap_instances.estimators import ExactEstimator
+    from shap_instances.games import LossGame
+    from shap_instances.metrics import data_shapley
+
+    X, y = diabetes(6)
+    X_test, y_test = diabetes(20, start=300)
+    game = LossGame(ResidualGame(Ridge(alpha=0.5), X, y, X_test, y_test, empty_prediction=y.mean()))
+    exact = ExactEstimator().estimate(game).values[:, 0]
+    values = np.zeros(6)
+    for order in itertools.permutations(range(6)):
+        previous = np.mean((y.mean() - y_test) ** 2)
+        for t, player in enumerate(order):
+            members = list(order[: t + 1])
+            current = np.mean((Ridge(alpha=0.5).fit(X[members], y[members]).predict(X_test) - y_test) ** 2)
+            values[player] += current - previous
+            previous = current
+    np.testing.assert_allclose(exact, values / math.factorial(6), atol=1e-8)
+    sampled = data_shapley(Ridge(alpha=0.5), X, y, X_test, y_test, n_permutations=400, random_state=0)
+    np.testing.assert_allclose(sampled.sum(), -exact.sum(), atol=1e-8)  # efficiency, sign flipped
+
+
+def test_removal_curve_and_outliers():
+    from shap_instances.metrics import behaviour_outliers, removal_curve
+
+    X, y = diabetes(60)
+    X_test, y_test = diabetes(40, start=300)
+    scores = np.arange(60.0)
+    curve = removal_curve(Ridge(), X, y, X_test, y_test, scores, fractions=(0.0, 0.25))
+    full = np.mean((Ridge().fit(X, y).predict(X_test) - y_test) ** 2)
+    kept = np.mean((Ridge().fit(X[:45], y[:45]).predict(X_test) - y_test) ** 2)  # the 15 highest scores removed
+    np.testing.assert_allclose(curve.to_numpy(), [full, kept])
+    explanation = InstanceKernelExplainer(Ridge(), X, y, n_permutations=10, random_state=0, silent=True)()
+    flags = behaviour_outliers(explanation, X)
+    assert flags.shape == (60, 2) and flags.dtypes.eq(bool).all()

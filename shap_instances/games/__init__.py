@@ -2,6 +2,7 @@
 
 from ._base import CoalitionMatrix, Game, GameValues
 from .function import FunctionGame
+from .loss import LossGame
 from .residual import ResidualGame
 
-__all__ = ["Game", "FunctionGame", "ResidualGame", "CoalitionMatrix", "GameValues"]
+__all__ = ["Game", "FunctionGame", "ResidualGame", "LossGame", "CoalitionMatrix", "GameValues"]

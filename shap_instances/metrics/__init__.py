@@ -5,6 +5,7 @@ from ._influence import InfluenceFunction, influence_scores
 from ._l2_representer import l2_representer_scores
 from ._random_scores import random_scores
 from .composition import cc_summary, instance_values, normalised_contributions
+from .outliers import behaviour_outliers
 from .trust import (
     class_outlier_scores,
     gap_trust_scores,
@@ -12,11 +13,15 @@ from .trust import (
     trust_decile_table,
     weighted_quantiles,
 )
+from .valuation import data_shapley, removal_curve
 
 __all__ = [
     "cc_summary",
     "instance_values",
     "normalised_contributions",
+    "behaviour_outliers",
+    "data_shapley",
+    "removal_curve",
     "DeletionResult",
     "deletion_diagnostics",
     "InfluenceFunction",

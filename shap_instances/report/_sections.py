@@ -131,10 +131,8 @@ class ResidualDecomposition:
 
     @staticmethod
     def build(report, context) -> None:
-        from sklearn.ensemble import IsolationForest
-
         from ..explainers.residual import InstanceKernelExplainer
-        from ..metrics import cc_summary, instance_values, normalised_contributions
+        from ..metrics import behaviour_outliers, cc_summary, instance_values
         from ..plots import cc_plot
 
         model = context.linear_model
@@ -161,11 +159,7 @@ class ResidualDecomposition:
                       caption="Most helpful training rows: they shrink the other residuals the most.")
         section.table(table.sort_values("contribution_mean").head(8),
                       caption="Most harmful training rows: they enlarge the other residuals the most.")
-        behaviour = normalised_contributions(explanation).T  # one row of contributions per training instance
-        outliers = pd.DataFrame({
-            "by_behaviour": IsolationForest(random_state=context.seed).fit_predict(behaviour) == -1,
-            "by_features": IsolationForest(random_state=context.seed).fit_predict(context.X_train) == -1,
-        }, index=summary.index)
+        outliers = behaviour_outliers(explanation, context.X_train, random_state=context.seed)
         counts = pd.crosstab(outliers["by_behaviour"], outliers["by_features"])
         section.table(counts, caption="IsolationForest outliers on contribution rows (behaviour) against outliers "
                                       "on the raw features (Liu & Barnard, figure 6).")

@@ -1,0 +1,41 @@
+"""``LossGame``: the scalar Data Shapley game, mean squared residual of a residual game's refits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._base import Game
+from .residual import ResidualGame
+
+__all__ = ["LossGame"]
+
+
+class LossGame(Game):
+    """``v(S) = mean_j (f_S(x_j) - y_j)^2`` over the evaluation rows: Data Shapley's mean-squared-error game.
+
+    It reuses a :class:`ResidualGame`, so ridge and mean models keep their exact refit shortcuts. Give the
+    residual game an ``empty_prediction`` (e.g. the training mean) so that ``v(empty)`` is a real loss.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.games import LossGame, ResidualGame
+    >>> X, y = np.arange(10.0).reshape(5, 2), np.array([1.0, 2.0, 2.0, 5.0, 4.0])
+    >>> game = LossGame(ResidualGame(Ridge(), X, y, empty_prediction=y.mean()))
+    >>> bool(game.empty_value[0] == np.mean((y.mean() - y) ** 2))
+    True
+    """
+
+    def __init__(self, residual_game: ResidualGame):
+        super().__init__(residual_game.n_players, 1, player_names=residual_game.player_names,
+                         output_names=["mse"])
+        self.residual_game = residual_game
+
+    def value_function(self, coalitions):
+        return np.mean(self.residual_game.value_function(coalitions) ** 2, axis=1, keepdims=True)
+
+    def prefix_values(self, permutations):
+        residuals = self.residual_game.prefix_values(permutations)
+        self.n_evaluations = self.residual_game.n_evaluations
+        return np.mean(residuals**2, axis=2, keepdims=True)

@@ -1,0 +1,67 @@
+"""Data valuation: Data Shapley on the engine, and the removal experiment of Liu & Barnard (figure 8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from .._validation import check_data, check_target, instance_names
+from ..estimators import PermutationEstimator
+from ..games.loss import LossGame
+from ..games.residual import ResidualGame
+
+__all__ = ["data_shapley", "removal_curve"]
+
+
+def data_shapley(model, X_train, y_train, X_test, y_test, *, n_permutations=None, random_state=None,
+                 n_jobs=None, silent=True) -> pd.Series:
+    """Data Shapley values (Ghorbani & Zou) of the test mean squared error, sign flipped so that a positive
+    value means the training row lowers the test loss. The model fitted on no rows predicts the training mean.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.datasets import load_diabetes
+    >>> from shap_instances.metrics import data_shapley
+    >>> X, y = load_diabetes()
+    >>> values = data_shapley(Ridge(), X[:40], y[:40], X[40:80], y[40:80], n_permutations=10, random_state=0)
+    >>> values.shape
+    (40,)
+    """
+    names = instance_names(X_train)
+    X_train, X_test = check_data(X_train, name="X_train"), check_data(X_test, name="X_test")
+    y_train = check_target(y_train, len(X_train), name="y_train")
+    y_test = check_target(y_test, len(X_test), name="y_test")
+    game = LossGame(ResidualGame(model, X_train, y_train, X_test, y_test, empty_prediction=y_train.mean()))
+    estimator = PermutationEstimator(n_permutations=n_permutations or 3 * len(y_train), random_state=random_state,
+                                     n_jobs=n_jobs, silent=silent)
+    return pd.Series(-estimator.estimate(game).values[:, 0], index=names, name="data_shapley")
+
+
+def removal_curve(model, X_train, y_train, X_test, y_test, scores, *, fractions=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5),
+                  highest_first=True) -> pd.Series:
+    """Test MSE after removing the highest- (or lowest-) scored training rows and refitting a clone.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.datasets import load_diabetes
+    >>> from shap_instances.metrics import removal_curve
+    >>> X, y = load_diabetes()
+    >>> curve = removal_curve(Ridge(), X[:100], y[:100], X[100:], y[100:], np.arange(100.0), fractions=(0, 0.2))
+    >>> curve.index.tolist()
+    [0.0, 0.2]
+    """
+    X_train, X_test = check_data(X_train, name="X_train"), check_data(X_test, name="X_test")
+    y_train = check_target(y_train, len(X_train), name="y_train")
+    y_test = check_target(y_test, len(X_test), name="y_test")
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-scores if highest_first else scores, kind="stable")
+    losses = {}
+    for fraction in fractions:
+        keep = np.sort(order[int(round(fraction * len(order))):])
+        fitted = clone(model).fit(X_train[keep], y_train[keep])
+        losses[float(fraction)] = float(np.mean((fitted.predict(X_test) - y_test) ** 2))
+    return pd.Series(losses, name="test_mse")
