@@ -189,16 +189,26 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
 
 @pytest.mark.dask
 def test_dask_backend_gives_identical_results():
+    """Under joblib's dask backend, with worker processes (so the game is pickled), results are identical."""
     distributed = pytest.importorskip("dask.distributed")
     from joblib import parallel_config
+    from sklearn.tree import DecisionTreeRegressor
 
-    game = random_table_game(5, 2, seed=12)
-    serial = PermutationEstimator(n_permutations=32, random_state=1, silent=True).estimate(game)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    from shap_instances.games import ResidualGame
+
+    rng = np.random.default_rng(12)
+    X, y = rng.normal(size=(8, 3)), rng.normal(size=8)
+    estimators = [PermutationEstimator(n_permutations=8, random_state=1, silent=True, n_jobs=2),
+                  KernelEstimator(max_evals=60, random_state=1, n_jobs=2)]
+    serial = [type(e)(**{**vars(e), "n_jobs": None}).estimate(ResidualGame(DecisionTreeRegressor(random_state=0), X, y))
+              for e in estimators]
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     with cluster, distributed.Client(cluster), parallel_config(backend="dask"):
-        distributed_result = PermutationEstimator(n_permutations=32, random_state=1, silent=True,
-                                                  n_jobs=2).estimate(game)
-    np.testing.assert_array_equal(serial.values, distributed_result.values)
+        games = [ResidualGame(DecisionTreeRegressor(random_state=0), X, y) for _ in estimators]
+        remote = [e.estimate(g) for e, g in zip(estimators, games)]
+    for a, b, game in zip(serial, remote, games):
+        np.testing.assert_array_equal(a.values, b.values)
+        assert a.n_evaluations == b.n_evaluations == game.n_evaluations
 
 
 def test_kernel_is_exact_with_full_budget_and_converges():
@@ -226,3 +236,81 @@ def test_kernel_reproducible_and_leaves_global_rng_alone():
     assert not np.array_equal(a.values, KernelEstimator(max_evals=100, random_state=2).estimate(game).values)
     with pytest.raises(ValueError, match="l1_reg"):
         KernelEstimator(l1_reg="num_features(10)")
+
+
+def _structured_game(m, seed):
+    """A random game in which player 0 is null and players 1 and 2 are interchangeable."""
+    table = np.random.default_rng(seed).normal(size=(2**m, 2))
+    codes = np.arange(2**m)
+    table[codes | 1] = table[codes & ~1]
+    swapped = (codes & ~6) | ((codes & 2) << 1) | ((codes & 4) >> 1)
+    return TableGame((table + table[swapped]) / 2)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("name", ["permutation", "kernel"])
+def test_sampled_symmetry_and_null_player_within_standard_errors(name, seed):
+    """Sampled estimators honour symmetry and the null player up to their stated standard errors (4 sigma)."""
+    game = _structured_game(7, seed)
+    if name == "permutation":
+        result = PermutationEstimator(n_permutations=200, random_state=seed, silent=True).estimate(game)
+    else:
+        result = KernelEstimator(max_evals=90, random_state=seed, n_bootstrap=100).estimate(game)
+    phi, se = result.values, result.standard_errors
+    assert result.n_evaluations <= (90 if name == "kernel" else 200 * 8)
+    assert np.all(np.abs(phi[0]) <= 4 * se[0] + 1e-10)
+    assert np.all(np.abs(phi[1] - phi[2]) <= 4 * np.hypot(se[1], se[2]) + 1e-10)
+
+
+def test_kernel_leaves_global_rng_state_untouched():
+    game = random_table_game(8, 2, seed=5)
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 - checks the legacy global state
+    KernelEstimator(max_evals=100).estimate(game)
+    np.testing.assert_array_equal(np.random.get_state()[1], state)  # noqa: NPY002
+
+
+@pytest.mark.parametrize("max_evals", [12, 18, 25, 60])
+def test_permutation_never_exceeds_max_evals(max_evals):
+    result = PermutationEstimator(max_evals=max_evals, random_state=0, silent=True).estimate(
+        random_table_game(5, 1, seed=1))
+    assert result.n_evaluations <= max_evals
+    assert result.n_evaluations == result.info["n_permutations"] * 6
+
+
+def test_evaluation_count_is_real_with_a_cache():
+    """With ``cache=True`` the count is of distinct coalitions actually evaluated, serial or parallel."""
+    table = np.random.default_rng(0).normal(size=(16, 1))
+    counted = []
+    for n_jobs in (None, 2):
+        game = TableGame(table)
+        game.cache = True
+        result = PermutationEstimator(n_permutations=200, random_state=0, silent=True, n_jobs=n_jobs).estimate(game)
+        counted.append(result.n_evaluations)
+        assert result.n_evaluations <= 200 * 5
+    assert counted[0] <= 16  # every coalition of 4 players evaluated once at most
+    game = TableGame(table)
+    game.cache = True
+    KernelEstimator(max_evals=16, random_state=0, n_jobs=2).estimate(game)
+    assert game.n_evaluations == 16
+
+
+def test_parallel_workers_report_evaluations_and_failed_fits():
+    """Counts made in joblib workers (copies of the game) come back to the caller, with one warning."""
+    from sklearn.neighbors import KNeighborsRegressor
+
+    from shap_instances.exceptions import ShapInstancesWarning
+    from shap_instances.games import ResidualGame
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(7, 2)), rng.normal(size=7)
+    results, games = [], []
+    for n_jobs in (None, 2):
+        game = ResidualGame(KNeighborsRegressor(n_neighbors=3), X, y)  # fails on fewer than 3 rows
+        with pytest.warns(ShapInstancesWarning, match="could not be fitted") as record:
+            results.append(PermutationEstimator(n_permutations=8, random_state=0, silent=True,
+                                                n_jobs=n_jobs).estimate(game))
+        assert len([w for w in record if issubclass(w.category, ShapInstancesWarning)]) == 1
+        games.append(game)
+    np.testing.assert_array_equal(results[0].values, results[1].values)
+    assert games[0].n_failed_fits == games[1].n_failed_fits == 8 * 2  # |S| = 1, 2 along each order
+    assert games[0].n_evaluations == games[1].n_evaluations == results[1].n_evaluations == 8 * 8

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ..exceptions import GameTooLargeError
+from ._parallel import parallel_values
 from ._result import ShapleyResult
 from ._weights import shapley_weights
 
@@ -38,6 +40,10 @@ class ExactEstimator:
         :class:`KernelEstimator` instead.
     chunk_size : int, default=8192
         Coalitions evaluated per call of the game.
+    n_jobs : int or None
+        joblib workers evaluating each chunk (any joblib backend, dask included).
+    silent : bool, default=False
+        No progress bar.
 
     Examples
     --------
@@ -49,9 +55,11 @@ class ExactEstimator:
     [0.6667, 0.1667, 0.1667]
     """
 
-    def __init__(self, max_players: int = 16, chunk_size: int = 8192):
+    def __init__(self, max_players: int = 16, chunk_size: int = 8192, n_jobs=None, silent=False):
         self.max_players = max_players
         self.chunk_size = chunk_size
+        self.n_jobs = n_jobs
+        self.silent = silent
 
     def estimate(self, game) -> ShapleyResult:
         """Shapley values of ``game`` (a :class:`~shap_instances.games.Game`)."""
@@ -65,9 +73,11 @@ class ExactEstimator:
         phi = np.zeros((m, game.n_outputs))
         empty = full = None
         start_evals = game.n_evaluations
-        for start in range(0, 2**m, self.chunk_size):
+        starts = range(0, 2**m, self.chunk_size)
+        for start in tqdm(starts, desc="coalition chunks", disable=self.silent or len(starts) < 2, leave=False):
             masks = all_coalitions(m, start, min(2**m, start + self.chunk_size))
-            values = game(masks)
+            values = parallel_values(game, masks, self.n_jobs, silent=self.silent or len(starts) > 1,
+                                     desc="coalitions")
             sizes = masks.sum(axis=1)
             coefficients = np.where(masks, w_in[sizes][:, None], -w_out[sizes][:, None])
             phi += coefficients.T @ values

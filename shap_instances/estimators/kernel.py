@@ -75,7 +75,7 @@ class KernelEstimator:
             return ShapleyResult(values=(full - empty)[None, :], empty_value=empty, full_value=full,
                                  standard_errors=np.zeros((1, d)), n_evaluations=2, estimator="kernel")
         masks, weights, sampled = self._design(m, budget - 2, rng)
-        values = parallel_values(game, masks, self.n_jobs)
+        values = parallel_values(game, masks, self.n_jobs, silent=self.silent, desc="kernel coalitions")
         phi = _solve(masks, weights, values, empty, full)
         se = np.zeros((m, d))
         if self.n_bootstrap and sampled.any():

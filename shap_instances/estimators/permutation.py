@@ -27,8 +27,8 @@ class PermutationEstimator:
     Parameters
     ----------
     n_permutations : int, optional
-        Number of permutations (rounded up to an even number when antithetic). Default: ``max_evals``
-        allows, else ``max(32, 2 * n_players)`` rounded to a multiple of the batch size.
+        Number of permutations (rounded up to an even number when antithetic). Default: as many as
+        ``max_evals`` allows (rounded down, so the budget is never exceeded), else ``max(32, 2 * n_players)``.
     max_evals : int, optional
         Budget in value-function evaluations; one permutation costs ``n_players + 1``.
     antithetic : bool, default=True
@@ -77,12 +77,13 @@ class PermutationEstimator:
             batch += batch % 2
         if self.n_permutations is not None:
             total = int(self.n_permutations)
+            total += total % 2 if self.antithetic else 0
         elif self.max_evals is not None:
             total = int(self.max_evals) // (m + 1)
+            total -= total % 2 if self.antithetic else 0  # never exceed the budget
         else:
             total = max(32, 2 * m)
-        if self.antithetic:
-            total += total % 2
+            total += total % 2 if self.antithetic else 0
         if total < (2 if self.antithetic else 1):
             raise ValueError(
                 f"the budget allows {total} permutation(s) of {m} players (each costs {m + 1} evaluations); "
@@ -123,6 +124,7 @@ class PermutationEstimator:
                     break
                 k = min(batch, total - state["done"])
                 permutations = self._draw(rng, k, m)
+                evaluations_before = game.n_evaluations
                 prefixes = parallel_prefix_values(game, permutations, self.n_jobs)  # (k, m + 1, d)
                 contributions = np.empty((k, m, d))
                 np.put_along_axis(contributions, permutations[:, :, None], np.diff(prefixes, axis=1), axis=1)
@@ -135,7 +137,7 @@ class PermutationEstimator:
                 if state["empty"] is None:
                     state["empty"], state["full"] = prefixes[0, 0].copy(), prefixes[0, -1].copy()
                 state["done"] += k
-                state["evals"] += k * (m + 1)
+                state["evals"] += game.n_evaluations - evaluations_before  # fewer than k (m + 1) when cached
                 state["rng"] = rng.bit_generator.state
                 self._save_state(state)
                 bar.update(k)

@@ -109,7 +109,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         if method == "auto":
             method = "exact" if n_players <= 12 else "permutation"
         if method == "exact":
-            return ExactEstimator()
+            return ExactEstimator(n_jobs=self.n_jobs, silent=self.silent)
         if method == "kernel":
             return KernelEstimator(max_evals=self.max_evals, random_state=self.random_state, n_jobs=self.n_jobs,
                                    silent=self.silent)

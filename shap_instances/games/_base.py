@@ -61,6 +61,14 @@ class Game:
         raise NotImplementedError
 
     def __call__(self, coalitions) -> GameValues:
+        return self.evaluate(coalitions, self.value_function)
+
+    def evaluate(self, coalitions, evaluator) -> GameValues:
+        """``game(coalitions)`` with the raw values of new coalitions computed by ``evaluator``.
+
+        Validation, caching and the evaluation counter happen here, so an evaluator that distributes the
+        work (see :func:`~shap_instances.estimators.parallel_values`) keeps all three.
+        """
         coalitions = np.asarray(coalitions, dtype=bool)
         if coalitions.ndim == 1:
             coalitions = coalitions[None, :]
@@ -68,17 +76,25 @@ class Game:
             raise ValueError(f"coalitions must have shape (m, {self.n_players}), got {coalitions.shape}.")
         if not self.cache:
             self.n_evaluations += coalitions.shape[0]
-            return self._checked(self.value_function(coalitions), coalitions.shape[0])
+            return self._checked(evaluator(coalitions), coalitions.shape[0])
         keys = [row.tobytes() for row in np.packbits(coalitions, axis=1)]
         todo: dict[bytes, int] = {}
         for i, key in enumerate(keys):
             if key not in self._cache and key not in todo:
                 todo[key] = i
         if todo:
-            fresh = self._checked(self.value_function(coalitions[list(todo.values())]), len(todo))
+            fresh = self._checked(evaluator(coalitions[list(todo.values())]), len(todo))
             self.n_evaluations += len(todo)
             self._cache.update(zip(todo, fresh))
         return np.stack([self._cache[k] for k in keys])
+
+    def counters(self) -> dict:
+        """Counts kept while evaluating (merged back from parallel workers by :meth:`add_counters`)."""
+        return {"n_evaluations": self.n_evaluations}
+
+    def add_counters(self, delta: dict) -> None:
+        """Add the counts that a worker's copy of this game accumulated (``delta`` as :meth:`counters`)."""
+        self.n_evaluations += delta.get("n_evaluations", 0)
 
     def _checked(self, values, m: int) -> GameValues:
         return np.asarray(values, dtype=np.float64).reshape(m, self.n_outputs)

@@ -50,7 +50,8 @@ class ResidualGame(Game):
         paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
         self.fast_path = paths[0](model, X, y, X_eval, y_eval) if paths else None
         self.n_failed_fits = 0
-        self._warned = False
+        self.first_failure: str | None = None
+        self.quiet = False  # parallel workers stay quiet; the caller warns once after merging their counts
 
     def _fit_residuals(self, mask):
         if not mask.any():
@@ -64,12 +65,26 @@ class ResidualGame(Game):
             return fitted.predict(self.X_eval) - self.y_eval
         except Exception as exc:  # noqa: BLE001 - the documented policy: an unfittable subset gets v(empty)
             self.n_failed_fits += 1
-            if not self._warned:
-                self._warned = True
-                warnings.warn(f"{type(self.model).__name__} could not be fitted on a subset of {int(mask.sum())} "
-                              f"training rows ({type(exc).__name__}: {exc}); such subsets get the empty "
-                              "coalition's value (see n_failed_fits).", ShapInstancesWarning, stacklevel=2)
+            if self.first_failure is None:
+                self.first_failure = (f"{type(self.model).__name__} could not be fitted on a subset of "
+                                      f"{int(mask.sum())} training rows ({type(exc).__name__}: {exc})")
+                self._warn_failure()
             return self.empty
+
+    def _warn_failure(self):
+        if not self.quiet:
+            warnings.warn(f"{self.first_failure}; such subsets get the empty coalition's value (see "
+                          "n_failed_fits).", ShapInstancesWarning, stacklevel=3)
+
+    def counters(self) -> dict:
+        return super().counters() | {"n_failed_fits": self.n_failed_fits, "first_failure": self.first_failure}
+
+    def add_counters(self, delta: dict) -> None:
+        super().add_counters(delta)
+        self.n_failed_fits += delta.get("n_failed_fits", 0)
+        if self.first_failure is None and delta.get("first_failure"):
+            self.first_failure = delta["first_failure"]
+            self._warn_failure()
 
     def value_function(self, coalitions):
         return np.stack([self._fit_residuals(mask) for mask in coalitions])
