@@ -41,7 +41,7 @@ class InstanceExplainer(shap.Explainer):
     """
 
     #: Order in which ``Explainer(model, algorithm="auto")`` asks classes; lower asks first.
-    auto_priority: ClassVar[int] = 100
+    auto_priority: ClassVar[int] = 50
     #: One line saying what ``base_values + values.sum(axis=1)`` equals.
     explained_quantity: ClassVar[str] = ""
 

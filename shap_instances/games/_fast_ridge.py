@@ -58,7 +58,11 @@ class RidgePath:
         return w @ self.X_eval.T + b[:, None] - self.y_eval[None, :]
 
     def residuals(self, mask):
-        """Residuals on the evaluation rows of the fit on the rows in ``mask`` (non-empty)."""
-        rows = np.flatnonzero(mask)
-        w, b = self.coefficients(self.X[rows], self.y[rows])
-        return self.X_eval @ w[-1] + b[-1] - self.y_eval
+        """Residuals on the evaluation rows of the fit on the rows in ``mask`` (non-empty): one solve."""
+        X, y = self.X[mask], self.y[mask]
+        if self.fit_intercept:
+            mean_x, mean_y = X.mean(axis=0), y.mean()
+            X, y = X - mean_x, y - mean_y
+        w = self._solve(X.T @ X, X.T @ y)
+        b = mean_y - mean_x @ w if self.fit_intercept else 0.0
+        return self.X_eval @ w + b - self.y_eval
