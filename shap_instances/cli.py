@@ -7,6 +7,7 @@ ends with one line on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import inspect
 import os
 import sys
@@ -116,6 +117,11 @@ def _cmd_explain(args) -> int:
 
     import shap_instances as si
 
+    out = Path(args.out)
+    if out.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"--out must end in .csv or .parquet, got {out.name}")
+    if out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+        raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
     X, y, task = _load(args)
     model = fit_model(args.model, task, X, y, args.seed)
     explainer = si.Explainer(model, X, algorithm=args.explainer, y=y)
@@ -129,16 +135,7 @@ def _cmd_explain(args) -> int:
         values = values.reshape(values.shape[0], -1)
     table = pd.DataFrame(values, index=rows.index.astype(str), columns=columns)
     table.insert(0, "base_value", np.asarray(explanation.base_values).reshape(len(table), -1)[:, 0])
-    out = Path(args.out)
-    if out.suffix == ".parquet":
-        try:
-            table.to_parquet(out)
-        except ImportError as exc:
-            raise ValueError("writing Parquet needs pyarrow (pip install pyarrow); or use a .csv file") from exc
-    elif out.suffix == ".csv":
-        table.to_csv(out)
-    else:
-        raise ValueError(f"--out must end in .csv or .parquet, got {out.name}")
+    table.to_parquet(out) if out.suffix == ".parquet" else table.to_csv(out)
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
     return 0
 

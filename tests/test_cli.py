@@ -72,3 +72,16 @@ def test_explain_writes_values(tmp_path):
     assert main(["explain", "--model", "forest", "--rows", "4", "--out", str(out)]) == 0
     table = pd.read_csv(out, index_col=0)
     assert table.shape == (4, 1 + 442)  # the base value, then one column per training row
+
+
+def test_explain_writes_parquet(tmp_path):
+    pytest.importorskip("pyarrow", reason="pyarrow is in the parquet extra (installed by scripts/setup.sh)")
+    out = tmp_path / "values.parquet"
+    assert main(["explain", "--model", "forest", "--rows", "3", "--out", str(out)]) == 0
+    assert pd.read_parquet(out).shape == (3, 1 + 442)
+
+
+def test_explain_checks_the_output_name_before_working(capsys, tmp_path):
+    assert main(["explain", "--rows", "2", "--out", str(tmp_path / "values.xlsx")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and ".csv or .parquet" in err

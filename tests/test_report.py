@@ -46,3 +46,27 @@ def test_every_image_loads_in_chromium(report_path, tmp_path):
     assert match, result.stderr[-2000:]
     loaded, total = map(int, match.groups())
     assert total >= 4 and loaded == total
+
+
+def test_report_variance_plot(report_path):
+    assert (report_path.parent / "cc_variance_plot.png").stat().st_size > 0
+
+
+def test_binary_classification_report_has_every_section(tmp_path):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X, y = X.iloc[:150, :8], y.iloc[:150]
+    html = run_report(X, y, task="classification", out=tmp_path, silent=True).read_text()
+    assert "Residual decomposition" in html and "linear probability model" in html
+    assert "Section skipped" not in html
+    assert (tmp_path / "cc_plot.png").exists() and (tmp_path / "trust_scores.png").exists()
+
+
+def test_multiclass_report_says_what_it_skipped(tmp_path):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    html = run_report(X, y, task="classification", out=tmp_path, silent=True).read_text()
+    assert "Section skipped: the residual decomposition needs" in html
+    assert not (tmp_path / "cc_plot.png").exists() and (tmp_path / "trust_scores.png").exists()

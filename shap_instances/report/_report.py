@@ -70,9 +70,12 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
                f"{len(X_test)} held-out rows are used for evaluation. Seed {seed}."),
     )
     steps = [step for step in _sections.SECTIONS if step.applies(context)]
+    skipped = [step for step in _sections.SECTIONS if step not in steps]
     with plt.rc_context({"figure.max_open_warning": 0}):
         for step in tqdm(steps, desc="report", unit="section", disable=silent, leave=False):
             step.build(report, context)
+    for step in skipped:
+        report.sections[0].text(f"Section skipped: {step.skip_reason(context)}")
     report.sections[0].text(f"Computed in {time.perf_counter() - start:.1f} s.")
     path = report.write(out)
     for name, table in context.results.items():  # the full tables behind the report's excerpts

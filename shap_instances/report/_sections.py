@@ -127,17 +127,30 @@ class ResidualDecomposition:
 
     @staticmethod
     def applies(context) -> bool:
-        return not context.classification
+        return not context.classification or np.unique(context.y_train).size == 2
+
+    @staticmethod
+    def skip_reason(context) -> str:
+        return (f"the residual decomposition needs a regression target or two classes (decomposed through a "
+                f"linear probability model); this target has {np.unique(context.y_train).size} classes.")
 
     @staticmethod
     def build(report, context) -> None:
+        from sklearn.linear_model import Ridge
+
         from ..explainers.residual import InstanceKernelExplainer
         from ..metrics import behaviour_outliers, cc_summary, instance_values
         from ..plots import cc_plot
 
-        model = context.linear_model
+        target, label = context.y_train, str(context.y_train.name or "target")
+        if context.classification:  # a linear probability model: residuals of the positive-class indicator
+            positive = np.unique(context.y_train)[1]
+            target = (context.y_train == positive).astype(float)
+            model, label = Ridge(alpha=1.0), f"{label} == {positive}"
+        else:
+            model = context.linear_model
         section = report.section(f"Residual decomposition ({type(model).__name__})")
-        explainer = InstanceKernelExplainer(model, context.X_train, context.y_train, random_state=context.seed,
+        explainer = InstanceKernelExplainer(model, context.X_train, target, random_state=context.seed,
                                             silent=True)
         explanation = explainer()
         summary = cc_summary(explanation)
@@ -146,14 +159,19 @@ class ResidualDecomposition:
             f"on subsets; {explainer.result_.info.get('n_permutations', 'all')} permutations, exact refits). "
             "Composition = a residual's share per row; contribution = a row's effect on all residuals, "
             "positive when it shrinks them (sign-normalised, eq. 5 of Liu & Barnard)."
+            + (f" The target is classification, so the residuals are those of a ridge regression of the "
+               f"indicator {label} (a linear probability model)." if context.classification else "")
         )
-        ax = cc_plot(explanation, show=False, label=str(context.y_train.name or "target"))
+        ax = cc_plot(explanation, show=False, label=label)
         section.figure(ax.figure, "cc_plot", "CC plot: mean composition against mean contribution per training row.")
+        ax = cc_plot(explanation, statistic="var", show=False, label=label)
+        section.figure(ax.figure, "cc_variance_plot",
+                       "CC variance plot: variance of the composition against variance of the contribution.")
         contribution = summary["contribution_mean"]
         table = pd.DataFrame({
             "contribution_mean": contribution,
             "residual": summary["residual"],
-            "target": np.asarray(context.y_train, dtype=float),
+            "target": np.asarray(target, dtype=float),
         }, index=summary.index)
         section.table(table.sort_values("contribution_mean", ascending=False).head(8),
                       caption="Most helpful training rows: they shrink the other residuals the most.")
@@ -178,6 +196,10 @@ class RepresenterPoints:
         from ..explainers.representer import RepresenterExplainer
 
         return RepresenterExplainer.supports_model(context.linear_model)
+
+    @staticmethod
+    def skip_reason(context) -> str:
+        return f"representer points need a regularised linear model, not {type(context.linear_model).__name__}."
 
     @staticmethod
     def build(report, context) -> None:
