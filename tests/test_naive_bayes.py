@@ -3,16 +3,18 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import shap
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import KBinsDiscretizer
+from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 
 import shap_instances as si
 from shap_instances import NaiveBayesExplainer
@@ -34,6 +36,10 @@ def _cases():
     labels2, labels3 = rng.integers(0, 2, 250), rng.integers(0, 3, 250)
     scaled = X / X.max(axis=0)
     discretise = KBinsDiscretizer(n_bins=4, encode="ordinal", quantile_method="averaged_inverted_cdf")
+    iris_X, iris_y = load_iris(return_X_y=True)
+    # numeric columns 0, 2 binned and integer columns 3, 1 coded: the preprocessing reorders the columns
+    mixed = np.column_stack([X[:, 0], rng.integers(0, 4, len(X)), X[:, 1], rng.integers(0, 3, len(X))])
+    reorder = ColumnTransformer([("bins", _bins(), [2, 0]), ("codes", OrdinalEncoder(), [3, 1])])
     return {
         "gaussian": (GaussianNB().fit(X, y), X),
         "bernoulli": (BernoulliNB(binarize=0.4).fit(scaled, y), scaled),
@@ -43,8 +49,15 @@ def _cases():
         "gaussian-3": (GaussianNB().fit(*load_iris(return_X_y=True)), load_iris(return_X_y=True)[0]),
         "multinomial-3": (MultinomialNB().fit(counts, labels3), counts),
         "categorical-3": (CategoricalNB().fit(counts, labels3), counts),
+        "bernoulli-3": (BernoulliNB(binarize=0.5).fit(iris_X / iris_X.max(0), iris_y), iris_X / iris_X.max(0)),
         "pipeline": (make_pipeline(discretise, CategoricalNB()).fit(X, y), X),
+        "pipeline-reordered": (make_pipeline(reorder, CategoricalNB()).fit(mixed, y), mixed),
     }
+
+
+def _bins():
+    """A fresh three-bin quantile discretiser."""
+    return KBinsDiscretizer(n_bins=3, encode="ordinal", quantile_method="averaged_inverted_cdf")
 
 
 @pytest.mark.parametrize("name", sorted(_cases()))
@@ -61,16 +74,17 @@ def test_equals_shap_exact(name):
 
     reference = _exact(quantity, background, rows)
     np.testing.assert_allclose(explanation.values, np.asarray(reference.values).reshape(explanation.values.shape),
-                               atol=1e-10)
+                               atol=1e-10, rtol=0)
     np.testing.assert_allclose(explanation.base_values,
-                               np.asarray(reference.base_values).reshape(np.shape(explanation.base_values)), atol=1e-10)
+                               np.asarray(reference.base_values).reshape(np.shape(explanation.base_values)),
+                               atol=1e-10, rtol=0)
     if len(nb.classes_) == 2:  # the explained quantity is the model's log-odds
         log_odds = np.diff(model.predict_log_proba(rows), axis=1)[:, 0]
-        np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), log_odds, atol=1e-10)
+        np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), log_odds, atol=1e-10, rtol=0)
     else:  # softmax of the centred log-probabilities is predict_proba
         total = explanation.base_values + explanation.values.sum(1)
         softmax = np.exp(total) / np.exp(total).sum(1, keepdims=True)
-        np.testing.assert_allclose(softmax, model.predict_proba(rows), atol=1e-10)
+        np.testing.assert_allclose(softmax, model.predict_proba(rows), atol=1e-10, rtol=0)
         assert list(explanation.output_names) == [str(c) for c in nb.classes_]
 
 
@@ -87,7 +101,7 @@ def test_additivity_on_random_categorical_data(n_categories, p, alpha, imbalance
     unseen[:, 0] = n_categories  # a category never seen at fit time, allowed by min_categories
     explanation = NaiveBayesExplainer(model, X[:30])(np.vstack([X[:10], unseen]))
     log_odds = np.diff(model.predict_joint_log_proba(np.vstack([X[:10], unseen])), axis=1)[:, 0]
-    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), log_odds, atol=1e-10)
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), log_odds, atol=1e-10, rtol=0)
 
 
 def test_training_expectation_equals_background_of_the_training_data():
@@ -97,7 +111,7 @@ def test_training_expectation_equals_background_of_the_training_data():
     for model in (CategoricalNB().fit(X, y), MultinomialNB().fit(X, y), BernoulliNB(binarize=1.5).fit(X, y)):
         a = NaiveBayesExplainer(model, X)(X[:5])
         b = NaiveBayesExplainer(model, expectation="training")(X[:5])
-        np.testing.assert_allclose(a.values, b.values, atol=1e-10)
+        np.testing.assert_allclose(a.values, b.values, atol=1e-10, rtol=0)
     # Gaussian: the mixture expectation, checked by Monte Carlo on draws from the fitted mixture
     Xg, yg = load_iris(return_X_y=True)
     model = GaussianNB().fit(Xg, yg)
@@ -113,12 +127,12 @@ def test_weights_and_weight_of_evidence():
     w = np.linspace(0.2, 1.0, X.shape[1])
     weighted = NaiveBayesExplainer(model, X[:50], weights=w)(X[:5])
     plain = NaiveBayesExplainer(model, X[:50])(X[:5])
-    np.testing.assert_allclose(weighted.values, plain.values * w, atol=1e-12)
+    np.testing.assert_allclose(weighted.values, plain.values * w, atol=1e-12, rtol=0)
     woe = NaiveBayesExplainer(model, X[:50], woe=True)(X[:5])
     prior_log_odds = np.diff(np.log(model.class_prior_))[0]
     np.testing.assert_allclose(woe.base_values, prior_log_odds)
     np.testing.assert_allclose(woe.base_values + woe.values.sum(1), plain.base_values + plain.values.sum(1),
-                               atol=1e-10)
+                               atol=1e-10, rtol=0)
 
 
 def test_auto_dispatch():
@@ -147,3 +161,88 @@ def test_bad_input():
     Xg, yg = load_breast_cancer(return_X_y=True)
     with pytest.raises(UnsupportedModelError, match="mixes columns"):
         NaiveBayesExplainer(make_pipeline(PCA(5), GaussianNB()).fit(Xg[:, :5], yg), Xg[:50, :5])
+
+
+def test_non_columnwise_preprocessing_is_refused_without_data():
+    Xg, yg = load_breast_cancer(return_X_y=True)
+    pca = make_pipeline(PCA(5), GaussianNB()).fit(Xg[:, :5], yg)
+    with pytest.raises(UnsupportedModelError, match="mixes columns"):
+        NaiveBayesExplainer(pca, expectation="training")
+    one_hot = make_pipeline(OneHotEncoder(sparse_output=False), CategoricalNB()).fit(_strings()[0], _strings()[1])
+    with pytest.raises(UnsupportedModelError, match="maps 3 columns to"):
+        NaiveBayesExplainer(one_hot, _strings()[0])
+
+
+def test_columnwise_pipeline_with_training_expectation_and_no_data():
+    _, X = _cases()["pipeline-reordered"]
+    y = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    codes = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)  # accepts numeric probe rows
+    reorder = ColumnTransformer([("bins", _bins(), [2, 0]), ("codes", codes, [3, 1])])
+    model = make_pipeline(reorder, CategoricalNB()).fit(X, y)
+    with_background = NaiveBayesExplainer(model, X, expectation="training")(X[:5])
+    without = NaiveBayesExplainer(model, expectation="training")(X[:5])
+    from_training_data = NaiveBayesExplainer(model, X)(X[:5])  # the training marginal = the training rows
+    np.testing.assert_allclose(without.values, with_background.values, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(without.values, from_training_data.values, atol=1e-10, rtol=0)
+
+
+def _strings():
+    rng = np.random.default_rng(3)
+    n = 300
+    frame = pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], n), "amount": rng.gamma(2.0, 50.0, n),
+                          "size": rng.choice(["S", "M", "L", "XL"], n)})
+    y = ((frame["colour"] == "red") ^ (frame["amount"] > 90)).astype(int).to_numpy()
+    return frame, y
+
+
+def test_pipeline_on_string_columns():
+    frame, y = _strings()
+    categorical = frame[["colour", "size"]]
+    model = make_pipeline(OrdinalEncoder(), CategoricalNB()).fit(categorical, y)
+    explanation = NaiveBayesExplainer(model, categorical[:60])(categorical[60:70])
+    codes = model[0].transform(categorical)
+    reference = NaiveBayesExplainer(model[-1], codes[:60])(codes[60:70])
+    np.testing.assert_allclose(explanation.values, reference.values, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(explanation.base_values, reference.base_values, atol=1e-12, rtol=0)
+    assert explanation.feature_names == ["colour", "size"]
+    assert explanation.display_data.tolist() == categorical[60:70].to_numpy().tolist()  # the raw strings
+    np.testing.assert_array_equal(explanation.data, codes[60:70])  # numeric stand-ins for the plots
+    # an object array (no column names) and the training expectation with data given work too
+    as_array = NaiveBayesExplainer(model, categorical.to_numpy()[:60])(categorical.to_numpy()[60:70])
+    np.testing.assert_allclose(as_array.values, explanation.values, atol=1e-12, rtol=0)
+    NaiveBayesExplainer(model, categorical[:60], expectation="training")(categorical[:3])
+    with pytest.raises(DataValidationError, match="pass data="):  # numbers cannot probe an encoder of strings
+        NaiveBayesExplainer(model, expectation="training")
+    with pytest.raises(DataValidationError, match="has 1 columns"):
+        NaiveBayesExplainer(model, categorical[:60])(categorical[["colour"]])
+    missing = categorical[:3].copy()
+    missing.iloc[0, 0] = None
+    with pytest.raises(DataValidationError, match="preprocessing refused it"):
+        NaiveBayesExplainer(model, categorical[:60])(missing)
+
+
+def test_column_transformer_that_reorders_string_and_numeric_columns():
+    frame, y = _strings()
+    bins = KBinsDiscretizer(n_bins=4, encode="ordinal", quantile_method="averaged_inverted_cdf")
+    preprocessing = ColumnTransformer([("bins", bins, ["amount"]), ("codes", OrdinalEncoder(), ["colour", "size"])])
+    model = make_pipeline(preprocessing, CategoricalNB()).fit(frame, y)
+    explainer = NaiveBayesExplainer(model, frame[:80])
+    explanation = explainer(frame[80:90])
+    assert explainer.order_.tolist() == [1, 0, 2]  # colour -> output 1, amount -> output 0, size -> output 2
+    codes = preprocessing.transform(frame)  # columns: amount, colour, size
+    reference = NaiveBayesExplainer(model[-1], codes[:80])(codes[80:90])
+    np.testing.assert_allclose(explanation.values, reference.values[:, [1, 0, 2]], atol=1e-12, rtol=0)
+    assert explanation.feature_names == ["colour", "amount", "size"]
+    log_odds = np.diff(model.predict_log_proba(frame[80:90]), axis=1)[:, 0]
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), log_odds, atol=1e-10, rtol=0)
+    np.testing.assert_array_equal(explanation.data[:, 1], frame["amount"][80:90])  # raw numbers stay raw
+    assert explanation.display_data[:, 0].tolist() == frame["colour"][80:90].tolist()
+
+
+def test_preprocessing_that_leaves_nan_is_a_clear_error():
+    X, y = load_breast_cancer(return_X_y=True)
+    model = make_pipeline(StandardScaler(), GaussianNB()).fit(X[:, :4], y)
+    missing = X[:3, :4].copy()
+    missing[1, 2] = np.nan  # StandardScaler passes NaN through
+    with pytest.raises(DataValidationError, match=r"NaN or infinite values for input columns \[2\]"):
+        NaiveBayesExplainer(model, X[:60, :4])(missing)

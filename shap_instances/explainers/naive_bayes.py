@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pandas as pd
+import scipy.sparse as sp
 import shap
 from sklearn.pipeline import Pipeline
 
@@ -36,10 +40,14 @@ class NaiveBayesExplainer(InstanceExplainer):
     Parameters
     ----------
     model : fitted GaussianNB, BernoulliNB, MultinomialNB, ComplementNB, CategoricalNB, or a Pipeline
-        ending in one whose earlier steps work column by column (KBinsDiscretizer, OrdinalEncoder,
-        scalers, ...): the attributions are then to the pipeline's input columns.
+        ending in one whose earlier steps map input columns one to one onto the model's columns
+        (KBinsDiscretizer, OrdinalEncoder, scalers, a ColumnTransformer of those, even one that reorders
+        the columns): the attributions are then to the pipeline's input columns, in input order, and the
+        pipeline takes whatever input it accepts (strings for an OrdinalEncoder, DataFrames, ...).
     data : array-like, optional
-        Background data (needed with ``expectation="background"``).
+        Background data (needed with ``expectation="background"``), in the model's input format. For a
+        pipeline whose preprocessing does not accept numeric probe rows (string columns), also needed with
+        ``expectation="training"``: the column-by-column check of the preprocessing runs on it.
     weights : array-like of shape (p,), optional
         Per-feature weights ``w_m`` (weighted / selective naive Bayes); the explained quantity becomes
         ``log prior ratio + sum_m w_m f_m(x_m)``.
@@ -82,22 +90,24 @@ class NaiveBayesExplainer(InstanceExplainer):
         if self.weights.shape != (self.n_features_,) or not np.all(np.isfinite(self.weights)):
             raise DataValidationError(f"weights must be {self.n_features_} finite numbers, got shape "
                                       f"{self.weights.shape}.")
+        if expectation not in ("background", "training"):
+            raise ValueError(f"expectation must be 'background' or 'training', got {expectation!r}.")
+        if expectation == "background" and data is None:
+            raise DataValidationError("expectation='background' needs background data; pass data=X_background "
+                                      "or use expectation='training'.")
+        raw = None if data is None else self._raw_input(data, name="data")
+        # order_[j]: the naive Bayes column fed by input column j (the identity without preprocessing)
+        self.order_ = (np.arange(self.n_features_) if self.preprocessing is None else
+                       _columnwise_order(self.preprocessing, self.n_features_, raw))
+        self.nb_weights_ = np.empty(self.n_features_)
+        self.nb_weights_[self.order_] = self.weights
         if expectation == "background":
-            if data is None:
-                raise DataValidationError("expectation='background' needs background data; pass data=X_background "
-                                          "or use expectation='training'.")
-            background = self._transform(data, name="data")
-            if self.preprocessing is not None:
-                _check_columnwise(self.preprocessing, check_data(data, name="data"))
+            background = self._transform(raw, name="data")
             identity = np.eye(len(self.nb_.classes_))
             self.expected_terms_ = sum(self.terms_.terms(chunk, identity).sum(axis=0) for chunk in _chunks(background))
             self.expected_terms_ = self.expected_terms_ / len(background)
-        elif expectation == "training":
-            if self.preprocessing is not None and data is not None:
-                _check_columnwise(self.preprocessing, check_data(data, name="data"))
-            self.expected_terms_ = self.terms_.training_expectation()
         else:
-            raise ValueError(f"expectation must be 'background' or 'training', got {expectation!r}.")
+            self.expected_terms_ = self.terms_.training_expectation()
         self.expectation, self.woe = expectation, woe
         self.contraction_, self.output_names_ = _contraction(self.classes_, output)
 
@@ -107,33 +117,61 @@ class NaiveBayesExplainer(InstanceExplainer):
         last = model.steps[-1][1] if isinstance(model, Pipeline) else model
         return isinstance(last, NB_TYPES)
 
-    def _transform(self, X, *, name="X"):
-        X = check_data(X, name=name, n_features=self.n_features_)
-        if self.preprocessing is not None:
-            X = check_data(self.preprocessing.transform(model_input(self.preprocessing, X)), name=f"transformed {name}")
-        return X
+    def _raw_input(self, X, *, name):
+        """``X`` validated at the boundary: a float array for a bare model; for a pipeline, the user's values
+        (any dtype the pipeline accepts) checked for shape only, as the preprocessing expects them."""
+        if self.preprocessing is None or sp.issparse(X):
+            return check_data(X, name=name, n_features=self.n_features_)
+        if not isinstance(X, pd.DataFrame):
+            X = np.asarray(X)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise DataValidationError(f"{name} must be a non-empty 2-D table (rows x {self.n_features_} columns), "
+                                      f"got shape {X.shape}.")
+        if X.shape[1] != self.n_features_:
+            raise DataValidationError(f"{name} has {X.shape[1]} columns, but the model was fitted on "
+                                      f"{self.n_features_}; pass data with the same columns as the training data.")
+        return model_input(self.preprocessing, X)
+
+    def _transform(self, raw, *, name="X"):
+        """The naive Bayes model's input: the pipeline's preprocessing of ``raw``, checked to be finite."""
+        if self.preprocessing is None:
+            return raw
+        try:
+            transformed = _dense(self.preprocessing.transform(raw))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise DataValidationError(f"{name}: the pipeline's preprocessing refused it ({exc}); pass data in the "
+                                      "format the pipeline was fitted on.") from exc
+        bad = ~np.isfinite(transformed).all(axis=0)
+        if bad.any():
+            inputs = np.flatnonzero(bad[self.order_]).tolist()
+            raise DataValidationError(f"{name}: the pipeline's preprocessing gives NaN or infinite values for input "
+                                      f"columns {inputs[:10]} (missing values?); impute them, e.g. with a "
+                                      "SimpleImputer step in the pipeline.")
+        return transformed
 
     def __call__(self, X) -> shap.Explanation:
         """Shapley values of the rows of ``X``: (n, p) for two classes, (n, p, k) for more."""
-        data = check_data(X, name="X", n_features=self.n_features_)
-        transformed = data if self.preprocessing is None else self._transform(X)
+        raw = self._raw_input(X, name="X")
+        transformed = self._transform(raw, name="X")
+        data, display_data = _display(raw, transformed, self.order_)
         A = self.contraction_
-        weights = self.weights[None, :, None]
+        weights = self.nb_weights_[None, :, None]
         reference = 0.0 if self.woe else (self.expected_terms_ @ A)[None]
         values = np.empty((transformed.shape[0], self.n_features_, A.shape[1]))
         for start in range(0, transformed.shape[0], _CHUNK):
             chunk = transformed[start:start + _CHUNK]
             values[start:start + _CHUNK] = (self.terms_.terms(chunk, A) - reference) * weights
-        expected = (self.expected_terms_ @ A) * self.weights[:, None]
+        expected = (self.expected_terms_ @ A) * self.nb_weights_[:, None]
         base = self.terms_.class_terms @ A + (0.0 if self.woe else expected.sum(axis=0))
         explained = base + values.sum(axis=1)
         self._check_against_model(transformed[:_CHECK_ROWS], explained[:_CHECK_ROWS])
+        values = values[:, self.order_]  # naive Bayes columns back to the input columns, in input order
         if values.shape[2] == 1:
             values, base, output_names = values[:, :, 0], base[0], None
         else:
             output_names = self.output_names_
         return build_explanation(values, base, feature_names=self.feature_names, data=data,
-                                 output_names=output_names)
+                                 display_data=display_data, output_names=output_names)
 
     def _check_against_model(self, transformed, explained) -> None:
         """Efficiency against the model's own joint log-likelihoods (unweighted models), on a sample of rows."""
@@ -160,25 +198,109 @@ def _split_pipeline(model):
     return None, model
 
 
-def _check_columnwise(preprocessing, X):
-    """Refuse preprocessing whose output column m depends on more than input column m."""
-    reference = np.asarray(preprocessing.transform(model_input(preprocessing, X)))
-    if reference.shape[1] != X.shape[1]:
-        raise UnsupportedModelError(
-            f"the pipeline's preprocessing maps {X.shape[1]} columns to {reference.shape[1]}; attributions to input "
-            "columns need a column-by-column transform (e.g. KBinsDiscretizer(encode='ordinal'), OrdinalEncoder)."
-        )
+def _columnwise_order(preprocessing, n_features, raw=None):
+    """Which output column of ``preprocessing`` each input column feeds; refuse anything not one to one.
+
+    Probes the transform with rows of ``raw`` (the user's data, when given) and with synthetic numeric rows
+    built from ``n_features`` (so the check never depends on a background being passed): changing input
+    column j must change at most one output column, and each output column must depend on at most one input
+    column. Columns that never change in any probe are constant, contribute 0, and are paired in order.
+    """
     rng = np.random.default_rng(0)
-    for j in range(X.shape[1]):
-        shuffled = X.copy()
-        shuffled[:, j] = shuffled[rng.permutation(len(X)), j]
-        changed = np.any(np.asarray(preprocessing.transform(model_input(preprocessing, shuffled))) != reference, axis=0)
-        changed[j] = False
-        if changed.any():
+    probes = [rng.standard_normal((32, n_features)) * np.repeat([1e-2, 1.0, 1e2, 1e4], 8)[:, None],
+              rng.integers(0, 11, size=(16, n_features)).astype(np.float64), rng.random((16, n_features))]
+    probes = [model_input(preprocessing, probe) for probe in probes]
+    if raw is not None:
+        rows = rng.choice(raw.shape[0], min(raw.shape[0], 64), replace=False)
+        probes.append(raw.iloc[rows] if isinstance(raw, pd.DataFrame) else raw[rows])
+    depends, n_out = None, None
+    for number, probe in enumerate(probes):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = _dense(preprocessing.transform(_perturbed(probe)), dtype=None)
+        except Exception as exc:  # noqa: BLE001 - a probe the preprocessing refuses (numbers for string columns)
+            if raw is not None and number == len(probes) - 1:
+                raise DataValidationError(f"data: the pipeline's preprocessing refused it ({exc}); pass data in the "
+                                          "format the pipeline was fitted on.") from exc
+            continue
+        n, n_out = probe.shape[0], out.shape[1]
+        if n_out != n_features:
             raise UnsupportedModelError(
-                f"the pipeline's preprocessing mixes columns (changing input column {j} changed output columns "
-                f"{np.flatnonzero(changed).tolist()}); NaiveBayesExplainer needs column-by-column preprocessing."
+                f"the pipeline's preprocessing maps {n_features} columns to {n_out}; attributions to input columns "
+                "need a column-by-column transform (e.g. KBinsDiscretizer(encode='ordinal'), OrdinalEncoder)."
             )
+        blocks = out.reshape(n_features + 1, n, n_out)
+        changed = np.array([_differs(block, blocks[0]).any(axis=0) for block in blocks[1:]])  # (inputs, outputs)
+        depends = changed if depends is None else depends | changed
+    if depends is None:
+        raise DataValidationError(
+            "the pipeline's preprocessing refuses numeric probe rows, so NaiveBayesExplainer cannot check that it "
+            "works column by column without example input; pass data=<a few rows of the pipeline's input>."
+        )
+    mixed = np.flatnonzero(depends.sum(axis=0) > 1)
+    if mixed.size:
+        raise UnsupportedModelError(
+            f"the pipeline's preprocessing mixes columns (its output column {mixed[0]} depends on input columns "
+            f"{np.flatnonzero(depends[:, mixed[0]]).tolist()}); NaiveBayesExplainer needs column-by-column "
+            "preprocessing (KBinsDiscretizer, OrdinalEncoder, scalers, a ColumnTransformer of those)."
+        )
+    split = np.flatnonzero(depends.sum(axis=1) > 1)
+    if split.size:
+        raise UnsupportedModelError(
+            f"the pipeline's preprocessing spreads input column {split[0]} over output columns "
+            f"{np.flatnonzero(depends[split[0]]).tolist()}; NaiveBayesExplainer needs a one-to-one mapping of "
+            "input to output columns."
+        )
+    order = np.full(n_features, -1)
+    inputs, outputs = np.nonzero(depends)
+    order[inputs] = outputs
+    order[order < 0] = np.setdiff1d(np.arange(n_features), outputs)  # constant columns, paired in order
+    return order
+
+
+def _perturbed(probe):
+    """``probe`` stacked p + 1 times: as is, then with column j cyclically shifted by one row in copy j + 1."""
+    n, p = probe.shape
+    if isinstance(probe, pd.DataFrame):
+        blocks = [probe]
+        for j in range(p):
+            block = probe.copy()
+            block.iloc[:, j] = np.roll(probe.iloc[:, j].to_numpy(), 1)
+            blocks.append(block)
+        return pd.concat(blocks, ignore_index=True)
+    stacked = np.tile(probe, (p + 1, 1))
+    for j in range(p):
+        stacked[(j + 1) * n:(j + 2) * n, j] = np.roll(probe[:, j], 1)
+    return stacked
+
+
+def _differs(a, b):
+    """Elementwise a != b, with NaN equal to NaN."""
+    try:
+        return ~((a == b) | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64))))
+    except (TypeError, ValueError):
+        return a != b
+
+
+def _dense(out, dtype=np.float64):
+    out = out.toarray() if sp.issparse(out) else out
+    return np.asarray(out, dtype=dtype)
+
+
+def _display(raw, transformed, order):
+    """Explanation.data (the raw values, numeric; a string column shows the code the model sees) and
+    display_data (the raw values, only when some column is not numeric)."""
+    values = raw.to_numpy() if isinstance(raw, pd.DataFrame) else np.asarray(raw)
+    if values.dtype.kind in "biuf":
+        return np.asarray(values, dtype=np.float64), None
+    data = np.empty(values.shape)
+    for j in range(values.shape[1]):
+        try:
+            data[:, j] = values[:, j].astype(np.float64)
+        except (TypeError, ValueError):
+            data[:, j] = transformed[:, order[j]]
+    return data, values
 
 
 def _contraction(classes, output):
