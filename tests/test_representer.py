@@ -190,19 +190,85 @@ def test_sparse_input_matches_dense(cancer):
     assert _gap(e_sparse, model, Xs[:7]) < 1e-8
 
 
-@settings(max_examples=25)
-@given(seed=st.integers(0, 10_000), n=st.integers(20, 60), p=st.integers(5, 40),
-       density=st.floats(0.05, 0.5), frac=st.floats(0.02, 0.5))
-def test_hypothesis_random_sparse_lasso(seed, n, p, density, frac):
+def _random_sparse(seed, n, p, density):
     rng = np.random.default_rng(seed)
     X = sp.random(n, p, density=density, random_state=seed, format="csr", data_rvs=rng.standard_normal)
+    return X, rng
+
+
+def _binary_labels(X, rng):
+    y = (X @ rng.normal(size=X.shape[1]) + rng.normal(size=X.shape[0]) > 0).astype(int)
+    y[:2] = [0, 1]  # both classes present
+    return y
+
+
+_sparse_problem = dict(seed=st.integers(0, 10_000), n=st.integers(20, 60), p=st.integers(5, 40),
+                       density=st.floats(0.05, 0.5))
+
+
+@settings(max_examples=25, deadline=None)
+@given(**_sparse_problem, frac=st.floats(0.02, 0.5))
+def test_hypothesis_random_sparse_lasso(seed, n, p, density, frac):
+    X, rng = _random_sparse(seed, n, p, density)
     y = rng.normal(size=n)
     alpha_max = np.max(np.abs(X.T @ (y - y.mean()))) / n
     model = _fit(Lasso(alpha=max(frac * alpha_max, 1e-4), tol=1e-12, max_iter=10**6), X, y)
-    e = RepresenterExplainer(model, X, y)(X[:5])
-    assert _gap(e, model, X[:5]) < 1e-7
+    ex = RepresenterExplainer(model, X, y)
+    assert _gap(ex(X[:5]), model, X[:5]) < 1e-8
     # off the active set the kernel is blind: features with w_j = 0 never matter
-    assert np.all(RepresenterExplainer(model, X, y).kernel_weights_[0][model.coef_ == 0] == 0)
+    assert np.all(ex.kernel_weights_[0][model.coef_ == 0] == 0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(**_sparse_problem, C=st.floats(0.05, 2.0))
+def test_hypothesis_random_sparse_l1_logistic(seed, n, p, density, C):
+    X, rng = _random_sparse(seed, n, p, density)
+    y = _binary_labels(X, rng)
+    # Fitted on the dense copy of the same sparse matrix: on scipy.sparse input scikit-learn's SAG/SAGA damps
+    # the intercept update (SPARSE_INTERCEPT_DECAY = 0.01), so at tol=1e-12 its stopping rule can fire while
+    # the intercept is still ~1e-8 away from the optimum. The explainer itself gets the sparse matrix.
+    model = _fit(LogisticRegression(l1_ratio=1.0, solver="saga", C=C, tol=1e-12, max_iter=10**5, random_state=0),
+                 X.toarray(), y)
+    ex = RepresenterExplainer(model, X, y)
+    assert _gap(ex(X[:5]), model, X[:5]) < 1e-8
+    assert np.all(ex.kernel_weights_[0][model.coef_[0] == 0] == 0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(**_sparse_problem, alpha=st.floats(0.01, 10.0))
+def test_hypothesis_random_sparse_ridge(seed, n, p, density, alpha):
+    X, rng = _random_sparse(seed, n, p, density)
+    y = rng.normal(size=n)
+    model = Ridge(alpha=alpha, solver="sparse_cg", tol=1e-12, max_iter=10**4).fit(X, y)
+    assert _gap(RepresenterExplainer(model, X, y)(X[:5]), model, X[:5]) < 1e-8
+
+
+@settings(max_examples=20, deadline=None)
+@given(**_sparse_problem, C=st.floats(0.05, 2.0))
+def test_hypothesis_random_sparse_l2_logistic(seed, n, p, density, C):
+    X, rng = _random_sparse(seed, n, p, density)
+    y = _binary_labels(X, rng)
+    model = _fit(LogisticRegression(C=C, solver="newton-cholesky", tol=1e-12, max_iter=1000), X, y)
+    assert _gap(RepresenterExplainer(model, X, y)(X[:5]), model, X[:5]) < 1e-8
+
+
+def test_one_vs_rest_on_older_scikit_learn(wine):
+    """liblinear on 3+ classes fits one binary problem per class (one output each) on scikit-learn < 1.8."""
+    X, y = wine
+    try:
+        model = _fit(LogisticRegression(penalty="l1", solver="liblinear", C=0.5, tol=1e-12, max_iter=10**5,
+                                        intercept_scaling=3.0), X, y)
+    except ValueError as err:
+        pytest.skip(f"this scikit-learn (>= 1.8) refuses liblinear with three or more classes: {err}")
+    ex = RepresenterExplainer(model, X, y)
+    assert ex.objective_.loss == "logistic" and ex.objective_.targets.shape == (len(y), 3)
+    assert np.max(np.abs(ex.intercept_reconstruction_ - model.intercept_)) < 1e-6
+    e = ex(X[:6])
+    assert e.values.shape == (6, X.shape[0], 3) and _gap(e, model, X[:6]) < 1e-8
+    # class_weight re-weights each one-vs-rest sub-problem differently: refused rather than explained wrongly
+    bal = _fit(LogisticRegression(penalty="l2", solver="liblinear", C=0.5, class_weight="balanced"), X, y)
+    with pytest.raises(UnsupportedModelError, match="one-vs-rest"):
+        RepresenterExplainer(bal, X, y)
 
 
 def test_warns_when_solver_stopped_early(diabetes):
