@@ -18,6 +18,7 @@ from shap_instances import InstanceKernelExplainer
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
 from shap_instances.games import ResidualGame
+from shap_instances.games._fast_knn import KNNPath, jia_knn_shapley
 from shap_instances.games._fast_ridge import RidgePath
 from shap_instances.metrics import cc_summary, instance_values, normalised_contributions
 
@@ -27,14 +28,15 @@ def diabetes(n, start=0):
     return X.iloc[start:start + n].to_numpy(), y.iloc[start:start + n].to_numpy(dtype=float)
 
 
-def brute_force(model, X, y, X_eval, y_eval):
+def brute_force(model, X, y, X_eval, y_eval, empty=None):
     """Shapley values by the permutation definition with scikit-learn refits (independent of the package)."""
     n = len(y)
+    empty = np.zeros(len(y_eval)) if empty is None else empty
     values = np.zeros((len(y_eval), n))
 
     def v(members):
         if not members:
-            return np.zeros(len(y_eval))
+            return empty
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             refit = model.__class__(**model.get_params()).fit(X[list(members)], y[list(members)])
@@ -43,7 +45,7 @@ def brute_force(model, X, y, X_eval, y_eval):
     cache = {}
     for order in itertools.permutations(range(n)):
         members = ()
-        previous = np.zeros(len(y_eval))
+        previous = empty
         for player in order:
             members = tuple(sorted(members + (player,)))
             if members not in cache:
@@ -118,11 +120,12 @@ def test_symmetry_invariance_and_seeds():
 
 def test_unfittable_subsets_get_the_empty_value():
     X, y = diabetes(6)
-    explainer = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=3), X, y, method="exact", silent=True)
+    model = KNeighborsRegressor(n_neighbors=3, weights="distance")  # no fast path: refits that can fail
+    explainer = InstanceKernelExplainer(model, X, y, method="exact", silent=True)
     with pytest.warns(ShapInstancesWarning, match="could not be fitted"):
         explanation = explainer()
     assert explainer.n_failed_fits_ == 6 + 15  # every subset of 1 or 2 rows
-    full_fit = KNeighborsRegressor(n_neighbors=3).fit(X, y).predict(X) - y
+    full_fit = model.fit(X, y).predict(X) - y
     np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), full_fit, atol=1e-10)
 
 
@@ -208,3 +211,98 @@ def test_removal_curve_and_outliers():
     explanation = InstanceKernelExplainer(Ridge(), X, y, n_permutations=10, random_state=0, silent=True)()
     flags = behaviour_outliers(explanation, X)
     assert flags.shape == (60, 2) and flags.dtypes.eq(bool).all()
+
+
+@pytest.mark.parametrize("empty_prediction", [None, 150.0])
+def test_empty_prediction_sets_the_base_values(empty_prediction):
+    X, y = diabetes(8)
+    X_eval, y_eval = diabetes(4, start=100)
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y, method="exact", empty_prediction=empty_prediction,
+                                          silent=True)(X_eval, y_eval)
+    c = 0.0 if empty_prediction is None else empty_prediction
+    expected_base = np.zeros(4) if empty_prediction is None else c - y_eval
+    np.testing.assert_allclose(explanation.base_values, expected_base, atol=1e-12)
+    residual = Ridge(alpha=0.5).fit(X, y).predict(X_eval) - y_eval
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), residual, atol=1e-10)
+    if empty_prediction is not None:
+        reference = brute_force(Ridge(alpha=0.5), X, y, X_eval, y_eval, empty=c - y_eval)
+        np.testing.assert_allclose(explanation.values, reference, atol=1e-10)
+
+
+def _knn_data(n, n_eval=4, seed=0):
+    rng = np.random.default_rng(seed)  # continuous features: no ties in distance
+    return rng.normal(size=(n, 3)), rng.normal(size=n) * 10, rng.normal(size=(n_eval, 3)), rng.normal(size=n_eval)
+
+
+def knn_refit(k, X, y, X_eval, y_eval, members, empty):
+    """The refit game by hand: scikit-learn's KNN on the rows in members, v(empty) below k rows."""
+    if len(members) < k:
+        return empty
+    return KNeighborsRegressor(n_neighbors=k).fit(X[members], y[members]).predict(X_eval) - y_eval
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_knn_fast_path_equals_refits_on_prefixes_and_coalitions(k):
+    X, y, X_eval, y_eval = _knn_data(12)
+    empty = 5.0 - y_eval
+    path = KNNPath(KNeighborsRegressor(n_neighbors=k), X, y, X_eval, y_eval, empty=empty)
+    rng = np.random.default_rng(1)
+    for permutation in (rng.permutation(12), rng.permutation(12)):
+        fast = path.prefix_residuals(permutation)
+        for t in range(1, 13):
+            expected = knn_refit(k, X, y, X_eval, y_eval, permutation[:t], empty)
+            np.testing.assert_allclose(fast[t - 1], expected, atol=1e-12)
+    for code in range(1, 2**12, 7):  # a spread of coalitions
+        mask = (code >> np.arange(12)) & 1 == 1
+        expected = knn_refit(k, X, y, X_eval, y_eval, np.flatnonzero(mask), empty)
+        np.testing.assert_allclose(path.residuals(mask), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("k,empty_prediction", [(1, None), (3, None), (3, 2.5), (9, None)])
+def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction):
+    from shap_instances.estimators import ExactEstimator
+
+    X, y, X_eval, y_eval = _knn_data(9)
+    explainer = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=k), X, y, empty_prediction=empty_prediction,
+                                        silent=True)
+    explanation = explainer(X_eval, y_eval)
+    assert explainer.result_.estimator == "closed form (KNN)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        game = ResidualGame(KNeighborsRegressor(n_neighbors=k), X, y, X_eval, y_eval, empty_prediction=empty_prediction,
+                            use_fast_path=False)
+        reference = ExactEstimator().estimate(game).values.T
+    np.testing.assert_allclose(explanation.values, reference, atol=1e-10)
+
+
+def test_knn_closed_form_equals_the_permutation_definition_with_sklearn_refits():
+    X, y, X_eval, y_eval = _knn_data(6, n_eval=3, seed=3)
+    values = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=2), X, y, silent=True)(X_eval, y_eval).values
+    reference = np.zeros_like(values)
+    for order in itertools.permutations(range(6)):
+        previous = np.zeros(3)
+        for t, player in enumerate(order):
+            current = knn_refit(2, X, y, X_eval, y_eval, list(order[: t + 1]), np.zeros(3))
+            reference[:, player] += current - previous
+            previous = current
+    np.testing.assert_allclose(values, reference / math.factorial(6), atol=1e-10)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_jia_recursion_with_labels_equals_enumeration_of_its_utility(k):
+    """Jia et al.'s U(S) = (1/K) * sum of the min(K, |S|) nearest labels, enumerated by hand."""
+    X, y, X_eval, _ = _knn_data(7, n_eval=3, seed=2)
+    distances = np.linalg.norm(X_eval[:, None, :] - X[None, :, :], axis=2)
+    order = np.argsort(distances, axis=1)
+    reference = np.zeros((3, 7))
+    for j in range(3):
+        def utility(members, j=j):
+            nearest = sorted(members, key=lambda i: distances[j, i])[:k]
+            return sum(y[i] for i in nearest) / k
+        for i in range(7):
+            others = [p for p in range(7) if p != i]
+            for size in range(7):
+                for subset in itertools.combinations(others, size):
+                    weight = math.factorial(size) * math.factorial(6 - size) / math.factorial(7)
+                    reference[j, i] += weight * (utility(list(subset) + [i]) - utility(list(subset)))
+    np.testing.assert_allclose(jia_knn_shapley(order, y, k), reference, atol=1e-12)

@@ -9,13 +9,18 @@ from sklearn.base import BaseEstimator, is_regressor
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from .._validation import check_data, check_target, instance_names
-from ..estimators import ExactEstimator, KernelEstimator, PermutationEstimator
+from ..estimators import ExactEstimator, KernelEstimator, PermutationEstimator, ShapleyResult
+from ..estimators.influence import RidgeInfluenceEstimator
 from ..exceptions import DataValidationError, UnsupportedModelError
+from ..games._fast_knn import KNNPath
+from ..games._fast_ridge import RidgePath
 from ..games.residual import ResidualGame
 
 __all__ = ["InstanceKernelExplainer"]
 
-METHODS = ("auto", "exact", "permutation", "kernel")
+METHODS = ("auto", "exact", "permutation", "kernel", "influence")
+INFLUENCE_VARIANTS = ("all", "largest")
+EFFICIENCY = ("complete", "none")
 
 
 class InstanceKernelExplainer(InstanceExplainer):
@@ -36,9 +41,20 @@ class InstanceKernelExplainer(InstanceExplainer):
         Training rows (the players); a DataFrame's index names them.
     y : array-like (n_train,)
         Training targets.
-    method : {"auto", "exact", "permutation", "kernel"}, default="auto"
+    method : {"auto", "exact", "permutation", "kernel", "influence"}, default="auto"
         "auto": exact enumeration up to 12 training rows, else antithetic permutation sampling. Ridge,
-        LinearRegression and DummyRegressor(strategy="mean") refit exactly by running sums.
+        LinearRegression and DummyRegressor(strategy="mean") refit exactly by running sums; for
+        uniform-weight KNeighborsRegressor "auto" and "exact" use the closed form (exact for any n).
+        "influence" (Ridge / LinearRegression only): the influence-function approximation of section 5,
+        see :class:`~shap_instances.estimators.influence.RidgeInfluenceEstimator`.
+    influence : {"all", "largest"}, default="all"
+        method="influence": the all-S or the largest-S variant.
+    efficiency : {"complete", "none"}, default="complete"
+        method="influence": share each row's efficiency gap equally among the training rows (then
+        ``base + sum == residual`` exactly), or return the raw approximation, which does not sum to the
+        residual (the Explanation is then built without the efficiency check).
+    n_rounds : int, default=1
+        method="influence", influence="all": rounds of coalitions (about n ln n ridge fits each).
     empty_prediction : float, optional
         Prediction of the model fitted on no data (default: v(empty) = 0, the paper's convention).
     n_permutations, max_evals : int, optional
@@ -67,7 +83,8 @@ class InstanceKernelExplainer(InstanceExplainer):
     explained_quantity = "the residual f(x_j) - y_j of the model fitted on all training rows"
 
     def __init__(self, model, data, y=None, *, method="auto", empty_prediction=None, n_permutations=None,
-                 max_evals=None, random_state=None, n_jobs=None, silent=False, checkpoint=None):
+                 max_evals=None, random_state=None, n_jobs=None, silent=False, checkpoint=None, influence="all",
+                 efficiency="complete", n_rounds=1):
         if not _is_regressor(model):
             raise UnsupportedModelError(
                 f"InstanceKernelExplainer decomposes regression residuals; {type(model).__name__} is not a "
@@ -75,6 +92,14 @@ class InstanceKernelExplainer(InstanceExplainer):
             )
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
+        if influence not in INFLUENCE_VARIANTS:
+            raise ValueError(f"influence must be one of {INFLUENCE_VARIANTS}, got {influence!r}.")
+        if efficiency not in EFFICIENCY:
+            raise ValueError(f"efficiency must be one of {EFFICIENCY}, got {efficiency!r}.")
+        if method == "influence" and not RidgePath.supports(model):
+            raise UnsupportedModelError(
+                f"method='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got {type(model).__name__}."
+            )
         if y is None:
             raise DataValidationError("y (the training targets) is required: InstanceKernelExplainer(model, X, y).")
         super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
@@ -83,6 +108,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.train_names_ = instance_names(data)
         self.method, self.empty_prediction = method, empty_prediction
         self.n_permutations, self.max_evals, self.checkpoint = n_permutations, max_evals, checkpoint
+        self.influence, self.efficiency, self.n_rounds = influence, efficiency, n_rounds
 
     @classmethod
     def supports_model(cls, model, data=None) -> bool:
@@ -99,9 +125,12 @@ class InstanceKernelExplainer(InstanceExplainer):
             names = instance_names(X_eval, prefix="eval")
             X_eval = check_data(X_eval, name="X_eval", n_features=self.X_train_.shape[1])
             y_eval = check_target(y_eval, len(X_eval), name="y_eval")
-        return ResidualGame(self.model, self.X_train_, self.y_train_, X_eval, y_eval,
+        game = ResidualGame(self.model, self.X_train_, self.y_train_, X_eval, y_eval,
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
                             output_names=names)
+        if game.fast_path is None and KNNPath.supports(self.model):  # below n_neighbors rows: v(empty)
+            game.fast_path = KNNPath(self.model, self.X_train_, self.y_train_, X_eval, y_eval, empty=game.empty)
+        return game
 
     def estimator(self, n_players: int):
         """The estimator that ``method`` and the budget select."""
@@ -110,6 +139,9 @@ class InstanceKernelExplainer(InstanceExplainer):
             method = "exact" if n_players <= 12 else "permutation"
         if method == "exact":
             return ExactEstimator(n_jobs=self.n_jobs, silent=self.silent)
+        if method == "influence":
+            return RidgeInfluenceEstimator(self.influence, n_rounds=self.n_rounds, efficiency=self.efficiency,
+                                           random_state=self.random_state)
         if method == "kernel":
             return KernelEstimator(max_evals=self.max_evals, random_state=self.random_state, n_jobs=self.n_jobs,
                                    silent=self.silent)
@@ -123,13 +155,19 @@ class InstanceKernelExplainer(InstanceExplainer):
     def __call__(self, X_eval=None, y_eval=None) -> shap.Explanation:
         """Decompose the residuals of ``X_eval`` (default: the training rows, the symmetric case)."""
         game = self.game(X_eval, y_eval)
-        result = self.estimator(game.n_players).estimate(game)
+        if self.method in ("auto", "exact") and isinstance(game.fast_path, KNNPath):
+            result = ShapleyResult(game.fast_path.shapley_values().T, game.empty_value, game.full_value,
+                                   n_evaluations=2, estimator="closed form (KNN)")
+        else:
+            result = self.estimator(game.n_players).estimate(game)
         self.result_, self.n_failed_fits_ = result, game.n_failed_fits
         se = None if result.standard_errors is None else result.standard_errors.T
+        claims_efficiency = not (self.method == "influence" and self.efficiency == "none")
         return build_explanation(
             result.values.T, result.empty_value, feature_names=self.train_names_,
             data=np.broadcast_to(self.y_train_, (game.n_outputs, game.n_players)),
-            instance_names=game.output_names, standard_errors=se, explained=result.full_value, atol=1e-9,
+            instance_names=game.output_names, standard_errors=se,
+            explained=result.full_value if claims_efficiency else None, atol=1e-9,
         )
 
 

@@ -28,7 +28,9 @@ class ResidualGame(Game):
     ``n_failed_fits`` and reported once with a warning, so a long run never stops on one subset.
 
     Ridge (alpha > 0), LinearRegression and DummyRegressor(strategy="mean") use exact shortcuts
-    (``fast_path``); everything else refits clones.
+    (``fast_path``); everything else refits clones. :class:`~shap_instances.InstanceKernelExplainer` also
+    attaches ``_fast_knn.KNNPath`` (uniform-weight KNeighborsRegressor), which gives coalitions of fewer
+    than ``n_neighbors`` rows v(empty), as the failure policy does, without counting them as failed fits.
 
     Examples
     --------

@@ -1,0 +1,108 @@
+"""Exact refits of uniform-weight KNeighborsRegressor, and its Shapley values in closed form.
+
+The refit game of :class:`~shap_instances.games.ResidualGame` on K-nearest-neighbour regression is
+
+``v(S)_j = mean of the labels of the K rows of S nearest to x_j  - y_j``  when ``|S| >= K``,
+``v(S)_j = v(empty)_j``                                                  when ``|S| < K``,
+
+the second line being the game's failure policy (scikit-learn cannot fit fewer than ``n_neighbors`` rows).
+Write ``G(S) = [|S| >= K] * (1/K) * sum of the K nearest labels`` and
+``U(S) = (1/K) * sum of the min(K, |S|) nearest labels`` (Jia et al. 2019's KNN utility with labels in
+place of match indicators). Then ``v(S) - v(empty) = G(S) - [|S| >= K] (y_j + v(empty)_j)``: G plus a
+symmetric threshold game (each player gets ``-(y_j + v(empty)_j) / n``), and ``U - G = [|S| < K] * (1/K) * sum_{i in S} y_i``, whose Shapley values are
+``(K - 1) / (n K) * (y_l - mean_{i != l} y_i)`` for player l. Hence, with ``s`` Jia's recursion over the
+training rows sorted by distance to ``x_j`` (closest first, ``a_1 .. a_n``),
+
+``s_{a_n} = y_{a_n} / n``,  ``s_{a_i} = s_{a_{i+1}} + (y_{a_i} - y_{a_{i+1}}) / K * min(K, i) / i``,
+
+``phi_l(j) = s_l - (K - 1) / (n K) * (y_l - mean_{i != l} y_i) - (y_j + v(empty)_j) / n``:
+O(n log n) per explained row, exact. Ties in distance are broken by training order (a stable sort), which
+is what a refit does unless tied rows carry different labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import pairwise_distances
+from sklearn.neighbors import KNeighborsRegressor
+
+__all__ = ["KNNPath", "jia_knn_shapley"]
+
+
+def jia_knn_shapley(order, y, k):
+    """Jia et al.'s recursion with labels: Shapley values of ``U(S) = (1/K) sum of the min(K,|S|) nearest labels``.
+
+    ``order`` (m, n): training indices sorted by distance for each of m explained rows. Returns (m, n),
+    column i = training row i.
+    """
+    m, n = order.shape
+    labels = y[order]  # (m, n), closest first
+    rank = np.arange(1, n, dtype=np.float64)  # i = 1 .. n-1
+    steps = (labels[:, :-1] - labels[:, 1:]) / k * np.minimum(k, rank) / rank
+    sorted_values = np.empty((m, n))
+    sorted_values[:, -1] = labels[:, -1] / n
+    sorted_values[:, :-1] = labels[:, -1:] / n + np.cumsum(steps[:, ::-1], axis=1)[:, ::-1]
+    values = np.empty((m, n))
+    np.put_along_axis(values, order, sorted_values, axis=1)
+    return values
+
+
+class KNNPath:
+    """Uniform-weight KNeighborsRegressor: residuals on coalitions and prefixes, exact Shapley values."""
+
+    def __init__(self, model, X, y, X_eval, y_eval, empty=None):
+        self.k = int(model.n_neighbors)
+        self.y, self.y_eval = np.asarray(y, dtype=np.float64), y_eval
+        self.empty = np.zeros(len(y_eval)) if empty is None else empty
+        kwargs = dict(model.metric_params or {})
+        if model.metric == "minkowski":
+            kwargs["p"] = model.p
+        distances = pairwise_distances(X_eval, X, metric=model.metric, **kwargs)
+        self.order = np.argsort(distances, axis=1, kind="stable")  # (n_eval, n), closest first
+        self.rank = np.empty_like(self.order)
+        np.put_along_axis(self.rank, self.order, np.arange(len(y))[None, :], axis=1)
+
+    @classmethod
+    def supports(cls, model) -> bool:
+        return (type(model) is KNeighborsRegressor and model.weights == "uniform" and isinstance(model.metric, str)
+                and model.metric != "precomputed")
+
+    def residuals(self, mask):
+        """Residuals of the refit on the rows in ``mask``; v(empty) below K rows (the failure policy)."""
+        if mask.sum() < self.k:
+            return self.empty
+        ranks = np.where(mask[None, :], self.rank, len(mask))
+        nearest = np.argpartition(ranks, self.k - 1, axis=1)[:, :self.k]
+        return self.y[nearest].mean(axis=1) - self.y_eval
+
+    def prefix_residuals(self, permutation):
+        """Residuals on the evaluation rows of the fit on each prefix, shape (n, n_eval)."""
+        n, k = len(permutation), self.k
+        out = np.empty((n, len(self.y_eval)))
+        out[: k - 1] = self.empty
+        if n < k:
+            return out
+        first = permutation[:k]
+        top = self.rank[:, first].astype(np.int64)  # ranks of the current K nearest, per explained row
+        total = self.y[first].sum() * np.ones(len(self.y_eval))
+        labels = np.broadcast_to(self.y[first], top.shape).copy()
+        rows = np.arange(len(self.y_eval))
+        out[k - 1] = total / k - self.y_eval
+        for t in range(k, n):
+            i = permutation[t]
+            worst = np.argmax(top, axis=1)
+            enter = self.rank[:, i] < top[rows, worst]
+            total[enter] += self.y[i] - labels[rows, worst][enter]
+            top[rows[enter], worst[enter]] = self.rank[enter, i]
+            labels[rows[enter], worst[enter]] = self.y[i]
+            out[t] = total / k - self.y_eval
+        return out
+
+    def shapley_values(self):
+        """Exact Shapley values of the refit game, shape (n_eval, n): Jia's recursion plus two corrections."""
+        n, k = len(self.y), self.k
+        if n < k:  # no coalition can be fitted: every coalition has the empty value
+            return np.zeros((len(self.y_eval), n))
+        others = (self.y.sum() - self.y) / max(n - 1, 1)
+        below_k = (k - 1) / (n * k) * (self.y - others)
+        return jia_knn_shapley(self.order, self.y, k) - below_k[None, :] - (self.y_eval + self.empty)[:, None] / n
