@@ -5,6 +5,7 @@ Games, estimators and kernels trust their inputs; everything a user passes goes 
 
 from __future__ import annotations
 
+import inspect
 import os
 
 import numpy as np
@@ -14,6 +15,9 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .exceptions import DataValidationError, MemoryBudgetError, NotFittedError
+
+# scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite (the old name left in 1.8).
+_FINITE = "ensure_all_finite" if "ensure_all_finite" in inspect.signature(check_array).parameters else "force_all_finite"
 
 __all__ = [
     "check_data",
@@ -43,8 +47,8 @@ def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: boo
             X,
             accept_sparse=["csr", "csc"] if allow_sparse else False,
             dtype=dtype,
-            ensure_all_finite="allow-nan" if allow_nan else True,
             ensure_2d=True,
+            **{_FINITE: "allow-nan" if allow_nan else True},
             input_name=name,
         )
     except TypeError as exc:  # sparse input where dense is required, and similar

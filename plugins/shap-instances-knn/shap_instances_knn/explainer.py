@@ -129,7 +129,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.metric_params_ = dict(model.effective_metric_params_ or {})
         precomputed = self.metric_ == "precomputed"
         try:
-            train = check_array(data, accept_sparse="csr", dtype=np.float64, ensure_all_finite=True, input_name="data")
+            train = check_array(data, accept_sparse="csr", dtype=np.float64, input_name="data")  # finite by default
         except (TypeError, ValueError) as exc:
             raise DataValidationError(f"data: {exc}") from exc
         if not precomputed and train.shape[1] != model.n_features_in_:
@@ -209,7 +209,6 @@ class KNNShapleyExplainer(InstanceExplainer):
                 X,
                 accept_sparse=False if precomputed else "csr",
                 dtype=np.float64,
-                ensure_all_finite=True,
                 input_name="X",
                 ensure_min_samples=0,
             )
