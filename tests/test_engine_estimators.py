@@ -314,3 +314,30 @@ def test_parallel_workers_report_evaluations_and_failed_fits():
     np.testing.assert_array_equal(results[0].values, results[1].values)
     assert games[0].n_failed_fits == games[1].n_failed_fits == 8 * 2  # |S| = 1, 2 along each order
     assert games[0].n_evaluations == games[1].n_evaluations == results[1].n_evaluations == 8 * 8
+
+
+@pytest.mark.parametrize(("m", "budget"), [(6, 40), (10, 300), (15, 800), (12, 2**12)])
+def test_kernel_design_matches_shaps_kernel_explainer(m, budget):
+    """Our coalition design is shap's: the same sizes enumerated, the same kernel weights (up to shap's
+    normalisation), the same share of kernel mass left to sampling. shap's explainer is run on the 0/1 game
+    itself (background 0, explained point 1), and its mask matrix and weights are read after the run."""
+    reference = shap.KernelExplainer(lambda z: z.sum(axis=1), np.zeros((1, m)))
+    state = np.random.get_state()  # noqa: NPY002 - shap samples from the global generator
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference.shap_values(np.ones((1, m)), nsamples=budget, l1_reg=False, silent=True)
+    np.random.set_state(state)  # noqa: NPY002
+    shap_masks = reference.maskMatrix[: reference.nsamplesAdded].astype(bool)
+    shap_weights = reference.kernelWeights[: reference.nsamplesAdded]
+    masks, weights, sampled = KernelEstimator._design(m, budget - 2, np.random.default_rng(0))
+    enumerated_sizes = np.unique(masks[~sampled].sum(axis=1))
+    shap_enumerated = np.isin(shap_masks.sum(axis=1), enumerated_sizes)
+    assert shap_enumerated.sum() == (~sampled).sum()  # shap enumerates exactly the same coalitions ...
+    ours = {row.tobytes(): w for row, w in zip(np.packbits(masks[~sampled], axis=1), weights[~sampled])}
+    theirs = {row.tobytes(): w for row, w in zip(np.packbits(shap_masks[shap_enumerated], axis=1),
+                                                 shap_weights[shap_enumerated])}
+    assert ours.keys() == theirs.keys()
+    ratios = np.array([theirs[key] / ours[key] for key in ours])
+    np.testing.assert_allclose(ratios, ratios[0], rtol=1e-10)  # ... with proportional kernel weights
+    np.testing.assert_allclose(shap_weights[~shap_enumerated].sum() / shap_weights.sum(),
+                               weights[sampled].sum() / weights.sum(), rtol=1e-10, atol=1e-12)
