@@ -10,12 +10,15 @@ oracle sparsity s = s*; affinity is
 repetitions. The timing baseline is a plain dense implementation (Z built explicitly, numpy products,
 scipy's isotonic regression) run in the same process for small p.
 
-Usage: ``python benchmarks/bench_isotonic.py [--quick]``.
+Usage: ``python benchmarks/bench_isotonic.py [--quick]`` for the docs' tables (recovery for p = 10, 15, 20
+with three repetitions, timing for p = 10 ... 25). The p = 25 recovery row is costly (one fit ~1 minute, five
+noise levels) and is run on its own with ``--recovery-sizes 25 --repetitions 1 --timing-sizes`` (and the timing
+alone with ``--recovery-sizes --timing-sizes 25``).
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -79,10 +82,21 @@ def dense_sisr(v, s, iterations=20, inner=20):
     return gamma
 
 
-def main(quick: bool = False) -> None:
-    sizes = (10, 15) if quick else (10, 15, 20)
-    repetitions = 2 if quick else 3
-    print("### Sparsity recovery: ours (poster), affinity / support %\n")
+def main(quick: bool = False, sizes=None, repetitions=None, timing_sizes=None) -> None:
+    if sizes is None:
+        sizes = (10, 15) if quick else (10, 15, 20)
+    if repetitions is None:
+        repetitions = 2 if quick else 3
+    if timing_sizes is None:
+        timing_sizes = (10, 12, 15) if quick else (10, 12, 15, 20, 25)
+    if sizes:
+        recovery(sizes, repetitions)
+    if timing_sizes:
+        timing(timing_sizes)
+
+
+def recovery(sizes, repetitions) -> None:
+    print(f"### Sparsity recovery ({repetitions} repetition(s) per cell): ours (poster), affinity / support %\n")
     print("| p | " + " | ".join(f"noise {n:g}" for n in NOISES) + " |")
     print("|---|" + "---|" * len(NOISES))
     for p in sizes:
@@ -96,13 +110,18 @@ def main(quick: bool = False) -> None:
                 support.append(100 * len(set(result.support) & set(np.flatnonzero(truth))) / 4)
             a, s = POSTER[p][k]
             cells.append(f"{np.mean(affinity):.1f} / {np.mean(support):.0f}% ({a} / {s:g}%)")
-        print(f"| {p} | " + " | ".join(cells) + " |")
+        print(f"| {p} | " + " | ".join(cells) + " |", flush=True)
+
+
+def timing(timing_sizes) -> None:
     print("\n### Time per fit (s = 4, noise 1e-2), against a dense NumPy/SciPy implementation\n")
     print("| p | coalitions | ours (s) | dense baseline (s) | speed-up |")
     print("|---|---|---|---|---|")
-    for p in ((10, 12, 15) if quick else (10, 12, 15, 20, 25)):
+    sisr(generate(8, 1e-2, seed=8)[0], sparsity=4)  # compile / warm the numba cache (independent of p)
+    for p in timing_sizes:
         v, _ = generate(p, 1e-2, seed=p)
-        sisr(v, sparsity=4)  # compile / warm the numba cache
+        if p <= 20:
+            sisr(v, sparsity=4)  # warm the caches at this size too (too costly to repeat for p > 20)
         start = time.perf_counter()
         sisr(v, sparsity=4)
         ours = time.perf_counter() - start
@@ -113,8 +132,20 @@ def main(quick: bool = False) -> None:
             dense_sisr(v, 4)
             dense = time.perf_counter() - start
             baseline, ratio = f"{dense:.2f}", f"{dense / ours:.1f}x"
-        print(f"| {p} | {2**p:,} | {ours:.2f} | {baseline} | {ratio} |")
+        print(f"| {p} | {2**p:,} | {ours:.2f} | {baseline} | {ratio} |", flush=True)
+
+
+def _sizes(text):
+    return tuple(int(p) for p in text.split(",") if p.strip())
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="p = 10, 15 only, two repetitions")
+    parser.add_argument("--recovery-sizes", type=_sizes, nargs="?", const=(), default=None,
+                        help="comma-separated p of the recovery table (empty: skip it)")
+    parser.add_argument("--repetitions", type=int, default=None, help="repetitions per recovery cell")
+    parser.add_argument("--timing-sizes", type=_sizes, nargs="?", const=(), default=None,
+                        help="comma-separated p of the timing table (empty: skip it)")
+    args = parser.parse_args()
+    main(args.quick, args.recovery_sizes, args.repetitions, args.timing_sizes)

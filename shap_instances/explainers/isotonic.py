@@ -27,8 +27,9 @@ class IsotonicShapley(InstanceExplainer):
 
     The explained quantity lives in the transformed domain: ``base_values = T(v_empty) = 0`` and
     ``base + values.sum(1) = sum_j gamma_j``, the additive surrogate of the full coalition. The fitted
-    transforms are in ``results_`` (one :class:`~shap_instances.isotonic.SISRResult` per row), with
-    ``transform`` and ``inverse_transform``.
+    transform of row ``i`` is :meth:`transform` ``(i)``, a callable monotone interpolant with ``.inverse``;
+    :meth:`plot_transform` ``(i)`` draws it against the payoffs. The full fits stay in ``results_`` (one
+    :class:`~shap_instances.isotonic.SISRResult` per row: coalition payoffs, objective history, ...).
 
     Parameters
     ----------
@@ -53,9 +54,14 @@ class IsotonicShapley(InstanceExplainer):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 5))
     >>> model = LinearRegression().fit(X, np.exp(X[:, 0] + 0.5 * X[:, 1]))
-    >>> explanation = IsotonicShapley(model.predict, X[:50], sparsity=2)(X[:2])
+    >>> explainer = IsotonicShapley(model.predict, X[:50], sparsity=2)
+    >>> explanation = explainer(X[:2])
     >>> explanation.values.shape
     (2, 5)
+    >>> T = explainer.transform(1)  # the fitted T of the second row: T(v), and T.inverse
+    >>> v = np.sort(explainer.results_[1].payoffs)  # that row's coalition payoffs
+    >>> bool(np.all(np.diff(T(v)) >= 0) and np.allclose(T.inverse(T(v)), v))
+    True
     """
 
     def __init__(self, model, masker, y=None, *, sparsity="ric", max_exact_features=20, max_evals=20_000,
@@ -123,6 +129,27 @@ class IsotonicShapley(InstanceExplainer):
         gamma = np.array([result.gamma for result in self.results_])
         return build_explanation(gamma, 0.0, feature_names=names, data=data, instance_names=instance_names,
                                  explained=gamma.sum(axis=1))
+
+    def transform(self, i=0):
+        """The fitted monotone transform T-hat of explained row ``i`` (game output ``i`` for :meth:`from_game`).
+
+        Returns a :class:`~shap_instances.isotonic.MonotoneTransform`: call it on payoffs ``v`` (baseline
+        adjusted, ``v_empty = 0``) to get ``T(v)`` (piecewise linear between the observed coalition payoffs),
+        and ``.inverse(t)`` to map transformed values back to payoffs.
+        """
+        return self._result(i).transform_function
+
+    def plot_transform(self, i=0, **kwargs):
+        """Plot T-hat of row ``i`` against the coalition payoffs (:func:`shap_instances.plots.isotonic_transform`)."""
+        from ..plots.isotonic_transform import isotonic_transform
+
+        return isotonic_transform(self._result(i), **kwargs)
+
+    def _result(self, i):
+        results = getattr(self, "results_", None)
+        if results is None:
+            raise RuntimeError("call the explainer first: the transforms are fitted per explained row.")
+        return results[i]
 
     def _payoffs(self, evaluate, n_players):
         """(masks, payoffs (m, D), weights): every coalition, or a Shapley-kernel sample beyond the limit."""

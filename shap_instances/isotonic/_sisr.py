@@ -19,9 +19,51 @@ from .._kernels.isotonic import coalition_sums, gradient_and_loss, shapley_from_
 from ..estimators._weights import kernel_weights, shapley_weights
 from ..exceptions import GameTooLargeError
 
-__all__ = ["sisr", "sisr_from_samples", "SISRResult", "gram_eigenvalue"]
+__all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue"]
 
 MAX_EXACT_PLAYERS = 26
+
+
+class MonotoneTransform:
+    """The fitted transform T-hat as a callable: a monotone piecewise-linear interpolant and its inverse.
+
+    ``T(v)`` interpolates linearly between the observed (distinct) payoffs and their fitted values, and is
+    constant beyond the observed range; ``T.inverse(y)`` maps transformed values back to payoffs (where T is
+    flat, the smallest payoff of the flat piece). ``knots`` are the (payoff, T) pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.isotonic import MonotoneTransform
+    >>> T = MonotoneTransform([0.0, 1.0, 4.0], [0.0, 1.0, 2.0])
+    >>> float(T(2.5)), float(T.inverse(1.5))
+    (1.5, 2.5)
+    """
+
+    def __init__(self, payoffs, values):
+        payoffs, values = np.asarray(payoffs, dtype=np.float64), np.asarray(values, dtype=np.float64)
+        order = np.argsort(payoffs, kind="stable")
+        self.knots_payoffs, first = np.unique(payoffs[order], return_index=True)
+        self.knots_values = values[order][first]
+        if np.any(np.diff(self.knots_values) < -1e-9 * max(1.0, np.abs(self.knots_values).max(initial=0.0))):
+            raise ValueError("the transform values must be non-decreasing in the payoffs.")
+
+    @property
+    def knots(self):
+        """(payoffs, transformed values) of the interpolation knots, payoffs increasing."""
+        return self.knots_payoffs, self.knots_values
+
+    def __call__(self, payoffs):
+        return np.interp(payoffs, self.knots_payoffs, self.knots_values)
+
+    def inverse(self, transformed):
+        """Payoffs from transformed values (the smallest payoff where T is flat)."""
+        keep = np.concatenate([[True], np.diff(self.knots_values) > 0])
+        return np.interp(transformed, self.knots_values[keep], self.knots_payoffs[keep])
+
+    def __repr__(self) -> str:
+        return f"MonotoneTransform({self.knots_payoffs.size} knots on [{self.knots_payoffs[0]:.4g}, " \
+               f"{self.knots_payoffs[-1]:.4g}])"
 
 
 @dataclass
@@ -73,11 +115,10 @@ class SISRResult:
         """Indices of the players with non-zero gamma."""
         return np.flatnonzero(self.gamma)
 
-    def _knots(self):
-        v, t = self.payoffs, self.transform_values
-        order = np.argsort(v, kind="stable")
-        knots_v, first = np.unique(v[order], return_index=True)
-        return knots_v, t[order][first]
+    @property
+    def transform_function(self) -> MonotoneTransform:
+        """The fitted T as a callable :class:`MonotoneTransform` (with ``.inverse``)."""
+        return MonotoneTransform(self.payoffs, self.transform_values)
 
     def transform(self, payoffs) -> np.ndarray:
         """The fitted monotone transform T, interpolated linearly between observed payoffs.
@@ -92,14 +133,11 @@ class SISRResult:
         >>> bool(np.all(np.diff(result.transform(np.linspace(0, 3, 7))) >= 0))
         True
         """
-        knots_v, knots_t = self._knots()
-        return np.interp(payoffs, knots_v, knots_t)
+        return self.transform_function(payoffs)
 
     def inverse_transform(self, transformed) -> np.ndarray:
         """The inverse of :meth:`transform` (where T is flat, the smallest payoff of the flat piece)."""
-        knots_v, knots_t = self._knots()
-        keep = np.concatenate([[True], np.diff(knots_t) > 0])
-        return np.interp(transformed, knots_t[keep], knots_v[keep])
+        return self.transform_function.inverse(transformed)
 
 
 def gram_eigenvalue(n_players: int, full_weight: float = 0.0) -> float:
