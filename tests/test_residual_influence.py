@@ -115,3 +115,26 @@ def test_influence_refuses_other_models_and_bad_options():
         InstanceKernelExplainer(Ridge(), X, y, method="influence", influence="some")
     with pytest.raises(ValueError, match="efficiency must be one of"):
         InstanceKernelExplainer(Ridge(), X, y, method="influence", efficiency="rescale")
+
+
+def test_instance_force_renders_named_training_instances():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from shap_instances.plots import instance_force
+
+    X, y = diabetes(15)
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y, method="influence", random_state=0, silent=True)()
+    ax = instance_force(explanation, 3, max_display=4, show=False)  # shap.plots.force(matplotlib=True)
+    texts = " ".join(t.get_text() for t in ax.figure.findobj(matplotlib.text.Text))
+    top = np.argsort(-np.abs(explanation.values[3]))[0]
+    assert explanation.feature_names[top] in texts and "11 other instances" in texts
+    plt.close(ax.figure)
+    figure, given = plt.subplots()
+    assert instance_force(explanation, explanation.instance_names[3], ax=given, show=False) is given
+    bars = [p for p in given.patches]
+    assert len(bars) == 11  # 10 named + the others
+    np.testing.assert_allclose(sum(p.get_width() for p in bars), explanation.values[3].sum(), atol=1e-9)
+    plt.close(figure)
