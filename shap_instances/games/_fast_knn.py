@@ -9,7 +9,8 @@ the second line being the game's failure policy (scikit-learn cannot fit fewer t
 Write ``G(S) = [|S| >= K] * (1/K) * sum of the K nearest labels`` and
 ``U(S) = (1/K) * sum of the min(K, |S|) nearest labels`` (Jia et al. 2019's KNN utility with labels in
 place of match indicators). Then ``v(S) - v(empty) = G(S) - [|S| >= K] (y_j + v(empty)_j)``: G plus a
-symmetric threshold game (each player gets ``-(y_j + v(empty)_j) / n``), and ``U - G = [|S| < K] * (1/K) * sum_{i in S} y_i``, whose Shapley values are
+symmetric threshold game (each player gets ``-(y_j + v(empty)_j) / n``), and
+``U - G = [|S| < K] * (1/K) * sum_{i in S} y_i``, whose Shapley values are
 ``(K - 1) / (n K) * (y_l - mean_{i != l} y_i)`` for player l. Hence, with ``s`` Jia's recursion over the
 training rows sorted by distance to ``x_j`` (closest first, ``a_1 .. a_n``),
 
