@@ -5,16 +5,20 @@ the proximities of 1,000 test points are computed twice:
 
 * **sparse**: ``GapExplainer(forest, X, y)`` (leaf index, verified against every leaf) then
   ``ex.proximities(X_test)`` (numba kernel, CSR);
-* **dense**: the straightforward computation, tree by tree, of the (m, n_train) float64 matrix
-  ``sum_t [leaf_t(x) = leaf_t(i)] c_i(t) / W_t(leaf) / T`` with numpy broadcasting.
+* **dense**: the straightforward numpy computation of the (m, n_train) float64 matrix
+  ``sum_t [leaf_t(x) = leaf_t(i)] c_i(t) / W_t(leaf) / T``, tree by tree (one ``tree.apply`` at a time) and
+  in blocks of 128 query rows, adding the leaf weights in place (``np.add(..., where=same_leaf)``): its only
+  large array is the output matrix itself, so its peak is close to the dense matrix's size (no strawman).
 
 The out-of-bag proximities of all training points (n_train x n_train) are timed for the sparse method, and
-against the dense method at a size where the dense matrix fits (``dense_oob_n``). The scale row fits a forest
-on n_train = 100,000 points (full mode only) and reports the sparse method's peak memory.
+against the dense method at a size where the dense matrix fits (``dense_oob_n``). The scale rows fit a forest
+on n_train = 100,000 points (full mode only) and report the sparse method's peak memory.
 
-Memory is the peak resident-set growth of a forked child process doing only that computation (sampled every
-2 ms, so it includes numba's allocations, which tracemalloc does not see). Every run checks that both methods
-agree and reconstruct ``predict`` / ``predict_proba`` (max abs error printed).
+Memory is measured the same way for both methods, twice, each time in a forked child process doing only that
+computation: the **tracemalloc peak** (every numpy, numba and Python allocation; deterministic) and the
+**peak resident-set growth** (sampled every 2 ms; also sees allocator slack and C-level buffers). Times come
+from the resident-set run (tracemalloc slows allocation-heavy code). The checks (reconstruction error,
+agreement of the two methods) run after the peak is recorded. Kernels are compiled before any measurement.
 
 Usage: ``python benchmarks/bench_gap.py [--quick]``.
 """
@@ -26,12 +30,14 @@ import multiprocessing as mp
 import os
 import threading
 import time
+import tracemalloc
 
 import numpy as np
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from shap_instances import GapExplainer
+from shap_instances._kernels.proximity import gap_fill_rows, gap_row_counts
 
 
 def _rss() -> int:
@@ -39,7 +45,14 @@ def _rss() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _child(fn, args, queue):
+def _child(fn, args, check, mode, queue):
+    if mode == "trace":
+        tracemalloc.start()
+        result = fn(*args)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        queue.put((None, peak, None))
+        return
     base = _rss()
     peak = [base]
     done = threading.Event()
@@ -57,18 +70,24 @@ def _child(fn, args, queue):
     done.set()
     sampler.join()
     peak[0] = max(peak[0], _rss())
-    queue.put((elapsed, peak[0] - base, result))
+    queue.put((elapsed, peak[0] - base, check(result)))
 
 
-def measure(fn, *args):
-    """(seconds, peak extra bytes, result) of ``fn(*args)`` run in a forked child."""
+def _fork(fn, args, check, mode):
     ctx = mp.get_context("fork")
     queue = ctx.Queue()
-    process = ctx.Process(target=_child, args=(fn, args, queue))
+    process = ctx.Process(target=_child, args=(fn, args, check, mode, queue))
     process.start()
     out = queue.get()
     process.join()
     return out
+
+
+def measure(fn, args, check):
+    """(seconds, tracemalloc peak bytes, peak RSS growth bytes, check(result)), each in a forked child."""
+    _, traced, _ = _fork(fn, args, check, "trace")
+    elapsed, rss, checked = _fork(fn, args, check, "rss")
+    return elapsed, traced, rss, checked
 
 
 # ------------------------------------------------------------------------------------------ methods
@@ -80,57 +99,87 @@ def sparse_test(kind):
     ex = GapExplainer(s["model"], s["X"], s["y"])
     start = time.perf_counter()
     P = ex.proximities(s["Xt"])
-    rows_time = time.perf_counter() - start
-    return float(np.max(np.abs(P @ s["targets"] - s["output"]))), P.nnz, checksum(P[:50].toarray()), rows_time
+    return P, time.perf_counter() - start
 
 
-def sparse_oob(kind, n=None):
+def check_sparse_test(kind):
+    def check(result):
+        s = STATE[kind]
+        P, rows_time = result
+        return float(np.max(np.abs(P @ s["targets"] - s["output"]))), P.nnz, checksum(P[:50].toarray()), rows_time
+    return check
+
+
+def sparse_oob(kind):
     s = STATE[kind]
     ex = GapExplainer(s["model"], s["X"], s["y"])
     start = time.perf_counter()
     P = ex.proximities()
-    return P.nnz, time.perf_counter() - start
+    return P, time.perf_counter() - start
 
 
-def dense_matrix(model, X, query, c_list, oob=False):
-    """Dense (m, n) RF-GAP matrix, tree by tree, float64 (the baseline)."""
-    train_leaves = model.apply(X)
-    query_leaves = train_leaves if oob else model.apply(query)
-    m, n = query_leaves.shape[0], X.shape[0]
+def check_sparse_oob(result):
+    P, rows_time = result
+    return P.nnz, rows_time
+
+
+def dense_matrix(model, X, query, oob=False, block=128):
+    """Dense (m, n) float64 RF-GAP matrix: tree by tree, blocks of query rows, weights added in place."""
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    Q32 = X32 if oob else np.ascontiguousarray(query, dtype=np.float32)
+    m, n = Q32.shape[0], X32.shape[0]
     K = np.zeros((m, n))
     used = np.zeros(m)
-    for t, c in enumerate(c_list):
-        same = query_leaves[:, [t]] == train_leaves[None, :, t]
-        W = same @ c
-        block = same * (c[None, :] / W[:, None])
-        if oob:
-            use = c == 0
-            block[~use] = 0.0
-            used += use
-        else:
-            used += 1
-        K += block
-        del same, block
+    for tree, drawn in zip(model.estimators_, model.estimators_samples_, strict=True):
+        c = np.bincount(drawn, minlength=n).astype(np.float64)
+        train_leaves = tree.apply(X32)
+        query_leaves = train_leaves if oob else tree.apply(Q32)
+        w = c / np.bincount(train_leaves, weights=c)[train_leaves]  # c_i / W(leaf of i)
+        use = c == 0 if oob else np.ones(m, dtype=bool)
+        used += use
+        for a in range(0, m, block):
+            same = query_leaves[a:a + block, None] == train_leaves[None, :]
+            same &= use[a:a + block, None]
+            np.add(K[a:a + block], w[None, :], out=K[a:a + block], where=same)
     K /= np.maximum(used, 1)[:, None]
     return K
 
 
 def dense_test(kind):
     s = STATE[kind]
-    c_list = [np.bincount(idx, minlength=s["X"].shape[0]).astype(float) for idx in s["model"].estimators_samples_]
-    K = dense_matrix(s["model"], s["X"], s["Xt"], c_list)
-    return float(np.max(np.abs(K @ s["targets"] - s["output"]))), int((K > 0).sum()), checksum(K[:50])
+    return dense_matrix(s["model"], s["X"], s["Xt"])
+
+
+def check_dense_test(kind):
+    def check(K):
+        s = STATE[kind]
+        return float(np.max(np.abs(K @ s["targets"] - s["output"]))), int(np.count_nonzero(K)), checksum(K[:50])
+    return check
 
 
 def dense_oob(kind):
     s = STATE[kind]
-    c_list = [np.bincount(idx, minlength=s["X"].shape[0]).astype(float) for idx in s["model"].estimators_samples_]
-    K = dense_matrix(s["model"], s["X"], None, c_list, oob=True)
-    return int((K > 0).sum()), K.nbytes
+    return dense_matrix(s["model"], s["X"], None, oob=True)
+
+
+def check_dense_oob(K):
+    return int(np.count_nonzero(K)), K.nbytes
 
 
 def checksum(dense_rows):
     return float(np.sum(dense_rows * np.arange(1, dense_rows.shape[1] + 1)[None, :]))
+
+
+def warm_kernels():
+    """Compile (or load from numba's cache) every kernel signature the runs use, outside the measurements."""
+    query = np.zeros((1, 1), dtype=np.int32)
+    offsets, ptr = np.zeros(1, dtype=np.int64), np.array([0, 1], dtype=np.int32)
+    for members_dtype in (np.uint16, np.int32):
+        members = np.zeros(1, dtype=members_dtype)
+        counts = gap_row_counts(query, offsets, ptr, members, 1)
+        for mass_dtype in (np.uint8, np.float64):
+            gap_fill_rows(query, offsets, ptr, members, np.ones(1, dtype=mass_dtype), 1,
+                          np.array([0, counts[0]]), np.empty(1, np.int32), np.empty(1))
 
 
 # ------------------------------------------------------------------------------------------ setup
@@ -155,15 +204,17 @@ def setup(kind, n_train, n_test, n_trees, seed=0):
 
 
 def fmt_mib(b):
-    return f"{b / 2**20:,.0f} MiB"
+    return f"{b / 2**20:,.1f} MiB" if b < 100 * 2**20 else f"{b / 2**20:,.0f} MiB"
 
 
 def main(quick: bool = False) -> None:
     n_train, n_test, n_trees = (4000, 300, 30) if quick else (20_000, 1000, 100)
     dense_oob_n = 2000 if quick else 5000
+    load = os.getloadavg()
     print(f"GapExplainer proximities: n_train = {n_train:,}, {n_trees} trees, {n_test:,} test points "
-          f"({'quick' if quick else 'full'} mode). Times on a shared 2-core machine are noisy.\n")
-    # compile the kernel once outside the measurements (reported separately)
+          f"({'quick' if quick else 'full'} mode), {os.cpu_count()} cores, load average at start "
+          f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. Times on a shared machine are noisy.\n")
+    warm_kernels()
     setup("regression", 300, 10, 3)
     start = time.perf_counter()
     sparse_test("regression")
@@ -171,41 +222,48 @@ def main(quick: bool = False) -> None:
     rows = []
     for kind in ("regression", "classification"):
         fit_time = setup(kind, n_train, n_test, n_trees)
-        ts, ms, (err_s, nnz, cs_s, rows_s) = measure(sparse_test, kind)
-        td, md, (err_d, nnz_d, cs_d) = measure(dense_test, kind)
+        ts, ms, rs_s, (err_s, nnz, cs_s, rows_s) = measure(sparse_test, (kind,), check_sparse_test(kind))
+        td, md, rs_d, (err_d, nnz_d, cs_d) = measure(dense_test, (kind,), check_dense_test(kind))
         assert nnz == nnz_d and abs(cs_s - cs_d) <= 1e-9 * max(1.0, abs(cs_d)), "sparse and dense disagree"
-        rows.append((f"{kind}: {n_test:,} test points", ts, rows_s, ms, td, md, max(err_s, err_d), nnz))
-        to, mo, (nnz_o, rows_o) = measure(sparse_oob, kind)
-        rows.append((f"{kind}: OOB, all {n_train:,} training points", to, rows_o, mo, None, n_train**2 * 8.0, None,
-                     nnz_o))
-        # dense OOB baseline on a subset-size forest where the dense matrix fits comfortably
+        rows.append((f"{kind}: {n_test:,} test points", ts, rows_s, ms, rs_s, td, md, rs_d, max(err_s, err_d), nnz))
+        to, mo, ro, (nnz_o, rows_o) = measure(sparse_oob, (kind,), check_sparse_oob)
+        rows.append((f"{kind}: OOB, all {n_train:,} training points", to, rows_o, mo, ro, None, n_train**2 * 8.0,
+                     None, None, nnz_o))
+        # dense OOB baseline on a smaller training set, where the dense matrix fits comfortably
         setup(kind, dense_oob_n, n_test, n_trees, seed=1)
-        to2, mo2, (nnz_o2, rows_o2) = measure(sparse_oob, kind)
-        td2, md2, (nnz_d2, _) = measure(dense_oob, kind)
+        to2, mo2, ro2, (nnz_o2, rows_o2) = measure(sparse_oob, (kind,), check_sparse_oob)
+        td2, md2, rd2, (nnz_d2, _) = measure(dense_oob, (kind,), check_dense_oob)
         assert nnz_o2 == nnz_d2, "sparse and dense OOB supports differ"
-        rows.append((f"{kind}: OOB, {dense_oob_n:,} training points", to2, rows_o2, mo2, td2, md2, None, nnz_o2))
+        rows.append((f"{kind}: OOB, {dense_oob_n:,} training points", to2, rows_o2, mo2, ro2, td2, md2, rd2, None,
+                     nnz_o2))
         print(f"({kind}: forest fit {fit_time:.1f} s)")
     if not quick:
         fit_time = setup("regression", 100_000, n_test, n_trees)
-        t1, m1, (err1, nnz1, _, r1) = measure(sparse_test, "regression")
-        t2, m2, (nnz2, r2) = measure(sparse_oob, "regression")
-        rows.append((f"scale, regression: n_train = 100,000, {n_test:,} test points", t1, r1, m1, None,
-                     n_test * 100_000 * 8.0, err1, nnz1))
-        rows.append(("scale, regression: n_train = 100,000, OOB all training points", t2, r2, m2, None,
-                     100_000**2 * 8.0, None, nnz2))
+        t1, m1, r1m, (err1, nnz1, _, r1) = measure(sparse_test, ("regression",), check_sparse_test("regression"))
+        t2, m2, r2m, (nnz2, r2) = measure(sparse_oob, ("regression",), check_sparse_oob)
+        rows.append((f"scale, regression: n_train = 100,000, {n_test:,} test points", t1, r1, m1, r1m, None,
+                     n_test * 100_000 * 8.0, None, err1, nnz1))
+        rows.append(("scale, regression: n_train = 100,000, OOB all training points", t2, r2, m2, r2m, None,
+                     100_000**2 * 8.0, None, None, nnz2))
         print(f"(scale: forest fit {fit_time:.1f} s)")
-    print(f"\nkernel compile / first call: {warm:.2f} s (excluded below)\n")
-    print("| task | sparse time | of which rows | sparse peak memory | dense time | dense peak memory | time ratio "
-          "| memory ratio | max abs error vs predict | nnz |")
+    load = os.getloadavg()
+    print(f"\nkernel compile / first call: {warm:.2f} s (excluded below); load average at end {load[0]:.2f} / "
+          f"{load[1]:.2f} / {load[2]:.2f}\n")
+    print("| task | sparse time | of which rows | dense time | time ratio | sparse peak, traced / RSS "
+          "| dense peak, traced / RSS | memory ratio, traced / RSS | max abs error vs predict | nnz |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, ts, rs, ms, td, md, err, nnz in rows:
+    for name, ts, rs, ms, mrs, td, md, mrd, err, nnz in rows:
         dense_time = "-" if td is None else f"{td:.2f} s"
-        dense_mem = fmt_mib(md) + ("" if td is not None else " (matrix alone, not run)")
         time_ratio = "-" if td is None else f"{td / ts:.1f}x"
-        mem_ratio = f"{md / max(ms, 1):.1f}x"
+        if td is None:
+            dense_mem = fmt_mib(md) + " (matrix alone, not run)"
+            mem_ratio = f"{md / max(ms, 1):.0f}x / {md / max(mrs, 1):.0f}x"
+        else:
+            dense_mem = f"{fmt_mib(md)} / {fmt_mib(mrd)}"
+            mem_ratio = f"{md / max(ms, 1):.1f}x / {mrd / max(mrs, 1):.1f}x"
         error = "-" if err is None else f"{err:.1e}"
-        print(f"| {name} | {ts:.2f} s | {rs:.2f} s | {fmt_mib(ms)} | {dense_time} | {dense_mem} | {time_ratio} "
-              f"| {mem_ratio} | {error} | {nnz:,} |")
+        print(f"| {name} | {ts:.2f} s | {rs:.2f} s | {dense_time} | {time_ratio} | {fmt_mib(ms)} / {fmt_mib(mrs)} "
+              f"| {dense_mem} | {mem_ratio} | {error} | {nnz:,} |")
     print("\nsparse time = building and verifying the leaf index (GapExplainer construction) + the rows "
           "(ex.proximities); 'of which rows' is the second part alone, the cost of each further call.")
 

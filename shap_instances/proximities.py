@@ -10,7 +10,8 @@ times sample and class weights where they enter the tree), and ``leaf_t(x)`` the
 and ``predict(x) = sum_i k(x, i) y_i``. For a training point the average runs over the trees where it is
 out-of-bag only, which reproduces ``oob_prediction_`` / ``oob_decision_function_``.
 
-This module builds the leaf index once (:class:`GapIndex`, verified against every leaf of every tree)
+This module builds the leaf index once (:class:`GapIndex`, verified against every leaf of every tree; about
+``4 n T`` bytes for a bootstrap forest without weights)
 and computes rows of proximities as a CSR matrix with a numba kernel
 (:func:`shap_instances._kernels.proximity.gap_rows`). Only public scikit-learn attributes are used:
 ``apply``, ``estimators_samples_``, ``estimators_[t].tree_``.
@@ -18,6 +19,7 @@ and computes rows of proximities as a CSR matrix with a numba kernel
 
 from __future__ import annotations
 
+import copy
 import inspect
 from dataclasses import dataclass, field
 
@@ -164,7 +166,8 @@ def _candidate_semantics():
 
 
 def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
-    """A function ``(indices_t) -> (counts, c)`` giving tree ``t``'s in-bag counts and leaf weights."""
+    """``(weights, integral)``: ``weights(indices_t) -> (counts, c)`` gives tree ``t``'s in-bag counts and leaf
+    weights; ``integral`` is True when ``c`` is the multiplicity alone (stored as a small integer)."""
     n = y_raw.shape[0]
     new = semantics == "draw_probability"
     fit_cw = _fit_class_weights(model, y_raw, sample_weight, with_sample_weight=new)
@@ -175,6 +178,7 @@ def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
         static = static * fit_cw
     subsample = _is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
     y_float = np.ascontiguousarray(y_codes, dtype=np.float64)
+    integral = not subsample and bool(np.all(static == 1.0))
 
     def weights(indices):
         counts = np.bincount(indices, minlength=n).astype(np.float64)
@@ -188,14 +192,41 @@ def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
             c = c * compute_sample_weight("balanced", y_float, indices=indices)
         return counts, c
 
-    return weights
+    return weights, integral
+
+
+def _leaf_ranks(tree) -> np.ndarray:
+    """Rank of every node of ``tree`` among its leaves (node order), int32; internal nodes get garbage."""
+    return np.cumsum(tree.tree_.children_left == -1, dtype=np.int32) - 1
+
+
+def _inbag_column(bits, t) -> np.ndarray:
+    """Column ``t`` of the bit-packed (n, ceil(T / 8)) in-bag matrix, as bool."""
+    return ((bits[:, t >> 3] >> (7 - (t & 7))) & 1).astype(bool)
+
+
+def _estimators_samples(model, chunk: int = 8):
+    """The public ``estimators_samples_``, a few trees at a time.
+
+    The property regenerates the in-bag draws of every tree at once (n_trees arrays of n_train indices, 8 MB
+    for 100 trees and 20,000 points); asking it of a shallow copy holding a slice of ``estimators_`` yields the
+    same arrays with only ``chunk`` of them alive. Every leaf is verified against them afterwards.
+    """
+    trees = model.estimators_
+    for start in range(0, len(trees), chunk):
+        part = copy.copy(model)
+        part.estimators_ = trees[start:start + chunk]
+        yield from part.estimators_samples_
 
 
 @dataclass
 class GapIndex:
-    """Leaf index of a fitted forest: in-bag members of every leaf and their normalised weights.
+    """Leaf index of a fitted forest: the in-bag members of every leaf and their in-bag weights.
 
-    Built by :func:`build_gap_index`; see :mod:`shap_instances._kernels.proximity` for the layout.
+    Built by :func:`build_gap_index`; see :mod:`shap_instances._kernels.proximity` for the layout. Only leaves
+    are stored (no per-node array), members in the smallest integer type that holds a row number, in-bag
+    weights as small integers when they are multiplicities, and the in-bag matrix bit-packed: for 20,000
+    training points and 100 fully grown trees the index holds about 8 MB.
 
     Examples
     --------
@@ -209,11 +240,11 @@ class GapIndex:
     (442, 10, True)
     """
 
-    node_offsets: np.ndarray
-    node_ptr: np.ndarray
+    leaf_offsets: np.ndarray
+    leaf_ptr: np.ndarray
     members: np.ndarray
-    weights: np.ndarray
-    inbag: np.ndarray
+    mass: np.ndarray
+    inbag_bits: np.ndarray
     n_train: int
     n_trees: int
     semantics: str
@@ -224,15 +255,53 @@ class GapIndex:
     @property
     def nbytes(self) -> int:
         """Bytes held by the index arrays (the training data it refers to excluded)."""
-        return int(sum(a.nbytes for a in (self.node_offsets, self.node_ptr, self.members, self.weights,
-                                          self.inbag)))
+        return int(sum(a.nbytes for a in (self.leaf_offsets, self.leaf_ptr, self.members, self.mass,
+                                          self.inbag_bits)))
 
-    def rows(self, query_leaves, *, n_jobs=None, block_size: int = 2048) -> sp.csr_matrix:
-        """CSR proximity rows for ``query_leaves`` (m, T) int32 node ids; -1 skips a tree for that row.
+    @property
+    def inbag(self) -> np.ndarray:
+        """Bool (n_train, n_trees): training point ``i`` is in-bag in tree ``t`` (unpacked on each access)."""
+        return np.unpackbits(self.inbag_bits, axis=1, count=self.n_trees).view(bool)
 
-        Two passes: the number of non-zeros of every row, then the rows written in place into arrays
-        allocated once (blocks of rows run in threads when ``n_jobs`` asks for them; the kernels release the
-        GIL).
+    @property
+    def weights(self) -> np.ndarray:
+        """Normalised leaf weights ``c_i(t) / sum_l c_l(t)``, aligned with ``members`` (float64, computed)."""
+        mass = self.mass.astype(np.float64)
+        sizes = np.diff(self.leaf_ptr)
+        totals = np.add.reduceat(mass, self.leaf_ptr[:-1][sizes > 0]) if mass.size else mass
+        return mass / np.repeat(totals, sizes[sizes > 0])
+
+    def leaf_query(self, node_leaves) -> np.ndarray:
+        """Translate (m, T) node ids (as ``apply`` returns them; -1 skips) to the leaf ranks the kernels use."""
+        node_leaves = np.asarray(node_leaves)
+        out = np.empty(node_leaves.shape, dtype=np.int32)
+        for t, tree in enumerate(self.model.estimators_):
+            column = node_leaves[:, t]
+            out[:, t] = np.where(column >= 0, _leaf_ranks(tree)[np.maximum(column, 0)], -1)
+        return out
+
+    def query(self, X, *, oob: bool = False) -> np.ndarray:
+        """Leaf ranks (m, T) int32 of validated float32 ``X`` in every tree, one tree at a time.
+
+        ``oob=True`` (``X`` the training data): -1 where the point is in-bag, so its row averages the trees
+        where it is out-of-bag.
+        """
+        trees = self.model.estimators_
+        out = np.empty((X.shape[0], len(trees)), dtype=np.int32)
+        fast = sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype == np.float32 and X.flags.c_contiguous)
+        for t, tree in enumerate(trees):
+            column = _leaf_ranks(tree)[tree.apply(X, check_input=not fast)]
+            if oob:
+                column[_inbag_column(self.inbag_bits, t)] = -1
+            out[:, t] = column
+        return out
+
+    def rows(self, query_leaves, *, n_jobs=None, block_size: int = 2048, leaf_ranks: bool = False) -> sp.csr_matrix:
+        """CSR proximity rows for ``query_leaves`` (m, T) node ids; -1 skips a tree for that row.
+
+        ``leaf_ranks=True``: ``query_leaves`` already holds leaf ranks (int32, from :meth:`query`). Two passes:
+        the number of non-zeros of every row, then the rows written in place into arrays allocated once
+        (blocks of rows run in threads when ``n_jobs`` asks for them; the kernels release the GIL).
 
         Examples
         --------
@@ -250,9 +319,12 @@ class GapIndex:
         >>> float(P_oob.diagonal().max())
         0.0
         """
-        query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
+        if leaf_ranks:
+            query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
+        else:
+            query_leaves = self.leaf_query(query_leaves)
         m = query_leaves.shape[0]
-        structure = (self.node_offsets, self.node_ptr, self.members)
+        structure = (self.leaf_offsets, self.leaf_ptr, self.members)
         starts = list(range(0, m, block_size))
         threaded = n_jobs not in (None, 1) and len(starts) > 1
 
@@ -266,24 +338,39 @@ class GapIndex:
         indptr = np.zeros(m + 1, dtype=np.int64)
         if m:
             np.cumsum(np.concatenate(counts), out=indptr[1:])
+        del counts
         nnz = int(indptr[-1])
         indices = np.empty(nnz, dtype=np.int32)
         data = np.empty(nnz, dtype=np.float64)
-        run(gap_fill_rows, lambda s: (*structure, self.weights, self.n_train, indptr[s:s + block_size + 1],
+        run(gap_fill_rows, lambda s: (*structure, self.mass, self.n_train, indptr[s:s + block_size + 1],
                                       indices, data))
-        index_dtype = np.int32 if nnz < np.iinfo(np.int32).max else np.int64
-        matrix = sp.csr_matrix((data, indices, indptr.astype(index_dtype)), shape=(m, self.n_train), copy=False)
+        if nnz < np.iinfo(np.int32).max:
+            indptr = indptr.astype(np.int32)
+        else:
+            indices = indices.astype(np.int64)
+        matrix = sp.csr_matrix((data, indices, indptr), shape=(m, self.n_train), copy=False)
         matrix.has_sorted_indices = True
         return matrix
 
     def oob_query(self) -> np.ndarray:
-        """Training leaves with -1 where the point is in-bag (its row then averages its OOB trees only).
+        """Training leaves (node ids) with -1 where the point is in-bag (its row then averages its OOB trees).
 
         Examples
         --------
         See :meth:`rows`.
         """
-        return np.where(self.inbag, np.int32(-1), forest_apply(self.model, self.train_X))
+        leaves = forest_apply(self.model, self.train_X)
+        for t in range(self.n_trees):
+            leaves[_inbag_column(self.inbag_bits, t), t] = -1
+        return leaves
+
+    def oob_rows(self, *, n_jobs=None) -> sp.csr_matrix:
+        """Out-of-bag proximities of the training points (CSR, n_train x n_train)."""
+        return self.rows(self.query(self.train_X, oob=True), n_jobs=n_jobs, leaf_ranks=True)
+
+    def rows_of(self, X, *, n_jobs=None) -> sp.csr_matrix:
+        """Proximities of validated float32 points ``X`` (every tree used)."""
+        return self.rows(self.query(X), n_jobs=n_jobs, leaf_ranks=True)
 
 
 def _check_tree(tree, leaves, counts, c, y_codes, classifier: bool, n_classes):
@@ -365,41 +452,44 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
             raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
     classifier = _is_classifier_forest(model)
     n_classes = np.atleast_1d(model.n_classes_) if classifier else None
-    samples = model.estimators_samples_
     trees = model.estimators_
     n_trees = len(trees)
     fast = sp.issparse(X) or (X.dtype == np.float32 and X.flags.c_contiguous)
-    node_counts = np.array([tree.tree_.node_count for tree in trees], dtype=np.int64)
-    node_offsets = np.concatenate([[0], np.cumsum(node_counts)[:-1]]).astype(np.int64)
+    leaf_counts = np.array([int(np.count_nonzero(tree.tree_.children_left == -1)) for tree in trees], dtype=np.int64)
+    leaf_offsets = np.concatenate([[0], np.cumsum(leaf_counts)[:-1]]).astype(np.int64)
     # every in-bag point with positive weight sits in exactly one leaf; the root counts them
     n_entries = int(sum(int(tree.tree_.n_node_samples[0]) for tree in trees))
     ptr_dtype = np.int32 if n_entries < np.iinfo(np.int32).max else np.int64
+    member_dtype = np.uint16 if n <= np.iinfo(np.uint16).max + 1 else np.int32
 
     failures = {}
     for semantics in _candidate_semantics():
-        weight_of = _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics)
-        inbag = np.zeros((n, n_trees), dtype=bool)
-        members = np.empty(n_entries, dtype=np.int32)
-        weights = np.empty(n_entries, dtype=np.float64)
-        node_ptr = np.zeros(int(node_counts.sum()) + 1, dtype=ptr_dtype)
+        weight_of, integral = _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics)
+        inbag_bits = np.zeros((n, (n_trees + 7) // 8), dtype=np.uint8)
+        members = np.empty(n_entries, dtype=member_dtype)
+        mass = np.empty(n_entries, dtype=np.uint8 if integral else np.float64)
+        leaf_ptr = np.zeros(int(leaf_counts.sum()) + 1, dtype=ptr_dtype)
         position, reason = 0, None
-        for t, tree in enumerate(trees):
+        for t, (tree, drawn) in enumerate(zip(trees, _estimators_samples(model), strict=True)):
             leaves = tree.apply(X, check_input=not fast)
-            counts, c = weight_of(np.asarray(samples[t]))
+            counts, c = weight_of(np.asarray(drawn))
             reason = _check_tree(tree, leaves, counts, c, y_codes, classifier, n_classes)
             if reason is not None:
                 failures[semantics] = (t, reason)
                 break
-            inbag[:, t] = counts > 0
+            inbag_bits[:, t >> 3] |= (counts > 0).astype(np.uint8) << np.uint8(7 - (t & 7))
             idx = np.flatnonzero(c > 0)
-            idx = idx[np.argsort(leaves[idx], kind="stable")]
+            ranks = _leaf_ranks(tree)[leaves[idx]]
+            order = np.argsort(ranks, kind="stable")
+            idx, ranks = idx[order], ranks[order]
             stop = position + idx.size
-            leaf_total = np.bincount(leaves, weights=c, minlength=node_counts[t])
+            if mass.dtype != np.float64 and idx.size and c[idx].max() > np.iinfo(mass.dtype).max:
+                mass = mass.astype(np.float64)  # a multiplicity above 255: exact in float64 too
             members[position:stop] = idx
-            weights[position:stop] = c[idx] / leaf_total[leaves[idx]]
-            offset = node_offsets[t]
-            node_ptr[offset + 1: offset + node_counts[t] + 1] = position + np.cumsum(
-                np.bincount(leaves[idx], minlength=node_counts[t]))
+            mass[position:stop] = c[idx]
+            offset = leaf_offsets[t]
+            leaf_ptr[offset + 1: offset + leaf_counts[t] + 1] = position + np.cumsum(
+                np.bincount(ranks, minlength=leaf_counts[t]))
             position = stop
         if reason is None:
             break
@@ -407,11 +497,11 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
         has_nan = bool(np.isnan(X.data if sp.issparse(X) else X).any())
         raise _explain_failure(model, failures, sample_weight, has_nan)
     return GapIndex(
-        node_offsets=node_offsets,
-        node_ptr=node_ptr,
+        leaf_offsets=leaf_offsets,
+        leaf_ptr=leaf_ptr,
         members=members,
-        weights=weights,
-        inbag=inbag,
+        mass=mass,
+        inbag_bits=inbag_bits,
         n_train=n,
         n_trees=n_trees,
         semantics=semantics,
@@ -486,6 +576,6 @@ def gap_proximities(model, data, y, X=None, *, sample_weight=None, n_jobs=None) 
     """
     index = build_gap_index(model, data, y, sample_weight=sample_weight)
     if X is None:
-        return index.rows(index.oob_query(), n_jobs=n_jobs)
+        return index.oob_rows(n_jobs=n_jobs)
     X = check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32, n_features=model.n_features_in_)
-    return index.rows(forest_apply(model, X), n_jobs=n_jobs)
+    return index.rows_of(X, n_jobs=n_jobs)

@@ -391,11 +391,12 @@ def test_kernels_called_directly_agree_with_twin():
     for t in (0, 1, 3, 4, 5):
         same = (leaves_q[:, [t]] == leaves_tr[None, :, t]) * c_per_tree[t][None, :]
         twin += same / same.sum(1, keepdims=True) / 5
-    counts = gap_row_counts(query, index.node_offsets, index.node_ptr, index.members, index.n_train)
+    query = index.leaf_query(query)  # node ids -> leaf ranks, -1 kept
+    counts = gap_row_counts(query, index.leaf_offsets, index.leaf_ptr, index.members, index.n_train)
     np.testing.assert_array_equal(counts, (twin > 0).sum(1))
     indptr = np.concatenate([[0], np.cumsum(counts)])
     indices, data = np.empty(indptr[-1], np.int32), np.empty(indptr[-1])
-    gap_fill_rows(query, index.node_offsets, index.node_ptr, index.members, index.weights, index.n_train, indptr,
+    gap_fill_rows(query, index.leaf_offsets, index.leaf_ptr, index.members, index.mass, index.n_train, indptr,
                   indices, data)
     got = sp.csr_matrix((data, indices, indptr), shape=twin.shape).toarray()
     np.testing.assert_allclose(got, twin, atol=1e-15)

@@ -2,17 +2,20 @@
 
 The caller (:mod:`shap_instances.proximities`) validated everything; this module only computes.
 
-Layout of the leaf index (all trees concatenated):
+Layout of the leaf index (the leaves of all trees concatenated, internal nodes left out):
 
-* ``node_offsets[t]`` is the global number of tree ``t``'s node 0, so a node ``v`` of tree ``t`` is
-  ``node_offsets[t] + v``;
-* the in-bag training points of global node ``g`` are ``members[node_ptr[g]:node_ptr[g + 1]]`` and their
-  normalised weights ``c_i(t) / sum_{l in leaf} c_l(t)`` are ``weights[node_ptr[g]:node_ptr[g + 1]]``
-  (each leaf's weights sum to one).
+* ``leaf_offsets[t]`` is the global number of tree ``t``'s first leaf, so the ``r``-th leaf (in node order)
+  of tree ``t`` is ``leaf_offsets[t] + r``;
+* the in-bag training points of global leaf ``g`` are ``members[leaf_ptr[g]:leaf_ptr[g + 1]]``, sorted by
+  row, and their in-bag weights ``c_i(t)`` (multiplicity times sample and class weights) are
+  ``mass[leaf_ptr[g]:leaf_ptr[g + 1]]``. ``mass`` is a small unsigned integer type when the weights are
+  multiplicities, float64 otherwise; the kernel normalises by the leaf total ``sum_l c_l(t)`` itself, in
+  float64, so the weights are the same floats whatever the storage type. ``members`` is uint16 when the
+  training set has at most 65,536 rows, int32 otherwise.
 
-A query row ``j`` lies in node ``query_leaves[j, t]`` of tree ``t``, or ``-1`` when tree ``t`` must be
-skipped for that row (the training point is in-bag there: out-of-bag proximities). The row of
-proximities is the average over the used trees of the leaf's weight vector.
+A query row ``j`` lies in leaf ``query_leaves[j, t]`` (leaf rank within tree ``t``), or ``-1`` when tree
+``t`` must be skipped for that row (the training point is in-bag there: out-of-bag proximities). The row of
+proximities is the average over the used trees of the leaf's normalised weight vector.
 """
 
 from __future__ import annotations
@@ -26,16 +29,16 @@ __all__ = ["gap_row_counts", "gap_fill_rows"]
 
 
 @njit(**JIT_OPTIONS)
-def gap_row_counts(query_leaves, node_offsets, node_ptr, members, n_train):
+def gap_row_counts(query_leaves, leaf_offsets, leaf_ptr, members, n_train):
     """Number of distinct training neighbours (non-zeros) of each query row.
 
     Parameters
     ----------
     query_leaves : int32 array (m, T), C-contiguous
-        Leaf (node id within its tree) of each query row in each tree; -1 skips the tree.
-    node_offsets : int64 array (T,)
-    node_ptr : int32 or int64 array (n_nodes_total + 1,)
-    members : int32 array (n_entries,)
+        Leaf rank (within its tree) of each query row in each tree; -1 skips the tree.
+    leaf_offsets : int64 array (T,)
+    leaf_ptr : int32 or int64 array (n_leaves_total + 1,)
+    members : uint16 or int32 array (n_entries,)
     n_train : int
 
     Returns
@@ -51,8 +54,8 @@ def gap_row_counts(query_leaves, node_offsets, node_ptr, members, n_train):
             leaf = query_leaves[j, t]
             if leaf < 0:
                 continue
-            g = node_offsets[t] + leaf
-            for p in range(node_ptr[g], node_ptr[g + 1]):
+            g = leaf_offsets[t] + leaf
+            for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
                 i = members[p]
                 if marker[i] != j:
                     marker[i] = j
@@ -62,11 +65,12 @@ def gap_row_counts(query_leaves, node_offsets, node_ptr, members, n_train):
 
 
 @njit(**JIT_OPTIONS)
-def gap_fill_rows(query_leaves, node_offsets, node_ptr, members, weights, n_train, indptr, indices, data):
+def gap_fill_rows(query_leaves, leaf_offsets, leaf_ptr, members, mass, n_train, indptr, indices, data):
     """Write the CSR rows of ``query_leaves`` into ``indices`` / ``data`` at the offsets ``indptr``.
 
     ``indptr`` (m + 1,) comes from :func:`gap_row_counts` (``indptr[0]`` may be non-zero: a block of a larger
-    matrix). Each row is sorted by training index and is the average over its used trees of the leaf weights.
+    matrix). Each row is sorted by training index and is the average over its used trees of
+    ``mass / (leaf total of mass)``.
     """
     m, n_trees = query_leaves.shape
     marker = np.full(n_train, -1, dtype=np.int64)
@@ -80,14 +84,17 @@ def gap_fill_rows(query_leaves, node_offsets, node_ptr, members, weights, n_trai
             if leaf < 0:
                 continue
             used += 1
-            g = node_offsets[t] + leaf
-            for p in range(node_ptr[g], node_ptr[g + 1]):
+            g = leaf_offsets[t] + leaf
+            total = 0.0
+            for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                total += np.float64(mass[p])
+            for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
                 i = members[p]
                 if marker[i] != j:
                     marker[i] = j
                     indices[fill] = i
                     fill += 1
-                acc[i] += weights[p]
+                acc[i] += np.float64(mass[p]) / total
         stop = indptr[j + 1]
         indices[start:stop] = np.sort(indices[start:stop])
         scale = 1.0 / used if used > 0 else 0.0
@@ -95,4 +102,3 @@ def gap_fill_rows(query_leaves, node_offsets, node_ptr, members, weights, n_trai
             i = indices[p]
             data[p] = acc[i] * scale
             acc[i] = 0.0
-

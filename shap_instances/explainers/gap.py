@@ -26,7 +26,6 @@ from ..proximities import (
     _is_classifier_forest,
     build_gap_index,
     encode_target,
-    forest_apply,
 )
 
 __all__ = ["GapExplainer"]
@@ -188,10 +187,10 @@ class GapExplainer(InstanceExplainer):
                     "no out-of-bag proximities; pass X (proximities(X_train) gives the in-sample ones)."
                 )
             if self._oob is None:
-                self._oob = self.index_.rows(self.index_.oob_query(), n_jobs=self.n_jobs)
+                self._oob = self.index_.oob_rows(n_jobs=self.n_jobs)
             matrix = self._oob
         else:
-            matrix = self.index_.rows(forest_apply(self.model, self._check_X(X)), n_jobs=self.n_jobs)
+            matrix = self.index_.rows_of(self._check_X(X), n_jobs=self.n_jobs)
         if dense:
             check_memory(matrix.shape[0] * matrix.shape[1] * 8.0, "A dense proximity matrix",
                          max_memory=self.max_memory, instead="Use dense=False (sparse CSR) instead.")
@@ -200,7 +199,8 @@ class GapExplainer(InstanceExplainer):
 
     def oob_counts(self) -> np.ndarray:
         """Number of trees where each training point is out-of-bag (its OOB row averages those trees)."""
-        return (~self.index_.inbag).sum(axis=1)
+        inbag = np.unpackbits(self.index_.inbag_bits, axis=1, count=self.index_.n_trees).sum(axis=1)
+        return self.index_.n_trees - inbag.astype(np.int64)
 
     # ------------------------------------------------------------------ predictions
     def _model_output(self, X):
