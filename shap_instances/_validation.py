@@ -17,7 +17,9 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .exceptions import DataValidationError, MemoryBudgetError, NotFittedError
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite (the old name left in 1.8).
-_FINITE = "ensure_all_finite" if "ensure_all_finite" in inspect.signature(check_array).parameters else "force_all_finite"
+_FINITE = (
+    "ensure_all_finite" if "ensure_all_finite" in inspect.signature(check_array).parameters else "force_all_finite"
+)
 
 __all__ = [
     "check_data",
