@@ -33,10 +33,12 @@ __all__ = [
 
 
 def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: bool = False,
-               n_features: int | None = None, dtype=np.float64):
+               n_features: int | None = None, dtype=np.float64, feature_names=None):
     """Validate a 2-D data matrix and return it as a float array (or CSR matrix).
 
-    The user's object is never modified: a converted copy is returned when conversion is needed.
+    The user's object is never modified: a converted copy is returned when conversion is needed. With
+    ``feature_names`` (the columns the model was fitted on), a DataFrame's columns are put in that order, and
+    a DataFrame with other columns is refused, so columns are never matched by position by mistake.
 
     Examples
     --------
@@ -44,6 +46,8 @@ def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: boo
     >>> check_data([[1, 2], [3, 4]]).dtype
     dtype('float64')
     """
+    if feature_names is not None and isinstance(X, pd.DataFrame):
+        X = _in_column_order(X, [str(f) for f in feature_names], name)
     try:
         array = check_array(
             X,
@@ -65,6 +69,20 @@ def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: boo
             "pass data with the same columns as the training data."
         )
     return array
+
+
+def _in_column_order(X: pd.DataFrame, expected: list[str], name: str) -> pd.DataFrame:
+    columns = [str(c) for c in X.columns]
+    if columns == expected:
+        return X
+    if sorted(columns) != sorted(expected):
+        missing = [c for c in expected if c not in columns][:5]
+        unexpected = [c for c in columns if c not in expected][:5]
+        raise DataValidationError(
+            f"{name} has other columns than the model was fitted on (missing {missing}, unexpected {unexpected}); "
+            "pass a DataFrame with the training columns."
+        )
+    return X.iloc[:, [columns.index(c) for c in expected]]
 
 
 def check_target(y, n_samples: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
