@@ -418,7 +418,8 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
         Fitted forest.
     X : array-like of shape (n_train, n_features)
-        The training data the forest was fitted on.
+        The training data the forest was fitted on (a DataFrame's columns are matched to the fitted
+        ``feature_names_in_`` by name).
     y : array-like of shape (n_train,) or (n_train, n_outputs)
         The training targets (class labels for classifiers).
     sample_weight : array-like of shape (n_train,), optional
@@ -441,7 +442,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     _check_forest(model)
     given = X
     X = check_data(X, name="data", allow_sparse=True, allow_nan=True, dtype=np.float32,
-                   n_features=model.n_features_in_)
+                   n_features=model.n_features_in_, feature_names=getattr(model, "feature_names_in_", None))
     if X is given:  # the index keeps the data for out-of-bag queries: never alias the user's array
         X = X.copy()
     n = X.shape[0]
@@ -551,7 +552,9 @@ def gap_proximities(model, data, y, X=None, *, sample_weight=None, n_jobs=None) 
     y : array-like of shape (n_train,) or (n_train, n_outputs)
         The training targets.
     X : array-like of shape (m, n_features), optional
-        Points to compute proximities for. ``None``: out-of-bag proximities of the training points.
+        Points to compute proximities for. ``None``: out-of-bag proximities of the training points. When the
+        forest was fitted on a DataFrame, DataFrame columns (of ``data`` and ``X``) are matched by name, not by
+        position: they are put in the fitted order, and other columns are refused.
     sample_weight : array-like of shape (n_train,), optional
         The ``sample_weight`` passed to ``fit``.
     n_jobs : int, optional
@@ -577,5 +580,6 @@ def gap_proximities(model, data, y, X=None, *, sample_weight=None, n_jobs=None) 
     index = build_gap_index(model, data, y, sample_weight=sample_weight)
     if X is None:
         return index.oob_rows(n_jobs=n_jobs)
-    X = check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32, n_features=model.n_features_in_)
+    X = check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32, n_features=model.n_features_in_,
+                   feature_names=getattr(model, "feature_names_in_", None))
     return index.rows_of(X, n_jobs=n_jobs)

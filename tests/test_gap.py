@@ -452,3 +452,53 @@ def test_oob_explanation_checked_against_sklearn_multilabel():
     e = ex.oob_explanation(rows=np.arange(20))
     assert np.max(np.abs(e.base_values + e.values.sum(1) - reference[:20])) < TOL
     assert all(e.values[i, i].max() == 0 and e.values[i, i].min() == 0 for i in range(20))
+
+
+# ----------------------------------------------------------------------------- columns by name, owned matrices
+def test_dataframe_columns_are_matched_by_name():
+    """A DataFrame whose columns are in another order than at fit gives the same values (it was once explained
+    as if the columns were positional), for the explainer, the function and the training data itself."""
+    from shap_instances.exceptions import DataValidationError as ValidationError
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X_tr, y_tr, X_te = X.iloc[:300], y.iloc[:300], X.iloc[300:320]
+    model = RandomForestRegressor(20, random_state=0).fit(X_tr, y_tr)
+    ex = GapExplainer(model, X_tr, y_tr)
+    e, e_rev = ex(X_te), ex(X_te.iloc[:, ::-1])
+    np.testing.assert_array_equal(e_rev.values, e.values)
+    np.testing.assert_allclose(e_rev.base_values + e_rev.values.sum(1), model.predict(X_te), atol=TOL)
+    assert (ex.proximities(X_te.iloc[:, ::-1]) != ex.proximities(X_te)).nnz == 0
+    P_fn = gap_proximities(model, X_tr.iloc[:, ::-1], y_tr, X_te.iloc[:, ::-1])
+    assert (P_fn != ex.proximities(X_te)).nnz == 0
+    # the training data given with reordered columns builds the same (verified) index
+    assert (GapExplainer(model, X_tr.iloc[:, ::-1], y_tr).proximities() != ex.proximities()).nnz == 0
+    with pytest.raises(ValidationError, match="other columns"):
+        ex(X_te.rename(columns={"age": "AGE"}))
+    # arrays stay positional
+    np.testing.assert_array_equal(ex(X_te.to_numpy()).values, e.values)
+
+
+def test_proximities_returns_a_matrix_the_caller_owns():
+    import pandas as pd
+
+    X, y, Xt, _ = DIABETES
+    model = RandomForestRegressor(20, oob_score=True, random_state=0).fit(X, y)
+    ex = GapExplainer(model, X, y)
+    first = ex.proximities()
+    reference = first.copy()
+    first.data[:] = 0.0  # the user's matrix is theirs to change
+    scores = ex.trust_scores(Xt[:5])  # caches the out-of-bag matrix
+    second = ex.proximities()
+    assert (second != reference).nnz == 0
+    second.data[:] = 0.0
+    second.indices[:] = 0
+    third = ex.proximities()
+    assert (third != reference).nnz == 0
+    assert np.max(np.abs(ex.oob_predictions()[:, 0] - model.oob_prediction_)) < TOL
+    e = ex.oob_explanation(rows=range(5))
+    assert np.max(np.abs(e.base_values + e.values.sum(1) - model.oob_prediction_[:5])) < TOL
+    pd.testing.assert_frame_equal(ex.trust_scores(Xt[:5]), scores)
+    # dense copies and the new-point rows are fresh as well
+    dense = ex.proximities(dense=True)
+    dense[:] = 0.0
+    assert (ex.proximities() != reference).nnz == 0

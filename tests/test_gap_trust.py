@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from scipy.stats import spearmanr
@@ -11,9 +12,10 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from shap_instances import GapExplainer
-from shap_instances.exceptions import DataValidationError
+from shap_instances.exceptions import DataValidationError, UnsupportedModelError
 from shap_instances.metrics.trust import (
     class_outlier_scores,
+    gap_trust_scores,
     neighbours_for_weight,
     trust_decile_table,
     weighted_quantiles,
@@ -58,22 +60,43 @@ def test_neighbours_for_weight_against_naive(seed):
             assert got[j] == expected
 
 
-def test_class_outlier_scores_against_naive():
+@pytest.mark.parametrize("scale", ["raw", "log"])
+def test_class_outlier_scores_against_naive(scale):
+    """Median/MAD z-scores of n_J / sum_j Prox^2 (eq. 6-7 of Rosaler et al.), or of its log; the reference
+    keeps infinite raw scores (rows with no proximity to their class), as order statistics allow."""
     rng = np.random.default_rng(0)
-    ref, _ = _random_rows(1, m=40, n=40)
+    ref, _ = _random_rows(1, m=40, n=40)  # reference row 0 is empty: an infinite raw score, kept
     test, _ = _random_rows(2, m=10, n=40)
     classes = rng.integers(0, 3, 40)
-    got = class_outlier_scores(sp.csr_matrix(test), sp.csr_matrix(ref), classes, 3)
+    got = class_outlier_scores(sp.csr_matrix(test), sp.csr_matrix(ref), classes, 3, scale=scale)
     for c in range(3):
         n_c = (classes == c).sum()
         with np.errstate(divide="ignore"):
-            raw_ref = np.log(n_c / (ref[:, classes == c] ** 2).sum(1))[classes == c]
-            raw = np.log(n_c / (test[:, classes == c] ** 2).sum(1))
-        raw_ref = raw_ref[np.isfinite(raw_ref)]
+            raw_ref = (n_c / (ref[:, classes == c] ** 2).sum(1))[classes == c]
+            raw = n_c / (test[:, classes == c] ** 2).sum(1)
+        if scale == "log":
+            raw_ref, raw = np.log(raw_ref), np.log(raw)
         med = np.median(raw_ref)
         mad = np.median(np.abs(raw_ref - med))
         np.testing.assert_allclose(got[:, c], (raw - med) / mad, rtol=1e-12)
     assert np.all(np.isinf(got[0]))  # the empty row shares no leaf with any class
+    with pytest.raises(DataValidationError, match="scale"):
+        class_outlier_scores(sp.csr_matrix(test), sp.csr_matrix(ref), classes, 3, scale="log10")
+
+
+def test_class_outlier_scores_raw_is_the_paper_definition_and_log_is_monotone():
+    """The default is the raw scale; within a class the log-scale score is a monotone transform of it."""
+    ref, _ = _random_rows(3, m=40, n=40)
+    test, _ = _random_rows(4, m=12, n=40)
+    classes = np.random.default_rng(1).integers(0, 2, 40)
+    default = class_outlier_scores(sp.csr_matrix(test), sp.csr_matrix(ref), classes, 2)
+    raw = class_outlier_scores(sp.csr_matrix(test), sp.csr_matrix(ref), classes, 2, scale="raw")
+    log = class_outlier_scores(sp.csr_matrix(test), sp.csr_matrix(ref), classes, 2, scale="log")
+    np.testing.assert_array_equal(default, raw)
+    for c in range(2):
+        finite = np.isfinite(raw[:, c])
+        order = np.argsort(raw[finite, c])
+        assert np.all(np.diff(log[finite, c][order]) >= -1e-12)
 
 
 def test_decile_table_and_errors():
@@ -148,19 +171,104 @@ def test_classification_trust_columns():
     model = RandomForestClassifier(30, random_state=0).fit(X[::2], y[::2])
     s = GapExplainer(model, X[::2], y[::2]).trust_scores(X[1::2])
     assert list(s.columns) == ["predicted_class", "class_probability", "weighted_oob_accuracy", "outlier_0",
-                               "outlier_1", "outlier_2", "outlier_margin", "n_neighbours_90"]
+                               "outlier_1", "outlier_2", "runner_up_class", "outlier_margin", "outlier_ratio",
+                               "n_neighbours_90"]
     np.testing.assert_array_equal(s["predicted_class"], model.predict(X[1::2]))
     np.testing.assert_allclose(s["class_probability"], model.predict_proba(X[1::2]).max(1))
     assert s["weighted_oob_accuracy"].between(0, 1).all()
     z = s[["outlier_0", "outlier_1", "outlier_2"]].to_numpy()
     assert not np.isnan(z).any() and np.isfinite(z[np.arange(len(z)), s["predicted_class"]]).all()
+    assert not any(q.startswith("q") for q in s.columns)  # no target quantiles for class labels
+
+
+def test_outlier_columns_follow_the_paper_definition():
+    """outlier_<class> is the raw-scale median/MAD z-score recomputed from the proximities (dense, naive);
+    margin and ratio combine the runner-up and predicted columns."""
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(40, random_state=1).fit(X[::2], y[::2])
+    ex = GapExplainer(model, X[::2], y[::2])
+    s = ex.trust_scores(X[1::2])
+    P, R = ex.proximities(X[1::2]).toarray(), ex.proximities().toarray()
+    codes = y[::2]
+    for c in range(3):
+        n_c = (codes == c).sum()
+        with np.errstate(divide="ignore"):
+            ref = (n_c / (R[:, codes == c] ** 2).sum(1))[codes == c]
+            raw = n_c / (P[:, codes == c] ** 2).sum(1)
+        med = np.median(ref)
+        np.testing.assert_allclose(s[f"outlier_{c}"], (raw - med) / np.median(np.abs(ref - med)), rtol=1e-10)
+    z = s[["outlier_0", "outlier_1", "outlier_2"]].to_numpy()
+    rows, pred, other = np.arange(len(s)), s["predicted_class"].to_numpy(), s["runner_up_class"].to_numpy()
+    np.testing.assert_allclose(s["outlier_margin"], z[rows, other] - z[rows, pred])
+    np.testing.assert_allclose(s["outlier_ratio"], z[rows, other] / z[rows, pred])
+
+
+def test_runner_up_rules_for_three_classes():
+    """'outlier' (default): the other class with the smallest outlier score, so the margin is the smallest
+    over all other classes; 'probability': the second-largest class probability."""
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(30, random_state=0).fit(X[::2], y[::2])
+    ex = GapExplainer(model, X[::2], y[::2])
+    by_outlier = ex.trust_scores(X[1::2])
+    by_probability = ex.trust_scores(X[1::2], runner_up="probability")
+    rows = np.arange(len(by_outlier))
+    pred = by_outlier["predicted_class"].to_numpy()
+    z = by_outlier[["outlier_0", "outlier_1", "outlier_2"]].to_numpy()
+    others = np.where(np.arange(3)[None, :] == pred[:, None], np.inf, z)
+    np.testing.assert_allclose(by_outlier["outlier_margin"], others.min(1) - z[rows, pred])
+    proba = model.predict_proba(X[1::2])
+    np.testing.assert_array_equal(by_probability["runner_up_class"], np.argsort(-proba, 1, kind="stable")[:, 1])
+    assert np.all(by_outlier["outlier_margin"] <= by_probability["outlier_margin"] + 1e-12)
+    with pytest.raises(DataValidationError, match="runner_up"):
+        ex.trust_scores(X[:2], runner_up="median")
+    with pytest.raises(DataValidationError, match="outlier_scale"):
+        ex.trust_scores(X[:2], outlier_scale="sqrt")
+
+
+def test_log_outlier_scale_option():
+    X, y = load_iris(return_X_y=True)
+    model = RandomForestClassifier(30, random_state=0).fit(X[::2], y[::2])
+    ex = GapExplainer(model, X[::2], y[::2])
+    raw, log = ex.trust_scores(X[1::2]), ex.trust_scores(X[1::2], outlier_scale="log")
+    assert not np.allclose(raw["outlier_0"], log["outlier_0"])
+    np.testing.assert_array_equal(raw["class_probability"], log["class_probability"])
+    # within a class, the two scales order the points alike
+    finite = np.isfinite(raw["outlier_0"])
+    order = np.argsort(raw["outlier_0"][finite].to_numpy())
+    assert np.all(np.diff(log["outlier_0"][finite].to_numpy()[order]) >= -1e-12)
 
 
 def test_multi_output_regression_trust_columns():
+    """One weighted OOB error per output, each in that output's units (checked against sklearn's OOB)."""
     X, y = load_diabetes(return_X_y=True)
     Y = np.c_[y, np.log(y)]
-    model = RandomForestRegressor(20, random_state=0).fit(X[:300], Y[:300])
-    s = GapExplainer(model, X[:300], Y[:300]).trust_scores(X[300:310], quantiles=(0.5,))
-    assert list(s.columns) == ["prediction_y0", "prediction_y1", "weighted_oob_error", "q50_y0", "q50_y1",
-                               "n_neighbours_90"]
+    model = RandomForestRegressor(20, random_state=0, oob_score=True).fit(X[:300], Y[:300])
+    ex = GapExplainer(model, X[:300], Y[:300])
+    s = ex.trust_scores(X[300:310], quantiles=(0.5,))
+    assert list(s.columns) == ["prediction_y0", "prediction_y1", "weighted_oob_error_y0", "weighted_oob_error_y1",
+                               "q50_y0", "q50_y1", "n_neighbours_90"]
     np.testing.assert_allclose(s[["prediction_y0", "prediction_y1"]], model.predict(X[300:310]))
+    P = ex.proximities(X[300:310]).toarray()
+    valid = ex.oob_counts() > 0
+    err = np.where(valid[:, None], np.abs(Y[:300] - model.oob_prediction_), 0.0)
+    expected = (P @ err) / (P @ valid)[:, None]
+    np.testing.assert_allclose(s[["weighted_oob_error_y0", "weighted_oob_error_y1"]], expected, rtol=1e-10)
+    assert s["weighted_oob_error_y0"].mean() > 20 * s["weighted_oob_error_y1"].mean()  # the scales differ
+
+
+def test_multi_output_classifier_trust_scores_refused():
+    X, y = load_iris(return_X_y=True)
+    Y = np.c_[y, y > 0]
+    model = RandomForestClassifier(10, random_state=0).fit(X, Y)
+    ex = GapExplainer(model, X, Y)
+    with pytest.raises(UnsupportedModelError, match="single-output classifiers"):
+        ex.trust_scores(X[:3])
+
+
+def test_trust_scores_match_dataframe_columns_by_name():
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    model = RandomForestClassifier(20, random_state=0).fit(X.iloc[::2], y.iloc[::2])
+    ex = GapExplainer(model, X.iloc[::2], y.iloc[::2])
+    expected = ex.trust_scores(X.iloc[1::2])
+    pd.testing.assert_frame_equal(ex.trust_scores(X.iloc[1::2, ::-1]), expected)
+    pd.testing.assert_frame_equal(gap_trust_scores(ex, X.iloc[1::2, ::-1]).set_axis(expected.index), expected)

@@ -31,6 +31,13 @@ from ..proximities import (
 __all__ = ["GapExplainer"]
 
 
+def _read_only(matrix):
+    """``matrix`` with its arrays made read-only, so a cached matrix cannot be changed in place by mistake."""
+    for array in (matrix.data, matrix.indices, matrix.indptr):
+        array.flags.writeable = False
+    return matrix
+
+
 class GapExplainer(InstanceExplainer):
     """Explain random-forest predictions by the training instances they average (RF-GAP proximities).
 
@@ -148,8 +155,24 @@ class GapExplainer(InstanceExplainer):
 
     # ------------------------------------------------------------------ proximities
     def _check_X(self, X):
+        # a DataFrame is put in the column order the forest was fitted on (other columns are refused)
         return check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
-                          n_features=self.model.n_features_in_)
+                          n_features=self.model.n_features_in_,
+                          feature_names=getattr(self.model, "feature_names_in_", None))
+
+    def _require_bootstrap(self):
+        if not self.index_.bootstrap:
+            raise DataValidationError(
+                "The forest was fitted with bootstrap=False, so no training point is out-of-bag and there are "
+                "no out-of-bag proximities; pass X (proximities(X_train) gives the in-sample ones)."
+            )
+
+    def _oob_proximities(self):
+        """The cached out-of-bag proximities, for internal use only (arrays read-only; never hand them out)."""
+        self._require_bootstrap()
+        if self._oob is None:
+            self._oob = _read_only(self.index_.oob_rows(n_jobs=self.n_jobs))
+        return self._oob
 
     def proximities(self, X=None, *, dense: bool = False):
         """RF-GAP proximities: a CSR matrix of shape (m, n_train) whose rows sum to one.
@@ -166,6 +189,8 @@ class GapExplainer(InstanceExplainer):
         Returns
         -------
         scipy.sparse.csr_matrix or ndarray
+            A new matrix that the caller owns: changing it changes nothing in the explainer. (The out-of-bag
+            matrix that trust scores and ``oob_explanation`` cache is kept read-only and handed out as a copy.)
 
         Examples
         --------
@@ -181,21 +206,19 @@ class GapExplainer(InstanceExplainer):
         (True, 0.0)
         """
         if X is None:
-            if not self.index_.bootstrap:
-                raise DataValidationError(
-                    "The forest was fitted with bootstrap=False, so no training point is out-of-bag and there are "
-                    "no out-of-bag proximities; pass X (proximities(X_train) gives the in-sample ones)."
-                )
-            if self._oob is None:
-                self._oob = self.index_.oob_rows(n_jobs=self.n_jobs)
-            matrix = self._oob
+            self._require_bootstrap()
+            # the caller owns what it gets: a copy of the cache when there is one, else a fresh matrix (not
+            # cached, so the first call holds the matrix only once)
+            cached = self._oob is not None
+            matrix = self._oob if cached else self.index_.oob_rows(n_jobs=self.n_jobs)
         else:
+            cached = False
             matrix = self.index_.rows_of(self._check_X(X), n_jobs=self.n_jobs)
         if dense:
             check_memory(matrix.shape[0] * matrix.shape[1] * 8.0, "A dense proximity matrix",
                          max_memory=self.max_memory, instead="Use dense=False (sparse CSR) instead.")
             return matrix.toarray()
-        return matrix
+        return matrix.copy() if cached else matrix
 
     def oob_counts(self) -> np.ndarray:
         """Number of trees where each training point is out-of-bag (its OOB row averages those trees)."""
@@ -211,7 +234,7 @@ class GapExplainer(InstanceExplainer):
 
     def oob_predictions(self) -> np.ndarray:
         """Out-of-bag predictions ``P_oob @ targets_`` (n_train, n_outputs_total); NaN where never out-of-bag."""
-        P = self.proximities()
+        P = self._oob_proximities()
         out = np.asarray(P @ self.targets_)
         out[self.oob_counts() == 0] = np.nan
         return out
@@ -319,7 +342,7 @@ class GapExplainer(InstanceExplainer):
         True
         """
         t0 = time.perf_counter()
-        P = self.proximities()
+        P = self._oob_proximities()
         rows = np.arange(self.n_train_) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
         if rows.size and (rows.min() < 0 or rows.max() >= self.n_train_):
             raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train_}), got {rows}.")
@@ -337,10 +360,14 @@ class GapExplainer(InstanceExplainer):
         return self._explanation(P, explained, [self.train_names_[i] for i in rows], t0)
 
     # ------------------------------------------------------------------ trust
-    def trust_scores(self, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9) -> pd.DataFrame:
+    def trust_scores(self, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9, outlier_scale: str = "raw",
+                     runner_up: str = "outlier") -> pd.DataFrame:
         """Proximity-based trust scores of the predictions at ``X`` (Rosaler et al., 2023).
 
-        See :func:`shap_instances.metrics.trust.gap_trust_scores` for the columns.
+        See :func:`shap_instances.metrics.trust.gap_trust_scores` for the columns and the parameters
+        (``outlier_scale="raw"`` is the paper's outlier score, ``"log"`` standardises its logarithm;
+        ``runner_up`` picks the class compared with the predicted one). Classifiers get no target quantiles
+        (their conditional distribution is ``predict_proba`` itself) and multi-output classifiers are refused.
 
         Examples
         --------
@@ -362,7 +389,8 @@ class GapExplainer(InstanceExplainer):
             )
         index = instance_names(X, prefix="x")
         X = self._check_X(X)
-        frame = gap_trust_scores(self, X, quantiles=quantiles, level=level)
+        frame = gap_trust_scores(self, X, quantiles=quantiles, level=level, outlier_scale=outlier_scale,
+                                 runner_up=runner_up)
         frame.index = index
         return frame
 
