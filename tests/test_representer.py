@@ -8,7 +8,19 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
-from sklearn.linear_model import ElasticNet, Lasso, LassoCV, LinearRegression, LogisticRegression, Ridge
+from sklearn.linear_model import (
+    ElasticNet,
+    Lasso,
+    LassoCV,
+    LinearRegression,
+    LogisticRegression,
+    MultiTaskElasticNet,
+    MultiTaskElasticNetCV,
+    MultiTaskLasso,
+    MultiTaskLassoCV,
+    Ridge,
+    SGDClassifier,
+)
 from sklearn.preprocessing import StandardScaler
 
 import shap_instances as si
@@ -143,6 +155,52 @@ def test_l2_logistic_and_class_weight(cancer):
     assert _gap(RepresenterExplainer(model, X, y)(X[:20]), model, X[:20]) < 1e-8
     bal = LogisticRegression(C=0.5, solver="newton-cholesky", tol=1e-12, class_weight="balanced").fit(X, y)
     assert _gap(RepresenterExplainer(bal, X, y)(X[:5]), bal, X[:5]) < 1e-8
+
+
+@pytest.mark.parametrize("kind", ["l2", "l1-saga", "l2-multinomial"])
+def test_balanced_class_weight_with_sample_weight(kind):
+    """class_weight="balanced" is built from the sample-weighted class counts (scikit-learn >= 1.7)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 5))
+    y = (X[:, 0] + 0.5 * rng.normal(size=90) > 0.6).astype(int)  # imbalanced: about a third positive
+    if kind == "l2-multinomial":
+        y = np.digitize(X[:, 1], [-0.5, 0.7])
+    sw = rng.uniform(0.2, 3.0, size=90)
+    if kind == "l1-saga":
+        model = LogisticRegression(l1_ratio=1.0, solver="saga", C=0.5, tol=1e-12, max_iter=10**5)
+    else:
+        model = LogisticRegression(C=0.5, solver="newton-cholesky", tol=1e-12, max_iter=1000)
+    model = _fit(model.set_params(class_weight="balanced"), X, y, sample_weight=sw)
+    e = RepresenterExplainer(model, X, y, sample_weight=sw)(X[:15])
+    f = model.decision_function(X[:15])
+    assert np.max(np.abs(e.base_values + e.values.sum(axis=1) - f)) < 1e-8
+
+
+@pytest.mark.parametrize("cls", [MultiTaskLasso, MultiTaskElasticNet, MultiTaskLassoCV, MultiTaskElasticNetCV])
+def test_multitask_group_penalty_refused(diabetes, cls):
+    X, y = diabetes
+    Y = np.column_stack([y, -0.5 * y + X[:, 0]])
+    model = _fit(cls(cv=3) if cls.__name__.endswith("CV") else cls(alpha=0.1), X, Y)
+    assert not RepresenterExplainer.supports_model(model)
+    with pytest.raises(UnsupportedModelError, match=rf"{cls.__name__}: its penalty is a group"):
+        RepresenterExplainer(model, X, Y)
+
+
+def test_unsupported_linear_model_message_and_supports_model_never_raises(cancer):
+    X, y = cancer
+    sgd = SGDClassifier(alpha=0.01, random_state=0).fit(X, y)  # regularised, but not a supported model
+    with pytest.raises(UnsupportedModelError, match="SGDClassifier") as info:
+        RepresenterExplainer(sgd, X, y)
+    assert "unregularised" not in str(info.value) and "LogisticRegression" in str(info.value)
+    assert not RepresenterExplainer.supports_model(sgd)
+
+    class Hostile:
+        @property
+        def __class__(self):  # isinstance() looks this up and lets the error through
+            raise RuntimeError("no")
+
+    for model in (Hostile(), None, Lasso, "Lasso"):
+        assert RepresenterExplainer.supports_model(model) is False
 
 
 def test_elasticnet_logistic(cancer):

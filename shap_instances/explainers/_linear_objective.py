@@ -15,6 +15,7 @@ derivations are in ``docs/explainers/representer.md``); the explainer and the ba
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,17 +28,83 @@ from sklearn.linear_model import (
     LinearRegression,
     LogisticRegression,
     LogisticRegressionCV,
+    MultiTaskElasticNet,
+    MultiTaskElasticNetCV,
+    MultiTaskLasso,
+    MultiTaskLassoCV,
     Ridge,
     RidgeCV,
 )
-from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.class_weight import compute_class_weight
 
 from ..exceptions import DataValidationError, UnsupportedModelError
 
-__all__ = ["LinearObjective", "linear_objective", "SUPPORTED_MODELS"]
+__all__ = ["LinearObjective", "linear_objective", "SUPPORTED_MODELS", "is_supported", "check_supported"]
 
 #: Model classes (and their subclasses, e.g. ``LassoCV``) the representer explainer understands.
 SUPPORTED_MODELS = (Lasso, LassoCV, ElasticNet, ElasticNetCV, Ridge, RidgeCV, LogisticRegression)
+
+#: Subclasses of supported models whose penalty is a group (l2,1) norm over the outputs: refused.
+GROUP_PENALTY_MODELS = (MultiTaskLasso, MultiTaskLassoCV, MultiTaskElasticNet, MultiTaskElasticNetCV)
+
+#: Whether ``compute_class_weight`` takes ``sample_weight`` (scikit-learn >= 1.7). From then on
+#: LogisticRegression builds ``class_weight="balanced"`` from the weighted class counts; before, from the
+#: plain counts.
+_CLASS_WEIGHT_USES_SAMPLE_WEIGHT = "sample_weight" in inspect.signature(compute_class_weight).parameters
+
+
+def check_supported(model) -> None:
+    """Raise an UnsupportedModelError, naming the model and why, unless the explainer supports it.
+
+    Parameters
+    ----------
+    model : object
+        The (fitted or not) model.
+
+    Raises
+    ------
+    UnsupportedModelError
+        For models outside :data:`SUPPORTED_MODELS`, for ``LinearRegression`` and for the multi-task
+        models of :data:`GROUP_PENALTY_MODELS`.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import MultiTaskLasso
+    >>> try:
+    ...     check_supported(MultiTaskLasso())
+    ... except UnsupportedModelError as err:
+    ...     print(str(err)[:60])
+    RepresenterExplainer does not support MultiTaskLasso: its pe
+    """
+    name = type(model).__name__
+    if isinstance(model, GROUP_PENALTY_MODELS):
+        raise UnsupportedModelError(
+            f"RepresenterExplainer does not support {name}: its penalty is a group (l2,1) norm that couples "
+            "the outputs, so the per-output l1 / l2 representer does not hold. Fit one Lasso or ElasticNet "
+            "per output (or a multi-output Lasso, ElasticNet or Ridge) instead."
+        )
+    if isinstance(model, LinearRegression) or not isinstance(model, SUPPORTED_MODELS):
+        raise UnsupportedModelError(
+            "RepresenterExplainer explains Lasso, ElasticNet, Ridge and LogisticRegression (and LassoCV, "
+            f"ElasticNetCV, RidgeCV, LogisticRegressionCV), got {name}. Refit the model as one of these "
+            "(LinearRegression has no penalty, hence no representer: use Ridge or Lasso)."
+        )
+
+
+def is_supported(model) -> bool:
+    """Whether :func:`check_supported` accepts ``model``; never raises.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Lasso, MultiTaskLasso
+    >>> is_supported(Lasso()), is_supported(MultiTaskLasso()), is_supported(object())
+    (True, False, False)
+    """
+    try:
+        check_supported(model)
+    except Exception:  # UnsupportedModelError, or an odd object whose isinstance check raises
+        return False
+    return True
 
 
 @dataclass
@@ -122,6 +189,19 @@ def _sample_weights(sample_weight, n: int) -> np.ndarray:
     return sw
 
 
+def _class_weights(class_weight, classes, y, sw) -> np.ndarray | float:
+    """Per-row class weights as LogisticRegression applied them (1.0 without ``class_weight``).
+
+    ``class_weight="balanced"`` is ``sum(sw) / (n_classes * sum of sw in the class)`` on scikit-learn >= 1.7
+    and ``n / (n_classes * class count)`` before, whatever the sample weights.
+    """
+    if class_weight is None:
+        return 1.0
+    kwargs = {"sample_weight": sw} if _CLASS_WEIGHT_USES_SAMPLE_WEIGHT else {}
+    per_class = np.asarray(compute_class_weight(class_weight, classes=classes, y=y, **kwargs), dtype=np.float64)
+    return per_class[np.searchsorted(classes, y)]
+
+
 def linear_objective(model, y, sample_weight=None) -> LinearObjective:
     """Read the objective of a fitted supported model; ``y`` are the training targets it was fitted on.
 
@@ -135,12 +215,7 @@ def linear_objective(model, y, sample_weight=None) -> LinearObjective:
     >>> obj.loss, float(obj.lam1[0]), round(float(obj.weights.sum()), 12)
     ('squared', 0.1, 1.0)
     """
-    if isinstance(model, LinearRegression) or not isinstance(model, SUPPORTED_MODELS):
-        raise UnsupportedModelError(
-            f"RepresenterExplainer explains Lasso, ElasticNet, Ridge and LogisticRegression (and their CV "
-            f"variants), got {type(model).__name__}. An unregularised model has no representer theorem: "
-            "refit with Ridge (l2) or Lasso (l1)."
-        )
+    check_supported(model)
     y = np.asarray(y)
     n = y.shape[0]
     sw = _sample_weights(sample_weight, n)
@@ -152,11 +227,10 @@ def linear_objective(model, y, sample_weight=None) -> LinearObjective:
     if isinstance(model, LogisticRegression):
         rho = _logistic_l1_ratio(model)
         classes = np.asarray(model.classes_)
-        class_sw = compute_sample_weight(model.class_weight, y) if model.class_weight is not None else 1.0
-        weights = _logistic_C(model) * sw * class_sw
         unknown = ~np.isin(y, classes)
         if np.any(unknown):
             raise DataValidationError(f"y holds labels {np.unique(y[unknown])[:5]} the model was not fitted on.")
+        weights = _logistic_C(model) * sw * _class_weights(model.class_weight, classes, y, sw)
         indicator = (y[:, None] == classes[None, :]).astype(np.float64)
         if len(classes) == 2:
             targets, loss = indicator[:, 1:], "logistic"

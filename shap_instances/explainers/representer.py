@@ -20,7 +20,7 @@ from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from .._validation import check_data, check_fitted, check_memory, check_target, instance_names
 from ..exceptions import DataValidationError, ReconstructionWarning
-from ._linear_objective import SUPPORTED_MODELS, linear_objective
+from ._linear_objective import check_supported, is_supported, linear_objective
 
 __all__ = ["RepresenterExplainer", "TopK"]
 
@@ -74,7 +74,9 @@ class RepresenterExplainer(InstanceExplainer):
     ----------
     model : Lasso, ElasticNet, Ridge or LogisticRegression (or a CV variant), fitted
         The model; l1 and elastic-net models use the high-dimensional representer (Tsai et al., 2023),
-        l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused.
+        l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused,
+        and so are ``MultiTaskLasso`` / ``MultiTaskElasticNet`` (and their CV variants), whose group penalty
+        couples the outputs.
     data : array-like or scipy.sparse matrix of shape (n_train, p)
         The training data the model was fitted on (sparse stays sparse).
     y : array-like of shape (n_train,) or (n_train, n_targets)
@@ -125,8 +127,7 @@ class RepresenterExplainer(InstanceExplainer):
                  random_state=None, n_jobs=None, silent=False):
         super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
         check_fitted(model)
-        if not isinstance(model, SUPPORTED_MODELS):
-            linear_objective(model, np.zeros(1))  # raises the UnsupportedModelError with the explanation
+        check_supported(model)
         if penalised_intercept not in ("base", "instances"):
             raise DataValidationError(
                 f"penalised_intercept must be 'base' or 'instances', got {penalised_intercept!r}."
@@ -185,13 +186,16 @@ class RepresenterExplainer(InstanceExplainer):
     def supports_model(cls, model, data=None) -> bool:
         """Regularised linear scikit-learn models: Lasso, ElasticNet, Ridge, LogisticRegression.
 
+        Their CV variants too; not LinearRegression nor the multi-task (group-penalised) models. A settings
+        check (e.g. ``alpha=0``) happens at construction. Never raises.
+
         Examples
         --------
-        >>> from sklearn.linear_model import Lasso, LinearRegression
-        >>> RepresenterExplainer.supports_model(Lasso()), RepresenterExplainer.supports_model(LinearRegression())
-        (True, False)
+        >>> from sklearn.linear_model import Lasso, LinearRegression, MultiTaskLasso
+        >>> [RepresenterExplainer.supports_model(m) for m in (Lasso(), LinearRegression(), MultiTaskLasso())]
+        [True, False, False]
         """
-        return isinstance(model, SUPPORTED_MODELS)
+        return is_supported(model)
 
     # ------------------------------------------------------------------ core computation
     def _values_block(self, Xq) -> np.ndarray:
