@@ -1,10 +1,12 @@
 """NaiveBayesExplainer against shap's Exact explainer, the model's own likelihoods, and closed forms."""
 
+import inspect
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 import shap
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,11 +16,18 @@ from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    KBinsDiscretizer,
+    OneHotEncoder,
+    OrdinalEncoder,
+    StandardScaler,
+)
 
 import shap_instances as si
 from shap_instances import NaiveBayesExplainer
 from shap_instances.exceptions import DataValidationError, NotFittedError, UnsupportedModelError
+from shap_instances.explainers import naive_bayes as nb_module
 
 
 def _exact(model_fn, background, X):
@@ -35,7 +44,7 @@ def _cases():
     counts = rng.integers(0, 5, size=(250, 6)).astype(float)
     labels2, labels3 = rng.integers(0, 2, 250), rng.integers(0, 3, 250)
     scaled = X / X.max(axis=0)
-    discretise = KBinsDiscretizer(n_bins=4, encode="ordinal", quantile_method="averaged_inverted_cdf")
+    discretise = _kbins(n_bins=4)
     iris_X, iris_y = load_iris(return_X_y=True)
     # numeric columns 0, 2 binned and integer columns 3, 1 coded: the preprocessing reorders the columns
     mixed = np.column_stack([X[:, 0], rng.integers(0, 4, len(X)), X[:, 1], rng.integers(0, 3, len(X))])
@@ -55,9 +64,18 @@ def _cases():
     }
 
 
+def _kbins(kind=KBinsDiscretizer, **kwargs):
+    """An ordinal quantile discretiser; ``quantile_method`` (scikit-learn >= 1.7, where leaving it out warns)
+    only where ``kind`` accepts it."""
+    kwargs.setdefault("encode", "ordinal")
+    if kwargs.get("strategy", "quantile") == "quantile" and "quantile_method" in inspect.signature(kind).parameters:
+        kwargs.setdefault("quantile_method", "averaged_inverted_cdf")
+    return kind(**kwargs)
+
+
 def _bins():
     """A fresh three-bin quantile discretiser."""
-    return KBinsDiscretizer(n_bins=3, encode="ordinal", quantile_method="averaged_inverted_cdf")
+    return _kbins(n_bins=3)
 
 
 @pytest.mark.parametrize("name", sorted(_cases()))
@@ -195,6 +213,11 @@ def _strings():
     return frame, y
 
 
+def _lengths(Z):
+    """The length of each string (a column-wise transform that refuses numbers)."""
+    return np.vectorize(len, otypes=[float])(np.asarray(Z, dtype=object))
+
+
 def test_pipeline_on_string_columns():
     frame, y = _strings()
     categorical = frame[["colour", "size"]]
@@ -210,11 +233,19 @@ def test_pipeline_on_string_columns():
     # an object array (no column names) and the training expectation with data given work too
     as_array = NaiveBayesExplainer(model, categorical.to_numpy()[:60])(categorical.to_numpy()[60:70])
     np.testing.assert_allclose(as_array.values, explanation.values, atol=1e-12, rtol=0)
-    NaiveBayesExplainer(model, categorical[:60], expectation="training")(categorical[:3])
-    with pytest.raises(DataValidationError, match="pass data="):  # numbers cannot probe an encoder of strings
-        NaiveBayesExplainer(model, expectation="training")
-    with pytest.raises(DataValidationError, match="has 1 columns"):
+    with_data = NaiveBayesExplainer(model, categorical[:60], expectation="training")(categorical[:3])
+    # no data: the encoder's fitted categories are the probe values
+    without = NaiveBayesExplainer(model, expectation="training")(categorical[:3])
+    np.testing.assert_allclose(without.values, with_data.values, atol=1e-12, rtol=0)
+    # a transformer without fitted state that refuses numbers needs example rows
+    lengths = make_pipeline(FunctionTransformer(_lengths), CategoricalNB()).fit(categorical, y)
+    with pytest.raises(DataValidationError, match="pass data="):
+        NaiveBayesExplainer(lengths, expectation="training")
+    NaiveBayesExplainer(lengths, categorical[:60], expectation="training")(categorical[:3])
+    with pytest.raises(DataValidationError, match=r"missing \['size'\]"):
         NaiveBayesExplainer(model, categorical[:60])(categorical[["colour"]])
+    with pytest.raises(DataValidationError, match="has 1 columns"):
+        NaiveBayesExplainer(model, categorical[:60])(categorical[["colour"]].to_numpy())
     missing = categorical[:3].copy()
     missing.iloc[0, 0] = None
     with pytest.raises(DataValidationError, match="preprocessing refused it"):
@@ -223,7 +254,7 @@ def test_pipeline_on_string_columns():
 
 def test_column_transformer_that_reorders_string_and_numeric_columns():
     frame, y = _strings()
-    bins = KBinsDiscretizer(n_bins=4, encode="ordinal", quantile_method="averaged_inverted_cdf")
+    bins = _kbins(n_bins=4)
     preprocessing = ColumnTransformer([("bins", bins, ["amount"]), ("codes", OrdinalEncoder(), ["colour", "size"])])
     model = make_pipeline(preprocessing, CategoricalNB()).fit(frame, y)
     explainer = NaiveBayesExplainer(model, frame[:80])
@@ -246,3 +277,162 @@ def test_preprocessing_that_leaves_nan_is_a_clear_error():
     missing[1, 2] = np.nan  # StandardScaler passes NaN through
     with pytest.raises(DataValidationError, match=r"NaN or infinite values for input columns \[2\]"):
         NaiveBayesExplainer(model, X[:60, :4])(missing)
+
+
+class _KBinsBefore17(KBinsDiscretizer):
+    """KBinsDiscretizer as scikit-learn < 1.7 has it: no quantile_method parameter."""
+
+    def __init__(self, n_bins=5, *, encode="onehot", strategy="quantile", dtype=None, subsample=200_000,
+                 random_state=None):
+        super().__init__(n_bins=n_bins, encode=encode, strategy=strategy, dtype=dtype, subsample=subsample,
+                         random_state=random_state)
+
+
+def test_discretiser_helper_works_without_quantile_method():
+    old = _kbins(_KBinsBefore17, n_bins=3)  # scikit-learn 1.4 - 1.6: the argument must not be passed
+    assert "quantile_method" not in old.get_params()
+    X, y = load_breast_cancer(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn >= 1.7 warns about the quantile method
+        model = make_pipeline(old, CategoricalNB()).fit(X[:, :4], y)
+    explanation = NaiveBayesExplainer(model, X[:50, :4])(X[:5, :4])
+    log_odds = np.diff(model.predict_log_proba(X[:5, :4]), axis=1)[:, 0]
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), log_odds, atol=1e-10, rtol=0)
+
+
+def _large_scale():
+    """Columns around 1e6 and 5e6 (beyond any synthetic probe) and one around 0, binned by a
+    ColumnTransformer that reorders them: input 0 -> output 1, input 1 -> output 0, input 2 -> output 2."""
+    rng = np.random.default_rng(0)
+    n = 300
+    X = np.column_stack([1e6 + rng.normal(0, 1e5, n), 5e6 + rng.normal(0, 5e5, n), rng.normal(0, 1, n)])
+    y = (X[:, 0] + 5 * X[:, 1] / 25 + 2e5 * X[:, 2] > 2e6).astype(int)
+
+    def kb():
+        return KBinsDiscretizer(n_bins=3, encode="ordinal", strategy="uniform")
+
+    preprocessing = ColumnTransformer([("b", kb(), [1]), ("c", kb(), [0]), ("d", kb(), [2])])
+    return make_pipeline(preprocessing, CategoricalNB()).fit(X, y), X
+
+
+def test_column_mapping_without_data_reads_the_fitted_ranges():
+    model, X = _large_scale()
+    without = NaiveBayesExplainer(model, expectation="training")
+    with_data = NaiveBayesExplainer(model, X, expectation="training")
+    assert with_data.order_.tolist() == [1, 0, 2]
+    assert without.order_.tolist() == [1, 0, 2]  # was [0, 1, 2]: columns out of the probes' range looked constant
+    np.testing.assert_allclose(without(X[:8]).values, with_data(X[:8]).values, atol=1e-12, rtol=0)
+    codes = model[0].transform(X)
+    reference = NaiveBayesExplainer(model[-1], expectation="training")(codes[:8])
+    np.testing.assert_allclose(without(X[:8]).values, reference.values[:, [1, 0, 2]], atol=1e-12, rtol=0)
+
+
+def test_constant_columns_are_paired_by_the_column_transformer():
+    rng = np.random.default_rng(1)
+    X = np.column_stack([np.full(200, 3.0), np.full(200, 7.0), rng.normal(size=200)])
+    y = (X[:, 2] > 0).astype(int)
+    preprocessing = ColumnTransformer([("x", _bins(), [1]), ("y", _bins(), [0]), ("z", _bins(), [2])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant features
+        model = make_pipeline(preprocessing, CategoricalNB()).fit(X, y)
+    explainer = NaiveBayesExplainer(model, expectation="training", weights=[0.5, 2.0, 1.0])
+    assert explainer.order_.tolist() == [1, 0, 2]  # was [0, 1, 2]: constant columns were paired in order
+    # with weights the base value depends on the pairing: input 0 (weight 0.5) feeds model column 1
+    nb = model[-1]
+    terms = np.array([np.diff(table[:, 0]) for table in nb.feature_log_prob_])[:, 0]  # constant columns: code 0
+    expected = np.diff(nb.class_log_prior_)[0] + 0.5 * terms[1] + 2.0 * terms[0]
+    expected += NaiveBayesExplainer(nb, expectation="training").expected_terms_[2] @ [-1.0, 1.0]
+    np.testing.assert_allclose(explainer(X[:3]).base_values, expected, atol=1e-12, rtol=0)
+
+
+def test_ambiguous_column_mapping_is_refused():
+    rng = np.random.default_rng(2)
+    X = rng.choice([0.0, 2e9], size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    y[:2] = [0, 1]
+    # an unknown transform that swaps the columns and changes only beyond 1e9
+    swap = FunctionTransformer(lambda Z: (np.asarray(Z, dtype=float) > 1e9).astype(float)[:, ::-1])
+    model = make_pipeline(swap, CategoricalNB()).fit(X, y)
+    with pytest.raises(UnsupportedModelError, match="cannot tell which"):
+        NaiveBayesExplainer(model, expectation="training")
+    assert NaiveBayesExplainer(model, X, expectation="training").order_.tolist() == [1, 0]  # data settles it
+
+
+def test_dataframe_columns_in_another_order():
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X = X.iloc[:, :6]
+    model = GaussianNB().fit(X, y)
+    expected = NaiveBayesExplainer(model, X[:50])(X[50:56])
+    reversed_ = NaiveBayesExplainer(model, X.iloc[:50, ::-1])(X.iloc[50:56, ::-1])
+    np.testing.assert_allclose(reversed_.values, expected.values, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(reversed_.base_values, expected.base_values, atol=1e-12, rtol=0)
+    assert reversed_.feature_names == list(X.columns)  # the model's order
+    np.testing.assert_array_equal(reversed_.data, X.iloc[50:56].to_numpy())
+    other = X.iloc[:5].rename(columns={X.columns[0]: "something else"})
+    with pytest.raises(DataValidationError, match="other columns"):
+        NaiveBayesExplainer(model, X[:50])(other)
+    # a pipeline taking strings does not go through check_data: reordered there too
+    frame, labels = _strings()
+    preprocessing = ColumnTransformer([("bins", _kbins(n_bins=4), ["amount"]),
+                                       ("codes", OrdinalEncoder(), ["colour", "size"])])
+    pipeline = make_pipeline(preprocessing, CategoricalNB()).fit(frame, labels)
+    expected = NaiveBayesExplainer(pipeline, frame[:80])(frame[80:90])
+    reversed_ = NaiveBayesExplainer(pipeline, frame.iloc[:80, ::-1])(frame.iloc[80:90, ::-1])
+    np.testing.assert_allclose(reversed_.values, expected.values, atol=1e-12, rtol=0)
+    assert reversed_.feature_names == list(frame.columns)
+    with pytest.raises(DataValidationError, match="other columns"):
+        NaiveBayesExplainer(pipeline, frame[:80])(frame.rename(columns={"size": "width"})[:3])
+
+
+def test_feature_names_as_an_array_and_one_class_models():
+    model, X = _cases()["gaussian"]
+    names = np.array([f"f{i}" for i in range(X.shape[1])])
+    explanation = NaiveBayesExplainer(model, X[:20], feature_names=names)(X[:2])
+    assert explanation.feature_names == names.tolist()
+    with pytest.raises(DataValidationError, match="feature_names has 2 names"):
+        NaiveBayesExplainer(model, X[:20], feature_names=np.array(["a", "b"]))
+    counts = np.random.default_rng(0).integers(0, 4, size=(50, 3)).astype(float)
+    for one_class in (GaussianNB(), MultinomialNB(), CategoricalNB(), BernoulliNB()):
+        one_class.fit(counts, np.zeros(50, dtype=int))
+        with pytest.raises(DataValidationError, match="single class"):
+            NaiveBayesExplainer(one_class, counts)
+
+
+@pytest.mark.parametrize("kind", [MultinomialNB, ComplementNB, BernoulliNB])
+def test_sparse_input_for_models_linear_in_x(kind, monkeypatch):
+    rng = np.random.default_rng(4)
+    dense = rng.poisson(0.3, size=(300, 40)).astype(float)
+    y = rng.integers(0, 3, 300)
+    model = kind().fit(sp.csr_matrix(dense), y)
+    expected = NaiveBayesExplainer(model, dense[:100])(dense[100:160])
+    monkeypatch.setattr(nb_module, "_CHUNK_ENTRIES", 7 * 40 * 3)  # 7 rows a chunk: densified chunk by chunk
+    densified = []
+    original = sp.csr_matrix.toarray
+
+    def toarray(self, *args, **kwargs):
+        densified.append(self.shape[0])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", toarray)
+    explanation = NaiveBayesExplainer(model, sp.csr_matrix(dense[:100]))(sp.csr_matrix(dense[100:160]))
+    assert densified and max(densified) <= 7
+    np.testing.assert_allclose(explanation.values, expected.values, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(explanation.base_values, expected.base_values, atol=1e-12, rtol=0)
+    np.testing.assert_array_equal(explanation.data, dense[100:160])
+    with pytest.raises(DataValidationError):  # Gaussian and categorical models still take dense input
+        NaiveBayesExplainer(GaussianNB().fit(dense, y), sp.csr_matrix(dense[:10]))
+
+
+@pytest.mark.parametrize("name", ["pipeline-reordered", "gaussian-3", "categorical", "bernoulli"])
+def test_chunks_and_column_order_do_not_change_the_values(name, monkeypatch):
+    model, X = _cases()[name]
+    weights = np.linspace(0.5, 1.5, X.shape[1])
+    for woe in (False, True):
+        whole = NaiveBayesExplainer(model, X[:40], weights=weights, woe=woe)(X[40:90])
+        monkeypatch.setattr(nb_module, "_CHUNK_ENTRIES", 3)  # one row a chunk
+        rows = NaiveBayesExplainer(model, X[:40], weights=weights, woe=woe)(X[40:90])
+        monkeypatch.undo()
+        np.testing.assert_array_equal(rows.values, whole.values)
+        plain = NaiveBayesExplainer(model, X[:40], woe=woe)(X[40:90])  # weights scale each input column's value
+        np.testing.assert_allclose(whole.values, plain.values * weights[None, :, None][..., :plain.values.ndim - 1]
+                                   if plain.values.ndim == 3 else plain.values * weights, atol=1e-10, rtol=0)

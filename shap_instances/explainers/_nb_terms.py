@@ -1,37 +1,83 @@
 """Per-feature log-likelihood terms of scikit-learn's naive Bayes models.
 
 Every naive Bayes model scores class c as ``jll_c(x) = prior_c + sum_m L_m(x_m, c)``. Each adapter gives the
-constant ``class_terms`` (k,), the terms ``L @ A`` (n, p, D) of a batch of rows for an output contraction
-``A`` (k, D) applied to the coefficients first (so two-class log-odds cost one pass over the data), and the
-expectation of ``L`` under the training marginal of each feature (p, k). Everything else (Shapley values,
-base values, output choices) is written once, in ``naive_bayes.py``.
+constant ``class_terms`` (k,), an evaluator of the terms ``w_m ((L @ A)_m - s_m)`` (n, p, D) of a batch of
+rows for an output contraction ``A`` (k, D), shifts ``s`` (p, D) and weights ``w`` (p,), all folded into the
+coefficients first (so two-class log-odds cost one pass over the data, written in place), and the expectation
+of ``L`` under the training marginal of each feature (p, k). Everything else (Shapley values, base values,
+output choices, column orders) is written once, in ``naive_bayes.py``.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
 from ..exceptions import DataValidationError
 
-__all__ = ["terms_for", "NB_TYPES"]
+__all__ = ["terms_for", "NB_TYPES", "SPARSE_NB_TYPES"]
 
 NB_TYPES = (GaussianNB, BernoulliNB, MultinomialNB, ComplementNB, CategoricalNB)
+#: Models whose terms are linear in x: they take scipy.sparse input (densified a chunk of rows at a time).
+SPARSE_NB_TYPES = (BernoulliNB, MultinomialNB, ComplementNB)
 
 
-class _Gaussian:
+def _fold(coefficients, shift=None, scale=None):
+    """``scale * (coefficients - shift)`` row by row (one row per feature)."""
+    if shift is not None:
+        coefficients = coefficients - shift
+    if scale is not None:
+        coefficients = coefficients * np.reshape(scale, (-1,) + (1,) * (coefficients.ndim - 1))
+    return coefficients
+
+
+def _squeezed(out, *coefficients):
+    """One output (D = 1): the (n, p) view of ``out`` and the coefficient vectors, so that every ufunc loops
+    over whole rows instead of a trailing axis of length 1."""
+    if out.shape[2] == 1:
+        return out[:, :, 0], [c[:, 0] for c in coefficients], False
+    return out, coefficients, True
+
+
+class _Adapter:
+    def permuted(self, order):
+        """The same model with its features in ``order`` (feature j of the result is feature order[j])."""
+        other = copy.copy(self)
+        other._permute(np.asarray(order))
+        return other
+
+    def terms(self, X, A):
+        """``L @ A`` (n, p, D) of the rows of ``X``."""
+        return self.evaluator(A)(X, np.empty((X.shape[0], X.shape[1], A.shape[1])))
+
+
+class _Gaussian(_Adapter):
     def __init__(self, model):
         self.theta, self.var = model.theta_, model.var_  # (k, p)
         self.class_terms = np.log(model.class_prior_)
         self.counts = model.class_count_
 
-    def terms(self, X, A):
+    def _permute(self, order):
+        self.theta, self.var = self.theta[:, order], self.var[:, order]
+
+    def evaluator(self, A, shift=None, scale=None):
         # L = -log(2 pi var)/2 - (x - theta)^2 / (2 var), a quadratic in x: contract its coefficients with A
         inverse = 1.0 / self.var.T
-        constant = (-0.5 * np.log(2 * np.pi * self.var.T) - 0.5 * self.theta.T**2 * inverse) @ A
-        linear, quadratic = (self.theta.T * inverse) @ A, (-0.5 * inverse) @ A
-        x = X[:, :, None]
-        return constant[None] + x * (linear[None] + x * quadratic[None])
+        constant = _fold((-0.5 * np.log(2 * np.pi * self.var.T) - 0.5 * self.theta.T**2 * inverse) @ A, shift, scale)
+        linear, quadratic = _fold((self.theta.T * inverse) @ A, None, scale), _fold((-0.5 * inverse) @ A, None, scale)
+
+        def evaluate(X, out):
+            o, (c, l, q), wide = _squeezed(out, constant, linear, quadratic)
+            x = X[:, :, None] if wide else X
+            np.multiply(x, q, out=o)  # ((x q + l) x + c), in place
+            o += l
+            o *= x
+            o += c
+            return out
+
+        return evaluate
 
     def training_expectation(self):
         # X_m ~ sum_k pi_k N(theta_km, var_km): E[(X_m - theta_cm)^2] = sum_k pi_k (var_km + (theta_km - theta_cm)^2)
@@ -40,7 +86,7 @@ class _Gaussian:
         return -0.5 * np.log(2 * np.pi * self.var.T) - 0.5 * second / self.var.T
 
 
-class _Linear:
+class _Linear(_Adapter):
     """Bernoulli, multinomial and complement NB: L_m(x, c) = x * slope_cm + intercept_cm."""
 
     def __init__(self, model):
@@ -56,6 +102,9 @@ class _Linear:
         self.mean_x = model.feature_count_.sum(axis=0) / model.class_count_.sum()  # training mean of each x_m
         self.nonnegative = not isinstance(model, BernoulliNB)
 
+    def _permute(self, order):
+        self.slope, self.intercept, self.mean_x = self.slope[order], self.intercept[order], self.mean_x[order]
+
     def prepare(self, X):
         if self.binarize is not None:
             return (X > self.binarize).astype(np.float64)
@@ -64,36 +113,68 @@ class _Linear:
                                       "negative values.")
         return X
 
-    def terms(self, X, A):
-        return self.prepare(X)[:, :, None] * (self.slope @ A)[None] + (self.intercept @ A)[None]
+    def evaluator(self, A, shift=None, scale=None):
+        slope, intercept = _fold(self.slope @ A, None, scale), _fold(self.intercept @ A, shift, scale)
+
+        def evaluate(X, out):
+            X = self.prepare(X)
+            o, (s, i), wide = _squeezed(out, slope, intercept)
+            np.multiply(X[:, :, None] if wide else X, s, out=o)
+            o += i
+            return out
+
+        return evaluate
 
     def training_expectation(self):
         return self.mean_x[:, None] * self.slope + self.intercept
 
 
-class _Categorical:
+class _Categorical(_Adapter):
     def __init__(self, model):
-        self.tables = model.feature_log_prob_  # list over features of (k, n_categories)
+        self.tables = list(model.feature_log_prob_)  # over features: (k, n_categories)
         self.class_terms = model.class_log_prior_
-        self.counts = model.category_count_
+        self.counts = list(model.category_count_)
+
+    def _permute(self, order):
+        self.tables, self.counts = [self.tables[m] for m in order], [self.counts[m] for m in order]
 
     def prepare(self, X):
-        codes = X.astype(np.int64)
+        with np.errstate(invalid="ignore"):
+            codes = X.astype(np.int64)
         if not np.array_equal(codes, X):
             raise DataValidationError("CategoricalNB takes integer category codes; X has non-integer values "
                                       "(encode the columns first, e.g. with OrdinalEncoder or KBinsDiscretizer).")
-        for m, table in enumerate(self.tables):
-            bad = (codes[:, m] < 0) | (codes[:, m] >= table.shape[1])
-            if bad.any():
-                raise DataValidationError(
-                    f"column {m} has categories {sorted(set(codes[bad, m].tolist()))[:5]} outside the fitted "
-                    f"range 0..{table.shape[1] - 1}; refit with min_categories or map unseen categories first."
-                )
+        sizes = np.array([table.shape[1] for table in self.tables])
+        bad = (codes < 0) | (codes >= sizes)
+        if bad.any():
+            m = int(np.flatnonzero(bad.any(axis=0))[0])
+            raise DataValidationError(
+                f"column {m} has categories {sorted(set(codes[bad[:, m], m].tolist()))[:5]} outside the fitted "
+                f"range 0..{sizes[m] - 1}; refit with min_categories or map unseen categories first."
+            )
         return codes
 
-    def terms(self, X, A):
-        codes = self.prepare(X)
-        return np.stack([(A.T @ table)[:, codes[:, m]].T for m, table in enumerate(self.tables)], axis=1)
+    def evaluator(self, A, shift=None, scale=None):
+        # one table of all features' adjusted terms (sum of categories, D): the row of (m, code) is
+        # offset_m + code, so a batch is one gather
+        tables = [(A.T @ table).T for table in self.tables]
+        if shift is not None or scale is not None:
+            shifts = [None] * len(tables) if shift is None else list(shift)
+            scales = [None] * len(tables) if scale is None else list(scale)
+            tables = [_fold(t, s, None if w is None else np.float64(w)) for t, s, w in zip(tables, shifts, scales)]
+        flat = np.concatenate(tables)
+        offsets = np.cumsum([0] + [t.shape[0] for t in tables[:-1]])
+
+        def evaluate(X, out):
+            rows = self.prepare(X)
+            rows += offsets
+            if out.shape[2] == 1:
+                np.take(flat[:, 0], rows, out=out[:, :, 0], mode="clip")  # rows checked
+            else:
+                np.take(flat, rows, axis=0, out=out, mode="clip")
+            return out
+
+        return evaluate
 
     def training_expectation(self):
         rows = []
