@@ -14,6 +14,7 @@ Usage: ``python benchmarks/bench_naive_bayes.py [--quick]``.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 import warnings
@@ -37,6 +38,14 @@ PAPER_TABLE3 = {  # Lemaire, Clerot, Boulle, Table 3 (seed 003): Pearson / Kenda
     "telco": "0.9633 / 0.7333",
     "breast_cancer": "0.9908 / 0.8571 (their Breast is the 699-row Wisconsin set, ours sklearn's 569-row WDBC)",
 }
+
+
+def quantile_bins(n_bins):
+    """Ordinal quantile bins; ``quantile_method`` only where KBinsDiscretizer has it (scikit-learn >= 1.7)."""
+    extra = {}
+    if "quantile_method" in inspect.signature(KBinsDiscretizer).parameters:
+        extra["quantile_method"] = "averaged_inverted_cdf"
+    return KBinsDiscretizer(n_bins=n_bins, encode="ordinal", strategy="quantile", **extra)
 
 
 def log_odds_fn(model):
@@ -71,16 +80,19 @@ def speed(quick):
     small_explainer(X[:, :10])
     ours_small = (time.perf_counter() - start) / len(X)
     big = rng.normal(size=(1_000_000, 50))
-    start = time.perf_counter()
-    explainer(big)
-    million = time.perf_counter() - start
+    million = []
+    for _ in range(2):  # the first call also pays the page faults of the fresh 400 MB output
+        start = time.perf_counter()
+        explanation = explainer(big)
+        million.append(time.perf_counter() - start)
+        del explanation
     print("| case | ours per row | baseline per row | speed-up |")
     print("|---|---|---|---|")
     print(f"| 50 features vs KernelExplainer (default nsamples) | {ours * 1e6:.2f} us | {kernel_time * 1e3:.1f} ms | "
           f"{kernel_time / ours:,.0f}x |")
     print(f"| 10 features vs Exact | {ours_small * 1e6:.2f} us | {exact_time * 1e3:.1f} ms | "
           f"{exact_time / ours_small:,.0f}x |")
-    print(f"\n1,000,000 rows x 50 features: {million:.2f} s")
+    print(f"\n1,000,000 rows x 50 features: {million[0]:.2f} s (first call), {million[1]:.2f} s (second call)")
 
 
 def discretise_then_nb(X: pd.DataFrame):
@@ -88,7 +100,7 @@ def discretise_then_nb(X: pd.DataFrame):
     numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and X[c].nunique() > 10]
     other = [c for c in X.columns if c not in numeric]
     bins = make_pipeline(SimpleImputer(strategy="median"),
-                         KBinsDiscretizer(n_bins=5, encode="ordinal", quantile_method="averaged_inverted_cdf"))
+                         quantile_bins(5))
     preprocessing = ColumnTransformer([("bins", bins, numeric), ("codes", OrdinalEncoder(), other)])
     return make_pipeline(preprocessing, CategoricalNB())
 

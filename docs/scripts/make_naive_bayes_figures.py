@@ -3,6 +3,7 @@
 Run from the repository root: ``python docs/scripts/make_naive_bayes_figures.py``.
 """
 
+import inspect
 from pathlib import Path
 
 import matplotlib
@@ -22,7 +23,11 @@ OUT = Path(__file__).resolve().parents[1] / "figures"
 
 X, y = load_breast_cancer()
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-binner = KBinsDiscretizer(n_bins=5, encode="ordinal", quantile_method="averaged_inverted_cdf")
+# quantile_method exists from scikit-learn 1.7 (the package supports 1.4 on)
+extra = {}
+if "quantile_method" in inspect.signature(KBinsDiscretizer).parameters:
+    extra["quantile_method"] = "averaged_inverted_cdf"
+binner = KBinsDiscretizer(n_bins=5, encode="ordinal", **extra)
 model = make_pipeline(binner, CategoricalNB()).fit(X_train, y_train)
 explanation = NaiveBayesExplainer(model, X_train)(X_test)
 print("held-out accuracy", model.score(X_test, y_test))
