@@ -122,7 +122,7 @@ def build_explanation(
     )
     if explained is not None:
         gap = efficiency_gap(explanation, explained)
-        if gap > atol:
+        if not gap <= atol:  # a NaN gap fails too
             message = (
                 f"base_values + values.sum(axis=1) differs from the explained quantity by {gap:.3g} "
                 f"(relative), more than the tolerance {atol:.3g}."

@@ -10,6 +10,7 @@ import shap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.dummy import DummyRegressor
+from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeRegressor
@@ -17,6 +18,7 @@ from sklearn.tree import DecisionTreeRegressor
 from shap_instances import InstanceKernelExplainer
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
+from shap_instances.estimators import ExactEstimator
 from shap_instances.games import ResidualGame
 from shap_instances.games._fast_knn import KNNPath, jia_knn_shapley
 from shap_instances.games._fast_ridge import RidgePath
@@ -80,15 +82,91 @@ def test_efficiency_for_any_budget(n_permutations, seed, method):
     np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), full_fit, atol=1e-10)
 
 
-def test_mean_model_closed_form():
-    _, y = diabetes(9)
-    X = np.zeros((9, 1))
-    explanation = InstanceKernelExplainer(DummyRegressor(), X, y, method="exact", silent=True)()
+@pytest.mark.parametrize("empty_prediction", [None, 150.0])
+def test_mean_model_closed_form(empty_prediction):
+    """The closed form the explainer uses equals the issue's formula and enumeration of scikit-learn refits."""
+    X, y = diabetes(9)
+    X_eval, y_eval = diabetes(4, start=20)
+    explainer = InstanceKernelExplainer(DummyRegressor(), X, y, empty_prediction=empty_prediction, silent=True)
+    explanation = explainer(X_eval, y_eval)
+    assert explainer.result_.estimator == "closed form (Mean)"
     n = len(y)
     harmonic = sum(1 / k for k in range(1, n + 1))
     others = (y.sum() - y) / (n - 1)
-    closed = (y + (harmonic - 1) * (y - others))[None, :] / n - y[:, None] / n
+    stands_for = y_eval if empty_prediction is None else np.full(len(y_eval), empty_prediction)
+    closed = (y + (harmonic - 1) * (y - others))[None, :] / n - stands_for[:, None] / n
     np.testing.assert_allclose(explanation.values, closed, atol=1e-12)
+    empty = None if empty_prediction is None else empty_prediction - y_eval
+    refits = ExactEstimator(silent=True).estimate(
+        ResidualGame(DummyRegressor(), X, y, X_eval, y_eval, empty_prediction=empty_prediction, use_fast_path=False))
+    np.testing.assert_allclose(explanation.values, refits.values.T, atol=1e-10)
+    np.testing.assert_allclose(explanation.base_values, 0.0 if empty is None else empty, atol=1e-12)
+
+
+def test_mean_model_closed_form_beyond_enumeration():
+    X, y = diabetes(40)
+    explanation = InstanceKernelExplainer(DummyRegressor(), X, y, method="exact", silent=True)()
+    sampled = InstanceKernelExplainer(DummyRegressor(), X, y, method="permutation", n_permutations=400,
+                                      random_state=0, silent=True)()
+    assert np.abs(explanation.values - sampled.values).max() < 6 * sampled.error_std.max()
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), y.mean() - y, atol=1e-10)
+
+
+def test_model_without_a_seed_is_seeded_so_refits_are_a_function_of_the_coalition():
+    X, y = diabetes(14)
+    model = RandomForestRegressor(n_estimators=3)
+    runs = [InstanceKernelExplainer(model, X, y, n_permutations=2, random_state=s, silent=True) for s in (5, 5)]
+    first, second = (explainer() for explainer in runs)
+    np.testing.assert_array_equal(first.values, second.values)
+    assert model.random_state is None  # the user's model is untouched
+    full = RandomForestRegressor(n_estimators=3, random_state=5).fit(X, y).predict(X) - y
+    np.testing.assert_allclose(first.base_values + first.values.sum(1), full, atol=1e-10)
+
+
+def test_a_model_that_cannot_fit_all_rows_is_refused_at_once():
+    X, y = diabetes(8)
+    with pytest.raises(UnsupportedModelError, match="could not be fitted on all 8 training rows"):
+        InstanceKernelExplainer(DecisionTreeRegressor(max_depth=-1), X, y, silent=True)()
+
+
+def test_checkpoint_of_another_run_is_refused(tmp_path):
+    X, y = diabetes(20)
+    path = tmp_path / "run.pkl"
+    settings_ = dict(n_permutations=4, silent=True, checkpoint=path)
+    InstanceKernelExplainer(Ridge(), X, y, random_state=0, **settings_)()
+    for other in (dict(random_state=1), dict(random_state=0, y=3 * y), dict(random_state=0, model=Ridge(2.0))):
+        arguments = dict(model=Ridge(), data=X, y=y, **settings_) | other
+        with pytest.raises(ValueError, match="belongs to another run"):
+            InstanceKernelExplainer(**arguments)()
+    with pytest.raises(ValueError, match="checkpoint is supported by method='permutation' only"):
+        InstanceKernelExplainer(Ridge(), X, y, method="kernel", checkpoint=path)
+
+
+def test_checkpoint_resume_keeps_the_failed_fit_count(tmp_path, monkeypatch):
+    X, y = diabetes(16)
+    model = KNeighborsRegressor(n_neighbors=3, weights="distance")  # no fast path; fails below 3 rows
+    settings_ = dict(n_permutations=32, random_state=2, silent=True)  # two batches of 16
+    with pytest.warns(ShapInstancesWarning):
+        reference = InstanceKernelExplainer(model, X, y, **settings_)
+        reference_values = reference().values
+    path = tmp_path / "run.pkl"
+    original = ResidualGame.prefix_values
+    calls = {"n": 0}
+
+    def interrupted(self, permutations):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return original(self, permutations)
+
+    monkeypatch.setattr(ResidualGame, "prefix_values", interrupted)
+    with pytest.warns(ShapInstancesWarning), pytest.raises(KeyboardInterrupt):
+        InstanceKernelExplainer(model, X, y, checkpoint=path, **settings_)()
+    monkeypatch.setattr(ResidualGame, "prefix_values", original)
+    with pytest.warns(ShapInstancesWarning):
+        resumed = InstanceKernelExplainer(model, X, y, checkpoint=path, **settings_)
+        np.testing.assert_array_equal(resumed().values, reference_values)
+    assert resumed.n_failed_fits_ == reference.n_failed_fits_ > 0
 
 
 @pytest.mark.parametrize("model", [Ridge(alpha=0.5), Ridge(alpha=2.0, fit_intercept=False), LinearRegression()])
@@ -174,6 +252,23 @@ def test_bad_input():
         InstanceKernelExplainer(Ridge(), X, y, method="magic")
     with pytest.raises(DataValidationError, match="NaN"):
         InstanceKernelExplainer(Ridge(), np.where(X > 0, np.nan, X), y)
+    with pytest.raises(DataValidationError, match="1-D"):
+        InstanceKernelExplainer(Ridge(), X, np.column_stack([y, y]))
+    for bad in ("mean", np.nan):
+        with pytest.raises(ValueError, match="empty_prediction must be a finite number"):
+            InstanceKernelExplainer(Ridge(), X, y, empty_prediction=bad)
+    for name in ("n_permutations", "max_evals", "n_rounds"):
+        with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
+            InstanceKernelExplainer(Ridge(), X, y, **{name: 0})
+
+
+def test_evaluation_columns_are_matched_by_name():
+    X, y = load_diabetes()
+    explainer = InstanceKernelExplainer(Ridge(), X[:15], y[:15], random_state=0, n_permutations=4, silent=True)
+    reference = explainer(X[20:23], y[20:23]).values
+    np.testing.assert_array_equal(explainer(X[20:23][X.columns[::-1]], y[20:23]).values, reference)
+    with pytest.raises(DataValidationError, match="other columns"):
+        explainer(X[20:23].rename(columns={"bmi": "BMI"}), y[20:23])
 
 
 def test_data_shapley_equals_brute_force_mse_game():

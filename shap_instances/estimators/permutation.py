@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import pickle
 from pathlib import Path
@@ -101,19 +102,24 @@ class PermutationEstimator:
         """Shapley values of ``game`` with standard errors."""
         m, d = game.n_players, game.n_outputs
         total, batch = self._plan(m)
-        fingerprint = (m, d, total, batch, self.antithetic)
+        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
+        fingerprint = (m, d, total, batch, self.antithetic, seed, game.fingerprint())
+        counters_before = game.counters()
         state = self._load_state()
         if state is not None and state.get("fingerprint") != fingerprint:
             raise ValueError(
                 f"the checkpoint {self.checkpoint} belongs to another run (players, outputs, permutations, batch, "
-                f"antithetic = {state.get('fingerprint')}, now {fingerprint}); delete it or use another file."
+                f"antithetic, seed, game digest = {state.get('fingerprint')}, now {fingerprint}); delete it or use "
+                "another file."
             )
         if state is None:
             rng = (self.random_state if isinstance(self.random_state, np.random.Generator)
                    else np.random.default_rng(self.random_state))
             state = {"rng": rng.bit_generator.state, "done": 0, "units": 0, "mean": np.zeros((m, d)),
                      "m2": np.zeros((m, d)), "empty": None, "full": None, "evals": 0,
-                     "fingerprint": fingerprint}
+                     "fingerprint": fingerprint, "counters": {}}
+        else:  # the counts of the interrupted run (failed fits, ...) carry over
+            game.add_counters({k: v for k, v in state["counters"].items() if k != "n_evaluations"})
         rng = np.random.default_rng()
         rng.bit_generator.state = state["rng"]
         per_unit = 2 if self.antithetic else 1
@@ -139,6 +145,7 @@ class PermutationEstimator:
                 state["done"] += k
                 state["evals"] += game.n_evaluations - evaluations_before  # fewer than k (m + 1) when cached
                 state["rng"] = rng.bit_generator.state
+                state["counters"] = _counts_since(counters_before, game.counters())
                 self._save_state(state)
                 bar.update(k)
         n = state["units"]
@@ -169,3 +176,9 @@ class PermutationEstimator:
         with open(temporary, "wb") as handle:
             pickle.dump(state, handle)
         os.replace(temporary, self.checkpoint)  # atomic: an interruption never leaves a half-written file
+
+
+def _counts_since(before: dict, now: dict) -> dict:
+    """Numeric counters as increments since ``before``; other entries (a first failure message) as they are."""
+    return {key: value - before.get(key, 0) if isinstance(value, numbers.Number) else value
+            for key, value in now.items()}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
+import warnings
+
 import numpy as np
+import pandas as pd
 import shap
 from sklearn.base import BaseEstimator, is_regressor
 
@@ -11,7 +15,7 @@ from .._explanation import build_explanation
 from .._validation import check_data, check_target, instance_names
 from ..estimators import ExactEstimator, KernelEstimator, PermutationEstimator, ShapleyResult
 from ..estimators.influence import RidgeInfluenceEstimator
-from ..exceptions import DataValidationError, UnsupportedModelError
+from ..exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
 from ..games._fast_knn import KNNPath
 from ..games._fast_ridge import RidgePath
 from ..games.residual import ResidualGame
@@ -44,7 +48,8 @@ class InstanceKernelExplainer(InstanceExplainer):
     method : {"auto", "exact", "permutation", "kernel", "influence"}, default="auto"
         "auto": exact enumeration up to 12 training rows, else antithetic permutation sampling. Ridge,
         LinearRegression and DummyRegressor(strategy="mean") refit exactly by running sums; for
-        uniform-weight KNeighborsRegressor "auto" and "exact" use the closed form (exact for any n).
+        uniform-weight KNeighborsRegressor and DummyRegressor(strategy="mean") "auto" and "exact" use
+        closed forms (exact for any n).
         "influence" (Ridge / LinearRegression only): the influence-function approximation of section 5,
         see :class:`~shap_instances.estimators.influence.RidgeInfluenceEstimator`.
     influence : {"all", "largest"}, default="all"
@@ -60,9 +65,11 @@ class InstanceKernelExplainer(InstanceExplainer):
     n_permutations, max_evals : int, optional
         Budget of the sampled methods.
     checkpoint : str or Path, optional
-        Permutation method: save progress here after every batch and resume from it.
+        Permutation method: save progress here after every batch and resume from it (a file written by a
+        run with other data, model parameters, budget or seed is refused).
     random_state, n_jobs, silent
-        See :class:`~shap_instances.InstanceExplainer`.
+        See :class:`~shap_instances.InstanceExplainer`. The refits must be a function of the coalition: model
+        ``random_state`` parameters left at None are set to ``random_state`` (an int) or 0.
 
     Examples
     --------
@@ -102,9 +109,22 @@ class InstanceKernelExplainer(InstanceExplainer):
             )
         if y is None:
             raise DataValidationError("y (the training targets) is required: InstanceKernelExplainer(model, X, y).")
+        if empty_prediction is not None and not (isinstance(empty_prediction, numbers.Real)
+                                                 and np.isfinite(empty_prediction)):
+            raise ValueError(f"empty_prediction must be a finite number (for example y.mean()), got "
+                             f"{empty_prediction!r}.")
+        for name, value in (("n_permutations", n_permutations), ("max_evals", max_evals), ("n_rounds", n_rounds)):
+            if value is not None and not (isinstance(value, numbers.Integral) and value >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        if checkpoint is not None and method not in ("auto", "permutation"):
+            raise ValueError(f"checkpoint is supported by method='permutation' only, got method={method!r}.")
         super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
         self.X_train_ = check_data(data, name="data")
         self.y_train_ = check_target(y, len(self.X_train_), name="y")
+        if self.y_train_.ndim != 1:
+            raise DataValidationError(f"y must be one target per training row (1-D), got shape {self.y_train_.shape}; "
+                                      "decompose one target at a time.")
+        self.columns_ = list(data.columns) if isinstance(data, pd.DataFrame) else None
         self.train_names_ = instance_names(data)
         self.method, self.empty_prediction = method, empty_prediction
         self.n_permutations, self.max_evals, self.checkpoint = n_permutations, max_evals, checkpoint
@@ -123,11 +143,15 @@ class InstanceKernelExplainer(InstanceExplainer):
             if y_eval is None:
                 raise DataValidationError("y_eval is required with X_eval: residuals need the true targets.")
             names = instance_names(X_eval, prefix="eval")
-            X_eval = check_data(X_eval, name="X_eval", n_features=self.X_train_.shape[1])
+            X_eval = check_data(X_eval, name="X_eval", n_features=self.X_train_.shape[1],
+                                feature_names=self.columns_)
             y_eval = check_target(y_eval, len(X_eval), name="y_eval")
+            if y_eval.ndim != 1:
+                raise DataValidationError(f"y_eval must be 1-D, got shape {y_eval.shape}.")
+        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else 0
         game = ResidualGame(self.model, self.X_train_, self.y_train_, X_eval, y_eval,
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
-                            output_names=names)
+                            output_names=names, model_seed=seed)
         if game.fast_path is None and KNNPath.supports(self.model):  # below n_neighbors rows: v(empty)
             game.fast_path = KNNPath(self.model, self.X_train_, self.y_train_, X_eval, y_eval, empty=game.empty)
         return game
@@ -155,10 +179,14 @@ class InstanceKernelExplainer(InstanceExplainer):
     def __call__(self, X_eval=None, y_eval=None) -> shap.Explanation:
         """Decompose the residuals of ``X_eval`` (default: the training rows, the symmetric case)."""
         game = self.game(X_eval, y_eval)
-        if self.method in ("auto", "exact") and isinstance(game.fast_path, KNNPath):
-            result = ShapleyResult(game.fast_path.shapley_values().T, game.empty_value, game.full_value,
-                                   n_evaluations=2, estimator="closed form (KNN)")
+        closed_form = getattr(game.fast_path, "shapley_values", None)
+        if self.method in ("auto", "exact") and closed_form is not None:
+            result = ShapleyResult(closed_form().T, game.empty_value, game.full_value, n_evaluations=2,
+                                   estimator=f"closed form ({type(game.fast_path).__name__.removesuffix('Path')})")
         else:
+            if self.checkpoint is not None and self.method == "auto" and game.n_players <= 12:
+                warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "
+                              "checkpointed.", ShapInstancesWarning, stacklevel=2)
             result = self.estimator(game.n_players).estimate(game)
         self.result_, self.n_failed_fits_ = result, game.n_failed_fits
         se = None if result.standard_errors is None else result.standard_errors.T

@@ -88,6 +88,13 @@ class Game:
             self._cache.update(zip(todo, fresh))
         return np.stack([self._cache[k] for k in keys])
 
+    def fingerprint(self) -> str | None:
+        """A digest of what defines the game's values, or None when unknown.
+
+        A checkpointed estimator refuses to resume a run whose game has another fingerprint.
+        """
+        return None
+
     def counters(self) -> dict:
         """Counts kept while evaluating (merged back from parallel workers by :meth:`add_counters`)."""
         return {"n_evaluations": self.n_evaluations}

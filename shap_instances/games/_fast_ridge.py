@@ -18,7 +18,7 @@ __all__ = ["RidgePath"]
 class RidgePath:
     """Residuals of Ridge(alpha) / LinearRegression fits on coalitions and on every permutation prefix."""
 
-    def __init__(self, model, X, y, X_eval, y_eval):
+    def __init__(self, model, X, y, X_eval, y_eval, empty=None):  # empty: unused, every fit has rows
         self.alpha = 0.0 if isinstance(model, LinearRegression) else float(model.alpha)
         self.fit_intercept = bool(model.fit_intercept)
         self.X, self.y, self.X_eval, self.y_eval = X, y, X_eval, y_eval

@@ -32,6 +32,10 @@ class LossGame(Game):
                          output_names=["mse"])
         self.residual_game = residual_game
 
+    def fingerprint(self) -> str | None:
+        inner = self.residual_game.fingerprint()
+        return None if inner is None else f"mse:{inner}"
+
     def value_function(self, coalitions):
         return np.mean(self.residual_game.value_function(coalitions) ** 2, axis=1, keepdims=True)
 

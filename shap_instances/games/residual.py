@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 
 import numpy as np
 from sklearn.base import clone
 
-from ..exceptions import ShapInstancesWarning
+from ..exceptions import ShapInstancesWarning, UnsupportedModelError
 from ._base import Game
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath
 
 __all__ = ["ResidualGame", "FAST_PATHS"]
 
-#: Exact refit shortcuts, tried in order; each has ``supports(model)``, ``residuals(mask)`` and
-#: ``prefix_residuals(permutation)``.
+#: Exact refit shortcuts, tried in order; each is built from ``(model, X, y, X_eval, y_eval, empty)`` and has
+#: ``supports(model)``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where a closed form
+#: exists, ``shapley_values()``.
 FAST_PATHS = (RidgePath, MeanPath)
 
 
@@ -25,7 +27,12 @@ class ResidualGame(Game):
     ``v(empty)`` is the zero vector by default (so each explained row's values sum to its residual), or
     ``empty_prediction - y_eval``. A coalition on which the model cannot be fitted (an exception from
     ``fit``: too few rows, a single class, ...) gets ``v(empty)``; such coalitions are counted in
-    ``n_failed_fits`` and reported once with a warning, so a long run never stops on one subset.
+    ``n_failed_fits`` and reported once with a warning, so a long run never stops on one subset. The model
+    must fit on all training rows: if it does not (a bad parameter, say), the game refuses at once.
+
+    v(S) must be a function of S, so a model whose ``random_state`` parameters are None (a random forest,
+    say) is cloned with them set to ``model_seed``; its refits are then reproducible, and every path through
+    the game meets the same v(full).
 
     Ridge (alpha > 0), LinearRegression and DummyRegressor(strategy="mean") use exact shortcuts
     (``fast_path``); everything else refits clones. :class:`~shap_instances.InstanceKernelExplainer` also
@@ -44,27 +51,51 @@ class ResidualGame(Game):
     """
 
     def __init__(self, model, X, y, X_eval=None, y_eval=None, *, empty_prediction=None, player_names=None,
-                 output_names=None, use_fast_path=True):
+                 output_names=None, use_fast_path=True, model_seed=0):
         X_eval, y_eval = (X, y) if X_eval is None else (X_eval, y_eval)
         super().__init__(len(y), len(y_eval), player_names=player_names, output_names=output_names)
-        self.model, self.X, self.y, self.X_eval, self.y_eval = model, X, y, X_eval, y_eval
+        self.model, self.X, self.y, self.X_eval, self.y_eval = _seeded(model, model_seed), X, y, X_eval, y_eval
         self.empty = np.zeros(len(y_eval)) if empty_prediction is None else float(empty_prediction) - y_eval
         paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
-        self.fast_path = paths[0](model, X, y, X_eval, y_eval) if paths else None
+        self.fast_path = paths[0](model, X, y, X_eval, y_eval, self.empty) if paths else None
         self.n_failed_fits = 0
         self.first_failure: str | None = None
         self.quiet = False  # parallel workers stay quiet; the caller warns once after merging their counts
+        self._full = None if self.fast_path is not None else self._fit_all_rows()
+
+    def _fit_all_rows(self) -> np.ndarray:
+        try:
+            return self._refit(np.ones(self.n_players, dtype=bool))
+        except Exception as exc:  # noqa: BLE001 - re-raised with what to do
+            raise UnsupportedModelError(
+                f"{type(self.model).__name__} could not be fitted on all {self.n_players} training rows "
+                f"({type(exc).__name__}: {exc}); fix the model or the data before decomposing its residuals."
+            ) from exc
+
+    def _refit(self, mask) -> np.ndarray:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = clone(self.model).fit(self.X[mask], self.y[mask])
+        return fitted.predict(self.X_eval) - self.y_eval
+
+    def fingerprint(self) -> str:
+        """A digest of the data, the targets, the model's parameters and v(empty) (see ``Game.fingerprint``)."""
+        digest = hashlib.sha256(repr(sorted(self.model.get_params(deep=True).items())).encode())
+        for array in (self.X, self.y, self.X_eval, self.y_eval, self.empty):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()
 
     def _fit_residuals(self, mask):
         if not mask.any():
             return self.empty
         if self.fast_path is not None:
             return self.fast_path.residuals(mask)
+        if self._full is not None and mask.all():
+            return self._full
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fitted = clone(self.model).fit(self.X[mask], self.y[mask])
-            return fitted.predict(self.X_eval) - self.y_eval
+            return self._refit(mask)
+        except MemoryError:
+            raise
         except Exception as exc:  # noqa: BLE001 - the documented policy: an unfittable subset gets v(empty)
             self.n_failed_fits += 1
             if self.first_failure is None:
@@ -101,3 +132,10 @@ class ResidualGame(Game):
         for r, permutation in enumerate(permutations):
             out[r, 1:] = self.fast_path.prefix_residuals(permutation)
         return out
+
+
+def _seeded(model, seed: int):
+    """``model``, or a clone of it whose ``random_state`` parameters left at None are set to ``seed``."""
+    unset = {key: seed for key, value in model.get_params(deep=True).items()
+             if key.rsplit("__", 1)[-1] == "random_state" and value is None}
+    return clone(model).set_params(**unset) if unset else model
