@@ -17,8 +17,8 @@ from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
 from shap_instances.datasets import load_diabetes
-from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
 from shap_instances.estimators import ExactEstimator
+from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
 from shap_instances.games import ResidualGame
 from shap_instances.games._fast_knn import KNNPath, jia_knn_shapley
 from shap_instances.games._fast_ridge import RidgePath
