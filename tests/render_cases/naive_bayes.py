@@ -11,7 +11,9 @@ from shap_instances.datasets import load_breast_cancer, load_iris
 def explanations():
     X, y = load_breast_cancer()
     X = X.iloc[:, :10]
-    binner = KBinsDiscretizer(n_bins=5, encode="ordinal", quantile_method="averaged_inverted_cdf")
+    has_method = "quantile_method" in KBinsDiscretizer().get_params()
+    options = {"quantile_method": "averaged_inverted_cdf"} if has_method else {}
+    binner = KBinsDiscretizer(n_bins=5, encode="ordinal", **options)  # quantile_method: scikit-learn >= 1.7
     pipeline = make_pipeline(binner, CategoricalNB()).fit(X, y)
     Xi, yi = load_iris()
     iris = GaussianNB().fit(Xi, yi)
