@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="run one explainer and write its values to CSV or Parquet")
     _add_data_arguments(explain)
     explain.add_argument("--explainer", default="auto", help="registered explainer name, or auto")
-    explain.add_argument("--rows", type=int, default=20, help="explain the first ROWS rows (default: %(default)s)")
+    explain.add_argument("--rows", type=int, default=20,
+                         help="explain the first ROWS rows, at least 1 (default: %(default)s)")
     explain.add_argument("--out", required=True, help="output file, .csv or .parquet")
     explain.add_argument("--seed", type=int, default=0)
     return parser
@@ -122,6 +123,8 @@ def _cmd_explain(args) -> int:
         raise ValueError(f"--out must end in .csv or .parquet, got {out.name}")
     if out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
+    if args.rows < 1:
+        raise ValueError(f"--rows must be at least 1, got {args.rows}")
     X, y, task = _load(args)
     model = fit_model(args.model, task, X, y, args.seed)
     explainer = si.Explainer(model, X, algorithm=args.explainer, y=y)
@@ -129,12 +132,18 @@ def _cmd_explain(args) -> int:
     explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     values = np.asarray(explanation.values)
     columns = list(explanation.feature_names)
-    if values.ndim == 3:
-        outputs = explanation.output_names or [str(k) for k in range(values.shape[2])]
+    base_columns = ["base_value"]
+    if values.ndim == 3:  # one column per (player, output) and one base value per output
+        outputs = explanation.output_names
+        outputs = [str(o) for o in outputs] if outputs is not None else [str(k) for k in range(values.shape[2])]
         columns = [f"{c}|{o}" for c in columns for o in outputs]
+        base_columns = [f"base_value|{o}" for o in outputs]
         values = values.reshape(values.shape[0], -1)
     table = pd.DataFrame(values, index=rows.index.astype(str), columns=columns)
-    table.insert(0, "base_value", np.asarray(explanation.base_values).reshape(len(table), -1)[:, 0])
+    base = np.asarray(explanation.base_values, dtype=np.float64).reshape(-1, len(base_columns))
+    base = pd.DataFrame(np.broadcast_to(base, (len(table), len(base_columns))), index=table.index,
+                        columns=base_columns)
+    table = pd.concat([base, table], axis=1)
     table.to_parquet(out) if out.suffix == ".parquet" else table.to_csv(out)
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
     return 0

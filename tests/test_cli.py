@@ -85,3 +85,55 @@ def test_explain_checks_the_output_name_before_working(capsys, tmp_path):
     assert main(["explain", "--rows", "2", "--out", str(tmp_path / "values.xlsx")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and ".csv or .parquet" in err
+
+
+def _player_sum(table, output=None):
+    """Row sums of the value columns (of one output in the multi-output layout ``player|output``)."""
+    columns = [c for c in table.columns if not c.startswith("base_value")]
+    if output is not None:
+        columns = [c for c in columns if c.endswith(f"|{output}")]
+    return table[columns].to_numpy().sum(axis=1)
+
+
+def test_explain_single_output_keeps_one_base_value_and_is_efficient(tmp_path):
+    from shap_instances.cli import fit_model
+    from shap_instances.datasets import load_diabetes
+
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--model", "forest", "--rows", "5", "--out", str(out)]) == 0
+    table = pd.read_csv(out, index_col=0)
+    assert [c for c in table.columns if c.startswith("base_value")] == ["base_value"]
+    X, y = load_diabetes()
+    prediction = fit_model("forest", "regression", X, y, 0).predict(X.iloc[:5])
+    np.testing.assert_allclose(table["base_value"] + _player_sum(table), prediction, atol=1e-8)
+
+
+def test_explain_multi_output_writes_one_base_value_per_output(csv, tmp_path):
+    from sklearn.datasets import load_iris
+
+    from shap_instances.cli import fit_model
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    keep = np.r_[0:50, 50:80, 100:115]  # unequal classes: the three base values differ
+    frame = X.iloc[keep].assign(species=np.array(["setosa", "versicolor", "virginica"])[y.iloc[keep]])
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--data", csv(frame), "--target", "species", "--model", "forest", "--rows", "6",
+                 "--out", str(out)]) == 0
+    table = pd.read_csv(out, index_col=0)
+    model = fit_model("forest", "classification", frame.drop(columns="species"), frame["species"], 0)
+    outputs = [str(c) for c in model.classes_]
+    assert list(table.columns[:3]) == [f"base_value|{o}" for o in outputs]
+    assert table.shape == (6, 3 + 3 * len(frame))
+    assert np.ptp(table.iloc[0, :3].to_numpy()) > 0.1  # not output 0's base value repeated
+    probabilities = model.predict_proba(frame.drop(columns="species").iloc[:6])
+    for k, o in enumerate(outputs):
+        np.testing.assert_allclose(table[f"base_value|{o}"] + _player_sum(table, o), probabilities[:, k], atol=1e-8)
+
+
+@pytest.mark.parametrize("rows", ["-3", "0"])
+def test_explain_rows_must_be_positive(capsys, tmp_path, rows):
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--rows", rows, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--rows must be at least 1, got {rows}" in err and "Traceback" not in err
+    assert not out.exists()

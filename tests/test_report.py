@@ -1,5 +1,6 @@
 """The report: written offline, every image loads in a real browser (headless Chromium)."""
 
+import base64
 import re
 import shutil
 import subprocess
@@ -10,6 +11,10 @@ from shap_instances.datasets import load_diabetes
 from shap_instances.report import run_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+# every figure of a regression report, each written as NAME.png and embedded in index.html
+FIGURES = ("cc_plot", "cc_variance_plot", "helpful_harmful", "behaviour_outliers", "data_values",
+           "gap_waterfall", "gap_cumulative_weight", "trust_scores")
 
 _COUNT_IMAGES = """<script>window.addEventListener("load", () => {
   const loaded = [...document.images].filter(i => i.complete && i.naturalWidth > 0).length;
@@ -26,9 +31,14 @@ def report_path(tmp_path_factory):
 def test_report_files(report_path):
     folder = report_path.parent
     html = report_path.read_text()
-    assert html.count("<img") >= 4 and "data:image/png;base64," in html
     assert "http://" not in html and "https://" not in html  # self-contained: nothing to fetch
-    for name in ("cc_plot.png", "gap_waterfall.png", "trust_scores.png", "instances.csv", "trust_scores.csv"):
+    assert sorted(p.stem for p in folder.glob("*.png")) == sorted(FIGURES)
+    assert html.count("<img") == len(FIGURES)
+    for name in FIGURES:
+        png = (folder / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 5000, name
+        assert f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}" in html, f"{name}.png is not embedded"
+    for name in ("instances.csv", "trust_scores.csv"):
         assert (folder / name).stat().st_size > 0, name
 
 
@@ -45,7 +55,7 @@ def test_every_image_loads_in_chromium(report_path, tmp_path):
     match = re.search(r'data-images="(\d+)/(\d+)"', result.stdout)
     assert match, result.stderr[-2000:]
     loaded, total = map(int, match.groups())
-    assert total >= 4 and loaded == total
+    assert total == len(FIGURES) and loaded == total
 
 
 def test_report_variance_plot(report_path):
@@ -60,7 +70,7 @@ def test_binary_classification_report_has_every_section(tmp_path):
     html = run_report(X, y, task="classification", out=tmp_path, silent=True).read_text()
     assert "Residual decomposition" in html and "linear probability model" in html
     assert "Section skipped" not in html
-    assert (tmp_path / "cc_plot.png").exists() and (tmp_path / "trust_scores.png").exists()
+    assert sorted(p.stem for p in tmp_path.glob("*.png")) == sorted(FIGURES)
 
 
 def test_multiclass_report_says_what_it_skipped(tmp_path):
@@ -69,4 +79,29 @@ def test_multiclass_report_says_what_it_skipped(tmp_path):
     X, y = load_iris(return_X_y=True, as_frame=True)
     html = run_report(X, y, task="classification", out=tmp_path, silent=True).read_text()
     assert "Section skipped: the residual decomposition needs" in html
-    assert not (tmp_path / "cc_plot.png").exists() and (tmp_path / "trust_scores.png").exists()
+    assert sorted(p.stem for p in tmp_path.glob("*.png")) == ["gap_cumulative_weight", "gap_waterfall", "trust_scores"]
+
+
+def test_figure_helpers_draw_the_extreme_rows():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from shap_instances.report import _figures
+
+    contribution = pd.Series(np.linspace(-1, 1, 9), index=[f"r{i}" for i in range(9)])
+    fig, ax = plt.subplots()
+    _figures.helpful_harmful_bars(ax, contribution, k=10)  # k larger than half the rows: groups stay disjoint
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["row r8", "row r7", "row r6", "row r5", "row r3", "row r2", "row r1", "row r0"]
+    plt.close(fig)
+
+    values = pd.Series([0.1, 3.0, 2.0, 0.5], index=["a", "b", "c", "d"])
+    fig, (left, right) = plt.subplots(1, 2)
+    _figures.data_value_rank(left, values, [True, False, True, False], k=2)
+    _figures.data_value_top(right, values, [True, False, True, False], k=2)
+    assert [t.get_text() for t in right.get_yticklabels()] == ["row b", "row c"]
+    plt.close(fig)

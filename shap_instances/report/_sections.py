@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import shap
 
+from . import _figures
+
 __all__ = ["Context", "SECTIONS"]
 
 
@@ -136,10 +138,11 @@ class ResidualDecomposition:
 
     @staticmethod
     def build(report, context) -> None:
+        from sklearn.decomposition import PCA
         from sklearn.linear_model import Ridge
 
         from ..explainers.residual import InstanceKernelExplainer
-        from ..metrics import behaviour_outliers, cc_summary, instance_values
+        from ..metrics import behaviour_outliers, cc_summary, instance_values, normalised_contributions
         from ..plots import cc_plot
 
         target, label = context.y_train, str(context.y_train.name or "target")
@@ -168,20 +171,55 @@ class ResidualDecomposition:
         section.figure(ax.figure, "cc_variance_plot",
                        "CC variance plot: variance of the composition against variance of the contribution.")
         contribution = summary["contribution_mean"]
+        helpful = contribution.to_numpy() > 0
         table = pd.DataFrame({
             "contribution_mean": contribution,
             "residual": summary["residual"],
             "target": np.asarray(target, dtype=float),
         }, index=summary.index)
+        fig, ax = plt.subplots(figsize=(7.5, 6.5))
+        _figures.helpful_harmful_bars(ax, contribution, k=10)
+        ax.set_title("Most helpful and most harmful training rows")
+        section.figure(fig, "helpful_harmful",
+                       "The training rows with the largest and the smallest mean sign-normalised contribution: "
+                       "helpful rows shrink the other residuals, harmful rows enlarge them.")
         section.table(table.sort_values("contribution_mean", ascending=False).head(8),
                       caption="Most helpful training rows: they shrink the other residuals the most.")
         section.table(table.sort_values("contribution_mean").head(8),
                       caption="Most harmful training rows: they enlarge the other residuals the most.")
+
         outliers = behaviour_outliers(explanation, context.X_train, random_state=context.seed)
+        behaviour = normalised_contributions(explanation).T  # one row per training instance
+        pca = PCA(n_components=2, random_state=context.seed).fit(behaviour)
+        components, share = pca.transform(behaviour), pca.explained_variance_ratio_
+        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
+        flags = outliers["by_behaviour"].to_numpy(), outliers["by_features"].to_numpy()
+        _figures.outlier_scatter(left, summary["composition_mean"], contribution, *flags,
+                                 xlabel="composition mean (residual / n)",
+                                 ylabel="contribution mean (sign-normalised)")
+        left.set_title("CC plane")
+        _figures.outlier_scatter(right, components[:, 0], components[:, 1], *flags, legend=False,
+                                 xlabel=f"contribution PC 1 ({share[0]:.0%} of variance)",
+                                 ylabel=f"contribution PC 2 ({share[1]:.0%} of variance)")
+        right.set_title("First two principal components of the contribution rows")
+        section.figure(fig, "behaviour_outliers",
+                       "Behaviour-based outliers (IsolationForest on each row's contributions to every residual; "
+                       "red) against outliers on the raw features (blue rings), on the CC plane and on the first "
+                       "two principal components of the contribution rows.")
         counts = pd.crosstab(outliers["by_behaviour"], outliers["by_features"])
         section.table(counts, caption="IsolationForest outliers on contribution rows (behaviour) against outliers "
                                       "on the raw features (Liu & Barnard, figure 6).")
+
         values = instance_values(explanation)
+        k = min(12, len(values))
+        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 2]})
+        _figures.data_value_rank(left, values, helpful, k=k)
+        left.set_title("All training rows, sorted")
+        _figures.data_value_top(right, values, helpful, k=k)
+        right.set_title(f"The {k} largest data values")
+        section.figure(fig, "data_values",
+                       f"Data values (the squared mean contribution of each training row), sorted; the {k} "
+                       "largest are labelled, coloured by the sign of their mean sign-normalised contribution.")
         section.table(values.sort_values(ascending=False).head(8).to_frame(),
                       caption="Data values: the squared mean contribution of each training row (the paper's value; "
                               "all rows, with the CC statistics and outlier flags, in instances.csv).")

@@ -1,0 +1,100 @@
+"""The report's instance figures: each helper draws on the Axes it is given and returns nothing else."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.patches import Patch
+from matplotlib.ticker import NullFormatter
+
+__all__ = ["helpful_harmful_bars", "outlier_scatter", "data_value_rank", "data_value_top"]
+
+HELPFUL, HARMFUL = "#1e88e5", "#ff0d57"
+_NEUTRAL = "#b8bec9"
+
+
+def _top_and_bottom(series: pd.Series, k: int) -> tuple[pd.Series, pd.Series]:
+    """The ``k`` largest and the ``k`` smallest entries, disjoint when the series is short."""
+    ordered = series.sort_values(ascending=False, kind="stable")
+    k = min(k, len(ordered) // 2)
+    return ordered.iloc[:k], ordered.iloc[len(ordered) - k:]
+
+
+def helpful_harmful_bars(ax, contribution: pd.Series, *, k: int = 10) -> None:
+    """Horizontal bars of the ``k`` most helpful (top) and ``k`` most harmful (bottom) training rows.
+
+    ``contribution`` is each training row's mean sign-normalised contribution, indexed by row name: positive
+    when the row shrinks the other residuals.
+    """
+    helpful, harmful = _top_and_bottom(contribution.astype(float), k)
+    values = np.concatenate([helpful.to_numpy(), harmful.to_numpy()])
+    names = [f"row {name}" for name in list(helpful.index) + list(harmful.index)]
+    colors = [HELPFUL] * len(helpful) + [HARMFUL] * len(harmful)
+    positions = np.arange(len(values))[::-1].astype(float)
+    positions[len(helpful):] -= 0.8  # a gap between the two groups
+    ax.barh(positions, values, color=colors, height=0.75)
+    ax.set_yticks(positions, names, fontsize=8)
+    ax.axvline(0, color="#666", lw=0.8)
+    if len(helpful) and len(harmful):
+        ax.axhline(positions[len(helpful)] + 0.9, color="#999", lw=0.6, ls="--")
+    ax.set_xlabel("mean contribution (sign-normalised: > 0 shrinks the other residuals)")
+    ax.legend(handles=[Patch(color=HELPFUL, label=f"{len(helpful)} most helpful"),
+                       Patch(color=HARMFUL, label=f"{len(harmful)} most harmful")],
+              loc="lower right", fontsize=8, frameon=False)
+    ax.margins(y=0.02)
+
+
+def outlier_scatter(ax, x, y, by_behaviour, by_features, *, xlabel: str, ylabel: str, legend: bool = True) -> None:
+    """Training rows as points, marked by the two outlier flags (behaviour and raw features)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    behaviour, features = np.asarray(by_behaviour, dtype=bool), np.asarray(by_features, dtype=bool)
+    groups = [
+        (~behaviour & ~features, dict(s=10, color=_NEUTRAL, alpha=0.7), "neither"),
+        (~behaviour & features, dict(s=34, facecolors="none", edgecolors=HELPFUL, linewidths=1.2),
+         "feature outlier only"),
+        (behaviour & ~features, dict(s=30, color=HARMFUL, edgecolors="white", linewidths=0.4),
+         "behaviour outlier only"),
+        (behaviour & features, dict(s=48, color=HARMFUL, edgecolors=HELPFUL, linewidths=1.4, marker="D"),
+         "both"),
+    ]
+    for mask, style, label in groups:
+        ax.scatter(x[mask], y[mask], label=f"{label} ({int(mask.sum())})", **style)
+    ax.axhline(0, color="#999", lw=0.6, zorder=0)
+    ax.axvline(0, color="#999", lw=0.6, zorder=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if legend:
+        ax.legend(fontsize=8, loc="best", framealpha=0.85)
+
+
+def data_value_rank(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
+    """Every training row's data value against its rank (largest first, log scale); the ``k`` largest marked."""
+    order = np.argsort(-values.to_numpy(), kind="stable")
+    sorted_values = values.to_numpy()[order]
+    is_helpful = np.asarray(helpful, dtype=bool)[order]
+    ranks = np.arange(1, len(sorted_values) + 1)
+    ax.plot(ranks, sorted_values, color="#5b6475", lw=1)
+    top = ranks <= k
+    ax.scatter(ranks[top], sorted_values[top], c=np.where(is_helpful[top], HELPFUL, HARMFUL), s=24, zorder=3)
+    ax.axvspan(0.8, k + 0.5, color="#e3e7ef", zorder=0)
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, len(sorted_values) * 1.1)
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000) if t <= len(sorted_values)]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("rank of the training row (largest value first, log scale)")
+    ax.set_ylabel("data value (squared mean contribution)")
+    ax.legend(handles=[Patch(color="#e3e7ef", label=f"the {k} largest (labelled on the right)"),
+                       Patch(color=HELPFUL, label="helpful row (mean contribution > 0)"),
+                       Patch(color=HARMFUL, label="harmful row (mean contribution <= 0)")],
+              loc="upper right", fontsize=8, framealpha=0.9)
+
+
+def data_value_top(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
+    """Horizontal bars of the ``k`` largest data values, labelled by row, coloured helpful or harmful."""
+    top = np.argsort(-values.to_numpy(), kind="stable")[:k]
+    is_helpful = np.asarray(helpful, dtype=bool)[top]
+    positions = np.arange(len(top))[::-1]
+    ax.barh(positions, values.to_numpy()[top], color=np.where(is_helpful, HELPFUL, HARMFUL), height=0.75)
+    ax.set_yticks(positions, [f"row {n}" for n in values.index[top]], fontsize=8)
+    ax.set_xlabel("data value")
