@@ -12,6 +12,7 @@ from shap_instances import IsotonicShapley
 from shap_instances._kernels.isotonic import coalition_sums, gradient_and_loss, shapley_from_codes, weighted_pava
 from shap_instances.estimators import ExactEstimator
 from shap_instances.estimators._weights import kernel_weights, shapley_weights
+from shap_instances.exceptions import DataValidationError, UnsupportedModelError
 from shap_instances.games import FunctionGame
 from shap_instances.isotonic import gram_eigenvalue, sisr, sisr_from_samples
 from shap_instances.isotonic._sisr import _gram_matrix, _sphere_minimum
@@ -163,21 +164,108 @@ def test_ric_and_sampled_variant():
     assert set(sampled.support) == {3, 17} and sampled.gamma @ gamma > 0.98
 
 
-def test_huber_variant_resists_outlying_payoffs():
+def corrupted_cube_game():
+    """The cube game of the Huber tests with five payoffs multiplied by 50 (three of them non-zero)."""
     v, truth = transformed_game(8, 2, "cube", 0.0, seed=5)
     corrupted = v.copy()
     corrupted[np.random.default_rng(1).choice(np.arange(1, 255), 5, replace=False)] *= 50
+    return corrupted, truth
+
+
+def test_huber_variant_resists_outlying_payoffs():
+    corrupted, truth = corrupted_cube_game()
+    squared = sisr(corrupted, sparsity=2)
     robust = sisr(corrupted, sparsity=2, loss="huber")
-    assert set(robust.support) == set(np.flatnonzero(truth))
+    support = np.flatnonzero(truth)
+    assert set(robust.support) == set(support)
+    assert np.array_equal(np.sign(robust.gamma[support]), np.sign(truth[support]))  # was -0.13: a flipped sign
+    assert robust.gamma @ truth > 0.95
+    assert robust.gamma @ truth >= squared.gamma @ truth - 0.01  # measured: 0.990 against 0.976
+    history = np.array(robust.objective_history)  # the Huber objective: majorise-minimise, never increases
+    assert np.all(np.diff(history) <= 1e-12 * history[0])
+
+
+def test_huber_keeps_the_signs_where_outliers_bend_the_squared_fit():
+    # Four coalitions of a sqrt game (p = 6, s = 3) replaced by +-10 times the largest payoff: the squared
+    # loss drops to cosine 0.74, the Huber variant keeps every sign and 0.93.
+    v, truth = transformed_game(6, 3, "sqrt", 0.0, seed=0)
+    rng = np.random.default_rng(100)
+    outliers = rng.choice(np.arange(1, 63), 4, replace=False)
+    corrupted = v.copy()
+    corrupted[outliers] = np.where(rng.random(4) < 0.5, 10.0, -10.0) * np.abs(v).max()
+    squared, robust = sisr(corrupted, sparsity=3), sisr(corrupted, sparsity=3, loss="huber")
+    support = np.flatnonzero(truth)
+    assert np.array_equal(np.sign(robust.gamma[support]), np.sign(truth[support]))
+    assert robust.gamma @ truth > 0.9 and robust.gamma @ truth > squared.gamma @ truth + 0.1
+
+
+@pytest.mark.parametrize("transform, p, s, seed", [("cube", 8, 3, 0), ("sqrt", 9, 3, 3), ("5th root", 7, 2, 1),
+                                                   ("exp", 10, 3, 4)])
+def test_huber_matches_squared_loss_on_clean_games(transform, p, s, seed):
+    v, truth = transformed_game(p, s, transform, 5e-3, seed)
+    squared, robust = sisr(v, sparsity=s), sisr(v, sparsity=s, loss="huber")
+    assert robust.gamma @ truth >= squared.gamma @ truth - 1e-3
+    assert np.isclose(np.linalg.norm(robust.gamma), 1.0) and np.count_nonzero(robust.gamma) <= s
 
 
 @pytest.mark.parametrize(
     "values, sparsity, match",
-    [(np.zeros(6), 1, "length 2"), (np.array([0.0, np.nan]), 1, "NaN"), (np.zeros(8), 4, "sparsity must be")],
+    [(np.zeros(6), 1, "length 2"), (np.array([0.0, np.nan]), 1, "NaN"), (np.zeros(8), 4, "sparsity must be"),
+     (np.arange(8.0), 0, "sparsity must be"), (np.arange(8.0), 2.5, "sparsity must be"),
+     (np.arange(8.0), 2.0, "sparsity must be"), (np.arange(8.0), True, "sparsity must be"),
+     (np.arange(8.0), None, "sparsity must be"), (np.arange(8.0), "bad", "sparsity must be"),
+     (np.arange(8.0), -1, "sparsity must be")],
 )
 def test_bad_input(values, sparsity, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(DataValidationError if "sparsity" in match else ValueError, match=match):
         sisr(values, sparsity=sparsity)
+
+
+def test_sparsity_accepts_ints_and_ric_in_any_case():
+    v = incidence(3) @ np.array([1.0, 0.5, 0.0])
+    assert sisr(v, np.int64(2)).sparsity == 2
+    assert sisr(v, "RIC").criterion and sisr(v, "Ric").sparsity in (1, 2, 3)
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(init="foo"), "init must be"), (dict(full_weight=-0.5), "full_weight"),
+    (dict(full_weight="1"), "full_weight"), (dict(loss="l1"), "loss must be"),
+    (dict(loss="huber", huber_delta=0.0), "huber_delta"), (dict(min_slope=-1.0), "min_slope"),
+    (dict(n_restarts=1.5), "n_restarts"),
+])
+def test_bad_options_raise_clear_errors(options, match):
+    with pytest.raises(DataValidationError, match=match):
+        sisr(np.arange(8.0), 2, **options)
+
+
+def test_zero_full_weight_is_kept():
+    v = np.sqrt(incidence(4) @ np.array([2.0, 1.0, 0.0, 0.0]))
+    assert sisr(v, 2, full_weight=0.0).weights[-1] == 0.0  # was silently turned into 1.0
+    assert sisr(v, 2, full_weight=1.0).weights[-1] == 1.0
+    assert sisr(v, 2).weights[-1] == kernel_weights(4)[1]
+
+
+def test_sampled_variant_checks_lengths():
+    masks = np.random.default_rng(0).random((10, 4)) < 0.5
+    with pytest.raises(DataValidationError, match="payoffs must be 1-D with one entry per row of masks"):
+        sisr_from_samples(masks, np.ones(9), np.ones(10), 2)
+    with pytest.raises(DataValidationError, match="weights must be 1-D"):
+        sisr_from_samples(masks, np.ones(10), np.ones(11), 2)
+    with pytest.raises(DataValidationError, match="non-negative"):
+        sisr_from_samples(masks, np.ones(10), -np.ones(10), 2)
+    with pytest.raises(DataValidationError, match="masks must be a 2-D"):
+        sisr_from_samples(masks[0], np.ones(4), np.ones(4), 2)
+
+
+@pytest.mark.parametrize("values, s", [([0.0, 1.0, 1.0, 0.0], 1), ([0.0, 1.0, 1.0, 0.0], 2),
+                                       ([0.0, 1.0, 1.0, -1.0, 1.0, -1.0, -1.0, 0.0], 2)])
+def test_games_with_zero_shapley_values_still_get_a_unit_gamma(values, s):
+    result = sisr(values, s)
+    assert np.allclose(result.shapley_values, 0.0)  # plain Shapley sees nothing
+    assert np.isclose(np.linalg.norm(result.gamma), 1.0) and np.count_nonzero(result.gamma) <= s  # was gamma = 0
+    history = np.array(result.objective_history)
+    assert np.all(np.diff(history) <= 1e-12 * max(1.0, history[0]))
+    assert not sisr(np.zeros(8), 2).gamma.any()  # all payoffs zero: nothing to attribute (documented)
 
 
 def test_explainer_uses_shap_payoffs_and_independent_enumeration():
@@ -287,3 +375,93 @@ def test_explainer_sampled_coalitions_beyond_exact_enumeration():
     assert set(np.flatnonzero(gamma)) == {2, 9, 15}
     assert np.array_equal(np.sign(gamma[[2, 9, 15]]), np.sign(truth[[2, 9, 15]]))
     assert gamma @ truth > 0.98
+
+
+class CountingModel:
+    """A linear model that records how many rows it was asked to predict."""
+
+    def __init__(self, n_outputs=1):
+        self.rows, self.n_outputs = 0, n_outputs
+
+    def __call__(self, data):
+        self.rows += len(data)
+        out = data @ np.arange(1.0, data.shape[1] + 1)
+        return out if self.n_outputs == 1 else np.column_stack([out] * self.n_outputs)
+
+
+@pytest.mark.parametrize("sparsity", [2.5, True, None, "bad", 0, 5])
+def test_explainer_checks_sparsity_before_evaluating_payoffs(sparsity):
+    background = np.random.default_rng(0).normal(size=(10, 4))
+    model = CountingModel()
+    with pytest.raises(DataValidationError, match="sparsity must be"):
+        IsotonicShapley(model, background, sparsity=sparsity)
+    masker = shap.maskers.Independent(background, max_samples=10)  # a masker: p known only at call time
+    if sparsity == 5:
+        explainer = IsotonicShapley(model, masker, sparsity=5)
+        with pytest.raises(DataValidationError, match=r"\[1, 4\]"):
+            explainer(background[:2])
+    else:
+        with pytest.raises(DataValidationError, match="sparsity must be"):
+            IsotonicShapley(model, masker, sparsity=sparsity)
+    with pytest.raises(DataValidationError, match="sparsity must be"):
+        IsotonicShapley.from_game(FunctionGame(lambda m: m @ np.ones(4), 4), sparsity=sparsity)
+    assert model.rows == 0
+
+
+def test_explainer_checks_sisr_options_up_front():
+    background = np.zeros((5, 3))
+    with pytest.raises(DataValidationError, match="init must be"):
+        IsotonicShapley(CountingModel(), background, sparsity=2, init="foo")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        IsotonicShapley(CountingModel(), background, sparsity=2, sparsty=2)
+
+
+def test_explainer_refuses_multi_output_models_before_the_coalitions():
+    background = np.random.default_rng(0).normal(size=(10, 4))
+    model = CountingModel(n_outputs=3)
+    explainer = IsotonicShapley(model, background, sparsity=2)
+    with pytest.raises(UnsupportedModelError, match="one model output per row"):
+        explainer(background[:2])
+    assert model.rows == 1  # one row checked, not 2^4 coalitions x 10 background rows
+    single = IsotonicShapley(lambda data: CountingModel(3)(data)[:, :1], background, sparsity=2)  # (n, 1) is fine
+    assert single(background[:1]).values.shape == (1, 4)
+
+
+def test_explainer_y_is_keyword_only_for_the_registry():
+    import shap_instances as si
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = X @ np.array([1.0, 0.0, 2.0])
+    model = LinearRegression().fit(X, y)
+    with pytest.raises(TypeError):
+        IsotonicShapley(model, X[:10], 2)  # a positional 2 used to land in the unused y
+    explanation = si.Explainer(model, X[:10], algorithm="isotonic", y=y, sparsity=2)(X[:1])  # as the CLI calls it
+    assert set(np.flatnonzero(explanation.values[0])) == {0, 2}
+
+
+def test_transform_plot_of_a_large_game_needs_no_bit_matrix():
+    import tracemalloc
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from shap_instances.isotonic import SISRResult
+    from shap_instances.plots import isotonic_transform
+
+    p = 22  # the old plot built the 2^22 x 22 bit matrix first: 738 MB of int64
+    codes = np.arange(2**p, dtype=np.int64)
+    gamma = np.zeros(p)
+    gamma[[1, 5, 9]] = [0.6, 0.64, 0.48]
+    delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
+    result = SISRResult(gamma=gamma, transform_values=delta, payoffs=delta**3, codes=codes, weights=np.ones(2**p),
+                        sparsity=3, n_iterations=1, objective_history=[0.0])
+    tracemalloc.start()
+    try:
+        ax = isotonic_transform(result, show=False, max_points=2000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 250e6  # measured 76 MB (the sort behind the T-hat curve), against > 738 MB before
+    points = ax.collections[0].get_offsets()
+    assert len(points) == 2000
+    np.testing.assert_allclose(np.cbrt(points[:, 0]), points[:, 1], atol=1e-9)  # surrogate of the drawn coalitions

@@ -11,7 +11,7 @@ from numba import njit
 
 from ._config import JIT_OPTIONS
 
-__all__ = ["weighted_pava", "coalition_sums", "gradient_and_loss", "shapley_from_codes"]
+__all__ = ["weighted_pava", "coalition_sums", "gradient_and_loss", "support_normal_equations", "shapley_from_codes"]
 
 
 @njit(**JIT_OPTIONS)
@@ -77,6 +77,34 @@ def gradient_and_loss(codes, weights, t, gamma, support, n_players):
             if (code >> j) & 1:
                 gradient[j] += r
     return gradient, loss
+
+
+@njit(**JIT_OPTIONS)
+def support_normal_equations(codes, weights, t, support):
+    """``Z_S^T W Z_S`` (s x s) and ``Z_S^T W t`` (s,) for the support players ``S``, from the bit codes.
+
+    The exact Gram matrix of the support under arbitrary coalition weights (the Huber variant's reweighted
+    coalitions), in one ``O(m s^2)`` pass.
+    """
+    k = support.shape[0]
+    gram = np.zeros((k, k))
+    linear = np.zeros(k)
+    present = np.empty(k, dtype=np.bool_)
+    for c in range(codes.shape[0]):
+        code = codes[c]
+        w = weights[c]
+        for a in range(k):
+            present[a] = (code >> support[a]) & 1
+        for a in range(k):
+            if present[a]:
+                linear[a] += w * t[c]
+                for b in range(a + 1):
+                    if present[b]:
+                        gram[a, b] += w
+    for a in range(k):
+        for b in range(a):
+            gram[b, a] = gram[a, b]
+    return gram, linear
 
 
 @njit(**JIT_OPTIONS)

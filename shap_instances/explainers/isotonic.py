@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import shap
 from shap.utils import MaskedModel
@@ -11,10 +13,23 @@ from .._explanation import build_explanation
 from .._validation import check_data, column_names
 from ..estimators.exact import all_coalitions
 from ..estimators.kernel import KernelEstimator
-from ..exceptions import DataValidationError
+from ..exceptions import DataValidationError, UnsupportedModelError
 from ..isotonic import sisr, sisr_from_samples
+from ..isotonic._sisr import _check_options, _check_sparsity
 
 __all__ = ["IsotonicShapley"]
+
+_SISR_KEYWORDS = {name for name in inspect.signature(sisr).parameters} - {"coalition_values", "sparsity",
+                                                                          "random_state"}
+
+
+def _check_sisr_options(options):
+    """Unknown keywords and bad values fail at construction, not after the payoffs are evaluated."""
+    unknown = sorted(set(options) - _SISR_KEYWORDS)
+    if unknown:
+        raise TypeError(f"IsotonicShapley got unexpected keyword argument(s) {unknown}; the SISR options are "
+                        f"{sorted(_SISR_KEYWORDS)}.")
+    _check_options(**options)
 
 
 class IsotonicShapley(InstanceExplainer):
@@ -38,13 +53,22 @@ class IsotonicShapley(InstanceExplainer):
     masker : shap masker or array-like
         A shap masker, or background data (wrapped in ``shap.maskers.Independent`` with every row kept).
     sparsity : int or "ric", default="ric"
-        Support size, or chosen by the risk-inflation criterion.
+        Support size (a positive int, at most the number of features), or "ric" (any case) to choose it by the
+        risk-inflation criterion. Checked here, before any payoff is evaluated.
     max_exact_features : int, default=20
         Beyond this many features, coalitions are sampled with the Shapley kernel (approximate).
     max_evals : int, default=20000
         Coalitions evaluated per row in the sampled variant.
+    y : ignored, keyword only
+        Accepted so that ``shap_instances.Explainer(model, data, algorithm="isotonic", y=y)`` and the command
+        line, which pass the training target to every explainer, work; SISR explains a payoff and does not use
+        it. (Keyword only: ``IsotonicShapley(model, X, 3)`` is an error rather than a silently ignored 3.)
     **sisr_options
-        Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ...).
+        Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ...); checked here.
+
+    The model must return one output per row (a vector, or one column): for a multi-output model (class
+    probabilities, several targets), explain one output, e.g. ``lambda X: model.predict_proba(X)[:, 1]``;
+    this is checked on one row before any coalition is evaluated.
 
     Examples
     --------
@@ -64,10 +88,13 @@ class IsotonicShapley(InstanceExplainer):
     True
     """
 
-    def __init__(self, model, masker, y=None, *, sparsity="ric", max_exact_features=20, max_evals=20_000,
+    def __init__(self, model, masker, *, y=None, sparsity="ric", max_exact_features=20, max_evals=20_000,
                  random_state=None, silent=False, feature_names=None, **sisr_options):
+        sparsity = _check_sparsity(sparsity)
+        _check_sisr_options(sisr_options)
         if isinstance(masker, np.ndarray) or hasattr(masker, "iloc"):
             background = check_data(masker, name="masker", allow_nan=False)
+            _check_sparsity(sparsity, background.shape[1])
             feature_names = feature_names or column_names(masker)
             masker = shap.maskers.Independent(background, max_samples=len(background))
         predict = getattr(model, "predict", model)
@@ -97,6 +124,8 @@ class IsotonicShapley(InstanceExplainer):
         >>> IsotonicShapley.from_game(game, sparsity=2)().values.shape
         (1, 4)
         """
+        sparsity = _check_sparsity(sparsity, game.n_players)
+        _check_sisr_options(sisr_options)
         explainer = cls.__new__(cls)
         InstanceExplainer.__init__(explainer, None, None, random_state=random_state, silent=True,
                                    feature_names=game.player_names)
@@ -120,6 +149,8 @@ class IsotonicShapley(InstanceExplainer):
             n_players = X.shape[1]
             if len(names) != n_players:
                 raise DataValidationError(f"X has {n_players} columns, but {len(names)} feature names were given.")
+            _check_sparsity(self.sparsity, n_players)
+            self._check_single_output(X[:1])
             per_row = [self._payoffs(MaskedModel(self.model, self.masker, shap.links.identity, False, x), n_players)
                        for x in self._progress(X, desc="SISR rows", unit="row")]
             rows = (per_row[0][0], np.column_stack([table for _, table, _ in per_row]), per_row[0][2])
@@ -129,6 +160,15 @@ class IsotonicShapley(InstanceExplainer):
         gamma = np.array([result.gamma for result in self.results_])
         return build_explanation(gamma, 0.0, feature_names=names, data=data, instance_names=instance_names,
                                  explained=gamma.sum(axis=1))
+
+    def _check_single_output(self, rows):
+        """One model output per row, checked on one row before the 2^p coalitions are evaluated."""
+        output = np.asarray(self.model(rows))
+        if output.ndim > 2 or (output.ndim == 2 and output.shape[1] != 1) or output.size != len(rows):
+            raise UnsupportedModelError(
+                f"IsotonicShapley explains one model output per row, but the model returned shape {output.shape} for "
+                f"{len(rows)} row(s); explain one output, e.g. IsotonicShapley(lambda X: model.predict_proba(X)[:, 1], "
+                f"background), or use IsotonicShapley.from_game for a game with several outputs.")
 
     def transform(self, i=0):
         """The fitted monotone transform T-hat of explained row ``i`` (game output ``i`` for :meth:`from_game`).

@@ -11,13 +11,20 @@ ties in v pooled, since T is a function of v) with normalised iterative hard thr
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._kernels.isotonic import coalition_sums, gradient_and_loss, shapley_from_codes, weighted_pava
+from .._kernels.isotonic import (
+    coalition_sums,
+    gradient_and_loss,
+    shapley_from_codes,
+    support_normal_equations,
+    weighted_pava,
+)
 from ..estimators._weights import kernel_weights, shapley_weights
-from ..exceptions import GameTooLargeError
+from ..exceptions import DataValidationError, GameTooLargeError
 
 __all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue"]
 
@@ -43,8 +50,10 @@ class MonotoneTransform:
     def __init__(self, payoffs, values):
         payoffs, values = np.asarray(payoffs, dtype=np.float64), np.asarray(values, dtype=np.float64)
         order = np.argsort(payoffs, kind="stable")
-        self.knots_payoffs, first = np.unique(payoffs[order], return_index=True)
-        self.knots_values = values[order][first]
+        sorted_payoffs = payoffs[order]
+        first = np.flatnonzero(np.concatenate([[True], sorted_payoffs[1:] != sorted_payoffs[:-1]]))
+        self.knots_payoffs = sorted_payoffs[first]  # the distinct payoffs; the first coalition of each tie
+        self.knots_values = values[order[first]]
         if np.any(np.diff(self.knots_values) < -1e-9 * max(1.0, np.abs(self.knots_values).max(initial=0.0))):
             raise ValueError("the transform values must be non-decreasing in the payoffs.")
 
@@ -87,7 +96,7 @@ class SISRResult:
     n_iterations : int
         Alternations (T-step + gamma-block) performed.
     objective_history : list of float
-        The objective after every block update; non-increasing for the squared loss.
+        The objective (squared, or Huber with ``loss="huber"``) after every block update; non-increasing.
     shapley_values : ndarray (p,)
         The plain Shapley values of the same payoffs (the initialisation).
     criterion : dict
@@ -215,10 +224,22 @@ class _IsotonicStep:
 
 
 def _robust_weights(weights, residual, huber_delta):
-    """Huber IRLS weights: full weight inside the threshold, ``huber_delta / |r|`` beyond."""
+    """Huber IRLS weights: full weight inside the threshold, ``huber_delta / |r|`` beyond.
+
+    Half-quadratic majorisation: ``huber(r) <= w(r0) r^2 + const(r0)`` with equality at ``r = r0``, so any
+    step that lowers the loss reweighted at the current residuals ``r0`` lowers the Huber objective too.
+    """
     if huber_delta is None:
         return weights
     return weights * np.minimum(1.0, huber_delta / np.maximum(np.abs(residual), 1e-300))
+
+
+def _objective(weights, residual, huber_delta):
+    """``sum_A w_A rho(r_A)``: the squared loss, or Huber's ``r^2`` inside ``huber_delta``, ``2 d |r| - d^2`` beyond."""
+    if huber_delta is None:
+        return float(np.sum(weights * residual**2))
+    size = np.abs(residual)
+    return float(np.sum(weights * np.where(size <= huber_delta, size**2, huber_delta * (2.0 * size - huber_delta))))
 
 
 def _hard_threshold(y: np.ndarray, s: int) -> np.ndarray:
@@ -257,21 +278,34 @@ def _sphere_minimum(gram, linear):
     return gamma / np.linalg.norm(gamma)
 
 
-def _gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol):
+def _gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta):
     """Hard-thresholding steps choose the support; each is followed by the exact minimum on that support.
 
     A normalised IHT step does not increase the loss (the poster's theorem), and the exact minimum over
     unit vectors supported on the chosen set is at least as good as that step, so the loss still never
     increases; in practice the support settles in one or two gradient passes instead of tens.
+
+    With the Huber loss every pass first reweights the coalitions at the current residuals (the IRLS
+    majoriser, tangent at the current gamma) and minimises that weighted loss exactly on the support, with the
+    support's Gram matrix computed under the same weights: each pass is a majorise-minimise step, so the Huber
+    objective never increases either (the reweighted Gram matrix is below the unweighted one, so ``rho``
+    still bounds it).
     """
     for _ in range(inner_max_iter):
-        gradient, _loss = gradient_and_loss(codes, weights, t, gamma, np.flatnonzero(gamma), p)
+        current = np.flatnonzero(gamma)
+        active = weights
+        if huber_delta is not None:
+            active = _robust_weights(weights, t - coalition_sums(codes, gamma, current), huber_delta)
+        gradient, _loss = gradient_and_loss(codes, active, t, gamma, current, p)
         support = np.flatnonzero(_hard_threshold(gamma - gradient / rho, s))
         if support.size == 0:
             break
-        linear = gram @ gamma - gradient  # Z^T W t
+        if huber_delta is None:
+            block, linear = gram[np.ix_(support, support)], (gram @ gamma - gradient)[support]  # Z^T W t
+        else:
+            block, linear = support_normal_equations(codes, active, t, support)
         new = np.zeros(p)
-        new[support] = _sphere_minimum(gram[np.ix_(support, support)], linear[support])
+        new[support] = _sphere_minimum(block, linear)
         change = np.linalg.norm(new - gamma)
         gamma = new
         if change < tol:
@@ -283,33 +317,104 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
                huber_delta):
     """The two-block alternation from gamma0; returns (gamma, t, history, iterations).
 
-    With a Huber loss (``huber_delta`` set), both blocks use the IRLS weights of the current residuals;
-    they never exceed the original weights, so ``rho`` stays a valid step bound (the exact support step then
-    uses the unweighted Gram matrix as a surrogate, so monotonicity is only claimed for the squared loss).
+    ``history`` holds the objective (squared or Huber) after every block update. With the Huber loss each
+    block minimises the loss reweighted at the current residuals (IRLS), a majoriser of the Huber objective
+    that touches it there, so the Huber objective is non-increasing as well.
     """
     gamma = gamma0.copy()
     delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
     t = isotonic(delta, weights)
-    active = _robust_weights(weights, t - delta, huber_delta)
-    history = [float(np.sum(active * (t - delta) ** 2))]
+    history = [_objective(weights, t - delta, huber_delta)]
     iterations = 0
     while iterations < max_iter:
         iterations += 1
-        gamma = _gamma_block(codes, active, t, gamma, p, s, rho, gram, inner_max_iter, tol)
+        gamma = _gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta)
         delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
-        history.append(float(np.sum(active * (t - delta) ** 2)))
-        t = isotonic(delta, active)
-        history.append(float(np.sum(active * (t - delta) ** 2)))
+        history.append(_objective(weights, t - delta, huber_delta))
+        t = isotonic(delta, _robust_weights(weights, t - delta, huber_delta))
+        history.append(_objective(weights, t - delta, huber_delta))
         if history[-3] - history[-1] <= tol * history[-3]:  # relative decrease of one alternation
             break
-        active = _robust_weights(weights, t - delta, huber_delta)
     return gamma, t, history, iterations
+
+
+def _starts(codes, payoffs, weights, p, s, shapley, init, n_restarts, random_state):
+    """Initial unit vectors with at most ``s`` non-zeros: the chosen start, then the perturbed restarts.
+
+    The Shapley start falls back to the zero start (a thresholded ``Z^T W v``) when the plain Shapley values
+    are all zero although the payoffs are not (e.g. ``v = [0, 1, 1, 0]``), and that to the first ``s``
+    players, so a game with a non-zero payoff always gets a unit-norm gamma.
+    """
+    zero_start = _hard_threshold(-gradient_and_loss(codes, weights, payoffs, np.zeros(p),
+                                                    np.zeros(0, dtype=np.int64), p)[0], s)
+    first = _hard_threshold(shapley, s) if init == "shapley" else zero_start
+    if not first.any():
+        first = zero_start
+    if not first.any():
+        first = np.zeros(p)
+        first[:s] = 1.0 / np.sqrt(s)
+    starts = [first]
+    rng = np.random.default_rng(random_state)
+    for _ in range(n_restarts):
+        starts.append(_hard_threshold(shapley + rng.normal(scale=np.abs(shapley).max() + 1e-12, size=p), s))
+    return [start for start in starts if start.any()]
+
+
+def _signed_ranks(payoffs):
+    """A monotone transform of the payoffs that bounds outliers: ranks of the positive payoffs (1, 2, ...), minus
+    the ranks of the negative ones by magnitude, 0 kept at 0. Ties share their mean rank."""
+    ranks = np.zeros_like(payoffs)
+    for sign in (1.0, -1.0):
+        side = sign * payoffs > 0
+        if side.any():
+            values = sign * payoffs[side]
+            order = np.argsort(values, kind="stable")
+            sorted_values = values[order]
+            starts = np.flatnonzero(np.concatenate([[True], np.diff(sorted_values) != 0]))
+            ends = np.concatenate([starts[1:], [values.size]])
+            mean_rank = 0.5 * (starts + ends + 1)  # ranks start + 1 .. end, averaged
+            side_ranks = np.empty(values.size)
+            side_ranks[order] = np.repeat(mean_rank, ends - starts)
+            ranks[side] = sign * side_ranks
+    return ranks
+
+
+def _rank_start(codes, payoffs, weights, gram, p):
+    """Least-squares attributions of the signed ranks of the payoffs: ``(Z^T W Z)^+ Z^T W ranks``.
+
+    SISR only sees the payoffs through their order (up to ``min_slope``), so the ranks carry the same
+    information as the payoffs for it, while a gross outlier moves a rank by at most the number of coalitions
+    instead of by its size: a start that outliers cannot drag far (the Huber variant's robust start).
+    """
+    linear = -gradient_and_loss(codes, weights, _signed_ranks(payoffs), np.zeros(p), np.zeros(0, dtype=np.int64),
+                                p)[0]
+    return np.linalg.lstsq(gram, linear, rcond=None)[0]
+
+
+def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_delta, shapley, *, max_iter,
+              inner_max_iter, tol, margin=0.0):
+    """The alternation from every start; the fit with the smallest final objective.
+
+    A later start replaces the current best only if it lowers the objective by more than the relative
+    ``margin`` (plus ``margin * 1e-7 * sum(w)``: t is on the scale of the unit-norm gamma, so ``sum(w)``
+    is the scale of the loss): on games that (nearly) fit exactly, different gammas reach objectives that differ
+    by rounding only, and the earlier, preferred start then stays.
+    """
+    best = None
+    floor = 1e-7 * float(np.sum(weights))
+    for gamma0 in starts:
+        gamma, t, history, iterations = _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter,
+                                                   inner_max_iter, tol, isotonic, huber_delta)
+        if best is None or history[-1] < best.objective_history[-1] * (1.0 - margin) - margin * floor:
+            best = SISRResult(gamma=gamma, transform_values=t, payoffs=payoffs, codes=codes, weights=weights,
+                              sparsity=s, n_iterations=iterations, objective_history=history,
+                              shapley_values=shapley)
+    return best
 
 
 def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, inner_max_iter, tol, n_restarts,
          init, loss, huber_delta, min_slope, random_state):
-    scale = np.linalg.norm(shapley)
-    isotonic = _IsotonicStep(payoffs, min_slope / scale if scale > 0 else 0.0)
+    sparsity = _check_sparsity(sparsity, p)
     if sparsity == "ric":
         effective_n = weights.sum() ** 2 / np.sum(weights**2)
         results = {}
@@ -324,31 +429,28 @@ def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, 
         best = min(criterion, key=criterion.get)
         results[best].criterion = criterion
         return results[best]
-    s = int(sparsity)
-    if not 1 <= s <= p:
-        raise ValueError(f"sparsity must be an integer in [1, {p}] or 'ric', got {sparsity!r}.")
-    rng = np.random.default_rng(random_state)
-    starts = [_hard_threshold(shapley, s) if init == "shapley" else np.zeros(p)]
-    if init == "zero":  # the poster's start: gamma = 0, t = v; the first step is a thresholded Z^T W v
-        starts[0] = _hard_threshold(-gradient_and_loss(codes, weights, payoffs, np.zeros(p),
-                                                       np.zeros(0, dtype=np.int64), p)[0], s)
-    for _ in range(n_restarts):
-        starts.append(_hard_threshold(shapley + rng.normal(scale=np.abs(shapley).max() + 1e-12, size=p), s))
-    best = None
-    for gamma0 in starts:
-        if not gamma0.any():
-            continue
-        gamma, t, history, iterations = _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter,
-                                                   inner_max_iter, tol, isotonic,
-                                                   huber_delta if loss == "huber" else None)
-        if best is None or history[-1] < best.objective_history[-1]:
-            best = SISRResult(gamma=gamma, transform_values=t, payoffs=payoffs, codes=codes, weights=weights,
-                              sparsity=s, n_iterations=iterations, objective_history=history,
-                              shapley_values=shapley)
-    if best is None:  # every payoff is zero: nothing to attribute
+    s = sparsity
+    rho = rho if rho > 0 else 1.0  # every weight zero (p = 1, full_weight = 0): any step size will do
+    if not np.any(payoffs):  # every payoff is zero: T = 0 and nothing to attribute
         return SISRResult(gamma=np.zeros(p), transform_values=np.zeros_like(payoffs), payoffs=payoffs, codes=codes,
                           weights=weights, sparsity=s, n_iterations=0, objective_history=[0.0],
                           shapley_values=shapley)
+    scale = np.linalg.norm(shapley)
+    isotonic = _IsotonicStep(payoffs, min_slope / scale if scale > 0 else 0.0)
+    starts = _starts(codes, payoffs, weights, p, s, shapley, init, n_restarts, random_state)
+    options = dict(max_iter=max_iter, inner_max_iter=inner_max_iter, tol=tol)
+    best = _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, None, shapley, **options)
+    if loss == "huber":
+        # IRLS keeps whatever its start fits: it downweights the coalitions that disagree with it. The plain
+        # Shapley start is a least-squares fit of the raw payoffs, which a few outliers drag anywhere (on the
+        # corrupted cube game of the tests, to gamma_6 = -0.92 against +0.80, and Huber from there ended at cosine
+        # -0.13 with a Huber objective 11 times the truth's). So the Huber alternation starts from the squared-loss
+        # SISR fit (its isotonic T already absorbs part of the outliers) and from the least-squares attributions of
+        # the signed ranks, and keeps the smaller Huber objective (the squared-loss start wins near-ties).
+        rank_start = _hard_threshold(_rank_start(codes, payoffs, weights, gram, p), s)
+        candidates = [best.gamma, rank_start] + starts[1:]  # starts[0] is where the squared fit began
+        best = _best_fit(codes, payoffs, weights, p, s, [g for g in candidates if g.any()], rho, gram, isotonic,
+                         huber_delta, shapley, margin=1e-3, **options)
     return best
 
 
@@ -362,10 +464,12 @@ def sisr(coalition_values, sparsity, *, full_weight=None, min_slope=1e-2, max_it
         ``coalition_values[code]`` is the payoff of the coalition with bit code ``code`` (bit j set = player
         j present), baseline-adjusted so that the empty coalition is 0 (it is subtracted if not).
     sparsity : int or "ric"
-        Support size s, or "ric" to choose it by the risk-inflation criterion.
-    full_weight : float, optional
-        Weight of the full coalition (whose Shapley-kernel weight is infinite). Default: the weight of a
-        singleton, ``1/p``. The empty coalition is pinned exactly: T(0) = 0.
+        Support size s, a positive int (not a bool or a float) at most p, or "ric" (any case) to choose it by
+        the risk-inflation criterion. Anything else raises :class:`~shap_instances.exceptions.DataValidationError`
+        (a ValueError).
+    full_weight : float >= 0, optional
+        Weight of the full coalition (whose Shapley-kernel weight is infinite). Default (None): the weight of a
+        singleton, ``1/p``; 0 leaves the full coalition out. The empty coalition is pinned exactly: T(0) = 0.
     min_slope : float, default=1e-2
         T is strictly increasing, with slope at least ``min_slope / ||phi||`` (phi the plain Shapley
         values, so 1e-2 is 1% of the slope of the additive fit). Without it (0, the poster's formulation),
@@ -378,12 +482,19 @@ def sisr(coalition_values, sparsity, *, full_weight=None, min_slope=1e-2, max_it
         Extra starts (perturbed Shapley values); the fit with the smallest objective is kept.
     init : {"shapley", "zero"}, default="shapley"
         Start from the hard-thresholded plain Shapley values (default), or from the poster's gamma = 0,
-        t = v (kept to reproduce the degenerate-solution analysis of the docs).
+        t = v (kept to reproduce the degenerate-solution analysis of the docs). When the plain Shapley values
+        are all zero although some payoff is not (``sisr([0, 1, 1, 0], 1)``), the zero start is used instead,
+        so gamma still has unit norm; only an all-zero game returns gamma = 0.
     loss : {"squared", "huber"}, default="squared"
-        "huber" makes the T-step robust to outlying payoffs (iteratively reweighted PAVA).
+        "huber" minimises Huber's loss of the residuals ``t_A - sum_{j in A} gamma_j`` instead: both blocks are
+        majorise-minimise (IRLS) steps, so its objective never increases. It starts from the squared-loss fit
+        and from the least-squares attributions of the payoffs' signed ranks (which outliers cannot drag far),
+        and keeps the smaller Huber objective. On the tests' corrupted cube game it recovers the truth with
+        cosine 0.990 (squared loss: 0.976); on clean games it matches the squared loss. It costs about 3 to 4
+        times a squared-loss fit. See the docs for the measured comparison and its limits.
     huber_delta : float, optional
         Huber threshold in units of the transformed payoffs, whose scale is fixed by ||gamma|| = 1
-        (default 0.05).
+        (default 0.05). Ignored for the squared loss.
     random_state : int or None
         Seed of the restarts.
 
@@ -410,11 +521,14 @@ def sisr(coalition_values, sparsity, *, full_weight=None, min_slope=1e-2, max_it
         raise GameTooLargeError(f"p = {p} players need 2^{p} payoffs; use sisr_from_samples (sampled coalitions).")
     if not np.all(np.isfinite(values)):
         raise ValueError("coalition_values contains NaN or infinite payoffs.")
+    sparsity = _check_sparsity(sparsity, p)
+    _check_options(init=init, loss=loss, huber_delta=huber_delta, min_slope=min_slope, n_restarts=n_restarts)
+    _check_options(full_weight=full_weight)
+    full_weight = float(kernel_weights(p)[1] if p > 1 else 1.0) if full_weight is None else float(full_weight)
     values = values - values[0]
     codes = np.arange(2**p, dtype=np.int64)
     sizes = _popcount(codes)
     weights = kernel_weights(p)[sizes]
-    full_weight = kernel_weights(p)[1] if full_weight is None and p > 1 else (full_weight or 1.0)
     weights[-1] = full_weight
     w_in, w_out = shapley_weights(p)
     shapley = shapley_from_codes(values, p, w_in, w_out)
@@ -444,11 +558,22 @@ def sisr_from_samples(masks, payoffs, weights, sparsity, **kwargs) -> SISRResult
     [0, 1]
     """
     masks = np.asarray(masks, dtype=bool)
+    if masks.ndim != 2 or masks.shape[1] < 1:
+        raise DataValidationError(f"masks must be a 2-D (n_coalitions, n_players) boolean array, got shape "
+                                  f"{masks.shape}.")
     m, p = masks.shape
     if p > 62:
         raise ValueError(f"sisr_from_samples supports up to 62 players, got {p}.")
     payoffs = np.asarray(payoffs, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
+    for name, array in (("payoffs", payoffs), ("weights", weights)):
+        if array.shape != (m,):
+            raise DataValidationError(f"{name} must be 1-D with one entry per row of masks ({m}), got shape "
+                                      f"{array.shape}; pass one {name[:-1]} per sampled coalition.")
+        if not np.all(np.isfinite(array)):
+            raise DataValidationError(f"{name} contains NaN or infinite values; drop those coalitions first.")
+    if np.any(weights < 0):
+        raise DataValidationError("weights must be non-negative (regression weights of the sampled coalitions).")
     codes = masks.astype(np.int64) @ (np.int64(1) << np.arange(p, dtype=np.int64))
     z = masks.astype(np.float64)
     gram = z.T @ (weights[:, None] * z)
@@ -462,8 +587,48 @@ def sisr_from_samples(masks, payoffs, weights, sparsity, **kwargs) -> SISRResult
 
 
 def _huber(loss, huber_delta):
-    if loss not in ("squared", "huber"):
-        raise ValueError(f"loss must be 'squared' or 'huber', got {loss!r}.")
+    _check_options(loss=loss, huber_delta=huber_delta)
     if loss == "huber" and huber_delta is None:
         return 0.05
-    return huber_delta
+    return huber_delta if loss == "huber" else None
+
+
+def _check_sparsity(sparsity, p=None):
+    """``"ric"`` (any case) or a positive int (not a bool, not a float) at most ``p``; a clear error otherwise."""
+    if isinstance(sparsity, str):
+        if sparsity.lower() == "ric":
+            return "ric"
+    elif isinstance(sparsity, numbers.Integral) and not isinstance(sparsity, (bool, np.bool_)):
+        if sparsity >= 1 and (p is None or sparsity <= p):
+            return int(sparsity)
+        bound = f"[1, {p}] (the number of players)" if p is not None else ">= 1"
+        raise DataValidationError(f"sparsity must be an integer in {bound} or 'ric', got {sparsity!r}; pass a "
+                                  f"support size in that range, or 'ric' to choose it by the risk-inflation "
+                                  f"criterion.")
+    raise DataValidationError(f"sparsity must be a positive int (the support size s) or 'ric', got {sparsity!r} "
+                              f"({type(sparsity).__name__}); pass e.g. sparsity=3 or sparsity='ric'.")
+
+
+def _check_options(**options):
+    """Validate the SISR keywords given (by name); raise DataValidationError naming the parameter and value."""
+    weight = options.get("full_weight")
+    if weight is not None and not (_is_number(weight) and np.isfinite(weight) and weight >= 0):
+        raise DataValidationError(f"full_weight must be a finite number >= 0 (the full coalition's regression weight; "
+                                  f"0 leaves it out), got {weight!r}; or pass None for a singleton's weight, 1/p.")
+    if "init" in options and options["init"] not in ("shapley", "zero"):
+        raise DataValidationError(f"init must be 'shapley' or 'zero', got {options['init']!r}.")
+    if "loss" in options and options["loss"] not in ("squared", "huber"):
+        raise DataValidationError(f"loss must be 'squared' or 'huber', got {options['loss']!r}.")
+    delta = options.get("huber_delta")
+    if delta is not None and not (_is_number(delta) and np.isfinite(delta) and delta > 0):
+        raise DataValidationError(f"huber_delta must be a positive number (or None for the default), got {delta!r}.")
+    slope = options.get("min_slope", 0.0)
+    if not (_is_number(slope) and np.isfinite(slope) and slope >= 0):
+        raise DataValidationError(f"min_slope must be a finite number >= 0, got {slope!r}.")
+    restarts = options.get("n_restarts", 0)
+    if not isinstance(restarts, numbers.Integral) or isinstance(restarts, bool) or restarts < 0:
+        raise DataValidationError(f"n_restarts must be an int >= 0, got {restarts!r}.")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .._kernels.isotonic import coalition_sums
+
 __all__ = ["isotonic_transform"]
 
 
@@ -19,7 +21,8 @@ def isotonic_transform(result, *, ax=None, show=True, max_points=5000, random_st
     show : bool, default=True
         Call ``plt.show()``; with ``show=False`` the Axes is returned.
     max_points : int, default=5000
-        Coalitions drawn (a random subset beyond this).
+        Coalitions drawn (a random subset beyond this). Only the drawn coalitions' surrogates are computed, so
+        the plot needs no 2^p x p bit matrix (p = 25 would need 6.7 GB for it).
 
     Examples
     --------
@@ -33,12 +36,13 @@ def isotonic_transform(result, *, ax=None, show=True, max_points=5000, random_st
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 4))
     payoffs = result.payoffs
-    bits = (result.codes[:, None] >> np.arange(result.gamma.size)) & 1
-    surrogate = bits @ result.gamma
     keep = np.arange(payoffs.size)
-    if payoffs.size > max_points:
+    if payoffs.size > max_points:  # subsample first: the surrogate is computed for the drawn coalitions only
         keep = np.random.default_rng(random_state).choice(payoffs.size, max_points, replace=False)
-    ax.scatter(payoffs[keep], surrogate[keep], s=8, alpha=0.4, color="#1e88e5", label=r"$\sum_{j\in A}\gamma_j$")
+    gamma = np.asarray(result.gamma, dtype=np.float64)
+    codes = np.ascontiguousarray(result.codes[keep], dtype=np.int64)
+    surrogate = coalition_sums(codes, gamma, np.flatnonzero(gamma))  # sum_{j in A} gamma_j from the bit codes
+    ax.scatter(payoffs[keep], surrogate, s=8, alpha=0.4, color="#1e88e5", label=r"$\sum_{j\in A}\gamma_j$")
     grid = np.linspace(payoffs.min(), payoffs.max(), 400)
     ax.plot(grid, result.transform(grid), color="#ff0d57", lw=2, label=r"$\hat T(v)$")
     ax.set_xlabel("coalition payoff $v_A$")
