@@ -13,6 +13,7 @@ from sklearn.dummy import DummyRegressor
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsRegressor
+from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
@@ -242,8 +243,8 @@ def test_metrics():
 
 def test_bad_input():
     X, y = diabetes(10)
-    with pytest.raises(UnsupportedModelError, match="not a scikit-learn regressor"):
-        InstanceKernelExplainer(LogisticRegression(), X, y > 100)
+    with pytest.raises(UnsupportedModelError, match="is neither"):
+        InstanceKernelExplainer(LinearSVC(), X, y > 100)  # a classifier without predict_proba
     with pytest.raises(DataValidationError, match="y \\(the training targets\\) is required"):
         InstanceKernelExplainer(Ridge(), X)
     with pytest.raises(DataValidationError, match="y_eval is required"):
@@ -401,3 +402,54 @@ def test_jia_recursion_with_labels_equals_enumeration_of_its_utility(k):
                     weight = math.factorial(size) * math.factorial(6 - size) / math.factorial(7)
                     reference[j, i] += weight * (utility(list(subset) + [i]) - utility(list(subset)))
     np.testing.assert_allclose(jia_knn_shapley(order, y, k), reference, atol=1e-12)
+
+
+def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets():
+    """P_S(positive) - indicator, single-class subsets following the failure policy, vs enumeration."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, labels = load_breast_cancer(return_X_y=True)
+    rows = np.r_[np.flatnonzero(labels == 0)[:4], np.flatnonzero(labels == 1)[:3]]
+    X, labels = X[rows, :3], np.array(["malignant", "benign"])[labels[rows]]  # scikit-learn: 0 is malignant
+    X = (X - X.mean(0)) / X.std(0)
+    assert len(set(labels)) == 2
+    indicator = (labels == "malignant").astype(float)
+
+    def refit_residual(model, members):
+        fitted = model.__class__(**model.get_params()).fit(X[list(members)], labels[list(members)])
+        classes = list(fitted.classes_)
+        p = fitted.predict_proba(X)[:, classes.index("malignant")] if "malignant" in classes else np.zeros(7)
+        return p - indicator
+
+    for model, fails in ((LogisticRegression(max_iter=1000), True), (DecisionTreeClassifier(random_state=0), False)):
+        def v(members, model=model):
+            if not members:
+                return np.zeros(7)
+            try:
+                return refit_residual(model, members)
+            except ValueError:  # LogisticRegression refuses a single class
+                return np.zeros(7)
+
+        values = {members: v(members) for size in range(8) for members in itertools.combinations(range(7), size)}
+        expected = np.zeros((7, 7))
+        for order in itertools.permutations(range(7)):
+            members = ()
+            for player in order:
+                grown = tuple(sorted(members + (player,)))
+                expected[:, player] += values[grown] - values[members]
+                members = grown
+        expected /= math.factorial(7)
+        explainer = InstanceKernelExplainer(model, X, labels, method="exact", silent=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            explanation = explainer()
+        assert (explainer.n_failed_fits_ > 0) == fails
+        assert any("could not be fitted" in str(w.message) for w in caught) == fails
+        np.testing.assert_allclose(explanation.values, expected, atol=1e-10)
+        np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1),
+                                   refit_residual(model, range(7)), atol=1e-10)
+    with pytest.raises(DataValidationError, match="two classes"):
+        InstanceKernelExplainer(LogisticRegression(), X, np.arange(7) % 3)
+    with pytest.raises(DataValidationError, match="labels the classes"):
+        InstanceKernelExplainer(LogisticRegression(), X, labels)(X[:2], ["benign", "other"])

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import shap
-from sklearn.base import BaseEstimator, is_regressor
+from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
@@ -39,8 +39,10 @@ class InstanceKernelExplainer(InstanceExplainer):
 
     Parameters
     ----------
-    model : scikit-learn regressor
-        The estimator to refit (it is cloned, never modified; it need not be fitted).
+    model : scikit-learn regressor, or binary classifier with ``predict_proba``
+        The estimator to refit (it is cloned, never modified; it need not be fitted). For a classifier the
+        residual is ``P_S(positive class | x_j) - 1[y_j is positive]``, the positive class being the second
+        of the sorted labels (``classes_``).
     data : array-like (n_train, p)
         Training rows (the players); a DataFrame's index names them.
     y : array-like (n_train,)
@@ -92,10 +94,10 @@ class InstanceKernelExplainer(InstanceExplainer):
     def __init__(self, model, data, y=None, *, method="auto", empty_prediction=None, n_permutations=None,
                  max_evals=None, random_state=None, n_jobs=None, silent=False, checkpoint=None, influence="all",
                  efficiency="complete", n_rounds=1):
-        if not _is_regressor(model):
+        if not (_is_regressor(model) or _is_probabilistic_classifier(model)):
             raise UnsupportedModelError(
-                f"InstanceKernelExplainer decomposes regression residuals; {type(model).__name__} is not a "
-                "scikit-learn regressor."
+                f"InstanceKernelExplainer decomposes residuals of a scikit-learn regressor, or of a binary "
+                f"classifier with predict_proba; {type(model).__name__} is neither."
             )
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
@@ -120,6 +122,14 @@ class InstanceKernelExplainer(InstanceExplainer):
             raise ValueError(f"checkpoint is supported by method='permutation' only, got method={method!r}.")
         super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
         self.X_train_ = check_data(data, name="data")
+        self.classes_ = None
+        if _is_probabilistic_classifier(model):
+            y = check_target(y, len(self.X_train_), name="y", numeric=False)
+            self.classes_ = np.unique(y)
+            if len(self.classes_) != 2:
+                raise DataValidationError(f"a classifier's residuals need two classes in y, got {len(self.classes_)}; "
+                                          "decompose one class against the rest.")
+            y = self._indicator(y, "y")
         self.y_train_ = check_target(y, len(self.X_train_), name="y")
         if self.y_train_.ndim != 1:
             raise DataValidationError(f"y must be one target per training row (1-D), got shape {self.y_train_.shape}; "
@@ -129,6 +139,14 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.method, self.empty_prediction = method, empty_prediction
         self.n_permutations, self.max_evals, self.checkpoint = n_permutations, max_evals, checkpoint
         self.influence, self.efficiency, self.n_rounds = influence, efficiency, n_rounds
+
+    def _indicator(self, labels, name: str) -> np.ndarray:
+        """1.0 where ``labels`` is the positive (second) class, 0.0 where the other; other labels refused."""
+        unknown = ~np.isin(labels, self.classes_)
+        if unknown.any():
+            raise DataValidationError(f"{name} holds labels the classes {self.classes_.tolist()} do not, "
+                                      f"e.g. {labels[unknown][0]!r}.")
+        return (labels == self.classes_[1]).astype(np.float64)
 
     @classmethod
     def supports_model(cls, model, data=None) -> bool:
@@ -145,6 +163,8 @@ class InstanceKernelExplainer(InstanceExplainer):
             names = instance_names(X_eval, prefix="eval")
             X_eval = check_data(X_eval, name="X_eval", n_features=self.X_train_.shape[1],
                                 feature_names=self.columns_)
+            if self.classes_ is not None:
+                y_eval = self._indicator(check_target(y_eval, len(X_eval), name="y_eval", numeric=False), "y_eval")
             y_eval = check_target(y_eval, len(X_eval), name="y_eval")
             if y_eval.ndim != 1:
                 raise DataValidationError(f"y_eval must be 1-D, got shape {y_eval.shape}.")
@@ -201,3 +221,7 @@ class InstanceKernelExplainer(InstanceExplainer):
 
 def _is_regressor(model) -> bool:
     return isinstance(model, BaseEstimator) and is_regressor(model)
+
+
+def _is_probabilistic_classifier(model) -> bool:
+    return isinstance(model, BaseEstimator) and is_classifier(model) and hasattr(model, "predict_proba")

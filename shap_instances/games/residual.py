@@ -6,7 +6,7 @@ import hashlib
 import warnings
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from ..exceptions import ShapInstancesWarning, UnsupportedModelError
 from ._base import Game
@@ -23,6 +23,8 @@ FAST_PATHS = (RidgePath, MeanPath)
 
 class ResidualGame(Game):
     """``v(S) = f_S(X_eval) - y_eval``: residuals of the model refitted on the training rows in S.
+
+    For a classifier, ``y`` holds 0/1 indicators of the positive class and ``f_S`` is its predicted probability.
 
     ``v(empty)`` is the zero vector by default (so each explained row's values sum to its residual), or
     ``empty_prediction - y_eval``. A coalition on which the model cannot be fitted (an exception from
@@ -61,6 +63,7 @@ class ResidualGame(Game):
         self.n_failed_fits = 0
         self.first_failure: str | None = None
         self.quiet = False  # parallel workers stay quiet; the caller warns once after merging their counts
+        self.probability = is_classifier(model)  # y in {0, 1}: residuals of P(y = 1)
         self._full = None if self.fast_path is not None else self._fit_all_rows()
 
     def _fit_all_rows(self) -> np.ndarray:
@@ -76,7 +79,11 @@ class ResidualGame(Game):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fitted = clone(self.model).fit(self.X[mask], self.y[mask])
-        return fitted.predict(self.X_eval) - self.y_eval
+        if not self.probability:
+            return fitted.predict(self.X_eval) - self.y_eval
+        classes = list(fitted.classes_)  # a classifier that fits on one class predicts it with certainty
+        positive = fitted.predict_proba(self.X_eval)[:, classes.index(1.0)] if 1.0 in classes else 0.0
+        return positive - self.y_eval
 
     def fingerprint(self) -> str:
         """A digest of the data, the targets, the model's parameters and v(empty) (see ``Game.fingerprint``)."""
