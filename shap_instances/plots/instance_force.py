@@ -57,9 +57,9 @@ def instance_force(explanation, row=0, *, max_display=10, ax=None, show=True, fi
     rest = np.setdiff1d(np.arange(len(phi)), top)
     shown = list(phi[top]) + ([phi[rest].sum()] if len(rest) else [])
     labels = [str(names[i]) for i in top] + ([f"{len(rest)} other instances"] if len(rest) else [])
-    targets = [float(data[row, i]) for i in top] + ([np.nan] if len(rest) else [])
+    targets = [f"{float(data[row, i]):.4g}" for i in top] + ([""] if len(rest) else [])  # "": no "= value"
     if ax is None:
-        figure = shap.plots.force(base, np.array(shown), np.round(targets, 3), feature_names=labels,
+        figure = shap.plots.force(base, np.array(shown), np.array(targets, dtype=object), feature_names=labels,
                                   out_names="residual", matplotlib=True, show=False, figsize=figsize)
         ax = figure.axes[0]
     else:
