@@ -44,7 +44,8 @@ def cc_plot(explanation, *, statistic="mean", color=None, sign_by="explained", a
                         cmap=cmap, s=14, alpha=0.8)
     ax.figure.colorbar(points, ax=ax, label=label)
     name = "mean" if statistic == "mean" else "variance"
-    ax.set_xlabel(f"composition {name} (residual / n)")
+    zero_base = statistic == "mean" and np.allclose(explanation.base_values, 0.0)
+    ax.set_xlabel(f"composition {name}" + (" (residual / n)" if zero_base else ""))
     ax.set_ylabel(f"contribution {name} (sign-normalised)")
     ax.axhline(0, color="#999", lw=0.6)
     ax.axvline(0, color="#999", lw=0.6)
