@@ -5,6 +5,8 @@ Every explainer in the package returns what :func:`build_explanation` builds, so
 * ``values`` of shape ``(n_explained, n_players)`` or ``(n_explained, n_players, n_outputs)``;
 * ``base_values`` always, of shape ``(n_explained,)`` or ``(n_explained, n_outputs)``;
 * ``feature_names`` always (one name per player);
+* ``output_names`` always when values have an output axis (a single vector-valued result is stored as
+  ``(1, n_players, n_outputs)``), so ``explanation[0, :, name]`` slices one output;
 * ``data`` of shape ``(n_explained, n_players)``, what a plot colours by;
 * ``lower_bounds`` / ``upper_bounds`` / ``error_std`` when an estimator samples;
 * efficiency checked: ``base_values + values.sum(axis=1) == explained`` within a tolerance.
@@ -56,7 +58,9 @@ def build_explanation(
     display_data : array-like of shape (n, M), optional
         String versions of ``data`` for plots.
     instance_names, output_names : sequence of str, optional
-        Names of the explained rows and of the outputs (length D).
+        Names of the explained rows and of the outputs (length D). Values of shape (n, M, D), a single
+        vector-valued result included (n = 1), always get output names: ``output[0]``, ... when none are
+        given, so that slicing by output name works.
     standard_errors : array-like shaped like ``values``, optional
         Standard errors of sampled estimates; gives ``error_std`` and 95% bounds.
     explained : array-like of shape (n,) or (n, D), optional
@@ -64,7 +68,7 @@ def build_explanation(
     atol : float, default=1e-8
         Absolute tolerance of the efficiency check (scaled by ``max(1, |explained|)``).
     on_violation : {"raise", "warn"}, default="raise"
-        What to do when the efficiency check fails.
+        What to do when the efficiency check fails; any other value is an error.
     compute_time : float, optional
         Seconds the explanation took.
 
@@ -81,6 +85,8 @@ def build_explanation(
     >>> e.values.shape, e.base_values.tolist()
     ((2, 3), [1.0, 1.0])
     """
+    if on_violation not in ("raise", "warn"):
+        raise ValueError(f"on_violation must be 'raise' or 'warn', got {on_violation!r}.")
     values = np.asarray(values, dtype=np.float64)
     if values.ndim not in (2, 3):
         raise ValueError(f"values must have 2 or 3 dimensions, got shape {values.shape}.")
@@ -95,6 +101,8 @@ def build_explanation(
         output_names = [str(o) for o in output_names]
         if values.ndim != 3 or len(output_names) != values.shape[2]:
             raise ValueError(f"output_names has {len(output_names)} names for values of shape {values.shape}.")
+    elif values.ndim == 3:  # the contract: an output axis always has names
+        output_names = [f"output[{k}]" for k in range(values.shape[2])]
     if instance_names is not None:
         instance_names = [str(s) for s in instance_names]
         if len(instance_names) != n:

@@ -27,7 +27,7 @@ _OWN_DISTRIBUTION = "shap-instances"
 
 _runtime: dict[str, type] = {}
 _loaded: dict[str, type] = {}
-_failed: set[str] = set()
+_failed: dict[str, BaseException] = {}  # name -> the error its plugin raised on import
 
 
 def _distribution_name(ep: EntryPoint) -> str:
@@ -68,7 +68,7 @@ def _load(name: str) -> type | None:
     try:
         cls = ep.load()
     except Exception as exc:  # noqa: BLE001 - any plugin error must not break the others
-        _failed.add(name)
+        _failed[name] = exc
         warnings.warn(
             f"The explainer plugin {name!r} ({ep.value}, from {_distribution_name(ep)!r}) failed to import "
             f"and is skipped: {type(exc).__name__}: {exc}",
@@ -104,7 +104,9 @@ def get_explainer(name: str) -> type:
     Raises
     ------
     UnknownExplainerError
-        If no explainer has that name; the message lists the available names.
+        If no explainer has that name (the message lists the available names), or if the plugin that
+        registers it failed to import (the message names the plugin and its import error, which is
+        chained as the cause).
 
     Examples
     --------
@@ -113,6 +115,12 @@ def get_explainer(name: str) -> type:
     'GapExplainer'
     """
     cls = _runtime.get(name) or _load(name)
+    if cls is None and name in _failed:
+        ep, exc = _entry_point_table()[name], _failed[name]
+        raise UnknownExplainerError(
+            f"The explainer {name!r} is installed ({ep.value}, from {_distribution_name(ep)!r}) but its plugin "
+            f"failed to import: {type(exc).__name__}: {exc}. Fix or reinstall that plugin."
+        ) from exc
     if cls is None:
         available = ", ".join(repr(n) for n in list_explainers()) or "none"
         raise UnknownExplainerError(

@@ -27,6 +27,21 @@ def test_vector_result_slices_by_output_name():
     np.testing.assert_array_equal(e[0, :, "v"].values, values[0, :, 1])
 
 
+def test_single_vector_result_always_has_output_names():
+    values = np.random.default_rng(1).normal(size=(1, 4, 3))
+    e = build_explanation(values, np.zeros(3), feature_names=list("abcd"))
+    assert list(e.output_names) == ["output[0]", "output[1]", "output[2]"]
+    np.testing.assert_array_equal(e[0, :, "output[2]"].values, values[0, :, 2])
+    assert build_explanation(np.zeros((2, 3)), 0.0, feature_names=list("abc")).output_names is None
+
+
+def test_unknown_on_violation_is_refused():
+    for on_violation in ("ignore", "Warn", None):
+        with pytest.raises(ValueError, match=r"on_violation must be 'raise' or 'warn'"):
+            build_explanation(np.ones((1, 2)), 0.0, feature_names=["a", "b"], explained=[2.0],
+                              on_violation=on_violation)
+
+
 def test_efficiency_violation_raises_or_warns():
     values = np.ones((2, 2))
     with pytest.raises(EfficiencyError, match="differs from the explained quantity"):

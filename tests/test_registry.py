@@ -53,6 +53,20 @@ def test_broken_plugin_warns_and_others_keep_working(plugin_dir):
     assert found["good"].__name__ == "FirstExplainer"
 
 
+def test_get_explainer_of_a_broken_plugin_says_it_failed_to_import(plugin_dir):
+    _fake_distribution(plugin_dir, "broken-plugin", {"broken": "no_such_module_xyz:Explainer"})
+    with pytest.warns(PluginLoadWarning):
+        si.list_explainers()  # the failure is recorded here ...
+    for _ in range(2):  # ... and reported by every later lookup, not as "not registered"
+        with pytest.raises(UnknownExplainerError, match=r"'broken' is installed .*no_such_module_xyz.*'broken-plugin'"
+                                                        r".*failed to import: ModuleNotFoundError") as info:
+            si.get_explainer("broken")
+        assert "No explainer is registered" not in str(info.value)
+        assert isinstance(info.value.__cause__, ModuleNotFoundError)
+    with pytest.raises(UnknownExplainerError, match="failed to import"):
+        si.Explainer(object(), None, algorithm="broken")
+
+
 def test_duplicate_names_warn_and_resolve_deterministically(plugin_dir):
     _fake_distribution(plugin_dir, "zzz-plugin", {"dup": "fake_explainers:SecondExplainer"})
     _fake_distribution(plugin_dir, "aaa-plugin", {"dup": "fake_explainers:FirstExplainer"})

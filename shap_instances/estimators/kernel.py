@@ -26,8 +26,17 @@ class KernelEstimator:
     outputs with the efficiency constraint ``sum(phi) = v(full) - v(empty)`` eliminated exactly, so
     efficiency holds to rounding for every budget.
 
+    The design is a reimplementation matched to shap's, not a call into it: shap (0.46 to 0.51) computes its
+    kernel weights and draws its coalitions inline in ``KernelExplainer.explain``, from the global numpy
+    generator, and then solves one regression per output, so there is no public piece to reuse and
+    subclassing would mean overriding all of ``explain``. The test
+    ``test_kernel_design_matches_shaps_kernel_explainer`` runs shap's explainer and checks that it enumerates the
+    same coalitions with proportional weights and leaves the same share of kernel mass to sampling.
+
     Standard errors come from ``n_bootstrap`` resamples of the sampled coalitions (enumerated coalitions
-    are kept fixed); they are zero when every coalition was enumerated, where the result is exact.
+    are kept fixed); they are zero when every coalition was enumerated, where the result is exact. They are
+    somewhat conservative: measured coverage of nominal 95% intervals is 96-99% at budgets of a quarter of
+    2^M or more, about 91% at a tenth (see docs/engine.md).
 
     Parameters
     ----------
@@ -121,8 +130,9 @@ class KernelEstimator:
             probabilities = mass[left - 1] / mass[left - 1].sum()
             n_draws = remaining_budget // 2
             drawn_sizes = rng.choice(left, size=n_draws, p=probabilities)
-            ranks = np.argsort(np.argsort(rng.random((n_draws, m)), axis=1), axis=1)
-            half = ranks < drawn_sizes[:, None]  # a uniformly random coalition of each drawn size
+            order = np.argsort(rng.random((n_draws, m)), axis=1)  # a uniformly random order of the players
+            half = np.zeros((n_draws, m), dtype=bool)  # its first `size` players: a uniformly random coalition
+            np.put_along_axis(half, order, np.arange(m)[None, :] < drawn_sizes[:, None], axis=1)
             both = np.concatenate([half, ~half])  # paired sampling: each coalition with its complement
             unique, counts = np.unique(np.packbits(both, axis=1), axis=0, return_counts=True)
             masks.extend(np.unpackbits(unique, axis=1, count=m).astype(bool))

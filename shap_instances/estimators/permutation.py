@@ -87,8 +87,13 @@ class PermutationEstimator:
             total += total % 2 if self.antithetic else 0
         if total < (2 if self.antithetic else 1):
             raise ValueError(
-                f"the budget allows {total} permutation(s) of {m} players (each costs {m + 1} evaluations); "
-                f"raise max_evals to at least {2 * (m + 1)}."
+                f"n_permutations must be a positive integer, got {self.n_permutations!r}."
+                if self.n_permutations is not None
+                else f"max_evals must be a positive integer, got {self.max_evals!r}."
+                if int(self.max_evals) < 1
+                else f"the budget max_evals={self.max_evals} allows {total} permutation(s) of {m} players (each costs "
+                f"{m + 1} evaluations{', in antithetic pairs' if self.antithetic else ''}); raise max_evals to at "
+                f"least {(2 if self.antithetic else 1) * (m + 1)}."
             )
         return total, min(batch, total)
 

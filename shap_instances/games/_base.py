@@ -18,15 +18,15 @@ class Game:
     """A cooperative game whose value is a vector: ``v: {0,1}^M -> R^D``.
 
     Subclasses implement :meth:`value_function`, which may trust its input. Estimators call the game
-    itself (``game(coalitions)``), which validates, counts evaluations and, with ``cache=True``,
-    evaluates each distinct coalition only once.
+    itself: ``game.values(masks)``, or equivalently ``game(masks)``, validates the masks and the shape of
+    what comes back, counts evaluations and, with ``cache=True``, evaluates each distinct coalition only once.
 
     Parameters
     ----------
     n_players : int
-        Number of players M.
+        Number of players M (at least 1).
     n_outputs : int
-        Length D of the value vector.
+        Length D of the value vector (at least 1).
     player_names, output_names : sequence of str, optional
         Names used by explanations built from this game.
     cache : bool, default=False
@@ -40,7 +40,7 @@ class Game:
     ...     def value_function(self, coalitions):
     ...         return coalitions.sum(axis=1, keepdims=True).astype(float)
     >>> g = Size(3, 1)
-    >>> g(np.array([[True, False, True]])).tolist(), g.n_evaluations
+    >>> g.values(np.array([[True, False, True]])).tolist(), g.n_evaluations
     ([[2.0]], 1)
     """
 
@@ -48,6 +48,10 @@ class Game:
                  output_names: Sequence[str] | None = None, cache: bool = False):
         self.n_players = int(n_players)
         self.n_outputs = int(n_outputs)
+        if self.n_players < 1:
+            raise ValueError(f"a game needs at least one player, got n_players={n_players!r}.")
+        if self.n_outputs < 1:
+            raise ValueError(f"a game needs at least one output, got n_outputs={n_outputs!r}.")
         self.player_names = (
             [f"player[{i}]" for i in range(self.n_players)] if player_names is None else [str(p) for p in player_names]
         )
@@ -60,8 +64,17 @@ class Game:
         """Values of a batch of coalitions, shape (m, n_outputs). Implemented by subclasses."""
         raise NotImplementedError
 
+    def values(self, masks) -> GameValues:
+        """The batched value function: values of the coalitions ``masks`` (bool, shape (m, M)), shape (m, D).
+
+        The public name of ``game(masks)``: validated, counted, and cached when ``cache=True``. A single
+        coalition of shape (M,) is treated as a batch of one.
+        """
+        return self.evaluate(masks, self.value_function)
+
     def __call__(self, coalitions) -> GameValues:
-        return self.evaluate(coalitions, self.value_function)
+        """Same as :meth:`values`."""
+        return self.values(coalitions)
 
     def evaluate(self, coalitions, evaluator) -> GameValues:
         """``game(coalitions)`` with the raw values of new coalitions computed by ``evaluator``.
@@ -104,7 +117,17 @@ class Game:
         self.n_evaluations += delta.get("n_evaluations", 0)
 
     def _checked(self, values, m: int) -> GameValues:
-        return np.asarray(values, dtype=np.float64).reshape(m, self.n_outputs)
+        """The values returned for ``m`` coalitions as float64 (m, n_outputs); a wrong shape is an error."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape == (m, self.n_outputs):
+            return values
+        if values.shape == (m,) and self.n_outputs == 1:
+            return values[:, None]
+        allowed = f"({m}, {self.n_outputs})" + (f" or ({m},)" if self.n_outputs == 1 else "")
+        raise ValueError(
+            f"{type(self).__name__}.value_function returned an array of shape {values.shape} for {m} coalition(s); "
+            f"expected {allowed} (one row per coalition, one column per output; n_outputs={self.n_outputs})."
+        )
 
     def prefix_values(self, permutations) -> np.ndarray:
         """Values of every prefix of each permutation, shape (k, n_players + 1, n_outputs).
