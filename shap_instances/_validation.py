@@ -28,6 +28,7 @@ __all__ = [
     "instance_names",
     "column_names",
     "check_memory",
+    "in_column_order",
     "available_memory_bytes",
 ]
 
@@ -47,7 +48,7 @@ def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: boo
     dtype('float64')
     """
     if feature_names is not None and isinstance(X, pd.DataFrame):
-        X = _in_column_order(X, [str(f) for f in feature_names], name)
+        X = in_column_order(X, [str(f) for f in feature_names], name)
     try:
         array = check_array(
             X,
@@ -71,7 +72,16 @@ def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: boo
     return array
 
 
-def _in_column_order(X: pd.DataFrame, expected: list[str], name: str) -> pd.DataFrame:
+def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd.DataFrame:
+    """``X`` with its columns in the order ``expected``; a DataFrame with other columns is refused.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances._validation import in_column_order
+    >>> list(in_column_order(pd.DataFrame({"b": [1], "a": [2]}), ["a", "b"]).columns)
+    ['a', 'b']
+    """
     columns = [str(c) for c in X.columns]
     if columns == expected:
         return X

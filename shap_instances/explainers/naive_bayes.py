@@ -25,7 +25,7 @@ from sklearn.preprocessing import (
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from .._validation import check_data, check_fitted, check_memory, column_names, model_input
+from .._validation import check_data, check_fitted, check_memory, column_names, in_column_order, model_input
 from ..exceptions import DataValidationError, EfficiencyError, UnsupportedModelError
 from ._nb_terms import NB_TYPES, SPARSE_NB_TYPES, terms_for
 
@@ -169,7 +169,7 @@ class NaiveBayesExplainer(InstanceExplainer):
             return check_data(X, name=name, n_features=self.n_features_, allow_sparse=sparse_ok,
                               feature_names=self.fitted_names_)
         if isinstance(X, pd.DataFrame):
-            X = _in_fitted_order(X, self.fitted_names_, name)
+            X = X if self.fitted_names_ is None else in_column_order(X, self.fitted_names_, name)
         else:
             X = np.asarray(X)
         if X.ndim != 2 or X.shape[0] == 0:
@@ -628,21 +628,3 @@ def _dense_chunks(X, width):
     for start in range(0, X.shape[0], rows):
         chunk = X[start:start + rows]
         yield chunk.toarray() if sp.issparse(chunk) else chunk
-
-
-def _in_fitted_order(X, names, name):
-    """A DataFrame's columns put in the fitted order ``names`` (as check_data does for numeric input), for
-    pipelines that take non-numeric input; other columns are refused."""
-    if names is None:
-        return X
-    columns = [str(c) for c in X.columns]
-    if columns == names:
-        return X
-    if sorted(columns) != sorted(names):
-        missing = [c for c in names if c not in columns][:5]
-        unexpected = [c for c in columns if c not in names][:5]
-        raise DataValidationError(
-            f"{name} has other columns than the model was fitted on (missing {missing}, unexpected {unexpected}); "
-            "pass a DataFrame with the training columns."
-        )
-    return X.iloc[:, [columns.index(c) for c in names]]
