@@ -73,6 +73,10 @@ class PermutationEstimator:
         self.checkpoint = checkpoint
 
     def _plan(self, m: int) -> tuple[int, int]:
+        for name in ("n_permutations", "max_evals"):
+            value = getattr(self, name)
+            if value is not None and int(value) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         batch = int(self.batch_size or 16)
         if self.antithetic:
             batch += batch % 2
@@ -85,13 +89,9 @@ class PermutationEstimator:
         else:
             total = max(32, 2 * m)
             total += total % 2 if self.antithetic else 0
-        if total < (2 if self.antithetic else 1):
+        if total < (2 if self.antithetic else 1):  # only a max_evals below one permutation (pair) gets here
             raise ValueError(
-                f"n_permutations must be a positive integer, got {self.n_permutations!r}."
-                if self.n_permutations is not None
-                else f"max_evals must be a positive integer, got {self.max_evals!r}."
-                if int(self.max_evals) < 1
-                else f"the budget max_evals={self.max_evals} allows {total} permutation(s) of {m} players (each costs "
+                f"the budget max_evals={self.max_evals} allows {total} permutation(s) of {m} players (each costs "
                 f"{m + 1} evaluations{', in antithetic pairs' if self.antithetic else ''}); raise max_evals to at "
                 f"least {(2 if self.antithetic else 1) * (m + 1)}."
             )
