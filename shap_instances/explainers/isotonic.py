@@ -66,6 +66,8 @@ class IsotonicShapley(InstanceExplainer):
     **sisr_options
         Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ...); checked here.
 
+    Notes
+    -----
     The model must return one output per row (a vector, or one column): for a multi-output model (class
     probabilities, several targets), explain one output, e.g. ``lambda X: model.predict_proba(X)[:, 1]``;
     this is checked on one row before any coalition is evaluated.
