@@ -12,6 +12,7 @@ __all__ = [
     "NotFittedError",
     "UnsupportedModelError",
     "DataValidationError",
+    "InvalidParameterError",
     "GameTooLargeError",
     "MemoryBudgetError",
     "UnknownExplainerError",
@@ -40,6 +41,10 @@ class UnsupportedModelError(ShapInstancesError, TypeError):
 
 class DataValidationError(ShapInstancesError, ValueError):
     """Input data has the wrong shape, type, or contains NaN/inf."""
+
+
+class InvalidParameterError(ShapInstancesError, ValueError, TypeError):
+    """A constructor or call option has a value (or type) the explainer does not accept."""
 
 
 class GameTooLargeError(ShapInstancesError, ValueError):

@@ -31,7 +31,7 @@ from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomFo
 from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
 
 from ._kernels.proximity import gap_fill_rows, gap_row_counts
-from ._validation import check_data, check_fitted, check_target
+from .utils import check_data, check_fitted, check_target
 from .exceptions import DataValidationError, UnsupportedModelError
 
 __all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "gap_proximities", "encode_target", "forest_apply"]

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import Ridge
 
-from shap_instances._validation import (
+from shap_instances.utils import (
     check_data,
     check_fitted,
     check_memory,

@@ -27,7 +27,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
-from .._validation import model_input
+from ..utils import model_input
 from ..exceptions import DataValidationError, UnsupportedModelError
 
 __all__ = ["columnwise_order", "dense"]

@@ -18,7 +18,7 @@ import shap
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from .._validation import check_data, check_memory, instance_names, model_input
+from ..utils import check_data, check_memory, instance_names, model_input
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
 from ..proximities import (
     SUPPORTED_FORESTS,

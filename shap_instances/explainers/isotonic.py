@@ -10,7 +10,7 @@ from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from .._validation import check_data, column_names
+from ..utils import check_data, column_names
 from ..estimators.exact import all_coalitions
 from ..estimators.kernel import KernelEstimator
 from ..exceptions import DataValidationError, UnsupportedModelError

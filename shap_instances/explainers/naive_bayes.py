@@ -10,7 +10,7 @@ from sklearn.pipeline import Pipeline
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from .._validation import check_data, check_fitted, check_memory, column_names, in_column_order, model_input
+from ..utils import check_data, check_fitted, check_memory, column_names, in_column_order, model_input
 from ..exceptions import DataValidationError, EfficiencyError, UnsupportedModelError
 from ._nb_columns import columnwise_order, dense
 from ._nb_terms import NB_TYPES, SPARSE_NB_TYPES, terms_for

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from .._validation import check_data, check_fitted, check_memory, check_target, instance_names
+from ..utils import check_data, check_fitted, check_memory, check_target, instance_names
 from ..exceptions import DataValidationError, ReconstructionWarning
 from ._linear_objective import check_supported, is_supported, linear_objective
 

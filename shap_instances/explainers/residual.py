@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from .._validation import check_data, check_target, instance_names
+from ..utils import check_data, check_target, instance_names
 from ..estimators import ExactEstimator, KernelEstimator, PermutationEstimator, ShapleyResult
 from ..estimators.influence import RidgeInfluenceEstimator
 from ..exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError

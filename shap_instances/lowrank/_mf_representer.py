@@ -15,7 +15,7 @@ from scipy.special import expit
 
 from .._explanation import build_explanation
 from .._kernels._mf_representer import mf_representer_values
-from .._validation import check_memory
+from ..utils import check_memory
 from ..exceptions import DataValidationError
 from ._soft_impute import SoftImpute, check_pairs
 

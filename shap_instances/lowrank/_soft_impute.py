@@ -12,7 +12,7 @@ from scipy.sparse.linalg import LinearOperator, svds
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_memory
+from ..utils import check_memory
 from ..exceptions import DataValidationError
 
 __all__ = ["SoftImpute", "check_pairs"]

@@ -14,7 +14,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
-from .._validation import check_data, check_fitted
+from ..utils import check_data, check_fitted
 
 __all__ = ["DeletionResult", "deletion_diagnostics"]
 

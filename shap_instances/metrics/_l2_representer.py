@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_data, check_fitted
+from ..utils import check_data, check_fitted
 from ..explainers._linear_objective import linear_objective
 
 __all__ = ["l2_representer_scores", "select_output"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from sklearn.ensemble import IsolationForest
 
-from .._validation import check_data
+from ..utils import check_data
 from .composition import normalised_contributions
 
 __all__ = ["behaviour_outliers"]

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import check_target, model_input
+from ..utils import check_target, model_input
 from ..exceptions import DataValidationError, UnsupportedModelError
 
 __all__ = [

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from .._validation import check_data, check_target, instance_names
+from ..utils import check_data, check_target, instance_names
 from ..estimators import PermutationEstimator
 from ..games.loss import LossGame
 from ..games.residual import ResidualGame

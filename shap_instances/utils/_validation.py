@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .exceptions import DataValidationError, MemoryBudgetError, NotFittedError
+from ..exceptions import DataValidationError, MemoryBudgetError, NotFittedError
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite (the old name left in 1.8).
 _FINITE = (
@@ -26,6 +26,7 @@ __all__ = [
     "check_target",
     "check_fitted",
     "instance_names",
+    "row_names",
     "column_names",
     "check_memory",
     "in_column_order",
@@ -43,7 +44,7 @@ def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: boo
 
     Examples
     --------
-    >>> from shap_instances._validation import check_data
+    >>> from shap_instances.utils import check_data
     >>> check_data([[1, 2], [3, 4]]).dtype
     dtype('float64')
     """
@@ -78,7 +79,7 @@ def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd
     Examples
     --------
     >>> import pandas as pd
-    >>> from shap_instances._validation import in_column_order
+    >>> from shap_instances.utils import in_column_order
     >>> list(in_column_order(pd.DataFrame({"b": [1], "a": [2]}), ["a", "b"]).columns)
     ['a', 'b']
     """
@@ -86,11 +87,11 @@ def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd
     if columns == expected:
         return X
     if sorted(columns) != sorted(expected):
-        missing = [c for c in expected if c not in columns][:5]
-        unexpected = [c for c in columns if c not in expected][:5]
+        missing = [c for c in expected if c not in columns]
+        unexpected = [c for c in columns if c not in expected]
         raise DataValidationError(
-            f"{name} has other columns than the model was fitted on (missing {missing}, unexpected {unexpected}); "
-            "pass a DataFrame with the training columns."
+            f"{name} has other columns than the model was fitted on: missing {_listed(missing)}, unexpected "
+            f"{_listed(unexpected)}; pass a DataFrame with the training columns {_listed(expected)}."
         )
     return X.iloc[:, [columns.index(c) for c in expected]]
 
@@ -100,7 +101,7 @@ def check_target(y, n_samples: int, *, name: str = "y", numeric: bool = True) ->
 
     Examples
     --------
-    >>> from shap_instances._validation import check_target
+    >>> from shap_instances.utils import check_target
     >>> check_target([1.0, 2.0], 2).shape
     (2,)
     """
@@ -127,7 +128,7 @@ def check_fitted(model, name: str = "model") -> None:
     Examples
     --------
     >>> from sklearn.linear_model import Ridge
-    >>> from shap_instances._validation import check_fitted
+    >>> from shap_instances.utils import check_fitted
     >>> try:
     ...     check_fitted(Ridge())
     ... except ValueError as exc:
@@ -144,12 +145,34 @@ def check_fitted(model, name: str = "model") -> None:
         raise NotFittedError(f"The {name} {type(model).__name__!r} is not a scikit-learn estimator: {exc}") from exc
 
 
+def _listed(names: list[str], most: int = 10) -> str:
+    """``['a', 'b']``, or the first ``most`` names and how many more."""
+    shown = repr(names[:most])
+    return shown if len(names) <= most else f"{shown[:-1]}, ... ({len(names) - most} more)]"
+
+
+def row_names(X, prefix: str = "x") -> list[str]:
+    """Names of the rows of ``X``: its index for a DataFrame or Series, else ``"{prefix}[i]"``.
+
+    Explained rows are ``"x[i]"`` and training rows ``"train[i]"`` in every explainer.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import row_names
+    >>> row_names([[0], [1]]), row_names([[0]], prefix="train")
+    (['x[0]', 'x[1]'], ['train[0]'])
+    """
+    if isinstance(X, pd.DataFrame | pd.Series):
+        return [str(i) for i in X.index]
+    return [f"{prefix}[{i}]" for i in range(X.shape[0] if hasattr(X, "shape") else len(X))]
+
+
 def instance_names(X, prefix: str = "train") -> list[str]:
     """Names of the rows of ``X``: its index for a DataFrame or Series, else ``"{prefix}[i]"``.
 
     Examples
     --------
-    >>> from shap_instances._validation import instance_names
+    >>> from shap_instances.utils import instance_names
     >>> instance_names([[0], [1]])
     ['train[0]', 'train[1]']
     """
@@ -163,7 +186,7 @@ def column_names(X, n_columns: int | None = None) -> list[str]:
 
     Examples
     --------
-    >>> from shap_instances._validation import column_names
+    >>> from shap_instances.utils import column_names
     >>> column_names([[1, 2]])
     ['x0', 'x1']
     """
@@ -186,7 +209,7 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
 
     Examples
     --------
-    >>> from shap_instances._validation import check_memory
+    >>> from shap_instances.utils import check_memory
     >>> check_memory(1e3, "a small matrix")
     """
     budget = available_memory_bytes() / 2 if max_memory is None else max_memory
@@ -206,7 +229,7 @@ def model_input(model, X):
     --------
     >>> import numpy as np, pandas as pd
     >>> from sklearn.linear_model import Ridge
-    >>> from shap_instances._validation import model_input
+    >>> from shap_instances.utils import model_input
     >>> model = Ridge().fit(pd.DataFrame({"a": [0.0, 1.0]}), [0.0, 1.0])
     >>> list(model_input(model, np.zeros((1, 1))).columns)
     ['a']

@@ -1,0 +1,55 @@
+"""Public helpers shared by every explainer and by plugins: validation, random state, options, grouping.
+
+* validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
+  other columns refused with the names listed, wrong widths refused), :func:`check_target`,
+  :func:`check_fitted`, :func:`check_memory`, :func:`row_names`, :func:`column_names`;
+* :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
+* :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
+* :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
+* :func:`check_explainer`, the conformance check that every explainer and plugin passes.
+"""
+
+from ._clustering import player_clustering, row_cohorts
+from ._params import Interval, Options, validate_params
+from ._random import check_random_state, spawn_seeds
+from ._validation import (
+    available_memory_bytes,
+    check_data,
+    check_fitted,
+    check_memory,
+    check_target,
+    column_names,
+    in_column_order,
+    instance_names,
+    model_input,
+    row_names,
+)
+
+__all__ = [
+    "Interval",
+    "Options",
+    "available_memory_bytes",
+    "check_data",
+    "check_explainer",
+    "check_fitted",
+    "check_memory",
+    "check_random_state",
+    "check_target",
+    "column_names",
+    "in_column_order",
+    "instance_names",
+    "model_input",
+    "player_clustering",
+    "row_cohorts",
+    "row_names",
+    "spawn_seeds",
+    "validate_params",
+]
+
+
+def __getattr__(name: str):
+    if name == "check_explainer":  # imports shap's plots: loaded on first use
+        from ._conformance import check_explainer
+
+        return check_explainer
+    raise AttributeError(f"module 'shap_instances.utils' has no attribute {name!r}")

@@ -1,0 +1,155 @@
+"""Declarative parameter constraints, checked in one place (scikit-learn's ``_parameter_constraints`` model).
+
+Each explainer declares ``_parameter_constraints = {"name": [constraint, ...]}``; a value is valid when it
+satisfies any constraint of its list. :func:`validate_params` checks them all and raises one
+:class:`~shap_instances.exceptions.InvalidParameterError` naming the parameter, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+
+__all__ = ["Interval", "Options", "validate_params"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Numbers of ``kind`` (``numbers.Integral`` or ``numbers.Real``) in ``[left, right]`` (None: unbounded).
+
+    Booleans are never numbers here. ``closed`` is "both", "left", "right" or "neither".
+
+    Examples
+    --------
+    >>> import numbers
+    >>> from shap_instances.utils import Interval
+    >>> Interval(numbers.Integral, 1, None).is_satisfied_by(3), Interval(numbers.Real, 0, 1).is_satisfied_by(2.0)
+    (True, False)
+    """
+
+    kind: type
+    left: float | None
+    right: float | None
+    closed: str = "both"
+
+    def is_satisfied_by(self, value) -> bool:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, self.kind):
+            return False
+        if isinstance(value, numbers.Real) and not np.isfinite(value):
+            return False
+        if self.left is not None and (value < self.left or (value == self.left and self.closed in ("right",
+                                                                                                     "neither"))):
+            return False
+        return not (self.right is not None and (value > self.right or (value == self.right and self.closed in (
+            "left", "neither"))))
+
+    def __str__(self) -> str:
+        kind = "an int" if self.kind is numbers.Integral else "a number"
+        lo = "-inf" if self.left is None else self.left
+        hi = "inf" if self.right is None else self.right
+        brackets = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}[self.closed]
+        return f"{kind} in {brackets[0]}{lo}, {hi}{brackets[1]}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values (strings are compared exactly).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import Options
+    >>> Options("auto", "exact").is_satisfied_by("exact")
+    True
+    """
+
+    values: tuple
+
+    def __init__(self, *values):
+        object.__setattr__(self, "values", tuple(values))
+
+    def is_satisfied_by(self, value) -> bool:
+        return isinstance(value, str | bool | numbers.Number) and any(
+            type(value) is type(v) and value == v for v in self.values)
+
+    def __str__(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+def _random_state(value) -> bool:
+    return (value is None or isinstance(value, np.random.Generator | np.random.BitGenerator | np.random.RandomState)
+            or (isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_) and value >= 0))
+
+
+def _array_like(value) -> bool:
+    return hasattr(value, "shape") or hasattr(value, "__array__") or isinstance(value, list | tuple)
+
+
+def _names(value) -> bool:
+    return isinstance(value, list | tuple | np.ndarray) or hasattr(value, "tolist")
+
+
+#: Named constraints that need more than a type check.
+_NAMED: Mapping[str, tuple[Callable[[Any], bool], str]] = {
+    "boolean": (lambda v: isinstance(v, bool | np.bool_), "a bool"),
+    "random_state": (_random_state, "None, a non-negative int, a numpy Generator, BitGenerator or RandomState"),
+    "array-like": (_array_like, "an array-like"),
+    "names": (_names, "a sequence of names"),
+    "callable": (callable, "a callable"),
+    "path": (lambda v: isinstance(v, str | os.PathLike), "a path (str or os.PathLike)"),
+}
+
+
+def _satisfied(constraint, value) -> bool:
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, str):
+        return _NAMED[constraint][0](value)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
+    return constraint.is_satisfied_by(value)
+
+
+def _describe(constraint) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, str):
+        return _NAMED[constraint][1]
+    if isinstance(constraint, type):
+        return f"an instance of {constraint.__name__}"
+    return str(constraint)
+
+
+def validate_params(owner: str, constraints: Mapping[str, list], params: Mapping[str, Any]) -> None:
+    """Check ``params`` against ``constraints``; raise one clear error for the first invalid value.
+
+    Parameters missing from ``constraints`` are not checked (explainer-specific objects such as the model).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``"{owner}: {name} must be ...; got {value!r}."``.
+
+    Examples
+    --------
+    >>> import numbers
+    >>> from shap_instances.utils import Interval, validate_params
+    >>> validate_params("Demo", {"n": [Interval(numbers.Integral, 1, None)]}, {"n": 3})
+    >>> try:
+    ...     validate_params("Demo", {"n": [Interval(numbers.Integral, 1, None)]}, {"n": 0})
+    ... except ValueError as exc:
+    ...     print(exc)
+    Demo: n must be an int in [1, inf]; got 0.
+    """
+    for name, value in params.items():
+        allowed = constraints.get(name)
+        if allowed is None or any(_satisfied(c, value) for c in allowed):
+            continue
+        wanted = " or ".join(_describe(c) for c in allowed)
+        raise InvalidParameterError(f"{owner}: {name} must be {wanted}; got {value!r}.")
