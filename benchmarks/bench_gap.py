@@ -3,7 +3,7 @@
 For each task (regression, classification) a forest of 100 trees is fitted on n_train = 20,000 points and
 the proximities of 1,000 test points are computed twice:
 
-* **sparse**: ``GapExplainer(forest, X, y)`` (leaf index, verified against every leaf) then
+* **sparse**: ``GapExplainer(forest, X, y=y)`` (leaf index, verified against every leaf) then
   ``ex.proximities(X_test)`` (numba kernel, CSR);
 * **dense**: the straightforward numpy computation of the (m, n_train) float64 matrix
   ``sum_t [leaf_t(x) = leaf_t(i)] c_i(t) / W_t(leaf) / T``, tree by tree (one ``tree.apply`` at a time) and
@@ -97,7 +97,7 @@ STATE = {}
 
 def sparse_test(kind):
     s = STATE[kind]
-    ex = GapExplainer(s["model"], s["X"], s["y"])
+    ex = GapExplainer(s["model"], s["X"], y=s["y"])
     start = time.perf_counter()
     P = ex.proximities(s["Xt"])
     return P, time.perf_counter() - start
@@ -113,7 +113,7 @@ def check_sparse_test(kind):
 
 def sparse_oob(kind):
     s = STATE[kind]
-    ex = GapExplainer(s["model"], s["X"], s["y"])
+    ex = GapExplainer(s["model"], s["X"], y=s["y"])
     start = time.perf_counter()
     P = ex.proximities()
     return P, time.perf_counter() - start

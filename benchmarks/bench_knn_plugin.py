@@ -127,7 +127,7 @@ def main(quick: bool = False):
         (KNeighborsRegressor(n_neighbors=10), y_reg, "regression (neg squared error)"),
     ]:
         model.fit(X[:n_train], y[:n_train])
-        explainer = KNNShapleyExplainer(model, X[:n_train], y[:n_train], silent=True)
+        explainer = KNNShapleyExplainer(model, X[:n_train], y=y[:n_train], silent=True)
         t_all, _ = _timed(lambda e=explainer, yy=y: e(X[n_train:], yy[n_train:]), repeat=1 if quick else 2)
         t_pred, _ = _timed(lambda m=model: m.predict(X[n_train:]), repeat=1 if quick else 2)
         rows.append((f"n_train=10,000, {n_explained} points", f"{name}: model.predict (reference)",

@@ -66,7 +66,7 @@ def table1_dataset(name, X, y, C, n_explain, seed, n_jobs):
     model = _fit(LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, tol=1e-8, max_iter=10_000), Xtr, ytr)
     timings, scores = {}, {}
     t = time.perf_counter()
-    ex = RepresenterExplainer(model, Xtr, ytr, silent=True)
+    ex = RepresenterExplainer(model, Xtr, y=ytr, silent=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scores["High-dim Rep."] = ex(Xte).values
@@ -158,7 +158,7 @@ def speed(quick):
     fit_s = time.perf_counter() - t
     Xq = X[:n_explain]
     t = time.perf_counter()
-    ex = RepresenterExplainer(model, X, y, silent=True)
+    ex = RepresenterExplainer(model, X, y=y, silent=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         values = ex(Xq).values

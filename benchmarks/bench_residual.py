@@ -29,7 +29,7 @@ def ridge_speed(quick):
     X, y = X.to_numpy(), y.to_numpy(dtype=float)
     n = len(y)
     start = time.perf_counter()
-    explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y, n_permutations=3 * n, random_state=0,
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, n_permutations=3 * n, random_state=0,
                                           silent=True)()
     fast = time.perf_counter() - start
     slow_game = ResidualGame(Ridge(alpha=0.1), X, y, use_fast_path=False)

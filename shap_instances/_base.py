@@ -1,73 +1,175 @@
-"""``InstanceExplainer``: the shared base class of every shap_instances explainer."""
+"""``InstanceExplainer``: the shared base class, and the one contract, of every shap_instances explainer.
+
+The contract (``docs/contract.md``)::
+
+    Cls(model, masker=None, *, data=None, y=None, <options>)    # masker: training / background data
+    explainer(X=None, y=None, **<call options>)                  # -> shap.Explanation
+    explainer.shap_values(X, y=None, ...)                        # -> explanation.values
+    explainer.expected_value                                     # the base value (scalar, (k,), or per row)
+    explainer.save(f); Cls.load(f)                               # and pickle
+
+Every option has one name and one meaning across the package (``random_state``, ``n_jobs``, ``silent``,
+``max_memory``, ``feature_names``, ``batch_size``, ``max_evals``); an explainer accepts only those it uses.
+Parameters are checked once, from the class's ``_parameter_constraints`` table, by :meth:`_setup`.
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import pickle
+from typing import Any, ClassVar
 
+import cloudpickle
 import numpy as np
 import shap
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
+from .exceptions import DataValidationError, InvalidParameterError
+from .utils import check_random_state, validate_params
+
 __all__ = ["InstanceExplainer"]
+
+_SAVE_FORMAT = "shap_instances.InstanceExplainer"
+_SAVE_VERSION = 1
 
 
 class InstanceExplainer(shap.Explainer):
-    """Base class of the explainers of this package: a :class:`shap.Explainer` subclass.
+    """Base class of the explainers of this package (and of plugins): a :class:`shap.Explainer` subclass.
 
-    Subclasses store their arguments in ``__init__`` (after validating them), implement ``__call__``
-    returning a :class:`shap.Explanation` built by :func:`shap_instances._explanation.build_explanation`,
-    and declare in :meth:`supports_model` which models ``shap_instances.Explainer(model)`` may send them.
+    A subclass declares its options in ``_parameter_constraints``, stores them in ``__init__`` with
+    ``masker = self._setup(locals())`` (which resolves the ``data=`` alias, checks every option against the
+    table and stores it as an attribute), implements ``__call__(X=None, y=None, **options)`` returning
+    ``self._finish(build_explanation(...))``, and says in :meth:`supports_model` which models
+    ``shap_instances.Explainer(model, algorithm="auto")`` may send it.
 
-    Parameters
-    ----------
-    model : object
-        The fitted model to explain. It is never modified: refits work on clones.
-    data : array-like, optional
-        Training (or background) data, depending on the explainer.
-    random_state : int, numpy.random.Generator or None, default=None
-        Seed of every random choice; an int makes results bitwise reproducible.
-    n_jobs : int or None, default=None
-        Parallel workers (joblib semantics; -1 uses every core). Any joblib backend works, dask included.
+    Shared options (accepted only by the explainers that use them)
+    -----------------------------------------------------------------
+    random_state : None, int, numpy Generator, BitGenerator or RandomState
+        Seed of every random choice, through :func:`shap_instances.utils.check_random_state`: an int gives
+        bitwise identical results on every call and for every ``n_jobs``; a Generator advances.
+    n_jobs : int or None
+        Parallel workers (joblib semantics; -1 uses every core).
     silent : bool, default=False
         Turn off progress bars.
+    max_memory : float or None
+        Byte budget of the largest array the explainer allocates (default: half the machine's memory).
+    feature_names : sequence of str or None
+        Names of the players (features for naive Bayes and SISR, training instances otherwise).
+    batch_size : int or None
+        Value-function evaluations (coalitions) per batch.
+    max_evals : int or None
+        Value-function evaluations per game, as in shap.
+
+    Attributes common to every explainer
+    ------------------------------------
+    data_ : ndarray or scipy.sparse matrix
+        The validated training (or background) data.
+    train_names_ : list of str
+        Names of the training rows (instance explainers): the DataFrame index, else ``"train[i]"``.
 
     Examples
     --------
     >>> import shap
-    >>> from shap_instances._base import InstanceExplainer
+    >>> from shap_instances import InstanceExplainer
     >>> issubclass(InstanceExplainer, shap.Explainer)
     True
     """
 
     #: Order in which ``Explainer(model, algorithm="auto")`` asks classes; lower asks first.
     auto_priority: ClassVar[int] = 50
+    #: Whether ``Explainer(model, algorithm="auto")`` may choose this class at all.
+    auto_dispatch: ClassVar[bool] = True
     #: One line saying what ``base_values + values.sum(axis=1)`` equals.
     explained_quantity: ClassVar[str] = ""
+    #: What the players are: "instances" (training rows) or "features".
+    players: ClassVar[str] = "instances"
+    #: Whether the constructor needs the training targets ``y`` (automatic dispatch then needs ``y=``).
+    requires_y: ClassVar[bool] = False
+    #: What ``__call__`` does with ``y``: "none" (refused), "optional" or "required".
+    call_y: ClassVar[str] = "none"
+    #: The options of the constructor and their constraints (see :mod:`shap_instances.utils`).
+    _parameter_constraints: ClassVar[dict[str, list]] = {}
 
-    def __init__(self, model, data=None, *, random_state=None, n_jobs=None, silent=False, feature_names=None):
-        # masker=None: shap's Independent masker would silently keep only 100 background rows.
-        super().__init__(model, masker=None, feature_names=feature_names)
-        self.data = data
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.silent = silent
+    # ------------------------------------------------------------------ construction
+    def _setup(self, params: dict[str, Any]):
+        """Store the constructor's arguments once checked; return the training (or background) data.
+
+        ``params`` is the constructor's ``locals()``: ``model``, ``masker`` and its alias ``data``, then the
+        options, each checked against ``_parameter_constraints`` and stored under its own name.
+        """
+        params = {k: v for k, v in params.items() if k not in ("self", "__class__")}
+        model = params.pop("model")
+        masker, data = params.pop("masker", None), params.pop("data", None)
+        if masker is not None and data is not None:
+            raise InvalidParameterError(
+                f"{type(self).__name__}: pass the training data once, as masker= (or its alias data=), not both."
+            )
+        masker = data if masker is None else masker
+        validate_params(type(self).__name__, self._parameter_constraints, params)
+        if self.requires_y and params.get("y") is None:
+            raise DataValidationError(
+                f"{type(self).__name__} needs y, the training targets of the data: "
+                f"{type(self).__name__}(model, X_train, y=y_train)."
+            )
+        super().__init__(model, masker=None, feature_names=params.get("feature_names"))
+        self.masker = masker
+        for name, value in params.items():
+            setattr(self, name, value)
+        return masker
 
     @classmethod
     def supports_model(cls, model, data=None) -> bool:
         """Whether ``Explainer(model, data, algorithm="auto")`` should choose this class."""
         return False
 
-    def __call__(self, *args, **kwargs) -> shap.Explanation:  # pragma: no cover - abstract
+    # ------------------------------------------------------------------ calls
+    def __call__(self, X=None, y=None, **options) -> shap.Explanation:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} does not implement __call__.")
 
+    def _check_call_y(self, y) -> None:
+        """Refuse ``y`` where the explainer does not use it, require it where it must."""
+        if self.call_y == "none" and y is not None:
+            raise InvalidParameterError(
+                f"{type(self).__name__} explains the model's output and takes no y when called; "
+                "call explainer(X) (training targets, where needed, go to the constructor)."
+            )
+        if self.call_y == "required" and y is None:
+            raise DataValidationError(f"{type(self).__name__} needs y, the targets of the explained rows: "
+                                      "explainer(X, y).")
+
+    def _finish(self, explanation: shap.Explanation) -> shap.Explanation:
+        """Remember the base values (for :attr:`expected_value`) and return ``explanation``."""
+        self._last_base_values = np.asarray(explanation.base_values)
+        return explanation
+
+    def shap_values(self, X=None, y=None, **options) -> np.ndarray:
+        """shap's legacy API: ``explainer(X, y, **options).values``.
+
+        Shapes as shap's Kernel and Tree explainers return them: ``(n, M)`` for one output, ``(n, M, k)``
+        for ``k`` outputs.
+        """
+        return self(X, y, **options).values
+
+    @property
+    def expected_value(self):
+        """shap's legacy base value: a float for one output, an array of shape (k,) for k outputs.
+
+        Explainers whose base value depends on the explained row (for example residuals with an
+        ``empty_prediction``) give the per-row base values of the last call.
+        """
+        return self._expected_value()
+
+    def _expected_value(self):
+        base = getattr(self, "_last_base_values", None)
+        if base is None:
+            raise AttributeError(f"{type(self).__name__}.expected_value is known after the first call: call "
+                                 "explainer(X) (or shap_values) first.")
+        return _collapse_rows(base)
+
+    # ------------------------------------------------------------------ helpers for subclasses
     def _rng(self) -> np.random.Generator:
-        """A fresh generator from ``random_state`` (an int gives the same stream on every call)."""
-        if isinstance(self.random_state, np.random.Generator):
-            return self.random_state
-        if isinstance(self.random_state, np.random.RandomState):
-            return np.random.default_rng(self.random_state.randint(0, 2**31 - 1))
-        return np.random.default_rng(self.random_state)
+        """The generator of this call: an int ``random_state`` gives the same stream on every call."""
+        return check_random_state(getattr(self, "random_state", None))
 
     def _clone_model(self):
         """An unfitted copy of the user's model with the same hyper-parameters."""
@@ -75,7 +177,70 @@ class InstanceExplainer(shap.Explainer):
 
     def _progress(self, iterable=None, *, total=None, desc=None, unit="it"):
         """A tqdm progress bar, disabled when ``silent=True``."""
-        return tqdm(iterable, total=total, desc=desc, unit=unit, disable=self.silent, leave=False)
+        return tqdm(iterable, total=total, desc=desc, unit=unit, disable=getattr(self, "silent", False),
+                    leave=False)
+
+    def _player_vectors(self):
+        """(players x attributes, kind): what :func:`shap_instances.utils.player_clustering` clusters."""
+        data = getattr(self, "data_", None)
+        if data is None:
+            raise DataValidationError(f"{type(self).__name__} holds no data to cluster its players by.")
+        return (data if self.players == "instances" else np.asarray(data).T), self.players
+
+    # ------------------------------------------------------------------ serialisation
+    def save(self, out_file, model_saver=".save", masker_saver=".save") -> None:
+        """Write the explainer to a binary file stream; ``Cls.load`` reads it back.
+
+        The framing starts as shap's does (the pickled class, so a file names what it holds), then a format
+        tag and version, then the explainer (model, data and fitted state) whole, by cloudpickle, as shap
+        stores models it cannot save otherwise: nothing is recomputed on load. Like any pickle, load only
+        files you trust. The savers are accepted for shap's signature and unused.
+
+        Examples
+        --------
+        >>> import io
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from sklearn.datasets import load_iris
+        >>> import shap_instances as si
+        >>> X, y = load_iris(return_X_y=True)
+        >>> explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, y), X)
+        >>> buffer = io.BytesIO(); explainer.save(buffer); _ = buffer.seek(0)
+        >>> type(si.NaiveBayesExplainer.load(buffer)).__name__
+        'NaiveBayesExplainer'
+        """
+        pickle.dump(type(self), out_file)
+        pickle.dump((_SAVE_FORMAT, _SAVE_VERSION), out_file)
+        cloudpickle.dump(self, out_file)
+
+    @classmethod
+    def load(cls, in_file, model_loader=None, masker_loader=None, instantiate=True):
+        """Read an explainer written by :meth:`save` (from ``cls`` or any base class of the saved one).
+
+        The loaders and ``instantiate`` are accepted for shap's signature and unused.
+        """
+        saved_type = pickle.load(in_file)
+        if not (isinstance(saved_type, type) and issubclass(saved_type, cls)):
+            raise DataValidationError(f"the file holds a {saved_type!r}, not a {cls.__name__}.")
+        header = pickle.load(in_file)
+        if not (isinstance(header, tuple) and len(header) == 2 and header[0] == _SAVE_FORMAT):
+            raise DataValidationError(f"the file was not written by {cls.__name__}.save (header {header!r}).")
+        if header[1] > _SAVE_VERSION:
+            raise DataValidationError(f"the file has format version {header[1]}; this shap_instances reads up to "
+                                      f"{_SAVE_VERSION}: upgrade shap_instances.")
+        explainer = cloudpickle.load(in_file)
+        if not isinstance(explainer, saved_type):
+            raise DataValidationError(f"the file's content is a {type(explainer).__name__}, not a "
+                                      f"{saved_type.__name__}.")
+        return explainer
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={type(self.model).__name__})"
+
+
+def _collapse_rows(base: np.ndarray):
+    """One base value when every row has the same (a float, or an array over outputs), else the rows'."""
+    if base.ndim == 0:
+        return float(base)
+    if len(base) and np.all(base == base[:1]):
+        return float(base[0]) if base.ndim == 1 else base[0].copy()
+    return base.copy()

@@ -8,6 +8,7 @@ Every explainer in the package returns what :func:`build_explanation` builds, so
 * ``output_names`` always when values have an output axis (a single vector-valued result is stored as
   ``(1, n_players, n_outputs)``), so ``explanation[0, :, name]`` slices one output;
 * ``data`` of shape ``(n_explained, n_players)``, what a plot colours by;
+* ``row_names``, the names of the explained rows, as a plain attribute;
 * ``lower_bounds`` / ``upper_bounds`` / ``error_std`` when an estimator samples;
 * efficiency checked: ``base_values + values.sum(axis=1) == explained`` within a tolerance.
 """
@@ -35,7 +36,7 @@ def build_explanation(
     feature_names: Sequence[str],
     data=None,
     display_data=None,
-    instance_names: Sequence[str] | None = None,
+    row_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
     standard_errors=None,
     explained=None,
@@ -57,8 +58,12 @@ def build_explanation(
         What plots colour by. Defaults to zeros, so that every shap plot renders.
     display_data : array-like of shape (n, M), optional
         String versions of ``data`` for plots.
-    instance_names, output_names : sequence of str, optional
-        Names of the explained rows and of the outputs (length D). Values of shape (n, M, D), a single
+    row_names : sequence of str, optional
+        Names of the explained rows, kept as the attribute ``explanation.row_names`` (a plain list that shap's
+        slicing does not carry). They are not passed as shap's ``instance_names``, which breaks shap's own
+        idioms (``e.abs.mean(0)``, ``heatmap(instance_order=...)``) in shap 0.46 to 0.51.
+    output_names : sequence of str, optional
+        Names of the outputs (length D). Values of shape (n, M, D), a single
         vector-valued result included (n = 1), always get output names: ``output[0]``, ... when none are
         given, so that slicing by output name works.
     standard_errors : array-like shaped like ``values``, optional
@@ -103,10 +108,10 @@ def build_explanation(
             raise ValueError(f"output_names has {len(output_names)} names for values of shape {values.shape}.")
     elif values.ndim == 3:  # the contract: an output axis always has names
         output_names = [f"output[{k}]" for k in range(values.shape[2])]
-    if instance_names is not None:
-        instance_names = [str(s) for s in instance_names]
-        if len(instance_names) != n:
-            raise ValueError(f"instance_names has {len(instance_names)} names for {n} explained rows.")
+    if row_names is not None:
+        row_names = [str(s) for s in row_names]
+        if len(row_names) != n:
+            raise ValueError(f"row_names has {len(row_names)} names for {n} explained rows.")
 
     data = np.zeros((n, m)) if data is None else np.asarray(data)
     if data.shape != (n, m):
@@ -123,11 +128,11 @@ def build_explanation(
         data=data,
         display_data=None if display_data is None else np.asarray(display_data),
         feature_names=feature_names,
-        instance_names=instance_names,
         output_names=output_names,
         compute_time=compute_time,
         **bounds,
     )
+    explanation.row_names = row_names
     if explained is not None:
         gap = efficiency_gap(explanation, explained)
         if not gap <= atol:  # a NaN gap fails too

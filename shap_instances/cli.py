@@ -107,9 +107,8 @@ def _cmd_list(args) -> int:
 
 
 def _call_explainer(explainer, X, y):
-    """Call an explainer, passing the labels when its ``__call__`` takes them (residual, KNN-Shapley)."""
-    parameters = list(inspect.signature(explainer.__call__).parameters)
-    return explainer(X, y) if len(parameters) >= 2 and parameters[1] in ("y", "y_eval") else explainer(X)
+    """Call an explainer, passing the labels where its contract uses them (``call_y``: residual, KNN-Shapley)."""
+    return explainer(X) if getattr(explainer, "call_y", "none") == "none" else explainer(X, y)
 
 
 def _cmd_explain(args) -> int:
@@ -127,7 +126,8 @@ def _cmd_explain(args) -> int:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
     X, y, task = _load(args)
     model = fit_model(args.model, task, X, y, args.seed)
-    explainer = si.Explainer(model, X, algorithm=args.explainer, y=y)
+    takes_y = args.explainer == "auto" or getattr(si.get_explainer(args.explainer), "requires_y", False)
+    explainer = si.Explainer(model, X, algorithm=args.explainer, **({"y": y} if takes_y else {}))
     rows = X.iloc[: args.rows]
     explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     values = np.asarray(explanation.values)

@@ -31,8 +31,8 @@ from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomFo
 from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
 
 from ._kernels.proximity import gap_fill_rows, gap_row_counts
-from .utils import check_data, check_fitted, check_target
 from .exceptions import DataValidationError, UnsupportedModelError
+from .utils import check_data, check_fitted, check_target
 
 __all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "gap_proximities", "encode_target", "forest_apply"]
 

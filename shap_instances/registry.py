@@ -18,12 +18,22 @@ from importlib.metadata import EntryPoint, entry_points
 
 import shap
 
-from .exceptions import DuplicateExplainerWarning, PluginLoadWarning, UnknownExplainerError, UnsupportedModelError
+from .exceptions import (
+    DuplicateExplainerWarning,
+    InvalidParameterError,
+    PluginLoadWarning,
+    UnknownExplainerError,
+    UnsupportedModelError,
+)
 
-__all__ = ["ENTRY_POINT_GROUP", "Explainer", "get_explainer", "list_explainers", "register_explainer"]
+__all__ = [
+    "ENTRY_POINT_GROUP", "SHAP_ALGORITHMS", "Explainer", "get_explainer", "list_explainers", "register_explainer",
+]
 
 ENTRY_POINT_GROUP = "shap_instances.explainers"
 _OWN_DISTRIBUTION = "shap-instances"
+#: Algorithm names that ``shap.Explainer`` itself understands: ``Explainer`` always hands these to shap.
+SHAP_ALGORITHMS = ("exact", "permutation", "partition", "tree", "linear", "deep", "additive")
 
 _runtime: dict[str, type] = {}
 _loaded: dict[str, type] = {}
@@ -124,8 +134,8 @@ def get_explainer(name: str) -> type:
     if cls is None:
         available = ", ".join(repr(n) for n in list_explainers()) or "none"
         raise UnknownExplainerError(
-            f"No explainer is registered under the name {name!r}. Available: {available}. "
-            "Use algorithm='auto' to choose by model type."
+            f"No explainer is registered under the name {name!r}. Available: {available}; shap's own: "
+            f"{', '.join(repr(n) for n in SHAP_ALGORITHMS)}. Use algorithm='auto' to choose by model type."
         )
     return cls
 
@@ -175,46 +185,89 @@ def register_explainer(name: str, *, replace: bool = False):
     return decorator
 
 
-def Explainer(model, data=None, algorithm: str = "auto", **kwargs) -> shap.Explainer:  # noqa: N802 - mirrors shap
-    """Build the explainer for ``model``: by name, or by asking each registered class.
+def Explainer(model, masker=None, link=shap.links.identity, algorithm: str = "auto",  # noqa: N802 - mirrors shap
+              output_names=None, feature_names=None, linearize_link: bool = True, seed=None,
+              **kwargs) -> shap.Explainer:
+    """A superset of :class:`shap.Explainer`: this package's explainers by name or model, shap's for the rest.
 
-    With ``algorithm="auto"``, explainers are asked in order of their ``auto_priority`` (then name) whether
-    ``cls.supports_model(model, data)``; the first that says yes is built as ``cls(model, data, **kwargs)``.
-    The built-in order is naive_bayes (10), gap (20), representer (30), plugins (50 by default), and
-    residual (90, any scikit-learn estimator, as the fallback). ``isotonic`` is never chosen
-    automatically: it needs a payoff, so ask for it by name.
+    The signature is shap's. ``algorithm`` may be a name registered here (see :func:`list_explainers`,
+    plugins included), one of shap's own (``"exact"``, ``"permutation"``, ``"partition"``, ``"tree"``,
+    ``"linear"``, ``"deep"``, ``"additive"``, passed to :class:`shap.Explainer` unchanged), or ``"auto"``:
+    the registered explainers are asked in order of their ``auto_priority`` (then name) whether
+    ``cls.supports_model(model, masker)``, skipping those that need training targets when no ``y=`` is given
+    and those that are never chosen automatically (``isotonic``); when none claims the model, shap's own
+    automatic choice decides. A ``y=`` offered in automatic mode goes only to a chosen class that takes it.
+    So ``si.Explainer`` in place of ``shap.Explainer`` in working shap code, which never passes ``y``, gives
+    shap's own explainer for every model but naive Bayes ones.
 
     Parameters
     ----------
     model : object
-        The fitted model (or, for the residual explainer, the estimator to refit).
-    data : array-like, optional
-        Training or background data, passed on as the second argument.
+        The fitted model (for the residual explainer, the estimator to refit).
+    masker : array-like or shap masker, optional
+        Training or background data; ``data=`` is accepted as an alias.
+    link, output_names, linearize_link, seed
+        shap's options, passed to shap's explainers. This package's explainers accept ``seed`` as their
+        ``random_state`` and refuse a non-identity ``link`` or ``output_names``, which they do not use.
     algorithm : str, default="auto"
-        A registered name (see :func:`list_explainers`) or "auto".
+    feature_names : sequence of str, optional
+        Passed to the chosen explainer.
     **kwargs
-        Passed to the chosen class, e.g. ``y=y_train``.
+        Passed to the chosen class, e.g. ``y=y_train`` (which this package's instance explainers need).
 
     Examples
     --------
     >>> import shap_instances as si
     >>> from sklearn.datasets import load_breast_cancer
     >>> from sklearn.naive_bayes import GaussianNB
+    >>> from sklearn.tree import DecisionTreeRegressor
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> ex = si.Explainer(GaussianNB().fit(X, y), X[:50])
-    >>> type(ex).__name__
+    >>> type(si.Explainer(GaussianNB().fit(X, y), X[:50])).__name__
     'NaiveBayesExplainer'
+    >>> type(si.Explainer(DecisionTreeRegressor(max_depth=3).fit(X, y), X[:50])).__name__   # shap's choice
+    'TreeExplainer'
     """
+    if "data" in kwargs:
+        if masker is not None:
+            raise InvalidParameterError("pass the data once, as masker= (or its alias data=), not both.")
+        masker = kwargs.pop("data")
+    shap_options = dict(link=link, output_names=output_names, feature_names=feature_names,
+                        linearize_link=linearize_link, seed=seed)
+    if algorithm in SHAP_ALGORITHMS:
+        return shap.Explainer(model, masker, algorithm=algorithm, **shap_options, **kwargs)
     if algorithm != "auto":
-        return get_explainer(algorithm)(model, data, **kwargs)
+        return _build(get_explainer(algorithm), model, masker, shap_options, kwargs)
     candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
     for name, cls in candidates:
-        if _supports(name, cls, model, data):
-            return cls(model, data, **kwargs)
-    raise UnsupportedModelError(
-        f"No registered explainer supports a {type(model).__name__} automatically. Pass algorithm= one of "
-        f"{', '.join(repr(n) for n, _ in candidates)}."
-    )
+        if not getattr(cls, "auto_dispatch", True):
+            continue
+        if getattr(cls, "requires_y", False) and kwargs.get("y") is None:
+            continue
+        if _supports(name, cls, model, masker):
+            if "y" not in getattr(cls, "_parameter_constraints", {"y": None}):
+                kwargs = {k: v for k, v in kwargs.items() if k != "y"}  # offered to choose; this class takes none
+            return _build(cls, model, masker, shap_options, kwargs)
+    if kwargs:
+        raise UnsupportedModelError(
+            f"No registered explainer supports a {type(model).__name__} automatically, and shap's own choice "
+            f"does not take the options {sorted(kwargs)}. Pass algorithm= one of "
+            f"{', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
+        )
+    return shap.Explainer(model, masker, algorithm="auto", **shap_options)
+
+
+def _build(cls: type, model, masker, shap_options: dict, kwargs: dict) -> shap.Explainer:
+    """``cls(model, masker, **kwargs)``, with shap's options translated or refused."""
+    if shap_options["link"] is not shap.links.identity:
+        raise InvalidParameterError(f"{cls.__name__} explains the model's own output scale and takes no link; "
+                                    "leave link at its default.")
+    if shap_options["output_names"] is not None:
+        raise InvalidParameterError(f"{cls.__name__} names its outputs itself and takes no output_names.")
+    if shap_options["feature_names"] is not None:
+        kwargs = {**kwargs, "feature_names": shap_options["feature_names"]}
+    if shap_options["seed"] is not None:
+        kwargs = {**kwargs, "random_state": shap_options["seed"]}
+    return cls(model, masker, **kwargs)
 
 
 def _supports(name: str, cls: type, model, data) -> bool:

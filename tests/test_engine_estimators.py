@@ -89,7 +89,7 @@ def test_closed_forms():
 def test_exact_refuses_large_games():
     with pytest.raises(GameTooLargeError, match="PermutationEstimator or KernelEstimator") as info:
         ExactEstimator(max_players=10).estimate(FunctionGame(lambda s: s.sum(1), 11))
-    assert "method='permutation'" in str(info.value) and "method='kernel'" in str(info.value)
+    assert "estimator='permutation'" in str(info.value) and "estimator='kernel'" in str(info.value)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [

@@ -12,7 +12,7 @@ from shap_instances.exceptions import EfficiencyError, ReconstructionWarning
 def test_two_dimensional_contract():
     values = np.arange(6.0).reshape(2, 3)
     e = build_explanation(values, 1.5, feature_names=["a", "b", "c"], explained=[4.5, 13.5],
-                          instance_names=["r0", "r1"])
+                          row_names=["r0", "r1"])
     assert isinstance(e, shap.Explanation)
     assert e.base_values.shape == (2,) and np.all(e.base_values == 1.5)
     assert list(e.feature_names) == ["a", "b", "c"]
@@ -64,7 +64,7 @@ def test_standard_errors_give_bounds():
     [
         (dict(feature_names=["a"]), "feature_names has 1 names for 2 players"),
         (dict(feature_names=["a", "b"], data=np.zeros((3, 2))), "data must have shape"),
-        (dict(feature_names=["a", "b"], instance_names=["x"]), "instance_names has 1 names"),
+        (dict(feature_names=["a", "b"], row_names=["x"]), "row_names has 1 names"),
         (dict(feature_names=["a", "b"], output_names=["o"]), "output_names has 1 names"),
     ],
 )

@@ -138,7 +138,7 @@ def _fit(name, n_estimators=25):
 @pytest.mark.parametrize("name", sorted(SETTINGS))
 def test_identity_new_points(name):
     model, X, y, Xt, sw = _fit(name)
-    ex = GapExplainer(model, X, y, sample_weight=sw)
+    ex = GapExplainer(model, X, y=y, sample_weight=sw)
     P = ex.proximities(Xt)
     assert sp.isspmatrix_csr(P) and P.shape == (Xt.shape[0], X.shape[0])
     assert np.max(np.abs(P @ _targets(model, y) - _output(model, Xt))) < TOL
@@ -158,7 +158,7 @@ def test_bootstrapped_settings_cover_weights():
 def test_identity_out_of_bag(name):
     model, X, y, _, sw = _fit(name)
     assert model.bootstrap
-    ex = GapExplainer(model, X, y, sample_weight=sw)
+    ex = GapExplainer(model, X, y=y, sample_weight=sw)
     P = ex.proximities()
     has_oob = ex.oob_counts() > 0
     assert np.max(np.abs((P @ _targets(model, y) - _oob_output(model))[has_oob])) < TOL
@@ -172,7 +172,7 @@ def test_multi_output_regression_and_classification():
     X, y, Xt, _ = DIABETES
     Y = np.c_[y, np.log(y), X[:, 2]]
     reg = RandomForestRegressor(20, oob_score=True, random_state=0).fit(X, Y)
-    ex = GapExplainer(reg, X, Y)
+    ex = GapExplainer(reg, X, y=Y)
     e = ex(Xt[:7])
     assert e.values.shape == (7, X.shape[0], 3)
     assert np.max(np.abs(e.base_values + e.values.sum(axis=1) - reg.predict(Xt[:7]))) < TOL
@@ -181,7 +181,7 @@ def test_multi_output_regression_and_classification():
     X, y, Xt, _ = IRIS
     Yc = np.c_[y, (X[:, 0] > 5.8).astype(int)]
     clf = RandomForestClassifier(20, random_state=0, class_weight="balanced_subsample").fit(X, Yc)
-    e = GapExplainer(clf, X, Yc)(Xt)
+    e = GapExplainer(clf, X, y=Yc)(Xt)
     assert e.values.shape == (Xt.shape[0], X.shape[0], 5)
     assert np.max(np.abs(e.base_values + e.values.sum(axis=1) - np.hstack(clf.predict_proba(Xt)))) < TOL
 
@@ -189,7 +189,7 @@ def test_multi_output_regression_and_classification():
 def test_kernel_agrees_with_numpy_twin():
     model, X, y, Xt, _ = _fit("rf_reg_max_samples_int", n_estimators=8)
     c_per_tree = [np.bincount(s, minlength=len(y)).astype(float) for s in model.estimators_samples_]
-    ex = GapExplainer(model, X, y)
+    ex = GapExplainer(model, X, y=y)
     np.testing.assert_allclose(ex.proximities(Xt).toarray(), dense_gap_twin(model, X, Xt, c_per_tree), atol=1e-14)
     np.testing.assert_allclose(ex.proximities(dense=True), dense_gap_twin(model, X, None, c_per_tree, oob=True),
                                atol=1e-14)
@@ -200,7 +200,7 @@ def test_kernel_agrees_with_numpy_twin():
 
 def test_explanation_contract_regression():
     model, X, y, Xt, _ = _fit("rf_reg")
-    ex = GapExplainer(model, X, y)
+    ex = GapExplainer(model, X, y=y)
     e = ex(Xt[:10])
     assert e.values.shape == (10, X.shape[0])
     assert np.allclose(e.base_values, y.mean())
@@ -222,7 +222,7 @@ def test_explanation_contract_classification_and_pandas_names():
     X, y, Xt, _ = CANCER
     frame = pd.DataFrame(X, index=[f"patient{i}" for i in range(len(y))])
     model = RandomForestClassifier(20, random_state=0).fit(frame, y)
-    ex = GapExplainer(model, frame, pd.Series(y))
+    ex = GapExplainer(model, frame, y=pd.Series(y))
     e = ex(pd.DataFrame(Xt[:4], index=list("abcd")))
     assert e.values.shape == (4, len(y), 2)
     assert e.feature_names[2] == "patient2" and list(e.output_names) == ["0", "1"]
@@ -233,7 +233,7 @@ def test_explanation_contract_classification_and_pandas_names():
 def test_training_points_never_out_of_bag_warn():
     X, y, _, _ = DIABETES
     model = RandomForestRegressor(2, random_state=0).fit(X, y)
-    ex = GapExplainer(model, X, y)
+    ex = GapExplainer(model, X, y=y)
     assert (ex.oob_counts() == 0).any()
     with pytest.warns(ReconstructionWarning, match="in-bag in every tree"):
         e = ex.oob_explanation()
@@ -301,7 +301,7 @@ def test_identity_hypothesis(forest, n_estimators, max_depth, min_samples_leaf, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         model = cls(**params).fit(X, y, sample_weight=sw)
-    ex = GapExplainer(model, X, y, sample_weight=sw)
+    ex = GapExplainer(model, X, y=y, sample_weight=sw)
     P = ex.proximities(Xt)
     assert np.max(np.abs(P @ _targets(model, y) - _output(model, Xt))) < TOL
     assert np.max(np.abs(np.asarray(P.sum(1)).ravel() - 1)) < 1e-12
@@ -322,7 +322,7 @@ def test_refuses_absolute_error():
     X, y, _, _ = DIABETES
     model = RandomForestRegressor(3, criterion="absolute_error", random_state=0, max_depth=3).fit(X, y)
     with pytest.raises(UnsupportedModelError, match="absolute_error"):
-        GapExplainer(model, X, y)
+        GapExplainer(model, X, y=y)
     assert not GapExplainer.supports_model(model)
 
 
@@ -332,31 +332,31 @@ def test_refuses_monotonic_clipping():
     target = np.sin(3 * x[:, 0]) + x[:, 1] * x[:, 0] + 0.5 * rng.normal(size=300)
     model = RandomForestRegressor(10, monotonic_cst=[1, -1, 0], random_state=0).fit(x, target)
     with pytest.raises(UnsupportedModelError, match="monotonic_cst"):
-        GapExplainer(model, x, target)
+        GapExplainer(model, x, y=target)
 
 
 def test_bad_inputs():
     model, X, y, Xt, _ = _fit("rf_reg")
-    with pytest.raises(DataValidationError, match="y is required"):
+    with pytest.raises(DataValidationError, match="needs y, the training targets"):
         GapExplainer(model, X)
     with pytest.raises(DataValidationError, match="training targets y"):
-        GapExplainer(model, X, y + 1.0)
+        GapExplainer(model, X, y=y + 1.0)
     with pytest.raises(DataValidationError, match="training data X"):
-        GapExplainer(model, X[::-1], y)  # rows reordered
+        GapExplainer(model, X[::-1], y=y)  # rows reordered
     with pytest.raises(DataValidationError, match="columns"):
-        GapExplainer(model, X[:, :5], y)
+        GapExplainer(model, X[:, :5], y=y)
     with pytest.raises(DataValidationError, match="rows"):
-        GapExplainer(model, X, y[:-1])
+        GapExplainer(model, X, y=y[:-1])
     with pytest.raises(UnsupportedModelError, match="RandomForestRegressor"):
-        GapExplainer(GradientBoostingRegressor(n_estimators=3).fit(X, y), X, y)
+        GapExplainer(GradientBoostingRegressor(n_estimators=3).fit(X, y), X, y=y)
     with pytest.raises(NotFittedError):
-        GapExplainer(RandomForestRegressor(), X, y)
-    ex = GapExplainer(model, X, y)
+        GapExplainer(RandomForestRegressor(), X, y=y)
+    ex = GapExplainer(model, X, y=y)
     with pytest.raises(DataValidationError, match="columns"):
         ex(Xt[:, :3])
     with pytest.raises(DataValidationError):
         ex.oob_explanation(rows=[len(y)])
-    small = GapExplainer(model, X, y, max_memory=1e4)
+    small = GapExplainer(model, X, y=y, max_memory=1e4)
     with pytest.raises(MemoryBudgetError, match="sparse"):
         small(Xt)
     with pytest.raises(MemoryBudgetError, match="dense=False"):
@@ -366,22 +366,22 @@ def test_bad_inputs():
 def test_bad_inputs_classification_and_weights():
     model, X, y, _, sw = _fit("rf_iris_no_bootstrap_subsample")
     with pytest.raises(DataValidationError, match="sample_weight"):
-        GapExplainer(model, X, y)  # fitted with weights that multiply the leaves
+        GapExplainer(model, X, y=y)  # fitted with weights that multiply the leaves
     with pytest.raises(DataValidationError, match="not in the forest's classes_"):
-        GapExplainer(model, X, np.where(y == 2, 7, y), sample_weight=sw)
+        GapExplainer(model, X, y=np.where(y == 2, 7, y), sample_weight=sw)
     with pytest.raises(DataValidationError, match="non-negative"):
-        GapExplainer(model, X, y, sample_weight=-sw)
+        GapExplainer(model, X, y=y, sample_weight=-sw)
     with pytest.raises(DataValidationError, match="bootstrap=False"):
-        GapExplainer(model, X, y, sample_weight=sw).proximities()
+        GapExplainer(model, X, y=y, sample_weight=sw).proximities()
     with pytest.raises(UnsupportedModelError, match="bootstrap=True"):
-        GapExplainer(model, X, y, sample_weight=sw).trust_scores(X[:3])
+        GapExplainer(model, X, y=y, sample_weight=sw).trust_scores(X[:3])
 
 
 def test_kernels_called_directly_agree_with_twin():
     from shap_instances._kernels.proximity import gap_fill_rows, gap_row_counts
 
     model, X, y, Xt, _ = _fit("rf_iris", n_estimators=6)
-    index = GapExplainer(model, X, y).index_
+    index = GapExplainer(model, X, y=y).index_
     query = np.ascontiguousarray(model.apply(Xt.astype(np.float32)), dtype=np.int32)
     query[:, 2] = -1  # skipping a tree averages the others
     c_per_tree = [np.bincount(s, minlength=len(y)).astype(float) for s in model.estimators_samples_]
@@ -406,7 +406,7 @@ def test_string_labels_and_zero_sample_weights():
     X, y, Xt, _ = IRIS
     labels = np.array(["setosa", "versicolor", "virginica"])[y]
     model = RandomForestClassifier(10, random_state=0, class_weight="balanced").fit(X, labels)
-    e = GapExplainer(model, X, labels)(Xt)
+    e = GapExplainer(model, X, y=labels)(Xt)
     assert list(e.output_names) == ["setosa", "versicolor", "virginica"]
     assert np.max(np.abs(e.base_values + e.values.sum(1) - model.predict_proba(Xt))) < TOL
     X, y, Xt, _ = DIABETES
@@ -414,7 +414,7 @@ def test_string_labels_and_zero_sample_weights():
     sw[::3] = 0.0  # rows the trees never see
     for bootstrap in (False, True):
         model = ExtraTreesRegressor(8, bootstrap=bootstrap, random_state=0).fit(X, y, sample_weight=sw)
-        P = GapExplainer(model, X, y, sample_weight=sw).proximities(Xt)
+        P = GapExplainer(model, X, y=y, sample_weight=sw).proximities(Xt)
         assert np.max(np.abs(P @ y - model.predict(Xt))) < TOL
         assert np.all(P[:, ::3].toarray() == 0)
 
@@ -423,7 +423,7 @@ def test_sparse_and_nan_inputs():
     X, y, Xt, _ = DIABETES
     Xs = np.where(np.abs(X) < 0.02, 0.0, X)
     model = RandomForestRegressor(8, random_state=0).fit(sp.csr_matrix(Xs), y)
-    ex = GapExplainer(model, sp.csr_matrix(Xs), y)
+    ex = GapExplainer(model, sp.csr_matrix(Xs), y=y)
     assert np.max(np.abs(ex.proximities(sp.csr_matrix(Xt)) @ y - model.predict(Xt))) < TOL
     assert np.max(np.abs(ex.proximities(Xt) @ y - model.predict(Xt))) < TOL
     Xn = X.copy()
@@ -434,11 +434,11 @@ def test_sparse_and_nan_inputs():
     if proximities_module._sklearn_version() < (1, 9):
         # older scikit-learn routes some training points with NaN to another leaf at predict time than in fit
         try:
-            GapExplainer(model, Xn, y)
+            GapExplainer(model, Xn, y=y)
         except UnsupportedModelError as exc:
             assert "missing values" in str(exc)
             return
-    P = GapExplainer(model, Xn, y).proximities(Xtn)
+    P = GapExplainer(model, Xn, y=y).proximities(Xtn)
     assert np.max(np.abs(P @ y - model.predict(Xtn))) < TOL
 
 
@@ -446,7 +446,7 @@ def test_oob_explanation_checked_against_sklearn_multilabel():
     X, y, _, _ = IRIS
     Y = np.c_[y == 0, y == 2, X[:, 0] > 5.8].astype(int)
     model = RandomForestClassifier(25, oob_score=True, random_state=0).fit(X, Y)
-    ex = GapExplainer(model, X, Y)
+    ex = GapExplainer(model, X, y=Y)
     reference = ex._sklearn_oob()
     assert reference is not None and reference.shape == (len(y), 6)
     e = ex.oob_explanation(rows=np.arange(20))
@@ -463,7 +463,7 @@ def test_dataframe_columns_are_matched_by_name():
     X, y = load_diabetes(return_X_y=True, as_frame=True)
     X_tr, y_tr, X_te = X.iloc[:300], y.iloc[:300], X.iloc[300:320]
     model = RandomForestRegressor(20, random_state=0).fit(X_tr, y_tr)
-    ex = GapExplainer(model, X_tr, y_tr)
+    ex = GapExplainer(model, X_tr, y=y_tr)
     e, e_rev = ex(X_te), ex(X_te.iloc[:, ::-1])
     np.testing.assert_array_equal(e_rev.values, e.values)
     np.testing.assert_allclose(e_rev.base_values + e_rev.values.sum(1), model.predict(X_te), atol=TOL)
@@ -471,7 +471,7 @@ def test_dataframe_columns_are_matched_by_name():
     P_fn = gap_proximities(model, X_tr.iloc[:, ::-1], y_tr, X_te.iloc[:, ::-1])
     assert (P_fn != ex.proximities(X_te)).nnz == 0
     # the training data given with reordered columns builds the same (verified) index
-    assert (GapExplainer(model, X_tr.iloc[:, ::-1], y_tr).proximities() != ex.proximities()).nnz == 0
+    assert (GapExplainer(model, X_tr.iloc[:, ::-1], y=y_tr).proximities() != ex.proximities()).nnz == 0
     with pytest.raises(ValidationError, match="other columns"):
         ex(X_te.rename(columns={"age": "AGE"}))
     # arrays stay positional
@@ -483,7 +483,7 @@ def test_proximities_returns_a_matrix_the_caller_owns():
 
     X, y, Xt, _ = DIABETES
     model = RandomForestRegressor(20, oob_score=True, random_state=0).fit(X, y)
-    ex = GapExplainer(model, X, y)
+    ex = GapExplainer(model, X, y=y)
     first = ex.proximities()
     reference = first.copy()
     first.data[:] = 0.0  # the user's matrix is theirs to change

@@ -26,7 +26,7 @@ from shap_instances.plots import (  # noqa: E402
 def fitted():
     X, y = load_diabetes(return_X_y=True, as_frame=True)
     model = RandomForestRegressor(20, min_samples_leaf=2, random_state=0).fit(X[:350], y[:350])
-    ex = GapExplainer(model, X[:350], y[:350])
+    ex = GapExplainer(model, X[:350], y=y[:350])
     return X, y, ex, ex.proximities(X[350:])
 
 
@@ -60,7 +60,7 @@ def test_scatter_and_histograms_draw_on_ax(fitted):
 def test_scatter_with_labels():
     X, y = load_breast_cancer(return_X_y=True)
     model = RandomForestClassifier(20, random_state=0).fit(X[:400], y[:400])
-    P = GapExplainer(model, X[:400], y[:400]).proximities(X[400:401])
+    P = GapExplainer(model, X[:400], y=y[:400]).proximities(X[400:401])
     ax = gap_weighted_scatter(X[:400], weights=P, features=(7, 22), labels=y[:400], point=X[400], show=False)
     assert ax.get_xlabel() == "x7"
     assert len(ax.collections) == 4  # two classes, neighbours, point

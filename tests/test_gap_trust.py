@@ -121,7 +121,7 @@ def test_decile_table_and_errors():
 def test_regression_trust_columns_and_consistency():
     X, y = load_diabetes(return_X_y=True)
     model = RandomForestRegressor(30, min_samples_leaf=3, random_state=0).fit(X[:350], y[:350])
-    ex = GapExplainer(model, X[:350], y[:350])
+    ex = GapExplainer(model, X[:350], y=y[:350])
     s = ex.trust_scores(X[350:])
     assert list(s.columns) == ["prediction", "weighted_oob_error", "q10", "q50", "q90", "n_neighbours_90"]
     assert s.index[0] == "x[0]"
@@ -142,7 +142,7 @@ def test_trust_rises_with_out_of_sample_error_diabetes():
     score, error = np.zeros(len(y)), np.zeros(len(y))
     for train, test in KFold(5, shuffle=True, random_state=0).split(X):
         model = RandomForestRegressor(100, min_samples_leaf=5, random_state=0).fit(X[train], y[train])
-        score[test] = GapExplainer(model, X[train], y[train]).trust_scores(X[test])["weighted_oob_error"]
+        score[test] = GapExplainer(model, X[train], y=y[train]).trust_scores(X[test])["weighted_oob_error"]
         error[test] = np.abs(y[test] - model.predict(X[test]))
     rho, p = spearmanr(score, error)
     assert rho > 0.1 and p < 1e-3
@@ -156,7 +156,7 @@ def test_trust_rises_with_out_of_sample_error_breast_cancer():
     prob, margin, correct = np.zeros(len(y)), np.zeros(len(y)), np.zeros(len(y))
     for train, test in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
         model = RandomForestClassifier(100, random_state=0).fit(X[train], y[train])
-        s = GapExplainer(model, X[train], y[train]).trust_scores(X[test])
+        s = GapExplainer(model, X[train], y=y[train]).trust_scores(X[test])
         prob[test], margin[test] = s["class_probability"], s["outlier_margin"]
         correct[test] = model.predict(X[test]) == y[test]
     for score in (prob, margin):
@@ -169,7 +169,7 @@ def test_trust_rises_with_out_of_sample_error_breast_cancer():
 def test_classification_trust_columns():
     X, y = load_iris(return_X_y=True)
     model = RandomForestClassifier(30, random_state=0).fit(X[::2], y[::2])
-    s = GapExplainer(model, X[::2], y[::2]).trust_scores(X[1::2])
+    s = GapExplainer(model, X[::2], y=y[::2]).trust_scores(X[1::2])
     assert list(s.columns) == ["predicted_class", "class_probability", "weighted_oob_accuracy", "outlier_0",
                                "outlier_1", "outlier_2", "runner_up_class", "outlier_margin", "outlier_ratio",
                                "n_neighbours_90"]
@@ -186,7 +186,7 @@ def test_outlier_columns_follow_the_paper_definition():
     margin and ratio combine the runner-up and predicted columns."""
     X, y = load_iris(return_X_y=True)
     model = RandomForestClassifier(40, random_state=1).fit(X[::2], y[::2])
-    ex = GapExplainer(model, X[::2], y[::2])
+    ex = GapExplainer(model, X[::2], y=y[::2])
     s = ex.trust_scores(X[1::2])
     P, R = ex.proximities(X[1::2]).toarray(), ex.proximities().toarray()
     codes = y[::2]
@@ -208,7 +208,7 @@ def test_runner_up_rules_for_three_classes():
     over all other classes; 'probability': the second-largest class probability."""
     X, y = load_iris(return_X_y=True)
     model = RandomForestClassifier(30, random_state=0).fit(X[::2], y[::2])
-    ex = GapExplainer(model, X[::2], y[::2])
+    ex = GapExplainer(model, X[::2], y=y[::2])
     by_outlier = ex.trust_scores(X[1::2])
     by_probability = ex.trust_scores(X[1::2], runner_up="probability")
     rows = np.arange(len(by_outlier))
@@ -228,7 +228,7 @@ def test_runner_up_rules_for_three_classes():
 def test_log_outlier_scale_option():
     X, y = load_iris(return_X_y=True)
     model = RandomForestClassifier(30, random_state=0).fit(X[::2], y[::2])
-    ex = GapExplainer(model, X[::2], y[::2])
+    ex = GapExplainer(model, X[::2], y=y[::2])
     raw, log = ex.trust_scores(X[1::2]), ex.trust_scores(X[1::2], outlier_scale="log")
     assert not np.allclose(raw["outlier_0"], log["outlier_0"])
     np.testing.assert_array_equal(raw["class_probability"], log["class_probability"])
@@ -243,7 +243,7 @@ def test_multi_output_regression_trust_columns():
     X, y = load_diabetes(return_X_y=True)
     Y = np.c_[y, np.log(y)]
     model = RandomForestRegressor(20, random_state=0, oob_score=True).fit(X[:300], Y[:300])
-    ex = GapExplainer(model, X[:300], Y[:300])
+    ex = GapExplainer(model, X[:300], y=Y[:300])
     s = ex.trust_scores(X[300:310], quantiles=(0.5,))
     assert list(s.columns) == ["prediction_y0", "prediction_y1", "weighted_oob_error_y0", "weighted_oob_error_y1",
                                "q50_y0", "q50_y1", "n_neighbours_90"]
@@ -260,7 +260,7 @@ def test_multi_output_classifier_trust_scores_refused():
     X, y = load_iris(return_X_y=True)
     Y = np.c_[y, y > 0]
     model = RandomForestClassifier(10, random_state=0).fit(X, Y)
-    ex = GapExplainer(model, X, Y)
+    ex = GapExplainer(model, X, y=Y)
     with pytest.raises(UnsupportedModelError, match="single-output classifiers"):
         ex.trust_scores(X[:3])
 
@@ -268,7 +268,7 @@ def test_multi_output_classifier_trust_scores_refused():
 def test_trust_scores_match_dataframe_columns_by_name():
     X, y = load_iris(return_X_y=True, as_frame=True)
     model = RandomForestClassifier(20, random_state=0).fit(X.iloc[::2], y.iloc[::2])
-    ex = GapExplainer(model, X.iloc[::2], y.iloc[::2])
+    ex = GapExplainer(model, X.iloc[::2], y=y.iloc[::2])
     expected = ex.trust_scores(X.iloc[1::2])
     pd.testing.assert_frame_equal(ex.trust_scores(X.iloc[1::2, ::-1]), expected)
     pd.testing.assert_frame_equal(gap_trust_scores(ex, X.iloc[1::2, ::-1]).set_axis(expected.index), expected)

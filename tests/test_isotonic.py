@@ -427,15 +427,17 @@ def test_explainer_refuses_multi_output_models_before_the_coalitions():
     assert single(background[:1]).values.shape == (1, 4)
 
 
-def test_explainer_y_is_keyword_only_for_the_registry():
+def test_explainer_takes_no_y_and_no_positional_options():
     import shap_instances as si
 
     X = np.random.default_rng(0).normal(size=(30, 3))
     y = X @ np.array([1.0, 0.0, 2.0])
     model = LinearRegression().fit(X, y)
     with pytest.raises(TypeError):
-        IsotonicShapley(model, X[:10], 2)  # a positional 2 used to land in the unused y
-    explanation = si.Explainer(model, X[:10], algorithm="isotonic", y=y, sparsity=2)(X[:1])  # as the CLI calls it
+        IsotonicShapley(model, X[:10], 2)  # options are keyword only
+    with pytest.raises(TypeError, match="y"):
+        si.Explainer(model, X[:10], algorithm="isotonic", y=y, sparsity=2)  # SISR explains a payoff: no targets
+    explanation = si.Explainer(model, X[:10], algorithm="isotonic", sparsity=2)(X[:1])
     assert set(np.flatnonzero(explanation.values[0])) == {0, 2}
 
 

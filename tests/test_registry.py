@@ -92,8 +92,9 @@ def test_unknown_name_lists_available_names(plugin_dir):
 
 
 def test_auto_without_support_lists_names():
+    # with options that only this package's explainers take, nothing falls back to shap: the error lists names
     with pytest.raises(UnsupportedModelError, match="algorithm="):
-        si.Explainer(object(), None)
+        si.Explainer(object(), None, y=[1.0])
 
 
 def test_register_explainer_at_run_time():

@@ -78,7 +78,7 @@ def test_l2_representer_equals_ridge_representer_times_alpha(regression):
     X, y = regression
     model = Ridge(alpha=2.5).fit(X, y)
     l2 = l2_representer_scores(model, X, y, X[:4])
-    ours = RepresenterExplainer(model, X, y)(X[:4]).values
+    ours = RepresenterExplainer(model, X, y=y)(X[:4]).values
     assert np.allclose(l2, 2.5 * ours)
 
 
@@ -91,7 +91,7 @@ def test_random_scores_reproducible():
 def test_deletion_matches_manual_refit(regression):
     X, y = regression
     model = Ridge(alpha=1.0).fit(X, y)
-    scores = RepresenterExplainer(model, X, y)(X[:3]).values
+    scores = RepresenterExplainer(model, X, y=y)(X[:3]).values
     res = deletion_diagnostics(model, X, y, X[:3], scores, fractions=(0.02, 0.04), n_jobs=2)
     assert res.del_plus.shape == (3, 2) and list(res.sizes) == [3, 6]
     j, k = 1, 6

@@ -62,7 +62,7 @@ def brute_force(model, X, y, X_eval, y_eval, empty=None):
 def test_exact_equals_brute_force_and_shap_exact(model):
     X, y = diabetes(6)
     X_eval, y_eval = diabetes(3, start=100)
-    explanation = InstanceKernelExplainer(model, X, y, method="exact", silent=True)(X_eval, y_eval)
+    explanation = InstanceKernelExplainer(model, X, y=y, estimator="exact", silent=True)(X_eval, y_eval)
     np.testing.assert_allclose(explanation.values, brute_force(model, X, y, X_eval, y_eval), atol=1e-10)
     game = ResidualGame(model, X, y, X_eval, y_eval)
     with warnings.catch_warnings():
@@ -77,7 +77,8 @@ def test_exact_equals_brute_force_and_shap_exact(model):
 def test_efficiency_for_any_budget(n_permutations, seed, method):
     X, y = diabetes(30)
     kwargs = {"n_permutations": n_permutations} if method == "permutation" else {"max_evals": 10 * n_permutations + 40}
-    explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y, method=method, random_state=seed, silent=True, **kwargs)
+    explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y=y, estimator=method, random_state=seed, silent=True,
+                                        **kwargs)
     explanation = explainer()
     full_fit = Ridge(alpha=0.2).fit(X, y).predict(X) - y
     np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), full_fit, atol=1e-10)
@@ -88,7 +89,7 @@ def test_mean_model_closed_form(empty_prediction):
     """The closed form the explainer uses equals the issue's formula and enumeration of scikit-learn refits."""
     X, y = diabetes(9)
     X_eval, y_eval = diabetes(4, start=20)
-    explainer = InstanceKernelExplainer(DummyRegressor(), X, y, empty_prediction=empty_prediction, silent=True)
+    explainer = InstanceKernelExplainer(DummyRegressor(), X, y=y, empty_prediction=empty_prediction, silent=True)
     explanation = explainer(X_eval, y_eval)
     assert explainer.result_.estimator == "closed form (Mean)"
     n = len(y)
@@ -106,8 +107,8 @@ def test_mean_model_closed_form(empty_prediction):
 
 def test_mean_model_closed_form_beyond_enumeration():
     X, y = diabetes(40)
-    explanation = InstanceKernelExplainer(DummyRegressor(), X, y, method="exact", silent=True)()
-    sampled = InstanceKernelExplainer(DummyRegressor(), X, y, method="permutation", n_permutations=400,
+    explanation = InstanceKernelExplainer(DummyRegressor(), X, y=y, estimator="exact", silent=True)()
+    sampled = InstanceKernelExplainer(DummyRegressor(), X, y=y, estimator="permutation", n_permutations=400,
                                       random_state=0, silent=True)()
     assert np.abs(explanation.values - sampled.values).max() < 6 * sampled.error_std.max()
     np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), y.mean() - y, atol=1e-10)
@@ -116,7 +117,7 @@ def test_mean_model_closed_form_beyond_enumeration():
 def test_model_without_a_seed_is_seeded_so_refits_are_a_function_of_the_coalition():
     X, y = diabetes(14)
     model = RandomForestRegressor(n_estimators=3)
-    runs = [InstanceKernelExplainer(model, X, y, n_permutations=2, random_state=s, silent=True) for s in (5, 5)]
+    runs = [InstanceKernelExplainer(model, X, y=y, n_permutations=2, random_state=s, silent=True) for s in (5, 5)]
     first, second = (explainer() for explainer in runs)
     np.testing.assert_array_equal(first.values, second.values)
     assert model.random_state is None  # the user's model is untouched
@@ -127,20 +128,20 @@ def test_model_without_a_seed_is_seeded_so_refits_are_a_function_of_the_coalitio
 def test_a_model_that_cannot_fit_all_rows_is_refused_at_once():
     X, y = diabetes(8)
     with pytest.raises(UnsupportedModelError, match="could not be fitted on all 8 training rows"):
-        InstanceKernelExplainer(DecisionTreeRegressor(max_depth=-1), X, y, silent=True)()
+        InstanceKernelExplainer(DecisionTreeRegressor(max_depth=-1), X, y=y, silent=True)()
 
 
 def test_checkpoint_of_another_run_is_refused(tmp_path):
     X, y = diabetes(20)
     path = tmp_path / "run.pkl"
     settings_ = dict(n_permutations=4, silent=True, checkpoint=path)
-    InstanceKernelExplainer(Ridge(), X, y, random_state=0, **settings_)()
+    InstanceKernelExplainer(Ridge(), X, y=y, random_state=0, **settings_)()
     for other in (dict(random_state=1), dict(random_state=0, y=3 * y), dict(random_state=0, model=Ridge(2.0))):
         arguments = dict(model=Ridge(), data=X, y=y, **settings_) | other
         with pytest.raises(ValueError, match="belongs to another run"):
             InstanceKernelExplainer(**arguments)()
-    with pytest.raises(ValueError, match="checkpoint is supported by method='permutation' only"):
-        InstanceKernelExplainer(Ridge(), X, y, method="kernel", checkpoint=path)
+    with pytest.raises(ValueError, match="checkpoint is supported by estimator='permutation' only"):
+        InstanceKernelExplainer(Ridge(), X, y=y, estimator="kernel", checkpoint=path)
 
 
 def test_checkpoint_resume_keeps_the_failed_fit_count(tmp_path, monkeypatch):
@@ -148,7 +149,7 @@ def test_checkpoint_resume_keeps_the_failed_fit_count(tmp_path, monkeypatch):
     model = KNeighborsRegressor(n_neighbors=3, weights="distance")  # no fast path; fails below 3 rows
     settings_ = dict(n_permutations=32, random_state=2, silent=True)  # two batches of 16
     with pytest.warns(ShapInstancesWarning):
-        reference = InstanceKernelExplainer(model, X, y, **settings_)
+        reference = InstanceKernelExplainer(model, X, y=y, **settings_)
         reference_values = reference().values
     path = tmp_path / "run.pkl"
     original = ResidualGame.prefix_values
@@ -162,10 +163,10 @@ def test_checkpoint_resume_keeps_the_failed_fit_count(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ResidualGame, "prefix_values", interrupted)
     with pytest.warns(ShapInstancesWarning), pytest.raises(KeyboardInterrupt):
-        InstanceKernelExplainer(model, X, y, checkpoint=path, **settings_)()
+        InstanceKernelExplainer(model, X, y=y, checkpoint=path, **settings_)()
     monkeypatch.setattr(ResidualGame, "prefix_values", original)
     with pytest.warns(ShapInstancesWarning):
-        resumed = InstanceKernelExplainer(model, X, y, checkpoint=path, **settings_)
+        resumed = InstanceKernelExplainer(model, X, y=y, checkpoint=path, **settings_)
         np.testing.assert_array_equal(resumed().values, reference_values)
     assert resumed.n_failed_fits_ == reference.n_failed_fits_ > 0
 
@@ -185,13 +186,14 @@ def test_fast_path_equals_refits_at_every_prefix(model):
 def test_symmetry_invariance_and_seeds():
     X, y = (a.copy() for a in diabetes(7))
     X[3], y[3] = X[1], y[1]  # a duplicated training row
-    values = InstanceKernelExplainer(Ridge(alpha=0.5), X, y, method="exact", silent=True)().values
+    values = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, estimator="exact", silent=True)().values
     np.testing.assert_allclose(values[:, 1], values[:, 3], atol=1e-10)
     order = np.array([6, 2, 0, 5, 1, 4, 3])
-    reordered = InstanceKernelExplainer(Ridge(alpha=0.5), X[order], y[order], method="exact", silent=True)(X, y).values
+    reordered = InstanceKernelExplainer(Ridge(alpha=0.5), X[order], y=y[order], estimator="exact", silent=True)(X,
+                                                                                                                y).values
     np.testing.assert_allclose(reordered, values[:, order], atol=1e-10)
     Xl, yl = diabetes(40)
-    runs = [InstanceKernelExplainer(Ridge(), Xl, yl, n_permutations=10, random_state=seed, silent=True)().values
+    runs = [InstanceKernelExplainer(Ridge(), Xl, y=yl, n_permutations=10, random_state=seed, silent=True)().values
             for seed in (1, 1, 2)]
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
@@ -200,7 +202,7 @@ def test_symmetry_invariance_and_seeds():
 def test_unfittable_subsets_get_the_empty_value():
     X, y = diabetes(6)
     model = KNeighborsRegressor(n_neighbors=3, weights="distance")  # no fast path: refits that can fail
-    explainer = InstanceKernelExplainer(model, X, y, method="exact", silent=True)
+    explainer = InstanceKernelExplainer(model, X, y=y, estimator="exact", silent=True)
     with pytest.warns(ShapInstancesWarning, match="could not be fitted"):
         explanation = explainer()
     assert explainer.n_failed_fits_ == 6 + 15  # every subset of 1 or 2 rows
@@ -211,7 +213,7 @@ def test_unfittable_subsets_get_the_empty_value():
 def test_checkpoint_resume_through_the_explainer(tmp_path, monkeypatch):
     X, y = diabetes(30)
     settings_ = dict(n_permutations=32, random_state=4, silent=True)
-    reference = InstanceKernelExplainer(Ridge(), X, y, **settings_)().values
+    reference = InstanceKernelExplainer(Ridge(), X, y=y, **settings_)().values
     path = tmp_path / "run.pkl"
     original = RidgePath.prefix_residuals
     calls = {"n": 0}
@@ -224,16 +226,16 @@ def test_checkpoint_resume_through_the_explainer(tmp_path, monkeypatch):
 
     monkeypatch.setattr(RidgePath, "prefix_residuals", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        InstanceKernelExplainer(Ridge(), X, y, checkpoint=path, **settings_)()
+        InstanceKernelExplainer(Ridge(), X, y=y, checkpoint=path, **settings_)()
     monkeypatch.setattr(RidgePath, "prefix_residuals", original)
     assert path.exists()
-    resumed = InstanceKernelExplainer(Ridge(), X, y, checkpoint=path, **settings_)().values
+    resumed = InstanceKernelExplainer(Ridge(), X, y=y, checkpoint=path, **settings_)().values
     np.testing.assert_array_equal(resumed, reference)
 
 
 def test_metrics():
     X, y = diabetes(20)
-    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y, n_permutations=20, random_state=0, silent=True)()
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, n_permutations=20, random_state=0, silent=True)()
     summary = cc_summary(explanation)
     np.testing.assert_allclose(summary["composition_mean"] * 20, summary["residual"], atol=1e-10)
     normalised = normalised_contributions(explanation)
@@ -244,28 +246,28 @@ def test_metrics():
 def test_bad_input():
     X, y = diabetes(10)
     with pytest.raises(UnsupportedModelError, match="is neither"):
-        InstanceKernelExplainer(LinearSVC(), X, y > 100)  # a classifier without predict_proba
-    with pytest.raises(DataValidationError, match="y \\(the training targets\\) is required"):
+        InstanceKernelExplainer(LinearSVC(), X, y=y > 100)  # a classifier without predict_proba
+    with pytest.raises(DataValidationError, match="needs y, the training targets"):
         InstanceKernelExplainer(Ridge(), X)
-    with pytest.raises(DataValidationError, match="y_eval is required"):
-        InstanceKernelExplainer(Ridge(), X, y)(X)
-    with pytest.raises(ValueError, match="method must be one of"):
-        InstanceKernelExplainer(Ridge(), X, y, method="magic")
+    with pytest.raises(DataValidationError, match="y is required with X"):
+        InstanceKernelExplainer(Ridge(), X, y=y)(X)
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        InstanceKernelExplainer(Ridge(), X, y=y, estimator="magic")
     with pytest.raises(DataValidationError, match="NaN"):
-        InstanceKernelExplainer(Ridge(), np.where(X > 0, np.nan, X), y)
+        InstanceKernelExplainer(Ridge(), np.where(X > 0, np.nan, X), y=y)
     with pytest.raises(DataValidationError, match="1-D"):
-        InstanceKernelExplainer(Ridge(), X, np.column_stack([y, y]))
+        InstanceKernelExplainer(Ridge(), X, y=np.column_stack([y, y]))
     for bad in ("mean", np.nan):
-        with pytest.raises(ValueError, match="empty_prediction must be a finite number"):
-            InstanceKernelExplainer(Ridge(), X, y, empty_prediction=bad)
+        with pytest.raises(ValueError, match="empty_prediction must be None or a finite number"):
+            InstanceKernelExplainer(Ridge(), X, y=y, empty_prediction=bad)
     for name in ("n_permutations", "max_evals", "n_rounds"):
-        with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
-            InstanceKernelExplainer(Ridge(), X, y, **{name: 0})
+        with pytest.raises(ValueError, match=rf"{name} must be (None or )?an int in \[1, inf\]"):
+            InstanceKernelExplainer(Ridge(), X, y=y, **{name: 0})
 
 
 def test_evaluation_columns_are_matched_by_name():
     X, y = load_diabetes()
-    explainer = InstanceKernelExplainer(Ridge(), X[:15], y[:15], random_state=0, n_permutations=4, silent=True)
+    explainer = InstanceKernelExplainer(Ridge(), X[:15], y=y[:15], random_state=0, n_permutations=4, silent=True)
     reference = explainer(X[20:23], y[20:23]).values
     np.testing.assert_array_equal(explainer(X[20:23][X.columns[::-1]], y[20:23]).values, reference)
     with pytest.raises(DataValidationError, match="other columns"):
@@ -304,7 +306,7 @@ def test_removal_curve_and_outliers():
     full = np.mean((Ridge().fit(X, y).predict(X_test) - y_test) ** 2)
     kept = np.mean((Ridge().fit(X[:45], y[:45]).predict(X_test) - y_test) ** 2)  # the 15 highest scores removed
     np.testing.assert_allclose(curve.to_numpy(), [full, kept])
-    explanation = InstanceKernelExplainer(Ridge(), X, y, n_permutations=10, random_state=0, silent=True)()
+    explanation = InstanceKernelExplainer(Ridge(), X, y=y, n_permutations=10, random_state=0, silent=True)()
     flags = behaviour_outliers(explanation, X)
     assert flags.shape == (60, 2) and flags.dtypes.eq(bool).all()
 
@@ -313,7 +315,8 @@ def test_removal_curve_and_outliers():
 def test_empty_prediction_sets_the_base_values(empty_prediction):
     X, y = diabetes(8)
     X_eval, y_eval = diabetes(4, start=100)
-    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y, method="exact", empty_prediction=empty_prediction,
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, estimator="exact",
+                                          empty_prediction=empty_prediction,
                                           silent=True)(X_eval, y_eval)
     c = 0.0 if empty_prediction is None else empty_prediction
     expected_base = np.zeros(4) if empty_prediction is None else c - y_eval
@@ -359,7 +362,7 @@ def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction)
     from shap_instances.estimators import ExactEstimator
 
     X, y, X_eval, y_eval = _knn_data(9)
-    explainer = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=k), X, y, empty_prediction=empty_prediction,
+    explainer = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=k), X, y=y, empty_prediction=empty_prediction,
                                         silent=True)
     explanation = explainer(X_eval, y_eval)
     assert explainer.result_.estimator == "closed form (KNN)"
@@ -373,7 +376,7 @@ def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction)
 
 def test_knn_closed_form_equals_the_permutation_definition_with_sklearn_refits():
     X, y, X_eval, y_eval = _knn_data(6, n_eval=3, seed=3)
-    values = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=2), X, y, silent=True)(X_eval, y_eval).values
+    values = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=2), X, y=y, silent=True)(X_eval, y_eval).values
     reference = np.zeros_like(values)
     for order in itertools.permutations(range(6)):
         previous = np.zeros(3)
@@ -440,7 +443,7 @@ def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets
                 expected[:, player] += values[grown] - values[members]
                 members = grown
         expected /= math.factorial(7)
-        explainer = InstanceKernelExplainer(model, X, labels, method="exact", silent=True)
+        explainer = InstanceKernelExplainer(model, X, y=labels, estimator="exact", silent=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             explanation = explainer()
@@ -450,6 +453,6 @@ def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets
         np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1),
                                    refit_residual(model, range(7)), atol=1e-10)
     with pytest.raises(DataValidationError, match="two classes"):
-        InstanceKernelExplainer(LogisticRegression(), X, np.arange(7) % 3)
+        InstanceKernelExplainer(LogisticRegression(), X, y=np.arange(7) % 3)
     with pytest.raises(DataValidationError, match="labels the classes"):
-        InstanceKernelExplainer(LogisticRegression(), X, labels)(X[:2], ["benign", "other"])
+        InstanceKernelExplainer(LogisticRegression(), X, y=labels)(X[:2], ["benign", "other"])

@@ -49,8 +49,8 @@ def test_influence_over_one_minus_leverage_is_the_exact_leave_one_out_change(mod
 def test_influence_tracks_exact_values(variant, min_corr, min_sign):
     X, y = diabetes(10)
     X_eval, y_eval = diabetes(6, start=100)
-    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y, method="exact", silent=True)(X_eval, y_eval).values
-    approx = InstanceKernelExplainer(Ridge(alpha=0.1), X, y, method="influence", influence=variant, n_rounds=10,
+    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="exact", silent=True)(X_eval, y_eval).values
+    approx = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="influence", influence=variant, n_rounds=10,
                                      random_state=0, silent=True)(X_eval, y_eval).values
     assert np.corrcoef(exact.ravel(), approx.ravel())[0, 1] > min_corr
     big = np.abs(exact) > np.quantile(np.abs(exact), 0.5)  # the larger half: signs must agree
@@ -63,7 +63,7 @@ def test_all_s_with_exact_marginals_converges_to_exact(monkeypatch):
     from shap_instances.estimators import influence
 
     X, y = diabetes(7)
-    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y, method="exact", silent=True)().values
+    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="exact", silent=True)().values
     original = influence.ridge_influence
 
     def exact_change(*args, **kwargs):
@@ -71,7 +71,7 @@ def test_all_s_with_exact_marginals_converges_to_exact(monkeypatch):
         return change / (1 - leverage)[None, :], leverage
 
     monkeypatch.setattr(influence, "ridge_influence", exact_change)
-    errors = [np.abs(InstanceKernelExplainer(Ridge(alpha=0.1), X, y, method="influence", n_rounds=rounds,
+    errors = [np.abs(InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="influence", n_rounds=rounds,
                                              efficiency="none", random_state=0, silent=True)().values - exact).max()
               for rounds in (1, 400)]
     assert errors[1] < errors[0] / 5 and errors[1] < 0.02 * np.abs(exact).max()
@@ -81,13 +81,13 @@ def test_all_s_with_exact_marginals_converges_to_exact(monkeypatch):
 def test_efficiency_completed_or_not_claimed(variant):
     X, y = diabetes(25)
     residual = Ridge(alpha=0.2).fit(X, y).predict(X) - y
-    kwargs = dict(method="influence", influence=variant, random_state=0, silent=True)
-    explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y, **kwargs)
+    kwargs = dict(estimator="influence", influence=variant, random_state=0, silent=True)
+    explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y=y, **kwargs)
     completed = explainer()
     np.testing.assert_allclose(completed.base_values + completed.values.sum(1), residual, atol=1e-10)
     gap = explainer.result_.info["raw_efficiency_gap"]
     assert gap > 1e-3  # the raw approximation does not sum to the residual
-    raw = InstanceKernelExplainer(Ridge(alpha=0.2), X, y, efficiency="none", **kwargs)()
+    raw = InstanceKernelExplainer(Ridge(alpha=0.2), X, y=y, efficiency="none", **kwargs)()
     raw_gap = residual - raw.base_values - raw.values.sum(1)
     np.testing.assert_allclose(np.abs(raw_gap).max(), gap, rtol=1e-10)
     np.testing.assert_allclose(completed.values - raw.values, np.broadcast_to(raw_gap[:, None] / 25, (25, 25)),
@@ -96,10 +96,11 @@ def test_efficiency_completed_or_not_claimed(variant):
 
 def test_largest_s_is_the_influence_on_the_full_set_and_seeds_reproduce():
     X, y = diabetes(20)
-    raw = InstanceKernelExplainer(Ridge(alpha=0.3), X, y, method="influence", influence="largest", efficiency="none",
+    raw = InstanceKernelExplainer(Ridge(alpha=0.3), X, y=y, estimator="influence", influence="largest",
+                                  efficiency="none",
                                   silent=True)().values
     np.testing.assert_allclose(raw, ridge_influence(X, y, X, 0.3)[0], atol=1e-12)
-    runs = [InstanceKernelExplainer(Ridge(), X, y, method="influence", random_state=s, silent=True)().values
+    runs = [InstanceKernelExplainer(Ridge(), X, y=y, estimator="influence", random_state=s, silent=True)().values
             for s in (3, 3, 4)]
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
@@ -110,11 +111,11 @@ def test_influence_refuses_other_models_and_bad_options():
 
     X, y = diabetes(10)
     with pytest.raises(UnsupportedModelError, match="influence"):
-        InstanceKernelExplainer(DecisionTreeRegressor(), X, y, method="influence")
+        InstanceKernelExplainer(DecisionTreeRegressor(), X, y=y, estimator="influence")
     with pytest.raises(ValueError, match="influence must be one of"):
-        InstanceKernelExplainer(Ridge(), X, y, method="influence", influence="some")
+        InstanceKernelExplainer(Ridge(), X, y=y, estimator="influence", influence="some")
     with pytest.raises(ValueError, match="efficiency must be one of"):
-        InstanceKernelExplainer(Ridge(), X, y, method="influence", efficiency="rescale")
+        InstanceKernelExplainer(Ridge(), X, y=y, estimator="influence", efficiency="rescale")
 
 
 def test_instance_force_renders_named_training_instances():
@@ -126,14 +127,15 @@ def test_instance_force_renders_named_training_instances():
     from shap_instances.plots import instance_force
 
     X, y = diabetes(15)
-    explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y, method="influence", random_state=0, silent=True)()
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="influence", random_state=0,
+                                          silent=True)()
     ax = instance_force(explanation, 3, max_display=4, show=False)  # shap.plots.force(matplotlib=True)
     texts = " ".join(t.get_text() for t in ax.figure.findobj(matplotlib.text.Text))
     top = np.argsort(-np.abs(explanation.values[3]))[0]
     assert explanation.feature_names[top] in texts and "11 other instances" in texts
     plt.close(ax.figure)
     figure, given = plt.subplots()
-    assert instance_force(explanation, explanation.instance_names[3], ax=given, show=False) is given
+    assert instance_force(explanation, explanation.row_names[3], ax=given, show=False) is given
     bars = [p for p in given.patches]
     assert len(bars) == 11  # 10 named + the others
     np.testing.assert_allclose(sum(p.get_width() for p in bars), explanation.values[3].sum(), atol=1e-9)

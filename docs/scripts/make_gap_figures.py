@@ -51,7 +51,7 @@ def main():
     Xd, yd = load_diabetes(return_X_y=True, as_frame=True)
     Xd_tr, Xd_te, yd_tr, yd_te = train_test_split(Xd, yd, test_size=0.25, random_state=0)
     reg = RandomForestRegressor(300, min_samples_leaf=5, oob_score=True, random_state=0).fit(Xd_tr, yd_tr)
-    ex_reg = GapExplainer(reg, Xd_tr, yd_tr)
+    ex_reg = GapExplainer(reg, Xd_tr, y=yd_tr)
     P_reg = ex_reg.proximities(Xd_te)
     e = ex_reg(Xd_te)
     print("diabetes: max |base + sum - predict| =",
@@ -63,7 +63,7 @@ def main():
     Xc, yc = data.data, data.target
     Xc_tr, Xc_te, yc_tr, yc_te = train_test_split(Xc, yc, test_size=0.3, random_state=0, stratify=yc)
     clf = RandomForestClassifier(300, random_state=0).fit(Xc_tr, yc_tr)
-    ex_clf = GapExplainer(clf, Xc_tr, yc_tr)
+    ex_clf = GapExplainer(clf, Xc_tr, y=yc_tr)
     P_clf = ex_clf.proximities(Xc_te)
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -112,14 +112,14 @@ def main():
     score, error = np.zeros(len(yd)), np.zeros(len(yd))
     for train, test in KFold(5, shuffle=True, random_state=0).split(Xd):
         model = RandomForestRegressor(200, min_samples_leaf=5, random_state=0).fit(Xd.iloc[train], yd.iloc[train])
-        s = GapExplainer(model, Xd.iloc[train], yd.iloc[train]).trust_scores(Xd.iloc[test])
+        s = GapExplainer(model, Xd.iloc[train], y=yd.iloc[train]).trust_scores(Xd.iloc[test])
         score[test] = s["weighted_oob_error"]
         error[test] = np.abs(yd.iloc[test] - model.predict(Xd.iloc[test]))
     table_reg = trust_decile_table(score, error)
     prob, margin, correct = np.zeros(len(yc)), np.zeros(len(yc)), np.zeros(len(yc))
     for train, test in StratifiedKFold(5, shuffle=True, random_state=0).split(Xc, yc):
         model = RandomForestClassifier(200, random_state=0).fit(Xc.iloc[train], yc.iloc[train])
-        s = GapExplainer(model, Xc.iloc[train], yc.iloc[train]).trust_scores(Xc.iloc[test])
+        s = GapExplainer(model, Xc.iloc[train], y=yc.iloc[train]).trust_scores(Xc.iloc[test])
         prob[test], margin[test] = s["class_probability"], s["outlier_margin"]
         correct[test] = model.predict(Xc.iloc[test]) == yc.iloc[test]
     table_prob = trust_decile_table(prob, correct, n_bins=5)

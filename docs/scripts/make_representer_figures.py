@@ -39,7 +39,7 @@ def digits_49():
 
 
 def figure_top_instances(model, Xtr, ytr, Xte):
-    ex = RepresenterExplainer(model, Xtr, ytr, silent=True)
+    ex = RepresenterExplainer(model, Xtr, y=ytr, silent=True)
     j = 0
     top = ex.top_k(Xte[j:j + 1], k=4)
     fig, axes = plt.subplots(2, 5, figsize=(8, 3.6))
@@ -63,7 +63,7 @@ def figure_top_instances(model, Xtr, ytr, Xte):
 def figure_deletion(model, Xtr, ytr, Xte):
     fractions = (0.01, 0.02, 0.03, 0.04, 0.05)
     methods = {
-        "High-dim Rep.": RepresenterExplainer(model, Xtr, ytr, silent=True)(Xte).values,
+        "High-dim Rep.": RepresenterExplainer(model, Xtr, y=ytr, silent=True)(Xte).values,
         "l2 Rep.": l2_representer_scores(model, Xtr, ytr, Xte),
         "IF": InfluenceFunction(model, Xtr, ytr).scores(Xte),
         "Random": random_scores(len(Xte), len(Xtr), random_state=0),

@@ -38,7 +38,7 @@ for name, model in models.items():
         continue
     budget = {} if name == "ridge" else {"n_permutations": N_FOREST_PERMUTATIONS, "n_jobs": 2}
     start = time.perf_counter()
-    explainer = InstanceKernelExplainer(model, X, y, random_state=0, **budget)
+    explainer = InstanceKernelExplainer(model, X, y=y, random_state=0, **budget)
     explanation = explainer()
     seconds = time.perf_counter() - start
     title = f"Boston, {type(model).__name__}"
@@ -54,5 +54,5 @@ for name, model in models.items():
     plt.close("all")
     se = explainer.result_.standard_errors
     print(f"{title}: {explainer.result_.info.get('n_permutations')} permutations, {seconds:.0f} s; "
-          f"largest residual {residual[worst]:+.2f} at row {explanation.instance_names[worst]}; "
+          f"largest residual {residual[worst]:+.2f} at row {explanation.row_names[worst]}; "
           f"median standard error {np.median(se):.3g} vs median |value| {np.median(np.abs(explanation.values)):.3g}")

@@ -18,7 +18,7 @@ from shap_instances.plots import cc_plot  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
 X, y = load_diabetes()
-explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y, random_state=0, silent=True)()
+explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, random_state=0, silent=True)()
 for statistic in ("mean", "var"):
     ax = cc_plot(explanation, statistic=statistic, show=False, label="disease progression")
     ax.set_title(f"diabetes, Ridge: CC {'plot' if statistic == 'mean' else 'variance plot'}")
@@ -29,7 +29,7 @@ shap.plots.waterfall(explanation[worst], max_display=12, show=False)
 plt.gcf().set_size_inches(8, 5)
 plt.savefig(OUT / "residual_waterfall.png", dpi=90, bbox_inches="tight")
 plt.close("all")
-print("largest residual: row", explanation.instance_names[worst])
+print("largest residual: row", explanation.row_names[worst])
 
 # Figure 8: remove the highest- / lowest-valued training rows, refit, test MSE (asymmetric case)
 import numpy as np  # noqa: E402
@@ -38,7 +38,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from shap_instances.metrics import data_shapley, instance_values, removal_curve  # noqa: E402
 
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0)
-asymmetric = InstanceKernelExplainer(Ridge(alpha=0.1), X_train, y_train, random_state=0, silent=True)(X_test, y_test)
+asymmetric = InstanceKernelExplainer(Ridge(alpha=0.1), X_train, y=y_train, random_state=0, silent=True)(X_test, y_test)
 scores = {
     "residual decomposition (squared mean contribution)": instance_values(asymmetric).to_numpy(),
     "Data Shapley (test MSE)": data_shapley(Ridge(alpha=0.1), X_train, y_train, X_test, y_test,

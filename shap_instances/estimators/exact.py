@@ -37,7 +37,7 @@ class ExactEstimator:
     ----------
     max_players : int, default=16
         Refuse larger games (2^M evaluations): use :class:`PermutationEstimator` or
-        :class:`KernelEstimator` instead (``method="permutation"`` or ``method="kernel"`` in
+        :class:`KernelEstimator` instead (``estimator="permutation"`` or ``estimator="kernel"`` in
         :class:`~shap_instances.InstanceKernelExplainer`).
     chunk_size : int, default=8192
         Coalitions evaluated per call of the game.
@@ -69,7 +69,7 @@ class ExactEstimator:
             raise GameTooLargeError(
                 f"exact enumeration of a game with {m} players needs 2^{m} = {2**m:,} evaluations (max_players="
                 f"{self.max_players}); use PermutationEstimator or KernelEstimator (in InstanceKernelExplainer: "
-                "method='permutation' or method='kernel'), or raise max_players."
+                "estimator='permutation' or estimator='kernel'), or raise max_players."
             )
         w_in, w_out = shapley_weights(m)
         phi = np.zeros((m, game.n_outputs))

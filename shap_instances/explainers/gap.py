@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,6 @@ import shap
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..utils import check_data, check_memory, instance_names, model_input
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
 from ..proximities import (
     SUPPORTED_FORESTS,
@@ -27,6 +27,7 @@ from ..proximities import (
     build_gap_index,
     encode_target,
 )
+from ..utils import COMMON_CONSTRAINTS, check_data, check_memory, fitted_columns, model_input, row_names, training_names
 
 __all__ = ["GapExplainer"]
 
@@ -46,8 +47,8 @@ class GapExplainer(InstanceExplainer):
     model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
         A fitted forest, single- or multi-output. ``criterion="absolute_error"`` (median leaves) is refused,
         and so is any forest whose leaves the training data does not reproduce (``monotonic_cst`` clipping).
-    data : array-like of shape (n_train, n_features)
-        The training data ``X`` the forest was fitted on (same rows, same order).
+    masker : array-like of shape (n_train, n_features)
+        The training data ``X`` the forest was fitted on (same rows, same order); ``data=`` is an alias.
     y : array-like of shape (n_train,) or (n_train, n_outputs)
         The training targets (class labels for classifiers). Required.
     sample_weight : array-like of shape (n_train,), optional
@@ -57,14 +58,12 @@ class GapExplainer(InstanceExplainer):
         passed. Every leaf of every tree is checked at construction, so a wrong ``data``, ``y`` or
         ``sample_weight`` raises :class:`~shap_instances.exceptions.DataValidationError`.
     max_memory : float, optional
-        Byte budget for dense arrays (the ``(n, n_train[, k])`` Explanation values); default half the
-        machine's memory.
+        Byte budget for dense arrays (the ``(n, n_train[, k])`` Explanation values, dense proximities);
+        default half the machine's memory.
     n_jobs : int, optional
         Threads for the proximity kernel.
-    silent : bool, default=False
-        Unused (no progress bars); kept for the common signature.
-    random_state : None
-        Unused: the explainer is deterministic.
+    feature_names : sequence of str, optional
+        Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
 
     Attributes
     ----------
@@ -85,7 +84,7 @@ class GapExplainer(InstanceExplainer):
     >>> from shap_instances import GapExplainer
     >>> X, y = load_diabetes(return_X_y=True)
     >>> forest = RandomForestRegressor(50, random_state=0).fit(X[:400], y[:400])
-    >>> ex = GapExplainer(forest, X[:400], y[:400])
+    >>> ex = GapExplainer(forest, X[:400], y=y[:400])
     >>> e = ex(X[400:])
     >>> e.values.shape
     (42, 400)
@@ -96,29 +95,30 @@ class GapExplainer(InstanceExplainer):
     True
     """
 
-    auto_priority = 20
     explained_quantity = (
         "model.predict(X) for regressors, model.predict_proba(X) for classifiers (all outputs stacked); "
         "oob_explanation() explains oob_prediction_ / oob_decision_function_."
     )
 
-    def __init__(self, model, data, y=None, *, sample_weight=None, max_memory=None, n_jobs=None, silent=False,
-                 random_state=None):
+    auto_priority = 20
+    requires_y = True
+    _parameter_constraints: ClassVar[dict] = {
+        **COMMON_CONSTRAINTS,
+        "y": [None, "array-like"],
+        "sample_weight": [None, "array-like"],
+    }
+
+    def __init__(self, model, masker=None, *, data=None, y=None, sample_weight=None, max_memory=None, n_jobs=None,
+                 feature_names=None):
         _check_forest(model)
+        data = self._setup(locals())
         if data is None:
-            raise DataValidationError("data is required: pass the training X the forest was fitted on.")
-        if y is None:
-            raise DataValidationError(
-                "y is required: pass the training targets the forest was fitted on, "
-                "GapExplainer(model, X_train, y_train)."
-            )
+            raise DataValidationError("GapExplainer needs the training X the forest was fitted on: "
+                                      "GapExplainer(forest, X_train, y=y_train).")
         self.index_ = build_gap_index(model, data, y, sample_weight=sample_weight)
-        names = instance_names(data)
-        super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent, feature_names=names)
-        self.y = y
-        self.sample_weight = sample_weight
-        self.max_memory = max_memory
-        self.train_names_ = names
+        self.columns_ = fitted_columns(model, data)
+        self.data_ = self._check_X(data)
+        self.train_names_ = training_names(data, feature_names)
         self.n_train_ = self.index_.n_train
         self.is_classifier_ = _is_classifier_forest(model)
         y_raw, y_codes = encode_target(model, y, self.n_train_)
@@ -200,7 +200,7 @@ class GapExplainer(InstanceExplainer):
         >>> from shap_instances import GapExplainer
         >>> X, y = load_iris(return_X_y=True)
         >>> forest = RandomForestClassifier(30, oob_score=True, random_state=0).fit(X, y)
-        >>> P = GapExplainer(forest, X, y).proximities()
+        >>> P = GapExplainer(forest, X, y=y).proximities()
         >>> Y = np.eye(3)[y]
         >>> bool(np.allclose(P @ Y, forest.oob_decision_function_, atol=1e-12)), float(P.diagonal().max())
         (True, 0.0)
@@ -273,14 +273,18 @@ class GapExplainer(InstanceExplainer):
             base = np.full(n, self.base_values_[0])
             explained = explained.reshape(n)
         del dense
-        return build_explanation(
+        return self._finish(build_explanation(
             values, base, feature_names=self.train_names_,
             data=np.broadcast_to(self.colour_by_, (n, self.n_train_)),
-            instance_names=names, output_names=self.output_names_ if three_d else None,
+            row_names=names, output_names=self.output_names_ if three_d else None,
             explained=explained, atol=1e-10, compute_time=time.perf_counter() - t0,
-        )
+        ))
 
-    def __call__(self, X) -> shap.Explanation:
+    def _expected_value(self):
+        base = self.base_values_
+        return float(base[0]) if len(base) == 1 else base.copy()
+
+    def __call__(self, X=None, y=None) -> shap.Explanation:
         """Explain ``X``: ``values[j, i] = k(x_j, i) (y_i - base)``, ``base + values.sum(1) == predict``.
 
         Parameters
@@ -302,18 +306,19 @@ class GapExplainer(InstanceExplainer):
         >>> from shap_instances import GapExplainer
         >>> X, y = load_breast_cancer(return_X_y=True)
         >>> forest = RandomForestClassifier(30, random_state=0).fit(X[:450], y[:450])
-        >>> e = GapExplainer(forest, X[:450], y[:450])(X[450:460])
+        >>> e = GapExplainer(forest, X[:450], y=y[:450])(X[450:460])
         >>> e.values.shape
         (10, 450, 2)
         >>> bool(np.allclose(e.base_values + e.values.sum(1), forest.predict_proba(X[450:460]), atol=1e-12))
         True
         """
+        self._check_call_y(y)
         if X is None:
             return self.oob_explanation()
         t0 = time.perf_counter()
-        names = instance_names(X, prefix="x")
+        names = row_names(X)
         X = self._check_X(X)
-        P = self.proximities(X)
+        P = self.index_.rows_of(X, n_jobs=self.n_jobs)
         return self._explanation(P, self._model_output(X), names, t0)
 
     def oob_explanation(self, rows=None) -> shap.Explanation:
@@ -337,7 +342,7 @@ class GapExplainer(InstanceExplainer):
         >>> from shap_instances import GapExplainer
         >>> X, y = load_diabetes(return_X_y=True)
         >>> forest = RandomForestRegressor(40, oob_score=True, random_state=0).fit(X, y)
-        >>> e = GapExplainer(forest, X, y).oob_explanation(rows=range(5))
+        >>> e = GapExplainer(forest, X, y=y).oob_explanation(rows=range(5))
         >>> bool(np.allclose(e.base_values + e.values.sum(1), forest.oob_prediction_[:5], atol=1e-10))
         True
         """
@@ -376,7 +381,7 @@ class GapExplainer(InstanceExplainer):
         >>> from shap_instances import GapExplainer
         >>> X, y = load_diabetes(return_X_y=True)
         >>> forest = RandomForestRegressor(40, random_state=0).fit(X[:400], y[:400])
-        >>> scores = GapExplainer(forest, X[:400], y[:400]).trust_scores(X[400:])
+        >>> scores = GapExplainer(forest, X[:400], y=y[:400]).trust_scores(X[400:])
         >>> list(scores.columns)[:3]
         ['prediction', 'weighted_oob_error', 'q10']
         """
@@ -387,8 +392,7 @@ class GapExplainer(InstanceExplainer):
                 "Trust scores use out-of-bag errors of the training points, which need a forest fitted with "
                 "bootstrap=True."
             )
-        index = instance_names(X, prefix="x")
-        X = self._check_X(X)
+        index = row_names(X)
         frame = gap_trust_scores(self, X, quantiles=quantiles, level=level, outlier_scale=outlier_scale,
                                  runner_up=runner_up)
         frame.index = index

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import numbers
+from typing import ClassVar
 
 import numpy as np
 import shap
@@ -10,12 +12,21 @@ from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..utils import check_data, column_names
 from ..estimators.exact import all_coalitions
 from ..estimators.kernel import KernelEstimator
-from ..exceptions import DataValidationError, UnsupportedModelError
+from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
 from ..isotonic import sisr, sisr_from_samples
 from ..isotonic._sisr import _check_options, _check_sparsity
+from ..utils import (
+    COMMON_CONSTRAINTS,
+    Interval,
+    available_memory_bytes,
+    check_data,
+    column_names,
+    fitted_columns,
+    model_input,
+    row_names,
+)
 
 __all__ = ["IsotonicShapley"]
 
@@ -30,6 +41,16 @@ def _check_sisr_options(options):
         raise TypeError(f"IsotonicShapley got unexpected keyword argument(s) {unknown}; the SISR options are "
                         f"{sorted(_SISR_KEYWORDS)}.")
     _check_options(**options)
+
+
+class _Predict:
+    """``model.predict`` fed a DataFrame with the fitted column names when the model has them (picklable)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, X):
+        return self.model.predict(model_input(self.model, X))
 
 
 class IsotonicShapley(InstanceExplainer):
@@ -51,18 +72,23 @@ class IsotonicShapley(InstanceExplainer):
     model : callable
         A function (or model with ``predict``) of a 2-D array, returning one output per row.
     masker : shap masker or array-like
-        A shap masker, or background data (wrapped in ``shap.maskers.Independent`` with every row kept).
+        A shap masker, or background data (wrapped in ``shap.maskers.Independent`` with every row kept);
+        ``data=`` is an alias. A DataFrame (or a model fitted on one) sets the column names that explained
+        DataFrames are matched by.
     sparsity : int or "ric", default="ric"
         Support size (a positive int, at most the number of features), or "ric" (any case) to choose it by the
         risk-inflation criterion. Checked here, before any payoff is evaluated.
     max_exact_features : int, default=20
         Beyond this many features, coalitions are sampled with the Shapley kernel (approximate).
     max_evals : int, default=20000
-        Coalitions evaluated per row in the sampled variant.
-    y : ignored, keyword only
-        Accepted so that ``shap_instances.Explainer(model, data, algorithm="isotonic", y=y)`` and the command
-        line, which pass the training target to every explainer, work; SISR explains a payoff and does not use
-        it. (Keyword only: ``IsotonicShapley(model, X, 3)`` is an error rather than a silently ignored 3.)
+        Coalitions evaluated per explained row in the sampled variant: like shap's explainers, SISR plays one
+        game per explained row.
+    batch_size : int, optional
+        Coalitions evaluated per call of the masked model (each costs one model call on every background
+        row). Default: as many as fit in an eighth of ``max_memory``.
+    random_state, silent, max_memory, feature_names
+        See :class:`~shap_instances.InstanceExplainer`; ``feature_names`` names the features (default: the
+        DataFrame's or the model's column names, else ``"x{i}"``).
     **sisr_options
         Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ...); checked here.
 
@@ -90,23 +116,39 @@ class IsotonicShapley(InstanceExplainer):
     True
     """
 
-    def __init__(self, model, masker, *, y=None, sparsity="ric", max_exact_features=20, max_evals=20_000,
-                 random_state=None, silent=False, feature_names=None, **sisr_options):
+    players = "features"
+    auto_dispatch = False  # it needs a payoff and a sparsity: ask for it by name
+    _parameter_constraints: ClassVar[dict] = {
+        **COMMON_CONSTRAINTS,
+        "max_exact_features": [Interval(numbers.Integral, 1, 30)],
+    }
+
+    def __init__(self, model, masker=None, *, data=None, sparsity="ric", max_exact_features=20, max_evals=20_000,
+                 batch_size=None, random_state=None, silent=False, max_memory=None, feature_names=None,
+                 **sisr_options):
         sparsity = _check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
-        if isinstance(masker, np.ndarray) or hasattr(masker, "iloc"):
-            background = check_data(masker, name="masker", allow_nan=False)
-            _check_sparsity(sparsity, background.shape[1])
-            feature_names = feature_names or column_names(masker)
-            masker = shap.maskers.Independent(background, max_samples=len(background))
-        predict = getattr(model, "predict", model)
+        predict = _Predict(model) if hasattr(model, "predict") else model
         if not callable(predict):
-            raise TypeError(f"model must be callable or have predict(), got {type(model).__name__}.")
-        super().__init__(predict, masker, random_state=random_state, silent=silent, feature_names=feature_names)
+            raise UnsupportedModelError(f"model must be callable or have predict(), got {type(model).__name__}.")
+        params = dict(locals())
+        params.pop("sisr_options")
+        params.pop("predict")
+        masker = self._setup(params)
+        self.model = predict
+        if masker is None:
+            raise DataValidationError("IsotonicShapley needs background data or a shap masker: "
+                                      "IsotonicShapley(model, X_background, sparsity=...).")
+        self.columns_ = fitted_columns(model, masker)
+        self.data_ = None
+        if isinstance(masker, np.ndarray) or hasattr(masker, "iloc") or isinstance(masker, list):
+            self.data_ = check_data(masker, name="masker", allow_nan=False, feature_names=self.columns_)
+            _check_sparsity(sparsity, self.data_.shape[1])
+            masker = shap.maskers.Independent(self.data_, max_samples=len(self.data_))
+        elif hasattr(masker, "data"):
+            self.data_ = np.asarray(masker.data)
         self.masker = masker
         self.sparsity = sparsity
-        self.max_exact_features = max_exact_features
-        self.max_evals = max_evals
         self.sisr_options = sisr_options
         self.game = None
 
@@ -129,15 +171,19 @@ class IsotonicShapley(InstanceExplainer):
         sparsity = _check_sparsity(sparsity, game.n_players)
         _check_sisr_options(sisr_options)
         explainer = cls.__new__(cls)
-        InstanceExplainer.__init__(explainer, None, None, random_state=random_state, silent=True,
-                                   feature_names=game.player_names)
-        explainer.masker, explainer.game = None, game
-        explainer.sparsity, explainer.max_exact_features, explainer.max_evals = sparsity, max_exact_features, max_evals
-        explainer.sisr_options = sisr_options
+        explainer._setup(dict(model=None, masker=None, max_exact_features=max_exact_features, max_evals=max_evals,
+                              batch_size=None, random_state=random_state, silent=True, max_memory=None,
+                              feature_names=game.player_names))
+        explainer.columns_, explainer.data_, explainer.game = None, None, game
+        explainer.sparsity, explainer.sisr_options = sparsity, sisr_options
         return explainer
 
-    def __call__(self, X=None) -> shap.Explanation:
-        """Explain the rows of ``X`` (or, for an explainer built by :meth:`from_game`, the game's outputs)."""
+    def __call__(self, X=None, y=None) -> shap.Explanation:
+        """Explain the rows of ``X`` (or, for an explainer built by :meth:`from_game`, the game's outputs).
+
+        ``y`` is not used (SISR explains the payoff) and is refused when given.
+        """
+        self._check_call_y(y)
         if self.game is not None:
             n_players, names = self.game.n_players, self.game.player_names
             tables = self._payoffs(self.game, n_players)
@@ -146,8 +192,10 @@ class IsotonicShapley(InstanceExplainer):
         else:
             if X is None:
                 raise DataValidationError("X is required: the rows to explain.")
-            names = self.feature_names or column_names(X)
-            X = check_data(X, name="X", allow_nan=False)
+            names = self.feature_names or self.columns_ or column_names(X)
+            n_expected = None if self.data_ is None else self.data_.shape[1]
+            explained_names = row_names(X)
+            X = check_data(X, name="X", allow_nan=False, feature_names=self.columns_, n_features=n_expected)
             n_players = X.shape[1]
             if len(names) != n_players:
                 raise DataValidationError(f"X has {n_players} columns, but {len(names)} feature names were given.")
@@ -156,12 +204,15 @@ class IsotonicShapley(InstanceExplainer):
             per_row = [self._payoffs(MaskedModel(self.model, self.masker, shap.links.identity, False, x), n_players)
                        for x in self._progress(X, desc="SISR rows", unit="row")]
             rows = (per_row[0][0], np.column_stack([table for _, table, _ in per_row]), per_row[0][2])
-            data, instance_names = X, None
+            data, instance_names = X, explained_names
         masks, values, weights = rows
         self.results_ = [self._fit(masks, values[:, k], weights, n_players) for k in range(values.shape[1])]
         gamma = np.array([result.gamma for result in self.results_])
-        return build_explanation(gamma, 0.0, feature_names=names, data=data, instance_names=instance_names,
-                                 explained=gamma.sum(axis=1))
+        return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
+                                              explained=gamma.sum(axis=1)))
+
+    def _expected_value(self):
+        return 0.0  # T(v_empty) = 0 for every row
 
     def _check_single_output(self, rows):
         """One model output per row, checked on one row before the 2^p coalitions are evaluated."""
@@ -199,11 +250,30 @@ class IsotonicShapley(InstanceExplainer):
             masks = all_coalitions(n_players)
             weights = None
         else:
+            if self.max_evals < n_players + 2:
+                raise InvalidParameterError(
+                    f"IsotonicShapley: max_evals={self.max_evals} is too small to sample coalitions of {n_players} "
+                    f"features (the empty and full coalitions plus a design); use max_evals >= {n_players + 2}, "
+                    f"and at least {10 * n_players} for a usable fit.")
             design = KernelEstimator._design(n_players, self.max_evals - 2, self._rng())
             masks = np.vstack([np.zeros(n_players, bool), design[0], np.ones(n_players, bool)])
             weights = np.concatenate([[0.0], design[1], [design[1].max()]])
-        values = np.asarray(evaluate(masks), dtype=np.float64).reshape(len(masks), -1)
+        batch = self._coalitions_per_batch(n_players, len(masks))
+        values = np.concatenate([np.asarray(evaluate(masks[start:start + batch]), dtype=np.float64).reshape(
+            min(batch, len(masks) - start), -1) for start in range(0, len(masks), batch)])
         return masks, values - values[:1], weights
+
+    def _coalitions_per_batch(self, n_players: int, n_masks: int) -> int:
+        """``batch_size``, or as many coalitions as fit in an eighth of the memory budget.
+
+        One coalition costs the masked background (``n_background x n_players`` floats) and its model outputs.
+        """
+        if self.batch_size is not None:
+            return int(self.batch_size)
+        n_background = 100 if self.data_ is None else len(self.data_)
+        budget = available_memory_bytes() / 2 if self.max_memory is None else self.max_memory
+        per_coalition = 8.0 * n_background * (n_players + 2) * 2
+        return int(max(1, min(n_masks, budget / 8 / per_coalition)))
 
     def _fit(self, masks, payoffs, weights, n_players):
         if weights is None:

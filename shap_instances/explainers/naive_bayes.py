@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -10,8 +12,18 @@ from sklearn.pipeline import Pipeline
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..utils import check_data, check_fitted, check_memory, column_names, in_column_order, model_input
 from ..exceptions import DataValidationError, EfficiencyError, UnsupportedModelError
+from ..utils import (
+    COMMON_CONSTRAINTS,
+    Options,
+    check_data,
+    check_fitted,
+    check_memory,
+    column_names,
+    in_column_order,
+    model_input,
+    row_names,
+)
 from ._nb_columns import columnwise_order, dense
 from ._nb_terms import NB_TYPES, SPARSE_NB_TYPES, terms_for
 
@@ -44,8 +56,9 @@ class NaiveBayesExplainer(InstanceExplainer):
         (KBinsDiscretizer, OrdinalEncoder, scalers, a ColumnTransformer of those, even one that reorders
         the columns): the attributions are then to the pipeline's input columns, in input order, and the
         pipeline takes whatever input it accepts (strings for an OrdinalEncoder, DataFrames, ...).
-    data : array-like, optional
-        Background data (needed with ``expectation="background"``), in the model's input format. A
+    masker : array-like, optional
+        Background data (needed with ``expectation="background"``), in the model's input format; ``data=``
+        is an alias. A
         DataFrame (here and in ``__call__``) is put in the model's fitted column order (``feature_names_in_``)
         and refused if its columns differ. BernoulliNB, MultinomialNB and ComplementNB also take scipy.sparse
         matrices, densified a chunk of rows at a time. For a pipeline whose column mapping cannot be read
@@ -60,6 +73,11 @@ class NaiveBayesExplainer(InstanceExplainer):
         log-odds as base value.
     output : {"centered", "joint"} or class label, default="centered"
         The explained quantity for more than two classes.
+    max_memory : float, optional
+        Byte budget of the values of one call (``8 n p k`` bytes); default half the machine's memory.
+    feature_names : sequence of str, optional
+        Names of the input columns (default: the model's ``feature_names_in_``, the DataFrame's columns, or
+        ``"x{i}"``).
 
     Examples
     --------
@@ -76,13 +94,20 @@ class NaiveBayesExplainer(InstanceExplainer):
     """
 
     auto_priority = 10
+    players = "features"
     explained_quantity = "log-odds (two classes), centred log-probabilities per class (more classes)"
+    _parameter_constraints: ClassVar[dict] = {
+        **COMMON_CONSTRAINTS,
+        "weights": [None, "array-like"],
+        "expectation": [Options("background", "training")],
+        "woe": ["boolean"],
+    }
 
-    def __init__(self, model, data=None, y=None, *, weights=None, expectation="background", woe=False,
-                 output="centered", feature_names=None, silent=False):
+    def __init__(self, model, masker=None, *, data=None, weights=None, expectation="background", woe=False,
+                 output="centered", max_memory=None, feature_names=None):
         check_fitted(model)
         self.preprocessing, self.nb_ = _split_pipeline(model)
-        super().__init__(model, data, silent=silent, feature_names=feature_names)
+        data = self._setup(locals())
         self.n_features_ = model.n_features_in_
         self.classes_ = self.nb_.classes_
         if len(self.classes_) < 2:
@@ -93,12 +118,11 @@ class NaiveBayesExplainer(InstanceExplainer):
         # the columns X and data must come in (a DataFrame in another order is put in this order)
         names_in = getattr(model, "feature_names_in_", None)
         self.fitted_names_ = None if names_in is None else [str(f) for f in names_in]
-        if expectation not in ("background", "training"):
-            raise ValueError(f"expectation must be 'background' or 'training', got {expectation!r}.")
         if expectation == "background" and data is None:
-            raise DataValidationError("expectation='background' needs background data; pass data=X_background "
-                                      "or use expectation='training'.")
+            raise DataValidationError("expectation='background' needs background data; pass "
+                                      "NaiveBayesExplainer(model, X_background) or use expectation='training'.")
         raw = None if data is None else self._raw_input(data, name="data")
+        self.data_ = raw
         if feature_names is None:
             feature_names = (self.fitted_names_ or (column_names(data) if isinstance(data, pd.DataFrame) else None) or
                              [f"x{i}" for i in range(self.n_features_)])
@@ -179,13 +203,18 @@ class NaiveBayesExplainer(InstanceExplainer):
                                       "SimpleImputer step in the pipeline.")
         return transformed
 
-    def __call__(self, X) -> shap.Explanation:
-        """Shapley values of the rows of ``X``: (n, p) for two classes, (n, p, k) for more."""
+    def __call__(self, X, y=None) -> shap.Explanation:
+        """Shapley values of the rows of ``X``: (n, p) for two classes, (n, p, k) for more.
+
+        ``y`` is not used (the model's output is explained) and is refused when given.
+        """
+        self._check_call_y(y)
         raw = self._raw_input(X, name="X")
         transformed = self._transform(raw, name="X")
         n, p, D = transformed.shape[0], self.n_features_, self.contraction_.shape[1]
         sparse = sp.issparse(transformed)
-        check_memory(8.0 * n * p * (D + sparse), "the Shapley values of X", instead="explain X in batches of rows.")
+        check_memory(8.0 * n * p * (D + sparse), "the Shapley values of X", max_memory=self.max_memory,
+                     instead="explain X in batches of rows.")
         # computed chunk by chunk in place, already in input-column order: no temporary of the size of X
         values = np.empty((n, p, D))
         data = np.empty((n, p)) if sparse else None
@@ -210,8 +239,18 @@ class NaiveBayesExplainer(InstanceExplainer):
             values, base, output_names = values[:, :, 0], base[0], None
         else:
             output_names = self.output_names_
-        return build_explanation(values, base, feature_names=self.feature_names, data=data,
-                                 display_data=display_data, output_names=output_names)
+        return self._finish(build_explanation(values, base, feature_names=self.feature_names, data=data,
+                                              display_data=display_data, output_names=output_names,
+                                              row_names=row_names(X)))
+
+    def _expected_value(self):
+        base = np.asarray(self.base_value_, dtype=np.float64)
+        return float(base[0]) if base.size == 1 else base.copy()
+
+    def _player_vectors(self):
+        if self.data_ is None:
+            return super()._player_vectors()
+        return np.asarray(dense(self._transform(self.data_, name="data")), dtype=np.float64).T, "features"
 
     def _check_against_model(self, transformed, explained) -> None:
         """Efficiency against the model's own joint log-likelihoods (unweighted models), on a sample of rows."""

@@ -9,6 +9,7 @@ ridge). At the optimum ``base_values + values.sum(1)`` is the model's decision f
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 from typing import ClassVar, NamedTuple
@@ -18,8 +19,19 @@ import scipy.sparse as sp
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..utils import check_data, check_fitted, check_memory, check_target, instance_names
 from ..exceptions import DataValidationError, ReconstructionWarning
+from ..utils import (
+    COMMON_CONSTRAINTS,
+    Interval,
+    Options,
+    check_data,
+    check_fitted,
+    check_memory,
+    check_target,
+    fitted_columns,
+    row_names,
+    training_names,
+)
 from ._linear_objective import check_supported, is_supported, linear_objective
 
 __all__ = ["RepresenterExplainer", "TopK"]
@@ -77,8 +89,9 @@ class RepresenterExplainer(InstanceExplainer):
         l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused,
         and so are ``MultiTaskLasso`` / ``MultiTaskElasticNet`` (and their CV variants), whose group penalty
         couples the outputs.
-    data : array-like or scipy.sparse matrix of shape (n_train, p)
-        The training data the model was fitted on (sparse stays sparse).
+    masker : array-like or scipy.sparse matrix of shape (n_train, p)
+        The training data the model was fitted on (sparse stays sparse); ``data=`` is an alias. A DataFrame
+        sets the column names that explained DataFrames are matched by.
     y : array-like of shape (n_train,) or (n_train, n_targets)
         The training targets the model was fitted on (required: the global importances depend on them).
     sample_weight : array-like of shape (n_train,), optional
@@ -90,8 +103,10 @@ class RepresenterExplainer(InstanceExplainer):
     atol : float, default=1e-6
         Relative reconstruction gap above which a :class:`~shap_instances.exceptions.ReconstructionWarning`
         is issued (the solver stopped far from the optimum: refit with a smaller ``tol``).
-    random_state, n_jobs, silent
-        See :class:`~shap_instances._base.InstanceExplainer`.
+    max_memory : float, optional
+        Byte budget of the dense values of one call (default: half the machine's memory).
+    feature_names : sequence of str, optional
+        Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
 
     Attributes
     ----------
@@ -112,7 +127,7 @@ class RepresenterExplainer(InstanceExplainer):
     >>> from shap_instances.explainers.representer import RepresenterExplainer
     >>> X, y = load_diabetes(return_X_y=True)
     >>> model = Lasso(alpha=0.01, tol=1e-12, max_iter=100_000).fit(X, y)
-    >>> ex = RepresenterExplainer(model, X, y)
+    >>> ex = RepresenterExplainer(model, X, y=y)
     >>> e = ex(X[:3])
     >>> e.values.shape
     (3, 442)
@@ -123,25 +138,28 @@ class RepresenterExplainer(InstanceExplainer):
     auto_priority: ClassVar[int] = 30
     explained_quantity: ClassVar[str] = "the decision function (log-odds for logistic models, prediction otherwise)"
 
-    def __init__(self, model, data, y=None, *, sample_weight=None, penalised_intercept="base", atol=1e-6,
-                 random_state=None, n_jobs=None, silent=False):
-        super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
+    requires_y = True
+    _parameter_constraints: ClassVar[dict] = {
+        **COMMON_CONSTRAINTS,
+        "y": [None, "array-like"],
+        "sample_weight": [None, "array-like"],
+        "penalised_intercept": [Options("base", "instances")],
+        "atol": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, model, masker=None, *, data=None, y=None, sample_weight=None, penalised_intercept="base",
+                 atol=1e-6, max_memory=None, feature_names=None):
         check_fitted(model)
         check_supported(model)
-        if penalised_intercept not in ("base", "instances"):
-            raise DataValidationError(
-                f"penalised_intercept must be 'base' or 'instances', got {penalised_intercept!r}."
-            )
-        if not (np.isscalar(atol) and atol > 0):
-            raise DataValidationError(f"atol must be a positive number, got {atol!r}.")
-        if y is None:
-            raise DataValidationError(
-                "RepresenterExplainer needs y, the training targets the model was fitted on: "
-                "RepresenterExplainer(model, X_train, y_train)."
-            )
+        data = self._setup(locals())
+        if data is None:
+            raise DataValidationError("RepresenterExplainer needs the training data the model was fitted on: "
+                                      "RepresenterExplainer(model, X_train, y=y_train).")
         n_features = np.asarray(model.coef_).shape[-1]
-        self._X = check_data(data, name="data", allow_sparse=True, n_features=n_features)
-        n = self._X.shape[0]
+        self.columns_ = fitted_columns(model, data)
+        self.data_ = check_data(data, name="masker", allow_sparse=True, n_features=n_features,
+                                feature_names=self.columns_)
+        n = self.data_.shape[0]
         y_arr = np.asarray(y)
         if y_arr.shape[0] != n:
             raise DataValidationError(f"y has {y_arr.shape[0]} rows, data has {n}; pass the targets of data.")
@@ -150,10 +168,10 @@ class RepresenterExplainer(InstanceExplainer):
         self.penalised_intercept = penalised_intercept
         self.atol = float(atol)
         self.objective_ = obj = linear_objective(model, y_arr, sample_weight)
-        self.instance_names_ = instance_names(data)
+        self.train_names_ = training_names(data, feature_names)
         self.output_names_ = obj.output_names
 
-        F = obj.decision(self._X)
+        F = obj.decision(self.data_)
         g = obj.negative_gradient(F)  # (n, K)
         K = obj.coef.shape[0]
         self.kernel_weights_ = np.empty_like(obj.coef)
@@ -163,7 +181,7 @@ class RepresenterExplainer(InstanceExplainer):
             self.kernel_weights_[k], scales[k] = kernel_weights(obj.coef[k], obj.lam1[k], obj.lam2[k], obj.positive)
             self.global_importance_[:, k] = g[:, k] / scales[k]
         # The representer reconstruction of the coefficients and its distance to the fitted ones.
-        Xt_alpha = np.asarray(self._X.T @ self.global_importance_).T  # (K, p)
+        Xt_alpha = np.asarray(self.data_.T @ self.global_importance_).T  # (K, p)
         self.coef_reconstruction_ = self.kernel_weights_ * Xt_alpha
         scale = max(float(np.max(np.abs(obj.coef))), 1e-300)
         self.optimality_violation_ = float(np.max(np.abs(self.coef_reconstruction_ - obj.coef)) / scale)
@@ -178,8 +196,8 @@ class RepresenterExplainer(InstanceExplainer):
         # Precompute the projected training data sqrt(d) * x on the union of active coordinates.
         active = np.flatnonzero(np.any(self.kernel_weights_ != 0, axis=0))
         self.active_features_ = active
-        Xa = self._X[:, active]
-        self._Xa = Xa.tocsr() if sp.issparse(Xa) else np.ascontiguousarray(Xa)
+        Xa = self.data_[:, active]
+        self.data_a = Xa.tocsr() if sp.issparse(Xa) else np.ascontiguousarray(Xa)
         self.reconstruction_gap_ = float("nan")
 
     @classmethod
@@ -203,14 +221,14 @@ class RepresenterExplainer(InstanceExplainer):
         obj = self.objective_
         K = obj.coef.shape[0]
         Xa_q = Xq[:, self.active_features_]
-        out = np.empty((Xq.shape[0], self._X.shape[0], K))
+        out = np.empty((Xq.shape[0], self.data_.shape[0], K))
         for k in range(K):
             d = self.kernel_weights_[k, self.active_features_]
             if sp.issparse(Xa_q):
-                gram = (Xa_q.multiply(d[None, :]).tocsr() @ self._Xa.T)
+                gram = (Xa_q.multiply(d[None, :]).tocsr() @ self.data_a.T)
                 gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
             else:
-                gram = np.asarray(self._Xa @ (Xa_q * d).T).T  # sparse training data stays sparse
+                gram = np.asarray(self.data_a @ (Xa_q * d).T).T  # sparse training data stays sparse
             out[:, :, k] = gram * self.global_importance_[:, k][None, :]
             if self.penalised_intercept == "instances":
                 out[:, :, k] += self.intercept_weights_[k] * self.global_importance_[:, k][None, :]
@@ -223,16 +241,17 @@ class RepresenterExplainer(InstanceExplainer):
         return obj.intercept
 
     def _validate_X(self, X):
-        return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1])
+        return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
+                          feature_names=self.columns_)
 
-    def __call__(self, X, *, max_memory=None):
+    def __call__(self, X, y=None):
         """Explain the rows of ``X``: an Explanation of shape (n, n_train) or (n, n_train, K).
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n, p)
-        max_memory : float, optional
-            Byte budget of the dense values (default: half the machine's memory).
+        y : None
+            Not used (the decision function needs no target); refused when given.
 
         Returns
         -------
@@ -247,16 +266,17 @@ class RepresenterExplainer(InstanceExplainer):
         >>> rng = np.random.default_rng(0)
         >>> X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
         >>> model = Ridge(alpha=1.0).fit(X, y)
-        >>> e = RepresenterExplainer(model, X, y)(X[:2])
+        >>> e = RepresenterExplainer(model, X, y=y)(X[:2])
         >>> bool(np.allclose(e.base_values + e.values.sum(1), model.predict(X[:2])))
         True
         """
         start = time.perf_counter()
+        self._check_call_y(y)
         Xq = self._validate_X(X)
         obj = self.objective_
-        n, n_train, K = Xq.shape[0], self._X.shape[0], obj.coef.shape[0]
+        n, n_train, K = Xq.shape[0], self.data_.shape[0], obj.coef.shape[0]
         check_memory(8.0 * n * n_train * K * 2, f"representer values of {n} x {n_train} x {K}",
-                     max_memory=max_memory,
+                     max_memory=self.max_memory,
                      instead="Use explainer.top_k(X, k), which works in chunks, or explain fewer rows at once.")
         values = self._values_block(Xq)
         explained = obj.decision(Xq)
@@ -267,8 +287,8 @@ class RepresenterExplainer(InstanceExplainer):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ReconstructionWarning)
             explanation = build_explanation(
-                values, base, feature_names=self.instance_names_, data=colour,
-                instance_names=instance_names(X, prefix="explained"), output_names=None if obj.squeeze
+                values, base, feature_names=self.train_names_, data=colour,
+                row_names=row_names(X), output_names=None if obj.squeeze
                 else self.output_names_, explained=explained, atol=self.atol, on_violation="warn",
                 compute_time=time.perf_counter() - start,
             )
@@ -284,7 +304,11 @@ class RepresenterExplainer(InstanceExplainer):
                 )
             else:  # pragma: no cover - pass other warnings through
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        return explanation
+        return self._finish(explanation)
+
+    def _expected_value(self):
+        base = np.asarray(self._base(), dtype=np.float64)
+        return float(base[0]) if self.objective_.squeeze else base.copy()
 
     def _colour_by(self) -> np.ndarray:
         """Per training instance: the regression target, or the class index (what plots colour by)."""
@@ -319,13 +343,13 @@ class RepresenterExplainer(InstanceExplainer):
         >>> from sklearn.linear_model import Ridge
         >>> rng = np.random.default_rng(0)
         >>> X, y = rng.normal(size=(50, 4)), rng.normal(size=50)
-        >>> ex = RepresenterExplainer(Ridge(alpha=1.0).fit(X, y), X, y)
+        >>> ex = RepresenterExplainer(Ridge(alpha=1.0).fit(X, y), X, y=y)
         >>> top = ex.top_k(X[:2], k=3)
         >>> top.positive_indices.shape
         (2, 3)
         """
         Xq = self._validate_X(X)
-        n_train = self._X.shape[0]
+        n_train = self.data_.shape[0]
         K = self.objective_.coef.shape[0]
         if not (isinstance(k, int | np.integer) and 1 <= k <= n_train):
             raise DataValidationError(f"k must be an integer in [1, {n_train}], got {k!r}.")

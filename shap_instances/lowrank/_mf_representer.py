@@ -15,8 +15,8 @@ from scipy.special import expit
 
 from .._explanation import build_explanation
 from .._kernels._mf_representer import mf_representer_values
-from ..utils import check_memory
 from ..exceptions import DataValidationError
+from ..utils import check_memory
 from ._soft_impute import SoftImpute, check_pairs
 
 __all__ = ["MatrixFactorizationRepresenter", "normalized_embeddings"]
@@ -189,7 +189,7 @@ class MatrixFactorizationRepresenter:
         return build_explanation(
             values, np.full(n, self.offset), feature_names=self.feature_names_,
             data=np.broadcast_to(self.ratings_, (n, m)),
-            instance_names=[f"({u}, {i})" for u, i in zip(users, items, strict=True)],
+            row_names=[f"({u}, {i})" for u, i in zip(users, items, strict=True)],
             explained=prediction if self.exact else None, atol=1e-6, on_violation="warn",
             compute_time=time.perf_counter() - start,
         )

@@ -25,7 +25,7 @@ def behaviour_outliers(explanation, X_train, *, random_state=0, **isolation_fore
     >>> from shap_instances.datasets import load_diabetes
     >>> from shap_instances.metrics import behaviour_outliers
     >>> X, y = load_diabetes()
-    >>> e = InstanceKernelExplainer(Ridge(), X[:50], y[:50], n_permutations=10, random_state=0, silent=True)()
+    >>> e = InstanceKernelExplainer(Ridge(), X[:50], y=y[:50], n_permutations=10, random_state=0, silent=True)()
     >>> list(behaviour_outliers(e, X[:50]).columns)
     ['by_behaviour', 'by_features']
     """

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..utils import check_target, model_input
 from ..exceptions import DataValidationError, UnsupportedModelError
+from ..utils import check_target, model_input
 
 __all__ = [
     "weighted_quantiles",
@@ -273,7 +273,7 @@ def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 
     >>> from shap_instances.metrics.trust import gap_trust_scores
     >>> X, y = load_iris(return_X_y=True)
     >>> forest = RandomForestClassifier(30, random_state=0).fit(X[::2], y[::2])
-    >>> scores = gap_trust_scores(GapExplainer(forest, X[::2], y[::2]), X[1::2])
+    >>> scores = gap_trust_scores(GapExplainer(forest, X[::2], y=y[::2]), X[1::2])
     >>> scores[["class_probability", "outlier_margin"]].shape
     (75, 2)
     """
@@ -288,8 +288,8 @@ def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 
             "accuracy and the class-wise outlier scores are defined for one class label per point. Explain "
             "each output with its own single-output forest."
         )
-    X = explainer._check_X(X)  # a DataFrame in the fitted column order, as an array
-    P = explainer.proximities(X)
+    X = explainer._check_X(X)  # validated once: a DataFrame in the fitted column order, as an array
+    P = explainer.index_.rows_of(X, n_jobs=explainer.n_jobs)
     P_oob = explainer._oob_proximities()
     oob = explainer.oob_predictions()
     valid = ~np.isnan(oob).any(axis=1)

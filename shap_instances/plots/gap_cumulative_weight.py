@@ -46,7 +46,7 @@ def gap_cumulative_weight(explanation_or_data, *, ax=None, show=True, max_rows: 
     >>> from shap_instances.plots import gap_cumulative_weight
     >>> X, y = load_diabetes(return_X_y=True)
     >>> forest = RandomForestRegressor(30, random_state=0).fit(X[:400], y[:400])
-    >>> ax = gap_cumulative_weight(GapExplainer(forest, X[:400], y[:400]).proximities(X[400:]), show=False)
+    >>> ax = gap_cumulative_weight(GapExplainer(forest, X[:400], y=y[:400]).proximities(X[400:]), show=False)
     >>> ax.get_xlabel()
     'number of nearest neighbours (largest weights first)'
     """

@@ -43,7 +43,7 @@ def gap_weighted_histograms(data, *, weights, feature=0, point=None, mask=None, 
     >>> from shap_instances.plots import gap_weighted_histograms
     >>> X, y = load_diabetes(return_X_y=True, as_frame=True)
     >>> forest = RandomForestRegressor(30, random_state=0).fit(X[:400], y[:400])
-    >>> P = GapExplainer(forest, X[:400], y[:400]).proximities(X[400:])
+    >>> P = GapExplainer(forest, X[:400], y=y[:400]).proximities(X[400:])
     >>> ax = gap_weighted_histograms(X[:400], weights=P[0], feature="bmi", point=X.iloc[400], show=False)
     >>> ax.get_xlabel()
     'bmi'

@@ -46,7 +46,7 @@ def gap_weighted_scatter(data, *, weights, features=(0, 1), point=None, labels=N
     >>> from shap_instances.plots import gap_weighted_scatter
     >>> X, y = load_diabetes(return_X_y=True, as_frame=True)
     >>> forest = RandomForestRegressor(30, random_state=0).fit(X[:400], y[:400])
-    >>> P = GapExplainer(forest, X[:400], y[:400]).proximities(X[400:])
+    >>> P = GapExplainer(forest, X[:400], y=y[:400]).proximities(X[400:])
     >>> ax = gap_weighted_scatter(X[:400], weights=P[0], features=("bmi", "s5"), point=X.iloc[400], show=False)
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('bmi', 's5')

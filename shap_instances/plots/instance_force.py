@@ -21,7 +21,7 @@ def instance_force(explanation, row=0, *, max_display=10, ax=None, show=True, fi
     explanation : shap.Explanation
         A decomposition from :class:`~shap_instances.InstanceKernelExplainer`.
     row : int or str, default=0
-        The explained row (index, or one of ``explanation.instance_names``).
+        The explained row (index, or one of ``explanation.row_names``).
     max_display : int, default=10
         Training instances drawn by name.
     ax : matplotlib Axes, optional
@@ -45,7 +45,7 @@ def instance_force(explanation, row=0, *, max_display=10, ax=None, show=True, fi
     if values.ndim != 2:
         raise ValueError(f"instance_force needs values of shape (n_explained, n_train), got {values.shape}.")
     if isinstance(row, str):
-        names = list(explanation.instance_names or [])
+        names = list(getattr(explanation, "row_names", None) or [])
         if row not in names:
             raise ValueError(f"{row!r} is not an explained row's name.")
         row = names.index(row)

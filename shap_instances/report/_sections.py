@@ -88,7 +88,7 @@ class ForestProximities:
         from ..plots import gap_cumulative_weight, trust_deciles
 
         section = report.section("Random forest: which training rows make each prediction")
-        explainer = GapExplainer(context.forest, context.X_train, context.y_train, silent=True)
+        explainer = GapExplainer(context.forest, context.X_train, y=context.y_train)
         explanation = explainer(context.X_test)
         single = explanation[..., 1] if explanation.values.ndim == 3 else explanation
         row = 0
@@ -153,7 +153,7 @@ class ResidualDecomposition:
         else:
             model = context.linear_model
         section = report.section(f"Residual decomposition ({type(model).__name__})")
-        explainer = InstanceKernelExplainer(model, context.X_train, target, random_state=context.seed,
+        explainer = InstanceKernelExplainer(model, context.X_train, y=target, random_state=context.seed,
                                             silent=True)
         explanation = explainer()
         summary = cc_summary(explanation)
@@ -250,7 +250,7 @@ class RepresenterPoints:
             "alpha_i * k(x_i, x): a global importance of the training row times its similarity to the point. "
             "Below, the training rows that push the first held-out decisions up and down the most."
         )
-        explainer = RepresenterExplainer(model, context.X_train, context.y_train)
+        explainer = RepresenterExplainer(model, context.X_train, y=context.y_train)
         n = min(5, len(context.X_test))
         output = None if not context.classification or len(model.classes_) == 2 else model.classes_[0]
         top = explainer.top_k(context.X_test.iloc[:n], k=3, output=output)

@@ -10,7 +10,7 @@
 """
 
 from ._clustering import player_clustering, row_cohorts
-from ._params import Interval, Options, validate_params
+from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import check_random_state, spawn_seeds
 from ._validation import (
     available_memory_bytes,
@@ -19,13 +19,17 @@ from ._validation import (
     check_memory,
     check_target,
     column_names,
+    fitted_columns,
     in_column_order,
     instance_names,
     model_input,
     row_names,
+    training_names,
 )
 
 __all__ = [
+    "COMMON_CONSTRAINTS",
+    "HasMethods",
     "Interval",
     "Options",
     "available_memory_bytes",
@@ -36,6 +40,7 @@ __all__ = [
     "check_random_state",
     "check_target",
     "column_names",
+    "fitted_columns",
     "in_column_order",
     "instance_names",
     "model_input",
@@ -43,6 +48,7 @@ __all__ = [
     "row_cohorts",
     "row_names",
     "spawn_seeds",
+    "training_names",
     "validate_params",
 ]
 

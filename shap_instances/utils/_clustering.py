@@ -7,7 +7,6 @@ import pandas as pd
 import scipy.sparse as sp
 import shap
 from scipy.cluster.hierarchy import linkage
-from scipy.spatial.distance import pdist
 from sklearn.tree import DecisionTreeRegressor
 
 from ..exceptions import DataValidationError

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["Interval", "Options", "validate_params"]
+__all__ = ["COMMON_CONSTRAINTS", "HasMethods", "Interval", "Options", "validate_params"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,9 @@ class Interval:
             "left", "neither"))))
 
     def __str__(self) -> str:
-        kind = "an int" if self.kind is numbers.Integral else "a number"
+        kind = "an int" if self.kind is numbers.Integral else "a finite number"
+        if self.left is None and self.right is None:
+            return kind
         lo = "-inf" if self.left is None else self.left
         hi = "inf" if self.right is None else self.right
         brackets = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}[self.closed]
@@ -80,6 +82,29 @@ class Options:
 
     def __str__(self) -> str:
         return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class HasMethods:
+    """An object with the named methods (e.g. an estimator object with ``estimate``).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import HasMethods
+    >>> HasMethods("append").is_satisfied_by([])
+    True
+    """
+
+    methods: tuple
+
+    def __init__(self, *methods):
+        object.__setattr__(self, "methods", tuple(methods))
+
+    def is_satisfied_by(self, value) -> bool:
+        return all(callable(getattr(value, m, None)) for m in self.methods)
+
+    def __str__(self) -> str:
+        return "an object with " + ", ".join(f"{m}()" for m in self.methods)
 
 
 def _random_state(value) -> bool:
@@ -153,3 +178,15 @@ def validate_params(owner: str, constraints: Mapping[str, list], params: Mapping
             continue
         wanted = " or ".join(_describe(c) for c in allowed)
         raise InvalidParameterError(f"{owner}: {name} must be {wanted}; got {value!r}.")
+
+
+#: The shared options of every explainer: the same name means the same thing wherever it is accepted.
+COMMON_CONSTRAINTS: dict[str, list] = {
+    "random_state": ["random_state"],
+    "n_jobs": [None, Interval(numbers.Integral, None, -1), Interval(numbers.Integral, 1, None)],
+    "silent": ["boolean"],
+    "max_memory": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "feature_names": [None, "names"],
+    "batch_size": [None, Interval(numbers.Integral, 1, None)],
+    "max_evals": [None, Interval(numbers.Integral, 1, None)],
+}

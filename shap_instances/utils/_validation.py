@@ -27,6 +27,8 @@ __all__ = [
     "check_fitted",
     "instance_names",
     "row_names",
+    "fitted_columns",
+    "training_names",
     "column_names",
     "check_memory",
     "in_column_order",
@@ -35,7 +37,7 @@ __all__ = [
 
 
 def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: bool = False,
-               n_features: int | None = None, dtype=np.float64, feature_names=None):
+               n_features: int | None = None, dtype=np.float64, feature_names=None, min_rows: int = 1):
     """Validate a 2-D data matrix and return it as a float array (or CSR matrix).
 
     The user's object is never modified: a converted copy is returned when conversion is needed. With
@@ -58,6 +60,7 @@ def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: boo
             ensure_2d=True,
             **{_FINITE: "allow-nan" if allow_nan else True},
             input_name=name,
+            ensure_min_samples=min_rows,
         )
     except TypeError as exc:  # sparse input where dense is required, and similar
         raise DataValidationError(f"{name}: {exc}") from exc
@@ -143,6 +146,49 @@ def check_fitted(model, name: str = "model") -> None:
         ) from exc
     except TypeError as exc:
         raise NotFittedError(f"The {name} {type(model).__name__!r} is not a scikit-learn estimator: {exc}") from exc
+
+
+def fitted_columns(model, data=None) -> list[str] | None:
+    """The column names inputs must have: the model's ``feature_names_in_``, else a training DataFrame's columns.
+
+    ``None`` when neither is known (arrays everywhere): columns are then matched by position and width.
+    A bound method (``model.predict``) is looked through to its model.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.utils import fitted_columns
+    >>> frame = pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0]})
+    >>> fitted_columns(Ridge().fit(frame, [0.0, 1.0])), fitted_columns(Ridge(), frame), fitted_columns(Ridge())
+    (['a', 'b'], ['a', 'b'], None)
+    """
+    owner = getattr(model, "__self__", model)
+    names = getattr(owner, "feature_names_in_", None)
+    if names is None and isinstance(data, pd.DataFrame):
+        names = data.columns
+    return None if names is None else [str(c) for c in names]
+
+
+def training_names(data, feature_names=None) -> list[str]:
+    """Names of the training rows (the players of an instance explainer).
+
+    ``feature_names`` when given (one per row), else the DataFrame's index, else ``"train[i]"``.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import training_names
+    >>> training_names([[0.0], [1.0]]), training_names([[0.0]], feature_names=["first"])
+    (['train[0]', 'train[1]'], ['first'])
+    """
+    n = data.shape[0] if hasattr(data, "shape") else len(data)
+    if feature_names is None:
+        return row_names(data, prefix="train")
+    names = [str(f) for f in feature_names]
+    if len(names) != n:
+        raise DataValidationError(f"feature_names has {len(names)} names, but there are {n} training rows (the "
+                                  "players of this explainer); pass one name per training row.")
+    return names
 
 
 def _listed(names: list[str], most: int = 10) -> str:

@@ -21,7 +21,7 @@ def explanations():
     Xd, yd = load_diabetes(return_X_y=True)
     lasso = Lasso(alpha=0.05, tol=1e-12, max_iter=100_000).fit(Xd[:100], yd[:100])
     return {
-        "representer_l1_logistic": RepresenterExplainer(l1, X, y, silent=True)(X[:8]),
-        "representer_multinomial": RepresenterExplainer(multi, Xi, yi, silent=True)(Xi[::30]),
-        "representer_lasso": RepresenterExplainer(lasso, Xd[:100], yd[:100], silent=True)(Xd[100:106]),
+        "representer_l1_logistic": RepresenterExplainer(l1, X, y=y)(X[:8]),
+        "representer_multinomial": RepresenterExplainer(multi, Xi, y=yi)(Xi[::30]),
+        "representer_lasso": RepresenterExplainer(lasso, Xd[:100], y=yd[:100])(Xd[100:106]),
     }

@@ -5,7 +5,6 @@ This module uses only the public API of ``shap_instances``: it is the worked exa
 
 from __future__ import annotations
 
-import os
 import time
 from typing import ClassVar
 
@@ -13,18 +12,21 @@ import numpy as np
 import pandas as pd
 import shap
 from joblib import Parallel, delayed
-from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
-from sklearn.utils.validation import check_array, check_is_fitted
 
-from shap_instances import InstanceExplainer
-from shap_instances.exceptions import DataValidationError, MemoryBudgetError, NotFittedError, UnsupportedModelError
-
-try:  # the public name; older shap_instances only had the semi-private module
-    from shap_instances import build_explanation
-except ImportError:  # pragma: no cover - depends on the installed shap_instances
-    from shap_instances._explanation import build_explanation
+from shap_instances import InstanceExplainer, build_explanation
+from shap_instances.exceptions import DataValidationError, UnsupportedModelError
+from shap_instances.utils import (
+    COMMON_CONSTRAINTS,
+    Options,
+    check_data,
+    check_fitted,
+    check_memory,
+    fitted_columns,
+    row_names,
+    training_names,
+)
 
 from .values import (
     UTILITIES,
@@ -73,21 +75,25 @@ class KNNShapleyExplainer(InstanceExplainer):
     model : KNeighborsClassifier or KNeighborsRegressor
         A fitted model with ``weights="uniform"``; it supplies ``K`` and the metric. Distance-weighted
         KNN (``weights="distance"`` or a callable) has no known closed form and is refused.
-    data : array-like or sparse matrix of shape (n_train, n_features)
-        The training instances to value (the players); for ``metric="precomputed"``, any array with
-        ``n_train`` rows. Sparse input works with the metrics that ``pairwise_distances`` accepts sparse.
+    masker : array-like or sparse matrix of shape (n_train, n_features)
+        The training instances to value (the players); ``data=`` is an alias. For ``metric="precomputed"``,
+        any array with ``n_train`` rows. A DataFrame (or a model fitted on one) sets the column names that
+        explained DataFrames are matched by. Sparse input works with the metrics that ``pairwise_distances``
+        accepts sparse.
         Usually the data the model was fitted on; any other set is valued as the training set of a KNN
         with the model's ``K`` and metric.
     y : array-like of shape (n_train,)
         Their labels.
     utility : {"auto", "accuracy", "neg_squared_error", "prediction"}, default="auto"
         "auto" is "accuracy" for a classifier and "neg_squared_error" for a regressor.
-    random_state : None
-        Unused (the values are exact); accepted for the common signature.
     n_jobs : int or None, default=None
         Threads computing chunks of explained points in parallel (joblib semantics).
     silent : bool, default=False
         Turn off the progress bar.
+    max_memory : float, optional
+        Byte budget of one call's dense values (default: half the machine's memory).
+    feature_names : sequence of str, optional
+        Names of the training rows (the players).
 
     Attributes
     ----------
@@ -107,7 +113,7 @@ class KNNShapleyExplainer(InstanceExplainer):
     >>> from shap_instances_knn import KNNShapleyExplainer
     >>> X, y = load_iris(return_X_y=True)
     >>> model = KNeighborsClassifier(n_neighbors=5).fit(X[::2], y[::2])
-    >>> explainer = KNNShapleyExplainer(model, X[::2], y[::2], silent=True)
+    >>> explainer = KNNShapleyExplainer(model, X[::2], y=y[::2], silent=True)
     >>> explanation = explainer(X[1::2][:4], y[1::2][:4])
     >>> explanation.values.shape
     (4, 75)
@@ -123,35 +129,31 @@ class KNNShapleyExplainer(InstanceExplainer):
         "prediction (regression, default) or the KNN prediction itself (utility='prediction')"
     )
 
-    def __init__(self, model, data, y=None, *, utility="auto", random_state=None, n_jobs=None, silent=False):
+    requires_y = True
+    call_y = "optional"
+    _parameter_constraints: ClassVar[dict] = {
+        **COMMON_CONSTRAINTS,
+        "y": [None, "array-like"],
+        "utility": [Options("auto", *sorted(UTILITIES))],
+    }
+
+    def __init__(self, model, masker=None, *, data=None, y=None, utility="auto", n_jobs=None, silent=False,
+                 max_memory=None, feature_names=None):
         _check_model(model)
+        data = self._setup(locals())
         self.metric_ = model.effective_metric_
         self.metric_params_ = dict(model.effective_metric_params_ or {})
         precomputed = self.metric_ == "precomputed"
-        try:
-            train = check_array(data, accept_sparse="csr", dtype=np.float64, input_name="data")  # finite by default
-        except (TypeError, ValueError) as exc:
-            raise DataValidationError(f"data: {exc}") from exc
-        if not precomputed and train.shape[1] != model.n_features_in_:
-            raise DataValidationError(
-                f"data has {train.shape[1]} columns, but the model was fitted on {model.n_features_in_}; "
-                "pass the training data the model was fitted on."
-            )
-        if y is None:
-            raise DataValidationError(
-                "KNNShapleyExplainer needs the training labels: pass y=y_train (one label per row of data)."
-            )
+        self.columns_ = None if precomputed else fitted_columns(model, data)
+        self.data_ = check_data(data, name="masker", allow_sparse=True, feature_names=self.columns_,
+                                n_features=None if precomputed else model.n_features_in_)
         self.utility_ = _check_utility(model, utility)
-        y_train, _, _ = _check_labels((0, train.shape[0]), _as_array(y), np.zeros(0), model.n_neighbors, self.utility_)
-        super().__init__(model, data, random_state=random_state, n_jobs=n_jobs, silent=silent)
-        self.utility = utility
-        self.y = y
-        self._train = train
-        self._y_train = y_train
-        self._train_z, _, self._codes = _encode(y_train, None, self.utility_)
+        self.y_train_, _, _ = _check_labels((0, self.data_.shape[0]), _as_array(y), np.zeros(0), model.n_neighbors,
+                                            self.utility_)
+        self._train_z, _, self._codes = _encode(self.y_train_, None, self.utility_)
         self.n_neighbors_ = int(model.n_neighbors)
-        self.n_train_ = train.shape[0]
-        self._train_names = _row_names(data, "train")
+        self.n_train_ = self.data_.shape[0]
+        self.train_names_ = training_names(data, feature_names)
 
     @classmethod
     def supports_model(cls, model, data=None) -> bool:
@@ -197,36 +199,22 @@ class KNNShapleyExplainer(InstanceExplainer):
         >>> from shap_instances_knn import KNNShapleyExplainer
         >>> X, y = load_diabetes(return_X_y=True)
         >>> model = KNeighborsRegressor(n_neighbors=10).fit(X[:300], y[:300])
-        >>> ex = KNNShapleyExplainer(model, X[:300], y[:300], utility="prediction", silent=True)
+        >>> ex = KNNShapleyExplainer(model, X[:300], y=y[:300], utility="prediction", silent=True)
         >>> e = ex(X[300:305])
         >>> bool(abs(e.base_values + e.values.sum(axis=1) - model.predict(X[300:305])).max() < 1e-9)
         True
         """
         start = time.perf_counter()
         precomputed = self.metric_ == "precomputed"
-        try:
-            X_arr = check_array(
-                X,
-                accept_sparse=False if precomputed else "csr",
-                dtype=np.float64,
-                input_name="X",
-                ensure_min_samples=0,
-            )
-        except (TypeError, ValueError) as exc:
-            raise DataValidationError(f"X: {exc}") from exc
-        expected = self.n_train_ if precomputed else self._train.shape[1]
-        if X_arr.shape[1] != expected:
-            what = "distances to the training points" if precomputed else "columns"
-            raise DataValidationError(
-                f"X has {X_arr.shape[1]} columns, expected {expected} ({what}); pass data with the "
-                "columns the model was fitted on."
-            )
+        X_arr = check_data(X, name="X", allow_sparse=not precomputed, feature_names=self.columns_,
+                           n_features=self.n_train_ if precomputed else self.data_.shape[1], min_rows=0)
         n = X_arr.shape[0]
         shape = (n, self.n_train_)
-        _, y_explained, _ = _check_labels(shape, self._y_train, _as_array(y), self.n_neighbors_, self.utility_)
+        _, y_explained, _ = _check_labels(shape, self.y_train_, _as_array(y), self.n_neighbors_, self.utility_)
         train_z = self._train_z
-        _, explained_z, _ = _encode(self._y_train[:0], y_explained, self.utility_, codes=self._codes)
-        _check_memory(3 * 8.0 * n * self.n_train_, n, self.n_train_)
+        _, explained_z, _ = _encode(self.y_train_[:0], y_explained, self.utility_, codes=self._codes)
+        check_memory(3 * 8.0 * n * self.n_train_, f"the KNN-Shapley values of {n} points x {self.n_train_} training "
+                     "instances", max_memory=self.max_memory, instead="Explain fewer points per call.")
 
         values = np.empty((n, self.n_train_))
         explained = np.empty(n)
@@ -237,7 +225,7 @@ class KNNShapleyExplainer(InstanceExplainer):
             if precomputed:
                 distances = X_arr[chunk]
             else:
-                distances = pairwise_distances(X_arr[chunk], self._train, metric=self.metric_, **self.metric_params_)
+                distances = pairwise_distances(X_arr[chunk], self.data_, metric=self.metric_, **self.metric_params_)
             if np.isnan(distances).any():
                 raise DataValidationError(f"The metric {self.metric_!r} produced NaN distances; check the data.")
             order = _sorted_order(distances, train_z)
@@ -252,16 +240,16 @@ class KNNShapleyExplainer(InstanceExplainer):
         if self.utility_ == "accuracy":
             colour = (train_z[None, :] == explained_z[:, None]).astype(np.float64)
         else:
-            colour = np.broadcast_to(self._y_train, (n, self.n_train_))
-        return build_explanation(
+            colour = np.broadcast_to(self.y_train_, (n, self.n_train_))
+        return self._finish(build_explanation(
             values,
             _empty_utility(y_explained, n, self.utility_),
-            feature_names=self._train_names,
+            feature_names=self.train_names_,
             data=colour,
-            instance_names=_row_names(X, "explained") if n else None,
+            row_names=row_names(X),
             explained=explained,
             compute_time=time.perf_counter() - start,
-        )
+        ))
 
 
 def _check_model(model):
@@ -270,12 +258,7 @@ def _check_model(model):
             f"KNNShapleyExplainer explains KNeighborsClassifier or KNeighborsRegressor models, got "
             f"{type(model).__name__}; use shap_instances.Explainer(model, data, y=...) to pick another explainer."
         )
-    try:
-        check_is_fitted(model)
-    except SklearnNotFittedError as exc:
-        raise NotFittedError(
-            f"The model {type(model).__name__} is not fitted; call model.fit(X, y) before explaining it."
-        ) from exc
+    check_fitted(model)
     if not (isinstance(model.weights, str) and model.weights == "uniform"):
         raise UnsupportedModelError(
             f"KNNShapleyExplainer needs weights='uniform', got weights={model.weights!r}: distance-weighted "
@@ -321,22 +304,3 @@ def _as_array(y):
     if y is None:
         return None
     return y.to_numpy() if isinstance(y, pd.Series | pd.DataFrame) else np.asarray(y)
-
-
-def _row_names(X, prefix):
-    if isinstance(X, pd.DataFrame | pd.Series):
-        return [str(i) for i in X.index]
-    return [f"{prefix}[{i}]" for i in range(np.shape(X)[0])]
-
-
-def _check_memory(n_bytes, n, n_train):
-    try:
-        budget = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        budget = 2 * 2**30
-    if n_bytes > budget:
-        raise MemoryBudgetError(
-            f"Explaining {n} points against {n_train} training instances needs about {n_bytes / 2**30:.2f} GiB "
-            f"(the values are a dense {n} x {n_train} matrix), more than {budget / 2**30:.2f} GiB. "
-            "Explain fewer points per call."
-        )

@@ -177,7 +177,7 @@ def test_explainer_matches_full_enumeration(model_class, utility, k, ties):
         y, ye = rng.normal(size=n) * 3, rng.normal(size=len(Xe))
     model = model_class(n_neighbors=min(k, n)).fit(X, y)
     model.n_neighbors = k  # K > n_train is allowed by the utility (the sum is divided by K)
-    e = KNNShapleyExplainer(model, X, y, utility=utility, silent=True)(Xe, ye)
+    e = KNNShapleyExplainer(model, X, y=y, utility=utility, silent=True)(Xe, ye)
     expected = enumerate_shapley(pairwise_distances(Xe, X), y, ye, k, utility)
     np.testing.assert_allclose(e.values, expected, rtol=0, atol=1e-12)
     empty = -(ye**2) if utility == "neg_squared_error" else np.zeros(len(Xe))
@@ -199,7 +199,7 @@ def test_respects_the_model_metric(model_kwargs, metric, params):
     X, Xe, rng = small_problem(7, n=9)
     y, ye = rng.integers(0, 2, size=9), rng.integers(0, 2, size=3)
     model = KNeighborsClassifier(n_neighbors=3, algorithm="brute", **model_kwargs).fit(X, y)
-    e = KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
+    e = KNNShapleyExplainer(model, X, y=y, silent=True)(Xe, ye)
     distances = pairwise_distances(Xe, X, metric=metric, **params)
     np.testing.assert_allclose(e.values, enumerate_shapley(distances, y, ye, 3, "accuracy"), atol=1e-12)
     # the sorted neighbours are the model's own
@@ -210,10 +210,10 @@ def test_respects_the_model_metric(model_kwargs, metric, params):
 def test_precomputed_metric_equals_euclidean():
     X, Xe, rng = small_problem(3, n=10)
     y, ye = rng.normal(size=10), rng.normal(size=3)
-    euclid = KNNShapleyExplainer(KNeighborsRegressor(n_neighbors=4).fit(X, y), X, y, silent=True)(Xe, ye)
+    euclid = KNNShapleyExplainer(KNeighborsRegressor(n_neighbors=4).fit(X, y), X, y=y, silent=True)(Xe, ye)
     D_train, D_explained = pairwise_distances(X, X), pairwise_distances(Xe, X)
     model = KNeighborsRegressor(n_neighbors=4, metric="precomputed").fit(D_train, y)
-    pre = KNNShapleyExplainer(model, D_train, y, silent=True)(D_explained, ye)
+    pre = KNNShapleyExplainer(model, D_train, y=y, silent=True)(D_explained, ye)
     np.testing.assert_allclose(pre.values, euclid.values, atol=1e-12)
 
 
@@ -237,7 +237,7 @@ def test_public_function_matches_enumeration_and_utility():
 def test_efficiency_equals_predict_proba_of_the_true_class():
     X, y = load_wine(return_X_y=True)
     model = KNeighborsClassifier(n_neighbors=7).fit(X[::2], y[::2])
-    e = KNNShapleyExplainer(model, X[::2], y[::2], silent=True)(X[1::2], y[1::2])
+    e = KNNShapleyExplainer(model, X[::2], y=y[::2], silent=True)(X[1::2], y[1::2])
     proba = model.predict_proba(X[1::2])[np.arange(len(X[1::2])), np.searchsorted(model.classes_, y[1::2])]
     np.testing.assert_allclose(e.base_values + e.values.sum(axis=1), proba, atol=1e-12)
 
@@ -246,9 +246,9 @@ def test_efficiency_equals_predict_and_squared_error():
     X, y = load_diabetes(return_X_y=True)
     model = KNeighborsRegressor(n_neighbors=10).fit(X[:300], y[:300])
     Xe, ye = X[300:340], y[300:340]
-    pred = KNNShapleyExplainer(model, X[:300], y[:300], utility="prediction", silent=True)(Xe)
+    pred = KNNShapleyExplainer(model, X[:300], y=y[:300], utility="prediction", silent=True)(Xe)
     np.testing.assert_allclose(pred.base_values + pred.values.sum(axis=1), model.predict(Xe), rtol=1e-12)
-    err = KNNShapleyExplainer(model, X[:300], y[:300], silent=True)(Xe, ye)
+    err = KNNShapleyExplainer(model, X[:300], y=y[:300], silent=True)(Xe, ye)
     np.testing.assert_allclose(err.base_values + err.values.sum(axis=1), -((model.predict(Xe) - ye) ** 2), rtol=1e-9)
     np.testing.assert_allclose(err.base_values, -(ye**2))
 
@@ -261,7 +261,7 @@ def test_duplicate_rows_get_equal_values(model_class, utility):
     X[12], y[12] = X[3], y[3]
     model = model_class(n_neighbors=4).fit(X, y)
     Xe, ye = load_iris(return_X_y=True)[0][1::7], load_iris(return_X_y=True)[1][1::7].astype(float)
-    e = KNNShapleyExplainer(model, X, y, utility=utility, silent=True)(Xe, ye)
+    e = KNNShapleyExplainer(model, X, y=y, utility=utility, silent=True)(Xe, ye)
     np.testing.assert_array_equal(e.values[:, 3], e.values[:, 7])
     np.testing.assert_array_equal(e.values[:, 3], e.values[:, 12])
     assert np.abs(e.values[:, 3]).max() > 0
@@ -275,7 +275,7 @@ def test_copies_are_symmetric_even_with_an_equidistant_point_between_them(utilit
     model_class = KNeighborsClassifier if utility == "accuracy" else KNeighborsRegressor
     model = model_class(n_neighbors=1).fit(X, y)
     Xe, ye = np.zeros((1, 2)), y[[0]] * 0 + (1 if utility == "accuracy" else 0.5)
-    e = KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
+    e = KNNShapleyExplainer(model, X, y=y, silent=True)(Xe, ye)
     assert e.values[0, 0] == e.values[0, 2] != e.values[0, 1]
     expected = enumerate_shapley(pairwise_distances(Xe, X), y, ye, 1, utility)
     np.testing.assert_allclose(e.values, expected, atol=1e-12)
@@ -348,7 +348,7 @@ def test_property_efficiency_and_symmetry_large(n, k, seed):
     y, ye = rng.normal(size=n), rng.normal(size=3)
     X[-1], y[-1] = X[0], y[0]
     model = KNeighborsRegressor(n_neighbors=k).fit(X, y)
-    e = KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
+    e = KNNShapleyExplainer(model, X, y=y, silent=True)(Xe, ye)
     np.testing.assert_array_equal(e.values[:, 0], e.values[:, -1])
     d = pairwise_distances(Xe, X)
     full = knn_utility(d, y, ye, n_neighbors=k, utility="neg_squared_error")
@@ -365,22 +365,22 @@ def test_output_contract_and_names():
     X_train, y_train = X.iloc[::3], y.iloc[::3]
     model = KNeighborsClassifier(n_neighbors=3).fit(X_train.to_numpy(), y_train.to_numpy())
     Xe = X.iloc[1::30]
-    e = KNNShapleyExplainer(model, X_train, y_train, silent=True)(Xe, y.iloc[1::30])
+    e = KNNShapleyExplainer(model, X_train, y=y_train, silent=True)(Xe, y.iloc[1::30])
     assert isinstance(e, shap.Explanation)
     assert e.values.shape == (len(Xe), len(X_train)) and e.base_values.shape == (len(Xe),)
     assert list(e.feature_names) == [str(i) for i in X_train.index]
-    assert list(e.instance_names) == [str(i) for i in Xe.index]
+    assert list(e.row_names) == [str(i) for i in Xe.index]
     np.testing.assert_array_equal(e.data, (y_train.to_numpy()[None] == y.iloc[1::30].to_numpy()[:, None]) * 1.0)
 
 
 def test_chunks_and_threads_give_identical_values(monkeypatch):
     X, y = load_diabetes(return_X_y=True)
     model = KNeighborsRegressor(n_neighbors=5).fit(X[:200], y[:200])
-    one = KNNShapleyExplainer(model, X[:200], y[:200], silent=True)(X[200:260], y[200:260])
+    one = KNNShapleyExplainer(model, X[:200], y=y[:200], silent=True)(X[200:260], y[200:260])
     from shap_instances_knn import explainer as module
 
     monkeypatch.setattr(module, "_CHUNK_BYTES", 16 * 200 * 7)  # 7 rows per chunk: 9 chunks
-    many = KNNShapleyExplainer(model, X[:200], y[:200], n_jobs=2, silent=True)(X[200:260], y[200:260])
+    many = KNNShapleyExplainer(model, X[:200], y=y[:200], n_jobs=2, silent=True)(X[200:260], y[200:260])
     np.testing.assert_array_equal(one.values, many.values)
 
 
@@ -389,7 +389,7 @@ def test_user_inputs_are_not_modified():
     y, ye = rng.integers(0, 2, size=10), rng.integers(0, 2, size=3)
     copies = [a.copy() for a in (X, Xe, y, ye)]
     model = KNeighborsClassifier(n_neighbors=3).fit(X, y)
-    KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
+    KNNShapleyExplainer(model, X, y=y, silent=True)(Xe, ye)
     for before, after in zip(copies, (X, Xe, y, ye)):
         np.testing.assert_array_equal(before, after)
     assert model.n_neighbors == 3 and model.weights == "uniform"
@@ -398,7 +398,7 @@ def test_user_inputs_are_not_modified():
 def test_empty_batch():
     X, Xe, rng = small_problem(5, n=6)
     y = rng.integers(0, 2, size=6)
-    e = KNNShapleyExplainer(KNeighborsClassifier(n_neighbors=2).fit(X, y), X, y, silent=True)(Xe[:0], y[:0])
+    e = KNNShapleyExplainer(KNeighborsClassifier(n_neighbors=2).fit(X, y), X, y=y, silent=True)(Xe[:0], y[:0])
     assert e.values.shape == (0, 6)
 
 
@@ -417,17 +417,17 @@ def fitted():
 def test_refuses_distance_weights(fitted):
     _, X, y, _ = fitted
     with pytest.raises(UnsupportedModelError, match="weights='uniform'"):
-        KNNShapleyExplainer(KNeighborsClassifier(n_neighbors=3, weights="distance").fit(X, y), X, y)
+        KNNShapleyExplainer(KNeighborsClassifier(n_neighbors=3, weights="distance").fit(X, y), X, y=y)
 
 
 def test_refuses_other_models_and_unfitted(fitted):
     _, X, y, _ = fitted
     with pytest.raises(UnsupportedModelError, match="DecisionTreeRegressor"):
-        KNNShapleyExplainer(DecisionTreeRegressor().fit(X, y), X, y)
+        KNNShapleyExplainer(DecisionTreeRegressor().fit(X, y), X, y=y)
     with pytest.raises(NotFittedError, match="not fitted"):
-        KNNShapleyExplainer(KNeighborsClassifier(), X, y)
+        KNNShapleyExplainer(KNeighborsClassifier(), X, y=y)
     with pytest.raises(UnsupportedModelError, match="single-output"):
-        KNNShapleyExplainer(KNeighborsRegressor(n_neighbors=2).fit(X, np.c_[y, y]), X, np.c_[y, y])
+        KNNShapleyExplainer(KNeighborsRegressor(n_neighbors=2).fit(X, np.c_[y, y]), X, y=np.c_[y, y])
 
 
 def test_bad_arguments(fitted):
@@ -435,22 +435,22 @@ def test_bad_arguments(fitted):
     with pytest.raises(DataValidationError, match="y=y_train"):
         KNNShapleyExplainer(model, X)
     with pytest.raises(DataValidationError, match=r"y_train must have shape \(8,\)"):
-        KNNShapleyExplainer(model, X, y[:5])
+        KNNShapleyExplainer(model, X, y=y[:5])
     with pytest.raises(DataValidationError, match="3 columns"):
-        KNNShapleyExplainer(model, np.c_[X, X[:, 0]], y)
+        KNNShapleyExplainer(model, np.c_[X, X[:, 0]], y=y)
     with pytest.raises(ValueError, match="utility='prediction' is not available for a KNeighborsClassifier"):
-        KNNShapleyExplainer(model, X, y, utility="prediction")
-    explainer = KNNShapleyExplainer(model, X, y, silent=True)
+        KNNShapleyExplainer(model, X, y=y, utility="prediction")
+    explainer = KNNShapleyExplainer(model, X, y=y, silent=True)
     with pytest.raises(DataValidationError, match="needs the labels of the explained points"):
         explainer(Xe)
     with pytest.raises(DataValidationError, match=r"y_explained must have shape \(3,\)"):
         explainer(Xe, [0, 1])
-    with pytest.raises(DataValidationError, match="X has 1 columns, expected 2"):
+    with pytest.raises(DataValidationError, match="X has 1 columns, but the model was fitted on 2"):
         explainer(Xe[:, :1], [0, 1, 0])
     with pytest.raises(DataValidationError, match="NaN"):
         explainer(np.full((3, 2), np.nan), [0, 1, 0])
     with pytest.raises(DataValidationError, match="numeric"):
-        KNNShapleyExplainer(KNeighborsRegressor(n_neighbors=2).fit(X, y), X, np.array(["a"] * 8))
+        KNNShapleyExplainer(KNeighborsRegressor(n_neighbors=2).fit(X, y), X, y=np.array(["a"] * 8))
     with pytest.raises(ValueError, match="n_neighbors must be an integer >= 1"):
         knn_shapley_values(np.zeros((1, 3)), [0, 1, 0], [0], n_neighbors=0)
     with pytest.raises(ValueError, match="utility must be one of"):
@@ -461,8 +461,8 @@ def test_bad_arguments(fitted):
 
 def test_pandas_labels(fitted):
     model, X, y, Xe = fitted
-    e = KNNShapleyExplainer(model, pd.DataFrame(X), pd.Series(y), silent=True)(pd.DataFrame(Xe), pd.Series([0, 1, 1]))
-    ref = KNNShapleyExplainer(model, X, y, silent=True)(Xe, np.array([0, 1, 1]))
+    e = KNNShapleyExplainer(model, pd.DataFrame(X), y=pd.Series(y), silent=True)(pd.DataFrame(Xe), pd.Series([0, 1, 1]))
+    ref = KNNShapleyExplainer(model, X, y=y, silent=True)(Xe, np.array([0, 1, 1]))
     np.testing.assert_array_equal(e.values, ref.values)
 
 
@@ -482,6 +482,6 @@ def test_sparse_input_gives_the_dense_values():
     X[X < 0], Xe[Xe < 0] = 0.0, 0.0
     y, ye = rng.integers(0, 3, size=10), rng.integers(0, 3, size=3)
     model = KNeighborsClassifier(n_neighbors=3).fit(X, y)
-    dense = KNNShapleyExplainer(model, X, y, silent=True)(Xe, ye)
-    sparse = KNNShapleyExplainer(model, sp.csr_matrix(X), y, silent=True)(sp.csr_matrix(Xe), ye)
+    dense = KNNShapleyExplainer(model, X, y=y, silent=True)(Xe, ye)
+    sparse = KNNShapleyExplainer(model, sp.csr_matrix(X), y=y, silent=True)(sp.csr_matrix(Xe), ye)
     np.testing.assert_allclose(sparse.values, dense.values, atol=1e-12)
