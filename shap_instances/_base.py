@@ -122,6 +122,13 @@ class InstanceExplainer(shap.Explainer):
         """Whether ``Explainer(model, data, algorithm="auto")`` should choose this class."""
         return False
 
+    @classmethod
+    def conformance_problem(cls):
+        """A small :class:`~shap_instances.utils.ConformanceProblem` that :func:`~shap_instances.utils.check_explainer`
+        checks this class on. Plugins implement it (or pass a problem to ``check_explainer``)."""
+        raise NotImplementedError(f"{cls.__name__} defines no conformance_problem(); pass one to check_explainer("
+                                  f"{cls.__name__}, problem=ConformanceProblem(...)).")
+
     # ------------------------------------------------------------------ calls
     def __call__(self, X=None, y=None, **options) -> shap.Explanation:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} does not implement __call__.")

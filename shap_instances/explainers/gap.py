@@ -141,6 +141,19 @@ class GapExplainer(InstanceExplainer):
         self._oob = None
 
     @classmethod
+    def conformance_problem(cls):
+        """A 10-tree forest on 60 diabetes rows, 6 held-out rows; the explained quantity is ``predict``."""
+        from sklearn.ensemble import RandomForestRegressor
+
+        from ..datasets import load_diabetes
+        from ..utils import ConformanceProblem
+
+        X, y = load_diabetes()
+        forest = RandomForestRegressor(10, max_depth=4, random_state=0).fit(X.iloc[:60], y.iloc[:60])
+        return ConformanceProblem(forest, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60], explained=forest.predict,
+                                  atol=1e-10)
+
+    @classmethod
     def supports_model(cls, model, data=None) -> bool:
         """True for fitted RandomForest / ExtraTrees regressors and classifiers.
 

@@ -153,6 +153,19 @@ class IsotonicShapley(InstanceExplainer):
         self.game = None
 
     @classmethod
+    def conformance_problem(cls):
+        """A linear model of 4 diabetes features, 12 background rows, 3 explained rows, sparsity 2."""
+        from sklearn.linear_model import LinearRegression
+
+        from ..datasets import load_diabetes
+        from ..utils import ConformanceProblem
+
+        X, y = load_diabetes()
+        X = X.iloc[:, :4]
+        model = LinearRegression().fit(X, y)
+        return ConformanceProblem(model, X.iloc[:12], X.iloc[40:43], options={"sparsity": 2, "silent": True})
+
+    @classmethod
     def from_game(cls, game, *, sparsity="ric", max_exact_features=20, max_evals=20_000, random_state=None,
                   **sisr_options) -> IsotonicShapley:
         """An explainer of any :class:`~shap_instances.games.Game`: call it with no argument.

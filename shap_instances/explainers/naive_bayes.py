@@ -161,6 +161,23 @@ class NaiveBayesExplainer(InstanceExplainer):
         self.input_shift_ = None if woe else expected[self.order_]
 
     @classmethod
+    def conformance_problem(cls):
+        """GaussianNB on iris (three classes); the explained quantity is the centred log-probabilities."""
+        from sklearn.datasets import load_iris
+        from sklearn.naive_bayes import GaussianNB
+
+        from ..utils import ConformanceProblem
+
+        X, y = load_iris(return_X_y=True, as_frame=True)
+        model = GaussianNB().fit(X, y)
+
+        def centred(rows):
+            log_proba = model.predict_log_proba(rows[X.columns])
+            return log_proba - log_proba.mean(axis=1, keepdims=True)
+
+        return ConformanceProblem(model, X.iloc[::5], X.iloc[1::25], explained=centred, atol=1e-9)
+
+    @classmethod
     def supports_model(cls, model, data=None) -> bool:
         """True for scikit-learn naive Bayes models and pipelines ending in one."""
         last = model.steps[-1][1] if isinstance(model, Pipeline) else model

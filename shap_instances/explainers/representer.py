@@ -201,6 +201,18 @@ class RepresenterExplainer(InstanceExplainer):
         self.reconstruction_gap_ = float("nan")
 
     @classmethod
+    def conformance_problem(cls):
+        """Ridge on 60 diabetes rows, 6 held-out rows; the explained quantity is ``predict``."""
+        from sklearn.linear_model import Ridge
+
+        from ..datasets import load_diabetes
+        from ..utils import ConformanceProblem
+
+        X, y = load_diabetes()
+        model = Ridge(alpha=1.0).fit(X.iloc[:60], y.iloc[:60])
+        return ConformanceProblem(model, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60], explained=model.predict)
+
+    @classmethod
     def supports_model(cls, model, data=None) -> bool:
         """Regularised linear scikit-learn models: Lasso, ElasticNet, Ridge, LogisticRegression.
 

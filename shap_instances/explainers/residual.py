@@ -163,6 +163,21 @@ class InstanceKernelExplainer(InstanceExplainer):
                                       "decompose one target at a time.")
         self.train_names_ = training_names(data, feature_names)
 
+    @classmethod
+    def conformance_problem(cls):
+        """Ridge refits on 10 diabetes rows (exact enumeration), 4 explained rows and their residuals."""
+        from sklearn.linear_model import Ridge
+
+        from ..datasets import load_diabetes
+        from ..utils import ConformanceProblem
+
+        X, y = load_diabetes()
+        X, y = X.iloc[:, :4], y.to_numpy()
+        full = Ridge(alpha=0.5).fit(X.iloc[:10], y[:10])
+        return ConformanceProblem(
+            Ridge(alpha=0.5), X.iloc[:10], X.iloc[20:24], y=y[:10], y_explained=y[20:24],
+            options={"silent": True}, explained=lambda rows: full.predict(rows[X.columns]) - y[20:24])
+
     def _indicator(self, labels, name: str) -> np.ndarray:
         """1.0 where ``labels`` is the positive (second) class, 0.0 where the other; other labels refused."""
         unknown = ~np.isin(labels, self.classes_)

@@ -28,6 +28,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "ConformanceProblem",
     "COMMON_CONSTRAINTS",
     "HasMethods",
     "Interval",
@@ -54,8 +55,8 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "check_explainer":  # imports shap's plots: loaded on first use
-        from ._conformance import check_explainer
+    if name in ("check_explainer", "ConformanceProblem"):  # imports shap's plots: loaded on first use
+        from . import _conformance
 
-        return check_explainer
+        return getattr(_conformance, name)
     raise AttributeError(f"module 'shap_instances.utils' has no attribute {name!r}")

@@ -24,6 +24,7 @@ from shap_instances.utils import (
     check_fitted,
     check_memory,
     fitted_columns,
+    model_input,
     row_names,
     training_names,
 )
@@ -156,6 +157,18 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.train_names_ = training_names(data, feature_names)
 
     @classmethod
+    def conformance_problem(cls):
+        """A 5-neighbour regressor on 60 diabetes rows, 6 held-out rows valued with utility="prediction"."""
+        from sklearn.datasets import load_diabetes
+
+        from shap_instances.utils import ConformanceProblem
+
+        X, y = load_diabetes(return_X_y=True, as_frame=True)
+        model = KNeighborsRegressor(n_neighbors=5).fit(X.iloc[:60], y.iloc[:60])
+        return ConformanceProblem(model, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60],
+                                  options={"utility": "prediction", "silent": True}, explained=model.predict)
+
+    @classmethod
     def supports_model(cls, model, data=None) -> bool:
         """True for a fitted or unfitted uniform-weights ``KNeighborsClassifier`` / ``KNeighborsRegressor``.
 
@@ -282,7 +295,7 @@ def _multi_output(model) -> bool:
     if model.effective_metric_ == "precomputed":
         n_columns = model.n_samples_fit_
     try:
-        return np.ndim(model.predict(np.zeros((1, n_columns)))) > 1
+        return np.ndim(model.predict(model_input(model, np.zeros((1, n_columns))))) > 1
     except ValueError:  # e.g. n_neighbors > n_samples_fit: the labels passed to the explainer decide
         return False
 
