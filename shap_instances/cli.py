@@ -1,7 +1,10 @@
 """The ``shap-instances`` command: ``report`` (the main job), ``list`` and ``explain``.
 
 Bad input (a missing file, a missing target column, non-numeric columns, NaNs, an unknown explainer)
-ends with one line on stderr and exit code 2, never a traceback.
+ends with one line on stderr and exit code 2, never a traceback; Ctrl-C ends with one line and exit code
+130. Outputs never destroy data: ``--out`` may not be the input file, an existing file is overwritten only
+with ``--force``, and a report is written into a temporary folder renamed into place, so an interrupted run
+leaves no half report.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="shap-instances",
         description="Explain models in terms of their training instances.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     report = sub.add_parser("report", help="analyse a dataset's instances end to end (HTML + PNG figures)")
@@ -33,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default="shap-instances-report", help="output folder (default: %(default)s)")
     report.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     report.add_argument("--silent", action="store_true", help="no progress output")
+    report.add_argument("--force", action="store_true", help="write into --out even if it is a folder that holds "
+                        "something other than an earlier report")
 
     sub.add_parser("list", help="list the registered explainers, plugins included")
 
@@ -43,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
                          help="explain the first ROWS rows, at least 1 (default: %(default)s)")
     explain.add_argument("--out", required=True, help="output file, .csv or .parquet")
     explain.add_argument("--seed", type=int, default=0)
+    explain.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     return parser
 
 
@@ -54,10 +61,22 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dropna", action="store_true", help="drop rows with missing values")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("shap-instances")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
 def _load(args):
-    from .report._data import infer_task, load_table
+    from .report._data import check_task, infer_task, load_table
 
     if args.data is None:
+        if args.target is not None:
+            raise ValueError(f"--target {args.target} needs --data, the CSV file it is a column of (without --data "
+                             "the embedded diabetes data is used)")
         from .datasets import load_diabetes
 
         X, y = load_diabetes()
@@ -65,7 +84,28 @@ def _load(args):
     if args.target is None:
         raise ValueError("--data needs --target, the name of the target column")
     X, y = load_table(args.data, args.target, dropna=args.dropna)
-    return X, y, args.task or infer_task(y)
+    task = args.task or infer_task(y)
+    check_task(y, task, args.target)
+    return X, y, task
+
+
+def _check_output(out: Path, args, *, folder: bool) -> None:
+    """Refuse an output that would destroy data: the input file itself, or something else there already."""
+    data = getattr(args, "data", None)
+    if data is not None and out.resolve() == Path(data).resolve():
+        raise ValueError(f"--out {out} is the input file --data; choose another path")
+    if data is not None and folder and Path(data).resolve().is_relative_to(out.resolve()):
+        raise ValueError(f"--out {out} contains the input file --data; choose another folder")
+    if not out.exists() or args.force:
+        return
+    if folder:
+        if not out.is_dir():
+            raise ValueError(f"--out {out} is a file, not a report folder; choose another path or pass --force")
+        if any(out.iterdir()) and not (out / "index.html").is_file():
+            raise ValueError(f"--out {out} is a folder that holds something other than a shap-instances report; "
+                             "choose another folder or pass --force")
+    else:
+        raise ValueError(f"--out {out} exists; choose another path or pass --force to overwrite it")
 
 
 def fit_model(name: str, task: str, X, y, seed: int = 0):
@@ -124,6 +164,7 @@ def _cmd_explain(args) -> int:
         raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
     if args.rows < 1:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
+    _check_output(out, args, folder=False)
     X, y, task = _load(args)
     model = fit_model(args.model, task, X, y, args.seed)
     takes_y = args.explainer == "auto" or getattr(si.get_explainer(args.explainer), "requires_y", False)
@@ -150,6 +191,7 @@ def _cmd_explain(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    _check_output(Path(args.out), args, folder=True)
     X, y, task = _load(args)
     from .report import run_report
 
@@ -166,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=FutureWarning)
             return commands[args.command](args)
+    except KeyboardInterrupt:
+        print("shap-instances: interrupted; nothing was written", file=sys.stderr)
+        return 130
     except (OSError, ValueError, KeyError, ShapInstancesError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"shap-instances: error: {message}", file=sys.stderr)

@@ -137,3 +137,69 @@ def test_explain_rows_must_be_positive(capsys, tmp_path, rows):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--rows must be at least 1, got {rows}" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0 and "shap-instances" in capsys.readouterr().out
+
+
+def test_out_never_destroys_the_input_or_other_files(capsys, tmp_path):
+    path = tmp_path / "input.csv"
+    path.write_text("a,b,y\n1,2,1.5\n2,3,2.5\n3,5,3.5\n")
+    assert main(["explain", "--data", str(path), "--target", "y", "--out", str(path)]) == 2
+    assert "is the input file" in capsys.readouterr().err and path.read_text().startswith("a,")
+    existing = tmp_path / "values.csv"
+    existing.write_text("keep me")
+    assert main(["explain", "--out", str(existing)]) == 2
+    assert "--force" in capsys.readouterr().err and existing.read_text() == "keep me"
+    assert main(["explain", "--out", str(existing), "--force"]) == 0
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "thesis.txt").write_text("precious")
+    assert main(["report", "--out", str(folder), "--silent"]) == 2
+    assert "something other than a shap-instances report" in capsys.readouterr().err
+    assert (folder / "thesis.txt").read_text() == "precious"
+
+
+def test_interrupted_report_leaves_no_half_report(monkeypatch, tmp_path, capsys):
+    from shap_instances.report import _html
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_html.Report, "to_html", interrupted)
+    out = tmp_path / "report"
+    assert main(["report", "--out", str(out), "--silent"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert not out.exists() and not list(tmp_path.iterdir())  # no staging folder left behind
+
+
+def test_every_problem_of_a_file_at_once_and_dropna_summary(tmp_path, capsys):
+    path = tmp_path / "mixed.csv"
+    path.write_text("a,b,c,y\n1,x,3,1.5\n2,y,,2.5\n3,z,5,3.5\n")
+    assert main(["explain", "--data", str(path), "--target", "y", "--out", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "missing values in column(s) c (1 rows)" in err and "non-numeric column(s) b" in err
+    path.write_text("a,b,y\n1,2,1.5\n2,,2.5\n3,4,3.5\n4,5,1.0\n")
+    assert main(["explain", "--data", str(path), "--target", "y", "--dropna", "--model", "ridge",
+                 "--out", str(tmp_path / "o.csv")]) == 0
+    assert "dropped 1 of 4 rows" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, args, message", [
+    ("a,b,y\n", [], "but no rows"),
+    ("a,b,y\n1,2,1.5\n2,3,1.5\n3,4,1.5\n", [], "is constant"),
+    ("a,b,y\n1,2,cat\n2,3,dog\n3,4,cat\n", ["--task", "regression"], "needs a numeric target"),
+])
+def test_target_and_file_messages(tmp_path, capsys, content, args, message):
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+    assert main(["explain", "--data", str(path), "--target", "y", *args, "--out", str(tmp_path / "o.csv")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_target_without_data_is_an_error(capsys, tmp_path):
+    assert main(["explain", "--target", "y", "--out", str(tmp_path / "o.csv")]) == 2
+    assert "--target y needs --data" in capsys.readouterr().err

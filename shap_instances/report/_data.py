@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 
 from ..exceptions import DataValidationError
 
-__all__ = ["load_table", "infer_task"]
+__all__ = ["load_table", "infer_task", "check_task"]
 
 
 def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame, pd.Series]:
@@ -45,23 +46,51 @@ def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame
         raise DataValidationError(
             f"target column {target!r} is not in {path.name}; its columns are: {', '.join(map(str, frame.columns))}"
         )
+    if frame.empty:
+        raise DataValidationError(f"{path.name} has a header ({', '.join(map(str, frame.columns))}) but no rows")
     if dropna:
+        before = len(frame)
         frame = frame.dropna()
+        dropped = before - len(frame)
+        print(f"--dropna: dropped {dropped} of {before} rows with missing values; {len(frame)} remain",
+              file=sys.stderr)
+    problems = []  # every problem of the file, reported at once
     missing = frame.columns[frame.isna().any()].tolist()
     if missing:
-        raise DataValidationError(
-            f"missing values in column(s) {', '.join(map(str, missing))}; impute them first or pass --dropna"
-        )
+        counts = ", ".join(f"{c} ({int(frame[c].isna().sum())} rows)" for c in missing)
+        problems.append(f"missing values in column(s) {counts}; impute them first or pass --dropna")
     X = frame.drop(columns=target)
     non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
-        raise DataValidationError(
-            f"non-numeric column(s) {', '.join(non_numeric)}; encode them as numbers first (for example "
-            "one-hot with pandas.get_dummies) or drop them"
-        )
+        problems.append(f"non-numeric column(s) {', '.join(non_numeric)}; encode them as numbers first (for "
+                        "example one-hot with pandas.get_dummies) or drop them")
     if X.shape[1] == 0 or len(X) < 2:
-        raise DataValidationError(f"{path.name} needs at least one feature column and two rows, got {X.shape}")
+        problems.append(f"{path.name} needs at least one feature column and two rows, got {X.shape[0]} rows and "
+                        f"{X.shape[1]} feature columns")
+    if problems:
+        raise DataValidationError(f"{path.name}: " + "; ".join(problems))
     return X.astype(np.float64), frame[target]
+
+
+def check_task(y: pd.Series, task: str, target: str) -> None:
+    """Refuse a target that cannot serve ``task``, saying why (string labels for regression, one class).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report._data import check_task
+    >>> check_task(pd.Series([1.0, 2.5]), "regression", "y")
+    """
+    if task == "regression" and not pd.api.types.is_numeric_dtype(y):
+        examples = ", ".join(repr(v) for v in pd.unique(y)[:3])
+        raise DataValidationError(f"--task regression needs a numeric target, but {target!r} holds labels such as "
+                                  f"{examples}; use --task classification")
+    if task == "classification" and y.nunique() < 2:
+        raise DataValidationError(f"the target {target!r} has a single value ({y.iloc[0]!r}): there is nothing to "
+                                  "classify or explain")
+    if task == "regression" and y.nunique() < 2:
+        raise DataValidationError(f"the target {target!r} is constant ({y.iloc[0]!r}): every model predicts it "
+                                  "exactly and there are no residuals to explain")
 
 
 def infer_task(y: pd.Series) -> str:
@@ -78,4 +107,6 @@ def infer_task(y: pd.Series) -> str:
         return "classification"
     values = y.to_numpy()
     integral = np.all(np.equal(np.mod(values, 1), 0))
-    return "classification" if integral and y.nunique() <= 10 else "regression"
+    # a float column is a regression target even when it takes few (or one) values; integers are labels
+    labels = pd.api.types.is_integer_dtype(y) or pd.api.types.is_bool_dtype(y)
+    return "classification" if labels and integral and 2 <= y.nunique() <= 10 else "regression"

@@ -5,6 +5,9 @@ from __future__ import annotations
 import base64
 import html
 import io
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +73,8 @@ class Report:
     title: str
     intro: str = ""
     sections: list[Section] = field(default_factory=list)
+    #: name -> table written beside the HTML as ``name.csv`` (the full tables behind the report's excerpts)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def section(self, title: str) -> Section:
         """Start a new section and return it."""
@@ -92,12 +97,25 @@ class Report:
         )
 
     def write(self, folder) -> Path:
-        """Write ``index.html`` and every figure as PNG into ``folder``; return the HTML path."""
+        """Write ``index.html``, every figure as PNG and every table as CSV into ``folder``; return the HTML path.
+
+        Everything is written into a temporary folder beside ``folder`` and renamed into place at the end, so
+        an interrupted run leaves no half report (and an earlier report stays whole until then).
+        """
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        for section in self.sections:
-            for name, png in section.figures.items():
-                (folder / f"{name}.png").write_bytes(png)
-        path = folder / "index.html"
-        path.write_text(self.to_html(), encoding="utf-8")
-        return path
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            for section in self.sections:
+                for name, png in section.figures.items():
+                    (staging / f"{name}.png").write_bytes(png)
+            (staging / "index.html").write_text(self.to_html(), encoding="utf-8")
+            for name, table in self.tables.items():
+                table.to_csv(staging / f"{name}.csv")
+            if folder.exists():  # an earlier report (the command line checked): replaced only once this one is whole
+                shutil.rmtree(folder)
+            os.replace(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return folder / "index.html"

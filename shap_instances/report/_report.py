@@ -77,7 +77,5 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     for step in skipped:
         report.sections[0].text(f"Section skipped: {step.skip_reason(context)}")
     report.sections[0].text(f"Computed in {time.perf_counter() - start:.1f} s.")
-    path = report.write(out)
-    for name, table in context.results.items():  # the full tables behind the report's excerpts
-        table.to_csv(path.parent / f"{name}.csv")
-    return path
+    report.tables.update(context.results)  # the full tables behind the report's excerpts
+    return report.write(out)
