@@ -436,3 +436,21 @@ def test_chunks_and_column_order_do_not_change_the_values(name, monkeypatch):
         plain = NaiveBayesExplainer(model, X[:40], woe=woe)(X[40:90])  # weights scale each input column's value
         np.testing.assert_allclose(whole.values, plain.values * weights[None, :, None][..., :plain.values.ndim - 1]
                                    if plain.values.ndim == 3 else plain.values * weights, atol=1e-10, rtol=0)
+
+
+def test_overflowing_rows_are_refused_not_returned_as_inf():
+    from sklearn.datasets import load_iris
+
+    from shap_instances.exceptions import DataValidationError
+
+    X, y = load_iris(return_X_y=True)
+    model = GaussianNB().fit(X, y > 0)
+    explainer = NaiveBayesExplainer(model, X)
+    with pytest.raises(DataValidationError, match=r"rows \[1\] .* overflow"):
+        explainer(X[:3] * np.array([[1.0], [1e200], [1.0]]))
+    tiny = explainer(X[:2] * 1e-300)  # tiny values are far from the data but finite: a valid explanation
+    assert np.all(np.isfinite(tiny.values))
+    constant = X.copy()
+    constant[:, 2] = 1.0  # a feature constant in training
+    e = NaiveBayesExplainer(GaussianNB().fit(constant, y > 0), constant)(constant[:5])
+    np.testing.assert_allclose(e.values[:, 2], 0.0, atol=1e-12)  # a null player

@@ -7,6 +7,7 @@ import numbers
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import shap
 from shap.utils import MaskedModel
 
@@ -139,6 +140,10 @@ class IsotonicShapley(InstanceExplainer):
         if masker is None:
             raise DataValidationError("IsotonicShapley needs background data or a shap masker: "
                                       "IsotonicShapley(model, X_background, sparsity=...).")
+        if sp.issparse(masker):
+            raise DataValidationError("IsotonicShapley needs dense background data (shap's Independent masker "
+                                      "replaces columns of dense rows): pass masker.toarray(), or a sample of "
+                                      "rows of it if that is too large.")
         self.columns_ = fitted_columns(model, masker)
         self.data_ = None
         if isinstance(masker, np.ndarray) or hasattr(masker, "iloc") or isinstance(masker, list):

@@ -237,15 +237,22 @@ class NaiveBayesExplainer(InstanceExplainer):
         data = np.empty((n, p)) if sparse else None
         evaluate = self.input_terms_.evaluator(self.contraction_, self.input_shift_, self.weights)
         rows = _chunk_rows(p * D)
-        for start in range(0, n, rows):
-            chunk = transformed[start:start + rows]
-            if sparse:
-                chunk = chunk.toarray()
-                data[start:start + rows] = chunk
-            if not self.identity_order_:
-                chunk = chunk[:, self.order_]
-            evaluate(chunk, values[start:start + rows])
+        with np.errstate(over="ignore", invalid="ignore"):  # overflowing rows are refused just below
+            for start in range(0, n, rows):
+                chunk = transformed[start:start + rows]
+                if sparse:
+                    chunk = chunk.toarray()
+                    data[start:start + rows] = chunk
+                if not self.identity_order_:
+                    chunk = chunk[:, self.order_]
+                evaluate(chunk, values[start:start + rows])
         base = self.base_value_
+        overflow = np.flatnonzero(~np.isfinite(values).all(axis=(1, 2)))
+        if overflow.size:
+            raise DataValidationError(
+                f"X: rows {overflow[:10].tolist()} have values so far from the training data that the model's "
+                "log-likelihoods overflow (its own predict_joint_log_proba is infinite or NaN there), so their "
+                "log-odds are undefined; check the units of those rows, or clip them to the training range.")
         checked = min(n, _CHECK_ROWS)
         self._check_against_model(transformed[:checked], base + values[:checked].sum(axis=1))
         if not sparse:

@@ -365,6 +365,9 @@ class RepresenterExplainer(InstanceExplainer):
         K = self.objective_.coef.shape[0]
         if not (isinstance(k, int | np.integer) and 1 <= k <= n_train):
             raise DataValidationError(f"k must be an integer in [1, {n_train}], got {k!r}.")
+        if not (isinstance(chunk_size, int | np.integer) and chunk_size >= 1):
+            raise DataValidationError(f"chunk_size must be a positive integer (explained rows per chunk), got "
+                                      f"{chunk_size!r}.")
         if K == 1:
             out_index = 0
         elif output is None:
