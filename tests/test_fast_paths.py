@@ -56,3 +56,24 @@ def test_ridge_prefixes_on_unscaled_features(model):
         mask = np.zeros(25, bool)
         mask[rows] = True
         assert np.abs(path.residuals(mask) - refit).max() / scale < tolerance, t
+
+
+@pytest.mark.parametrize("x_factor, y_factor", [(1e8, 1.0), (1e-150, 1.0), (1.0, 1e300), (1e300, 1.0)])
+def test_ridge_path_survives_extreme_magnitudes(x_factor, y_factor):
+    """Scaled units: huge features neither overflow the scatter matrices nor swamp the penalty."""
+    from shap_instances import InstanceKernelExplainer
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(9, 3)), rng.normal(size=9)
+    Xs, ys = X * x_factor, y * y_factor
+    explanation = InstanceKernelExplainer(Ridge(alpha=1.0), Xs, y=ys, estimator="exact", silent=True)()
+    assert np.all(np.isfinite(explanation.values))
+    if x_factor < 1e300:  # scikit-learn itself overflows at 1e300: compare with its refits elsewhere
+        full = Ridge(alpha=1.0).fit(Xs, ys).predict(Xs) - ys
+        total = explanation.base_values + explanation.values.sum(1)
+        np.testing.assert_allclose(total, full, rtol=1e-9, atol=1e-9 * np.abs(full).max())
+        mask = np.zeros(9, bool)  # more rows than features: a subset with fewer is ill-conditioned at 1e8 for
+        mask[[0, 2, 3, 4, 6, 7]] = True  # any solver (penalty 1 against a scatter of 1e16), scikit-learn's too
+        path = RidgePath(Ridge(alpha=1.0), Xs, ys, Xs, ys)
+        subset = Ridge(alpha=1.0).fit(Xs[mask], ys[mask]).predict(Xs) - ys
+        np.testing.assert_allclose(path.residuals(mask), subset, rtol=1e-8, atol=1e-8 * np.abs(subset).max())

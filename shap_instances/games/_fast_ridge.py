@@ -19,9 +19,16 @@ class RidgePath:
     """Residuals of Ridge(alpha) / LinearRegression fits on coalitions and on every permutation prefix."""
 
     def __init__(self, model, X, y, X_eval, y_eval, empty=None):  # empty: unused, every fit has rows
-        self.alpha = 0.0 if isinstance(model, LinearRegression) else float(model.alpha)
+        alpha = 0.0 if isinstance(model, LinearRegression) else float(model.alpha)
         self.fit_intercept = bool(model.fit_intercept)
-        self.X, self.y, self.X_eval, self.y_eval = X, y, X_eval, y_eval
+        # Work in units where |x| <= 1 and |y| <= 1, so the scatter matrices can neither overflow (data of
+        # magnitude 1e300) nor swamp the penalty: with X = s Z and y = r u, the ridge problem on (X, y) with
+        # penalty alpha is the one on (Z, u) with penalty alpha / s^2, and its residuals are r times those.
+        self.x_scale = _scale(X, X_eval)
+        self.y_scale = _scale(y, y_eval)
+        self.alpha = alpha / self.x_scale / self.x_scale  # (not s**2: that overflows for s = 1e300)
+        self.X, self.X_eval = X / self.x_scale, X_eval / self.x_scale
+        self.y, self.y_eval = y / self.y_scale, y_eval / self.y_scale
 
     @classmethod
     def supports(cls, model) -> bool:
@@ -30,13 +37,24 @@ class RidgePath:
         return type(model) is LinearRegression and not model.positive
 
     def _solve(self, scatter, cross):
+        """Coefficients of ``(scatter + alpha I) w = cross`` for one system or a stack of them.
+
+        A Cholesky-free LU solve, as scikit-learn's "cholesky" ridge solver; where it finds the system
+        singular to working precision, a least-squares solve of that system, as scikit-learn falls back to.
+        """
         p = scatter.shape[-1]
-        if self.alpha > 0:
-            return np.linalg.solve(scatter + self.alpha * np.eye(p), cross[..., None])[..., 0]
-        return np.einsum("...ij,...j->...i", np.linalg.pinv(scatter, rcond=1e-12, hermitian=True), cross)
+        if self.alpha <= 0:
+            return np.einsum("...ij,...j->...i", np.linalg.pinv(scatter, rcond=1e-12, hermitian=True), cross)
+        system = scatter + self.alpha * np.eye(p)
+        try:
+            return np.linalg.solve(system, cross[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            if system.ndim == 2:
+                return np.linalg.lstsq(system, cross, rcond=None)[0]
+            return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a, b in zip(system, cross, strict=True)])
 
     def coefficients(self, X, y):
-        """(w (t, p), b (t,)) of the fits on every prefix X[:t], y[:t], t = 1..len(X)."""
+        """(w (t, p), b (t,)) of the fits on every prefix X[:t], y[:t], t = 1..len(X), in scaled units."""
         t = np.arange(1, len(X) + 1, dtype=np.float64)[:, None]
         if self.fit_intercept:
             mean_x = np.cumsum(X, axis=0) / t
@@ -55,7 +73,7 @@ class RidgePath:
     def prefix_residuals(self, permutation):
         """Residuals on the evaluation rows of the fit on each prefix, shape (M, n_eval)."""
         w, b = self.coefficients(self.X[permutation], self.y[permutation])
-        return w @ self.X_eval.T + b[:, None] - self.y_eval[None, :]
+        return (w @ self.X_eval.T + b[:, None] - self.y_eval[None, :]) * self.y_scale
 
     def residuals(self, mask):
         """Residuals on the evaluation rows of the fit on the rows in ``mask`` (non-empty): one solve."""
@@ -65,4 +83,10 @@ class RidgePath:
             X, y = X - mean_x, y - mean_y
         w = self._solve(X.T @ X, X.T @ y)
         b = mean_y - mean_x @ w if self.fit_intercept else 0.0
-        return self.X_eval @ w + b - self.y_eval
+        return (self.X_eval @ w + b - self.y_eval) * self.y_scale
+
+
+def _scale(*arrays) -> float:
+    """The largest magnitude in ``arrays`` (1 when all are zero): the unit the path computes in."""
+    largest = max(float(np.max(np.abs(a))) if np.size(a) else 0.0 for a in arrays)
+    return largest if largest > 0 and np.isfinite(largest) else 1.0
