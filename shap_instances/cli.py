@@ -15,10 +15,9 @@ import warnings
 from pathlib import Path
 
 from .exceptions import ShapInstancesError
+from .models import MODELS, fit_model
 
 __all__ = ["main"]
-
-MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,7 +54,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args):
-    from .report._data import infer_task, load_table
+    from .report import infer_task, load_table
 
     if args.data is None:
         from .datasets import load_diabetes
@@ -66,33 +65,6 @@ def _load(args):
         raise ValueError("--data needs --target, the name of the target column")
     X, y = load_table(args.data, args.target, dropna=args.dropna)
     return X, y, args.task or infer_task(y)
-
-
-def fit_model(name: str, task: str, X, y, seed: int = 0):
-    """Fit one of the command line's models (``MODELS``) for ``task``; "auto" is a ridge or a logistic model."""
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
-
-    classification = task == "classification"
-    builders = {
-        "ridge": lambda: Ridge(alpha=1.0),
-        "lasso": lambda: Lasso(alpha=0.1, tol=1e-10, max_iter=100_000),
-        "forest": lambda: (RandomForestClassifier if classification else RandomForestRegressor)(
-            n_estimators=100, min_samples_leaf=5, oob_score=True, random_state=seed
-        ),
-        "logistic": lambda: LogisticRegression(max_iter=10_000, tol=1e-10),
-        "naive_bayes": GaussianNB,
-        "knn": lambda: (KNeighborsClassifier if classification else KNeighborsRegressor)(n_neighbors=5),
-    }
-    if name == "auto":
-        name = "logistic" if classification else "ridge"
-    if classification and name in ("ridge", "lasso"):
-        raise ValueError(f"--model {name} is a regression model, but the task is classification")
-    if not classification and name in ("logistic", "naive_bayes"):
-        raise ValueError(f"--model {name} is a classification model, but the task is regression")
-    return builders[name]().fit(X, y)
 
 
 def _cmd_list(args) -> int:

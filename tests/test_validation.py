@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import Ridge
 
+from shap_instances.exceptions import DataValidationError, MemoryBudgetError, NotFittedError
 from shap_instances.utils import (
     check_data,
     check_fitted,
@@ -14,7 +15,6 @@ from shap_instances.utils import (
     column_names,
     instance_names,
 )
-from shap_instances.exceptions import DataValidationError, MemoryBudgetError, NotFittedError
 
 
 def test_check_data_rejects_nan_and_wrong_width():

@@ -101,6 +101,21 @@ class Game:
             self._cache.update(zip(todo, fresh))
         return np.stack([self._cache[k] for k in keys])
 
+    @property
+    def closed_form(self) -> str | None:
+        """Name of an exact closed form of this game's Shapley values, or None (the default) when it has none.
+
+        A game that knows its Shapley values without enumerating coalitions (a mean model's residual game,
+        say) returns a short name here and implements :meth:`closed_form_values`;
+        :class:`~shap_instances.estimators.ClosedFormEstimator` then uses them.
+        """
+        return None
+
+    def closed_form_values(self) -> np.ndarray:
+        """Exact Shapley values, shape (n_players, n_outputs), of a game whose :attr:`closed_form` is not None."""
+        raise NotImplementedError(f"{type(self).__name__} has no closed form of its Shapley values; estimate them "
+                                  "(ExactEstimator, PermutationEstimator or KernelEstimator).")
+
     def fingerprint(self) -> str | None:
         """A digest of what defines the game's values, or None when unknown.
 

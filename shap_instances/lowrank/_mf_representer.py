@@ -14,9 +14,9 @@ import numpy as np
 from scipy.special import expit
 
 from .._explanation import build_explanation
-from .._kernels._mf_representer import mf_representer_values
-from ..utils import check_memory
+from .._kernels.mf_representer import mf_representer_values
 from ..exceptions import DataValidationError
+from ..utils import check_memory
 from ._soft_impute import SoftImpute, check_pairs
 
 __all__ = ["MatrixFactorizationRepresenter", "normalized_embeddings"]

@@ -12,8 +12,8 @@ from scipy.sparse.linalg import LinearOperator, svds
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import check_memory
 from ..exceptions import DataValidationError
+from ..utils import check_memory
 
 __all__ = ["SoftImpute", "check_pairs"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..linear_objective import linear_objective
 from ..utils import check_data, check_fitted
-from ..explainers._linear_objective import linear_objective
 from ._l2_representer import select_output
 
 __all__ = ["InfluenceFunction", "influence_scores"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..linear_objective import linear_objective
 from ..utils import check_data, check_fitted
-from ..explainers._linear_objective import linear_objective
 
 __all__ = ["l2_representer_scores", "select_output"]
 

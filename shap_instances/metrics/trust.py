@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..utils import check_target, model_input
 from ..exceptions import DataValidationError, UnsupportedModelError
+from ..utils import check_target, model_input
 
 __all__ = [
     "weighted_quantiles",

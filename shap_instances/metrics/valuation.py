@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from ..utils import check_data, check_target, instance_names
 from ..estimators import PermutationEstimator
 from ..games.loss import LossGame
 from ..games.residual import ResidualGame
+from ..utils import check_data, check_target, instance_names
 
 __all__ = ["data_shapley", "removal_curve"]
 
