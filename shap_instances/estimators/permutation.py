@@ -52,7 +52,8 @@ class PermutationEstimator:
     checkpoint : str or Path, optional
         A file where the state is saved after every batch. If it exists, the run resumes from it, and the
         result equals that of an uninterrupted run with the same settings and seed. A resumed run continues
-        from the generator state saved in the file (a Generator passed as ``random_state`` is set to it).
+        from the generator state saved in the file (a Generator passed as ``random_state`` is set to it when
+        it has the same kind of bit generator, so it ends where an uninterrupted run would leave it).
 
     Examples
     --------
