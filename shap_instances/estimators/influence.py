@@ -97,7 +97,19 @@ class RidgeInfluenceEstimator:
 
     @staticmethod
     def supports(game) -> bool:
-        """Whether ``game`` exposes the ridge problem of its refits (``game.ridge_problem`` is not None)."""
+        """Whether ``game`` exposes the ridge problem of its refits (``game.ridge_problem`` is not None).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Lasso, Ridge
+        >>> from shap_instances.estimators import RidgeInfluenceEstimator
+        >>> from shap_instances.games import ResidualGame
+        >>> X, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
+        >>> RidgeInfluenceEstimator.supports(ResidualGame(Ridge(), X, y)), RidgeInfluenceEstimator.supports(
+        ...     ResidualGame(Lasso(), X, y))
+        (True, False)
+        """
         return getattr(game, "ridge_problem", None) is not None
 
     def estimate(self, game) -> ShapleyResult:

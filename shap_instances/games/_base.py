@@ -108,6 +108,17 @@ class Game:
         A game that knows its Shapley values without enumerating coalitions (a mean model's residual game,
         say) returns a short name here and implements :meth:`closed_form_values`;
         :class:`~shap_instances.estimators.ClosedFormEstimator` then uses them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.dummy import DummyRegressor
+        >>> from shap_instances.games import FunctionGame, ResidualGame
+        >>> print(FunctionGame(lambda m: m.sum(1), 3).closed_form)
+        None
+        >>> game = ResidualGame(DummyRegressor(), np.zeros((3, 1)), np.array([1.0, 2.0, 6.0]))
+        >>> game.closed_form, game.closed_form_values().shape
+        ('Mean', (3, 3))
         """
         return None
 
