@@ -18,10 +18,9 @@ import warnings
 from pathlib import Path
 
 from .exceptions import ShapInstancesError
+from .models import MODELS, fit_model
 
 __all__ = ["main"]
-
-MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,7 +70,7 @@ def _version() -> str:
 
 
 def _load(args):
-    from .report._data import check_task, infer_task, load_table
+    from .report import check_task, infer_task, load_table
 
     if args.data is None:
         if args.target is not None:
@@ -106,33 +105,6 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
                              "choose another folder or pass --force")
     else:
         raise ValueError(f"--out {out} exists; choose another path or pass --force to overwrite it")
-
-
-def fit_model(name: str, task: str, X, y, seed: int = 0):
-    """Fit one of the command line's models (``MODELS``) for ``task``; "auto" is a ridge or a logistic model."""
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
-
-    classification = task == "classification"
-    builders = {
-        "ridge": lambda: Ridge(alpha=1.0),
-        "lasso": lambda: Lasso(alpha=0.1, tol=1e-10, max_iter=100_000),
-        "forest": lambda: (RandomForestClassifier if classification else RandomForestRegressor)(
-            n_estimators=100, min_samples_leaf=5, oob_score=True, random_state=seed
-        ),
-        "logistic": lambda: LogisticRegression(max_iter=10_000, tol=1e-10),
-        "naive_bayes": GaussianNB,
-        "knn": lambda: (KNeighborsClassifier if classification else KNeighborsRegressor)(n_neighbors=5),
-    }
-    if name == "auto":
-        name = "logistic" if classification else "ridge"
-    if classification and name in ("ridge", "lasso"):
-        raise ValueError(f"--model {name} is a regression model, but the task is classification")
-    if not classification and name in ("logistic", "naive_bayes"):
-        raise ValueError(f"--model {name} is a classification model, but the task is regression")
-    return builders[name]().fit(X, y)
 
 
 def _cmd_list(args) -> int:

@@ -34,7 +34,8 @@ from ._kernels.proximity import gap_fill_rows, gap_row_counts
 from .exceptions import DataValidationError, UnsupportedModelError
 from .utils import check_data, check_fitted, check_target
 
-__all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "gap_proximities", "encode_target", "forest_apply"]
+__all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "check_forest", "encode_target", "forest_apply",
+           "gap_proximities", "is_classifier_forest"]
 
 #: The forests whose predictions are exact proximity-weighted sums of training targets.
 SUPPORTED_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
@@ -49,12 +50,46 @@ def _sklearn_version() -> tuple[int, int]:
     return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
 
 
-def _is_classifier_forest(model) -> bool:
+def is_classifier_forest(model) -> bool:
+    """Whether ``model`` is one of the supported forest classifiers (its proximities weight class targets).
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import ExtraTreesClassifier, RandomForestRegressor
+    >>> from shap_instances.proximities import is_classifier_forest
+    >>> is_classifier_forest(ExtraTreesClassifier()), is_classifier_forest(RandomForestRegressor())
+    (True, False)
+    """
     return isinstance(model, RandomForestClassifier | ExtraTreesClassifier)
 
 
-def _check_forest(model) -> None:
-    """Refuse models whose leaves are not weighted means of in-bag targets (before any work)."""
+def check_forest(model) -> None:
+    """Refuse models whose leaves are not weighted means of in-bag targets (before any work).
+
+    The model must be one of :data:`SUPPORTED_FORESTS`, fitted, and not use ``criterion="absolute_error"``
+    (whose leaves hold weighted medians).
+
+    Raises
+    ------
+    UnsupportedModelError
+        For another model or the absolute-error criterion, saying what to use instead.
+    NotFittedError
+        For a forest that is not fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.proximities import check_forest
+    >>> X, y = np.arange(20.0).reshape(10, 2), np.arange(10.0)
+    >>> check_forest(RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y))
+    >>> try:
+    ...     check_forest(Ridge())
+    ... except TypeError as exc:
+    ...     print(str(exc).split(",")[0])
+    model must be one of ['RandomForestRegressor'
+    """
     if not isinstance(model, SUPPORTED_FORESTS):
         raise UnsupportedModelError(
             f"model must be one of {[c.__name__ for c in SUPPORTED_FORESTS]}, got {type(model).__name__}. "
@@ -112,7 +147,7 @@ def encode_target(model, y, n_samples: int):
     [1, 0, 1]
     """
     n_outputs = model.n_outputs_
-    if _is_classifier_forest(model):
+    if is_classifier_forest(model):
         y_raw = np.asarray(check_target(y, n_samples, name="y", numeric=False))
         y_raw = y_raw.reshape(n_samples, -1)
         if y_raw.shape[1] != n_outputs:
@@ -143,7 +178,7 @@ def encode_target(model, y, n_samples: int):
 def _fit_class_weights(model, y_raw, sample_weight, with_sample_weight: bool):
     """Expanded class weights the forest applied in ``fit`` (None when there are none)."""
     cw = getattr(model, "class_weight", None)
-    if cw is None or not _is_classifier_forest(model):
+    if cw is None or not is_classifier_forest(model):
         return None
     target = y_raw[:, 0] if y_raw.shape[1] == 1 else y_raw
     if isinstance(cw, dict | list):
@@ -176,7 +211,7 @@ def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
         static = static * sample_weight
     if fit_cw is not None and (not new or not model.bootstrap):
         static = static * fit_cw
-    subsample = _is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
+    subsample = is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
     y_float = np.ascontiguousarray(y_codes, dtype=np.float64)
     integral = not subsample and bool(np.all(static == 1.0))
 
@@ -439,7 +474,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     >>> build_gap_index(forest, X, y).n_trees
     5
     """
-    _check_forest(model)
+    check_forest(model)
     given = X
     X = check_data(X, name="data", allow_sparse=True, allow_nan=True, dtype=np.float32,
                    n_features=model.n_features_in_, feature_names=getattr(model, "feature_names_in_", None))
@@ -451,7 +486,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
         sample_weight = check_target(sample_weight, n, name="sample_weight").astype(np.float64)
         if sample_weight.ndim != 1 or np.any(sample_weight < 0):
             raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
-    classifier = _is_classifier_forest(model)
+    classifier = is_classifier_forest(model)
     n_classes = np.atleast_1d(model.n_classes_) if classifier else None
     trees = model.estimators_
     n_trees = len(trees)
@@ -583,3 +618,4 @@ def gap_proximities(model, data, y, X=None, *, sample_weight=None, n_jobs=None) 
     X = check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32, n_features=model.n_features_in_,
                    feature_names=getattr(model, "feature_names_in_", None))
     return index.rows_of(X, n_jobs=n_jobs)
+

@@ -10,8 +10,15 @@ import shap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shap_instances.estimators import ExactEstimator, KernelEstimator, PermutationEstimator
-from shap_instances.exceptions import GameTooLargeError
+from shap_instances.estimators import (
+    ClosedFormEstimator,
+    ExactEstimator,
+    KernelCoalitionSampler,
+    KernelEstimator,
+    PermutationEstimator,
+    RidgeInfluenceEstimator,
+)
+from shap_instances.exceptions import GameTooLargeError, InvalidParameterError, UnsupportedModelError
 from shap_instances.games import FunctionGame, Game
 
 
@@ -336,7 +343,8 @@ def test_parallel_workers_report_evaluations_and_failed_fits():
     X, y = rng.normal(size=(7, 2)), rng.normal(size=7)
     results, games = [], []
     for n_jobs in (None, 2):
-        game = ResidualGame(KNeighborsRegressor(n_neighbors=3), X, y)  # fails on fewer than 3 rows
+        # distance weights: no exact shortcut (KNNPath), so real refits, which fail on fewer than 3 rows
+        game = ResidualGame(KNeighborsRegressor(n_neighbors=3, weights="distance"), X, y)
         with pytest.warns(ShapInstancesWarning, match="could not be fitted") as record:
             results.append(PermutationEstimator(n_permutations=8, random_state=0, silent=True,
                                                 n_jobs=n_jobs).estimate(game))
@@ -360,7 +368,7 @@ def test_kernel_design_matches_shaps_kernel_explainer(m, budget):
     np.random.set_state(state)  # noqa: NPY002
     shap_masks = reference.maskMatrix[: reference.nsamplesAdded].astype(bool)
     shap_weights = reference.kernelWeights[: reference.nsamplesAdded]
-    masks, weights, sampled = KernelEstimator._design(m, budget - 2, np.random.default_rng(0))
+    masks, weights, sampled = KernelCoalitionSampler(m).sample(budget - 2, random_state=0)
     enumerated_sizes = np.unique(masks[~sampled].sum(axis=1))
     shap_enumerated = np.isin(shap_masks.sum(axis=1), enumerated_sizes)
     assert shap_enumerated.sum() == (~sampled).sum()  # shap enumerates exactly the same coalitions ...
@@ -372,3 +380,132 @@ def test_kernel_design_matches_shaps_kernel_explainer(m, budget):
     np.testing.assert_allclose(ratios, ratios[0], rtol=1e-10)  # ... with proportional kernel weights
     np.testing.assert_allclose(shap_weights[~shap_enumerated].sum() / shap_weights.sum(),
                                weights[sampled].sum() / weights.sum(), rtol=1e-10, atol=1e-12)
+
+
+# --- the public coalition sampler ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("m", "budget"), [(6, 40), (10, 300), (15, 800), (12, 2**12), (3, 1), (7, 0)])
+def test_sampler_keeps_the_budget_and_the_draws_of_the_kernel_estimator(m, budget):
+    design = KernelCoalitionSampler(m).sample(budget, random_state=np.random.default_rng(3))
+    assert len(design.masks) <= budget and design.masks.shape[1:] == (m,)
+    assert not (design.masks.all(axis=1) | ~design.masks.any(axis=1)).any()  # never the empty or full coalition
+    assert np.all(design.weights > 0) and design.sampled.dtype == bool
+
+
+def test_sampler_enumerates_every_coalition_when_the_budget_allows():
+    m = 5
+    design = KernelCoalitionSampler(m).sample(2**m - 2, random_state=0)
+    assert not design.sampled.any()
+    codes = np.sort(design.masks.astype(np.int64) @ (1 << np.arange(m)))
+    np.testing.assert_array_equal(codes, np.arange(1, 2**m - 1))
+    sizes = design.masks.sum(axis=1)  # Shapley-kernel weight (M-1) / (C(M,s) s (M-s)) of each coalition
+    expected = (m - 1) / (np.array([math.comb(m, s) for s in sizes]) * sizes * (m - sizes))
+    np.testing.assert_allclose(design.weights, expected, rtol=1e-12)
+
+
+def test_sampler_random_state_and_validation():
+    sampler = KernelCoalitionSampler(12)
+    a, b = sampler.sample(200, random_state=4), sampler.sample(200, random_state=4)
+    np.testing.assert_array_equal(a.masks, b.masks)
+    rng = np.random.default_rng(4)
+    first, second = sampler.sample(200, random_state=rng), sampler.sample(200, random_state=rng)
+    np.testing.assert_array_equal(first.masks, a.masks)  # default_rng(4) is what the int 4 means
+    assert not np.array_equal(first.masks, second.masks)  # the Generator advanced
+    for bad in (0, 2.0, True):
+        with pytest.raises(InvalidParameterError, match="n_players"):
+            KernelCoalitionSampler(bad)
+    with pytest.raises(InvalidParameterError, match="budget"):
+        sampler.sample(-1)
+    with pytest.raises(InvalidParameterError, match="random_state"):
+        sampler.sample(10, random_state="abc")
+
+
+# --- closed forms and the ridge problem, through the game's interface -------------------------------------------
+
+
+def _knn_data(n=8, n_eval=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 3)), rng.normal(size=n) * 5, rng.normal(size=(n_eval, 3)), rng.normal(size=n_eval)
+
+
+@pytest.mark.parametrize(("model", "name"), [("knn", "KNN"), ("mean", "Mean")])
+@pytest.mark.parametrize("empty_prediction", [None, 1.5])
+def test_closed_form_estimator_equals_enumeration_of_refits(model, name, empty_prediction):
+    from sklearn.dummy import DummyRegressor
+    from sklearn.neighbors import KNeighborsRegressor
+
+    from shap_instances.games import ResidualGame
+
+    X, y, X_eval, y_eval = _knn_data()
+    model = KNeighborsRegressor(n_neighbors=3) if model == "knn" else DummyRegressor()
+    game = ResidualGame(model, X, y, X_eval, y_eval, empty_prediction=empty_prediction)
+    assert ClosedFormEstimator.supports(game) and game.closed_form == name
+    result = ClosedFormEstimator().estimate(game)
+    assert result.estimator == f"closed form ({name})" and result.n_evaluations == 2 == game.n_evaluations
+    assert result.standard_errors is None and result.values.shape == (8, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the KNN refits below 3 rows fail and get v(empty)
+        refits = ResidualGame(model, X, y, X_eval, y_eval, empty_prediction=empty_prediction, use_fast_path=False)
+        reference = ExactEstimator().estimate(refits)
+    np.testing.assert_allclose(result.values, reference.values, atol=1e-10)
+    np.testing.assert_array_equal(result.empty_value, reference.empty_value)
+    np.testing.assert_allclose(result.full_value, reference.full_value, atol=1e-12)
+
+
+def test_closed_form_estimator_refuses_games_without_one():
+    from sklearn.linear_model import Ridge
+    from sklearn.neighbors import KNeighborsRegressor
+
+    from shap_instances.games import ResidualGame
+
+    X, y, _, _ = _knn_data()
+    games = [ResidualGame(Ridge(), X, y), random_table_game(3, 1, seed=0),
+             ResidualGame(KNeighborsRegressor(n_neighbors=3, weights="distance"), X, y),
+             ResidualGame(KNeighborsRegressor(n_neighbors=3), X, y, use_fast_path=False)]
+    for game in games:
+        assert not ClosedFormEstimator.supports(game) and game.closed_form is None
+        with pytest.raises(UnsupportedModelError, match="no closed form"):
+            ClosedFormEstimator().estimate(game)
+
+
+def test_residual_game_picks_the_knn_path_itself():
+    from sklearn.neighbors import KNeighborsRegressor
+
+    from shap_instances.games import KNNPath, ResidualGame
+
+    X, y, X_eval, y_eval = _knn_data()
+    game = ResidualGame(KNeighborsRegressor(n_neighbors=3), X, y, X_eval, y_eval)
+    assert isinstance(game.fast_path, KNNPath)
+    masks = np.random.default_rng(0).random((30, 8)) < 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refits = ResidualGame(KNeighborsRegressor(n_neighbors=3), X, y, X_eval, y_eval, use_fast_path=False)
+        np.testing.assert_allclose(game(masks), refits(masks), atol=1e-12)
+    assert game.n_failed_fits == 0  # coalitions below K rows get v(empty) without counting as failures
+    with pytest.raises(UnsupportedModelError, match="could not be fitted on all 2 training rows"):
+        ResidualGame(KNeighborsRegressor(n_neighbors=3), X[:2], y[:2])  # as a real refit on all rows
+
+
+def test_ridge_influence_reads_the_games_ridge_problem():
+    from sklearn.linear_model import LinearRegression, Ridge
+    from sklearn.tree import DecisionTreeRegressor
+
+    from shap_instances.games import ResidualGame, RidgeProblem
+
+    X, y, X_eval, y_eval = _knn_data(n=10)
+    game = ResidualGame(Ridge(alpha=0.7, fit_intercept=False), X, y, X_eval, y_eval)
+    problem = game.ridge_problem
+    assert isinstance(problem, RidgeProblem) and (problem.alpha, problem.fit_intercept) == (0.7, False)
+    assert ResidualGame(LinearRegression(), X, y).ridge_problem.alpha == 0.0
+    slow = ResidualGame(Ridge(alpha=0.7, fit_intercept=False), X, y, X_eval, y_eval, use_fast_path=False)
+    assert RidgeInfluenceEstimator.supports(game) and RidgeInfluenceEstimator.supports(slow)
+    for variant in ("all", "largest"):  # the problem, not the fast path, is what the estimator reads
+        fast = RidgeInfluenceEstimator(variant, random_state=0).estimate(game).values
+        np.testing.assert_allclose(RidgeInfluenceEstimator(variant, random_state=0).estimate(slow).values, fast,
+                                   atol=1e-9)
+    for other in (ResidualGame(DecisionTreeRegressor(random_state=0), X, y), ResidualGame(Ridge(alpha=0.0), X, y),
+                  random_table_game(3, 1, seed=0)):
+        assert getattr(other, "ridge_problem", None) is None and not RidgeInfluenceEstimator.supports(other)
+        with pytest.raises(UnsupportedModelError, match="ridge_problem"):
+            RidgeInfluenceEstimator("largest").estimate(other)

@@ -16,7 +16,7 @@ def shapley_weights(n_players: int) -> tuple[np.ndarray, np.ndarray]:
 
     Examples
     --------
-    >>> from shap_instances.estimators._weights import shapley_weights
+    >>> from shap_instances.estimators import shapley_weights
     >>> w_in, w_out = shapley_weights(2)
     >>> w_in.tolist(), w_out.tolist()
     ([0.0, 0.5, 0.5], [0.5, 0.5, 0.0])
@@ -39,7 +39,7 @@ def kernel_weights(n_players: int) -> np.ndarray:
 
     Examples
     --------
-    >>> from shap_instances.estimators._weights import kernel_weights
+    >>> from shap_instances.estimators import kernel_weights
     >>> kernel_weights(3).round(4).tolist()
     [0.0, 0.3333, 0.3333, 0.0]
     """

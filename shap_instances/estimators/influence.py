@@ -28,8 +28,9 @@ the largest gap before completion. ``efficiency="none"`` returns the raw approxi
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import LinearRegression
 
+from ..exceptions import UnsupportedModelError
+from ..utils import check_random_state
 from ._result import ShapleyResult
 
 __all__ = ["RidgeInfluenceEstimator", "ridge_influence"]
@@ -62,6 +63,10 @@ def ridge_influence(X, y, X_eval, alpha, fit_intercept=True):
 class RidgeInfluenceEstimator:
     """All-S or largest-S influence approximation of the residual game of Ridge / LinearRegression.
 
+    The game must describe its refits as a penalised least-squares problem: ``game.ridge_problem`` (a
+    :class:`~shap_instances.games.RidgeProblem`, which :class:`~shap_instances.games.ResidualGame` provides for
+    Ridge with ``alpha > 0`` and LinearRegression); :meth:`supports` checks it.
+
     Parameters
     ----------
     variant : {"all", "largest"}, default="all"
@@ -69,7 +74,10 @@ class RidgeInfluenceEstimator:
         All-S: rounds of coalitions (each covers every row once per coalition size).
     efficiency : {"complete", "none"}, default="complete"
         Share each row's efficiency gap equally among the training rows, or leave it.
-    random_state : int or Generator, optional
+    random_state : None, int, numpy.random.Generator, numpy.random.BitGenerator or numpy.random.RandomState
+        Seed of the all-S coalitions, read by :func:`shap_instances.utils.check_random_state` at every
+        :meth:`estimate`: an int gives bitwise identical results on every call, a Generator advances;
+        -1, a string or a float raise :class:`~shap_instances.exceptions.InvalidParameterError`.
 
     Examples
     --------
@@ -87,26 +95,48 @@ class RidgeInfluenceEstimator:
     def __init__(self, variant="all", *, n_rounds=1, efficiency="complete", random_state=None):
         self.variant, self.n_rounds, self.efficiency, self.random_state = variant, n_rounds, efficiency, random_state
 
+    @staticmethod
+    def supports(game) -> bool:
+        """Whether ``game`` exposes the ridge problem of its refits (``game.ridge_problem`` is not None).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Lasso, Ridge
+        >>> from shap_instances.estimators import RidgeInfluenceEstimator
+        >>> from shap_instances.games import ResidualGame
+        >>> X, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
+        >>> RidgeInfluenceEstimator.supports(ResidualGame(Ridge(), X, y)), RidgeInfluenceEstimator.supports(
+        ...     ResidualGame(Lasso(), X, y))
+        (True, False)
+        """
+        return getattr(game, "ridge_problem", None) is not None
+
     def estimate(self, game) -> ShapleyResult:
-        model = game.model
-        alpha = 0.0 if isinstance(model, LinearRegression) else float(model.alpha)
-        fit_intercept = bool(model.fit_intercept)
-        X, y, X_eval = game.X, np.asarray(game.y, dtype=np.float64), game.X_eval
+        """Influence approximation of the Shapley values of ``game`` (efficiency completed unless "none")."""
+        rng = check_random_state(self.random_state)
+        problem = getattr(game, "ridge_problem", None)
+        if problem is None:
+            raise UnsupportedModelError(
+                f"RidgeInfluenceEstimator needs the residual game of Ridge (scalar alpha > 0) or LinearRegression "
+                f"(game.ridge_problem); {type(game).__name__} has none. Use ExactEstimator, PermutationEstimator or "
+                "KernelEstimator."
+            )
+        X, y, X_eval, y_eval, alpha, fit_intercept = problem
         n = len(y)
-        empty, full = game.empty, game.full_value
+        empty, full = game.empty_value, game.full_value
         if self.variant == "largest" or n == 1:
             values = ridge_influence(X, y, X_eval, alpha, fit_intercept)[0] if n > 1 else full[:, None] - empty[:, None]
             n_fits = 1
         else:
-            values, n_fits = self._all_subsets(X, y, X_eval, game.y_eval, empty, alpha, fit_intercept)
+            values, n_fits = self._all_subsets(X, y, X_eval, y_eval, empty, alpha, fit_intercept, rng)
         gap = full - empty - values.sum(axis=1)
         if self.efficiency == "complete":
             values = values + gap[:, None] / n
         return ShapleyResult(values.T, empty, full, n_evaluations=n_fits, estimator=f"influence-{self.variant}",
                              info={"raw_efficiency_gap": float(np.max(np.abs(gap))), "n_fits": n_fits})
 
-    def _all_subsets(self, X, y, X_eval, y_eval, empty, alpha, fit_intercept):
-        rng = np.random.default_rng(self.random_state)
+    def _all_subsets(self, X, y, X_eval, y_eval, empty, alpha, fit_intercept, rng):
         n, n_eval = len(y), len(X_eval)
         values = np.zeros((n_eval, n))
         # singletons: the exact v({i}) - v(empty)

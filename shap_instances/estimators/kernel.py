@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-import math
-
 import numpy as np
 
+from ..utils import check_random_state
 from ._parallel import parallel_values
 from ._result import ShapleyResult
-from ._weights import kernel_weights
+from .sampling import KernelCoalitionSampler
 
 __all__ = ["KernelEstimator"]
 
@@ -17,12 +15,13 @@ __all__ = ["KernelEstimator"]
 class KernelEstimator:
     """Shapley values as the solution of the Shapley-kernel weighted regression (Lundberg & Lee, 2017).
 
-    The coalition design follows shap's ``KernelExplainer``: coalition sizes are taken in pairs
-    (``s`` and ``M - s``) from the outside in; a pair of sizes is enumerated completely while the budget
-    allows every coalition of those sizes to receive at least its share of the kernel weight, and the
-    remaining budget samples coalitions (each with its complement) from the remaining sizes in proportion
-    to their kernel weight. Unlike shap, sampling uses its own seeded generator (the global numpy state is
-    never read or changed), no l1 selection is made, and the regression is solved once for all ``D``
+    The coalitions come from :class:`~shap_instances.estimators.KernelCoalitionSampler`, whose design
+    follows shap's ``KernelExplainer``: coalition sizes are taken in pairs (``s`` and ``M - s``) from the
+    outside in; a pair of sizes is enumerated completely while the budget allows every coalition of those
+    sizes to receive at least its share of the kernel weight, and the remaining budget samples coalitions
+    (each with its complement) from the remaining sizes in proportion to their kernel weight. Unlike shap,
+    sampling uses its own seeded generator (the global numpy state is never read or changed), no l1
+    selection is made, and the regression is solved once for all ``D``
     outputs with the efficiency constraint ``sum(phi) = v(full) - v(empty)`` eliminated exactly, so
     efficiency holds to rounding for every budget.
 
@@ -46,7 +45,11 @@ class KernelEstimator:
         Only ``False`` is supported: the batched solve keeps every player.
     n_bootstrap : int, default=20
         Bootstrap resamples for the standard errors (0: none).
-    random_state, n_jobs, silent
+    random_state : None, int, numpy.random.Generator, numpy.random.BitGenerator or numpy.random.RandomState
+        Read by :func:`shap_instances.utils.check_random_state` at every :meth:`estimate`: an int gives
+        bitwise identical results on every call and for every ``n_jobs``; a Generator advances, so two calls
+        differ; -1, a string or a float raise :class:`~shap_instances.exceptions.InvalidParameterError`.
+    n_jobs, silent
         As in :class:`PermutationEstimator`.
 
     Examples
@@ -73,7 +76,7 @@ class KernelEstimator:
     def estimate(self, game) -> ShapleyResult:
         """Shapley values of ``game`` with bootstrap standard errors."""
         m, d = game.n_players, game.n_outputs
-        rng = np.random.default_rng(self.random_state)
+        rng = check_random_state(self.random_state)
         budget = int(self.max_evals) if self.max_evals is not None else 2 * m + 2048
         if budget < 2 + min(m, 2):
             raise ValueError(f"max_evals={budget} is too small; Kernel SHAP needs at least {2 + min(m, 2)}.")
@@ -83,7 +86,7 @@ class KernelEstimator:
         if m == 1:
             return ShapleyResult(values=(full - empty)[None, :], empty_value=empty, full_value=full,
                                  standard_errors=np.zeros((1, d)), n_evaluations=2, estimator="kernel")
-        masks, weights, sampled = self._design(m, budget - 2, rng)
+        masks, weights, sampled = KernelCoalitionSampler(m).sample(budget - 2, rng)
         values = parallel_values(game, masks, self.n_jobs, silent=self.silent, desc="kernel coalitions")
         phi = _solve(masks, weights, values, empty, full)
         se = np.zeros((m, d))
@@ -97,50 +100,6 @@ class KernelEstimator:
             n_evaluations=game.n_evaluations - start, estimator="kernel", converged=True,
             info={"n_coalitions": len(masks), "n_enumerated": int((~sampled).sum())},
         )
-
-    @staticmethod
-    def _design(m: int, budget: int, rng: np.random.Generator):
-        """Coalitions (K, M), their regression weights (K,), and which were sampled rather than enumerated."""
-        per_size = kernel_weights(m)  # weight of ONE coalition of each size
-        sizes = np.arange(1, m)
-        mass = (m - 1) / (sizes * (m - sizes))  # total kernel weight of each size: C(m, s) * per_size[s]
-        pairs = [(s, m - s) for s in range(1, m // 2 + 1)]
-        masks, weights = [], []
-        remaining_mass, remaining_budget = mass.sum(), budget
-        done = set()
-        for pair in pairs:
-            group = sorted(set(pair))
-            count = sum(math.comb(m, s) for s in group)
-            share = sum(mass[s - 1] for s in group) / remaining_mass
-            if count > remaining_budget or remaining_budget * share < count * (1 - 1e-8):
-                break
-            for s in group:
-                for members in itertools.combinations(range(m), s):
-                    mask = np.zeros(m, bool)
-                    mask[list(members)] = True
-                    masks.append(mask)
-                    weights.append(per_size[s])
-            remaining_budget -= count
-            remaining_mass -= sum(mass[s - 1] for s in group)
-            done.update(group)
-        n_enumerated = len(masks)
-        left = [s for s in sizes if s not in done]
-        if left and remaining_budget >= 2:
-            left = np.array(left)
-            probabilities = mass[left - 1] / mass[left - 1].sum()
-            n_draws = remaining_budget // 2
-            drawn_sizes = rng.choice(left, size=n_draws, p=probabilities)
-            order = np.argsort(rng.random((n_draws, m)), axis=1)  # a uniformly random order of the players
-            half = np.zeros((n_draws, m), dtype=bool)  # its first `size` players: a uniformly random coalition
-            np.put_along_axis(half, order, np.arange(m)[None, :] < drawn_sizes[:, None], axis=1)
-            both = np.concatenate([half, ~half])  # paired sampling: each coalition with its complement
-            unique, counts = np.unique(np.packbits(both, axis=1), axis=0, return_counts=True)
-            masks.extend(np.unpackbits(unique, axis=1, count=m).astype(bool))
-            weights.extend(remaining_mass * counts / counts.sum())
-        masks = np.array(masks, dtype=bool).reshape(-1, m)
-        sampled = np.arange(len(masks)) >= n_enumerated
-        return masks, np.asarray(weights, dtype=np.float64), sampled
-
 
 def _solve(masks, weights, values, empty, full):
     """Weighted least squares for all outputs at once, with sum(phi) = full - empty eliminated exactly."""

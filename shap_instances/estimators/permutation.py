@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..utils import check_random_state
 from ._parallel import parallel_prefix_values
 from ._result import ShapleyResult
 
@@ -39,15 +40,20 @@ class PermutationEstimator:
     batch_size : int, optional
         Permutations per batch (a batch is the unit of parallel work, progress and checkpointing).
         Default: 16.
-    random_state : int, numpy.random.Generator or None
-        Seed; an int makes results bitwise reproducible, for every ``n_jobs``.
+    random_state : None, int, numpy.random.Generator, numpy.random.BitGenerator or numpy.random.RandomState
+        Read by :func:`shap_instances.utils.check_random_state` at every :meth:`estimate`: an int makes
+        results bitwise reproducible, on every call and for every ``n_jobs``; a Generator (or a BitGenerator,
+        or a RandomState) advances, so two calls differ; -1, a string or a float raise
+        :class:`~shap_instances.exceptions.InvalidParameterError`.
     n_jobs : int or None
         joblib workers evaluating a batch.
     silent : bool, default=False
         No progress bar.
     checkpoint : str or Path, optional
         A file where the state is saved after every batch. If it exists, the run resumes from it, and the
-        result equals that of an uninterrupted run with the same settings and seed.
+        result equals that of an uninterrupted run with the same settings and seed. A resumed run continues
+        from the generator state saved in the file (a Generator passed as ``random_state`` is set to it when
+        it has the same kind of bit generator, so it ends where an uninterrupted run would leave it).
 
     Examples
     --------
@@ -107,6 +113,7 @@ class PermutationEstimator:
         """Shapley values of ``game`` with standard errors."""
         m, d = game.n_players, game.n_outputs
         total, batch = self._plan(m)
+        rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
         seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
         fingerprint = (m, d, total, batch, self.antithetic, seed, game.fingerprint())
         counters_before = game.counters()
@@ -118,15 +125,12 @@ class PermutationEstimator:
                 "another file."
             )
         if state is None:
-            rng = (self.random_state if isinstance(self.random_state, np.random.Generator)
-                   else np.random.default_rng(self.random_state))
             state = {"rng": rng.bit_generator.state, "done": 0, "units": 0, "mean": np.zeros((m, d)),
                      "m2": np.zeros((m, d)), "empty": None, "full": None, "evals": 0,
                      "fingerprint": fingerprint, "counters": {}}
-        else:  # the counts of the interrupted run (failed fits, ...) carry over
+        else:  # the counts of the interrupted run (failed fits, ...) carry over, and its generator state
             game.add_counters({k: v for k, v in state["counters"].items() if k != "n_evaluations"})
-        rng = np.random.default_rng()
-        rng.bit_generator.state = state["rng"]
+            rng = _restored(rng, state["rng"])
         per_unit = 2 if self.antithetic else 1
         with tqdm(total=total, initial=state["done"], desc="permutations", unit="perm",
                   disable=self.silent, leave=False) as bar:
@@ -181,6 +185,14 @@ class PermutationEstimator:
         with open(temporary, "wb") as handle:
             pickle.dump(state, handle)
         os.replace(temporary, self.checkpoint)  # atomic: an interruption never leaves a half-written file
+
+
+def _restored(rng: np.random.Generator, saved: dict) -> np.random.Generator:
+    """``rng`` set to the saved bit-generator state, or a new Generator of the saved kind when ``rng`` differs."""
+    if rng.bit_generator.state["bit_generator"] != saved["bit_generator"]:
+        rng = np.random.Generator(getattr(np.random, saved["bit_generator"])())
+    rng.bit_generator.state = saved
+    return rng
 
 
 def _counts_since(before: dict, now: dict) -> dict:

@@ -22,10 +22,10 @@ from .._explanation import build_explanation
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
 from ..proximities import (
     SUPPORTED_FORESTS,
-    _check_forest,
-    _is_classifier_forest,
     build_gap_index,
+    check_forest,
     encode_target,
+    is_classifier_forest,
 )
 from ..utils import COMMON_CONSTRAINTS, check_data, check_memory, fitted_columns, model_input, row_names, training_names
 
@@ -110,7 +110,7 @@ class GapExplainer(InstanceExplainer):
 
     def __init__(self, model, masker=None, *, data=None, y=None, sample_weight=None, max_memory=None, n_jobs=None,
                  feature_names=None):
-        _check_forest(model)
+        check_forest(model)
         data = self._setup(locals())
         if data is None:
             raise DataValidationError("GapExplainer needs the training X the forest was fitted on: "
@@ -120,7 +120,7 @@ class GapExplainer(InstanceExplainer):
         self.data_ = self._check_X(data)
         self.train_names_ = training_names(data, feature_names)
         self.n_train_ = self.index_.n_train
-        self.is_classifier_ = _is_classifier_forest(model)
+        self.is_classifier_ = is_classifier_forest(model)
         y_raw, y_codes = encode_target(model, y, self.n_train_)
         self.y_codes_ = y_codes
         if self.is_classifier_:

@@ -13,11 +13,10 @@ from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
+from ..estimators import KernelCoalitionSampler
 from ..estimators.exact import all_coalitions
-from ..estimators.kernel import KernelEstimator
 from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
-from ..isotonic import sisr, sisr_from_samples
-from ..isotonic._sisr import _check_options, _check_sparsity
+from ..isotonic import check_options, check_sparsity, sisr, sisr_from_samples
 from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
@@ -41,7 +40,7 @@ def _check_sisr_options(options):
     if unknown:
         raise TypeError(f"IsotonicShapley got unexpected keyword argument(s) {unknown}; the SISR options are "
                         f"{sorted(_SISR_KEYWORDS)}.")
-    _check_options(**options)
+    check_options(**options)
 
 
 class _Predict:
@@ -127,7 +126,7 @@ class IsotonicShapley(InstanceExplainer):
     def __init__(self, model, masker=None, *, data=None, sparsity="ric", max_exact_features=20, max_evals=20_000,
                  batch_size=None, random_state=None, silent=False, max_memory=None, feature_names=None,
                  **sisr_options):
-        sparsity = _check_sparsity(sparsity)
+        sparsity = check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
         predict = _Predict(model) if hasattr(model, "predict") else model
         if not callable(predict):
@@ -148,7 +147,7 @@ class IsotonicShapley(InstanceExplainer):
         self.data_ = None
         if isinstance(masker, np.ndarray) or hasattr(masker, "iloc") or isinstance(masker, list):
             self.data_ = check_data(masker, name="masker", allow_nan=False, feature_names=self.columns_)
-            _check_sparsity(sparsity, self.data_.shape[1])
+            check_sparsity(sparsity, self.data_.shape[1])
             masker = shap.maskers.Independent(self.data_, max_samples=len(self.data_))
         elif hasattr(masker, "data"):
             self.data_ = np.asarray(masker.data)
@@ -186,7 +185,7 @@ class IsotonicShapley(InstanceExplainer):
         >>> IsotonicShapley.from_game(game, sparsity=2)().values.shape
         (1, 4)
         """
-        sparsity = _check_sparsity(sparsity, game.n_players)
+        sparsity = check_sparsity(sparsity, game.n_players)
         _check_sisr_options(sisr_options)
         explainer = cls.__new__(cls)
         explainer._setup(dict(model=None, masker=None, max_exact_features=max_exact_features, max_evals=max_evals,
@@ -217,7 +216,7 @@ class IsotonicShapley(InstanceExplainer):
             n_players = X.shape[1]
             if len(names) != n_players:
                 raise DataValidationError(f"X has {n_players} columns, but {len(names)} feature names were given.")
-            _check_sparsity(self.sparsity, n_players)
+            check_sparsity(self.sparsity, n_players)
             self._check_single_output(X[:1])
             per_row = [self._payoffs(MaskedModel(self.model, self.masker, shap.links.identity, False, x), n_players)
                        for x in self._progress(X, desc="SISR rows", unit="row")]
@@ -273,7 +272,7 @@ class IsotonicShapley(InstanceExplainer):
                     f"IsotonicShapley: max_evals={self.max_evals} is too small to sample coalitions of {n_players} "
                     f"features (the empty and full coalitions plus a design); use max_evals >= {n_players + 2}, "
                     f"and at least {10 * n_players} for a usable fit.")
-            design = KernelEstimator._design(n_players, self.max_evals - 2, self._rng())
+            design = KernelCoalitionSampler(n_players).sample(self.max_evals - 2, random_state=self.random_state)
             masks = np.vstack([np.zeros(n_players, bool), design[0], np.ones(n_players, bool)])
             weights = np.concatenate([[0.0], design[1], [design[1].max()]])
         batch = self._coalitions_per_batch(n_players, len(masks))

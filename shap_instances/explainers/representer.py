@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError, ReconstructionWarning
+from ..linear_objective import check_supported, is_supported, linear_objective
 from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
@@ -32,7 +33,6 @@ from ..utils import (
     row_names,
     training_names,
 )
-from ._linear_objective import check_supported, is_supported, linear_objective
 
 __all__ = ["RepresenterExplainer", "TopK"]
 

@@ -12,12 +12,15 @@ from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..estimators import ExactEstimator, KernelEstimator, PermutationEstimator, ShapleyResult
-from ..estimators.influence import RidgeInfluenceEstimator
+from ..estimators import (
+    ClosedFormEstimator,
+    ExactEstimator,
+    KernelEstimator,
+    PermutationEstimator,
+    RidgeInfluenceEstimator,
+)
 from ..exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
-from ..games._fast_knn import KNNPath
-from ..games._fast_ridge import RidgePath
-from ..games.residual import ResidualGame
+from ..games import ResidualGame, RidgePath
 from ..utils import (
     COMMON_CONSTRAINTS,
     HasMethods,
@@ -212,8 +215,6 @@ class InstanceKernelExplainer(InstanceExplainer):
         game = ResidualGame(self.model, self.data_, self.y_train_, X_eval, y_eval,
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
                             output_names=names, model_seed=seed)
-        if game.fast_path is None and KNNPath.supports(self.model):  # below n_neighbors rows: v(empty)
-            game.fast_path = KNNPath(self.model, self.data_, self.y_train_, X_eval, y_eval, empty=game.empty)
         return game
 
     def _estimator(self, n_players: int):
@@ -252,10 +253,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         check_memory(8.0 * 3 * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
                      f"{game.n_players}", max_memory=self.max_memory,
                      instead="Explain fewer rows at a time (X, y), or aggregate games for CC statistics.")
-        closed_form = getattr(game.fast_path, "shapley_values", None)
-        if self.estimator in ("auto", "exact") and closed_form is not None:
-            result = ShapleyResult(closed_form().T, game.empty_value, game.full_value, n_evaluations=2,
-                                   estimator=f"closed form ({type(game.fast_path).__name__.removesuffix('Path')})")
+        if self.estimator in ("auto", "exact") and ClosedFormEstimator.supports(game):
+            result = ClosedFormEstimator().estimate(game)
         else:
             if self.checkpoint is not None and self.estimator == "auto" and game.n_players <= 12:
                 warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "

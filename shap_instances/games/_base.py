@@ -101,6 +101,32 @@ class Game:
             self._cache.update(zip(todo, fresh))
         return np.stack([self._cache[k] for k in keys])
 
+    @property
+    def closed_form(self) -> str | None:
+        """Name of an exact closed form of this game's Shapley values, or None (the default) when it has none.
+
+        A game that knows its Shapley values without enumerating coalitions (a mean model's residual game,
+        say) returns a short name here and implements :meth:`closed_form_values`;
+        :class:`~shap_instances.estimators.ClosedFormEstimator` then uses them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.dummy import DummyRegressor
+        >>> from shap_instances.games import FunctionGame, ResidualGame
+        >>> print(FunctionGame(lambda m: m.sum(1), 3).closed_form)
+        None
+        >>> game = ResidualGame(DummyRegressor(), np.zeros((3, 1)), np.array([1.0, 2.0, 6.0]))
+        >>> game.closed_form, game.closed_form_values().shape
+        ('Mean', (3, 3))
+        """
+        return None
+
+    def closed_form_values(self) -> np.ndarray:
+        """Exact Shapley values, shape (n_players, n_outputs), of a game whose :attr:`closed_form` is not None."""
+        raise NotImplementedError(f"{type(self).__name__} has no closed form of its Shapley values; estimate them "
+                                  "(ExactEstimator, PermutationEstimator or KernelEstimator).")
+
     def fingerprint(self) -> str | None:
         """A digest of what defines the game's values, or None when unknown.
 

@@ -49,7 +49,35 @@ def jia_knn_shapley(order, y, k):
 
 
 class KNNPath:
-    """Uniform-weight KNeighborsRegressor: residuals on coalitions and prefixes, exact Shapley values."""
+    """Exact refits of uniform-weight KNeighborsRegressor, and its Shapley values in closed form.
+
+    One of the :data:`~shap_instances.games.residual.FAST_PATHS` that :class:`~shap_instances.games.ResidualGame`
+    picks by itself. Coalitions of fewer than ``n_neighbors`` rows get v(empty), as the game's failure policy
+    would give them, without being counted as failed fits; :meth:`shapley_values` (the module docstring
+    derives it) makes the game's :attr:`~shap_instances.games.Game.closed_form` ``"KNN"``.
+
+    Parameters
+    ----------
+    model : KNeighborsRegressor
+        Only its hyper-parameters are read (``n_neighbors``, ``metric``, ``p``, ``metric_params``).
+    X, y : ndarray
+        Training rows (the players) and their targets.
+    X_eval, y_eval : ndarray
+        Explained rows and their targets.
+    empty : ndarray (n_eval,), optional
+        v(empty) (default zeros).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.neighbors import KNeighborsRegressor
+    >>> from shap_instances.games import KNNPath
+    >>> X, y = np.arange(10.0).reshape(5, 2), np.array([1.0, 2.0, 2.0, 5.0, 4.0])
+    >>> path = KNNPath(KNeighborsRegressor(n_neighbors=2), X, y, X[:2], y[:2])
+    >>> refit = KNeighborsRegressor(n_neighbors=2).fit(X, y).predict(X[:2]) - y[:2]
+    >>> bool(np.allclose(path.residuals(np.ones(5, bool)), refit)), path.shapley_values().shape
+    (True, (2, 5))
+    """
 
     def __init__(self, model, X, y, X_eval, y_eval, empty=None):
         self.k = int(model.n_neighbors)
@@ -65,8 +93,13 @@ class KNNPath:
 
     @classmethod
     def supports(cls, model) -> bool:
+        """Uniform-weight KNeighborsRegressor with a named metric (not a callable, not "precomputed")."""
         return (type(model) is KNeighborsRegressor and model.weights == "uniform" and isinstance(model.metric, str)
                 and model.metric != "precomputed")
+
+    def fits_all_rows(self) -> bool:
+        """Whether the model can be fitted on all training rows (at least ``n_neighbors`` of them)."""
+        return len(self.y) >= self.k
 
     def residuals(self, mask):
         """Residuals of the refit on the rows in ``mask``; v(empty) below K rows (the failure policy)."""

@@ -18,20 +18,55 @@ __all__ = ["MeanPath"]
 
 
 class MeanPath:
-    """Residuals of the mean model on coalitions and on every permutation prefix."""
+    """Exact refits of DummyRegressor(strategy="mean"), and its Shapley values in closed form.
+
+    One of the :data:`~shap_instances.games.residual.FAST_PATHS` that :class:`~shap_instances.games.ResidualGame`
+    picks by itself; its :meth:`shapley_values` make the game's
+    :attr:`~shap_instances.games.Game.closed_form` ``"Mean"``.
+
+    Parameters
+    ----------
+    model : DummyRegressor
+        Only ``strategy`` is read.
+    X, y : ndarray
+        Training rows (unused) and their targets.
+    X_eval, y_eval : ndarray
+        Explained rows (unused) and their targets.
+    empty : ndarray (n_eval,)
+        v(empty), the residual that the empty coalition stands for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from shap_instances.games import MeanPath
+    >>> y = np.array([1.0, 2.0, 6.0])
+    >>> path = MeanPath(DummyRegressor(), None, y, None, y, np.zeros(3))
+    >>> path.residuals(np.array([True, True, False])).tolist()   # mean 1.5 minus each target
+    [0.5, -0.5, -4.5]
+    >>> bool(np.allclose(path.shapley_values().sum(1), y.mean() - y))   # efficiency
+    True
+    """
 
     def __init__(self, model, X, y, X_eval, y_eval, empty):
         self.y, self.y_eval, self.empty = y, y_eval, empty
 
     @classmethod
     def supports(cls, model) -> bool:
+        """DummyRegressor with ``strategy="mean"``."""
         return type(model) is DummyRegressor and model.strategy == "mean"
 
+    def fits_all_rows(self) -> bool:
+        """Always True: every non-empty coalition can be fitted."""
+        return True
+
     def prefix_residuals(self, permutation):
+        """Residuals on the evaluation rows of the fit on each prefix, shape (n, n_eval)."""
         means = np.cumsum(self.y[permutation]) / np.arange(1, len(permutation) + 1)
         return means[:, None] - self.y_eval[None, :]
 
     def residuals(self, mask):
+        """Residuals of the fit on the rows in ``mask`` (non-empty)."""
         return np.full(self.y_eval.shape, self.y[mask].mean()) - self.y_eval
 
     def shapley_values(self):

@@ -9,18 +9,85 @@ and one batched solve gives every prefix's coefficients.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from sklearn.linear_model import LinearRegression, Ridge
 
-__all__ = ["RidgePath"]
+__all__ = ["RidgePath", "RidgeProblem"]
+
+
+class RidgeProblem(NamedTuple):
+    """The penalised least-squares problem that every refit of a ridge residual game solves.
+
+    ``f_S`` minimises ``sum_{i in S} (y_i - x_i w - b)^2 + alpha |w|^2`` (``b = 0`` without intercept), and the
+    game's value is ``f_S(X_eval) - y_eval``. Estimators that exploit this structure
+    (:class:`~shap_instances.estimators.RidgeInfluenceEstimator`) read it from
+    :attr:`ResidualGame.ridge_problem <shap_instances.games.ResidualGame.ridge_problem>` instead of the model.
+
+    Attributes
+    ----------
+    X : ndarray (n_train, p)
+    y : ndarray of float64 (n_train,)
+    X_eval : ndarray (n_eval, p)
+    y_eval : ndarray (n_eval,)
+    alpha : float
+        The penalty (0 for LinearRegression).
+    fit_intercept : bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.games import ResidualGame
+    >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
+    >>> problem = ResidualGame(Ridge(alpha=0.5), X, y).ridge_problem
+    >>> problem.alpha, problem.fit_intercept, problem.X.shape
+    (0.5, True, (4, 2))
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    X_eval: np.ndarray
+    y_eval: np.ndarray
+    alpha: float
+    fit_intercept: bool
 
 
 class RidgePath:
-    """Residuals of Ridge(alpha) / LinearRegression fits on coalitions and on every permutation prefix."""
+    """Exact refits of Ridge(alpha > 0) and LinearRegression on coalitions and on every permutation prefix.
+
+    One of the :data:`~shap_instances.games.residual.FAST_PATHS` that :class:`~shap_instances.games.ResidualGame`
+    picks by itself; a coalition costs one ``p x p`` solve instead of a refit, and all the prefixes of a
+    permutation cost one batched solve (running centred sums).
+
+    Parameters
+    ----------
+    model : Ridge or LinearRegression
+        Only its hyper-parameters are read (it need not be fitted).
+    X, y : ndarray
+        Training rows (the players) and their targets.
+    X_eval, y_eval : ndarray
+        Explained rows and their targets.
+    empty : ndarray, optional
+        Unused: every coalition with at least one row can be fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.games import RidgePath
+    >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
+    >>> path = RidgePath(Ridge(alpha=1.0), X, y, X, y)
+    >>> refit = Ridge(alpha=1.0).fit(X, y).predict(X) - y
+    >>> bool(np.allclose(path.residuals(np.ones(4, bool)), refit))
+    True
+    >>> RidgePath.supports(Ridge(alpha=0.0)), path.prefix_residuals(np.arange(4)).shape
+    (False, (4, 4))
+    """
 
     def __init__(self, model, X, y, X_eval, y_eval, empty=None):  # empty: unused, every fit has rows
-        alpha = 0.0 if isinstance(model, LinearRegression) else float(model.alpha)
-        self.fit_intercept = bool(model.fit_intercept)
+        alpha, self.fit_intercept = self.penalty(model)
         # Work in units where |x| <= 1 and |y| <= 1, so the scatter matrices can neither overflow (data of
         # magnitude 1e300) nor swamp the penalty: with X = s Z and y = r u, the ridge problem on (X, y) with
         # penalty alpha is the one on (Z, u) with penalty alpha / s^2, and its residuals are r times those.
@@ -32,9 +99,19 @@ class RidgePath:
 
     @classmethod
     def supports(cls, model) -> bool:
+        """Ridge with a scalar ``alpha > 0`` and ``positive=False``, or LinearRegression with ``positive=False``."""
         if type(model) is Ridge:
             return np.ndim(model.alpha) == 0 and model.alpha > 0 and not getattr(model, "positive", False)
         return type(model) is LinearRegression and not model.positive
+
+    @staticmethod
+    def penalty(model) -> tuple[float, bool]:
+        """``(alpha, fit_intercept)`` of a supported model (alpha 0 for LinearRegression)."""
+        return (0.0 if isinstance(model, LinearRegression) else float(model.alpha)), bool(model.fit_intercept)
+
+    def fits_all_rows(self) -> bool:
+        """Always True: every non-empty coalition can be fitted."""
+        return True
 
     def _solve(self, scatter, cross):
         """Coefficients of ``(scatter + alpha I) w = cross`` for one system or a stack of them.

@@ -10,15 +10,16 @@ from sklearn.base import clone, is_classifier
 
 from ..exceptions import ShapInstancesWarning, UnsupportedModelError
 from ._base import Game
+from ._fast_knn import KNNPath
 from ._fast_mean import MeanPath
-from ._fast_ridge import RidgePath
+from ._fast_ridge import RidgePath, RidgeProblem
 
 __all__ = ["ResidualGame", "FAST_PATHS"]
 
 #: Exact refit shortcuts, tried in order; each is built from ``(model, X, y, X_eval, y_eval, empty)`` and has
-#: ``supports(model)``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where a closed form
-#: exists, ``shapley_values()``.
-FAST_PATHS = (RidgePath, MeanPath)
+#: ``supports(model)``, ``fits_all_rows()``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where
+#: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train).
+FAST_PATHS = (RidgePath, MeanPath, KNNPath)
 
 
 class ResidualGame(Game):
@@ -36,10 +37,14 @@ class ResidualGame(Game):
     say) is cloned with them set to ``model_seed``; its refits are then reproducible, and every path through
     the game meets the same v(full).
 
-    Ridge (alpha > 0), LinearRegression and DummyRegressor(strategy="mean") use exact shortcuts
-    (``fast_path``); everything else refits clones. :class:`~shap_instances.InstanceKernelExplainer` also
-    attaches ``_fast_knn.KNNPath`` (uniform-weight KNeighborsRegressor), which gives coalitions of fewer
-    than ``n_neighbors`` rows v(empty), as the failure policy does, without counting them as failed fits.
+    Ridge (alpha > 0), LinearRegression, DummyRegressor(strategy="mean") and uniform-weight
+    KNeighborsRegressor use exact shortcuts (``fast_path``, the first of :data:`FAST_PATHS` that supports the
+    model); everything else refits clones. The KNN shortcut gives coalitions of fewer than ``n_neighbors``
+    rows v(empty), as the failure policy does, without counting them as failed fits. The mean and KNN
+    models also have their Shapley values in closed form (:attr:`closed_form`, used by
+    :class:`~shap_instances.estimators.ClosedFormEstimator`), and ridge models expose the least-squares
+    problem of their refits (:attr:`ridge_problem`, used by
+    :class:`~shap_instances.estimators.RidgeInfluenceEstimator`).
 
     Examples
     --------
@@ -48,8 +53,8 @@ class ResidualGame(Game):
     >>> from shap_instances.games import ResidualGame
     >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
     >>> game = ResidualGame(Ridge(alpha=1.0), X, y)
-    >>> game.full_value.shape, type(game.fast_path).__name__
-    ((4,), 'RidgePath')
+    >>> game.full_value.shape, type(game.fast_path).__name__, game.closed_form
+    ((4,), 'RidgePath', None)
     """
 
     def __init__(self, model, X, y, X_eval=None, y_eval=None, *, empty_prediction=None, player_names=None,
@@ -64,7 +69,41 @@ class ResidualGame(Game):
         self.first_failure: str | None = None
         self.quiet = False  # parallel workers stay quiet; the caller warns once after merging their counts
         self.probability = is_classifier(model)  # y in {0, 1}: residuals of P(y = 1)
-        self._full = None if self.fast_path is not None else self._fit_all_rows()
+        fits = self.fast_path is not None and self.fast_path.fits_all_rows()
+        self._full = None if fits else self._fit_all_rows()  # refuses a model that cannot fit all rows
+
+    @property
+    def closed_form(self) -> str | None:
+        """``"Mean"`` or ``"KNN"`` where the fast path has the Shapley values in closed form, else None."""
+        if self.fast_path is None or not hasattr(self.fast_path, "shapley_values"):
+            return None
+        return type(self.fast_path).__name__.removesuffix("Path")
+
+    def closed_form_values(self) -> np.ndarray:
+        """Exact Shapley values from the fast path's closed form, shape (n_players, n_outputs)."""
+        if self.closed_form is None:
+            raise NotImplementedError(f"the residual game of {type(self.model).__name__} has no closed form; "
+                                      "estimate its values (ExactEstimator, PermutationEstimator, KernelEstimator).")
+        return self.fast_path.shapley_values().T
+
+    @property
+    def ridge_problem(self) -> RidgeProblem | None:
+        """The least-squares problem of the refits for Ridge (alpha > 0) and LinearRegression, else None.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import LinearRegression
+        >>> from shap_instances.games import ResidualGame
+        >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
+        >>> ResidualGame(LinearRegression(), X, y).ridge_problem.alpha
+        0.0
+        """
+        if not RidgePath.supports(self.model):
+            return None
+        alpha, fit_intercept = RidgePath.penalty(self.model)
+        return RidgeProblem(self.X, np.asarray(self.y, dtype=np.float64), self.X_eval, self.y_eval, alpha,
+                            fit_intercept)
 
     def _fit_all_rows(self) -> np.ndarray:
         try:

@@ -1,5 +1,17 @@
-"""Sparse Isotonic Shapley Regression (SISR): ``sisr`` on a full coalition table, ``sisr_from_samples`` beyond."""
+"""Sparse Isotonic Shapley Regression (SISR): ``sisr`` on a full coalition table, ``sisr_from_samples`` beyond.
 
-from ._sisr import MonotoneTransform, SISRResult, gram_eigenvalue, sisr, sisr_from_samples
+:func:`check_sparsity` and :func:`check_options` validate SISR's arguments before any payoff is evaluated.
+"""
 
-__all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue"]
+from ._sisr import (
+    MonotoneTransform,
+    SISRResult,
+    check_options,
+    check_sparsity,
+    gram_eigenvalue,
+    sisr,
+    sisr_from_samples,
+)
+
+__all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue", "check_options",
+           "check_sparsity"]

@@ -23,10 +23,11 @@ from .._kernels.isotonic import (
     support_normal_equations,
     weighted_pava,
 )
-from ..estimators._weights import kernel_weights, shapley_weights
+from ..estimators import kernel_weights, shapley_weights
 from ..exceptions import DataValidationError, GameTooLargeError
 
-__all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue"]
+__all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue", "check_options",
+           "check_sparsity"]
 
 MAX_EXACT_PLAYERS = 26
 
@@ -414,7 +415,7 @@ def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_
 
 def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, inner_max_iter, tol, n_restarts,
          init, loss, huber_delta, min_slope, random_state):
-    sparsity = _check_sparsity(sparsity, p)
+    sparsity = check_sparsity(sparsity, p)
     if sparsity == "ric":
         effective_n = weights.sum() ** 2 / np.sum(weights**2)
         results = {}
@@ -521,9 +522,9 @@ def sisr(coalition_values, sparsity, *, full_weight=None, min_slope=1e-2, max_it
         raise GameTooLargeError(f"p = {p} players need 2^{p} payoffs; use sisr_from_samples (sampled coalitions).")
     if not np.all(np.isfinite(values)):
         raise ValueError("coalition_values contains NaN or infinite payoffs.")
-    sparsity = _check_sparsity(sparsity, p)
-    _check_options(init=init, loss=loss, huber_delta=huber_delta, min_slope=min_slope, n_restarts=n_restarts)
-    _check_options(full_weight=full_weight)
+    sparsity = check_sparsity(sparsity, p)
+    check_options(init=init, loss=loss, huber_delta=huber_delta, min_slope=min_slope, n_restarts=n_restarts)
+    check_options(full_weight=full_weight)
     full_weight = float(kernel_weights(p)[1] if p > 1 else 1.0) if full_weight is None else float(full_weight)
     values = values - values[0]
     codes = np.arange(2**p, dtype=np.int64)
@@ -587,14 +588,43 @@ def sisr_from_samples(masks, payoffs, weights, sparsity, **kwargs) -> SISRResult
 
 
 def _huber(loss, huber_delta):
-    _check_options(loss=loss, huber_delta=huber_delta)
+    check_options(loss=loss, huber_delta=huber_delta)
     if loss == "huber" and huber_delta is None:
         return 0.05
     return huber_delta if loss == "huber" else None
 
 
-def _check_sparsity(sparsity, p=None):
-    """``"ric"`` (any case) or a positive int (not a bool, not a float) at most ``p``; a clear error otherwise."""
+def check_sparsity(sparsity, p=None):
+    """The SISR support size, checked: ``"ric"`` (any case) or a positive int (not a bool, not a float) at most ``p``.
+
+    Parameters
+    ----------
+    sparsity : int or str
+        A support size, or ``"ric"`` (any case) to choose it by the risk-inflation criterion.
+    p : int, optional
+        The number of players, the largest support size allowed (unchecked when None).
+
+    Returns
+    -------
+    int or "ric"
+        ``sparsity`` as an int, or the string ``"ric"`` in lower case.
+
+    Raises
+    ------
+    DataValidationError
+        Naming the value received and what to pass instead.
+
+    Examples
+    --------
+    >>> from shap_instances.isotonic import check_sparsity
+    >>> check_sparsity("RIC"), check_sparsity(3, p=5)
+    ('ric', 3)
+    >>> try:
+    ...     check_sparsity(6, p=5)
+    ... except ValueError as exc:
+    ...     print(str(exc).split(";")[0])
+    sparsity must be an integer in [1, 5] (the number of players) or 'ric', got 6
+    """
     if isinstance(sparsity, str):
         if sparsity.lower() == "ric":
             return "ric"
@@ -609,8 +639,27 @@ def _check_sparsity(sparsity, p=None):
                               f"({type(sparsity).__name__}); pass e.g. sparsity=3 or sparsity='ric'.")
 
 
-def _check_options(**options):
-    """Validate the SISR keywords given (by name); raise DataValidationError naming the parameter and value."""
+def check_options(**options) -> None:
+    """Validate the SISR keyword arguments given (by name), before any payoff is evaluated.
+
+    Checks ``full_weight``, ``init``, ``loss``, ``huber_delta``, ``min_slope`` and ``n_restarts`` where given
+    (the options of :func:`sisr` and :func:`sisr_from_samples`); other names are not checked here.
+
+    Raises
+    ------
+    DataValidationError
+        Naming the parameter and the value received.
+
+    Examples
+    --------
+    >>> from shap_instances.isotonic import check_options
+    >>> check_options(loss="huber", huber_delta=0.1, n_restarts=2)
+    >>> try:
+    ...     check_options(loss="absolute")
+    ... except ValueError as exc:
+    ...     print(exc)
+    loss must be 'squared' or 'huber', got 'absolute'.
+    """
     weight = options.get("full_weight")
     if weight is not None and not (_is_number(weight) and np.isfinite(weight) and weight >= 0):
         raise DataValidationError(f"full_weight must be a finite number >= 0 (the full coalition's regression weight; "
@@ -632,3 +681,4 @@ def _check_options(**options):
 
 def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import expit
 
 from .._explanation import build_explanation
-from .._kernels._mf_representer import mf_representer_values
+from .._kernels.mf_representer import mf_representer_values
 from ..exceptions import DataValidationError
 from ..utils import check_memory
 from ._soft_impute import SoftImpute, check_pairs

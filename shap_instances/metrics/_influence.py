@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..explainers._linear_objective import linear_objective
+from ..linear_objective import linear_objective
 from ..utils import check_data, check_fitted
 from ._l2_representer import select_output
 

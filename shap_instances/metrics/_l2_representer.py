@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..explainers._linear_objective import linear_objective
+from ..linear_objective import linear_objective
 from ..utils import check_data, check_fitted
 
 __all__ = ["l2_representer_scores", "select_output"]

@@ -28,7 +28,7 @@ def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from shap_instances.report._data import load_table
+    >>> from shap_instances.report import load_table
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
     >>> _ = f.write_text("a,b,y\\n1,2,3\\n4,5,6\\n")
     >>> X, y = load_table(f, "y")
@@ -99,7 +99,7 @@ def infer_task(y: pd.Series) -> str:
     Examples
     --------
     >>> import pandas as pd
-    >>> from shap_instances.report._data import infer_task
+    >>> from shap_instances.report import infer_task
     >>> infer_task(pd.Series([0, 1, 1, 0])), infer_task(pd.Series([0.5, 1.7, 2.2]))
     ('classification', 'regression')
     """

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import shap
 
+from ..models import fit_model
 from . import _figures
 
 __all__ = ["Context", "SECTIONS"]
@@ -35,15 +36,11 @@ class Context:
 
     @cached_property
     def linear_model(self):
-        from ..cli import fit_model
-
         name = self.model if self.model in ("ridge", "lasso", "logistic") else "auto"
         return fit_model(name, self.task, self.X_train, self.y_train, self.seed)
 
     @cached_property
     def forest(self):
-        from ..cli import fit_model
-
         return fit_model("forest", self.task, self.X_train, self.y_train, self.seed)
 
 

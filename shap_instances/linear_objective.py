@@ -9,8 +9,8 @@ Every supported model minimises, for each output ``k``,
 
 with per-sample weights ``c_i`` and a loss that is squared (``1/2 r^2``), logistic or multinomial. This
 module reads ``c``, ``lambda_1``, ``lambda_2``, the loss and the intercept treatment off the model (the
-derivations are in ``docs/explainers/representer.md``); the explainer and the baselines of
-:mod:`shap_instances.metrics` share it.
+derivations are in ``docs/explainers/representer.md``); the representer explainer and the baselines of
+:mod:`shap_instances.metrics` share it, so it lives below both.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from sklearn.linear_model import (
 )
 from sklearn.utils.class_weight import compute_class_weight
 
-from ..exceptions import DataValidationError, UnsupportedModelError
+from .exceptions import DataValidationError, UnsupportedModelError
 
 __all__ = ["LinearObjective", "linear_objective", "SUPPORTED_MODELS", "is_supported", "check_supported"]
 
@@ -70,6 +70,8 @@ def check_supported(model) -> None:
     Examples
     --------
     >>> from sklearn.linear_model import MultiTaskLasso
+    >>> from shap_instances.exceptions import UnsupportedModelError
+    >>> from shap_instances.linear_objective import check_supported
     >>> try:
     ...     check_supported(MultiTaskLasso())
     ... except UnsupportedModelError as err:
@@ -97,6 +99,7 @@ def is_supported(model) -> bool:
     Examples
     --------
     >>> from sklearn.linear_model import Lasso, MultiTaskLasso
+    >>> from shap_instances.linear_objective import is_supported
     >>> is_supported(Lasso()), is_supported(MultiTaskLasso()), is_supported(object())
     (True, False, False)
     """
@@ -109,7 +112,18 @@ def is_supported(model) -> bool:
 
 @dataclass
 class LinearObjective:
-    """The regularised objective a linear model minimised (one row per output ``k``)."""
+    """The regularised objective a linear model minimised (one row per output ``k``); see :func:`linear_objective`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.linear_objective import linear_objective
+    >>> X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0)
+    >>> obj = linear_objective(Ridge(alpha=1.0).fit(X, y), y)
+    >>> obj.decision(X).shape, obj.negative_gradient(obj.decision(X)).shape
+    ((20, 1), (20, 1))
+    """
 
     coef: np.ndarray  # (K, p)
     intercept: np.ndarray  # (K,)
@@ -209,7 +223,7 @@ def linear_objective(model, y, sample_weight=None) -> LinearObjective:
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import Lasso
-    >>> from shap_instances.explainers._linear_objective import linear_objective
+    >>> from shap_instances.linear_objective import linear_objective
     >>> X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0)
     >>> obj = linear_objective(Lasso(alpha=0.1).fit(X, y), y)
     >>> obj.loss, float(obj.lam1[0]), round(float(obj.weights.sum()), 12)
