@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _copy_checkout(dest):
     """The checkout's files (tracked, and untracked but not ignored) copied to dest: no .venv, no build."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("needs a git checkout to know which files belong to the project")
+        pytest.skip("needs git and a git checkout, to know which files belong to the project")
     listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                              capture_output=True, check=True).stdout.decode().split("\0")
     for name in filter(None, listing):
