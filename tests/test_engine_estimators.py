@@ -210,6 +210,7 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
         PermutationEstimator(n_permutations=32, batch_size=8, checkpoint=path, silent=True).estimate(game)
 
 
+@pytest.mark.slow
 @pytest.mark.dask
 def test_dask_backend_gives_identical_results():
     """Under joblib's dask backend, with worker processes (so the game is pickled), results are identical."""

@@ -23,6 +23,9 @@ PLOTS = {
 #: Plots of a distribution over rows; shap cannot draw them for a single explained row.
 NEEDS_SEVERAL_ROWS = {"beeswarm", "heatmap", "violin", "scatter"}
 
+#: shap's violin plot (a density per player) takes 2 to 10 s per explainer: run with the slow tests.
+SLOW_PLOTS = {"violin"}
+
 _CACHE: dict = {}
 
 
@@ -37,7 +40,8 @@ def _single_output(explanation):
     return explanation[..., 0] if explanation.values.ndim == 3 else explanation
 
 
-@pytest.mark.parametrize("plot", sorted(PLOTS))
+@pytest.mark.parametrize("plot", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PLOTS else p
+                                  for p in sorted(PLOTS)])
 @pytest.mark.parametrize("module", sorted(all_case_builders()))
 def test_every_explanation_renders(module, plot):
     rendered = 0

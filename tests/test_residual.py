@@ -144,6 +144,7 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
         InstanceKernelExplainer(Ridge(), X, y=y, estimator="kernel", checkpoint=path)
 
 
+@pytest.mark.slow  # about 12 s: three runs of 32 permutations of distance-weighted KNN refits
 def test_checkpoint_resume_keeps_the_failed_fit_count(tmp_path, monkeypatch):
     X, y = diabetes(16)
     model = KNeighborsRegressor(n_neighbors=3, weights="distance")  # no fast path; fails below 3 rows
@@ -340,7 +341,7 @@ def knn_refit(k, X, y, X_eval, y_eval, members, empty):
     return KNeighborsRegressor(n_neighbors=k).fit(X[members], y[members]).predict(X_eval) - y_eval
 
 
-@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("k", [1, pytest.param(3, marks=pytest.mark.slow)])  # k=3: 15 s of refits
 def test_knn_fast_path_equals_refits_on_prefixes_and_coalitions(k):
     X, y, X_eval, y_eval = _knn_data(12)
     empty = 5.0 - y_eval
@@ -357,7 +358,8 @@ def test_knn_fast_path_equals_refits_on_prefixes_and_coalitions(k):
         np.testing.assert_allclose(path.residuals(mask), expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("k,empty_prediction", [(1, None), (3, None), (3, 2.5), (9, None)])
+@pytest.mark.parametrize("k,empty_prediction", [(1, None), pytest.param(3, None, marks=pytest.mark.slow),
+                                                 pytest.param(3, 2.5, marks=pytest.mark.slow), (9, None)])
 def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction):
     from shap_instances.estimators import ExactEstimator
 
@@ -378,10 +380,14 @@ def test_knn_closed_form_equals_the_permutation_definition_with_sklearn_refits()
     X, y, X_eval, y_eval = _knn_data(6, n_eval=3, seed=3)
     values = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=2), X, y=y, silent=True)(X_eval, y_eval).values
     reference = np.zeros_like(values)
+    refits = {}  # one scikit-learn refit per subset: 64 subsets instead of 720 x 6 prefixes
     for order in itertools.permutations(range(6)):
         previous = np.zeros(3)
         for t, player in enumerate(order):
-            current = knn_refit(2, X, y, X_eval, y_eval, list(order[: t + 1]), np.zeros(3))
+            members = tuple(sorted(order[: t + 1]))
+            if members not in refits:
+                refits[members] = knn_refit(2, X, y, X_eval, y_eval, list(members), np.zeros(3))
+            current = refits[members]
             reference[:, player] += current - previous
             previous = current
     np.testing.assert_allclose(values, reference / math.factorial(6), atol=1e-10)
