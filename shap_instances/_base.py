@@ -16,7 +16,7 @@ Parameters are checked once, from the class's ``_parameter_constraints`` table, 
 from __future__ import annotations
 
 import pickle
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
 
 import cloudpickle
 import numpy as np
@@ -26,6 +26,9 @@ from tqdm.auto import tqdm
 
 from .exceptions import DataValidationError, InvalidParameterError
 from .utils import check_random_state, validate_params
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .utils import ConformanceProblem
 
 __all__ = ["InstanceExplainer"]
 
@@ -118,12 +121,12 @@ class InstanceExplainer(shap.Explainer):
         return masker
 
     @classmethod
-    def supports_model(cls, model, data=None) -> bool:
+    def supports_model(cls, model: Any, data: Any = None) -> bool:
         """Whether ``Explainer(model, data, algorithm="auto")`` should choose this class."""
         return False
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """A small :class:`~shap_instances.utils.ConformanceProblem` that :func:`~shap_instances.utils.check_explainer`
         checks this class on. Plugins implement it (or pass a problem to ``check_explainer``)."""
         raise NotImplementedError(f"{cls.__name__} defines no conformance_problem(); pass one to check_explainer("
@@ -149,7 +152,7 @@ class InstanceExplainer(shap.Explainer):
         self._last_base_values = np.asarray(explanation.base_values)
         return explanation
 
-    def shap_values(self, X=None, y=None, **options) -> np.ndarray:
+    def shap_values(self, X: Any = None, y: Any = None, **options: Any) -> np.ndarray:
         """shap's legacy API: ``explainer(X, y, **options).values``.
 
         Shapes as shap's Kernel and Tree explainers return them: ``(n, M)`` for one output, ``(n, M, k)``
@@ -158,7 +161,7 @@ class InstanceExplainer(shap.Explainer):
         return self(X, y, **options).values
 
     @property
-    def expected_value(self):
+    def expected_value(self) -> float | np.ndarray:
         """shap's legacy base value: a float for one output, an array of shape (k,) for k outputs.
 
         Explainers whose base value depends on the explained row (for example residuals with an
@@ -195,7 +198,7 @@ class InstanceExplainer(shap.Explainer):
         return (data if self.players == "instances" else np.asarray(data).T), self.players
 
     # ------------------------------------------------------------------ serialisation
-    def save(self, out_file, model_saver=".save", masker_saver=".save") -> None:
+    def save(self, out_file: BinaryIO, model_saver: Any = ".save", masker_saver: Any = ".save") -> None:
         """Write the explainer to a binary file stream; ``Cls.load`` reads it back.
 
         The framing starts as shap's does (the pickled class, so a file names what it holds), then a format
@@ -220,7 +223,8 @@ class InstanceExplainer(shap.Explainer):
         cloudpickle.dump(self, out_file)
 
     @classmethod
-    def load(cls, in_file, model_loader=None, masker_loader=None, instantiate=True):
+    def load(cls, in_file: BinaryIO, model_loader: Any = None, masker_loader: Any = None,
+             instantiate: bool = True) -> InstanceExplainer:
         """Read an explainer written by :meth:`save` (from ``cls`` or any base class of the saved one).
 
         The loaders and ``instantiate`` are accepted for shap's signature and unused.

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import shap
+from numpy.typing import ArrayLike
 
 from .exceptions import EfficiencyError, ReconstructionWarning
 
@@ -30,16 +31,16 @@ Z_95 = 1.959963984540054
 
 
 def build_explanation(
-    values,
-    base_values,
+    values: ArrayLike,
+    base_values: ArrayLike,
     *,
     feature_names: Sequence[str],
-    data=None,
-    display_data=None,
+    data: ArrayLike | None = None,
+    display_data: ArrayLike | None = None,
     row_names: Sequence[str] | None = None,
     output_names: Sequence[str] | None = None,
-    standard_errors=None,
-    explained=None,
+    standard_errors: ArrayLike | None = None,
+    explained: ArrayLike | None = None,
     atol: float = 1e-8,
     on_violation: str = "raise",
     compute_time: float | None = None,
@@ -146,7 +147,7 @@ def build_explanation(
     return explanation
 
 
-def efficiency_gap(explanation: shap.Explanation, explained) -> float:
+def efficiency_gap(explanation: shap.Explanation, explained: ArrayLike) -> float:
     """Largest relative gap between ``base + values.sum(axis=1)`` and the explained quantity.
 
     The gap of each entry is divided by ``max(1, |explained|)``.

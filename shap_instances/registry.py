@@ -13,8 +13,10 @@ with a :class:`~shap_instances.exceptions.PluginLoadWarning` and left out; the o
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 import shap
 
@@ -48,7 +50,7 @@ def _distribution_name(ep: EntryPoint) -> str:
 @lru_cache(maxsize=1)
 def _entry_point_table() -> dict[str, EntryPoint]:
     """name -> the winning entry point, deciding clashes once."""
-    def rank(ep):
+    def rank(ep: EntryPoint) -> tuple[bool, str, str]:
         dist = _distribution_name(ep).lower().replace("_", "-")
         return (dist != _OWN_DISTRIBUTION, dist, ep.value)
 
@@ -140,7 +142,7 @@ def get_explainer(name: str) -> type:
     return cls
 
 
-def register_explainer(name: str, *, replace: bool = False):
+def register_explainer(name: str, *, replace: bool = False) -> Callable[[type], type]:
     """Class decorator registering an explainer under ``name`` at run time.
 
     Entry points (group ``shap_instances.explainers``) are the packaged way; this decorator is for
@@ -185,9 +187,10 @@ def register_explainer(name: str, *, replace: bool = False):
     return decorator
 
 
-def Explainer(model, masker=None, link=shap.links.identity, algorithm: str = "auto",  # noqa: N802 - mirrors shap
-              output_names=None, feature_names=None, linearize_link: bool = True, seed=None,
-              **kwargs) -> shap.Explainer:
+def Explainer(model: Any, masker: Any = None, link: Any = shap.links.identity,  # noqa: N802 - mirrors shap
+              algorithm: str = "auto", output_names: Sequence[str] | None = None,
+              feature_names: Sequence[str] | None = None, linearize_link: bool = True, seed: int | None = None,
+              **kwargs: Any) -> shap.Explainer:
     """A superset of :class:`shap.Explainer`: this package's explainers by name or model, shap's for the rest.
 
     The signature is shap's. ``algorithm`` may be a name registered here (see :func:`list_explainers`,

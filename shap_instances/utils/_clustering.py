@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -15,7 +17,7 @@ from ._validation import check_data, check_memory, column_names
 __all__ = ["player_clustering", "row_cohorts"]
 
 
-def player_clustering(explainer, *, max_memory: float | None = None) -> np.ndarray:
+def player_clustering(explainer: Any, *, max_memory: float | None = None) -> np.ndarray:
     """A hierarchical clustering of an explainer's players, for ``shap.plots.bar(e, clustering=...)``.
 
     Training instances (instance explainers) are clustered by Ward linkage on their standardised feature
@@ -69,7 +71,7 @@ def player_clustering(explainer, *, max_memory: float | None = None) -> np.ndarr
     return tree
 
 
-def row_cohorts(explanation: shap.Explanation, X, max_cohorts: int = 2) -> shap.Cohorts:
+def row_cohorts(explanation: shap.Explanation, X: Any, max_cohorts: int = 2) -> shap.Cohorts:
     """Split the explained rows into cohorts by *their own* features, as ``Explanation.cohorts(n)`` does for shap.
 
     ``explanation.cohorts(n)`` splits rows by ``explanation.data``; for an instance explanation that holds one

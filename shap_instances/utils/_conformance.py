@@ -108,7 +108,7 @@ def check_explainer(cls: type, problem: ConformanceProblem | None = None) -> Non
     """
     import matplotlib.pyplot as plt
 
-    problem = problem if problem is not None else cls.conformance_problem()
+    problem = problem if problem is not None else cls.conformance_problem()  # type: ignore[attr-defined]
     checks = [_check_class, _check_signature, _check_options_refused, _check_call, _check_legacy_api,
               _check_serialisation, _check_columns, _check_random_state, _check_idioms, _check_plots]
     context: dict[str, Any] = {}

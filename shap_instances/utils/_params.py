@@ -39,15 +39,16 @@ class Interval:
     right: float | None
     closed: str = "both"
 
-    def is_satisfied_by(self, value) -> bool:
+    def is_satisfied_by(self, value: Any) -> bool:
         if isinstance(value, bool | np.bool_) or not isinstance(value, self.kind):
             return False
-        if isinstance(value, numbers.Real) and not np.isfinite(value):
+        number = float(value)  # type: ignore[arg-type]  # an instance of self.kind, a number
+        if not np.isfinite(number):
             return False
-        if self.left is not None and (value < self.left or (value == self.left and self.closed in ("right",
-                                                                                                     "neither"))):
+        if self.left is not None and (number < self.left or (number == self.left and self.closed in ("right",
+                                                                                                      "neither"))):
             return False
-        return not (self.right is not None and (value > self.right or (value == self.right and self.closed in (
+        return not (self.right is not None and (number > self.right or (number == self.right and self.closed in (
             "left", "neither"))))
 
     def __str__(self) -> str:
@@ -73,10 +74,10 @@ class Options:
 
     values: tuple
 
-    def __init__(self, *values):
+    def __init__(self, *values: Any) -> None:
         object.__setattr__(self, "values", tuple(values))
 
-    def is_satisfied_by(self, value) -> bool:
+    def is_satisfied_by(self, value: Any) -> bool:
         return isinstance(value, str | bool | numbers.Number) and any(
             type(value) is type(v) and value == v for v in self.values)
 
@@ -97,10 +98,10 @@ class HasMethods:
 
     methods: tuple
 
-    def __init__(self, *methods):
+    def __init__(self, *methods: str) -> None:
         object.__setattr__(self, "methods", tuple(methods))
 
-    def is_satisfied_by(self, value) -> bool:
+    def is_satisfied_by(self, value: Any) -> bool:
         return all(callable(getattr(value, m, None)) for m in self.methods)
 
     def __str__(self) -> str:
@@ -109,7 +110,7 @@ class HasMethods:
 
 def _random_state(value) -> bool:
     return (value is None or isinstance(value, np.random.Generator | np.random.BitGenerator | np.random.RandomState)
-            or (isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_) and value >= 0))
+            or (isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_) and int(value) >= 0))
 
 
 def _array_like(value) -> bool:

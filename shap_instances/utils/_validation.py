@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,8 +38,9 @@ __all__ = [
 ]
 
 
-def check_data(X, *, name: str = "X", allow_sparse: bool = False, allow_nan: bool = False,
-               n_features: int | None = None, dtype=np.float64, feature_names=None, min_rows: int = 1):
+def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan: bool = False,
+               n_features: int | None = None, dtype: Any = np.float64, feature_names: Sequence[str] | None = None,
+               min_rows: int = 1) -> Any:
     """Validate a 2-D data matrix and return it as a float array (or CSR matrix).
 
     The user's object is never modified: a converted copy is returned when conversion is needed. With
@@ -99,7 +102,7 @@ def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd
     return X.iloc[:, [columns.index(c) for c in expected]]
 
 
-def check_target(y, n_samples: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
+def check_target(y: Any, n_samples: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
     """Validate a target vector (or (n, k) matrix) with ``n_samples`` rows.
 
     Examples
@@ -125,7 +128,7 @@ def check_target(y, n_samples: int, *, name: str = "y", numeric: bool = True) ->
     return array
 
 
-def check_fitted(model, name: str = "model") -> None:
+def check_fitted(model: Any, name: str = "model") -> None:
     """Raise :class:`~shap_instances.exceptions.NotFittedError` unless ``model`` is fitted.
 
     Examples
@@ -148,7 +151,7 @@ def check_fitted(model, name: str = "model") -> None:
         raise NotFittedError(f"The {name} {type(model).__name__!r} is not a scikit-learn estimator: {exc}") from exc
 
 
-def fitted_columns(model, data=None) -> list[str] | None:
+def fitted_columns(model: Any, data: Any = None) -> list[str] | None:
     """The column names inputs must have: the model's ``feature_names_in_``, else a training DataFrame's columns.
 
     ``None`` when neither is known (arrays everywhere): columns are then matched by position and width.
@@ -170,7 +173,7 @@ def fitted_columns(model, data=None) -> list[str] | None:
     return None if names is None else [str(c) for c in names]
 
 
-def training_names(data, feature_names=None) -> list[str]:
+def training_names(data: Any, feature_names: Sequence[str] | None = None) -> list[str]:
     """Names of the training rows (the players of an instance explainer).
 
     ``feature_names`` when given (one per row), else the DataFrame's index, else ``"train[i]"``.
@@ -197,7 +200,7 @@ def _listed(names: list[str], most: int = 10) -> str:
     return shown if len(names) <= most else f"{shown[:-1]}, ... ({len(names) - most} more)]"
 
 
-def row_names(X, prefix: str = "x") -> list[str]:
+def row_names(X: Any, prefix: str = "x") -> list[str]:
     """Names of the rows of ``X``: its index for a DataFrame or Series, else ``"{prefix}[i]"``.
 
     Explained rows are ``"x[i]"`` and training rows ``"train[i]"`` in every explainer.
@@ -213,7 +216,7 @@ def row_names(X, prefix: str = "x") -> list[str]:
     return [f"{prefix}[{i}]" for i in range(X.shape[0] if hasattr(X, "shape") else len(X))]
 
 
-def instance_names(X, prefix: str = "train") -> list[str]:
+def instance_names(X: Any, prefix: str = "train") -> list[str]:
     """Names of the rows of ``X``: its index for a DataFrame or Series, else ``"{prefix}[i]"``.
 
     Examples
@@ -227,7 +230,7 @@ def instance_names(X, prefix: str = "train") -> list[str]:
     return [f"{prefix}[{i}]" for i in range(X.shape[0] if hasattr(X, "shape") else len(X))]
 
 
-def column_names(X, n_columns: int | None = None) -> list[str]:
+def column_names(X: Any, n_columns: int | None = None) -> list[str]:
     """Column names of ``X``: a DataFrame's columns, else ``"x{i}"``.
 
     Examples
@@ -266,7 +269,7 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
         )
 
 
-def model_input(model, X):
+def model_input(model: Any, X: Any) -> Any:
     """``X`` as the model expects it: a DataFrame with its feature names when it was fitted on one.
 
     Validated arrays lose column names; scikit-learn then warns that X has no valid feature names.
