@@ -120,8 +120,8 @@ def timing(bench: Bench, timing_sizes) -> None:
         v, _ = generate(p, 1e-2, seed=p)
         if p > DENSE_MAX_P:  # one run of ours alone: too costly to repeat, no dense baseline
             seconds = first_call(lambda v=v: sisr(v, sparsity=4))
-            rows.append([p, f"{2**p:,}", "-", f"{seconds:.2f} (one run)", "-", "-",
-                         f"not run (dense Z: {2**p * p * 8 / 2**30:.0f} GiB)", "-"])
+            rows.append([p, f"{2**p:,}", "-", f"{seconds:.2f} (one run)", "-",
+                         f"not run (dense Z alone: {2**p * p * 8 / 2**30:.1f} GiB)", "-", "-"])
             continue
         warm_ours = first_call(lambda v=v: sisr(v, sparsity=4))  # caches at this size
         warm_dense = first_call(lambda v=v: dense_sisr(v, 4)) if p < 20 else None  # p = 20: 17 s, no JIT to warm
