@@ -200,23 +200,40 @@ class Bench:
         self.quick = self.args.quick
         self._parts: list[str] = []
 
-    def print(self, *parts: str) -> None:
-        """Print markdown (blocks separated by blank lines) and keep it for the markdown file."""
+    def print(self, *parts: str, part: str | None = None) -> None:
+        """Print markdown (blocks separated by blank lines) and keep it for the markdown file.
+
+        ``part`` names the blocks for the documentation: in the markdown file they sit between snippet markers
+        ``[start:SCRIPT-PART]`` and ``[end:SCRIPT-PART]``, so a page includes them with
+        ``--8<-- "docs/benchmarks.md:SCRIPT-PART"`` (SCRIPT: the script's name without ``bench_``). A first
+        block that is a heading stays outside the markers (the including page has its own).
+        """
         text = "\n\n".join(parts)
         print(text + "\n", flush=True)
+        if part is not None:  # a leading "### title" block stays outside: the including page has its own
+            name = f"{Path(sys.argv[0]).stem.removeprefix('bench_')}-{part}"
+            title, body = text.partition("\n\n")[::2] if text.startswith("#") else ("", text)
+            text = (f"{title}\n\n" if title else "") + (
+                f"<!-- --8<-- [start:{name}] -->\n{body}\n<!-- --8<-- [end:{name}] -->")
         self._parts.append(text)
 
     def run(self, main: Callable[[Bench], None]) -> None:
+        """Run ``main(self)`` under the thread limit; the run's conditions open the markdown file (part
+        ``conditions``: date, mode, threads, load average at start and end, wall time)."""
         start_load, start = load_average(), time.perf_counter()
         started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         with threadpool_limits(limits=self.args.threads):
             threads = thread_description()
-            header = (f"_{started}, {'quick' if self.quick else 'full'} mode; threads (same for every method "
-                      f"and baseline): {threads}; load average (1 / 5 / 15 min) at start {fmt_load(start_load)}._")
-            self.print(header)
+            print(f"_{started}, {'quick' if self.quick else 'full'} mode, threads {threads}, load average at start "
+                  f"{fmt_load(start_load)}_\n", flush=True)
             main(self)
         end_load = load_average()
-        self.print(f"_Load average at end {fmt_load(end_load)}; {time.perf_counter() - start:.0f} s in all._")
+        conditions = (f"_Measured {started}, {'quick' if self.quick else 'full'} mode, "
+                      f"{time.perf_counter() - start:.0f} s; threads (the same for every method and its baseline): "
+                      f"{threads}; load average (1 / 5 / 15 min) {fmt_load(start_load)} at the start, "
+                      f"{fmt_load(end_load)} at the end._")
+        self.print(conditions, part="conditions")
+        self._parts.insert(0, self._parts.pop())
         if self.args.markdown is not None:
             self.args.markdown.write_text("\n\n".join(self._parts) + "\n")
 

@@ -187,7 +187,7 @@ def main(bench: Bench) -> None:
         f"{warm_ours:.2f} s, shap {warm_shap:.2f} s.",
         markdown_table(["players M", "budget", "ours (s)", "ours + 20 bootstrap SEs (s)", "SE cost / values",
                         "shap (s)", "speed-up", "engine: ours / shap (s)", "engine speed-up", "rel. RMSE ours",
-                        "rel. RMSE shap", "ours at shap's error: budget, s, speed-up"], rows))
+                        "rel. RMSE shap", "ours at shap's error: budget, s, speed-up"], rows), part="kernel")
     n_reference, reference_seconds, reference_error, rows = error_vs_evaluations(bench.quick)
     bench.print(
         "### Error against evaluations on a ridge residual game (n = 100 players, D = 100 outputs)",
@@ -196,7 +196,7 @@ def main(bench: Bench) -> None:
         "Permutation sampling uses the ridge game's incremental prefix path; kernel sampling refits each coalition.",
         markdown_table(["budget", "estimator", "evaluations used", "relative RMSE vs reference", "seconds"],
                        [[f"{e:,}", name, f"{used:,}", f"{error:.3f}", f"{t.median:.2f}"]
-                        for e, name, used, error, t in rows]))
+                        for e, name, used, error, t in rows]), part="errors")
 
 
 if __name__ == "__main__":

@@ -312,7 +312,7 @@ def main(bench: Bench) -> None:
                         "dense peak, traced / RSS", "memory ratio, traced / RSS", "max abs error vs predict",
                         "non-zeros"], rows),
         "sparse time = building and verifying the leaf index (GapExplainer construction) + the rows "
-        "(ex.proximities); 'of which rows' is the second part alone, the cost of each further call.")
+        "(ex.proximities); 'of which rows' is the second part alone, the cost of each further call.", part="table")
 
 
 if __name__ == "__main__":

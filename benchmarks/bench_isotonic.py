@@ -110,7 +110,7 @@ def recovery(bench: Bench, sizes, repetitions) -> None:
             cells.append(f"{np.mean(affinity):.1f} / {np.mean(support):.0f}% ({a} / {s:g}%)")
         rows.append([p, *cells])
     bench.print(f"### Sparsity recovery ({repetitions} repetition(s) per cell): ours (poster), affinity / support %",
-                markdown_table(["p", *(f"noise {n:g}" for n in NOISES)], rows))
+                markdown_table(["p", *(f"noise {n:g}" for n in NOISES)], rows), part="recovery")
 
 
 def timing(bench: Bench, timing_sizes) -> None:
@@ -136,7 +136,7 @@ def timing(bench: Bench, timing_sizes) -> None:
         f"is nothing to compile); then {REPEATS} alternating repetitions, medians in seconds, and the median of the "
         "per-repetition ratios (range in brackets). Last column: largest difference between the two gammas.",
         markdown_table(["p", "coalitions", "ours, first call", "ours", "dense, first call", "dense baseline",
-                        "speed-up", "max gamma difference"], rows))
+                        "speed-up", "max gamma difference"], rows), part="timing")
 
 
 def _sizes(text):

@@ -205,7 +205,8 @@ def main(bench: Bench):
         "the median of the per-repetition ratios (range in brackets), below 1 when the plugin is faster. "
         f"First-call compile (or cache load) time: recursion {compile_recursion:.2f} s, Monte-Carlo baseline "
         f"{compile_mc:.2f} s, plain-NumPy recursion {first_numpy:.3f} s (not included).",
-        markdown_table(["case", "method", "seconds", "time / baseline's", "accuracy / note"], rows, align="llrrl"))
+        markdown_table(["case", "method", "seconds", "time / baseline's", "accuracy / note"], rows, align="llrrl"),
+        part="table")
     return rows
 
 

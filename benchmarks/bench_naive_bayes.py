@@ -94,7 +94,7 @@ def speed(bench: Bench) -> None:
         markdown_table(["case", "ours, first call", "ours per row", "baseline, first call", "baseline per row",
                         "speed-up (warm)"], table),
         f"1,000,000 rows x 50 features (GaussianNB): {first:.2f} s on the first call, {later.median:.2f} s "
-        f"(median of {REPEATS}) on later calls.")
+        f"(median of {REPEATS}) on later calls.", part="speed")
 
 
 def discretise_then_nb(X: pd.DataFrame):
@@ -143,7 +143,7 @@ def table3(bench: Bench) -> None:
     bench.print("### Table 3: agreement with KernelSHAP (discretise-then-NB)",
                 markdown_table(["dataset", "features", "Pearson", "Kendall", "paper (Pearson / Kendall)"],
                                [[name, p, f"{pearson:.3f}", f"{kendall:.3f}", paper]
-                                for name, p, pearson, kendall, paper in rows]))
+                                for name, p, pearson, kendall, paper in rows]), part="table3")
 
 
 def main(bench: Bench) -> None:

@@ -58,7 +58,7 @@ def ridge_speed(bench: Bench) -> None:
         markdown_table(["diabetes, Ridge, 1,326 permutations", "seconds", "note"], [
             ["exact running-sum refits (ours)", f"{fast.median:.1f}", f"max efficiency gap {gap.max():.1e}"],
             [f"scikit-learn refits ({per_permutation:.2f} s per permutation, extrapolated)", f"{slow.median:.0f}", ""],
-            ["speed-up", ratio(slow, fast), "target >= 70x, ours <= 15 s"]]))
+            ["speed-up", ratio(slow, fast), "target >= 70x, ours <= 15 s"]]), part="ridge")
 
 
 def forest_budgets(bench: Bench) -> None:
@@ -99,7 +99,7 @@ def forest_budgets(bench: Bench) -> None:
         "error: RMS difference of two runs with independent seeds / sqrt(2), relative to the RMS value; one pair "
         "of runs per budget (an accuracy study, no ratio).",
         markdown_table(["estimator", "evaluations", "seconds per run", "relative RMS error (two runs)",
-                        "reported median SE / RMS value"], rows))
+                        "reported median SE / RMS value"], rows), part="forest")
 
 
 def main(bench: Bench) -> None:
