@@ -1,39 +1,45 @@
-"""Benchmark: sparse RF-GAP proximities (GapExplainer) against a dense-matrix computation, in the same run.
+"""Benchmark: sparse RF-GAP proximities (GapExplainer) against a leaf-grouped dense computation, in the same run.
 
-For each task (regression, classification) a forest of 100 trees is fitted on n_train = 20,000 points and
-the proximities of 1,000 test points are computed twice:
+For each task (regression, classification) a forest of 100 trees is fitted on n_train = 20,000 points, and
+the proximities of 1,000 test points and the out-of-bag proximities of all training points are computed twice:
 
 * **sparse**: ``GapExplainer(forest, X, y=y)`` (leaf index, verified against every leaf) then
-  ``ex.proximities(X_test)`` (numba kernel, CSR);
-* **dense**: the straightforward numpy computation of the (m, n_train) float64 matrix
-  ``sum_t [leaf_t(x) = leaf_t(i)] c_i(t) / W_t(leaf) / T``, tree by tree (one ``tree.apply`` at a time) and
-  in blocks of 128 query rows, adding the leaf weights in place (``np.add(..., where=same_leaf)``): its only
-  large array is the output matrix itself, so its peak is close to the dense matrix's size (no strawman).
+  ``ex.proximities(X_test)`` or ``ex.proximities()`` (numba kernel, CSR);
+* **dense**: the (m, n_train) float64 matrix ``(1/T) sum_t c_i(t) [leaf_t(x) = leaf_t(i)] / W_t(leaf)`` written
+  from the paper the way a user would write it well: tree by tree, the in-bag training points sorted by leaf
+  once, each query's leaf found by ``searchsorted``, so only co-members are ever touched (no query-by-training
+  comparison). For test points each query's pairs are expanded and added in one vectorised step; for the
+  out-of-bag matrix, where many queries share a leaf, queries are grouped by leaf and each group gets one block
+  update (in a trial run these were the faster of the two variants, 1.9 s against 3.0 s and 13 s against
+  18 s). Its only large array is the output matrix itself.
 
-The out-of-bag proximities of all training points (n_train x n_train) are timed for the sparse method, and
-against the dense method at a size where the dense matrix fits (``dense_oob_n``). The scale rows fit a forest
-on n_train = 100,000 points for each task (regression and classification; full mode; quick mode runs them at
-twice its n_train only to exercise the code) and report the sparse method's time and peak memory.
+The scale rows fit a forest on n_train = 100,000 points for each task (full mode; quick mode runs them at
+twice its n_train only to exercise the code) and report the sparse method alone (one run; the dense matrix
+would need 75 GiB for the out-of-bag case).
 
-Memory is measured the same way for both methods, twice, each time in a forked child process doing only that
-computation: the **tracemalloc peak** (every numpy, numba and Python allocation; deterministic) and the
-**peak resident-set growth** (sampled every 2 ms; also sees allocator slack and C-level buffers). Times come
-from the resident-set run (tracemalloc slows allocation-heavy code). The checks (reconstruction error,
-agreement of the two methods) run after the peak is recorded. Kernels are compiled before any measurement.
+Memory is measured the same way for both methods, in forked child processes doing only that computation:
+the **tracemalloc peak** (every numpy, numba and Python allocation; deterministic; one run) and the **peak
+resident-set growth** (sampled every 2 ms; also sees allocator slack and C-level buffers). Times come from
+the resident-set runs (tracemalloc slows allocation-heavy code): three per method, sparse and dense
+alternating, medians reported, ratios the median of the per-repetition ratios. The checks (reconstruction
+error, agreement of the two methods) run after the peak is recorded. Kernels are compiled before any
+measurement (the first call is reported on its own); BLAS and OpenMP are limited to one thread for both.
 
-Usage: ``python benchmarks/bench_gap.py [--quick]``.
+Usage: ``python benchmarks/bench_gap.py [--quick] [--threads N] [--markdown FILE]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
+import statistics
 import threading
 import time
 import tracemalloc
+from dataclasses import dataclass
 
 import numpy as np
+from _common import REPEATS, Bench, Timing, fmt_mib, markdown_table, ratio
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
@@ -84,11 +90,24 @@ def _fork(fn, args, check, mode):
     return out
 
 
-def measure(fn, args, check):
-    """(seconds, tracemalloc peak bytes, peak RSS growth bytes, check(result)), each in a forked child."""
-    _, traced, _ = _fork(fn, args, check, "trace")
-    elapsed, rss, checked = _fork(fn, args, check, "rss")
-    return elapsed, traced, rss, checked
+@dataclass
+class Measured:
+    time: Timing  # seconds of the resident-set runs
+    traced: int  # tracemalloc peak bytes (one run)
+    rss: float  # median peak RSS growth of the resident-set runs, bytes
+    checked: list  # check(result) of every resident-set run
+
+
+def measure(*methods, repeats=REPEATS):
+    """Measure ``methods`` (each ``(fn, args, check)``), each run in a forked child: one tracemalloc run, then
+    ``repeats`` resident-set runs in which the methods alternate. Returns one :class:`Measured` per method."""
+    traced = [_fork(fn, args, check, "trace")[1] for fn, args, check in methods]
+    runs = [[] for _ in methods]
+    for _ in range(repeats):
+        for k, (fn, args, check) in enumerate(methods):
+            runs[k].append(_fork(fn, args, check, "rss"))
+    return [Measured(Timing([r[0] for r in rows]), peak, statistics.median(r[1] for r in rows), [r[2] for r in rows])
+            for rows, peak in zip(runs, traced, strict=True)]
 
 
 # ------------------------------------------------------------------------------------------ methods
@@ -121,27 +140,45 @@ def sparse_oob(kind):
 
 def check_sparse_oob(result):
     P, rows_time = result
-    return P.nnz, rows_time
+    return P.nnz, rows_time, checksum(P[:50].toarray())
 
 
-def dense_matrix(model, X, query, oob=False, block=128):
-    """Dense (m, n) float64 RF-GAP matrix: tree by tree, blocks of query rows, weights added in place."""
+def dense_matrix(model, X, query=None, oob=False):
+    """Dense (m, n) float64 RF-GAP matrix from the paper's formula, grouped by leaf (see the module docstring).
+
+    ``oob=True``: ``query`` is the training data itself and each row averages the trees where it is out-of-bag.
+    """
     X32 = np.ascontiguousarray(X, dtype=np.float32)
+    n = X32.shape[0]
     Q32 = X32 if oob else np.ascontiguousarray(query, dtype=np.float32)
-    m, n = Q32.shape[0], X32.shape[0]
+    m = Q32.shape[0]
     K = np.zeros((m, n))
+    flat = K.reshape(-1)
     used = np.zeros(m)
     for tree, drawn in zip(model.estimators_, model.estimators_samples_, strict=True):
-        c = np.bincount(drawn, minlength=n).astype(np.float64)
+        c = np.bincount(drawn, minlength=n).astype(np.float64)  # in-bag multiplicities c_i(t)
         train_leaves = tree.apply(X32)
         query_leaves = train_leaves if oob else tree.apply(Q32)
-        w = c / np.bincount(train_leaves, weights=c)[train_leaves]  # c_i / W(leaf of i)
-        use = c == 0 if oob else np.ones(m, dtype=bool)
-        used += use
-        for a in range(0, m, block):
-            same = query_leaves[a:a + block, None] == train_leaves[None, :]
-            same &= use[a:a + block, None]
-            np.add(K[a:a + block], w[None, :], out=K[a:a + block], where=same)
+        inbag = np.flatnonzero(c)
+        members = inbag[np.argsort(train_leaves[inbag], kind="stable")]  # in-bag points sorted by leaf
+        member_leaves = train_leaves[members]
+        w = c / np.bincount(train_leaves, weights=c, minlength=tree.tree_.node_count)[train_leaves]  # c_i / W
+        queries = np.flatnonzero(c == 0) if oob else np.arange(m)
+        used[queries] += 1
+        leaves = query_leaves[queries]
+        start = np.searchsorted(member_leaves, leaves, "left")
+        stop = np.searchsorted(member_leaves, leaves, "right")
+        if oob:  # many queries share a leaf: one block update per leaf
+            order = np.argsort(leaves, kind="stable")
+            _, first, count = np.unique(leaves[order], return_index=True, return_counts=True)
+            for f, k in zip(first, count, strict=True):
+                cols = members[start[order[f]]:stop[order[f]]]
+                K[np.ix_(queries[order[f:f + k]], cols)] += w[cols]
+        else:  # each query's co-members expanded into (row, column) pairs, added at once (no repeats per tree)
+            size = stop - start
+            rows = np.repeat(queries, size)
+            cols = members[np.arange(size.sum()) + np.repeat(start - np.cumsum(size) + size, size)]
+            flat[rows * n + cols] += w[cols]
     K /= np.maximum(used, 1)[:, None]
     return K
 
@@ -164,7 +201,7 @@ def dense_oob(kind):
 
 
 def check_dense_oob(K):
-    return int(np.count_nonzero(K)), K.nbytes
+    return int(np.count_nonzero(K)), checksum(K[:50])
 
 
 def checksum(dense_rows):
@@ -204,76 +241,79 @@ def setup(kind, n_train, n_test, n_trees, seed=0):
     return fit_time
 
 
-def fmt_mib(b):
-    return f"{b / 2**20:,.1f} MiB" if b < 100 * 2**20 else f"{b / 2**20:,.0f} MiB"
+def _row(name, sparse, rows_seconds, dense, error, nnz, matrix_bytes):
+    """One table row; ``dense`` None: not run (the matrix alone is shown)."""
+    cells = [name, f"{sparse.time.median:.2f} s", f"{statistics.median(rows_seconds):.2f} s"]
+    if dense is None:
+        cells += ["-", "-", f"{fmt_mib(sparse.traced)} / {fmt_mib(sparse.rss)}",
+                  f"{fmt_mib(matrix_bytes)} (matrix alone, not run)",
+                  f"{matrix_bytes / max(sparse.traced, 1):,.0f}x / {matrix_bytes / max(sparse.rss, 1):,.0f}x"]
+    else:
+        cells += [f"{dense.time.median:.2f} s", ratio(dense.time, sparse.time),
+                  f"{fmt_mib(sparse.traced)} / {fmt_mib(sparse.rss)}",
+                  f"{fmt_mib(dense.traced)} / {fmt_mib(dense.rss)}",
+                  f"{dense.traced / max(sparse.traced, 1):.1f}x / {dense.rss / max(sparse.rss, 1):.1f}x"]
+    return cells + ["-" if error is None else f"{error:.1e}", f"{nnz:,}"]
 
 
-def main(quick: bool = False) -> None:
+def _agree(sparse_checksum, dense_checksum):
+    return abs(sparse_checksum - dense_checksum) <= 1e-9 * max(1.0, abs(dense_checksum))
+
+
+def main(bench: Bench) -> None:
+    quick = bench.quick
     n_train, n_test, n_trees = (4000, 300, 30) if quick else (20_000, 1000, 100)
-    dense_oob_n = 2000 if quick else 5000
-    load = os.getloadavg()
-    print(f"GapExplainer proximities: n_train = {n_train:,}, {n_trees} trees, {n_test:,} test points "
-          f"({'quick' if quick else 'full'} mode), {os.cpu_count()} cores, load average at start "
-          f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. Times on a shared machine are noisy.\n")
+    start = time.perf_counter()
     warm_kernels()
     setup("regression", 300, 10, 3)
-    start = time.perf_counter()
     sparse_test("regression")
     warm = time.perf_counter() - start
-    rows = []
+    rows, notes = [], []
     for kind in ("regression", "classification"):
         fit_time = setup(kind, n_train, n_test, n_trees)
-        ts, ms, rs_s, (err_s, nnz, cs_s, rows_s) = measure(sparse_test, (kind,), check_sparse_test(kind))
-        td, md, rs_d, (err_d, nnz_d, cs_d) = measure(dense_test, (kind,), check_dense_test(kind))
-        assert nnz == nnz_d and abs(cs_s - cs_d) <= 1e-9 * max(1.0, abs(cs_d)), "sparse and dense disagree"
-        rows.append((f"{kind}: {n_test:,} test points", ts, rows_s, ms, rs_s, td, md, rs_d, max(err_s, err_d), nnz))
-        to, mo, ro, (nnz_o, rows_o) = measure(sparse_oob, (kind,), check_sparse_oob)
-        rows.append((f"{kind}: OOB, all {n_train:,} training points", to, rows_o, mo, ro, None, n_train**2 * 8.0,
-                     None, None, nnz_o))
-        # dense OOB baseline on a smaller training set, where the dense matrix fits comfortably
-        setup(kind, dense_oob_n, n_test, n_trees, seed=1)
-        to2, mo2, ro2, (nnz_o2, rows_o2) = measure(sparse_oob, (kind,), check_sparse_oob)
-        td2, md2, rd2, (nnz_d2, _) = measure(dense_oob, (kind,), check_dense_oob)
-        assert nnz_o2 == nnz_d2, "sparse and dense OOB supports differ"
-        rows.append((f"{kind}: OOB, {dense_oob_n:,} training points", to2, rows_o2, mo2, ro2, td2, md2, rd2, None,
-                     nnz_o2))
-        print(f"({kind}: forest fit {fit_time:.1f} s)")
+        s = STATE[kind]
+        index_bytes = GapExplainer(s["model"], s["X"], y=s["y"]).index_.nbytes
+        sparse, dense = measure((sparse_test, (kind,), check_sparse_test(kind)),
+                                (dense_test, (kind,), check_dense_test(kind)))
+        err_s, nnz, cs_s, _ = sparse.checked[-1]
+        err_d, nnz_d, cs_d = dense.checked[-1]
+        assert nnz == nnz_d and _agree(cs_s, cs_d), "sparse and dense test-point proximities disagree"
+        rows.append(_row(f"{kind}: {n_test:,} test points, n = {n_train:,}", sparse, [c[3] for c in sparse.checked],
+                         dense, max(err_s, err_d), nnz, None))
+        sparse, dense = measure((sparse_oob, (kind,), check_sparse_oob), (dense_oob, (kind,), check_dense_oob))
+        nnz_o, _, cs_o = sparse.checked[-1]
+        nnz_d, cs_d = dense.checked[-1]
+        assert nnz_o == nnz_d and _agree(cs_o, cs_d), "sparse and dense OOB proximities disagree"
+        rows.append(_row(f"{kind}: OOB, all {n_train:,} training points", sparse, [c[1] for c in sparse.checked],
+                         dense, None, nnz_o, None))
+        notes.append(f"{kind}: forest fit {fit_time:.1f} s, leaf index {index_bytes / 1e6:.1f} MB")
     # scale rows: the sparse method alone at n_train = 100,000 (full mode), or at 2 x n_train (quick mode, to
-    # exercise the code path). Classification matters most here: its pure leaves are large, so it has far more
-    # non-zeros per row than regression, and its OOB matrix is the biggest object the benchmark builds.
+    # exercise the code path), one run each. Classification matters most here: its pure leaves are large, so it
+    # has far more non-zeros per row than regression, and its OOB matrix is the biggest object built here.
     n_scale = 2 * n_train if quick else 100_000
     for kind in ("regression", "classification"):
         fit_time = setup(kind, n_scale, n_test, n_trees)
-        t1, m1, r1m, (err1, nnz1, _, r1) = measure(sparse_test, (kind,), check_sparse_test(kind))
-        t2, m2, r2m, (nnz2, r2) = measure(sparse_oob, (kind,), check_sparse_oob)
-        rows.append((f"scale, {kind}: n_train = {n_scale:,}, {n_test:,} test points", t1, r1, m1, r1m, None,
-                     n_test * n_scale * 8.0, None, err1, nnz1))
-        rows.append((f"scale, {kind}: n_train = {n_scale:,}, OOB all training points", t2, r2, m2, r2m, None,
-                     n_scale**2 * 8.0, None, None, nnz2))
-        print(f"(scale, {kind}: forest fit {fit_time:.1f} s)")
-    load = os.getloadavg()
-    print(f"\nkernel compile / first call: {warm:.2f} s (excluded below); load average at end {load[0]:.2f} / "
-          f"{load[1]:.2f} / {load[2]:.2f}\n")
-    print("| task | sparse time | of which rows | dense time | time ratio | sparse peak, traced / RSS "
-          "| dense peak, traced / RSS | memory ratio, traced / RSS | max abs error vs predict | nnz |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, ts, rs, ms, mrs, td, md, mrd, err, nnz in rows:
-        dense_time = "-" if td is None else f"{td:.2f} s"
-        time_ratio = "-" if td is None else f"{td / ts:.1f}x"
-        if td is None:
-            dense_mem = fmt_mib(md) + " (matrix alone, not run)"
-            mem_ratio = f"{md / max(ms, 1):.0f}x / {md / max(mrs, 1):.0f}x"
-        else:
-            dense_mem = f"{fmt_mib(md)} / {fmt_mib(mrd)}"
-            mem_ratio = f"{md / max(ms, 1):.1f}x / {mrd / max(mrs, 1):.1f}x"
-        error = "-" if err is None else f"{err:.1e}"
-        print(f"| {name} | {ts:.2f} s | {rs:.2f} s | {dense_time} | {time_ratio} | {fmt_mib(ms)} / {fmt_mib(mrs)} "
-              f"| {dense_mem} | {mem_ratio} | {error} | {nnz:,} |")
-    print("\nsparse time = building and verifying the leaf index (GapExplainer construction) + the rows "
-          "(ex.proximities); 'of which rows' is the second part alone, the cost of each further call.")
+        (sparse,) = measure((sparse_test, (kind,), check_sparse_test(kind)), repeats=1)
+        err, nnz, _, rows_seconds = sparse.checked[-1]
+        rows.append(_row(f"scale, {kind}: {n_test:,} test points, n = {n_scale:,}", sparse, [rows_seconds], None,
+                         err, nnz, n_test * n_scale * 8.0))
+        (sparse,) = measure((sparse_oob, (kind,), check_sparse_oob), repeats=1)
+        nnz, rows_seconds, _ = sparse.checked[-1]
+        rows.append(_row(f"scale, {kind}: OOB, all {n_scale:,} training points", sparse, [rows_seconds], None,
+                         None, nnz, n_scale**2 * 8.0))
+        notes.append(f"scale, {kind}: forest fit {fit_time:.1f} s")
+    bench.print(
+        f"GapExplainer proximities: {n_trees} fully grown trees, {n_test:,} test points, sparse vs the leaf-grouped "
+        f"dense matrix. Times: medians of {REPEATS} runs per method (scale rows: one run), ratios the median of "
+        f"the per-run ratios (range in brackets). Kernel compilation / first call: {warm:.2f} s (excluded). "
+        + "; ".join(notes) + ".",
+        markdown_table(["task", "sparse time", "of which rows", "dense time", "speed-up (dense / sparse)",
+                        "sparse peak, traced / RSS",
+                        "dense peak, traced / RSS", "memory ratio, traced / RSS", "max abs error vs predict",
+                        "non-zeros"], rows),
+        "sparse time = building and verifying the leaf index (GapExplainer construction) + the rows "
+        "(ex.proximities); 'of which rows' is the second part alone, the cost of each further call.", part="table")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small fast version (< 60 s)")
-    main(quick=parser.parse_args().quick)
+    Bench(__doc__).run(main)

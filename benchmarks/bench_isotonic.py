@@ -8,20 +8,20 @@ through the inverse of T = sqrt, i.e. ``v_A = (sum_A gamma* + noise_A)_+^2``. SI
 oracle sparsity s = s*; affinity is
 ``100 <gamma_hat, gamma*>`` and support recovery ``|supp(gamma_hat) & supp(gamma*)| / s*``. Averages over
 repetitions. The timing baseline is a plain dense implementation (Z built explicitly, numpy products,
-scipy's isotonic regression) run in the same process for small p.
+scipy's isotonic regression) run in the same process up to p = 20, both sides warmed up and timed three times,
+alternating.
 
-Usage: ``python benchmarks/bench_isotonic.py [--quick]`` for the docs' tables (recovery for p = 10, 15, 20
-with three repetitions, timing for p = 10 ... 25). The p = 25 recovery row is costly (one fit ~1 minute, five
-noise levels) and is run on its own with ``--recovery-sizes 25 --repetitions 1 --timing-sizes`` (and the timing
-alone with ``--recovery-sizes --timing-sizes 25``).
+Usage: ``python benchmarks/bench_isotonic.py [--quick] [--threads N] [--markdown FILE]`` for the docs' tables
+(recovery for p = 10, 15, 20 with three repetitions, timing for p = 10 ... 25, p = 25 once, ours alone).
+The p = 25 recovery row is costly (one fit ~1 minute, five noise levels) and is run on its own with
+``--recovery-sizes 25 --repetitions 1 --timing-sizes`` (and the timing alone with ``--recovery-sizes
+--timing-sizes 25``).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-
 import numpy as np
+from _common import REPEATS, Bench, compare, first_call, markdown_table, ratio
 from scipy.optimize import isotonic_regression
 
 from shap_instances.estimators._weights import kernel_weights
@@ -34,6 +34,7 @@ POSTER = {  # (affinity, support %) at noise 5e-3, 1e-2, 5e-2, 1e-1, 2e-1
     25: [(74.0, 100), (70.5, 100), (65.5, 100), (60.6, 90.7), (52.1, 62.0)],
 }
 NOISES = [5e-3, 1e-2, 5e-2, 1e-1, 2e-1]
+DENSE_MAX_P = 20  # the dense baseline runs up to here (p = 20: about 17 s and 0.8 GB per fit)
 
 
 def generate(p, noise, seed, s_true=4):
@@ -82,23 +83,20 @@ def dense_sisr(v, s, iterations=20, inner=20):
     return gamma
 
 
-def main(quick: bool = False, sizes=None, repetitions=None, timing_sizes=None) -> None:
-    if sizes is None:
-        sizes = (10, 15) if quick else (10, 15, 20)
-    if repetitions is None:
-        repetitions = 2 if quick else 3
-    if timing_sizes is None:
-        timing_sizes = (10, 12, 15) if quick else (10, 12, 15, 20, 25)
+def main(bench: Bench) -> None:
+    args = bench.args
+    sizes = args.recovery_sizes if args.recovery_sizes is not None else (10, 15) if bench.quick else (10, 15, 20)
+    repetitions = args.repetitions if args.repetitions is not None else 2 if bench.quick else 3
+    timing_sizes = args.timing_sizes if args.timing_sizes is not None else (
+        (10, 12, 15) if bench.quick else (10, 12, 15, 20, 25))
     if sizes:
-        recovery(sizes, repetitions)
+        recovery(bench, sizes, repetitions)
     if timing_sizes:
-        timing(timing_sizes)
+        timing(bench, timing_sizes)
 
 
-def recovery(sizes, repetitions) -> None:
-    print(f"### Sparsity recovery ({repetitions} repetition(s) per cell): ours (poster), affinity / support %\n")
-    print("| p | " + " | ".join(f"noise {n:g}" for n in NOISES) + " |")
-    print("|---|" + "---|" * len(NOISES))
+def recovery(bench: Bench, sizes, repetitions) -> None:
+    rows = []
     for p in sizes:
         cells = []
         for k, noise in enumerate(NOISES):
@@ -110,42 +108,48 @@ def recovery(sizes, repetitions) -> None:
                 support.append(100 * len(set(result.support) & set(np.flatnonzero(truth))) / 4)
             a, s = POSTER[p][k]
             cells.append(f"{np.mean(affinity):.1f} / {np.mean(support):.0f}% ({a} / {s:g}%)")
-        print(f"| {p} | " + " | ".join(cells) + " |", flush=True)
+        rows.append([p, *cells])
+    bench.print(f"### Sparsity recovery ({repetitions} repetition(s) per cell): ours (poster), affinity / support %",
+                markdown_table(["p", *(f"noise {n:g}" for n in NOISES)], rows), part="recovery")
 
 
-def timing(timing_sizes) -> None:
-    print("\n### Time per fit (s = 4, noise 1e-2), against a dense NumPy/SciPy implementation\n")
-    print("| p | coalitions | ours (s) | dense baseline (s) | speed-up |")
-    print("|---|---|---|---|---|")
-    sisr(generate(8, 1e-2, seed=8)[0], sparsity=4)  # compile / warm the numba cache (independent of p)
+def timing(bench: Bench, timing_sizes) -> None:
+    compile_seconds = first_call(lambda: sisr(generate(8, 1e-2, seed=8)[0], sparsity=4))  # numba (any p)
+    rows = []
     for p in timing_sizes:
         v, _ = generate(p, 1e-2, seed=p)
-        if p <= 20:
-            sisr(v, sparsity=4)  # warm the caches at this size too (too costly to repeat for p > 20)
-        start = time.perf_counter()
-        sisr(v, sparsity=4)
-        ours = time.perf_counter() - start
-        baseline = "n/a (dense Z too large)"
-        ratio = ""
-        if p <= 15:
-            start = time.perf_counter()
-            dense_sisr(v, 4)
-            dense = time.perf_counter() - start
-            baseline, ratio = f"{dense:.2f}", f"{dense / ours:.1f}x"
-        print(f"| {p} | {2**p:,} | {ours:.2f} | {baseline} | {ratio} |", flush=True)
+        if p > DENSE_MAX_P:  # one run of ours alone: too costly to repeat, no dense baseline
+            seconds = first_call(lambda v=v: sisr(v, sparsity=4))
+            rows.append([p, f"{2**p:,}", "-", f"{seconds:.2f} (one run)", "-",
+                         f"not run (dense Z alone: {2**p * p * 8 / 2**30:.1f} GiB)", "-", "-"])
+            continue
+        warm_ours = first_call(lambda v=v: sisr(v, sparsity=4))  # caches at this size
+        warm_dense = first_call(lambda v=v: dense_sisr(v, 4)) if p < 20 else None  # p = 20: 17 s, no JIT to warm
+        ours, dense = compare(lambda v=v: sisr(v, sparsity=4), lambda v=v: dense_sisr(v, 4))
+        rows.append([p, f"{2**p:,}", f"{warm_ours:.2f}", f"{ours.median:.2f}",
+                     "-" if warm_dense is None else f"{warm_dense:.2f}", f"{dense.median:.2f}", ratio(dense, ours),
+                     f"{np.abs(ours.result.gamma - dense.result).max():.0e}"])
+    bench.print(
+        "### Time per fit (s = 4, noise 1e-2), against the dense NumPy/SciPy implementation",
+        f"Both sides make one warm-up call at each p (numba compilation on a small game first: {compile_seconds:.2f} "
+        f"s; the dense side is not warmed at p = 20, where one call takes about as long as a repetition and there "
+        f"is nothing to compile); then {REPEATS} alternating repetitions, medians in seconds, and the median of the "
+        "per-repetition ratios (range in brackets). Last column: largest difference between the two gammas.",
+        markdown_table(["p", "coalitions", "ours, first call", "ours", "dense, first call", "dense baseline",
+                        "speed-up", "max gamma difference"], rows), part="timing")
 
 
 def _sizes(text):
     return tuple(int(p) for p in text.split(",") if p.strip())
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="p = 10, 15 only, two repetitions")
+def _arguments(parser) -> None:
     parser.add_argument("--recovery-sizes", type=_sizes, nargs="?", const=(), default=None,
                         help="comma-separated p of the recovery table (empty: skip it)")
     parser.add_argument("--repetitions", type=int, default=None, help="repetitions per recovery cell")
     parser.add_argument("--timing-sizes", type=_sizes, nargs="?", const=(), default=None,
                         help="comma-separated p of the timing table (empty: skip it)")
-    args = parser.parse_args()
-    main(args.quick, args.recovery_sizes, args.repetitions, args.timing_sizes)
+
+
+if __name__ == "__main__":
+    Bench(__doc__, arguments=_arguments).run(main)

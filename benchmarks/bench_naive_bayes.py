@@ -1,27 +1,28 @@
 """NaiveBayesExplainer benchmarks.
 
 1. Speed on 10,000 rows x 50 features against shap.KernelExplainer (default budget, 50 background rows) and
-   shap.explainers.Exact (on a 10-feature model: Exact needs 2^p evaluations) in the same run, per row.
-2. 1,000,000 rows x 50 features.
+   shap.explainers.Exact (on a 10-feature model: Exact needs 2^p evaluations) in the same run, per row. Both
+   sides are warmed up first (their first calls, including shap's own first-call set-up, are reported on their
+   own); then three alternating repetitions, medians.
+2. 1,000,000 rows x 50 features: the first call, then the median of three.
 3. The paper's Table 3: Pearson and Kendall correlation between our exact values and KernelSHAP's estimates,
    discretise-then-naive-Bayes as one scikit-learn Pipeline explained through the pipeline, on the raw
    columns: a ColumnTransformer cuts numeric columns with more than 10 values into 5 quantile bins
    (median-imputed first) and codes the other columns with an OrdinalEncoder, then CategoricalNB; 50
    background rows, 20 explained rows per dataset (the paper explains up to 1,000).
 
-Usage: ``python benchmarks/bench_naive_bayes.py [--quick]``.
+Usage: ``python benchmarks/bench_naive_bayes.py [--quick] [--threads N] [--markdown FILE]``.
 """
 
 from __future__ import annotations
 
 import inspect
-import sys
-import time
 import warnings
 
 import numpy as np
 import pandas as pd
 import shap
+from _common import REPEATS, Bench, compare, first_call, fmt_seconds, markdown_table, ratio, repeat
 from scipy.stats import kendalltau, pearsonr
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
@@ -52,47 +53,48 @@ def log_odds_fn(model):
     return lambda Z: np.diff(model.predict_joint_log_proba(Z), axis=1)[:, 0]
 
 
-def speed(quick):
+def speed(bench: Bench) -> None:
     rng = np.random.default_rng(0)
     X = rng.normal(size=(10_000, 50))
     y = (X[:, :5].sum(1) + rng.normal(size=10_000) > 0).astype(int)
     model = GaussianNB().fit(X, y)
     background = X[:50]
+    rows = 2 if bench.quick else 5
+    small = GaussianNB().fit(X[:, :10], y)
     explainer = NaiveBayesExplainer(model, background)
-    explainer(X[:10])
-    start = time.perf_counter()
-    explainer(X)
-    ours = (time.perf_counter() - start) / len(X)
+    small_explainer = NaiveBayesExplainer(small, background[:, :10])
     kernel = shap.KernelExplainer(log_odds_fn(model), background)
-    rows = 2 if quick else 5
+    exact = shap.explainers.Exact(log_odds_fn(small), shap.maskers.Independent(background[:, :10], max_samples=50))
+    table = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        kernel.shap_values(X[:rows], silent=True)
-        kernel_time = (time.perf_counter() - start) / rows
-        small = GaussianNB().fit(X[:, :10], y)
-        exact = shap.explainers.Exact(log_odds_fn(small), shap.maskers.Independent(background[:, :10], max_samples=50))
-        start = time.perf_counter()
-        exact(X[:rows, :10])
-        exact_time = (time.perf_counter() - start) / rows
-    small_explainer = NaiveBayesExplainer(small, background[:, :10])
-    start = time.perf_counter()
-    small_explainer(X[:, :10])
-    ours_small = (time.perf_counter() - start) / len(X)
+        cases = [
+            ("50 features vs `shap.KernelExplainer` (default nsamples, 50 background rows)",
+             lambda: explainer(X[:1]), lambda: explainer(X), len(X),
+             lambda: kernel.shap_values(X[:1], silent=True), lambda: kernel.shap_values(X[:rows], silent=True)),
+            ("10 features vs `shap.explainers.Exact` (50 background rows)",
+             lambda: small_explainer(X[:1, :10]), lambda: small_explainer(X[:, :10]), len(X),
+             lambda: exact(X[:1, :10]), lambda: exact(X[:rows, :10])),
+        ]
+        for name, ours_first, ours, n_ours, theirs_first, theirs in cases:
+            first_ours, first_theirs = first_call(ours_first), first_call(theirs_first)
+            mine, baseline = compare(ours, theirs)
+            mine.seconds = [t / n_ours for t in mine.seconds]
+            baseline.seconds = [t / rows for t in baseline.seconds]
+            table.append([name, fmt_seconds(first_ours), fmt_seconds(mine.median), fmt_seconds(first_theirs),
+                          fmt_seconds(baseline.median), ratio(baseline, mine)])
     big = rng.normal(size=(1_000_000, 50))
-    million = []
-    for _ in range(2):  # the first call also pays the page faults of the fresh 400 MB output
-        start = time.perf_counter()
-        explanation = explainer(big)
-        million.append(time.perf_counter() - start)
-        del explanation
-    print("| case | ours per row | baseline per row | speed-up |")
-    print("|---|---|---|---|")
-    print(f"| 50 features vs KernelExplainer (default nsamples) | {ours * 1e6:.2f} us | {kernel_time * 1e3:.1f} ms | "
-          f"{kernel_time / ours:,.0f}x |")
-    print(f"| 10 features vs Exact | {ours_small * 1e6:.2f} us | {exact_time * 1e3:.1f} ms | "
-          f"{exact_time / ours_small:,.0f}x |")
-    print(f"\n1,000,000 rows x 50 features: {million[0]:.2f} s (first call), {million[1]:.2f} s (second call)")
+    first = first_call(lambda: explainer(big))  # also pays the page faults of the fresh 400 MB output
+    later = repeat(lambda: explainer(big))
+    bench.print(
+        "### Speed",
+        f"Per explained row. First calls (one row) are timed on their own for both sides, then each side is timed "
+        f"{REPEATS} times, alternating (ours: all 10,000 rows per call; the baseline: {rows} rows per call); "
+        "medians, and the median of the per-repetition ratios (range in brackets).",
+        markdown_table(["case", "ours, first call", "ours per row", "baseline, first call", "baseline per row",
+                        "speed-up (warm)"], table),
+        f"1,000,000 rows x 50 features (GaussianNB): {first:.2f} s on the first call, {later.median:.2f} s "
+        f"(median of {REPEATS}) on later calls.", part="speed")
 
 
 def discretise_then_nb(X: pd.DataFrame):
@@ -105,7 +107,8 @@ def discretise_then_nb(X: pd.DataFrame):
     return make_pipeline(preprocessing, CategoricalNB())
 
 
-def table3(quick):
+def table3(bench: Bench) -> None:
+    quick = bench.quick
     names = ["tic-tac-toe", "breast_cancer"] if quick else list(ds.KEEL_DATASETS) + ["breast_cancer", "telco"]
     rows = []
     for name in names:
@@ -137,18 +140,16 @@ def table3(quick):
         kernel = kernel.reshape(ours.shape)[:, [output_columns.index(c) for c in X.columns]]
         rows.append((name, X.shape[1], pearsonr(ours.ravel(), kernel.ravel())[0],
                      kendalltau(ours.ravel(), kernel.ravel())[0], PAPER_TABLE3[name]))
-    print("| dataset | features | Pearson | Kendall | paper (Pearson / Kendall) |")
-    print("|---|---|---|---|---|")
-    for name, p, pearson, kendall, paper in rows:
-        print(f"| {name} | {p} | {pearson:.3f} | {kendall:.3f} | {paper} |")
+    bench.print("### Table 3: agreement with KernelSHAP (discretise-then-NB)",
+                markdown_table(["dataset", "features", "Pearson", "Kendall", "paper (Pearson / Kendall)"],
+                               [[name, p, f"{pearson:.3f}", f"{kendall:.3f}", paper]
+                                for name, p, pearson, kendall, paper in rows]), part="table3")
 
 
-def main(quick: bool = False) -> None:
-    print("### Speed\n")
-    speed(quick)
-    print("\n### Table 3: agreement with KernelSHAP (discretise-then-NB)\n")
-    table3(quick)
+def main(bench: Bench) -> None:
+    speed(bench)
+    table3(bench)
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    Bench(__doc__).run(main)

