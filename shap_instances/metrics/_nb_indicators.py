@@ -108,13 +108,17 @@ def nb_indicators(model, X, *, indicators=None, target=None, weights=None, featu
     data, names = _display_data(raw), row_names(X)
     lp = log_post[rows, z]  # (n,)
     lpw = log_post_without[rows, :, z]  # (n, p)
+    # log(1 - P(z | .)) as the log-sum of the other classes' posteriors: exact where P(z | .) rounds to 1
+    others = np.arange(k)[None, :] == z[:, None]
+    lq = logsumexp(np.where(others, -np.inf, log_post), axis=1)
+    lqw = logsumexp(np.where(others[:, None, :], -np.inf, log_post_without), axis=2)
     own = terms[rows, :, z]  # (n, p): w_j log P(x_j | z)
     results = {}
     for name in wanted:
         if name == "IDI":
             values, base = lp[:, None] - lpw, lp
         elif name == "WOE":
-            values, base = _logit(lp)[:, None] - _logit(lpw), _logit(lp)
+            values, base = (lp - lq)[:, None] - (lpw - lqw), lp - lq
         elif name == "DOP":
             values, base = np.exp(lp)[:, None] - np.exp(lpw), np.exp(lp)
         elif name == "KLD":
@@ -132,11 +136,6 @@ def nb_indicators(model, X, *, indicators=None, target=None, weights=None, featu
         explanation.indicator = name
         results[name] = explanation
     return results
-
-
-def _logit(log_p):
-    """``log(p / (1 - p))`` from ``log p``, accurate for p near 0 and 1."""
-    return log_p - np.log(-np.expm1(np.minimum(log_p, -1e-300)))
 
 
 def _display_data(raw):

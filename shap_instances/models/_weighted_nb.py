@@ -237,7 +237,8 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The class of largest weighted joint log-likelihood."""
-        return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
+        jll = self.predict_joint_log_proba(X)
+        return self.classes_[np.argmax(jll, axis=1)]
 
 
 def _learn_weights(terms, codes, prior, penalty, max_iter, tol):
