@@ -78,13 +78,15 @@ def fit_selective(X, labels):
         return WeightedNaiveBayes(discretise_then_nb(X)).fit(X, labels)
 
 
-def kendall_fraction(tau, n_var):
-    """``tau`` as ``(C - 2D)/C`` when it is one (no ties), else as a decimal."""
+def kendall_fraction(tau, n_var, digits=None):
+    """``tau`` as ``(C - 2D)/C`` when it is one (no ties; ``digits``: ``tau`` was rounded to that many
+    decimals, as the paper's are), else "not k/C"."""
     pairs = comb(n_var, 2)
     if pairs == 0:
         return "-"
     count = tau * pairs
-    return f"{round(count)}/{pairs}" if abs(count - round(count)) < 1e-6 else f"{tau:.4f}"
+    tolerance = 1e-6 if digits is None else pairs * 10.0**-digits
+    return f"{round(count)}/{pairs}" if abs(count - round(count)) <= tolerance else f"not k/{pairs}"
 
 
 def run_dataset(name, n_k, l1_regs, quick):
@@ -155,7 +157,8 @@ def main(quick=False, l1_regs=("auto", "num_features(10)")):
         for l1 in l1_regs:
             pearson, tau, _, _ = agreement(r["ours"], r["kernels"][l1])
             cells.append(f"{pearson:.4f} / {tau:.4f} ({kendall_fraction(tau, r['n_var'])})")
-        paper_cell = "-" if paper is None else f"{paper[1]:.4f} / {paper[2]:.4f} ({kendall_fraction(paper[2], paper[3])})"
+        paper_cell = "-" if paper is None else (f"{paper[1]:.4f} / {paper[2]:.4f} "
+                                                f"({kendall_fraction(paper[2], paper[3], digits=4)})")
         print(f"| {r['name']} | {r['n']} | {r['n_var']} ({paper[3] if paper else '-'}) | {r['n_k']} "
               f"({paper[0] if paper else '-'}) | {r['accuracy']:.3f} | " + " | ".join(cells) + f" | {paper_cell} |")
     for name in NOT_OFFLINE:
