@@ -199,3 +199,19 @@ def test_errors_name_the_problem():
         WeightedNaiveBayes(GaussianNB().fit(X, y), prefit=True).fit(X, y[:-1])
     with pytest.raises(NotFittedError):
         WeightedNaiveBayes().predict(X)
+
+
+@pytest.mark.slow  # shap's Exact explainer compiles numba code on first use (tens of seconds on a loaded machine)
+def test_explainer_equals_shaps_exact_explainer_on_the_weighted_log_odds(noisy):
+    import shap
+
+    X, y = noisy
+    model = WeightedNaiveBayes().fit(X[:, :6], y)
+    background, rows = X[:60, :6], X[100:110, :6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        masker = shap.maskers.Independent(background, max_samples=len(background))
+        exact = shap.explainers.Exact(lambda Z: np.diff(model.predict_joint_log_proba(Z), axis=1)[:, 0], masker)(rows)
+    ours = NaiveBayesExplainer(model, background)(rows)
+    np.testing.assert_allclose(ours.values, exact.values, atol=1e-10)
+    np.testing.assert_allclose(ours.base_values, exact.base_values, atol=1e-10)
