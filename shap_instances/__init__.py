@@ -20,7 +20,7 @@ _LAZY = {
     "GapExplainer": "shap_instances.explainers.gap",
     "RepresenterExplainer": "shap_instances.explainers.representer",
 }
-_SUBMODULES = {"plots", "metrics", "datasets", "games", "estimators", "isotonic", "lowrank", "exceptions"}
+_SUBMODULES = {"plots", "metrics", "datasets", "games", "estimators", "isotonic", "lowrank", "models", "exceptions"}
 
 __all__ = [
     "Explainer",

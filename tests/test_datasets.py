@@ -29,6 +29,7 @@ def test_sklearn_loaders(loader, shape):
         (datasets.load_concrete, (1030, 8), "compressive_strength"),
         (datasets.load_auto, (392, 7), "mpg"),
         (datasets.load_prostate, (97, 8), "lpsa"),
+        (datasets.load_breast_wisconsin, (699, 9), "class"),
     ],
 )
 def test_optional_loaders(loader, shape, target):

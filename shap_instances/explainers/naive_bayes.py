@@ -12,7 +12,8 @@ from sklearn.pipeline import Pipeline
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..exceptions import DataValidationError, EfficiencyError, UnsupportedModelError
+from ..exceptions import DataValidationError, EfficiencyError, InvalidParameterError, UnsupportedModelError
+from ..models import WeightedNaiveBayes
 from ..utils import (
     COMMON_CONSTRAINTS,
     Options,
@@ -51,11 +52,12 @@ class NaiveBayesExplainer(InstanceExplainer):
 
     Parameters
     ----------
-    model : fitted GaussianNB, BernoulliNB, MultinomialNB, ComplementNB, CategoricalNB, or a Pipeline
+    model : fitted GaussianNB, BernoulliNB, MultinomialNB, ComplementNB, CategoricalNB, a Pipeline
         ending in one whose earlier steps map input columns one to one onto the model's columns
         (KBinsDiscretizer, OrdinalEncoder, scalers, a ColumnTransformer of those, even one that reorders
         the columns): the attributions are then to the pipeline's input columns, in input order, and the
-        pipeline takes whatever input it accepts (strings for an OrdinalEncoder, DataFrames, ...).
+        pipeline takes whatever input it accepts (strings for an OrdinalEncoder, DataFrames, ...); or a
+        fitted :class:`~shap_instances.models.WeightedNaiveBayes` wrapping either (its weights are used).
     masker : array-like, optional
         Background data (needed with ``expectation="background"``), in the model's input format; ``data=``
         is an alias. A
@@ -66,7 +68,8 @@ class NaiveBayesExplainer(InstanceExplainer):
         stay constant in every probe), also needed with ``expectation="training"``; the error says so.
     weights : array-like of shape (p,), optional
         Per-feature weights ``w_m`` (weighted / selective naive Bayes); the explained quantity becomes
-        ``log prior ratio + sum_m w_m f_m(x_m)``.
+        ``log prior ratio + sum_m w_m f_m(x_m)``. A :class:`~shap_instances.models.WeightedNaiveBayes` model
+        carries its own (``model.weights_``, read automatically; passing ``weights=`` as well is refused).
     expectation : {"background", "training"}, default="background"
     woe : bool, default=False
         The weight-of-evidence variant of the paper: ``phi_m = w_m f_m(x_m)`` (reference 0), with the prior
@@ -108,6 +111,12 @@ class NaiveBayesExplainer(InstanceExplainer):
         check_fitted(model)
         self.preprocessing, self.nb_ = _split_pipeline(model)
         data = self._setup(locals())
+        if isinstance(model, WeightedNaiveBayes):
+            if weights is not None:
+                raise InvalidParameterError("NaiveBayesExplainer: a WeightedNaiveBayes model carries its weights "
+                                            "(model.weights_); pass weights=None, or explain model.estimator_ "
+                                            "with weights=... to use other ones.")
+            weights = model.weights_
         self.n_features_ = model.n_features_in_
         self.classes_ = self.nb_.classes_
         if len(self.classes_) < 2:
@@ -179,7 +188,9 @@ class NaiveBayesExplainer(InstanceExplainer):
 
     @classmethod
     def supports_model(cls, model, data=None) -> bool:
-        """True for scikit-learn naive Bayes models and pipelines ending in one."""
+        """True for scikit-learn naive Bayes models, pipelines ending in one, and ``WeightedNaiveBayes``."""
+        if isinstance(model, WeightedNaiveBayes):
+            return True
         last = model.steps[-1][1] if isinstance(model, Pipeline) else model
         return isinstance(last, NB_TYPES)
 
@@ -277,10 +288,14 @@ class NaiveBayesExplainer(InstanceExplainer):
         return np.asarray(dense(self._transform(self.data_, name="data")), dtype=np.float64).T, "features"
 
     def _check_against_model(self, transformed, explained) -> None:
-        """Efficiency against the model's own joint log-likelihoods (unweighted models), on a sample of rows."""
-        if not np.all(self.weights == 1.0):
+        """Efficiency against the model's own joint log-likelihoods (unweighted models and WeightedNaiveBayes),
+        on a sample of rows."""
+        if isinstance(self.model, WeightedNaiveBayes):
+            jll = self.model._joint_log_proba(dense(transformed)) @ self.contraction_
+        elif np.all(self.weights == 1.0):
+            jll = self.nb_.predict_joint_log_proba(model_input(self.nb_, transformed)) @ self.contraction_
+        else:
             return
-        jll = self.nb_.predict_joint_log_proba(model_input(self.nb_, transformed)) @ self.contraction_
         gap = np.max(np.abs(jll - explained) / np.maximum(1.0, np.abs(jll)), initial=0.0)
         if gap > 1e-9:
             raise EfficiencyError(f"base + sum of Shapley values departs from the model's log-odds by {gap:.3g}; "
@@ -288,6 +303,8 @@ class NaiveBayesExplainer(InstanceExplainer):
 
 
 def _split_pipeline(model):
+    if isinstance(model, WeightedNaiveBayes):
+        return _split_pipeline(model.estimator_)
     if isinstance(model, Pipeline):
         last = model.steps[-1][1]
         if not isinstance(last, NB_TYPES):

@@ -1,4 +1,5 @@
-"""NaiveBayesExplainer: binary (breast cancer, discretise-then-NB) and three classes (iris)."""
+"""NaiveBayesExplainer: binary (breast cancer, discretise-then-NB), three classes (iris), a selective naive Bayes
+(WeightedNaiveBayes), and the paper's indicators (nb_indicators)."""
 
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 from sklearn.pipeline import make_pipeline
@@ -6,6 +7,8 @@ from sklearn.preprocessing import KBinsDiscretizer
 
 from shap_instances import NaiveBayesExplainer
 from shap_instances.datasets import load_breast_cancer, load_iris
+from shap_instances.metrics import nb_indicators
+from shap_instances.models import WeightedNaiveBayes
 
 
 def explanations():
@@ -17,7 +20,12 @@ def explanations():
     pipeline = make_pipeline(binner, CategoricalNB()).fit(X, y)
     Xi, yi = load_iris()
     iris = GaussianNB().fit(Xi, yi)
+    selective = WeightedNaiveBayes(pipeline, prefit=True).fit(X, y)
+    indicators = nb_indicators(selective, X.iloc[:12], indicators=["IDI", "VPD"])
     return {
         "naive_bayes_binary": NaiveBayesExplainer(pipeline, X)(X.iloc[:12]),
         "naive_bayes_iris": NaiveBayesExplainer(iris, Xi)(Xi.iloc[::10]),
+        "naive_bayes_selective": NaiveBayesExplainer(selective, X)(X.iloc[:12]),
+        "nb_indicator_idi": indicators["IDI"],
+        "nb_indicator_vpd": indicators["VPD"],
     }

@@ -1,6 +1,6 @@
 """The models that the command line and the instance report fit: one name per model, one place to fit them.
 
-Both ``cli.py`` and :mod:`shap_instances.report` import from here, so neither imports the other.
+Both ``cli.py`` and :mod:`shap_instances.report` import it through :mod:`shap_instances.models`.
 """
 
 from __future__ import annotations
