@@ -19,8 +19,9 @@ _LAZY = {
     "NaiveBayesExplainer": "shap_instances.explainers.naive_bayes",
     "GapExplainer": "shap_instances.explainers.gap",
     "RepresenterExplainer": "shap_instances.explainers.representer",
+    "BoostingExplainer": "shap_instances.explainers.boosting",
 }
-_SUBMODULES = {"plots", "metrics", "datasets", "games", "estimators", "isotonic", "lowrank", "exceptions"}
+_SUBMODULES = {"plots", "metrics", "datasets", "games", "estimators", "isotonic", "lowrank", "exceptions", "boosting"}
 
 __all__ = [
     "Explainer",
