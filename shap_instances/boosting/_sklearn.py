@@ -278,11 +278,12 @@ class _GBView:
         self.model, self.ranks, self.K, self.classifier = model, ranks, K, classifier
 
     def apply(self, X):
-        nodes = np.asarray(self.model.apply(X))  # its trees were fitted on arrays.reshape(X.shape[0], -1).astype(np.int64)
+        # arrays, not DataFrames: GradientBoosting validates X with its first tree, which was fitted on arrays
+        nodes = np.asarray(self.model.apply(X)).reshape(X.shape[0], -1).astype(np.int64)
         return np.stack([rank[nodes[:, t]] for t, rank in enumerate(self.ranks)], axis=1).astype(np.int32)
 
     def init_raw(self, X):
-        raw = self.model._raw_predict_init(X)  # validated by its first tree, fitted on arrays
+        raw = self.model._raw_predict_init(X)  # an array, as in apply
         return np.asarray(raw, dtype=np.float64).reshape(X.shape[0], self.K)
 
     def margin(self, X):
