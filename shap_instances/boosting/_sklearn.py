@@ -64,7 +64,7 @@ def _weights(sample_weight, n: int) -> np.ndarray | None:
 
 # ---------------------------------------------------------------------------------------------- GradientBoosting
 def check_gb(model) -> None:
-    """Refuse GradientBoosting settings whose leaves are not Newton steps of known training rows, then unfitted models."""
+    """Refuse GradientBoosting settings whose leaves are not Newton steps of known rows, then unfitted models."""
     if model.subsample < 1.0:
         raise UnsupportedModelError(
             f"subsample={model.subsample} fits each tree on a random half-sample that scikit-learn does not "

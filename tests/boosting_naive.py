@@ -1,0 +1,113 @@
+"""Plain-NumPy twins of the boosting kernels, and computations from the definitions, for the tests.
+
+Nothing here uses ``shap_instances``: the leaves come from scikit-learn's per-tree ``apply`` and the training
+trajectory from the model's public staged predictions, so the tests compare two independent routes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, softmax
+
+
+def gb_tree_leaves(model, X) -> np.ndarray:
+    """Node ids (n, T) of ``X`` in every tree of a GradientBoosting model, trees in training order."""
+    X = np.asarray(X, dtype=np.float32)
+    n_iter, K = model.estimators_.shape
+    return np.stack([model.estimators_[i, k].apply(X) for i in range(n_iter) for k in range(K)], axis=1)
+
+
+def dense_axil_weights(model, X_train, X, sample_weight=None) -> np.ndarray:
+    """AXIL-style target weights from the definition, with n x n matrices per tree.
+
+    ``f_t = f_{t-1} + eta P_t (y - f_{t-1})`` on the training rows, ``f_0 = A_0 y``; writing ``f_t = M_t y``
+    and ``F(x) = w(x) y``: ``M_0 = 1 a_0^T``, ``w(x) <- w(x) + eta p_t(x) (I - M_{t-1})`` and
+    ``M_t = M_{t-1} + eta P_t (I - M_{t-1})``, forward over the trees. (Default mean initial prediction.)
+    """
+    n = X_train.shape[0]
+    s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    eta = model.learning_rate
+    train = gb_tree_leaves(model, X_train)
+    query = gb_tree_leaves(model, X)
+    a0 = s / s.sum()
+    M = np.tile(a0, (n, 1))
+    W = np.tile(a0, (X.shape[0], 1))
+    identity = np.eye(n)
+
+    def averaging(rows, columns):
+        same = (rows[:, None] == columns[None, :]) * s[None, :]
+        return same / same.sum(axis=1, keepdims=True)
+
+    for t in range(train.shape[1]):
+        residual_operator = identity - M
+        W = W + eta * averaging(query[:, t], train[:, t]) @ residual_operator
+        M = M + eta * averaging(train[:, t], train[:, t]) @ residual_operator
+    return W
+
+
+def horner_weights(train_leaves, query_leaves, row_weight, eta, l2=0.0, init_share=None) -> np.ndarray:
+    """The NumPy twin of the backward recursion, one explained row at a time.
+
+    ``train_leaves`` (T, n), ``query_leaves`` (m, T) leaf ranks; ``init_share`` ``a0`` (None: the weighted mean).
+    """
+    T, n = train_leaves.shape
+    a0 = row_weight / row_weight.sum() if init_share is None else init_share
+    out = np.empty((query_leaves.shape[0], n))
+    for r in range(query_leaves.shape[0]):
+        u = np.zeros(n)
+        for t in range(T - 1, -1, -1):
+            leaves = train_leaves[t]
+            size = leaves.max() + 1
+            total = np.bincount(leaves, weights=row_weight, minlength=size) + l2
+            scale = np.where(total > 0, eta / np.where(total > 0, total, 1.0), 0.0)
+            sums = np.bincount(leaves, weights=u, minlength=size)
+            delta = -sums
+            delta[query_leaves[r, t]] += 1.0
+            u = u + row_weight * scale[leaves] * delta[leaves]
+        factor = (1 - eta) ** T if l2 == 0 else 1 - u.sum()
+        out[r] = a0 * factor + u
+    return out
+
+
+def gb_gradient_contributions(model, X_train, y_codes, X, sample_weight=None) -> np.ndarray:
+    """Contributions (m, n, K) of a GradientBoosting model, tree by tree and leaf by leaf, from the definition.
+
+    The trajectory on the training rows comes from the public ``staged_predict`` / ``staged_decision_function``;
+    gradients from the closed forms (squared error: ``y - F``; log-loss: ``y - sigmoid(F)`` or ``y_k - softmax_k``;
+    exponential: ``(2y - 1) exp(-(2y - 1) F)``), hessians likewise; each leaf value
+    ``eta * factor * sum_j s_j (-g_j) / sum_j s_j h_j`` is shared among its rows in proportion to ``s_j (-g_j)``.
+    """
+    n = X_train.shape[0]
+    s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    n_iter, K = model.estimators_.shape
+    eta = model.learning_rate
+    classifier = hasattr(model, "classes_")
+    staged = model.staged_decision_function(X_train) if classifier else model.staged_predict(X_train)
+    raws = [np.asarray(model._raw_predict_init(np.asarray(X_train, dtype=np.float32))).reshape(n, K)]
+    raws += [np.asarray(r, dtype=np.float64).reshape(n, K) for r in staged]
+    train = gb_tree_leaves(model, X_train).reshape(n, n_iter, K)
+    query = gb_tree_leaves(model, X).reshape(X.shape[0], n_iter, K)
+    out = np.zeros((X.shape[0], n, K))
+    for i in range(n_iter):
+        raw = raws[i]
+        for k in range(K):
+            if not classifier:
+                neg, hess, factor = y_codes - raw[:, 0], np.ones(n), 1.0
+            elif model.loss == "exponential":
+                sign = 2 * y_codes - 1
+                neg = sign * np.exp(-sign * raw[:, 0])
+                hess = np.exp(-sign * raw[:, 0])
+                factor = 1.0
+            elif K == 1:
+                p = expit(raw[:, 0])
+                neg, hess, factor = y_codes - p, p * (1 - p), 1.0
+            else:
+                p = softmax(raw, axis=1)[:, k]
+                neg, hess, factor = (y_codes == k) - p, p * (1 - p), (K - 1) / K
+            for leaf in np.unique(train[:, i, k]):
+                members = np.flatnonzero(train[:, i, k] == leaf)
+                denominator = np.sum(s[members] * hess[members])
+                share = eta * factor * s[members] * neg[members] / denominator if denominator else 0.0
+                for r in np.flatnonzero(query[:, i, k] == leaf):
+                    out[r, members, k] += share
+    return out
