@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._kernels.boosting import gradient_contribution_rows, target_weight_rows
-from ..exceptions import DataValidationError
+from ..exceptions import DataValidationError, UnsupportedModelError
 
 __all__ = ["BoostedTrees", "Replay", "replay_training", "target_weights", "gradient_contributions", "leaf_ranks"]
 
@@ -54,6 +54,9 @@ class Replay:
         Factor of the leaf numerator (scikit-learn's multinomial ``(K - 1) / K``; 1 elsewhere).
     zero_denominator_is_zero : bool
         Leaves whose hessian sum is 0 get the value 0 (scikit-learn's ``_safe_divide``).
+    max_step : float or None
+        The library clips each leaf step (before the learning rate) to ``[-max_step, max_step]``: the
+        decomposition holds only while no leaf reaches the bound, which the replay checks.
     """
 
     raw: np.ndarray
@@ -61,6 +64,7 @@ class Replay:
     add_tree: Callable
     numerator_factor: float = 1.0
     zero_denominator_is_zero: bool = False
+    max_step: float | None = None
 
 
 @dataclass
@@ -190,6 +194,10 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
             if replay.zero_denominator_is_zero:
                 share[denominator[leaves] == 0] = 0.0
             recomputed = np.bincount(leaves, weights=share, minlength=n_l)
+            if replay.max_step is not None and np.any(np.abs(recomputed) >= eta * replay.max_step * (1 - 1e-6)):
+                raise UnsupportedModelError(
+                    f"max_delta_step={replay.max_step:g} clips a leaf step of tree {t} of the {trees.library} model, "
+                    "so that leaf is no longer a sum of its rows' gradients; refit with max_delta_step=0.")
             stored = trees.leaf_values[t, :n_l]
             scale = max(float(np.max(np.abs(stored))), np.finfo(np.float64).tiny)
             gap = float(np.max(np.abs(recomputed - stored))) / scale

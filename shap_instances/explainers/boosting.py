@@ -291,15 +291,23 @@ class BoostingExplainer(InstanceExplainer):
         return self._finish(build_explanation(
             values, base, feature_names=self.train_names_, data=np.broadcast_to(self.targets_, (m, n)),
             row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
-            atol=self._tolerance(), compute_time=time.perf_counter() - t0,
+            atol=self._tolerance(leaves), compute_time=time.perf_counter() - t0,
         ))
 
-    def _tolerance(self) -> float:
-        """Relative tolerance of the reconstruction check (see the docs for the float32 bounds)."""
-        trees = self.trees_
-        if trees.library == "xgboost":
-            return 1e-5
-        if trees.float32 and self.kind_ == "weights":
-            return 1e-6  # HistGradientBoosting rounds its gradients to float32; the weights use exact residuals
-        return _ATOL
+    def _tolerance(self, leaves) -> float:
+        """Tolerance of the reconstruction check: 1e-9 where the replay is exact, else a float32 bound.
 
+        XGBoost stores leaf values and sums margins in float32: ``(T + 2) 2^-23 (|F_0| + sum_t |v_t(x)|)``.
+        Target weights use exact residuals where HistGradientBoosting, XGBoost and LightGBM fitted their trees
+        on float32-rounded gradients: ``(T + 2) 2^-23 max_j |y_j - F_0|``. (Both are absolute bounds, hence also
+        bounds of the relative gap the check measures.)
+        """
+        trees = self.trees_
+        T, unit = trees.n_trees, 2.0 ** -23
+        bound = _ATOL
+        if trees.library == "xgboost":
+            stored = np.abs(trees.leaf_values[np.arange(T)[None, :], leaves]).sum(axis=1)
+            bound += (T + 2) * unit * float(np.max(np.abs(trees.init_constant)) + np.max(stored, initial=0.0))
+        if trees.float32 and self.kind_ == "weights":
+            bound += (T + 2) * unit * float(np.max(np.abs(self.targets_ - trees.init_constant[0])))
+        return bound
