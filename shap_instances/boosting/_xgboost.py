@@ -226,7 +226,8 @@ def read(model, X, y, sample_weight) -> BoostedTrees:
         if abs(float(base[0]) - mean) <= 1e-6 * max(spread, 1e-30):
             init = "mean"  # base_score was estimated from y (the default): the weighted mean, in float32
     return BoostedTrees(
-        library="xgboost", loss=objective, n_outputs=K, learning_rate=eta, l2=l2,
+        library="xgboost", loss="squared_error" if objective == "reg:squarederror" else objective, n_outputs=K,
+        learning_rate=eta, l2=l2,
         tree_output=np.tile(np.arange(K), n_rounds).astype(np.int64), n_leaves=n_leaves, train_leaves=train_leaves,
         leaf_values=leaf_values32.astype(np.float64), row_weight=w32.astype(np.float64), used=np.ones(n, bool),
         init=init, init_constant=base.astype(np.float64), targets=y32.astype(np.float64), view=view, float32=True,
