@@ -22,6 +22,7 @@ __all__ = [
     "check_boosted_model",
     "gradient_contributions",
     "leaf_ranks",
+    "n_model_features",
     "read_boosted_model",
     "replay_training",
     "target_weights",
@@ -53,6 +54,24 @@ def boosting_library(model) -> str | None:
     if module == "lightgbm" and name in ("LGBMRegressor", "LGBMClassifier", "Booster"):
         return "lightgbm"
     return None
+
+
+def n_model_features(model) -> int | None:
+    """Number of input columns the model was fitted on (None when it does not say).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import GradientBoostingRegressor
+    >>> from shap_instances.boosting import n_model_features
+    >>> n_model_features(GradientBoostingRegressor(n_estimators=2).fit(np.zeros((4, 3)), [0.0, 1.0, 0.0, 1.0]))
+    3
+    """
+    n = getattr(model, "n_features_in_", None)
+    if n is None:
+        counter = getattr(model, "num_features", None) or getattr(model, "num_feature", None)  # XGBoost / LightGBM
+        n = counter() if callable(counter) else None
+    return None if n is None else int(n)
 
 
 def _adapter(library: str):

@@ -26,6 +26,7 @@ from ..boosting import (
     boosting_library,
     check_boosted_model,
     gradient_contributions,
+    n_model_features,
     read_boosted_model,
     target_weights,
 )
@@ -161,7 +162,7 @@ class BoostingExplainer(InstanceExplainer):
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
         gb = library == "scikit-learn" and not hist
         return check_data(X, name=name, allow_sparse=not hist, allow_nan=not gb,
-                          n_features=getattr(self.model, "n_features_in_", None),
+                          n_features=n_model_features(self.model),
                           feature_names=self.columns_)
 
     @classmethod
