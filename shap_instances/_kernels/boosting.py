@@ -36,6 +36,9 @@ def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_sc
                        exact_factor, out, block):
     """Write the target weights of the rows of ``query_leaves`` into ``out`` (m, n).
 
+    One pass over the training rows per tree: it applies tree ``t``'s update to ``u`` and, in the same pass,
+    adds the updated ``u`` into the leaf sums of tree ``t - 1`` (the next step's ``sum_{i in l} u_i``).
+
     Parameters
     ----------
     query_leaves : int32 array (m, T)
@@ -57,35 +60,45 @@ def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_sc
     n = row_weight.shape[0]
     width = leaf_scale.shape[1]
     u = np.zeros((n, block))
-    sums = np.zeros((width, block))
+    sums = np.zeros((width, block))  # leaf sums of u for the current tree, turned into its update E in place
+    following = np.zeros((width, block))  # leaf sums of the updated u for the tree before it
     for start in range(0, m, block):
         size = min(block, m - start)
         u[:, :] = 0.0
+        sums[:, :] = 0.0  # u = 0 before the last tree
         for t in range(n_trees - 1, -1, -1):
             leaves = train_leaves[t]
-            n_l = n_leaves[t]
-            for leaf in range(n_l):
-                for b in range(size):
-                    sums[leaf, b] = 0.0
-            if t < n_trees - 1:  # u is zero before the last tree
-                for j in range(n):
-                    leaf = leaves[j]
-                    for b in range(size):
-                        sums[leaf, b] += u[j, b]
-            for leaf in range(n_l):
+            for leaf in range(n_leaves[t]):
                 scale = leaf_scale[t, leaf]
                 for b in range(size):
                     sums[leaf, b] = -scale * sums[leaf, b]
             for b in range(size):
                 own = query_leaves[start + b, t]
                 sums[own, b] += leaf_scale[t, own]
-            for j in range(n):
-                s = row_weight[j]
-                if s == 0.0:
-                    continue
-                leaf = leaves[j]
-                for b in range(size):
-                    u[j, b] += s * sums[leaf, b]
+            if t > 0:
+                previous = train_leaves[t - 1]
+                for leaf in range(n_leaves[t - 1]):
+                    for b in range(size):
+                        following[leaf, b] = 0.0
+                for j in range(n):
+                    s = row_weight[j]
+                    if s == 0.0:
+                        continue  # u_j stays 0 and adds nothing to the sums
+                    leaf = leaves[j]
+                    before = previous[j]
+                    for b in range(size):
+                        value = u[j, b] + s * sums[leaf, b]
+                        u[j, b] = value
+                        following[before, b] += value
+                sums, following = following, sums
+            else:
+                for j in range(n):
+                    s = row_weight[j]
+                    if s == 0.0:
+                        continue
+                    leaf = leaves[j]
+                    for b in range(size):
+                        u[j, b] += s * sums[leaf, b]
         for b in range(size):
             f = factor
             if not exact_factor:
