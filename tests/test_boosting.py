@@ -204,6 +204,37 @@ def test_sign_convention_rows_above_the_fit_push_the_margin_up():
     assert np.all(e.values[0, ~members] == 0.0)
 
 
+# ----------------------------------------------------------------------------- top_k
+def test_top_k_equals_the_largest_dense_values_in_chunks():
+    X, y, rng = _regression(n=300)
+    model = GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, y)
+    X_test = rng.normal(size=(23, X.shape[1]))
+    dense = BoostingExplainer(model, X, y=y)(X_test).values
+    # a budget of 5 rows of values: the 23 rows are explained in 5 chunks
+    small = BoostingExplainer(model, X, y=y, max_memory=5 * 300 * 8 + 23 * 7 * 12.0)
+    top = small.top_k(X_test, k=7)
+    assert top.shape == (23, 300) and np.all(np.diff(top.indptr) == 7)
+    expected = np.argsort(-np.abs(dense), axis=1, kind="stable")[:, :7]
+    for i in range(23):
+        assert set(top.indices[top.indptr[i]:top.indptr[i + 1]]) == set(expected[i])
+    assert np.array_equal(top.toarray()[top.toarray() != 0], dense[top.toarray() != 0])
+    assert BoostingExplainer(model, X, y=y).top_k(k=3).shape == (300, 300)  # the training rows
+    with pytest.raises(InvalidParameterError, match="k must be"):
+        small.top_k(X_test, k=0)
+
+
+def test_top_k_of_a_multiclass_margin():
+    X, y, rng = _regression(n=150)
+    target = np.digitize(y, [-0.5, 0.7])
+    model = GradientBoostingClassifier(n_estimators=5, max_depth=2).fit(X, target)
+    explainer = BoostingExplainer(model, X, y=target)
+    dense = explainer(X[:4]).values
+    top = explainer.top_k(X[:4], k=4, output=2)
+    assert np.allclose(np.sort(np.abs(top.toarray()), 1)[:, -4:], np.sort(np.abs(dense[:, :, 2]), 1)[:, -4:])
+    with pytest.raises(InvalidParameterError, match="pass output="):
+        explainer.top_k(X[:4], k=4)
+
+
 # ----------------------------------------------------------------------------- refusals
 @pytest.mark.parametrize("model, match", [
     (GradientBoostingRegressor(subsample=0.5), "subsample=0.5"),

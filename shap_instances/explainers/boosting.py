@@ -18,6 +18,7 @@ import time
 from typing import ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 import shap
 
 from .._base import InstanceExplainer
@@ -30,7 +31,7 @@ from ..boosting import (
     read_boosted_model,
     target_weights,
 )
-from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelError
+from ..exceptions import DataValidationError, InvalidParameterError, NotFittedError, UnsupportedModelError
 from ..utils import (
     COMMON_CONSTRAINTS,
     Options,
@@ -243,6 +244,81 @@ class BoostingExplainer(InstanceExplainer):
                      f"{self.n_train_})", max_memory=self.max_memory, instead="Explain fewer rows at a time.")
         return target_weights(self.trees_, leaves, n_jobs=self.n_jobs)
 
+    def _values(self, leaves) -> np.ndarray:
+        """The explanation values (m, n_train, K) of validated leaf ranks, as a new array."""
+        trees = self.trees_
+        if self.kind_ == "weights":
+            values = target_weights(trees, leaves, n_jobs=self.n_jobs)
+            values *= (self.targets_ - trees.init_constant[0])[None, :]  # in place: the weights become the values
+            return values[:, :, None]
+        return gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
+
+    def top_k(self, X=None, k: int = 10, *, output=None) -> sp.csr_matrix:
+        """The ``k`` largest values (in absolute value) of each explained row, without the dense (m, n) values.
+
+        Rows are explained in chunks whose values fit in ``max_memory`` (default 256 MiB), so memory stays
+        O(chunk x n_train + m x k) whatever the number of explained rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features), optional
+            ``None``: the training rows.
+        k : int, default=10
+        output : int or class label, optional
+            The margin to rank, for a multi-class model (required there).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (m, n_train)
+            Row ``i`` holds the values of ``explainer(X)`` at its ``k`` training rows of largest absolute value
+            (ties broken by the lower row number), sorted by training row. The values left out of row ``i``
+            sum to ``explained_i - base_i - row sum``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> explainer = BoostingExplainer(GradientBoostingRegressor(n_estimators=20).fit(X, y), X, y=y)
+        >>> top = explainer.top_k(X[:3], k=5)
+        >>> top.shape, top.nnz
+        ((3, 442), 15)
+        >>> dense = explainer(X[:3]).values
+        >>> bool(np.allclose(np.sort(np.abs(top.toarray()), 1)[:, -5:], np.sort(np.abs(dense), 1)[:, -5:]))
+        True
+        """
+        K, n = self.trees_.n_outputs, self.n_train_
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= n:
+            raise InvalidParameterError(f"BoostingExplainer.top_k: k must be an int in [1, {n}]; got {k!r}.")
+        if K == 1:
+            column = 0
+        elif output is None:
+            raise InvalidParameterError(f"BoostingExplainer.top_k: the model has {K} margins; pass output= one of "
+                                        f"{self.output_names_} (or its position).")
+        else:
+            names = list(self.output_names_)
+            column = names.index(str(output)) if str(output) in names else int(output)
+        leaves, _, _ = self._query(X)
+        m = leaves.shape[0]
+        budget = 256 * 2**20 if self.max_memory is None else self.max_memory
+        chunk = max(1, min(m, int(budget // (8.0 * n * K))))
+        check_memory(8.0 * n * K * chunk + 12.0 * m * k, "A chunk of values", max_memory=budget,
+                     instead="Raise max_memory.")
+        indices = np.empty((m, k), dtype=np.int64)
+        data = np.empty((m, k))
+        for a in range(0, m, chunk):
+            values = self._values(leaves[a:a + chunk])[:, :, column]
+            keep = np.argpartition(-np.abs(values), k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (
+                values.shape[0], 1))
+            keep.sort(axis=1)
+            indices[a:a + chunk] = keep
+            data[a:a + chunk] = np.take_along_axis(values, keep, axis=1)
+            del values
+        indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
+        return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
+
     def __call__(self, X=None, y=None) -> shap.Explanation:
         """Explain ``X`` (``None``: the training rows, in-sample).
 
@@ -277,18 +353,18 @@ class BoostingExplainer(InstanceExplainer):
         trees = self.trees_
         m, n, K = leaves.shape[0], self.n_train_, trees.n_outputs
         check_memory(8.0 * m * n * K, f"The Explanation values of shape ({m}, {n}{', ' + str(K) if K > 1 else ''})",
-                     max_memory=self.max_memory, instead="Explain fewer rows at a time.")
+                     max_memory=self.max_memory, instead="Explain fewer rows at a time, or keep the largest values "
+                     "of each row with explainer.top_k(X, k), which works in chunks.")
         explained = trees.margin(X)
+        values = self._values(leaves)
         if self.kind_ == "weights":
-            base = np.full(m, trees.init_constant[0])
-            values = target_weights(trees, leaves, n_jobs=self.n_jobs)
-            values *= (self.targets_ - trees.init_constant[0])[None, :]  # in place: the weights become the values
-            explained = explained[:, 0]
+            base, explained = np.full(m, trees.init_constant[0]), explained[:, 0]
         else:
             base = trees.init_raw(X)
-            values = gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
-            if K == 1:
-                values, base, explained = values[:, :, 0], base[:, 0], explained[:, 0]
+        if K == 1:
+            values = values[:, :, 0]
+            if self.kind_ != "weights":
+                base, explained = base[:, 0], explained[:, 0]
         return self._finish(build_explanation(
             values, base, feature_names=self.train_names_, data=np.broadcast_to(self.targets_, (m, n)),
             row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
