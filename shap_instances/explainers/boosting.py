@@ -271,7 +271,7 @@ class BoostingExplainer(InstanceExplainer):
         -------
         scipy.sparse.csr_matrix of shape (m, n_train)
             Row ``i`` holds the values of ``explainer(X)`` at its ``k`` training rows of largest absolute value
-            (ties broken by the lower row number), sorted by training row. The values left out of row ``i``
+            (ties broken arbitrarily), sorted by training row. The values left out of row ``i``
             sum to ``explained_i - base_i - row sum``.
 
         Examples
@@ -310,11 +310,9 @@ class BoostingExplainer(InstanceExplainer):
         data = np.empty((m, k))
         for a in range(0, m, chunk):
             values = self._values(leaves[a:a + chunk])[:, :, column]
-            keep = np.argpartition(-np.abs(values), k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (
-                values.shape[0], 1))
-            keep.sort(axis=1)
-            indices[a:a + chunk] = keep
-            data[a:a + chunk] = np.take_along_axis(values, keep, axis=1)
+            for i, row in enumerate(values, start=a):  # one row at a time: O(n) temporaries
+                keep = np.sort(np.argpartition(-np.abs(row), k - 1)[:k]) if k < n else np.arange(n)
+                indices[i], data[i] = keep, row[keep]
             del values
         indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
