@@ -6,11 +6,19 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from threadpoolctl import threadpool_limits
 
 from shap_instances import BoostingExplainer
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
 
 from .boosting_naive import hgb_gradient_contributions
+
+
+@pytest.fixture(autouse=True)
+def _one_openmp_thread():
+    """HistGradientBoosting's OpenMP threads only slow these small fits down (and a shared machine more so)."""
+    with threadpool_limits(1, user_api="openmp"):
+        yield
 
 
 def _data(n=300, p=4, seed=0):

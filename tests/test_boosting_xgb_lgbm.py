@@ -157,6 +157,7 @@ def test_xgboost_poisson_while_its_step_clipping_does_not_bind():
     assert _relative(e.base_values + e.values.sum(1), margin) <= 1e-5
 
 
+@pytest.mark.slow  # shap's plots: about 5 s
 def test_xgboost_conformance_on_data_frames():
     X, y, _ = _data(n=80)
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
@@ -255,6 +256,7 @@ def test_lightgbm_settings_that_break_the_identity_are_refused(params, match):
         BoostingExplainer(model, X, y=y)
 
 
+@pytest.mark.slow  # shap's plots: about 5 s
 def test_lightgbm_other_data_is_refused_and_conformance():
     X, y, _ = _data(n=120)
     model = lgb.LGBMRegressor(n_jobs=1, n_estimators=5, num_leaves=4, min_child_samples=5, verbose=-1).fit(X, y)
