@@ -84,7 +84,18 @@ def check_boosted_model(model) -> None:
     """Raise :class:`~shap_instances.exceptions.UnsupportedModelError` unless ``model`` can be decomposed.
 
     Checks the type and the settings only (no data): subsampling with unknown in-bag rows, losses whose
-    leaves are not Newton steps, L1 penalties, clipped steps, and so on, each named in the message.
+    leaves are not Newton steps, L1 penalties, clipped steps, and so on, each named in the message; then that
+    the model is fitted (:class:`~shap_instances.exceptions.NotFittedError`).
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import GradientBoostingRegressor
+    >>> from shap_instances.boosting import check_boosted_model
+    >>> try:
+    ...     check_boosted_model(GradientBoostingRegressor(subsample=0.8))
+    ... except TypeError as exc:
+    ...     print(str(exc)[:60])
+    subsample=0.8 fits each tree on a random subsample of the ro
     """
     library = boosting_library(model)
     if library is None:

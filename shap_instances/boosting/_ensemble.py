@@ -66,6 +66,9 @@ class Replay:
     zero_denominator_is_zero: bool = False
     max_step: float | None = None
 
+    def __repr__(self) -> str:
+        return f"Replay(n_used={self.raw.shape[0]}, K={self.raw.shape[1]})"
+
 
 @dataclass
 class BoostedTrees:
@@ -115,6 +118,16 @@ class BoostedTrees:
         share of that leaf value, the CSR pointers and each tree's first global leaf.
     max_leaf_error : float
         Largest gap between a recomputed and a stored leaf value, relative to the tree's largest leaf value.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from shap_instances.boosting import read_boosted_model
+    >>> X, y = load_iris(return_X_y=True)
+    >>> trees = read_boosted_model(GradientBoostingClassifier(n_estimators=4, max_depth=2).fit(X, y), X, y)
+    >>> trees.n_outputs, trees.n_trees, trees.tree_output[:6].tolist(), trees.max_leaf_error < 1e-12
+    (3, 12, [0, 1, 2, 0, 1, 2], True)
     """
 
     library: str
@@ -168,6 +181,24 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
     the replay. A leaf whose recomputed value departs from the stored one by more than ``rtol`` times the
     tree's largest leaf value means the data, targets or weights are not those the model was fitted on (or a
     setting changes the leaves), and raises :class:`~shap_instances.exceptions.DataValidationError`.
+    :func:`~shap_instances.boosting.read_boosted_model` calls it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from shap_instances.boosting import read_boosted_model
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = HistGradientBoostingRegressor(max_iter=10).fit(X, y)
+    >>> trees = read_boosted_model(model, X, y)   # replayed: every leaf recomputed and checked
+    >>> float(trees.max_leaf_error) < 1e-12, trees.replay is None
+    (True, True)
+    >>> try:
+    ...     read_boosted_model(model, X, y + 1.0)
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    DataValidationError
     """
     replay = trees.replay
     used = np.flatnonzero(trees.used)
@@ -248,7 +279,21 @@ def target_weights(trees: BoostedTrees, query_leaves: np.ndarray, *, out: np.nda
     """Target weights ``W`` (m, n) with ``predict = W @ targets`` (+ the constant part, see the docs).
 
     ``query_leaves`` (m, T) int32 from ``trees.apply``. The kernels release the GIL: ``n_jobs`` splits the rows
-    over threads.
+    over threads. With the default initial prediction (the weighted mean) the rows sum to one; with a constant
+    ``c``, ``predict = c (1 - W.sum(1)) + W @ targets``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import GradientBoostingRegressor
+    >>> from shap_instances.boosting import read_boosted_model, target_weights
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = GradientBoostingRegressor(n_estimators=10, init="zero").fit(X, y)
+    >>> trees = read_boosted_model(model, X, y)
+    >>> W = target_weights(trees, trees.apply(X[:4]))
+    >>> bool(np.allclose(W @ y, model.predict(X[:4]))), bool(np.allclose(W.sum(1), 1 - 0.9 ** 10))
+    (True, True)
     """
     query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
     m = query_leaves.shape[0]
@@ -280,7 +325,24 @@ def target_weights(trees: BoostedTrees, query_leaves: np.ndarray, *, out: np.nda
 
 def gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *, out: np.ndarray | None = None,
                            n_jobs: int | None = None) -> np.ndarray:
-    """Contributions (m, n, K) of the training rows to the raw margins through their gradients."""
+    """Contributions (m, n, K) of the training rows to the raw margins through their gradients.
+
+    Requires the replay (:func:`replay_training`, done by :func:`read_boosted_model`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from shap_instances.boosting import gradient_contributions, read_boosted_model
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = GradientBoostingClassifier(n_estimators=10).fit(X, y)
+    >>> trees = read_boosted_model(model, X, y)
+    >>> C = gradient_contributions(trees, trees.apply(X[:3]))
+    >>> margin = trees.init_raw(X[:3]) + C.sum(axis=1)
+    >>> bool(np.allclose(margin[:, 0], model.decision_function(X[:3])))
+    True
+    """
     query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
     m = query_leaves.shape[0]
     out = np.empty((m, trees.n_train, trees.n_outputs)) if out is None else out

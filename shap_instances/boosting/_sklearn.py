@@ -67,7 +67,7 @@ def check_gb(model) -> None:
     """Refuse GradientBoosting settings whose leaves are not Newton steps of known rows, then unfitted models."""
     if model.subsample < 1.0:
         raise UnsupportedModelError(
-            f"subsample={model.subsample} fits each tree on a random half-sample that scikit-learn does not "
+            f"subsample={model.subsample} fits each tree on a random subsample of the rows that scikit-learn does not "
             "store, so the training rows behind each leaf are unknown; refit with subsample=1.0.")
     if model.loss not in _GB_LOSSES:
         raise UnsupportedModelError(
