@@ -187,10 +187,10 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
     --------
     >>> import numpy as np
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn.ensemble import GradientBoostingRegressor
     >>> from shap_instances.boosting import read_boosted_model
     >>> X, y = load_diabetes(return_X_y=True)
-    >>> model = HistGradientBoostingRegressor(max_iter=10).fit(X, y)
+    >>> model = GradientBoostingRegressor(n_estimators=10).fit(X, y)
     >>> trees = read_boosted_model(model, X, y)   # replayed: every leaf recomputed and checked
     >>> float(trees.max_leaf_error) < 1e-12, trees.replay is None
     (True, True)

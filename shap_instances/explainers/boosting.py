@@ -303,9 +303,9 @@ class BoostingExplainer(InstanceExplainer):
         leaves, _, _ = self._query(X)
         m = leaves.shape[0]
         budget = 256 * 2**20 if self.max_memory is None else self.max_memory
-        chunk = max(1, min(m, int(budget // (8.0 * n * K))))
-        check_memory(8.0 * n * K * chunk + 12.0 * m * k, "A chunk of values", max_memory=budget,
-                     instead="Raise max_memory.")
+        check_memory(8.0 * n * K + 12.0 * m * k, f"top_k's result ({m} x {k}) and one row of values",
+                     max_memory=budget, instead="Raise max_memory, or ask for fewer rows or a smaller k.")
+        chunk = max(1, min(m, int((budget - 12.0 * m * k) // (8.0 * n * K))))
         indices = np.empty((m, k), dtype=np.int64)
         data = np.empty((m, k))
         for a in range(0, m, chunk):
