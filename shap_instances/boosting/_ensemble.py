@@ -252,7 +252,8 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
 
 
 def _chunks(m: int, n_jobs: int | None, minimum: int = 8) -> list[tuple[int, int]]:
-    parts = 1 if n_jobs in (None, 1) else max(1, int(n_jobs) if n_jobs > 0 else _cpu_count())
+    # joblib's semantics: -1 every core, -2 all but one, ...
+    parts = 1 if n_jobs in (None, 1) else (int(n_jobs) if n_jobs > 0 else max(1, _cpu_count() + 1 + int(n_jobs)))
     parts = max(1, min(parts, m // minimum))
     edges = np.linspace(0, m, parts + 1).astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
