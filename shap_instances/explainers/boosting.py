@@ -313,7 +313,7 @@ class BoostingExplainer(InstanceExplainer):
             for i, row in enumerate(values, start=a):  # one row at a time: O(n) temporaries
                 keep = np.sort(np.argpartition(-np.abs(row), k - 1)[:k]) if k < n else np.arange(n)
                 indices[i], data[i] = keep, row[keep]
-            del values
+            del values, row  # the row is a view: it would keep the chunk alive while the next one is computed
         indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
 
