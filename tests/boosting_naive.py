@@ -57,14 +57,15 @@ def horner_weights(train_leaves, query_leaves, row_weight, eta, l2=0.0, init_sha
         u = np.zeros(n)
         for t in range(T - 1, -1, -1):
             leaves = train_leaves[t]
-            size = leaves.max() + 1
+            size = max(leaves.max(), query_leaves[:, t].max()) + 1
             total = np.bincount(leaves, weights=row_weight, minlength=size) + l2
             scale = np.where(total > 0, eta / np.where(total > 0, total, 1.0), 0.0)
             sums = np.bincount(leaves, weights=u, minlength=size)
             delta = -sums
             delta[query_leaves[r, t]] += 1.0
             u = u + row_weight * scale[leaves] * delta[leaves]
-        factor = (1 - eta) ** T if l2 == 0 else 1 - u.sum()
+        every_leaf_weighted = all(np.sum(row_weight[train_leaves[t] == query_leaves[r, t]]) > 0 for t in range(T))
+        factor = (1 - eta) ** T if l2 == 0 and every_leaf_weighted else 1 - u.sum()
         out[r] = a0 * factor + u
     return out
 

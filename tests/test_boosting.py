@@ -153,6 +153,47 @@ def test_weights_hypothesis(seed, n, depth, n_estimators, learning_rate, weights
         assert np.array_equal(reached, (trees.train_leaves[0][None, :] == query[:, :1]) & (trees.row_weight > 0))
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    n=st.integers(5, 60),
+    n_trees=st.integers(1, 12),
+    n_leaves=st.integers(1, 6),
+    eta=st.sampled_from([0.1, 0.5, 1.0]),
+    l2=st.sampled_from([0.0, 0.3, 5.0]),
+    zeros=st.booleans(),
+)
+def test_kernel_hypothesis_with_l2_penalties(seed, n, n_trees, n_leaves, eta, l2, zeros):
+    """The kernel on random leaf structures (no model): its NumPy twin, rows summing to one for every L2 penalty,
+    and rows outside the reach set keeping exactly a common multiple of their initial share."""
+    rng = np.random.default_rng(seed)
+    train = rng.integers(0, n_leaves, size=(n_trees, n)).astype(np.int32)
+    query = rng.integers(0, n_leaves, size=(7, n_trees)).astype(np.int32)
+    weight = rng.uniform(0.2, 2.0, n)
+    if zeros:
+        weight[rng.random(n) < 0.3] = 0.0
+        weight[0] = 1.0
+    counts = np.full(n_trees, n_leaves, dtype=np.int64)
+    scale = np.zeros((n_trees, n_leaves))
+    for t in range(n_trees):
+        total = np.bincount(train[t], weights=weight, minlength=n_leaves) + l2
+        scale[t] = np.where(total > 0, eta / np.where(total > 0, total, 1.0), 0.0)
+    a0 = weight / weight.sum()
+    out = np.empty((7, n))
+    target_weight_rows(query, train, counts, weight, scale, a0, (1 - eta) ** n_trees, l2 == 0.0, out, 3)
+    twin = horner_weights(train, query, weight, eta, l2=l2)
+    assert np.max(np.abs(out - twin)) <= 1e-12
+    assert np.allclose(out.sum(axis=1), 1.0, atol=1e-12)
+    reached = reach_sets(query, train, counts, weight)
+    for r in range(7):
+        outside = ~reached[r] & (weight > 0)
+        if outside.any():
+            ratio = out[r, outside] / a0[outside]
+            assert np.allclose(ratio, ratio[0], rtol=1e-12)
+            if l2 == 0.0 and np.all(scale[np.arange(n_trees), query[r]] > 0):  # every leaf of x holds weight
+                assert np.all(out[r, outside] == a0[outside] * (1 - eta) ** n_trees)
+
+
 # ----------------------------------------------------------------------------- gradients
 @pytest.mark.parametrize("case", ["regression", "binary", "multiclass", "exponential"])
 def test_gradient_contributions_equal_a_leaf_by_leaf_loop(case):

@@ -51,7 +51,8 @@ def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_sc
     factor : float
         ``(1 - eta)^T``, used when ``exact_factor``.
     exact_factor : bool
-        Use ``factor`` (every tree's rows of weights sum to one: no L2 penalty) instead of ``1 - sum(u)``.
+        Use ``factor`` (every tree's rows of weights sum to one: no L2 penalty) instead of ``1 - sum(u)``, for
+        the explained rows whose leaves all hold training weight (``leaf_scale > 0``).
     out : float64 array (m, n), C-contiguous
     block : int
         Explained rows processed together.
@@ -62,10 +63,12 @@ def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_sc
     u = np.zeros((n, block))
     sums = np.zeros((width, block))  # leaf sums of u for the current tree, turned into its update E in place
     following = np.zeros((width, block))  # leaf sums of the updated u for the tree before it
+    closed = np.zeros(block, dtype=np.bool_)  # the closed form (1 - eta)^T holds for this row
     for start in range(0, m, block):
         size = min(block, m - start)
         u[:, :] = 0.0
         sums[:, :] = 0.0  # u = 0 before the last tree
+        closed[:] = exact_factor
         for t in range(n_trees - 1, -1, -1):
             leaves = train_leaves[t]
             for leaf in range(n_leaves[t]):
@@ -75,6 +78,8 @@ def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_sc
             for b in range(size):
                 own = query_leaves[start + b, t]
                 sums[own, b] += leaf_scale[t, own]
+                if leaf_scale[t, own] == 0.0:
+                    closed[b] = False  # a leaf without training weight: p_t(x) does not sum to one
             if t > 0:
                 previous = train_leaves[t - 1]
                 for leaf in range(n_leaves[t - 1]):
@@ -101,7 +106,7 @@ def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_sc
                         u[j, b] += s * sums[leaf, b]
         for b in range(size):
             f = factor
-            if not exact_factor:
+            if not closed[b]:
                 total = 0.0
                 for j in range(n):
                     total += u[j, b]
