@@ -19,8 +19,12 @@ _LAZY = {
     "NaiveBayesExplainer": "shap_instances.explainers.naive_bayes",
     "GapExplainer": "shap_instances.explainers.gap",
     "RepresenterExplainer": "shap_instances.explainers.representer",
+    "BoostingExplainer": "shap_instances.explainers.boosting",
 }
-_SUBMODULES = {"plots", "metrics", "datasets", "games", "estimators", "isotonic", "lowrank", "models", "exceptions"}
+_SUBMODULES = {
+    "plots", "metrics", "datasets", "games", "estimators", "isotonic", "lowrank", "models", "exceptions", "boosting",
+    "utils",
+}
 
 __all__ = [
     "Explainer",

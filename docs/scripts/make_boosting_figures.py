@@ -1,0 +1,154 @@
+"""Figures and tables of docs/explainers/boosting.md: ``python docs/scripts/make_boosting_figures.py``.
+
+Writes ``docs/figures/boosting_*.png`` and prints the tables (markdown) quoted on the page: how concentrated
+the target weights of a gradient-boosted model are, next to the RF-GAP weights of a random forest fitted on
+the same data, and how that depends on the number of trees and the learning rate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import shap  # noqa: E402
+from sklearn.datasets import load_breast_cancer, load_diabetes  # noqa: E402
+from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor, RandomForestRegressor  # noqa: E402
+
+from shap_instances import BoostingExplainer, GapExplainer  # noqa: E402
+from shap_instances._kernels.boosting import reach_sets  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "figures"
+
+
+def save(fig, name):
+    OUT.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(OUT / f"boosting_{name}.png", dpi=90)
+    plt.close(fig)
+    print(f"wrote docs/figures/boosting_{name}.png ({(OUT / f'boosting_{name}.png').stat().st_size / 1024:.0f} KB)")
+
+
+def concentration(W: np.ndarray, level: float = 0.9) -> dict[str, float]:
+    """Per-row statistics of weight rows, averaged (medians for counts)."""
+    a = np.abs(W)
+    totals = a.sum(axis=1, keepdims=True)
+    ordered = -np.sort(-a, axis=1)
+    cumulative = np.cumsum(ordered, axis=1) / totals
+    n_level = (cumulative < level - 1e-12).sum(axis=1) + 1
+    effective = totals[:, 0] ** 2 / (W**2).sum(axis=1)
+    return {
+        "rows carrying 90% of the absolute weight": float(np.median(n_level)),
+        "effective number of rows": float(np.median(effective)),
+        "largest absolute weight": float(np.median(a.max(axis=1))),
+        "negative share of the absolute weight": float(np.mean(np.where(W < 0, a, 0).sum(axis=1) / totals[:, 0])),
+        "total absolute weight": float(np.mean(totals)),
+    }
+
+
+def table(rows: dict[str, dict[str, float]]) -> str:
+    names = list(next(iter(rows.values())))
+    lines = ["| model | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for model, stats in rows.items():
+        lines.append(f"| {model} | " + " | ".join(f"{stats[k]:.3g}" for k in names) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    # ---------------------------------------------------------------- diabetes: boosting next to RF-GAP
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X_train, X_test, y_train, y_test = X[:400], X[400:], y[:400], y[400:]
+    gbm = GradientBoostingRegressor(n_estimators=100, max_depth=3, learning_rate=0.1, random_state=0)
+    gbm.fit(X_train, y_train)
+    forest = RandomForestRegressor(100, min_samples_leaf=5, random_state=0).fit(X_train, y_train)
+    boosting = BoostingExplainer(gbm, X_train, y=y_train)
+    gap = GapExplainer(forest, X_train, y=y_train)
+    W = boosting.weights(X_test)
+    P = gap.proximities(X_test, dense=True)
+    print("reconstruction (relative):", float(np.max(np.abs(W @ y_train - gbm.predict(X_test)) / gbm.predict(X_test))))
+    print(f"test R^2: boosting {gbm.score(X_test, y_test):.3f}, forest {forest.score(X_test, y_test):.3f}")
+    rows = {"GradientBoosting, 100 trees, depth 3, lr 0.1": concentration(W), "RandomForest (RF-GAP), 100 trees":
+            concentration(P)}
+    for T, lr in ((10, 0.1), (100, 0.3), (300, 0.1)):
+        model = GradientBoostingRegressor(n_estimators=T, max_depth=3, learning_rate=lr, random_state=0)
+        model.fit(X_train, y_train)
+        rows[f"GradientBoosting, {T} trees, depth 3, lr {lr}"] = concentration(
+            BoostingExplainer(model, X_train, y=y_train).weights(X_test))
+    print("\n### concentration of the weights (42 held-out diabetes rows; medians, negative share a mean)\n")
+    print(table(rows))
+
+    trees = boosting.trees_
+    query = trees.apply(boosting._check_X(X_test))
+    reached = reach_sets(query, trees.train_leaves, trees.n_leaves, trees.row_weight)
+    print(f"\nrows outside the reach set of a held-out row: {np.mean(~reached):.4f} (100 trees)")
+    model = GradientBoostingRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X_train, y_train)
+    few = BoostingExplainer(model, X_train, y=y_train).trees_
+    reached = reach_sets(few.apply(X_test.to_numpy()), few.train_leaves, few.n_leaves, few.row_weight)
+    print(f"rows outside the reach set with 3 trees: {np.mean(~reached):.3f}")
+    self_weight = np.diag(boosting.weights())
+    print(f"in-sample self-weight w_i(x_i): median {np.median(self_weight):.3f}, max {self_weight.max():.3f}")
+
+    # cumulative |weight| against the number of training rows
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for matrix, label, colour in ((W, "gradient boosting (target weights)", "#FF0051"),
+                                  (P, "random forest (RF-GAP)", "#1E88E5")):
+        a = -np.sort(-np.abs(matrix), axis=1)
+        curve = np.cumsum(a, axis=1) / a.sum(axis=1, keepdims=True)
+        ranks = np.arange(1, curve.shape[1] + 1)
+        for row in curve[:20]:
+            ax.plot(ranks, row, color=colour, alpha=0.15, linewidth=0.8)
+        ax.plot(ranks, curve.mean(axis=0), color=colour, linewidth=2, label=label)
+    ax.axhline(0.9, color="grey", linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("number of training rows (largest |weight| first)")
+    ax.set_ylabel("cumulative share of sum |weight|")
+    ax.legend(frameon=False, loc="lower right")
+    save(fig, "cumulative_weight")
+
+    # one held-out row: its weights under both models, and the boosting weights sorted
+    j = 0
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    axes[0].scatter(P[j], W[j], s=8, color="#333333")
+    axes[0].axhline(0, color="grey", linewidth=0.8)
+    axes[0].set_xlabel(f"RF-GAP weight of each training row for {X_test.index[j]}")
+    axes[0].set_ylabel("gradient-boosting target weight")
+    order = np.argsort(W[j])
+    axes[1].bar(np.arange(len(order)), W[j][order], color=np.where(W[j][order] < 0, "#1E88E5", "#FF0051"), width=1.0)
+    axes[1].set_xlabel("training rows, sorted by weight")
+    axes[1].set_ylabel("target weight w_j(x)")
+    save(fig, "one_row")
+
+    # shap's waterfall of the explanation of that row (values w_j(x) (y_j - mean y))
+    e = boosting(X_test.iloc[[j]])
+    shap.plots.waterfall(e[0], max_display=12, show=False)
+    fig = plt.gcf()
+    fig.set_size_inches(8, 5)
+    save(fig, "waterfall")
+
+    # ---------------------------------------------------------------- breast cancer: gradient contributions
+    Xc, yc = load_breast_cancer(return_X_y=True, as_frame=True)
+    clf = GradientBoostingClassifier(n_estimators=100, max_depth=2, random_state=0).fit(Xc[:450], yc[:450])
+    explainer = BoostingExplainer(clf, Xc[:450], y=yc[:450])
+    ec = explainer(Xc[450:])
+    margin = clf.decision_function(Xc[450:])
+    print("\nclassifier reconstruction (relative):",
+          float(np.max(np.abs(ec.base_values + ec.values.sum(1) - margin) / np.maximum(1, np.abs(margin)))))
+    print("classifier concentration of |contributions|:", concentration(ec.values))
+    row = int(np.argmin(np.abs(margin)))  # the least certain held-out row
+    values = ec.values[row]
+    top = np.argsort(-np.abs(values))[:15][::-1]
+    fig, ax = plt.subplots(figsize=(7, 5))
+    colours = np.where(yc[:450].to_numpy()[top] == 1, "#FF0051", "#1E88E5")
+    ax.barh([str(Xc.index[i]) for i in top], values[top], color=colours)
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_xlabel("contribution to the log-odds of class 1 (red: training row of class 1)")
+    ax.set_title(f"held-out row {Xc.index[450 + row]}: margin {margin[row]:.2f}, base {ec.base_values[row]:.2f}")
+    save(fig, "classifier_contributions")
+
+
+if __name__ == "__main__":
+    main()

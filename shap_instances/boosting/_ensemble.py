@@ -1,0 +1,357 @@
+"""One form for every supported boosted ensemble, the replay of its training, and the two decompositions.
+
+A library adapter (``_sklearn``, ``_xgboost``, ``_lightgbm``) reads a fitted model into a
+:class:`BoostedTrees`: the leaves of the training rows in every tree, the stored leaf values, the row weights,
+the initial raw prediction of the training rows, and a :class:`Replay` that recomputes the training gradients
+exactly as the library did. :func:`replay_training` then walks the trees in training order, recomputes every
+leaf value from the gradients (``-eta * sum g / (sum h + lambda)``, the Newton step), checks it against the
+stored value, and keeps each training row's share of it: the gradient decomposition. The target-weight
+decomposition (squared error) needs only the leaves and the row weights. The derivations are in
+``docs/explainers/boosting.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._kernels.boosting import gradient_contribution_rows, target_weight_rows
+from ..exceptions import DataValidationError, UnsupportedModelError
+
+__all__ = ["BoostedTrees", "Replay", "replay_training", "target_weights", "gradient_contributions", "leaf_ranks"]
+
+
+def leaf_ranks(is_leaf: np.ndarray) -> np.ndarray:
+    """Map node ids to leaf ranks (0 .. n_leaves - 1 in node order); -1 for internal nodes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.boosting import leaf_ranks
+    >>> leaf_ranks(np.array([False, True, False, True, True])).tolist()
+    [-1, 0, -1, 1, 2]
+    """
+    ranks = np.cumsum(is_leaf) - 1
+    return np.where(is_leaf, ranks, -1).astype(np.int32)
+
+
+@dataclass
+class Replay:
+    """How the library computed its training gradients (supplied by an adapter).
+
+    Attributes
+    ----------
+    raw : ndarray of shape (n_used, K)
+        The initial raw predictions of the used training rows, in the library's precision.
+    gradients : callable
+        ``gradients(raw) -> (neg_grad, hess)``: float64 arrays (n_used, K) holding the library's own
+        (sample-weighted) negative gradients and hessians at ``raw``, rounded as the library rounds them.
+    add_tree : callable
+        ``add_tree(raw, t)``: add tree ``t``'s stored leaf values to ``raw`` in place, as the library did.
+    numerator_factor : float
+        Factor of the leaf numerator (scikit-learn's multinomial ``(K - 1) / K``; 1 elsewhere).
+    zero_denominator_is_zero : bool
+        Leaves whose hessian sum is 0 get the value 0 (scikit-learn's ``_safe_divide``).
+    max_step : float or None
+        The library clips each leaf step (before the learning rate) to ``[-max_step, max_step]``: the
+        decomposition holds only while no leaf reaches the bound, which the replay checks.
+    """
+
+    raw: np.ndarray
+    gradients: Callable
+    add_tree: Callable
+    numerator_factor: float = 1.0
+    zero_denominator_is_zero: bool = False
+    max_step: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Replay(n_used={self.raw.shape[0]}, K={self.raw.shape[1]})"
+
+
+@dataclass
+class BoostedTrees:
+    """A fitted boosted ensemble read into one form (built by :func:`shap_instances.boosting.read_boosted_model`).
+
+    Trees are numbered in training order, ``t = i * K + k`` for iteration ``i`` and margin ``k``.
+
+    Attributes
+    ----------
+    library, loss : str
+        E.g. ``"scikit-learn"`` / ``"squared_error"``.
+    n_outputs : int
+        Number of raw margins ``K`` (1 for regression and binary classification).
+    learning_rate : float
+    l2 : float
+        What the library adds to a leaf's hessian sum (its L2 penalty, plus any epsilon it adds).
+    tree_output : ndarray (T,) int64
+        The margin each tree adds to.
+    n_leaves : ndarray (T,) int64
+    train_leaves : ndarray (T, n) int32
+        Leaf rank of every training row in every tree (0 for rows that took no part in training).
+    leaf_values : ndarray (T, L) float64
+        What each leaf adds to the raw margin, as stored by the library (learning rate included; a constant
+        initial score folded into the first trees, as LightGBM does, is taken out).
+    row_weight : ndarray (n,) float64
+        The weight of each training row in its leaves (sample weights, class weights; 0 for rows left out of
+        training, such as an early-stopping validation split).
+    used : ndarray (n,) bool
+        Rows that took part in training.
+    init : {"mean", "constant", "other"}
+        The initial prediction: the weighted mean of the targets, a constant that does not depend on them, or
+        anything else (an init estimator).
+    init_constant : ndarray (K,) or None
+        The initial raw prediction when it is the same for every row.
+    targets : ndarray (n,) float64
+        The targets as the model saw them (class indices for classifiers; float32-rounded labels in LightGBM).
+    view : object
+        The library adapter's view of the model (picklable), with ``apply(X) -> (m, T) int32`` leaf ranks of
+        validated rows, ``init_raw(X) -> (m, K)`` initial raw predictions and ``margin(X) -> (m, K)`` the
+        model's own raw margin from its prediction API; :class:`BoostedTrees` forwards the three.
+    float32 : bool
+        Whether the library stores leaf values or computes gradients in float32 (the reconstruction then
+        holds to float32 rounding).
+    replay : Replay or None
+    members, coef, leaf_ptr, leaf_offsets : ndarray
+        The gradient decomposition, filled by :func:`replay_training`: the used rows of each leaf, each row's
+        share of that leaf value, the CSR pointers and each tree's first global leaf.
+    max_leaf_error : float
+        Largest gap between a recomputed and a stored leaf value, relative to the tree's largest leaf value.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from shap_instances.boosting import read_boosted_model
+    >>> X, y = load_iris(return_X_y=True)
+    >>> trees = read_boosted_model(GradientBoostingClassifier(n_estimators=4, max_depth=2).fit(X, y), X, y)
+    >>> trees.n_outputs, trees.n_trees, trees.tree_output[:6].tolist(), trees.max_leaf_error < 1e-12
+    (3, 12, [0, 1, 2, 0, 1, 2], True)
+    """
+
+    library: str
+    loss: str
+    n_outputs: int
+    learning_rate: float
+    l2: float
+    tree_output: np.ndarray
+    n_leaves: np.ndarray
+    train_leaves: np.ndarray
+    leaf_values: np.ndarray
+    row_weight: np.ndarray
+    used: np.ndarray
+    init: str
+    init_constant: np.ndarray | None
+    targets: np.ndarray
+    view: object
+    float32: bool = False
+    replay: Replay | None = None
+    members: np.ndarray = field(default=None, repr=False)
+    coef: np.ndarray = field(default=None, repr=False)
+    leaf_ptr: np.ndarray = field(default=None, repr=False)
+    leaf_offsets: np.ndarray = field(default=None, repr=False)
+    max_leaf_error: float = 0.0
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf ranks (m, T) int32 of validated rows ``X`` in every tree."""
+        return self.view.apply(X)
+
+    def init_raw(self, X) -> np.ndarray:
+        """Initial raw predictions (m, K) of ``X``."""
+        return self.view.init_raw(X)
+
+    def margin(self, X) -> np.ndarray:
+        """The model's own raw margin (m, K) at ``X``, from its prediction API."""
+        return self.view.margin(X)
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.tree_output)
+
+    @property
+    def n_train(self) -> int:
+        return self.train_leaves.shape[1]
+
+
+def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
+    """Recompute every leaf value from the replayed gradients, check it, and store each row's share.
+
+    Fills ``members``, ``coef``, ``leaf_ptr``, ``leaf_offsets`` and ``max_leaf_error`` of ``trees`` and drops
+    the replay. A leaf whose recomputed value departs from the stored one by more than ``rtol`` times the
+    tree's largest leaf value means the data, targets or weights are not those the model was fitted on (or a
+    setting changes the leaves), and raises :class:`~shap_instances.exceptions.DataValidationError`.
+    :func:`~shap_instances.boosting.read_boosted_model` calls it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import GradientBoostingRegressor
+    >>> from shap_instances.boosting import read_boosted_model
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = GradientBoostingRegressor(n_estimators=10).fit(X, y)
+    >>> trees = read_boosted_model(model, X, y)   # replayed: every leaf recomputed and checked
+    >>> float(trees.max_leaf_error) < 1e-12, trees.replay is None
+    (True, True)
+    >>> try:
+    ...     read_boosted_model(model, X, y + 1.0)
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    DataValidationError
+    """
+    replay = trees.replay
+    used = np.flatnonzero(trees.used)
+    n_used, K = used.size, trees.n_outputs
+    T = trees.n_trees
+    eta = trees.learning_rate
+    n_iter = T // K
+    leaf_offsets = np.zeros(T, dtype=np.int64)
+    leaf_offsets[1:] = np.cumsum(trees.n_leaves)[:-1]
+    members = np.empty(T * n_used, dtype=np.int32)
+    coef = np.empty(T * n_used, dtype=np.float64)
+    leaf_ptr = np.zeros(int(trees.n_leaves.sum()) + 1, dtype=np.int64)
+    raw = replay.raw
+    worst = 0.0
+    for i in range(n_iter):
+        neg_grad, hess = replay.gradients(raw)
+        for k in range(K):
+            t = i * K + k
+            leaves = trees.train_leaves[t, used]
+            n_l = int(trees.n_leaves[t])
+            denominator = np.bincount(leaves, weights=hess[:, k], minlength=n_l) + trees.l2
+            safe = np.where(denominator != 0, denominator, 1.0)
+            share = eta * replay.numerator_factor * neg_grad[:, k] / safe[leaves]
+            if replay.zero_denominator_is_zero:
+                share[denominator[leaves] == 0] = 0.0
+            recomputed = np.bincount(leaves, weights=share, minlength=n_l)
+            if replay.max_step is not None and np.any(np.abs(recomputed) >= eta * replay.max_step * (1 - 1e-6)):
+                raise UnsupportedModelError(
+                    f"max_delta_step={replay.max_step:g} clips a leaf step of tree {t} of the {trees.library} model, "
+                    "so that leaf is no longer a sum of its rows' gradients; refit with max_delta_step=0.")
+            stored = trees.leaf_values[t, :n_l]
+            scale = max(float(np.max(np.abs(stored))), np.finfo(np.float64).tiny)
+            gap = float(np.max(np.abs(recomputed - stored))) / scale
+            if not gap <= rtol:
+                raise DataValidationError(
+                    f"The leaf values of tree {t} of the {trees.library} model are not reproduced from the training "
+                    f"data (largest gap {gap:.3g} of the tree's largest leaf value, tolerance {rtol:.3g}): pass "
+                    "exactly the X, y and sample_weight given to fit (same rows, same order).")
+            worst = max(worst, gap)
+            order = np.argsort(leaves, kind="stable")
+            start = t * n_used
+            members[start:start + n_used] = used[order]
+            coef[start:start + n_used] = share[order]
+            counts = np.bincount(leaves, minlength=n_l)
+            leaf_ptr[leaf_offsets[t] + 1:leaf_offsets[t] + n_l + 1] = start + np.cumsum(counts)
+        for k in range(K):
+            replay.add_tree(raw, i * K + k)
+    trees.members, trees.coef, trees.leaf_ptr, trees.leaf_offsets = members, coef, leaf_ptr, leaf_offsets
+    trees.max_leaf_error = worst
+    trees.replay = None
+
+
+def _chunks(m: int, n_jobs: int | None, minimum: int = 8) -> list[tuple[int, int]]:
+    # joblib's semantics: -1 every core, -2 all but one, ...
+    parts = 1 if n_jobs in (None, 1) else (int(n_jobs) if n_jobs > 0 else max(1, _cpu_count() + 1 + int(n_jobs)))
+    parts = max(1, min(parts, m // minimum))
+    edges = np.linspace(0, m, parts + 1).astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def _cpu_count() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _run(function, chunks):
+    if len(chunks) <= 1:
+        for a, b in chunks:
+            function(a, b)
+        return
+    from joblib import Parallel, delayed
+
+    Parallel(n_jobs=len(chunks), prefer="threads")(delayed(function)(a, b) for a, b in chunks)
+
+
+def target_weights(trees: BoostedTrees, query_leaves: np.ndarray, *, out: np.ndarray | None = None,
+                   n_jobs: int | None = None, block: int = 16) -> np.ndarray:
+    """Target weights ``W`` (m, n) with ``predict = W @ targets`` (+ the constant part, see the docs).
+
+    ``query_leaves`` (m, T) int32 from ``trees.apply``. The kernels release the GIL: ``n_jobs`` splits the rows
+    over threads. With the default initial prediction (the weighted mean) the rows sum to one; with a constant
+    ``c``, ``predict = c (1 - W.sum(1)) + W @ targets``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import GradientBoostingRegressor
+    >>> from shap_instances.boosting import read_boosted_model, target_weights
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = GradientBoostingRegressor(n_estimators=10, init="zero").fit(X, y)
+    >>> trees = read_boosted_model(model, X, y)
+    >>> W = target_weights(trees, trees.apply(X[:4]))
+    >>> bool(np.allclose(W @ y, model.predict(X[:4]))), bool(np.allclose(W.sum(1), 1 - 0.9 ** 10))
+    (True, True)
+    """
+    query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
+    m = query_leaves.shape[0]
+    out = np.empty((m, trees.n_train)) if out is None else out
+    eta = trees.learning_rate
+    width = int(trees.n_leaves.max()) if trees.n_trees else 1
+    scale = np.zeros((trees.n_trees, width))
+    row_weight = np.where(trees.used, trees.row_weight, 0.0)
+    for t in range(trees.n_trees):
+        leaves = trees.train_leaves[t]
+        total = np.bincount(leaves, weights=row_weight, minlength=int(trees.n_leaves[t])) + trees.l2
+        scale[t, :total.size] = np.where(total > 0, eta / np.where(total > 0, total, 1.0), 0.0)
+    if trees.init == "mean":
+        init_share = row_weight / row_weight.sum()
+    else:
+        init_share = np.zeros(trees.n_train)
+    exact = trees.l2 == 0.0
+    factor = (1.0 - eta) ** trees.n_trees
+    n_leaves = trees.n_leaves.astype(np.int64)
+    train_leaves = np.ascontiguousarray(trees.train_leaves, dtype=np.int32)
+
+    def work(a, b):
+        target_weight_rows(query_leaves[a:b], train_leaves, n_leaves, row_weight, scale, init_share, factor,
+                           exact, out[a:b], block)
+
+    _run(work, _chunks(m, n_jobs))
+    return out
+
+
+def gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *, out: np.ndarray | None = None,
+                           n_jobs: int | None = None) -> np.ndarray:
+    """Contributions (m, n, K) of the training rows to the raw margins through their gradients.
+
+    Requires the replay (:func:`replay_training`, done by :func:`read_boosted_model`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.ensemble import GradientBoostingClassifier
+    >>> from shap_instances.boosting import gradient_contributions, read_boosted_model
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = GradientBoostingClassifier(n_estimators=10).fit(X, y)
+    >>> trees = read_boosted_model(model, X, y)
+    >>> C = gradient_contributions(trees, trees.apply(X[:3]))
+    >>> margin = trees.init_raw(X[:3]) + C.sum(axis=1)
+    >>> bool(np.allclose(margin[:, 0], model.decision_function(X[:3])))
+    True
+    """
+    query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
+    m = query_leaves.shape[0]
+    out = np.empty((m, trees.n_train, trees.n_outputs)) if out is None else out
+    tree_output = trees.tree_output.astype(np.int64)
+
+    def work(a, b):
+        gradient_contribution_rows(query_leaves[a:b], tree_output, trees.leaf_offsets, trees.leaf_ptr,
+                                   trees.members, trees.coef, out[a:b])
+
+    _run(work, _chunks(m, n_jobs))
+    return out

@@ -1,0 +1,319 @@
+"""scikit-learn's GradientBoosting* and HistGradientBoosting* read into :class:`BoostedTrees`.
+
+Private scikit-learn attributes are used where the public API has no equivalent, and every one of them is
+checked by the replay (each leaf value recomputed from the replayed gradients): ``_loss`` (the loss object
+the model trained with, so the gradients are bitwise those of training), ``_raw_predict_init`` (the init
+estimator's raw predictions), and, for HistGradientBoosting, ``_predictors`` / ``_baseline_prediction`` /
+``_preprocess_X`` / ``_bin_mapper`` / ``_random_seed`` (its trees have no public ``apply``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+)
+from sklearn.model_selection import train_test_split
+
+from ..exceptions import DataValidationError, UnsupportedModelError
+from ..utils import check_fitted, check_target, model_input
+from ._ensemble import BoostedTrees, Replay, leaf_ranks
+
+__all__ = ["GB_MODELS", "HGB_MODELS", "check_gb", "read_gb", "check_hgb", "read_hgb"]
+
+GB_MODELS = (GradientBoostingRegressor, GradientBoostingClassifier)
+HGB_MODELS = (HistGradientBoostingRegressor, HistGradientBoostingClassifier)
+
+_GB_LOSSES = {"squared_error", "log_loss", "exponential"}
+_HGB_LOSSES = {"squared_error", "poisson", "gamma", "log_loss"}
+
+
+def _classifier(model) -> bool:
+    return isinstance(model, GradientBoostingClassifier | HistGradientBoostingClassifier)
+
+
+def _class_codes(model, y, n: int) -> np.ndarray:
+    """Class indices (float64) of the labels ``y`` in ``model.classes_``."""
+    labels = check_target(y, n, numeric=False)
+    if labels.ndim != 1:
+        raise DataValidationError(f"y must be one label per training row, got shape {labels.shape}.")
+    classes = model.classes_
+    codes = np.searchsorted(classes, labels)
+    codes = np.clip(codes, 0, len(classes) - 1)
+    if not np.all(classes[codes] == labels):
+        unknown = sorted(set(labels[classes[codes] != labels].tolist()))[:5]
+        raise DataValidationError(f"y holds labels the classifier was not fitted on: {unknown}; pass the y given "
+                                  "to fit.")
+    return codes.astype(np.float64)
+
+
+def _weights(sample_weight, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    weights = check_target(sample_weight, n, name="sample_weight")
+    if weights.ndim != 1 or np.any(weights < 0):
+        raise DataValidationError("sample_weight must be one non-negative weight per training row.")
+    return weights
+
+
+# ---------------------------------------------------------------------------------------------- GradientBoosting
+def check_gb(model) -> None:
+    """Refuse GradientBoosting settings whose leaves are not Newton steps of known rows, then unfitted models."""
+    if model.subsample < 1.0:
+        raise UnsupportedModelError(
+            f"subsample={model.subsample} fits each tree on a random subsample of the rows that scikit-learn does not "
+            "store, so the training rows behind each leaf are unknown; refit with subsample=1.0.")
+    if model.loss not in _GB_LOSSES:
+        raise UnsupportedModelError(
+            f"loss={model.loss!r}: its leaf values are medians or quantiles of residuals, not sums of training "
+            "gradients, so no exact decomposition over training rows exists; use loss='squared_error' "
+            "(regression) or 'log_loss' / 'exponential' (classification).")
+    if model.n_iter_no_change is not None and not isinstance(model.random_state, numbers.Integral):
+        raise UnsupportedModelError(
+            f"n_iter_no_change={model.n_iter_no_change} trains on a random split of the data that scikit-learn "
+            f"does not store, and random_state={model.random_state!r} does not reproduce it; refit with an int "
+            "random_state (or without early stopping).")
+    check_fitted(model)
+
+
+def _gb_init(model) -> str:
+    init = model.init_
+    if isinstance(init, str) and init == "zero":
+        return "constant"
+    if isinstance(init, DummyRegressor) and init.strategy == "mean":
+        return "mean"
+    if isinstance(init, DummyRegressor) and init.strategy == "constant":
+        return "constant"
+    if isinstance(init, DummyClassifier) and init.strategy == "prior":
+        return "constant"  # log-odds of the class priors: the same for every row
+    return "other"
+
+
+def read_gb(model, X, y, sample_weight) -> BoostedTrees:
+    """Read a fitted GradientBoostingRegressor / Classifier fitted on ``(X, y, sample_weight)``."""
+    check_gb(model)
+    n = X.shape[0]
+    classifier = _classifier(model)
+    targets = _class_codes(model, y, n) if classifier else check_target(y, n)
+    if targets.ndim != 1:
+        raise DataValidationError(f"y must be one target per training row, got shape {targets.shape}.")
+    weights = _weights(sample_weight, n)
+    row_weight = np.ones(n) if weights is None else weights
+    used = np.ones(n, dtype=bool)
+    if model.n_iter_no_change is not None:
+        train, _ = train_test_split(np.arange(n), random_state=model.random_state,
+                                    test_size=model.validation_fraction, stratify=targets if classifier else None)
+        used[:] = False
+        used[train] = True
+    estimators = model.estimators_
+    n_iter, K = estimators.shape
+    trees = [estimators[i, k].tree_ for i in range(n_iter) for k in range(K)]
+    ranks = [leaf_ranks(tree.children_left == -1) for tree in trees]
+    n_leaves = np.array([int(r.max()) + 1 for r in ranks], dtype=np.int64)
+    leaf_values = np.zeros((len(trees), int(n_leaves.max())))
+    eta = float(model.learning_rate)
+    for t, (tree, rank) in enumerate(zip(trees, ranks)):
+        is_leaf = rank >= 0
+        leaf_values[t, : n_leaves[t]] = eta * tree.value[is_leaf, 0, 0]  # the product training added
+
+    view = _GBView(model, ranks, K, classifier)
+
+    train_leaves = np.ascontiguousarray(view.apply(X).T)
+    positive = used & (row_weight > 0)
+    for t, tree in enumerate(trees):
+        total = np.bincount(train_leaves[t, positive], weights=row_weight[positive], minlength=n_leaves[t])
+        stored = tree.weighted_n_node_samples[ranks[t] >= 0]
+        if not np.allclose(total, stored, rtol=1e-9, atol=1e-12):
+            raise DataValidationError(
+                f"The training rows do not fill the leaves of tree {t} as in fitting (total weight per leaf): pass "
+                "exactly the X and sample_weight given to fit (same rows, same order).")
+
+    rows = np.flatnonzero(used)
+    y_used, w_used = targets[rows], row_weight[rows]
+    loss = model._loss
+
+    def gradients(raw):
+        neg = -np.asarray(loss.gradient(y_true=y_used, raw_prediction=raw, sample_weight=None),
+                          dtype=np.float64).reshape(raw.shape)
+        if model.loss == "squared_error":
+            hess = np.ones_like(neg)
+        elif model.loss == "exponential":
+            hess = neg.copy()
+            hess[y_used == 0] *= -1
+        else:
+            truth = (y_used[:, None] == np.arange(K)[None, :]) if K > 1 else y_used[:, None]
+            prob = truth - neg  # scikit-learn's own expression of the probability
+            hess = prob * (1 - prob)
+        return neg * w_used[:, None], hess * w_used[:, None]
+
+    def add_tree(raw, t):
+        raw[:, t % K] += leaf_values[t, train_leaves[t, rows]]
+
+    init = _gb_init(model)
+    constant = view.init_raw(X[:1])[0] if init in ("mean", "constant") else None
+    return BoostedTrees(
+        library="scikit-learn", loss=model.loss, n_outputs=K, learning_rate=eta, l2=0.0,
+        tree_output=np.tile(np.arange(K), n_iter).astype(np.int64), n_leaves=n_leaves, train_leaves=train_leaves,
+        leaf_values=leaf_values, row_weight=row_weight, used=used, init=init, init_constant=constant,
+        targets=targets, view=view,
+        replay=Replay(raw=view.init_raw(X[rows]), gradients=gradients, add_tree=add_tree,
+                      numerator_factor=(K - 1) / K if K > 1 else 1.0, zero_denominator_is_zero=True),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- HistGradientBoosting
+def check_hgb(model) -> None:
+    """Refuse HistGradientBoosting settings whose leaves are not Newton steps, then unfitted models."""
+    if model.loss not in _HGB_LOSSES:
+        raise UnsupportedModelError(
+            f"loss={model.loss!r}: HistGradientBoosting replaces its leaf values by quantiles of the residuals, "
+            "not sums of training gradients, so no exact decomposition over training rows exists; use "
+            "'squared_error', 'poisson', 'gamma' or 'log_loss'.")
+    if model.monotonic_cst is not None:
+        raise UnsupportedModelError(
+            "monotonic_cst clips leaf values to bounds set by their neighbours, so they are no longer sums of "
+            "training gradients; refit without monotonic_cst.")
+    check_fitted(model)
+
+
+def _hgb_leaf_predictors(model):
+    """Copies of the model's trees that predict the id of the node a row ends in (the model is untouched)."""
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+
+    copies, ranks = [], []
+    for iteration in model._predictors:
+        for predictor in iteration:
+            nodes = predictor.nodes.copy()
+            nodes["value"] = np.arange(nodes.shape[0], dtype=np.float64)
+            copies.append(TreePredictor(nodes, predictor.binned_left_cat_bitsets, predictor.raw_left_cat_bitsets))
+            ranks.append(leaf_ranks(predictor.nodes["is_leaf"].astype(bool)))
+    return copies, ranks
+
+
+def read_hgb(model, X, y, sample_weight) -> BoostedTrees:
+    """Read a fitted HistGradientBoostingRegressor / Classifier fitted on ``(X, y, sample_weight)``."""
+    check_hgb(model)
+    n = X.shape[0]
+    classifier = _classifier(model)
+    targets = _class_codes(model, y, n) if classifier else check_target(y, n)
+    if targets.ndim != 1:
+        raise DataValidationError(f"y must be one target per training row, got shape {targets.shape}.")
+    weights = model._finalize_sample_weight(_weights(sample_weight, n), targets)
+    row_weight = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    K = int(model.n_trees_per_iteration_)
+    copies, ranks = _hgb_leaf_predictors(model)
+    n_trees = len(copies)
+    if n_trees == 0:
+        raise UnsupportedModelError("The model has no trees (n_iter_ = 0); nothing to decompose.")
+    root_count = int(model._predictors[0][0].nodes["count"][0])
+    used = np.ones(n, dtype=bool)
+    if root_count != n:
+        if not (model.do_early_stopping_ and model.validation_fraction is not None):
+            raise DataValidationError(f"The model was fitted on {root_count} rows, but X has {n}: pass exactly the X "
+                                      "given to fit.")
+        # the early-stopping validation split, drawn from the stored seed as fit drew it
+        train, _ = train_test_split(np.arange(n), test_size=model.validation_fraction,
+                                    stratify=targets if classifier else None, random_state=model._random_seed)
+        used[:] = False
+        used[train] = True
+        if used.sum() != root_count:
+            raise DataValidationError(f"The model was fitted on {root_count} rows, which the early-stopping split "
+                                      f"of these {n} rows does not reproduce: pass exactly the X and y given to fit.")
+    n_leaves = np.array([int(r.max()) + 1 for r in ranks], dtype=np.int64)
+    leaf_values = np.zeros((n_trees, int(n_leaves.max())))
+    stored = [p for iteration in model._predictors for p in iteration]
+    for t, predictor in enumerate(stored):
+        leaf_values[t, : n_leaves[t]] = predictor.nodes["value"][ranks[t] >= 0]  # shrinkage applied
+    view = _HGBView(model, copies, ranks, K, classifier)
+    train_leaves = np.ascontiguousarray(view.apply(X).T)
+    rows = np.flatnonzero(used)
+    for t, predictor in enumerate(stored):
+        counts = np.bincount(train_leaves[t, rows], minlength=n_leaves[t])
+        if not np.array_equal(counts, predictor.nodes["count"][ranks[t] >= 0].astype(np.int64)):
+            raise DataValidationError(
+                f"The training rows do not fill the leaves of tree {t} as in fitting (rows per leaf): pass exactly "
+                "the X given to fit (same rows, same order).")
+
+    loss = model._loss
+    y_used = targets[rows]
+    w_used = None if weights is None else row_weight[rows]
+    gradient, hessian = loss.init_gradient_and_hessian(n_samples=rows.size, dtype=np.float32, order="F")
+
+    def gradients(raw):
+        view = raw[:, 0] if K == 1 else raw
+        if loss.constant_hessian:
+            loss.gradient(y_true=y_used, raw_prediction=view, sample_weight=w_used, gradient_out=gradient)
+            hess = np.ones((rows.size, K))
+        else:
+            loss.gradient_hessian(y_true=y_used, raw_prediction=view, sample_weight=w_used,
+                                  gradient_out=gradient, hessian_out=hessian)
+            hess = hessian.astype(np.float64).reshape(rows.size, K)
+        return -gradient.astype(np.float64).reshape(rows.size, K), hess
+
+    def add_tree(raw, t):
+        raw[:, t % K] += leaf_values[t, train_leaves[t, rows]]
+
+    raw0 = np.zeros((rows.size, K), order="F") + model._baseline_prediction
+    init = "mean" if model.loss == "squared_error" else "constant"
+    return BoostedTrees(
+        library="scikit-learn", loss=model.loss, n_outputs=K, learning_rate=float(model.learning_rate),
+        l2=float(model.l2_regularization) + 1e-15, tree_output=np.tile(np.arange(K), n_trees // K).astype(np.int64),
+        n_leaves=n_leaves, train_leaves=train_leaves, leaf_values=leaf_values, row_weight=row_weight, used=used,
+        init=init, init_constant=np.asarray(model._baseline_prediction, dtype=np.float64).reshape(K),
+        targets=targets, view=view, float32=True,
+        replay=Replay(raw=raw0, gradients=gradients, add_tree=add_tree),
+    )
+
+
+class _GBView:
+    """What the explainer asks a GradientBoosting model: leaves, initial and full raw predictions."""
+
+    def __init__(self, model, ranks, K, classifier):
+        self.model, self.ranks, self.K, self.classifier = model, ranks, K, classifier
+
+    def apply(self, X):
+        # arrays, not DataFrames: GradientBoosting validates X with its first tree, which was fitted on arrays
+        nodes = np.asarray(self.model.apply(X)).reshape(X.shape[0], -1).astype(np.int64)
+        return np.stack([rank[nodes[:, t]] for t, rank in enumerate(self.ranks)], axis=1).astype(np.int32)
+
+    def init_raw(self, X):
+        raw = self.model._raw_predict_init(X)  # an array, as in apply
+        return np.asarray(raw, dtype=np.float64).reshape(X.shape[0], self.K)
+
+    def margin(self, X):
+        X_model = model_input(self.model, X)
+        if self.classifier:
+            return np.asarray(self.model.decision_function(X_model), dtype=np.float64).reshape(X.shape[0], self.K)
+        return np.asarray(self.model.predict(X_model), dtype=np.float64).reshape(X.shape[0], 1)
+
+
+class _HGBView:
+    """What the explainer asks a HistGradientBoosting model (its trees predict node ids to give leaves)."""
+
+    def __init__(self, model, copies, ranks, K, classifier):
+        self.model, self.copies, self.ranks, self.K, self.classifier = model, copies, ranks, K, classifier
+
+    def apply(self, X):
+        X_model = self.model._preprocess_X(model_input(self.model, X), reset=False)
+        known_cat_bitsets, f_idx_map = self.model._bin_mapper.make_known_categories_bitsets()
+        out = np.empty((X_model.shape[0], len(self.copies)), dtype=np.int32)
+        for t, predictor in enumerate(self.copies):
+            nodes = predictor.predict(X_model, known_cat_bitsets, f_idx_map, 1).astype(np.int64)
+            out[:, t] = self.ranks[t][nodes]
+        return out
+
+    def init_raw(self, X):
+        return np.zeros((X.shape[0], self.K)) + self.model._baseline_prediction
+
+    def margin(self, X):
+        X_model = model_input(self.model, X)
+        if self.classifier:
+            return np.asarray(self.model.decision_function(X_model), dtype=np.float64).reshape(X.shape[0], self.K)
+        prediction = np.asarray(self.model.predict(X_model), dtype=np.float64).reshape(X.shape[0], 1)
+        return prediction if self.model.loss == "squared_error" else np.log(prediction)

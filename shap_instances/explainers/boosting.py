@@ -1,0 +1,388 @@
+"""``BoostingExplainer``: a gradient-boosted model's prediction as an exact sum over its training rows.
+
+Two decompositions, derived in ``docs/explainers/boosting.md``:
+
+* ``kind="weights"`` (squared error): ``predict(x) = sum_j w_j(x) y_j`` with ``sum_j w_j(x) = 1`` (AXIL's form),
+  computed by a backward recursion over the trees in O(n) per tree and explained row, never an n x n matrix;
+* ``kind="gradients"`` (any loss whose leaves are Newton steps): the raw margin is
+  ``F_0(x) + sum_j sum_t c_tj(x) (-g_tj)``, each training row's negative gradients along the training
+  trajectory times non-negative coefficients.
+
+Every leaf value of the model is recomputed from the training data when the explainer is built and checked
+against the model, so a wrong ``data``, ``y`` or ``sample_weight`` is refused rather than explained.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+import shap
+
+from .._base import InstanceExplainer
+from .._explanation import build_explanation
+from ..boosting import (
+    boosting_library,
+    check_boosted_model,
+    gradient_contributions,
+    n_model_features,
+    read_boosted_model,
+    target_weights,
+)
+from ..exceptions import DataValidationError, InvalidParameterError, NotFittedError, UnsupportedModelError
+from ..utils import (
+    COMMON_CONSTRAINTS,
+    Options,
+    check_data,
+    check_memory,
+    fitted_columns,
+    row_names,
+    training_names,
+)
+
+__all__ = ["BoostingExplainer"]
+
+#: Relative reconstruction tolerance of libraries whose gradients and leaf values are float64.
+_ATOL = 1e-9
+
+
+class BoostingExplainer(InstanceExplainer):
+    """Explain a gradient-boosted model's predictions exactly by its training rows.
+
+    Parameters
+    ----------
+    model : fitted boosted model
+        scikit-learn ``GradientBoostingRegressor`` / ``GradientBoostingClassifier`` (``subsample=1``;
+        losses ``squared_error``, ``log_loss``, ``exponential``) or ``HistGradientBoostingRegressor`` /
+        ``HistGradientBoostingClassifier`` (losses ``squared_error``, ``poisson``, ``gamma``, ``log_loss``;
+        no ``monotonic_cst``; missing values, categorical splits and the early-stopping validation split are
+        reproduced); XGBoost and LightGBM models when those libraries are installed (see the docs for the
+        settings each supports). Anything else is refused with a message naming the setting.
+    masker : array-like of shape (n_train, n_features)
+        The training data ``X`` given to ``fit`` (same rows, same order); ``data=`` is an alias.
+    y : array-like of shape (n_train,)
+        The training targets given to ``fit`` (class labels for classifiers). Required.
+    kind : {"auto", "weights", "gradients"}, default="auto"
+        ``"weights"``: target weights, ``values[i, j] = w_j(x_i) (y_j - F_0)`` with base ``F_0`` (the initial
+        prediction), for squared-error regression. ``"gradients"``: contributions through the training
+        gradients to the raw margin, ``values[i, j] = sum_t c_tj(x_i) (-g_tj)`` with base ``F_0(x_i)``; positive
+        values push the margin up. ``"auto"``: ``"weights"`` for squared-error regression, else
+        ``"gradients"``.
+    sample_weight : array-like of shape (n_train,), optional
+        The ``sample_weight`` given to ``fit``.
+    max_memory : float, optional
+        Byte budget of the Explanation values (default half the machine's memory).
+    n_jobs : int, optional
+        Threads over explained rows (the kernels release the GIL).
+    feature_names : sequence of str, optional
+        Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
+
+    Attributes
+    ----------
+    trees_ : shap_instances.boosting.BoostedTrees
+        The model read into one form, with the replayed training (``trees_.max_leaf_error`` is the largest
+        gap between a recomputed and a stored leaf value, relative to the tree's largest leaf value).
+    kind_ : str
+        The decomposition used.
+    targets_ : ndarray of shape (n_train,)
+        The targets as the model saw them (class indices for classifiers).
+    output_names_ : list of str or None
+        Class labels of a multi-class model (one margin each).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import GradientBoostingRegressor
+    >>> from shap_instances import BoostingExplainer
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> model = GradientBoostingRegressor(n_estimators=50, random_state=0).fit(X[:400], y[:400])
+    >>> explainer = BoostingExplainer(model, X[:400], y=y[:400])
+    >>> e = explainer(X[400:])
+    >>> e.values.shape
+    (42, 400)
+    >>> bool(np.allclose(e.base_values + e.values.sum(axis=1), model.predict(X[400:]), rtol=1e-12))
+    True
+    >>> W = explainer.weights(X[400:])       # predict = W @ y, rows sum to one
+    >>> bool(np.allclose(W @ y[:400], model.predict(X[400:]))), bool(np.allclose(W.sum(axis=1), 1.0))
+    (True, True)
+    """
+
+    explained_quantity = (
+        "kind='weights': model.predict(X). kind='gradients': the raw margin (predict for squared error, "
+        "decision_function for classifiers, log(predict) for Poisson / gamma, XGBoost's output_margin, "
+        "LightGBM's raw_score)."
+    )
+    auto_priority = 25
+    requires_y = True
+    _parameter_constraints: ClassVar[dict] = {
+        **COMMON_CONSTRAINTS,
+        "y": [None, "array-like"],
+        "kind": [Options("auto", "weights", "gradients")],
+        "sample_weight": [None, "array-like"],
+    }
+
+    def __init__(self, model, masker=None, *, data=None, y=None, kind="auto", sample_weight=None, max_memory=None,
+                 n_jobs=None, feature_names=None):
+        data = self._setup(locals())
+        check_boosted_model(model)
+        if data is None:
+            raise DataValidationError("BoostingExplainer needs the training X the model was fitted on: "
+                                      "BoostingExplainer(model, X_train, y=y_train).")
+        self.columns_ = fitted_columns(model, data)
+        self.data_ = self._check_X(data, name="masker")
+        self.train_names_ = training_names(data, feature_names)
+        self.trees_ = read_boosted_model(model, self.data_, y, sample_weight)
+        self.kind_ = self._resolve_kind(kind)
+        self.targets_ = self.trees_.targets
+        self.n_train_ = self.data_.shape[0]
+        classes = getattr(model, "classes_", None)
+        K = self.trees_.n_outputs
+        self.output_names_ = [str(c) for c in classes] if K > 1 and classes is not None else (
+            [f"margin[{k}]" for k in range(K)] if K > 1 else None)
+
+    # ------------------------------------------------------------------ set-up helpers
+    def _resolve_kind(self, kind: str) -> str:
+        trees = self.trees_
+        weights_ok = trees.loss == "squared_error" and trees.n_outputs == 1 and trees.init in ("mean", "constant")
+        if kind == "auto":
+            return "weights" if weights_ok else "gradients"
+        if kind == "weights" and not weights_ok:
+            reason = (f"the model's loss is {trees.loss!r}" if trees.loss != "squared_error"
+                      else "its initial prediction is an estimator that is not the mean of y or a constant")
+            raise UnsupportedModelError(
+                f"kind='weights' writes the prediction as a weighted sum of training targets, which holds for "
+                f"squared-error regression only, and {reason}; use kind='gradients' (contributions through the "
+                "training gradients, exact for this model).")
+        return kind
+
+    def _check_X(self, X, name: str = "X"):
+        library = boosting_library(self.model)
+        hist = type(self.model).__name__.startswith("HistGradientBoosting")
+        gb = library == "scikit-learn" and not hist
+        return check_data(X, name=name, allow_sparse=not hist, allow_nan=not gb,
+                          n_features=n_model_features(self.model),
+                          feature_names=self.columns_)
+
+    @classmethod
+    def supports_model(cls, model, data=None) -> bool:
+        """True for the supported boosted models whose settings allow an exact decomposition.
+
+        Examples
+        --------
+        >>> from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> BoostingExplainer.supports_model(GradientBoostingRegressor())
+        True
+        >>> BoostingExplainer.supports_model(GradientBoostingRegressor(subsample=0.5))
+        False
+        >>> BoostingExplainer.supports_model(RandomForestRegressor())
+        False
+        """
+        if boosting_library(model) is None:
+            return False
+        try:
+            check_boosted_model(model)
+        except NotFittedError:
+            return True  # the settings were checked first
+        except UnsupportedModelError:
+            return False
+        return True
+
+    @classmethod
+    def conformance_problem(cls):
+        """A 30-tree GradientBoostingRegressor on 60 diabetes rows, 6 held-out rows; explained: ``predict``."""
+        from sklearn.ensemble import GradientBoostingRegressor
+
+        from ..datasets import load_diabetes
+        from ..utils import ConformanceProblem
+
+        X, y = load_diabetes()
+        model = GradientBoostingRegressor(n_estimators=30, max_depth=3, random_state=0).fit(X.iloc[:60], y.iloc[:60])
+        return ConformanceProblem(model, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60], explained=model.predict,
+                                  atol=1e-10)
+
+    def _expected_value(self):
+        constant = self.trees_.init_constant
+        if constant is None:
+            return super()._expected_value()
+        return float(constant[0]) if constant.size == 1 else constant.copy()
+
+    # ------------------------------------------------------------------ the decompositions
+    def _query(self, X):
+        """(leaf ranks (m, T), validated rows, names) of ``X``; ``None`` gives the training rows."""
+        if X is None:
+            return np.ascontiguousarray(self.trees_.train_leaves.T), self.data_, list(self.train_names_)
+        names = row_names(X)
+        X = self._check_X(X)
+        return self.trees_.apply(X), X, names
+
+    def weights(self, X=None) -> np.ndarray:
+        """Target weights ``W`` (m, n_train): ``predict(X) = F_0 (1 - W.sum(1)) + W @ y`` (squared error).
+
+        With the default initial prediction (the weighted mean of ``y``) the rows of ``W`` sum to one and
+        ``predict(X) = W @ y``. ``X=None`` gives the weights of the training rows (in-sample).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = GradientBoostingRegressor(n_estimators=30, random_state=0).fit(X, y)
+        >>> W = BoostingExplainer(model, X, y=y).weights(X[:5])
+        >>> bool(np.allclose(W @ y, model.predict(X[:5])))
+        True
+        """
+        if self.trees_.loss != "squared_error" or self.trees_.n_outputs != 1 or self.trees_.init == "other":
+            self._resolve_kind("weights")  # raises, naming why
+        leaves, _, _ = self._query(X)
+        check_memory(8.0 * leaves.shape[0] * self.n_train_, f"The weights of shape ({leaves.shape[0]}, "
+                     f"{self.n_train_})", max_memory=self.max_memory, instead="Explain fewer rows at a time.")
+        return target_weights(self.trees_, leaves, n_jobs=self.n_jobs)
+
+    def _values(self, leaves) -> np.ndarray:
+        """The explanation values (m, n_train, K) of validated leaf ranks, as a new array."""
+        trees = self.trees_
+        if self.kind_ == "weights":
+            values = target_weights(trees, leaves, n_jobs=self.n_jobs)
+            values *= (self.targets_ - trees.init_constant[0])[None, :]  # in place: the weights become the values
+            return values[:, :, None]
+        return gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
+
+    def top_k(self, X=None, k: int = 10, *, output=None) -> sp.csr_matrix:
+        """The ``k`` largest values (in absolute value) of each explained row, without the dense (m, n) values.
+
+        Rows are explained in chunks whose values fit in ``max_memory`` (default 256 MiB), so memory stays
+        O(chunk x n_train + m x k) whatever the number of explained rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (m, n_features), optional
+            ``None``: the training rows.
+        k : int, default=10
+        output : int or class label, optional
+            The margin to rank, for a multi-class model (required there).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of shape (m, n_train)
+            Row ``i`` holds the values of ``explainer(X)`` at its ``k`` training rows of largest absolute value
+            (ties broken arbitrarily), sorted by training row. The values left out of row ``i``
+            sum to ``explained_i - base_i - row sum``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> explainer = BoostingExplainer(GradientBoostingRegressor(n_estimators=20).fit(X, y), X, y=y)
+        >>> top = explainer.top_k(X[:3], k=5)
+        >>> top.shape, top.nnz
+        ((3, 442), 15)
+        >>> dense = explainer(X[:3]).values
+        >>> bool(np.allclose(np.sort(np.abs(top.toarray()), 1)[:, -5:], np.sort(np.abs(dense), 1)[:, -5:]))
+        True
+        """
+        K, n = self.trees_.n_outputs, self.n_train_
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= n:
+            raise InvalidParameterError(f"BoostingExplainer.top_k: k must be an int in [1, {n}]; got {k!r}.")
+        if K == 1:
+            column = 0
+        elif output is None:
+            raise InvalidParameterError(f"BoostingExplainer.top_k: the model has {K} margins; pass output= one of "
+                                        f"{self.output_names_} (or its position).")
+        else:
+            names = list(self.output_names_)
+            column = names.index(str(output)) if str(output) in names else int(output)
+        leaves, _, _ = self._query(X)
+        m = leaves.shape[0]
+        budget = 256 * 2**20 if self.max_memory is None else self.max_memory
+        check_memory(8.0 * n * K + 12.0 * m * k, f"top_k's result ({m} x {k}) and one row of values",
+                     max_memory=budget, instead="Raise max_memory, or ask for fewer rows or a smaller k.")
+        chunk = max(1, min(m, int((budget - 12.0 * m * k) // (8.0 * n * K))))
+        indices = np.empty((m, k), dtype=np.int64)
+        data = np.empty((m, k))
+        for a in range(0, m, chunk):
+            values = self._values(leaves[a:a + chunk])[:, :, column]
+            for i, row in enumerate(values, start=a):  # one row at a time: O(n) temporaries
+                keep = np.sort(np.argpartition(-np.abs(row), k - 1)[:k]) if k < n else np.arange(n)
+                indices[i], data[i] = keep, row[keep]
+            del values, row  # the row is a view: it would keep the chunk alive while the next one is computed
+        indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
+        return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
+
+    def __call__(self, X=None, y=None) -> shap.Explanation:
+        """Explain ``X`` (``None``: the training rows, in-sample).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features), optional
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` of shape (n, n_train) (regression, binary classification: the log-odds of
+            ``classes_[1]``) or (n, n_train, n_classes) (multi-class: one raw margin per class). ``data`` holds
+            each training row's target (class index for classifiers), what plots colour by.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.ensemble import GradientBoostingClassifier
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> model = GradientBoostingClassifier(n_estimators=30, random_state=0).fit(X[:450], y[:450])
+        >>> e = BoostingExplainer(model, X[:450], y=y[:450])(X[450:460])
+        >>> e.values.shape
+        (10, 450)
+        >>> bool(np.allclose(e.base_values + e.values.sum(1), model.decision_function(X[450:460]), rtol=1e-12))
+        True
+        """
+        self._check_call_y(y)
+        t0 = time.perf_counter()
+        leaves, X, names = self._query(X)
+        trees = self.trees_
+        m, n, K = leaves.shape[0], self.n_train_, trees.n_outputs
+        check_memory(8.0 * m * n * K, f"The Explanation values of shape ({m}, {n}{', ' + str(K) if K > 1 else ''})",
+                     max_memory=self.max_memory, instead="Explain fewer rows at a time, or keep the largest values "
+                     "of each row with explainer.top_k(X, k), which works in chunks.")
+        explained = trees.margin(X)
+        values = self._values(leaves)
+        if self.kind_ == "weights":
+            base, explained = np.full(m, trees.init_constant[0]), explained[:, 0]
+        else:
+            base = trees.init_raw(X)
+        if K == 1:
+            values = values[:, :, 0]
+            if self.kind_ != "weights":
+                base, explained = base[:, 0], explained[:, 0]
+        return self._finish(build_explanation(
+            values, base, feature_names=self.train_names_, data=np.broadcast_to(self.targets_, (m, n)),
+            row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
+            atol=self._tolerance(leaves), compute_time=time.perf_counter() - t0,
+        ))
+
+    def _tolerance(self, leaves) -> float:
+        """Tolerance of the reconstruction check: 1e-9 where the replay is exact, else a float32 bound.
+
+        XGBoost stores leaf values and sums margins in float32: ``(T + 2) 2^-23 (|F_0| + sum_t |v_t(x)|)``.
+        Target weights use exact residuals where HistGradientBoosting, XGBoost and LightGBM fitted their trees
+        on float32-rounded gradients: ``(T + 2) 2^-23 max_j |y_j - F_0|``. (Both are absolute bounds, hence also
+        bounds of the relative gap the check measures.)
+        """
+        trees = self.trees_
+        T, unit = trees.n_trees, 2.0 ** -23
+        bound = _ATOL
+        if trees.library == "xgboost":
+            stored = np.abs(trees.leaf_values[np.arange(T)[None, :], leaves]).sum(axis=1)
+            bound += (T + 2) * unit * float(np.max(np.abs(trees.init_constant)) + np.max(stored, initial=0.0))
+        if trees.float32 and self.kind_ == "weights":
+            bound += (T + 2) * unit * float(np.max(np.abs(self.targets_ - trees.init_constant[0])))
+        return bound
