@@ -14,6 +14,8 @@ from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError, EfficiencyError, InvalidParameterError, UnsupportedModelError
 from ..models import WeightedNaiveBayes
+from ..nb_columns import columnwise_order, dense
+from ..nb_terms import NB_TYPES, SPARSE_NB_TYPES, terms_for
 from ..utils import (
     COMMON_CONSTRAINTS,
     Options,
@@ -25,8 +27,6 @@ from ..utils import (
     model_input,
     row_names,
 )
-from ._nb_columns import columnwise_order, dense
-from ._nb_terms import NB_TYPES, SPARSE_NB_TYPES, terms_for
 
 __all__ = ["NaiveBayesExplainer"]
 

@@ -22,8 +22,8 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import Pipeline
 
 from ..exceptions import DataValidationError, UnsupportedModelError
-from ..explainers._nb_columns import columnwise_order, dense
-from ..explainers._nb_terms import NB_TYPES, terms_for
+from ..nb_columns import columnwise_order, dense
+from ..nb_terms import NB_TYPES, terms_for
 from ..utils import HasMethods, Interval, Options, check_fitted, check_memory, model_input, validate_params
 
 __all__ = ["WeightedNaiveBayes"]

@@ -27,8 +27,8 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
-from ..exceptions import DataValidationError, UnsupportedModelError
-from ..utils import model_input
+from .exceptions import DataValidationError, UnsupportedModelError
+from .utils import model_input
 
 __all__ = ["columnwise_order", "dense"]
 

@@ -15,7 +15,7 @@ import copy
 import numpy as np
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
-from ..exceptions import DataValidationError
+from .exceptions import DataValidationError
 
 __all__ = ["terms_for", "NB_TYPES", "SPARSE_NB_TYPES"]
 
