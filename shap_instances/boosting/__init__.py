@@ -77,7 +77,11 @@ def n_model_features(model) -> int | None:
 def _adapter(library: str):
     if library == "scikit-learn":
         return None
-    return importlib.import_module(f"shap_instances.boosting._{library}")
+    try:
+        return importlib.import_module(f"shap_instances.boosting._{library}")
+    except ImportError as exc:
+        raise UnsupportedModelError(f"Explaining a {library} model needs {library} itself, which failed to import "
+                                    f"({exc}): pip install \"shap-instances[boosting]\".") from exc
 
 
 def check_boosted_model(model) -> None:
