@@ -33,6 +33,7 @@ from _common import machine_description  # noqa: E402 - after the path set-up ab
 
 #: Section titles and the documentation page that discusses each benchmark.
 TITLES = {
+    "cli": ("Command line: start-up and report times", None),
     "engine": ("Game engine: batched Kernel SHAP against shap.KernelExplainer", "engine.md#benchmarks"),
     "gap": ("GapExplainer: sparse RF-GAP proximities against a leaf-grouped dense matrix",
             "explainers/gap.md#performance"),
@@ -47,7 +48,9 @@ TITLES = {
     "residual": ("InstanceKernelExplainer: exact ridge refits against scikit-learn refits, forest budgets",
                  "explainers/residual.md#benchmarks"),
 }
-SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?<!-- /bench:(?P=name) -->\n", re.S)
+SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?`, (?P<seconds>\d+) s\..*?"
+                     r"<!-- --8<-- \[start:(?P=name)\] -->\n(?P<body>.*?)\n<!-- --8<-- \[end:(?P=name)\] -->\n"
+                     r"<!-- /bench:(?P=name) -->\n", re.S)
 
 
 def run_script(script: Path, args) -> tuple[int, float, str]:
@@ -106,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="BLAS / OpenMP threads for every script (default 1)")
     parser.add_argument("--out", type=Path, help="markdown file to write (default: docs/benchmarks.md, or "
                         "benchmarks/results/benchmarks-quick.md with --quick)")
+    parser.add_argument("--rewrite", action="store_true", help="run nothing: rewrite --out from its own sections "
+                        "(after a change of titles or header)")
     parser.add_argument("names", nargs="*", help="run only these (e.g. gap naive_bayes)")
     args = parser.parse_args(argv)
     out = args.out or (HERE / "results" / "benchmarks-quick.md" if args.quick else ROOT / "docs" / "benchmarks.md")
@@ -113,11 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.names) - {s.stem.removeprefix("bench_") for s in scripts}
     if unknown:
         parser.error(f"no benchmark named {sorted(unknown)}; choose from {sorted(TITLES)}")
-    if args.names:
+    if args.names or args.rewrite:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") in args.names]
     sections = {}
-    if args.names and out.exists():  # keep the sections not rerun
-        sections = {m["name"]: m.group(0) for m in SECTION.finditer(out.read_text())}
+    if (args.names or args.rewrite) and out.exists():  # keep the sections not rerun
+        sections = {m["name"]: section(m["name"], m["body"], float(m["seconds"]))
+                    for m in SECTION.finditer(out.read_text())}
+    if args.rewrite:
+        out.write_text(compose(sections, args.quick))
     failures = 0
     for script in scripts:
         name = script.stem.removeprefix("bench_")
