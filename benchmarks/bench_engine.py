@@ -17,12 +17,25 @@
    training rows of diabetes, ``ResidualGame(Ridge(alpha=0.1))``, D = 100 outputs), against a reference
    from a long permutation run whose own standard error is printed. BLAS is limited to one thread throughout.
 
+3. The cost of the kernel estimator's standard errors (analytic, docs/engine.md): the same estimate with
+   ``standard_errors=False`` and ``True`` at M = 100 and 400, D = 100, on the game of table 1, timed in
+   alternation in the same run (fastest of ``repeats`` each, and the median of the paired ratios), in total
+   and for the engine alone (the time inside the value function excluded).
+4. Coverage of the standard errors against exact values: nominal 95% and 68% intervals pooled over all
+   players, outputs and seeds, (a) on the game of table 1 (M = 100 and 400, exact values by groups) and
+   (b) on 20 games of each of four kinds with M = 9 to 12 (exact values by enumeration) at 10%, 25% and 50%
+   of 2^M evaluations.
+
+Every table runs with BLAS limited to one thread (stated in the output); the load average is printed at the
+start and the end.
+
 Usage: ``python benchmarks/bench_engine.py [--quick]`` (``--quick``: M = 100 and the default budget only,
-one seed, a shorter reference; under a minute).
+one seed, a shorter reference, fewer coverage games; about a minute).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
@@ -74,13 +87,14 @@ class GroupNonlinearGame:
         return phi
 
 
-def run_ours(game_fn, m, d, budget, seed, n_bootstrap):
-    """(seconds, seconds inside the value function, values)."""
+def run_ours(game_fn, m, d, budget, seed, standard_errors, full=False):
+    """(seconds, seconds inside the value function, values); with ``full``, the result too."""
     game_fn.seconds = 0.0
     start = time.perf_counter()
-    result = KernelEstimator(max_evals=budget, n_bootstrap=n_bootstrap, random_state=seed, silent=True).estimate(
-        FunctionGame(game_fn, m, d))
-    return time.perf_counter() - start, game_fn.seconds, result.values
+    result = KernelEstimator(max_evals=budget, standard_errors=standard_errors, random_state=seed,
+                             silent=True).estimate(FunctionGame(game_fn, m, d))
+    out = (time.perf_counter() - start, game_fn.seconds, result.values)
+    return (*out, result) if full else out
 
 
 def run_stock(game_fn, m, d, budget, seed):
@@ -97,14 +111,14 @@ def run_stock(game_fn, m, d, budget, seed):
 
 
 def kernel_vs_shap(m, d, budget, seeds):
-    """Per method (ours, ours with 20 bootstrap SEs, shap): seconds and seconds outside the value function of
+    """Per method (ours, ours with standard errors, shap): seconds and seconds outside the value function of
     the fastest run, mean relative RMSE against the exact values."""
     game_fn = GroupNonlinearGame(m, d)
     truth = game_fn.shapley()
     scale = np.sqrt(np.mean(truth**2))
     runs = {"ours": [], "ours_se": [], "shap": []}
     for seed in range(seeds):
-        for name, (run, extra) in (("ours", (run_ours, (0,))), ("ours_se", (run_ours, (20,))),
+        for name, (run, extra) in (("ours", (run_ours, (False,))), ("ours_se", (run_ours, (True,))),
                                    ("shap", (run_stock, ()))):
             seconds, in_game, values = run(game_fn, m, d, budget, seed, *extra)
             runs[name].append((seconds, seconds - in_game, np.sqrt(np.mean((values - truth) ** 2)) / scale))
@@ -113,7 +127,7 @@ def kernel_vs_shap(m, d, budget, seeds):
     matched_budget, (matched_seconds, matched_error) = budget, (out["ours"][0], out["ours"][2])
     while matched_error > out["shap"][2] and matched_budget < 4 * budget:
         matched_budget = int(matched_budget * 1.05)
-        rows = [run_ours(game_fn, m, d, matched_budget, seed, 0) for seed in range(seeds)]
+        rows = [run_ours(game_fn, m, d, matched_budget, seed, False) for seed in range(seeds)]
         matched_seconds = min(r[0] for r in rows)
         matched_error = np.mean([np.sqrt(np.mean((r[2] - truth) ** 2)) / scale for r in rows])
     out["matched"] = (matched_budget, matched_seconds, matched_error)
@@ -144,7 +158,90 @@ def error_vs_evaluations(quick):
     return n_reference, reference_seconds, reference_error, rows
 
 
+def standard_error_cost(m, d, budget, repeats):
+    """Seconds with standard errors off and on (fastest of ``repeats``, total and engine alone), and the median
+    of the paired ratios on / off, the two runs of a pair back to back in alternating order."""
+    game_fn = GroupNonlinearGame(m, d)
+    runs = {False: [], True: []}
+    ratios, engine_ratios = [], []
+    for rep in range(repeats):
+        pair = {}
+        for standard_errors in ((False, True) if rep % 2 == 0 else (True, False)):
+            seconds, in_game, _ = run_ours(game_fn, m, d, budget, rep, standard_errors)
+            pair[standard_errors] = (seconds, seconds - in_game)
+            runs[standard_errors].append(pair[standard_errors])
+        ratios.append(pair[True][0] / pair[False][0])
+        engine_ratios.append(pair[True][1] / pair[False][1])
+    fastest = {key: (min(r[0] for r in rows), min(r[1] for r in rows)) for key, rows in runs.items()}
+    return fastest[False], fastest[True], float(np.median(ratios)), float(np.median(engine_ratios))
+
+
+def _coverage(z):
+    z = np.concatenate([np.ravel(a) for a in z])
+    return np.mean(np.abs(z) <= 1.96), np.mean(np.abs(z) <= 1.0), np.std(z), z.size
+
+
+def coverage_large(m, d, budget, seeds):
+    """Coverage on the group game of table 1, whose exact values are known (pooled over M x D x seeds)."""
+    game_fn = GroupNonlinearGame(m, d)
+    truth = game_fn.shapley()
+    z = []
+    for seed in range(seeds):
+        *_, result = run_ours(game_fn, m, d, budget, seed, True, full=True)
+        z.append((result.values - truth) / result.standard_errors)
+    return _coverage(z)
+
+
+def _table_game(m, d, seed):
+    table = np.random.default_rng(seed).normal(size=(2**m, d))
+    codes = 1 << np.arange(m)
+    return FunctionGame(lambda masks: table[masks.astype(np.int64) @ codes], m, d)
+
+
+def _tanh_sine_game(m, d, seed):
+    rng = np.random.default_rng(seed)
+    w1, w2 = rng.normal(size=(2, m, d)) * 2 / np.sqrt(m)
+    return FunctionGame(lambda masks: np.tanh(masks @ w1) + np.sin(masks @ w2), m, d)
+
+
+def _ridge_residual_game(seed):
+    X, y = load_diabetes(return_X_y=True)
+    rows = np.random.default_rng(seed).choice(len(X), 24, replace=False)
+    return ResidualGame(Ridge(alpha=0.1), X[rows[:12], :4], y[rows[:12]], X[rows[12:], :4], y[rows[12:]])
+
+
+SMALL_GAMES = {
+    "random table, M = 9": lambda seed: _table_game(9, 20, 100 + seed),
+    "random table, M = 11": lambda seed: _table_game(11, 20, 200 + seed),
+    "tanh + sin of weighted sums, M = 12": lambda seed: _tanh_sine_game(12, 20, seed),
+    "ridge residual (12 diabetes rows, 4 features), M = 12": _ridge_residual_game,
+}
+
+
+def coverage_small(n_games):
+    """(kind, share of 2^M, budget, 95% coverage, 68% coverage, sd of error / SE, number of values) rows."""
+    rows = []
+    for kind, make in SMALL_GAMES.items():
+        games = [make(seed) for seed in range(n_games)]
+        truths = [ExactEstimator(silent=True).estimate(game).values for game in games]
+        m = games[0].n_players
+        for share in (0.1, 0.25, 0.5):
+            budget = int(share * 2**m)
+            z = []
+            for seed, (game, truth) in enumerate(zip(games, truths)):
+                result = KernelEstimator(max_evals=budget, random_state=seed, silent=True).estimate(game)
+                z.append((result.values - truth) / result.standard_errors)
+            rows.append((kind, share, budget, *_coverage(z)))
+    return rows
+
+
+def _load() -> str:
+    return "n/a" if not hasattr(os, "getloadavg") else ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main(quick: bool = False) -> None:
+    print(f"Load average (1, 5, 15 min) at start: {_load()}; {os.cpu_count()} CPUs; BLAS limited to 1 thread "
+          "(threadpoolctl) for every table.\n")
     d = 100
     seeds = 1 if quick else 3
     print(f"### Batched kernel solve vs shap.KernelExplainer(l1_reg=False), D = {d} outputs, each run timed on "
@@ -152,7 +249,7 @@ def main(quick: bool = False) -> None:
     print(f"Game: groups of {GROUP} players, g(x) = tanh(3x + 0.5) of each group's weighted sum. Error: RMSE against "
           f"the exact values / RMS of the exact values, mean over {seeds} seed(s); seconds: fastest run. 'engine' = "
           "total minus the time inside the value function.\n")
-    print("| players M | budget | ours (s) | ours + 20 bootstrap SEs (s) | shap (s) | speed-up | "
+    print("| players M | budget | ours (s) | ours + standard errors (s) | shap (s) | speed-up | "
           "engine: ours / shap (s) | engine speed-up | rel. RMSE ours | rel. RMSE shap | ours at shap's error: "
           "budget, s, speed-up |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -163,7 +260,7 @@ def main(quick: bool = False) -> None:
         (t_ours, e_ours_engine, e_ours), (t_se, _, _), (t_stock, e_stock_engine, e_stock) = (
             r["ours"], r["ours_se"], r["shap"])
         b_match, t_match, _ = r["matched"]
-        print(f"| {m} | {budget:,} | {t_ours:.3f} | {t_se:.2f} | {t_stock:.2f} | {t_stock / t_ours:.1f}x | "
+        print(f"| {m} | {budget:,} | {t_ours:.3f} | {t_se:.3f} | {t_stock:.2f} | {t_stock / t_ours:.1f}x | "
               f"{e_ours_engine:.3f} / {e_stock_engine:.2f} | {e_stock_engine / e_ours_engine:.0f}x | "
               f"{e_ours:.3f} | {e_stock:.3f} | {b_match:,}, {t_match:.3f}, {t_stock / t_match:.1f}x |", flush=True)
     n_reference, reference_seconds, reference_error, rows = error_vs_evaluations(quick)
@@ -176,6 +273,38 @@ def main(quick: bool = False) -> None:
     print("|---|---|---|---|---|")
     for evaluations, name, used, error, seconds in rows:
         print(f"| {evaluations:,} | {name} | {used:,} | {error:.3f} | {seconds:.2f} |", flush=True)
+
+    repeats = 3 if quick else 7
+    print(f"\n### Cost of the kernel standard errors (analytic), D = {d} outputs (BLAS: 1 thread)\n")
+    print(f"The game of the first table. Same run, the two settings timed back to back in alternating order, "
+          f"{repeats} pairs: seconds are the fastest of each setting, ratios the median of the pairs' ratios. "
+          "'Engine' excludes the time inside the value function.\n")
+    print("| players M | budget | values only (s) | values + SEs (s) | ratio | engine: values only / + SEs (s) | "
+          "engine ratio |")
+    print("|---|---|---|---|---|---|---|")
+    cost_cases = [(100, 2 * 100 + 2048), (400, 2 * 400 + 2048)] if quick else [
+        (100, 2 * 100 + 2048), (100, 4 * (2 * 100 + 2048)), (400, 2 * 400 + 2048), (400, 4 * (2 * 400 + 2048))]
+    for m, budget in cost_cases:
+        off, on, ratio, engine_ratio = standard_error_cost(m, d, budget, repeats)
+        print(f"| {m} | {budget:,} | {off[0]:.3f} | {on[0]:.3f} | {ratio:.2f}x | {off[1]:.3f} / {on[1]:.3f} | "
+              f"{engine_ratio:.2f}x |", flush=True)
+
+    coverage_seeds = 3 if quick else 10
+    print(f"\n### Coverage of the kernel standard errors against exact values\n\nThe game of the first table "
+          f"(exact values by groups), {coverage_seeds} seeds, pooled over players, outputs and seeds:\n")
+    print("| players M | budget | values | 95% coverage | 68% coverage (within 1 SE) | sd of error / SE |")
+    print("|---|---|---|---|---|---|")
+    for m, budget in cost_cases:
+        c95, c68, sd, n = coverage_large(m, d, budget, coverage_seeds)
+        print(f"| {m} | {budget:,} | {n:,} | {c95:.3f} | {c68:.3f} | {sd:.2f} |", flush=True)
+    n_games = 5 if quick else 20
+    print(f"\n{n_games} games of each kind (seeds 0 to {n_games - 1}; D = 20 outputs, ridge: D = 12), exact values "
+          "by enumeration:\n")
+    print("| game | budget | values | 95% coverage | 68% coverage (within 1 SE) | sd of error / SE |")
+    print("|---|---|---|---|---|---|")
+    for kind, share, budget, c95, c68, sd, n in coverage_small(n_games):
+        print(f"| {kind} | {share:.0%} of 2^M ({budget:,}) | {n:,} | {c95:.3f} | {c68:.3f} | {sd:.2f} |", flush=True)
+    print(f"\nLoad average (1, 5, 15 min) at end: {_load()}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor
+from scipy.linalg.lapack import dpotri
 
 from ..utils import check_random_state, validate_params
 from ._parallel import parallel_values
@@ -170,13 +171,12 @@ def _sandwich_se(masks, X, Y, weights, sampled, phi, n_draws):
     rows = X[representative] * np.sqrt(weights[representative])[:, None]
     gram = rows.T @ rows
     gram += gram  # each pair's two rows, x and -x, contribute the same x x'
-    try:
-        factor = cho_factor(gram, check_finite=False)
-    except LinAlgError:  # fewer independent coalitions than players: some values are not identified
+    inverse = _inverse_spd(gram)
+    if inverse is None:  # fewer independent coalitions than players: some values are not identified
         return np.full((m, d), np.inf)
     pairs = np.flatnonzero(representative & sampled)
     x = X[pairs]
-    h = cho_solve(factor, x.T, check_finite=False).T  # (n_pairs, M - 1)
+    h = x @ inverse  # (n_pairs, M - 1): A^-1 x of each pair's first row (a product: faster than triangular solves)
     w = weights[pairs]
     total = w.sum()
     leverage = 2.0 * (total / n_draws) * np.einsum("ij,ij->i", h, x)  # of one draw of the pair
@@ -188,3 +188,20 @@ def _sandwich_se(masks, X, Y, weights, sampled, phi, n_draws):
     first = (h * omega).T @ delta
     variance = total**2 / (n_draws - 1) * (second - first * first)
     return np.sqrt(np.maximum(variance, 0.0))
+
+
+def _inverse_spd(gram):
+    """The inverse of a symmetric positive definite matrix from its Cholesky factor (LAPACK potri), or None when
+    the matrix is singular or so ill-conditioned (condition number above about 1e14) that it is as good as."""
+    try:
+        factor, _ = cho_factor(gram, lower=False, check_finite=False)
+    except LinAlgError:
+        return None
+    diagonal = np.abs(np.diag(factor))
+    if diagonal.min() <= 1e-7 * diagonal.max():
+        return None
+    inverse, info = dpotri(factor, lower=0)
+    if info != 0:
+        return None
+    inverse = np.triu(inverse)
+    return inverse + np.triu(inverse, 1).T
