@@ -151,7 +151,10 @@ def _complements(masks):
     keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
     complements = np.ascontiguousarray(np.packbits(~masks, axis=1)).view(keys.dtype).ravel()
     order = np.argsort(keys)
-    return order[np.searchsorted(keys[order], complements)]
+    partner = order[np.minimum(np.searchsorted(keys[order], complements), len(keys) - 1)]
+    if not np.array_equal(keys[partner], complements):  # the sampler's contract; a bug if broken
+        raise RuntimeError("KernelEstimator: a sampled coalition lacks its complement in the design (a bug).")
+    return partner
 
 
 def _sandwich_se(masks, X, Y, weights, sampled, phi, n_draws):
