@@ -17,6 +17,7 @@ __all__ = [
     "MemoryBudgetError",
     "UnknownExplainerError",
     "EfficiencyError",
+    "CheckpointError",
     "PluginLoadWarning",
     "DuplicateExplainerWarning",
     "ReconstructionWarning",
@@ -64,6 +65,11 @@ class UnknownExplainerError(ShapInstancesError, KeyError):
 
 class EfficiencyError(ShapInstancesError, AssertionError):
     """An explanation violates the efficiency axiom beyond its tolerance (a bug, please report it)."""
+
+
+class CheckpointError(ShapInstancesError, ValueError):
+    """A checkpoint file cannot be used: missing directory, locked by another run, damaged, of another format,
+    version or run. The message names the file and what to do."""
 
 
 class PluginLoadWarning(ShapInstancesWarning):

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import numbers
-import os
-import pickle
-from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from ..utils import check_random_state
+from ._checkpoint import CheckpointFile
 from ._parallel import parallel_prefix_values
 from ._result import ShapleyResult
 
@@ -50,10 +48,16 @@ class PermutationEstimator:
     silent : bool, default=False
         No progress bar.
     checkpoint : str or Path, optional
-        A file where the state is saved after every batch. If it exists, the run resumes from it, and the
-        result equals that of an uninterrupted run with the same settings and seed. A resumed run continues
-        from the generator state saved in the file (a Generator passed as ``random_state`` is set to it when
-        it has the same kind of bit generator, so it ends where an uninterrupted run would leave it).
+        A file (``.npz`` by convention) where the state is saved after every batch. If it exists, the run
+        resumes from it, and the result equals that of an uninterrupted run with the same settings and seed,
+        bitwise, even after a ``SIGKILL``. A resumed run continues from the generator state saved in the file
+        (a Generator passed as ``random_state`` is set to it when it has the same kind of bit generator, so it
+        ends where an uninterrupted run would leave it). The file holds arrays and JSON, never a pickle; it is
+        replaced atomically and durably after each batch; its directory is checked and ``<checkpoint>.lock``
+        taken before any work, so a second run on the same file is refused while the first is alive. A
+        missing directory, a lock held by a live run, or a file that is damaged, of another format or of
+        another run raise :class:`~shap_instances.exceptions.CheckpointError` (a ``ValueError``) naming the
+        file (docs/reliability.md, "Checkpoint format").
 
     Examples
     --------
@@ -111,19 +115,24 @@ class PermutationEstimator:
 
     def estimate(self, game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors."""
+        if self.checkpoint is None:
+            return self._estimate(game)
+        self._checkpoint_file = CheckpointFile(self.checkpoint)
+        try:  # the directory is checked and the file locked before any work; the lock goes however the run ends
+            with self._checkpoint_file:
+                return self._estimate(game)
+        finally:
+            self._checkpoint_file = None
+
+    def _estimate(self, game) -> ShapleyResult:
         m, d = game.n_players, game.n_outputs
         total, batch = self._plan(m)
         rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
         seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
-        fingerprint = (m, d, total, batch, self.antithetic, seed, game.fingerprint())
+        fingerprint = {"players": m, "outputs": d, "permutations": total, "batch": batch,
+                       "antithetic": bool(self.antithetic), "seed": seed, "game": game.fingerprint()}
         counters_before = game.counters()
-        state = self._load_state()
-        if state is not None and state.get("fingerprint") != fingerprint:
-            raise ValueError(
-                f"the checkpoint {self.checkpoint} belongs to another run (players, outputs, permutations, batch, "
-                f"antithetic, seed, game digest = {state.get('fingerprint')}, now {fingerprint}); delete it or use "
-                "another file."
-            )
+        state = self._load_state(fingerprint)  # a file of another run is refused
         if state is None:
             state = {"rng": rng.bit_generator.state, "done": 0, "units": 0, "mean": np.zeros((m, d)),
                      "m2": np.zeros((m, d)), "empty": None, "full": None, "evals": 0,
@@ -172,19 +181,14 @@ class PermutationEstimator:
         se = np.sqrt(state["m2"] / (state["units"] - 1) / state["units"])
         return bool(np.max(se) <= self.max_standard_error)
 
-    def _load_state(self):
-        if self.checkpoint is None or not Path(self.checkpoint).exists():
-            return None
-        with open(self.checkpoint, "rb") as handle:
-            return pickle.load(handle)
+    _checkpoint_file = None  # the open CheckpointFile during a checkpointed estimate
+
+    def _load_state(self, fingerprint):
+        return None if self._checkpoint_file is None else self._checkpoint_file.load(fingerprint)
 
     def _save_state(self, state) -> None:
-        if self.checkpoint is None:
-            return
-        temporary = Path(f"{self.checkpoint}.tmp")
-        with open(temporary, "wb") as handle:
-            pickle.dump(state, handle)
-        os.replace(temporary, self.checkpoint)  # atomic: an interruption never leaves a half-written file
+        if self._checkpoint_file is not None:  # atomic and durable: a kill never leaves a half-written file
+            self._checkpoint_file.save(state)
 
 
 def _restored(rng: np.random.Generator, saved: dict) -> np.random.Generator:
