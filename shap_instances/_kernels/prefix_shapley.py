@@ -9,32 +9,37 @@ marginal contribution ``v(prefix + i) - v(prefix)``. Every unit updates Welford'
 squared deviations ``m2`` in place (``count`` units so far), exactly as
 ``delta = unit - mean; mean += delta / count; m2 += delta * (unit - mean)``.
 
-*Ridge prefix fits* (:func:`ridge_units`). scikit-learn's Ridge on the first ``t`` rows of a permutation
-solves ``(M_t + alpha I) w = c_t`` with the centred scatter ``M_t`` and cross products ``c_t`` and sets
-``b = ybar_t - xbar_t w``. Adding row ``x`` (target ``y``) to ``t - 1`` rows changes them by a positive rank
-one term: with ``d = x - xbar_{t-1}``, ``f = (t - 1) / t``,
-
-``M_t = M_{t-1} + f d d^T``,  ``c_t = c_{t-1} + f d (y - ybar_{t-1})``
-
-(without an intercept ``M_t = M_{t-1} + x x^T``, ``c_t = c_{t-1} + x y``). The kernel keeps the square-root
-information form ``R^T R = M_t + alpha I`` (R upper triangular), ``R^T z = c_t``, and adds the row
-``sqrt(f) [d, y - ybar_{t-1}]`` to ``[R | z]`` by Givens rotations (the stable Cholesky rank-one update,
-extended by one column), then ``w = R^{-1} z``: O(p^2) per prefix, O(n p^2) per permutation, never a p x p
-solve from scratch. Least squares (alpha = 0) starts from a given ``(R0, z0)`` at prefix ``t0`` (the first
-well-conditioned one, found by the caller) and takes the coefficients of the shorter prefixes from
-``head_w``, ``head_b``. The value of prefix ``t`` on output ``j`` is
-``(XE[j] w_t + ones[j] b_t - yE[j]) * y_scale``: residuals of explained rows (``ones`` = 1), or weighted
-sums of them (``XE = W^T X_eval``, ``ones = W^T 1``), the aggregate game.
+*Ridge prefix fits* (:func:`ridge_units`, :func:`ridge_prefix_values`). scikit-learn's Ridge on the first
+``t`` rows of a permutation minimises ``|y - b - X w|^2 + alpha |w|^2`` (the intercept ``b`` unpenalised; no
+``b`` without an intercept). With ``Z = [1 | X]`` (or ``Z = X``) that is the least-squares problem
+``[Z; sqrt(alpha) [0 | I]] [b; w] ~ [y; 0]``. The kernels keep its triangular factor in square-root
+information form, ``R^T R = Z^T Z + alpha diag(0, I)`` and ``R^T z = Z^T y``, and add each row ``[1, x | y]``
+of the permutation by Givens rotations (the stable rank-one update of a Cholesky factor, extended by the
+column ``z``): O(p^2) per prefix, never a p x p solve from scratch, and never the normal equations. The
+coefficients are ``R^{-1} z``; for few outputs (``d <= p + 1``) the kernels instead carry
+``U = R^{-T} [ones | XE]^T`` through the same rotations (a column with zero right-hand side), and the value
+of output ``j`` is ``U[:, j] . z``: O(p) per output and prefix, no back substitution. Least squares
+(alpha = 0) has no factor below full rank: the coefficients of the prefixes before ``t0`` (the first
+well-conditioned one, found by the caller) come from ``head_w``, ``head_b`` (the caller's minimum-norm
+solutions, as scikit-learn's), and the rotations run from the first row all the same. The value of prefix
+``t`` on output ``j`` is ``(XE[j] w_t + ones[j] b_t - yE[j]) * y_scale``: residuals of explained rows
+(``ones`` = 1), or weighted sums of them (``XE = W^T X_eval``, ``ones = W^T 1``), the aggregate game.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._config import JIT_OPTIONS
 
-__all__ = ["accumulate_prefix_units", "ridge_prefix_values", "ridge_units", "welford_update"]
+__all__ = ["accumulate_prefix_units", "ridge_prefix_values", "ridge_units", "uses_u", "welford_update"]
+
+
+@njit(**JIT_OPTIONS)
+def uses_u(n_outputs, n_coefficients):
+    """Whether the kernels carry ``U = R^{-T} Xa^T`` (few outputs) instead of solving for the coefficients."""
+    return n_outputs <= n_coefficients
 
 
 @njit(**JIT_OPTIONS)
@@ -88,112 +93,144 @@ def accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, co
 
 
 @njit(**JIT_OPTIONS)
-def _add_row(R, z, v, beta):
-    """``[R | z]`` <- the triangular factor of ``[R | z]`` with the row ``[v | beta]`` appended (Givens).
+def _add_row(R, z, U, v, beta, gamma, use_u):
+    """Append the row ``[v | beta | gamma]`` to ``[R | z | U]`` and re-triangularise with Givens rotations.
 
-    ``v`` and ``beta`` are consumed. Keeps ``R^T R + v v^T`` and ``R^T z + v beta``.
+    ``v``, ``gamma`` (work vectors) are consumed. Keeps ``R^T R + v v^T``, ``R^T z + v beta`` and ``R^T U``
+    (``gamma`` starts at zero: U's right-hand side does not change).
     """
-    p = R.shape[0]
-    for k in range(p):
-        rkk = R[k, k]
+    P = R.shape[0]
+    d = U.shape[1]
+    if use_u:
+        gamma[:] = 0.0
+    for k in range(P):
         vk = v[k]
         if vk == 0.0:
             continue
+        rkk = R[k, k]
         r = np.sqrt(rkk * rkk + vk * vk)
         c = rkk / r
         s = vk / r
         R[k, k] = r
-        for i in range(k + 1, p):
+        for i in range(k + 1, P):
             rki = R[k, i]
             R[k, i] = c * rki + s * v[i]
             v[i] = c * v[i] - s * rki
         zk = z[k]
         z[k] = c * zk + s * beta
         beta = c * beta - s * zk
+        if use_u:
+            for j in range(d):
+                ukj = U[k, j]
+                U[k, j] = c * ukj + s * gamma[j]
+                gamma[j] = c * gamma[j] - s * ukj
 
 
 @njit(**JIT_OPTIONS)
-def _back_solve(R, z, w):
-    """``w = R^{-1} z`` for upper-triangular R."""
-    p = R.shape[0]
-    for i in range(p - 1, -1, -1):
-        total = z[i]
-        for k in range(i + 1, p):
-            total -= R[i, k] * w[k]
-        w[i] = total / R[i, i]
-
-
-@njit(**JIT_OPTIONS)
-def _prefix_fit(X, y, perm, t, fit_intercept, R, z, mean_x, state, v, w, head_w, head_b, t0, R0, z0):
-    """Advance the running fit by row ``perm[t]`` (t rows before it); leave the coefficients in ``w``.
-
-    ``state`` holds ``[mean_y, b]``. Returns nothing; ``w`` and ``state[1]`` (the intercept) are the fit on
-    the first ``t + 1`` rows.
-    """
-    p = X.shape[1]
-    i = perm[t]
-    count = t + 1.0
-    if fit_intercept:
-        f = (count - 1.0) / count
-        root = np.sqrt(f)
-        dy = y[i] - state[0]
-        for q in range(p):
-            d = X[i, q] - mean_x[q]
-            v[q] = root * d
-            mean_x[q] += d / count
-        state[0] += dy / count
-        beta = root * dy
-    else:
-        for q in range(p):
-            v[q] = X[i, q]
-        beta = y[i]
-    if t + 1 < t0:  # least squares below its first well-conditioned prefix: coefficients given
-        for q in range(p):
-            w[q] = head_w[t, q]
-        state[1] = head_b[t]
-        return
-    if t + 1 == t0:
-        R[:, :] = R0
-        z[:] = z0
-    else:
-        _add_row(R, z, v, beta)
-    _back_solve(R, z, w)
-    if fit_intercept:
-        b = state[0]
-        for q in range(p):
-            b -= mean_x[q] * w[q]
-        state[1] = b
-    else:
-        state[1] = 0.0
-
-
-@njit(**JIT_OPTIONS)
-def _start(R, z, mean_x, state, R_start, z_start):
-    R[:, :] = R_start
-    z[:] = z_start
-    mean_x[:] = 0.0
-    state[0] = 0.0
-    state[1] = 0.0
-
-
-@njit(**JIT_OPTIONS)
-def _prefix_value(XT, ones, yE, w, b, y_scale, out):
-    """``out = (XE w + ones b - yE) * y_scale`` with ``XT = XE^T`` (p, d)."""
-    p, d = XT.shape
+def _start_u(R, XaT, U):
+    """``U = R^{-T} XaT`` (forward substitution), XaT of shape (P, d)."""
+    P, d = XaT.shape
     for j in range(d):
-        out[j] = ones[j] * b - yE[j]
-    for q in range(p):
-        wq = w[q]
+        for i in range(P):
+            total = XaT[i, j]
+            for k in range(i):
+                total -= R[k, i] * U[k, j]
+            U[i, j] = total / R[i, i]
+
+
+@njit(**JIT_OPTIONS)
+def _coefficients(R, z, wa):
+    """``wa = R^{-1} z`` (back substitution)."""
+    P = R.shape[0]
+    for i in range(P - 1, -1, -1):
+        total = z[i]
+        for k in range(i + 1, P):
+            total -= R[i, k] * wa[k]
+        wa[i] = total / R[i, i]
+
+
+@njit(**JIT_OPTIONS)
+def _values(XaT, yE, wa, y_scale, out):
+    """``out = (Xa wa - yE) * y_scale`` with ``XaT = Xa^T`` (P, d)."""
+    P, d = XaT.shape
+    for j in range(d):
+        out[j] = -yE[j]
+    for q in range(P):
+        wq = wa[q]
         for j in range(d):
-            out[j] += XT[q, j] * wq
+            out[j] += XaT[q, j] * wq
     for j in range(d):
         out[j] *= y_scale
 
 
 @njit(**JIT_OPTIONS)
-def ridge_prefix_values(X, y, XT, ones, yE, empty, perm, fit_intercept, y_scale, alpha_root, head_w, head_b, t0,
-                        R0, z0, out):
-    """Values of every prefix of one permutation under the ridge / least-squares prefix fits.
+def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha_root, head_w, head_b, t0, use_u, R, z, U, v, gamma,
+          wa, current, previous, empty, sink, sink_row, share, mode):
+    """One permutation: prefix fits, values and either the prefix values (``mode 0``: ``sink[t] = value``) or
+    the scatter of the differences into ``sink[perm[t]] += share * difference`` (``mode 1``).
+
+    ``previous`` ends holding v(all rows).
+    """
+    n, p = X.shape
+    P = XaT.shape[0]
+    d = XaT.shape[1]
+    offset = 1 if fit_intercept else 0
+    R[:, :] = 0.0
+    for q in range(offset, P):
+        R[q, q] = alpha_root
+    z[:] = 0.0
+    previous[:] = empty
+    if mode == 0:
+        sink[sink_row, 0, :] = empty
+    if use_u and t0 == 0:
+        _start_u(R, XaT, U)
+    for t in range(n):
+        i = perm[t]
+        if fit_intercept:
+            v[0] = 1.0
+        for q in range(p):
+            v[q + offset] = X[i, q]
+        _add_row(R, z, U, v, y[i], gamma, use_u and t + 1 > t0)
+        if t + 1 < t0:  # least squares below full rank: the caller's minimum-norm coefficients
+            if fit_intercept:
+                wa[0] = head_b[t]
+            for q in range(p):
+                wa[q + offset] = head_w[t, q]
+            _values(XaT, yE, wa, y_scale, current)
+        elif use_u:
+            if t + 1 == t0:
+                _start_u(R, XaT, U)
+            for j in range(d):
+                total = -yE[j]
+                for q in range(P):
+                    total += U[q, j] * z[q]
+                current[j] = total * y_scale
+        else:
+            _coefficients(R, z, wa)
+            _values(XaT, yE, wa, y_scale, current)
+        if mode == 0:
+            for j in range(d):
+                sink[sink_row, t + 1, j] = current[j]
+        else:
+            for j in range(d):
+                sink[0, i, j] += (current[j] - previous[j]) * share
+        for j in range(d):
+            previous[j] = current[j]
+
+
+@njit(**JIT_OPTIONS)
+def _buffers(P, d, use_u):
+    """Work arrays of one walk: R, z, U, v, gamma, wa, current, previous (U and gamma empty unless used)."""
+    width = d if use_u else 0
+    return (np.zeros((P, P)), np.zeros(P), np.zeros((P, width)), np.zeros(P), np.zeros(width), np.zeros(P),
+            np.zeros(d), np.zeros(d))
+
+
+@njit(parallel=True, **JIT_OPTIONS)
+def ridge_prefix_values(X, y, XaT, yE, empty, permutations, fit_intercept, y_scale, alpha_root, heads_w, heads_b,
+                        t0s, out):
+    """Values of every prefix of each permutation under the ridge / least-squares prefix fits (threads over
+    the permutations, each independent, so the result does not depend on the number of threads).
 
     Parameters
     ----------
@@ -201,79 +238,51 @@ def ridge_prefix_values(X, y, XT, ones, yE, empty, perm, fit_intercept, y_scale,
         Training rows (players), in scaled units.
     y : float64 (n,)
         Their targets, scaled.
-    XT : float64 (p, d)
-        ``XE^T``: explained rows (or their weighted sums), scaled, transposed.
-    ones, yE, empty : float64 (d,)
-        Intercept multipliers, (weighted) targets, and v(empty) (unscaled).
-    perm : intp (n,)
+    XaT : float64 (P, d)
+        ``[ones | XE]^T`` (``XE^T`` without an intercept): explained rows (or their weighted sums), scaled,
+        transposed; P = p + 1 with an intercept, p without.
+    yE, empty : float64 (d,)
+        (Weighted) targets, scaled, and v(empty), unscaled.
+    permutations : intp (k, n)
     fit_intercept : bool
     y_scale : float
     alpha_root : float
-        ``sqrt(alpha)`` in scaled units (the starting R when ``t0 == 0``).
-    head_w, head_b, t0, R0, z0
-        Least squares only (``t0 > 0``): coefficients of prefixes 1 .. t0 - 1 and the factor at prefix t0.
-    out : float64 (n + 1, d)
-        Filled with the prefix values, ``out[0] = empty``.
+        ``sqrt(alpha)`` in scaled units.
+    heads_w, heads_b, t0s : (k, h, p), (k, h), int64 (k,)
+        Least squares: coefficients of the prefixes before ``t0s[r]`` rows; ridge: ``t0s[r]`` is 1 with an
+        intercept (the factor is invertible from the first row on), else 0.
+    out : float64 (k, n + 1, d)
+        Filled with the prefix values, ``out[r, 0] = empty``.
     """
-    n, p = X.shape
-    R = np.zeros((p, p))
-    z = np.zeros(p)
-    R_start = alpha_root * np.eye(p) if t0 == 0 else R0
-    z_start = np.zeros(p) if t0 == 0 else z0
-    mean_x = np.zeros(p)
-    state = np.zeros(2)
-    v = np.zeros(p)
-    w = np.zeros(p)
-    _start(R, z, mean_x, state, R_start, z_start)
-    out[0, :] = empty
-    for t in range(n):
-        _prefix_fit(X, y, perm, t, fit_intercept, R, z, mean_x, state, v, w, head_w, head_b, t0, R0, z0)
-        _prefix_value(XT, ones, yE, w, state[1], y_scale, out[t + 1])
+    k = permutations.shape[0]
+    P, d = XaT.shape
+    use_u = uses_u(d, P)
+    for r in prange(k):
+        R, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
+        _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha_root, heads_w[r], heads_b[r], t0s[r],
+              use_u, R, z, U, v, gamma, wa, current, previous, empty, out, r, 1.0, 0)
 
 
 @njit(**JIT_OPTIONS)
-def ridge_units(X, y, XT, ones, yE, empty, permutations, per_unit, fit_intercept, y_scale, alpha_root, heads_w,
-                heads_b, t0s, R0s, z0s, unit, mean, m2, count, full):
+def ridge_units(X, y, XaT, yE, empty, permutations, per_unit, fit_intercept, y_scale, alpha_root, heads_w,
+                heads_b, t0s, unit, mean, m2, count, full):
     """Prefix fits, prefix values, differences, scatter and Welford update, fused, for a batch of permutations.
 
-    Arguments as :func:`ridge_prefix_values`, per permutation ``r`` for the least-squares starts
-    (``heads_w[r]``, ``heads_b[r]``, ``t0s[r]``, ``R0s[r]``, ``z0s[r]``; ``t0s[r] = 0`` for ridge), and as
-    :func:`accumulate_prefix_units` for ``unit``, ``mean``, ``m2`` and ``count``. Only ``unit`` (n, d) and two
-    vectors of length d are held besides the accumulators. ``full`` (d,) receives v(all players) as the last
-    prefix of the first permutation. Returns the new count.
+    Arguments as :func:`ridge_prefix_values`, and as :func:`accumulate_prefix_units` for ``unit``, ``mean``,
+    ``m2`` and ``count``. Besides the accumulators only ``unit`` (n, d) and vectors of length d and p are
+    held. ``full`` (d,) receives v(all players) along the first permutation. Returns the new count.
     """
-    k, n = permutations.shape
-    p = X.shape[1]
-    d = XT.shape[1]
-    R = np.zeros((p, p))
-    z = np.zeros(p)
-    mean_x = np.zeros(p)
-    state = np.zeros(2)
-    v = np.zeros(p)
-    w = np.zeros(p)
-    previous = np.empty(d)
-    current = np.empty(d)
-    start_R = alpha_root * np.eye(p)
-    start_z = np.zeros(p)
+    k = permutations.shape[0]
+    P, d = XaT.shape
+    use_u = uses_u(d, P)
+    R, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
+    block = unit.reshape((1, unit.shape[0], unit.shape[1]))
     share = 1.0 / per_unit
     for u in range(k // per_unit):
         unit[:, :] = 0.0
         for r in range(u * per_unit, (u + 1) * per_unit):
-            t0 = t0s[r]
-            if t0 == 0:
-                _start(R, z, mean_x, state, start_R, start_z)
-            else:
-                _start(R, z, mean_x, state, R0s[r], z0s[r])
-            previous[:] = empty
-            perm = permutations[r]
-            for t in range(n):
-                _prefix_fit(X, y, perm, t, fit_intercept, R, z, mean_x, state, v, w, heads_w[r], heads_b[r], t0,
-                            R0s[r], z0s[r])
-                _prefix_value(XT, ones, yE, w, state[1], y_scale, current)
-                i = perm[t]
-                for j in range(d):
-                    unit[i, j] += (current[j] - previous[j]) * share
-                    previous[j] = current[j]
+            _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha_root, heads_w[r], heads_b[r],
+                  t0s[r], use_u, R, z, U, v, gamma, wa, current, previous, empty, block, 0, share, 1)
             if r == 0:
                 full[:] = previous
         count = welford_update(unit, mean, m2, count)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..utils import check_random_state
-from ._parallel import parallel_values
+from ._anytime import evaluate_design
 from ._result import ShapleyResult
 from .sampling import KernelCoalitionSampler
 
@@ -51,6 +51,13 @@ class KernelEstimator:
         differ; -1, a string or a float raise :class:`~shap_instances.exceptions.InvalidParameterError`.
     n_jobs, silent
         As in :class:`PermutationEstimator`.
+    max_time : float, optional
+        Seconds. A first batch is timed; when the design of ``max_evals`` would not fit in the time, the design
+        of the budget that fits is drawn instead (``info["stopped_by"] == "max_time (re-planned)"``). The
+        design is evaluated in batches, enumerated sizes first; a run still short of time stops after the batch
+        that crosses ``max_time`` and solves with the coalitions evaluated by then, each size keeping its kernel
+        weight (``"max_time"``). ``info["n_coalitions"]`` is the number used; efficiency still holds exactly;
+        a run whose design fits equals one without a time budget.
 
     Examples
     --------
@@ -63,7 +70,8 @@ class KernelEstimator:
     [10.0, 20.0, 30.0, 40.0]
     """
 
-    def __init__(self, max_evals=None, l1_reg=False, n_bootstrap=20, random_state=None, n_jobs=None, silent=False):
+    def __init__(self, max_evals=None, l1_reg=False, n_bootstrap=20, random_state=None, n_jobs=None, silent=False,
+                 max_time=None):
         if l1_reg is not False:
             raise ValueError(f"l1_reg={l1_reg!r} is not supported: KernelEstimator keeps every player (l1_reg=False).")
         self.max_evals = max_evals
@@ -72,6 +80,7 @@ class KernelEstimator:
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.silent = silent
+        self.max_time = max_time
 
     def estimate(self, game) -> ShapleyResult:
         """Shapley values of ``game`` with bootstrap standard errors."""
@@ -86,8 +95,8 @@ class KernelEstimator:
         if m == 1:
             return ShapleyResult(values=(full - empty)[None, :], empty_value=empty, full_value=full,
                                  standard_errors=np.zeros((1, d)), n_evaluations=2, estimator="kernel")
-        masks, weights, sampled = KernelCoalitionSampler(m).sample(budget - 2, rng)
-        values = parallel_values(game, masks, self.n_jobs, silent=self.silent, desc="kernel coalitions")
+        (masks, weights, sampled), values, stopped_by = evaluate_design(
+            game, KernelCoalitionSampler(m), budget - 2, rng, self.n_jobs, silent=self.silent, max_time=self.max_time)
         phi = _solve(masks, weights, values, empty, full)
         se = np.zeros((m, d))
         if self.n_bootstrap and sampled.any():
@@ -97,8 +106,8 @@ class KernelEstimator:
             se = replicates.std(axis=0, ddof=1)
         return ShapleyResult(
             values=phi, empty_value=empty, full_value=full, standard_errors=se,
-            n_evaluations=game.n_evaluations - start, estimator="kernel", converged=True,
-            info={"n_coalitions": len(masks), "n_enumerated": int((~sampled).sum())},
+            n_evaluations=game.n_evaluations - start, estimator="kernel", converged=stopped_by is None,
+            info={"n_coalitions": len(masks), "n_enumerated": int((~sampled).sum()), "stopped_by": stopped_by},
         )
 
 def _solve(masks, weights, values, empty, full):

@@ -16,7 +16,7 @@ import copy
 import numpy as np
 from sklearn.dummy import DummyRegressor
 
-from .._kernels.prefix_shapley import ridge_units
+from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
 
 __all__ = ["MeanPath"]
 
@@ -93,18 +93,22 @@ class MeanPath:
         return means[:, None] * self.ones[None, :] - self.y_eval[None, :]
 
     def accumulate(self, permutations, per_unit, unit, mean, m2, count):
-        """Fused running means, differences, scatter and Welford update: the ridge kernel with no feature.
+        """Running means, differences, scatter and Welford update: the ridge kernels with no feature.
 
         Returns ``(count, full)`` as :meth:`RidgePath.accumulate`.
         """
         permutations = np.ascontiguousarray(permutations, dtype=np.intp)
         k, d = len(permutations), len(self.y_eval)
+        design = np.ascontiguousarray(self.ones[None, :])
+        args = (np.zeros((len(self.y), 0)), self.y, design, self.y_eval, self.empty, permutations)
+        starts = (np.zeros((k, 1, 0)), np.zeros((k, 1)), np.ones(k, dtype=np.int64))
+        if uses_u(d, 1):
+            prefixes = np.empty((k, len(self.y) + 1, d))
+            ridge_prefix_values(*args, True, 1.0, 1.0, *starts, prefixes)
+            count = accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count)
+            return count, prefixes[0, -1].copy()
         full = np.empty(d)
-        none = np.zeros((k, 1, 0))
-        count = ridge_units(np.zeros((len(self.y), 0)), self.y, np.zeros((0, d)), self.ones, self.y_eval,
-                            self.empty, permutations, per_unit, True, 1.0, 1.0, none, np.zeros((k, 1)),
-                            np.zeros(k, dtype=np.int64), np.zeros((k, 0, 0)), np.zeros((k, 0)), unit, mean, m2,
-                            count, full)
+        count = ridge_units(*args, per_unit, True, 1.0, 1.0, *starts, unit, mean, m2, count, full)
         return count, full
 
     def residuals(self, mask):

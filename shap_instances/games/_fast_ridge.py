@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.linear_model import LinearRegression, Ridge
 
-from .._kernels.prefix_shapley import ridge_prefix_values, ridge_units
+from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
 
 __all__ = ["RidgePath", "RidgeProblem"]
 
@@ -197,70 +197,84 @@ class RidgePath:
         return (w, b, scatter, cross) if with_scatter else (w, b)
 
     def _arrays(self):
-        """Contiguous arrays the kernels read (built once)."""
+        """Contiguous arrays the kernels read (built once): X, y, ``[ones | X_eval]^T``, y_eval, v(empty)."""
         if self._kernel_arrays is None:
+            X_eval = np.asarray(self.X_eval, dtype=np.float64)
+            design = np.column_stack([self.ones, X_eval]) if self.fit_intercept else X_eval
             self._kernel_arrays = (np.ascontiguousarray(self.X, dtype=np.float64),
                                    np.ascontiguousarray(self.y, dtype=np.float64),
-                                   np.ascontiguousarray(np.asarray(self.X_eval, dtype=np.float64).T),
-                                   np.ascontiguousarray(self.ones, dtype=np.float64),
+                                   np.ascontiguousarray(design.T),
                                    np.ascontiguousarray(self.y_eval, dtype=np.float64),
                                    np.ascontiguousarray(self.empty, dtype=np.float64))
         return self._kernel_arrays
 
-    def _start(self, permutation):
-        """``(head_w, head_b, t0, R0, z0)``: how the kernel starts along ``permutation``.
+    def _starts(self, permutations):
+        """``(heads_w, heads_b, t0s)``: from how many rows on the kernels read the fit off their factor.
 
-        Ridge starts from ``R = sqrt(alpha) I`` (``t0 = 0``). Least squares has no such start: the prefixes
-        up to the first one whose scatter is well conditioned (condition number below 1e10, where the
-        pseudo-inverse and a Cholesky solve agree) are solved here with the pseudo-inverse (scikit-learn's
-        minimum-norm solution below full rank), and the kernel continues from the Cholesky factor there.
+        Ridge: from the first row with an intercept (``t0 = 1``), from the start without (``t0 = 0``). Least
+        squares is singular below full rank: the prefixes up to the first one whose scatter is well
+        conditioned (condition number below 1e10, where the pseudo-inverse and a factor solve agree) are solved
+        here, with the pseudo-inverse (scikit-learn's minimum-norm solution), for the first ``2 p + 32`` rows;
+        a permutation with no such prefix among them is solved here entirely.
         """
         p = self.X.shape[1]
+        k = len(permutations)
         if self.alpha > 0:
-            return np.zeros((1, p)), np.zeros(1), 0, np.zeros((p, p)), np.zeros(p)
-        n = len(permutation)
+            t0 = 1 if self.fit_intercept else 0
+            return np.zeros((k, 1, p)), np.zeros((k, 1)), np.full(k, t0, dtype=np.int64)
+        starts = [self._least_squares_start(permutation) for permutation in permutations]
+        return _stack([w for w, _, _ in starts]), _stack([b for _, b, _ in starts]), np.array(
+            [t0 for _, _, t0 in starts], dtype=np.int64)
+
+    def _least_squares_start(self, permutation):
+        p, n = self.X.shape[1], len(permutation)
         head = min(n, 2 * p + 32)
         rows = permutation[:head]
-        w, b, scatter, cross = self.coefficients(self.X[rows], self.y[rows], with_scatter=True)
+        w, b, scatter, _ = self.coefficients(self.X[rows], self.y[rows], with_scatter=True)
         first = p + 1 if self.fit_intercept else p
-        t0 = n + 1  # never well conditioned: every prefix from the pseudo-inverse
         if first <= head:
             eigenvalues = np.linalg.eigvalsh(scatter[first - 1:])
             good = eigenvalues[:, 0] > 1e-10 * np.maximum(eigenvalues[:, -1], np.finfo(float).tiny)
             if good.any():
                 t0 = first + int(np.argmax(good))
-        if t0 > n:
-            w, b = self.coefficients(self.X[permutation], self.y[permutation])
-            return w, b, n + 1, np.zeros((p, p)), np.zeros(p)
-        upper = np.linalg.cholesky(scatter[t0 - 1]).T
-        z0 = np.linalg.solve(upper.T, cross[t0 - 1])
-        return w[: t0 - 1].copy(), b[: t0 - 1].copy(), t0, np.ascontiguousarray(upper), z0
+                return w[: t0 - 1], b[: t0 - 1], t0
+        w, b = self.coefficients(self.X[permutation], self.y[permutation])
+        return w, b, n + 1
+
+    def prefix_values_batch(self, permutations):
+        """Values of every prefix of each permutation, shape (k, n + 1, n_outputs), ``[:, 0]`` = v(empty).
+
+        One numba kernel, threads over the permutations.
+        """
+        X, y, XaT, yE, empty = self._arrays()
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        heads_w, heads_b, t0s = self._starts(permutations)
+        out = np.empty((len(permutations), len(permutations[0]) + 1, len(yE)))
+        ridge_prefix_values(X, y, XaT, yE, empty, permutations, self.fit_intercept, float(self.y_scale),
+                            float(np.sqrt(max(self.alpha, 0.0))), heads_w, heads_b, t0s, out)
+        return out
 
     def prefix_residuals(self, permutation):
         """Residuals on the evaluation rows of the fit on each prefix, shape (M, n_eval)."""
-        X, y, XT, ones, yE, empty = self._arrays()
-        permutation = np.ascontiguousarray(permutation, dtype=np.intp)
-        head_w, head_b, t0, R0, z0 = self._start(permutation)
-        out = np.empty((len(permutation) + 1, len(yE)))
-        ridge_prefix_values(X, y, XT, ones, yE, empty, permutation, self.fit_intercept, float(self.y_scale),
-                            float(np.sqrt(max(self.alpha, 0.0))), head_w, head_b, t0, R0, z0, out)
-        return out[1:]
+        return self.prefix_values_batch(np.asarray(permutation)[None, :])[0, 1:]
 
     def accumulate(self, permutations, per_unit, unit, mean, m2, count):
-        """Fused prefix fits, differences, scatter and Welford update (see :func:`ridge_units`).
+        """Shapley accumulators along ``permutations``: returns ``(count, full)``.
 
-        Returns ``(count, full)``: the new number of units and v(all rows) along the first permutation.
+        Few outputs (an aggregate game): the prefix values of the batch (threads over permutations) and the
+        accumulating kernel. Many outputs (every explained row): one fused serial kernel, prefix fits,
+        differences, scatter and Welford update, that never holds more than one unit's block.
         """
-        X, y, XT, ones, yE, empty = self._arrays()
+        X, y, XaT, yE, empty = self._arrays()
         permutations = np.ascontiguousarray(permutations, dtype=np.intp)
-        starts = [self._start(permutation) for permutation in permutations]
-        heads_w, heads_b = _stack([s[0] for s in starts]), _stack([s[1] for s in starts])
-        t0s = np.array([s[2] for s in starts], dtype=np.int64)
-        R0s, z0s = np.stack([s[3] for s in starts]), np.stack([s[4] for s in starts])
+        if uses_u(XaT.shape[1], XaT.shape[0]):
+            prefixes = self.prefix_values_batch(permutations)
+            count = accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count)
+            return count, prefixes[0, -1].copy()
+        heads_w, heads_b, t0s = self._starts(permutations)
         full = np.empty(len(yE))
-        count = ridge_units(X, y, XT, ones, yE, empty, permutations, per_unit, self.fit_intercept,
-                            float(self.y_scale), float(np.sqrt(max(self.alpha, 0.0))), heads_w, heads_b, t0s, R0s,
-                            z0s, unit, mean, m2, count, full)
+        count = ridge_units(X, y, XaT, yE, empty, permutations, per_unit, self.fit_intercept, float(self.y_scale),
+                            float(np.sqrt(max(self.alpha, 0.0))), heads_w, heads_b, t0s, unit, mean, m2, count, full)
         return count, full
 
     def residuals(self, mask):

@@ -243,6 +243,8 @@ class ResidualGame(Game):
             return super().prefix_values(permutations)
         permutations = np.asarray(permutations, dtype=np.intp)
         self.n_evaluations += permutations.size + len(permutations)
+        if hasattr(self.fast_path, "prefix_values_batch"):
+            return self.fast_path.prefix_values_batch(permutations)
         out = np.empty((len(permutations), self.n_players + 1, self.n_outputs))
         out[:, 0] = self.empty
         for r, permutation in enumerate(permutations):

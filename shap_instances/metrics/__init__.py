@@ -4,7 +4,7 @@ from ._deletion import DeletionResult, deletion_diagnostics
 from ._influence import InfluenceFunction, influence_scores
 from ._l2_representer import l2_representer_scores
 from ._random_scores import random_scores
-from .composition import cc_summary, instance_values, normalised_contributions
+from .composition import cc_means, cc_summary, contribution_statistics, instance_values, normalised_contributions
 from .outliers import behaviour_outliers
 from .trust import (
     class_outlier_scores,
@@ -16,7 +16,9 @@ from .trust import (
 from .valuation import data_shapley, removal_curve
 
 __all__ = [
+    "cc_means",
     "cc_summary",
+    "contribution_statistics",
     "instance_values",
     "normalised_contributions",
     "behaviour_outliers",
