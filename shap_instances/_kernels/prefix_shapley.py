@@ -12,13 +12,15 @@ squared deviations ``m2`` in place (``count`` units so far), exactly as
 *Ridge prefix fits* (:func:`ridge_units`, :func:`ridge_prefix_values`). scikit-learn's Ridge on the first
 ``t`` rows of a permutation minimises ``|y - b - X w|^2 + alpha |w|^2`` (the intercept ``b`` unpenalised; no
 ``b`` without an intercept). With ``Z = [1 | X]`` (or ``Z = X``) that is the least-squares problem
-``[Z; sqrt(alpha) [0 | I]] [b; w] ~ [y; 0]``. The kernels keep its triangular factor in square-root
-information form, ``R^T R = Z^T Z + alpha diag(0, I)`` and ``R^T z = Z^T y``, and add each row ``[1, x | y]``
-of the permutation by Givens rotations (the stable rank-one update of a Cholesky factor, extended by the
-column ``z``): O(p^2) per prefix, never a p x p solve from scratch, and never the normal equations. The
-coefficients are ``R^{-1} z``; for few outputs (``d <= p + 1``) the kernels instead carry
-``U = R^{-T} [ones | XE]^T`` through the same rotations (a column with zero right-hand side), and the value
-of output ``j`` is ``U[:, j] . z``: O(p) per output and prefix, no back substitution. Least squares
+``[Z; sqrt(alpha) [0 | I]] [b; w] ~ [y; 0]``. The kernels keep its factorisation in the square-root-free form
+of Gentleman (1973; Applied Statistics algorithm AS 75): ``Z^T Z + alpha diag(0, I) = Rb^T D Rb`` with
+``Rb`` unit upper triangular and ``D`` diagonal, and ``Rb^T D zb = Z^T y``; each row ``[1, x | y]`` of the
+permutation is added by square-root-free Givens rotations (the stable rank-one update of the factor,
+extended by the column ``zb``): O(p^2) per prefix, no square root, never a p x p solve from scratch and never
+the normal equations. The ridge start is ``Rb = I``, ``D = diag(0, alpha, ..., alpha)``. The coefficients are
+``Rb^{-1} zb``; for few outputs (``d <= p + 1``) the kernels instead carry ``ub`` with ``Rb^T D ub = [ones |
+XE]^T`` through the same rotations (a column whose right-hand side does not change), and the value of output
+``j`` is ``sum_q ub[q, j] D[q] zb[q]``: O(p) per output and prefix, no back substitution. Least squares
 (alpha = 0) has no factor below full rank: the coefficients of the prefixes before ``t0`` (the first
 well-conditioned one, found by the caller) come from ``head_w``, ``head_b`` (the caller's minimum-norm
 solutions, as scikit-learn's), and the rotations run from the first row all the same. The value of prefix
@@ -93,60 +95,66 @@ def accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, co
 
 
 @njit(**JIT_OPTIONS)
-def _add_row(R, z, U, v, beta, gamma, use_u):
-    """Append the row ``[v | beta | gamma]`` to ``[R | z | U]`` and re-triangularise with Givens rotations.
+def _add_row(Rb, D, z, U, v, beta, gamma, use_u):
+    """Add the row ``v`` (target ``beta``) to ``(Rb, D, zb[, ub])``: square-root-free Givens (AS 75 ``includ``).
 
-    ``v``, ``gamma`` (work vectors) are consumed. Keeps ``R^T R + v v^T``, ``R^T z + v beta`` and ``R^T U``
-    (``gamma`` starts at zero: U's right-hand side does not change).
+    ``v`` and ``gamma`` (work vectors) are consumed. Keeps ``Rb^T D Rb + v v^T``, ``Rb^T D zb + v beta`` and
+    ``Rb^T D ub`` (``gamma`` starts at zero: ub's right-hand side does not change).
     """
-    P = R.shape[0]
+    P = Rb.shape[0]
     d = U.shape[1]
     if use_u:
         gamma[:] = 0.0
+    weight = 1.0
     for k in range(P):
+        if weight == 0.0:
+            return
         vk = v[k]
         if vk == 0.0:
             continue
-        rkk = R[k, k]
-        r = np.sqrt(rkk * rkk + vk * vk)
-        c = rkk / r
-        s = vk / r
-        R[k, k] = r
+        dk = D[k]
+        updated = dk + weight * vk * vk
+        c = dk / updated
+        s = weight * vk / updated
+        weight *= c
+        D[k] = updated
         for i in range(k + 1, P):
-            rki = R[k, i]
-            R[k, i] = c * rki + s * v[i]
-            v[i] = c * v[i] - s * rki
-        zk = z[k]
-        z[k] = c * zk + s * beta
-        beta = c * beta - s * zk
+            vi = v[i]
+            v[i] = vi - vk * Rb[k, i]
+            Rb[k, i] = c * Rb[k, i] + s * vi
+        zk = beta
+        beta = zk - vk * z[k]
+        z[k] = c * z[k] + s * zk
         if use_u:
             for j in range(d):
-                ukj = U[k, j]
-                U[k, j] = c * ukj + s * gamma[j]
-                gamma[j] = c * gamma[j] - s * ukj
+                gj = gamma[j]
+                gamma[j] = gj - vk * U[k, j]
+                U[k, j] = c * U[k, j] + s * gj
 
 
 @njit(**JIT_OPTIONS)
-def _start_u(R, XaT, U):
-    """``U = R^{-T} XaT`` (forward substitution), XaT of shape (P, d)."""
+def _start_u(Rb, D, XaT, U):
+    """``ub`` with ``Rb^T D ub = XaT`` (unit forward substitution, then D), XaT of shape (P, d)."""
     P, d = XaT.shape
     for j in range(d):
         for i in range(P):
             total = XaT[i, j]
             for k in range(i):
-                total -= R[k, i] * U[k, j]
-            U[i, j] = total / R[i, i]
+                total -= Rb[k, i] * U[k, j]
+            U[i, j] = total
+        for i in range(P):
+            U[i, j] /= D[i]
 
 
 @njit(**JIT_OPTIONS)
-def _coefficients(R, z, wa):
-    """``wa = R^{-1} z`` (back substitution)."""
-    P = R.shape[0]
+def _coefficients(Rb, z, wa):
+    """``wa = Rb^{-1} zb`` (unit back substitution)."""
+    P = Rb.shape[0]
     for i in range(P - 1, -1, -1):
         total = z[i]
         for k in range(i + 1, P):
-            total -= R[i, k] * wa[k]
-        wa[i] = total / R[i, i]
+            total -= Rb[i, k] * wa[k]
+        wa[i] = total
 
 
 @njit(**JIT_OPTIONS)
@@ -164,7 +172,7 @@ def _values(XaT, yE, wa, y_scale, out):
 
 
 @njit(**JIT_OPTIONS)
-def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha_root, head_w, head_b, t0, use_u, R, z, U, v, gamma,
+def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha, head_w, head_b, t0, use_u, R, D, z, U, v, gamma,
           wa, current, previous, empty, sink, sink_row, share, mode):
     """One permutation: prefix fits, values and either the prefix values (``mode 0``: ``sink[t] = value``) or
     the scatter of the differences into ``sink[perm[t]] += share * difference`` (``mode 1``).
@@ -176,21 +184,24 @@ def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha_root, head_w, head_
     d = XaT.shape[1]
     offset = 1 if fit_intercept else 0
     R[:, :] = 0.0
+    D[:] = 0.0
+    for q in range(P):
+        R[q, q] = 1.0
     for q in range(offset, P):
-        R[q, q] = alpha_root
+        D[q] = alpha
     z[:] = 0.0
     previous[:] = empty
     if mode == 0:
         sink[sink_row, 0, :] = empty
     if use_u and t0 == 0:
-        _start_u(R, XaT, U)
+        _start_u(R, D, XaT, U)
     for t in range(n):
         i = perm[t]
         if fit_intercept:
             v[0] = 1.0
         for q in range(p):
             v[q + offset] = X[i, q]
-        _add_row(R, z, U, v, y[i], gamma, use_u and t + 1 > t0)
+        _add_row(R, D, z, U, v, y[i], gamma, use_u and t + 1 > t0)
         if t + 1 < t0:  # least squares below full rank: the caller's minimum-norm coefficients
             if fit_intercept:
                 wa[0] = head_b[t]
@@ -199,11 +210,11 @@ def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha_root, head_w, head_
             _values(XaT, yE, wa, y_scale, current)
         elif use_u:
             if t + 1 == t0:
-                _start_u(R, XaT, U)
+                _start_u(R, D, XaT, U)
             for j in range(d):
                 total = -yE[j]
                 for q in range(P):
-                    total += U[q, j] * z[q]
+                    total += U[q, j] * D[q] * z[q]
                 current[j] = total * y_scale
         else:
             _coefficients(R, z, wa)
@@ -220,15 +231,15 @@ def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha_root, head_w, head_
 
 @njit(**JIT_OPTIONS)
 def _buffers(P, d, use_u):
-    """Work arrays of one walk: R, z, U, v, gamma, wa, current, previous (U and gamma empty unless used)."""
+    """Work arrays of one walk: Rb, D, zb, ub, v, gamma, wa, current, previous (ub, gamma empty unless used)."""
     width = d if use_u else 0
-    return (np.zeros((P, P)), np.zeros(P), np.zeros((P, width)), np.zeros(P), np.zeros(width), np.zeros(P),
-            np.zeros(d), np.zeros(d))
+    return (np.zeros((P, P)), np.zeros(P), np.zeros(P), np.zeros((P, width)), np.zeros(P), np.zeros(width),
+            np.zeros(P), np.zeros(d), np.zeros(d))
 
 
 @njit(parallel=True, **JIT_OPTIONS)
-def ridge_prefix_values(X, y, XaT, yE, empty, permutations, fit_intercept, y_scale, alpha_root, heads_w, heads_b,
-                        t0s, out):
+def ridge_prefix_values(X, y, XaT, yE, empty, permutations, fit_intercept, y_scale, alpha, heads_w, heads_b, t0s,
+                        out):
     """Values of every prefix of each permutation under the ridge / least-squares prefix fits (threads over
     the permutations, each independent, so the result does not depend on the number of threads).
 
@@ -246,8 +257,8 @@ def ridge_prefix_values(X, y, XaT, yE, empty, permutations, fit_intercept, y_sca
     permutations : intp (k, n)
     fit_intercept : bool
     y_scale : float
-    alpha_root : float
-        ``sqrt(alpha)`` in scaled units.
+    alpha : float
+        The penalty in scaled units.
     heads_w, heads_b, t0s : (k, h, p), (k, h), int64 (k,)
         Least squares: coefficients of the prefixes before ``t0s[r]`` rows; ridge: ``t0s[r]`` is 1 with an
         intercept (the factor is invertible from the first row on), else 0.
@@ -258,14 +269,14 @@ def ridge_prefix_values(X, y, XaT, yE, empty, permutations, fit_intercept, y_sca
     P, d = XaT.shape
     use_u = uses_u(d, P)
     for r in prange(k):
-        R, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
-        _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha_root, heads_w[r], heads_b[r], t0s[r],
-              use_u, R, z, U, v, gamma, wa, current, previous, empty, out, r, 1.0, 0)
+        R, D, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
+        _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha, heads_w[r], heads_b[r], t0s[r],
+              use_u, R, D, z, U, v, gamma, wa, current, previous, empty, out, r, 1.0, 0)
 
 
 @njit(**JIT_OPTIONS)
-def ridge_units(X, y, XaT, yE, empty, permutations, per_unit, fit_intercept, y_scale, alpha_root, heads_w,
-                heads_b, t0s, unit, mean, m2, count, full):
+def ridge_units(X, y, XaT, yE, empty, permutations, per_unit, fit_intercept, y_scale, alpha, heads_w, heads_b,
+                t0s, unit, mean, m2, count, full):
     """Prefix fits, prefix values, differences, scatter and Welford update, fused, for a batch of permutations.
 
     Arguments as :func:`ridge_prefix_values`, and as :func:`accumulate_prefix_units` for ``unit``, ``mean``,
@@ -275,14 +286,14 @@ def ridge_units(X, y, XaT, yE, empty, permutations, per_unit, fit_intercept, y_s
     k = permutations.shape[0]
     P, d = XaT.shape
     use_u = uses_u(d, P)
-    R, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
+    R, D, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
     block = unit.reshape((1, unit.shape[0], unit.shape[1]))
     share = 1.0 / per_unit
     for u in range(k // per_unit):
         unit[:, :] = 0.0
         for r in range(u * per_unit, (u + 1) * per_unit):
-            _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha_root, heads_w[r], heads_b[r],
-                  t0s[r], use_u, R, z, U, v, gamma, wa, current, previous, empty, block, 0, share, 1)
+            _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha, heads_w[r], heads_b[r],
+                  t0s[r], use_u, R, D, z, U, v, gamma, wa, current, previous, empty, block, 0, share, 1)
             if r == 0:
                 full[:] = previous
         count = welford_update(unit, mean, m2, count)

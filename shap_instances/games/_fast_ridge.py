@@ -251,7 +251,7 @@ class RidgePath:
         heads_w, heads_b, t0s = self._starts(permutations)
         out = np.empty((len(permutations), len(permutations[0]) + 1, len(yE)))
         ridge_prefix_values(X, y, XaT, yE, empty, permutations, self.fit_intercept, float(self.y_scale),
-                            float(np.sqrt(max(self.alpha, 0.0))), heads_w, heads_b, t0s, out)
+                            float(max(self.alpha, 0.0)), heads_w, heads_b, t0s, out)
         return out
 
     def prefix_residuals(self, permutation):
@@ -274,7 +274,7 @@ class RidgePath:
         heads_w, heads_b, t0s = self._starts(permutations)
         full = np.empty(len(yE))
         count = ridge_units(X, y, XaT, yE, empty, permutations, per_unit, self.fit_intercept, float(self.y_scale),
-                            float(np.sqrt(max(self.alpha, 0.0))), heads_w, heads_b, t0s, unit, mean, m2, count, full)
+                            float(max(self.alpha, 0.0)), heads_w, heads_b, t0s, unit, mean, m2, count, full)
         return count, full
 
     def residuals(self, mask):
