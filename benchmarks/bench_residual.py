@@ -1,67 +1,264 @@
-"""Residual decomposition benchmarks.
+"""Residual decomposition benchmarks (each measurement runs in its own process: clean peaks and timings).
 
-1. Diabetes (442 rows) with Ridge, symmetric case, 3n = 1,326 permutations: the exact running-sum refits
-   against refitting scikit-learn's Ridge (a few permutations timed, the rest extrapolated), same run. Both
-   sides make a warm-up call first (reported), then three alternating repetitions; medians, and the median of
-   the per-repetition ratios.
-2. Boston with a random forest: time and error per evaluation budget, permutation against kernel sampling,
-   n_jobs=2 (error from two independent runs per budget). By default (full and quick mode) on the first 120
-   rows with 20 trees; ``--long`` runs the full 506 rows with 100 trees (about 35 minutes on two cores).
+1. ``ridge``: diabetes (442 rows) with Ridge, symmetric case, 3n = 1,326 permutations of the full matrix, against
+   scikit-learn refits along the same permutations (a few timed, the rest extrapolated), same run, default
+   environment (no thread limit set by the benchmark); the values of the timed permutations are compared too.
+2. ``cc``: the CC plot's means (sign-normalised and plain contribution means, one aggregate game with two
+   outputs) for ridge on 20 standardised features: n = 10,000 rows with 3n permutations and n = 100,000 rows
+   with 1,000 permutations; wall and CPU time, peak memory (tracemalloc and RSS), standard errors, and the
+   aggregate's prefix values against scikit-learn refits of random prefixes.
+3. ``memory``: peak memory of the full-matrix decomposition (16 permutations) for n = 1,000 to 8,000, the
+   estimator alone and the explainer (whose Explanation adds the 95% bounds), in units of the result (one
+   n x n float64 matrix).
+4. ``dask``: a refit-heavy game (a small random forest) serially and on a dask.distributed LocalCluster with 1
+   and 2 worker processes: times, speed-up, bitwise identity.
+5. ``forest`` (not run by default): Boston with a random forest, time and error per evaluation budget,
+   permutation against kernel sampling, n_jobs=2.
 
-Usage: ``python benchmarks/bench_residual.py [--quick] [--long] [--threads N] [--markdown FILE]``.
+Usage: ``python benchmarks/bench_residual.py [--quick] [sections ...]`` (default: ridge cc memory dask).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import os
+import resource
+import subprocess
+import sys
 import time
+import tracemalloc
 import warnings
 
 import numpy as np
-from _common import Bench, compare, first_call, markdown_table, ratio
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import Ridge
+from threadpoolctl import threadpool_limits
 
 from shap_instances import InstanceKernelExplainer
 from shap_instances.datasets import load_boston, load_diabetes
 from shap_instances.estimators import KernelEstimator, PermutationEstimator
 from shap_instances.games import ResidualGame
+from shap_instances.metrics import cc_means
+
+SECTIONS = ("ridge", "cc", "memory", "dask")
 
 
-def ridge_speed(bench: Bench) -> None:
+# ------------------------------------------------------------------ measurement helpers
+def rss_mib() -> float:
+    """Peak resident set size of this process so far, MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mib() -> float:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def measured(call):
+    """(result, wall seconds, CPU seconds, tracemalloc peak MiB) of ``call()``."""
+    tracemalloc.start()
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = call()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return result, wall, cpu, peak
+
+
+def in_child(task: str, **kwargs) -> dict:
+    """Run ``task`` in a fresh interpreter (its own peak RSS and compile state) and return its JSON answer."""
+    command = [sys.executable, __file__, "--child", task, json.dumps(kwargs)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    if done.returncode != 0:
+        raise RuntimeError(f"{task} {kwargs} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def conditions() -> str:
+    """Load average, cores and thread settings: the conditions a table was measured under."""
+    import numba
+    from threadpoolctl import threadpool_info
+
+    blas = ", ".join(f"{info['internal_api']} {info['num_threads']} threads" for info in threadpool_info()
+                     if info["user_api"] == "blas")
+    variables = {name: os.environ[name] for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+                 if name in os.environ}
+    return (f"load average {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f} (1 / 5 min) on {os.cpu_count()} cores; "
+            f"BLAS: {blas or 'none loaded'} (environment: {variables or 'no thread variables set'}); "
+            f"numba: {numba.get_num_threads()} threads")
+
+
+def standardised(n: int, p: int = 20, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * rng.uniform(0.5, 3.0, size=p) + rng.normal(size=p) * 5
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y = X @ rng.normal(size=p) + rng.standard_t(4, size=n)
+    return X, y
+
+
+# ------------------------------------------------------------------ child tasks
+def child_ridge(quick: bool) -> dict:
     X, y = load_diabetes()
     X, y = X.to_numpy(), y.to_numpy(dtype=float)
     n = len(y)
-    slow_game = ResidualGame(Ridge(alpha=0.1), X, y, use_fast_path=False)
-    timed_permutations = 1 if bench.quick else 2  # antithetic pairs of scikit-learn refits per repetition
-
-    def ours():
-        return InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, n_permutations=3 * n, random_state=0, silent=True)()
-
-    def refits():
-        return PermutationEstimator(n_permutations=2 * timed_permutations, random_state=0,
-                                    silent=True).estimate(slow_game)
-
-    first_ours = first_call(lambda: InstanceKernelExplainer(Ridge(alpha=0.1), X[:50], y=y[:50], n_permutations=4,
-                                                            random_state=0, silent=True)())
-    first_refits = first_call(lambda: PermutationEstimator(n_permutations=2, random_state=0, silent=True).estimate(
-        ResidualGame(Ridge(alpha=0.1), X[:50], y[:50], use_fast_path=False)))
-    fast, slow = compare(ours, refits)
-    slow.seconds = [t / (2 * timed_permutations) * 3 * n for t in slow.seconds]  # extrapolated to 3n permutations
-    explanation = fast.result
-    gap = np.abs(explanation.base_values + explanation.values.sum(1) - (Ridge(alpha=0.1).fit(X, y).predict(X) - y))
-    per_permutation = slow.median / (3 * n)
-    bench.print(
-        "### Diabetes, Ridge, 1,326 permutations",
-        f"Three alternating repetitions, medians; scikit-learn refits: {2 * timed_permutations} permutations timed "
-        f"per repetition, extrapolated to 3n. First calls (50 rows, not included): ours {first_ours:.2f} s, "
-        f"scikit-learn refits {first_refits:.2f} s.",
-        markdown_table(["diabetes, Ridge, 1,326 permutations", "seconds", "note"], [
-            ["exact running-sum refits (ours)", f"{fast.median:.1f}", f"max efficiency gap {gap.max():.1e}"],
-            [f"scikit-learn refits ({per_permutation:.2f} s per permutation, extrapolated)", f"{slow.median:.0f}", ""],
-            ["speed-up", ratio(slow, fast), "target >= 70x, ours <= 15 s"]]), part="ridge")
+    warm = InstanceKernelExplainer(Ridge(alpha=0.1), X[:50], y=y[:50], n_permutations=4, random_state=0, silent=True)
+    warm()  # load the compiled kernels (reported apart)
+    ours, wall, cpu, _ = measured(lambda: InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, n_permutations=3 * n,
+                                                                  random_state=0, silent=True)())
+    full = Ridge(alpha=0.1).fit(X, y).predict(X) - y
+    gap = float(np.max(np.abs(ours.base_values + ours.values.sum(1) - full)))
+    timed = 2 if quick else 4  # permutations (antithetic pairs) refitted with scikit-learn
+    slow = ResidualGame(Ridge(alpha=0.1), X, y, use_fast_path=False)
+    refit, refit_wall, refit_cpu, _ = measured(lambda: PermutationEstimator(n_permutations=timed, random_state=0,
+                                                                             silent=True).estimate(slow))
+    same = PermutationEstimator(n_permutations=timed, random_state=0, silent=True).estimate(ResidualGame(
+        Ridge(alpha=0.1), X, y))
+    agreement = float(np.max(np.abs(same.values - refit.values)) / np.max(np.abs(refit.values)))
+    return {"n": n, "ours_wall": wall, "ours_cpu": cpu, "gap": gap, "timed": timed,
+            "refit_wall": refit_wall / timed * 3 * n, "refit_cpu": refit_cpu / timed * 3 * n,
+            "agreement": agreement}
 
 
-def forest_budgets(bench: Bench) -> None:
+def child_cc(n: int, permutations: int, checks: int) -> dict:
+    X, y = standardised(n)
+    baseline = current_rss_mib()
+    explainer = InstanceKernelExplainer(Ridge(alpha=1.0), X, y=y, n_permutations=permutations, random_state=0,
+                                        silent=True)
+    InstanceKernelExplainer(Ridge(alpha=1.0), X[:200], y=y[:200], n_permutations=2, random_state=0,
+                            silent=True).aggregate(weights=["sign", "mean"])  # load the compiled kernels
+    table, wall, cpu, peak = measured(lambda: cc_means(explainer))
+    rss = rss_mib() - baseline
+    values = table["contribution_mean"].to_numpy()
+    se = table["contribution_mean_se"].to_numpy()
+    # the aggregate game's prefixes against scikit-learn refits of random prefixes of one permutation
+    game = ResidualGame(Ridge(alpha=1.0), X, y)
+    weights = -np.sign(game.full_value) / n
+    rng = np.random.default_rng(1)
+    permutation = rng.permutation(n)
+    prefixes = game.aggregate(weights).prefix_values(permutation[None, :])[0, :, 0]
+    errors = []
+    for t in np.unique(np.concatenate([[1, 2, 21, n], rng.integers(1, n + 1, size=checks)])):
+        rows = permutation[:t]
+        refit = (Ridge(alpha=1.0).fit(X[rows], y[rows]).predict(X) - y) @ weights
+        errors.append(abs(prefixes[t] - refit) / max(abs(refit), 1e-300))
+    return {"n": n, "permutations": explainer.result_.info["n_permutations"], "wall": wall, "cpu": cpu,
+            "tracemalloc": peak, "rss": rss, "median_se": float(np.median(se)),
+            "median_value": float(np.median(np.abs(values))), "spread": float(np.std(values)),
+            "prefix_checks": len(errors), "prefix_error": float(max(errors))}
+
+
+def child_memory(n: int, permutations: int, what: str) -> dict:
+    X, y = standardised(n, p=20, seed=1)
+    InstanceKernelExplainer(Ridge(alpha=1.0), X[:100], y=y[:100], n_permutations=2, random_state=0, silent=True)()
+    baseline = current_rss_mib()
+    if what == "estimator":
+        game = ResidualGame(Ridge(alpha=1.0), X, y)
+        call = lambda: PermutationEstimator(n_permutations=permutations, random_state=0, silent=True).estimate(game)  # noqa: E731
+    else:
+        explainer = InstanceKernelExplainer(Ridge(alpha=1.0), X, y=y, n_permutations=permutations, random_state=0,
+                                            silent=True)
+        call = explainer
+    _, wall, cpu, peak = measured(call)
+    return {"n": n, "what": what, "wall": wall, "cpu": cpu, "tracemalloc": peak, "rss": rss_mib() - baseline,
+            "result": 8 * n * n / 2**20}
+
+
+def child_dask(workers: int, n: int, trees: int, permutations: int) -> dict:
+    from distributed import Client, LocalCluster
+
+    X, y = load_diabetes()
+    X, y = X.to_numpy()[:n], y.to_numpy(dtype=float)[:n]
+    model = RandomForestRegressor(n_estimators=trees, max_depth=6, random_state=0, n_jobs=1)
+    options = dict(estimator="permutation", n_permutations=permutations, batch_size=permutations // 2, random_state=0,
+                   silent=True)
+    if workers == 0:
+        explanation, wall, cpu, _ = measured(lambda: InstanceKernelExplainer(model, X, y=y, **options)())
+    else:
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            explainer = InstanceKernelExplainer(model, X, y=y, scheduler=client, **options)
+            explanation, wall, cpu, _ = measured(explainer)
+    return {"workers": workers, "wall": wall, "digest": float(np.sum(explanation.values * np.arange(1, n + 1))),
+            "values": explanation.values.ravel()[:50].tolist()}
+
+
+CHILDREN = {"ridge": child_ridge, "cc": child_cc, "memory": child_memory, "dask": child_dask}
+
+
+# ------------------------------------------------------------------ sections
+def ridge_speed(quick: bool) -> None:
+    before = conditions()
+    r = in_child("ridge", quick=quick)
+    print(f"### Diabetes, Ridge, {3 * r['n']:,} permutations of the full matrix\n\nBefore: {before}.\n")
+    print("| diabetes, Ridge(alpha=0.1), 1,326 permutations | wall seconds | CPU seconds | note |")
+    print("|---|---|---|---|")
+    print(f"| exact prefix fits, fused numba kernel (ours) | {r['ours_wall']:.2f} | {r['ours_cpu']:.2f} | "
+          f"max efficiency gap {r['gap']:.1e} |")
+    print(f"| scikit-learn refits ({r['timed']} permutations timed, extrapolated) | {r['refit_wall']:.0f} | "
+          f"{r['refit_cpu']:.0f} | values of the timed permutations agree with ours to {r['agreement']:.1e} |")
+    print(f"| speed-up | **{r['refit_wall'] / r['ours_wall']:.0f}x** | {r['refit_cpu'] / r['ours_cpu']:.0f}x | "
+          "target >= 100x (wall, same run) |")
+    print(f"\nAfter: {conditions()}.\n", flush=True)
+
+
+def cc_scale(quick: bool) -> None:
+    cases = [(2_000, 6_000), (20_000, 100)] if quick else [(10_000, 30_000), (100_000, 1_000)]
+    before = conditions()
+    rows = [in_child("cc", n=n, permutations=k, checks=8) for n, k in cases]
+    print(f"### CC plot means at scale: ridge, 20 standardised features\n\nBefore: {before}.\n")
+    print("One aggregate game with two outputs (sign-normalised and plain contribution means, the same "
+          "antithetic permutations): `metrics.cc_means(explainer)`. Peak memory above the data (tracemalloc: "
+          "NumPy allocations; RSS: the process).\n")
+    print("| rows n | permutations | wall s | CPU s | tracemalloc peak MiB | RSS peak MiB | median SE | median "
+          "abs. mean | SD of the means | prefixes vs scikit-learn refits (max relative error) | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    targets = {10_000: "5 min, 1 GiB", 100_000: "5 min, 2 GiB"}
+    for r in rows:
+        print(f"| {r['n']:,} | {r['permutations']:,} | {r['wall']:.0f} | {r['cpu']:.0f} | {r['tracemalloc']:.1f} | "
+              f"{r['rss']:.0f} | {r['median_se']:.2e} | {r['median_value']:.2e} | {r['spread']:.2e} | "
+              f"{r['prefix_error']:.1e} ({r['prefix_checks']} prefixes) | {targets.get(r['n'], '-')} |")
+    print(f"\nAfter: {conditions()}.\n", flush=True)
+
+
+def memory_table(quick: bool) -> None:
+    sizes = (500, 1_000) if quick else (1_000, 2_000, 4_000, 8_000)
+    before = conditions()
+    print(f"### Peak memory of the full-matrix decomposition (ridge, 16 permutations)\n\nBefore: {before}.\n")
+    print("Result = one n x n float64 matrix. The estimator keeps two running sums (mean, sum of squared "
+          "deviations) and one unit's block; the explainer's Explanation holds values, standard errors and the "
+          "two 95% bounds (four matrices) by contract.\n")
+    print("| n | result MiB | estimator: tracemalloc / RSS peak MiB | estimator / result | "
+          "explainer: tracemalloc / RSS peak MiB | explainer / result | explainer wall s |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        e = in_child("memory", n=n, permutations=16, what="estimator")
+        x = in_child("memory", n=n, permutations=16, what="explainer")
+        print(f"| {n:,} | {e['result']:.0f} | {e['tracemalloc']:.0f} / {e['rss']:.0f} | "
+              f"{e['tracemalloc'] / e['result']:.2f} / {e['rss'] / e['result']:.2f} | {x['tracemalloc']:.0f} / "
+              f"{x['rss']:.0f} | {x['tracemalloc'] / x['result']:.2f} / {x['rss'] / x['result']:.2f} | "
+              f"{x['wall']:.1f} |", flush=True)
+    print(f"\nAfter: {conditions()}.\n", flush=True)
+
+
+def dask_speedup(quick: bool) -> None:
+    n, trees, permutations = (24, 10, 8) if quick else (40, 20, 16)
+    before = conditions()
+    runs = [in_child("dask", workers=w, n=n, trees=trees, permutations=permutations) for w in (0, 1, 2)]
+    identical = all(r["values"] == runs[0]["values"] and r["digest"] == runs[0]["digest"] for r in runs)
+    print(f"### Dask: RandomForestRegressor({trees} trees, depth 6) refits, {n} diabetes rows, {permutations} "
+          f"permutations\n\nBefore: {before}.\n")
+    print("| run | wall s | speed-up vs 1 worker | same values as serial |")
+    print("|---|---|---|---|")
+    for r in runs:
+        name = "serial (this process)" if r["workers"] == 0 else f"LocalCluster, {r['workers']} worker process(es)"
+        speed = "-" if r["workers"] == 0 else f"{runs[1]['wall'] / r['wall']:.2f}x"
+        print(f"| {name} | {r['wall']:.1f} | {speed} | {'bitwise' if r['values'] == runs[0]['values'] else 'NO'} |")
+    print(f"\nBitwise identical across the three runs: {identical}. After: {conditions()}.\n", flush=True)
+
+
+def forest_budgets(quick: bool) -> None:
     """Time and accuracy per budget for a random forest (refits of clones, n_jobs=2).
 
     A long reference run would cost hours at full size, so accuracy is measured without one: each method runs
@@ -71,13 +268,16 @@ def forest_budgets(bench: Bench) -> None:
     """
     X, y = load_boston()
     X, y = X.to_numpy(), y.to_numpy(dtype=float)
-    long = bench.args.long
-    if not long:
+    if quick:
         X, y = X[:120], y[:120]
-    forest = RandomForestRegressor(n_estimators=100 if long else 20, random_state=0, n_jobs=1)
+    forest = RandomForestRegressor(n_estimators=20 if quick else 100, random_state=0, n_jobs=1)
     game = ResidualGame(forest, X, y)
     n = len(y)
-    rows = []
+    print(f"\nBoston ({n} rows), RandomForestRegressor({forest.n_estimators}), symmetric case, n_jobs=2; error: "
+          "RMS difference of two runs with independent seeds / sqrt(2), relative to the RMS value\n")
+    print("| estimator | evaluations | seconds per run | relative RMS error (two runs) | "
+          "reported median SE / RMS value |")
+    print("|---|---|---|---|---|")
     estimators = {
         "permutation": lambda budget, seed: PermutationEstimator(max_evals=budget, random_state=seed, n_jobs=2,
                                                                  silent=True),
@@ -91,24 +291,57 @@ def forest_budgets(bench: Bench) -> None:
             scale = np.sqrt(np.mean(((first.values + second.values) / 2) ** 2))
             error = np.sqrt(np.mean((first.values - second.values) ** 2) / 2) / scale
             reported = np.median(first.standard_errors) / scale
-            rows.append([name, first.n_evaluations, f"{seconds:.1f}", f"{error:.2f}", f"{reported:.2f}"])
-    size_note = "" if long else " (the first 120 rows and 20 trees; --long runs all 506 rows with 100 trees)"
-    bench.print(
-        f"### Boston ({n} rows), RandomForestRegressor({forest.n_estimators}): budgets",
-        f"Symmetric case, n_jobs=2{size_note}; "
-        "error: RMS difference of two runs with independent seeds / sqrt(2), relative to the RMS value; one pair "
-        "of runs per budget (an accuracy study, no ratio).",
-        markdown_table(["estimator", "evaluations", "seconds per run", "relative RMS error (two runs)",
-                        "reported median SE / RMS value"], rows), part="forest")
+            print(f"| {name} | {first.n_evaluations} | {seconds:.1f} | {error:.2f} | {reported:.2f} |", flush=True)
 
 
-def main(bench: Bench) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ridge_speed(bench)
-        forest_budgets(bench)
+RUNNERS = {"ridge": ridge_speed, "cc": cc_scale, "memory": memory_table, "dask": dask_speedup,
+           "forest": forest_budgets}
+
+
+def main(argv: list[str]) -> None:
+    warnings.simplefilter("ignore")
+    if argv[:1] == ["--child"]:
+        result = CHILDREN[argv[1]](**json.loads(argv[2]))
+        print(json.dumps(result))
+        return
+    markdown = _option(argv, "--markdown")  # run_all.py: the tables also go to this file
+    threads = int(_option(argv, "--threads") or 1)
+    quick = "--quick" in argv
+    chosen = [a for a in argv if not a.startswith("--")] or list(SECTIONS)
+    unknown = set(chosen) - set(RUNNERS)
+    if unknown:
+        raise SystemExit(f"unknown section(s) {sorted(unknown)}; choose from {sorted(RUNNERS)}")
+    with threadpool_limits(threads), contextlib.ExitStack() as stack:
+        if markdown:
+            out = stack.enter_context(open(markdown, "w"))
+            stack.enter_context(contextlib.redirect_stdout(_Tee(sys.__stdout__, out)))
+        for name in chosen:
+            start = time.perf_counter()
+            RUNNERS[name](quick)
+            print(f"({name}: {time.perf_counter() - start:.0f} s)\n", flush=True)
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    """The value after ``name`` in ``argv``, removed from it (None when absent)."""
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
+class _Tee(io.TextIOBase):
+    """Everything printed goes to the terminal and into the markdown file."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
 
 
 if __name__ == "__main__":
-    Bench(__doc__, arguments=lambda parser: parser.add_argument(
-        "--long", action="store_true", help="the forest budget study on all 506 rows with 100 trees")).run(main)
+    main(sys.argv[1:])

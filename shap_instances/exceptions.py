@@ -21,6 +21,7 @@ __all__ = [
     "PluginLoadWarning",
     "DuplicateExplainerWarning",
     "ReconstructionWarning",
+    "BudgetWarning",
 ]
 
 
@@ -82,3 +83,7 @@ class DuplicateExplainerWarning(ShapInstancesWarning):
 
 class ReconstructionWarning(ShapInstancesWarning):
     """base_values + values.sum() departs from the explained quantity more than expected."""
+
+
+class BudgetWarning(ShapInstancesWarning):
+    """A computation is estimated to run long, or asked for more workers than it can use (with what helps)."""

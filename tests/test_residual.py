@@ -216,19 +216,19 @@ def test_checkpoint_resume_through_the_explainer(tmp_path, monkeypatch):
     settings_ = dict(n_permutations=32, random_state=4, silent=True)
     reference = InstanceKernelExplainer(Ridge(), X, y=y, **settings_)().values
     path = tmp_path / "run.pkl"
-    original = RidgePath.prefix_residuals
+    original = RidgePath.accumulate  # the fused kernel: one call per batch of 16 permutations
     calls = {"n": 0}
 
-    def interrupted(self, permutation):
+    def interrupted(self, *args):
         calls["n"] += 1
-        if calls["n"] == 20:  # inside the second batch of 16 permutations
+        if calls["n"] == 2:  # the second batch
             raise KeyboardInterrupt
-        return original(self, permutation)
+        return original(self, *args)
 
-    monkeypatch.setattr(RidgePath, "prefix_residuals", interrupted)
+    monkeypatch.setattr(RidgePath, "accumulate", interrupted)
     with pytest.raises(KeyboardInterrupt):
         InstanceKernelExplainer(Ridge(), X, y=y, checkpoint=path, **settings_)()
-    monkeypatch.setattr(RidgePath, "prefix_residuals", original)
+    monkeypatch.setattr(RidgePath, "accumulate", original)
     assert path.exists()
     resumed = InstanceKernelExplainer(Ridge(), X, y=y, checkpoint=path, **settings_)().values
     np.testing.assert_array_equal(resumed, reference)

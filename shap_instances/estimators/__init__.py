@@ -6,8 +6,10 @@ its constructor, so a new estimator is a small class. ``random_state`` is read b
 call and for every ``n_jobs``, a ``numpy.random.Generator`` advances from call to call.
 :class:`KernelCoalitionSampler` is the coalition design of :class:`KernelEstimator`, usable on its own;
 :func:`shapley_weights` and :func:`kernel_weights` are the weights by coalition size.
+:func:`dask_scheduler` sends the parallel work of the estimators inside a ``with`` block to a dask cluster.
 """
 
+from ._parallel import dask_scheduler
 from ._result import ShapleyResult
 from ._weights import kernel_weights, shapley_weights
 from .closed_form import ClosedFormEstimator
@@ -26,6 +28,7 @@ __all__ = [
     "PermutationEstimator",
     "RidgeInfluenceEstimator",
     "ShapleyResult",
+    "dask_scheduler",
     "kernel_weights",
     "shapley_weights",
 ]

@@ -9,7 +9,7 @@ from scipy.linalg import LinAlgError, cho_factor
 from scipy.linalg.lapack import dpotri
 
 from ..utils import check_random_state, validate_params
-from ._parallel import parallel_values
+from ._anytime import evaluate_design
 from ._result import ShapleyResult
 from .sampling import KernelCoalitionSampler
 
@@ -60,6 +60,14 @@ class KernelEstimator:
         differ; -1, a string or a float raise :class:`~shap_instances.exceptions.InvalidParameterError`.
     n_jobs, silent
         As in :class:`PermutationEstimator`.
+    max_time : float, optional
+        Seconds. A first batch is timed; when the design of ``max_evals`` would not fit in the time, the design
+        of the budget that fits is drawn instead (``info["stopped_by"] == "max_time (re-planned)"``). The
+        design is evaluated in batches, enumerated sizes first; a run still short of time stops after the batch
+        that crosses ``max_time`` and solves with the coalitions evaluated by then, each size keeping its kernel
+        weight (``"max_time"``). ``info["n_coalitions"]`` is the number used; efficiency still holds exactly;
+        a run whose design fits equals one without a time budget. The standard errors of a re-planned or
+        truncated design count its sampled coalitions in pairs, as the sampler draws them.
     n_bootstrap : int, optional
         Deprecated and ignored (the bootstrap was replaced by the analytic standard errors, which cost about
         a tenth of what 20 resamples did): ``0`` still turns standard errors off, like
@@ -83,7 +91,7 @@ class KernelEstimator:
     _parameter_constraints: dict = {"standard_errors": ["boolean"]}
 
     def __init__(self, max_evals=None, l1_reg=False, standard_errors=True, random_state=None, n_jobs=None,
-                 silent=False, n_bootstrap="deprecated"):
+                 silent=False, n_bootstrap="deprecated", max_time=None):
         if l1_reg is not False:
             raise ValueError(f"l1_reg={l1_reg!r} is not supported: KernelEstimator keeps every player (l1_reg=False).")
         self.max_evals = max_evals
@@ -93,6 +101,7 @@ class KernelEstimator:
         self.n_jobs = n_jobs
         self.silent = silent
         self.n_bootstrap = n_bootstrap
+        self.max_time = max_time
 
     def estimate(self, game) -> ShapleyResult:
         """Shapley values of ``game`` with analytic standard errors."""
@@ -115,19 +124,22 @@ class KernelEstimator:
             return ShapleyResult(values=(full - empty)[None, :], empty_value=empty, full_value=full,
                                  standard_errors=np.zeros((1, d)) if with_se else None, n_evaluations=2,
                                  estimator="kernel")
-        masks, weights, sampled = KernelCoalitionSampler(m).sample(budget - 2, rng)
-        values = parallel_values(game, masks, self.n_jobs, silent=self.silent, desc="kernel coalitions")
+        (masks, weights, sampled), values, stopped_by = evaluate_design(
+            game, KernelCoalitionSampler(m), budget - 2, rng, self.n_jobs, silent=self.silent, max_time=self.max_time)
         X, Y = _design(masks, values, empty, full)
         phi = _solve(X, Y, weights, full - empty)
-        # the sampler draws (budget - 2 - n_enumerated) // 2 pairs (a coalition and its complement)
-        n_draws = (budget - 2 - int((~sampled).sum())) // 2 if sampled.any() else 0
+        if stopped_by is None:  # the sampler draws (budget - 2 - n_enumerated) // 2 pairs (coalition, complement)
+            n_draws = (budget - 2 - int((~sampled).sum())) // 2 if sampled.any() else 0
+        else:  # a re-planned or truncated design: count the pairs it holds
+            n_draws = int(sampled.sum()) // 2
         se = None
         if with_se:
             se = _sandwich_se(masks, X, Y, weights, sampled, phi, n_draws) if sampled.any() else np.zeros((m, d))
         return ShapleyResult(
             values=phi, empty_value=empty, full_value=full, standard_errors=se,
-            n_evaluations=game.n_evaluations - start, estimator="kernel", converged=True,
-            info={"n_coalitions": len(masks), "n_enumerated": int((~sampled).sum()), "n_draws": n_draws},
+            n_evaluations=game.n_evaluations - start, estimator="kernel", converged=stopped_by is None,
+            info={"n_coalitions": len(masks), "n_enumerated": int((~sampled).sum()), "n_draws": n_draws,
+                  "stopped_by": stopped_by},
         )
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import time
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._kernels.prefix_shapley import accumulate_prefix_units
 from ..utils import check_random_state
+from ._budget import RunClock, format_seconds
 from ._checkpoint import CheckpointFile
-from ._parallel import parallel_prefix_values
+from ._parallel import blas_single_thread, parallel_prefix_values, plan_workers
 from ._result import ShapleyResult
 
 __all__ = ["PermutationEstimator"]
@@ -23,6 +27,14 @@ class PermutationEstimator:
     satisfies efficiency exactly. With ``antithetic=True`` each permutation is paired with its reverse
     (a negatively correlated pair); the sampling unit is then the pair's average. Standard errors are the
     sample standard deviation of the units divided by the square root of their number.
+
+    Each batch's marginal contributions go straight into running sums (Welford's mean and sum of squared
+    deviations) through ``game.accumulate_permutations``; games with a fused numba kernel (the ridge and mean
+    refit shortcuts) never hold more than one unit's (n_players x n_outputs) block besides the two sums, so
+    the peak memory is about three times that of the values. The run is *anytime*: with ``max_time`` it
+    stops after the batch that crosses it and reports the standard errors reached (efficiency still holds
+    exactly). A run estimated (from its first batch) to need more than ten minutes is warned about with the
+    estimate and the options that shorten it.
 
     Parameters
     ----------
@@ -44,9 +56,15 @@ class PermutationEstimator:
         or a RandomState) advances, so two calls differ; -1, a string or a float raise
         :class:`~shap_instances.exceptions.InvalidParameterError`.
     n_jobs : int or None
-        joblib workers evaluating a batch.
+        joblib workers evaluating a batch (any joblib backend, dask included). Games with cheap evaluations
+        (``game.cheap``: the exact refit shortcuts) always run in the calling process; otherwise the first
+        batch runs there and is timed, and a local process pool is started only when the work left is worth it.
+        More workers than cores are capped to the cores (with a :class:`~shap_instances.exceptions.BudgetWarning`).
     silent : bool, default=False
-        No progress bar.
+        No progress bar (the bar shows the permutations done and a moving estimate of the time left).
+    max_time : float, optional
+        Seconds: stop after the batch that crosses this, with the standard errors reached (``info`` records
+        ``n_permutations`` done and ``stopped_by="max_time"``; ``converged`` is then False).
     checkpoint : str or Path, optional
         A file (``.npz`` by convention) where the state is saved after every batch. If it exists, the run
         resumes from it, and the result equals that of an uninterrupted run with the same settings and seed,
@@ -68,10 +86,13 @@ class PermutationEstimator:
     >>> r = PermutationEstimator(n_permutations=64, random_state=0, silent=True).estimate(game)
     >>> bool(abs(r.values.sum() - 100.0) < 1e-9)
     True
+    >>> quick = PermutationEstimator(n_permutations=10**9, max_time=0.5, random_state=0, silent=True).estimate(game)
+    >>> quick.info["stopped_by"], quick.info["n_permutations"] < 10**9, bool(abs(quick.values.sum() - 100.0) < 1e-9)
+    ('max_time', True, True)
     """
 
     def __init__(self, n_permutations=None, max_evals=None, antithetic=True, max_standard_error=None,
-                 batch_size=None, random_state=None, n_jobs=None, silent=False, checkpoint=None):
+                 batch_size=None, random_state=None, n_jobs=None, silent=False, checkpoint=None, max_time=None):
         self.n_permutations = n_permutations
         self.max_evals = max_evals
         self.antithetic = antithetic
@@ -81,12 +102,15 @@ class PermutationEstimator:
         self.n_jobs = n_jobs
         self.silent = silent
         self.checkpoint = checkpoint
+        self.max_time = max_time
 
     def _plan(self, m: int) -> tuple[int, int]:
         for name in ("n_permutations", "max_evals"):
             value = getattr(self, name)
             if value is not None and int(value) < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        if self.max_time is not None and not (isinstance(self.max_time, numbers.Real) and self.max_time > 0):
+            raise ValueError(f"max_time must be a positive number of seconds, got {self.max_time!r}.")
         batch = int(self.batch_size or 16)
         if self.antithetic:
             batch += batch % 2
@@ -141,38 +165,67 @@ class PermutationEstimator:
             game.add_counters({k: v for k, v in state["counters"].items() if k != "n_evaluations"})
             rng = _restored(rng, state["rng"])
         per_unit = 2 if self.antithetic else 1
-        with tqdm(total=total, initial=state["done"], desc="permutations", unit="perm",
-                  disable=self.silent, leave=False) as bar:
+        clock = RunClock(self.max_time, "permutations", _HELPS)
+        cheap = bool(getattr(game, "cheap", False))
+        unit = np.empty((m, d))  # the one work block of a unit's contributions
+        jobs, batches, stopped_by = 1, 0, None
+        with tqdm(total=total, initial=state["done"], desc="permutations", unit="perm", disable=self.silent,
+                  leave=False) as bar, (blas_single_thread() if cheap else contextlib.nullcontext()):
             while state["done"] < total:
                 if self._stop(state):
+                    stopped_by = "max_standard_error"
+                    break
+                if clock.expired():
+                    stopped_by = "max_time"
                     break
                 k = min(batch, total - state["done"])
+                if batches == 0 and not cheap:
+                    k = min(k, per_unit)  # a first unit alone, timed: the warning and the pool decision need it
                 permutations = self._draw(rng, k, m)
                 evaluations_before = game.n_evaluations
-                prefixes = parallel_prefix_values(game, permutations, self.n_jobs)  # (k, m + 1, d)
-                contributions = np.empty((k, m, d))
-                np.put_along_axis(contributions, permutations[:, :, None], np.diff(prefixes, axis=1), axis=1)
-                units = contributions.reshape(k // per_unit, per_unit, m, d).mean(axis=1)
-                for unit in units:  # Welford's running mean and sum of squared deviations
-                    state["units"] += 1
-                    delta = unit - state["mean"]
-                    state["mean"] += delta / state["units"]
-                    state["m2"] += delta * (unit - state["mean"])
+                started = time.perf_counter()
+                if jobs == 1:
+                    count, empty, full = game.accumulate_permutations(permutations, per_unit, unit, state["mean"],
+                                                                      state["m2"], state["units"])
+                else:
+                    prefixes = np.ascontiguousarray(parallel_prefix_values(game, permutations, jobs))
+                    count = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,
+                                                    state["mean"], state["m2"], state["units"])
+                    empty, full = prefixes[0, 0], prefixes[0, -1]
+                seconds = time.perf_counter() - started
+                state["units"] = count
                 if state["empty"] is None:
-                    state["empty"], state["full"] = prefixes[0, 0].copy(), prefixes[0, -1].copy()
+                    state["empty"], state["full"] = np.array(empty, dtype=np.float64), np.array(full, dtype=np.float64)
                 state["done"] += k
                 state["evals"] += game.n_evaluations - evaluations_before  # fewer than k (m + 1) when cached
                 state["rng"] = rng.bit_generator.state
                 state["counters"] = _counts_since(counters_before, game.counters())
                 self._save_state(state)
                 bar.update(k)
+                batches += 1
+                left = total - state["done"]
+                # the time left, from the first batch (the second for cheap games, whose first may include
+                # loading compiled kernels): warn about a long run, and decide whether workers are worth it
+                if left and batches == (2 if cheap else 1):
+                    estimate = clock.check_long(seconds / k, left, k)
+                    if not cheap:
+                        jobs = plan_workers(self.n_jobs, seconds_left=estimate)
+                if clock.max_time is not None:
+                    bar.set_postfix_str(f"time budget: {format_seconds(clock.left())} left", refresh=False)
         n = state["units"]
-        standard_errors = np.sqrt(state["m2"] / (n - 1) / n) if n > 1 else np.full((m, d), np.inf)
+        if n > 1:  # in place: the peak stays at the two running sums and the work block
+            standard_errors = state["m2"]
+            standard_errors /= (n - 1) * n
+            np.sqrt(standard_errors, out=standard_errors)
+        else:
+            standard_errors = np.full((m, d), np.inf)
+        del unit
         return ShapleyResult(
             values=state["mean"], empty_value=state["empty"], full_value=state["full"],
             standard_errors=standard_errors, n_evaluations=state["evals"], estimator="permutation",
-            converged=self._stop(state) or self.max_standard_error is None,
-            info={"n_permutations": state["done"], "antithetic": self.antithetic},
+            converged=stopped_by == "max_standard_error" or (self.max_standard_error is None and stopped_by is None),
+            info={"n_permutations": state["done"], "antithetic": self.antithetic, "stopped_by": stopped_by,
+                  "seconds": clock.elapsed, "n_jobs_used": jobs},
         )
 
     def _stop(self, state) -> bool:
@@ -189,6 +242,12 @@ class PermutationEstimator:
     def _save_state(self, state) -> None:
         if self._checkpoint_file is not None:  # atomic and durable: a kill never leaves a half-written file
             self._checkpoint_file.save(state)
+
+
+_HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch that crosses it, with the "
+          "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), or, for means over "
+          "the explained rows (CC plot means, data values), explain one aggregate game instead of every row "
+          "(InstanceKernelExplainer.aggregate, shap_instances.games.AggregateGame).")
 
 
 def _restored(rng: np.random.Generator, saved: dict) -> np.random.Generator:

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ..utils import check_random_state
+from ..utils import check_memory, check_random_state
 from ._weights import kernel_weights
 
 __all__ = ["CoalitionDesign", "KernelCoalitionSampler"]
@@ -100,6 +100,12 @@ class KernelCoalitionSampler:
         """
         if not isinstance(budget, numbers.Integral) or isinstance(budget, bool | np.bool_) or budget < 0:
             raise InvalidParameterError(f"KernelCoalitionSampler.sample: budget must be an int >= 0; got {budget!r}.")
+        m = self.n_players
+        coalitions = min(int(budget), 2**m - 2) if m < 63 else int(budget)
+        # the design is built in memory: the masks, and while sampling one random order of the players per draw
+        check_memory(coalitions * m * (1 + 16 + 8), f"the kernel design of {coalitions:,} coalitions of {m} players",
+                     instead="Lower the budget (max_evals), or use the permutation estimator, whose memory does not "
+                             "grow with its budget.")
         return _kernel_design(self.n_players, int(budget), check_random_state(random_state))
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from ..estimators import (
     KernelEstimator,
     PermutationEstimator,
     RidgeInfluenceEstimator,
+    dask_scheduler,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
 from ..games import ResidualGame, RidgePath
@@ -37,6 +38,7 @@ from ..utils import (
 __all__ = ["InstanceKernelExplainer"]
 
 METHODS = ("auto", "exact", "permutation", "kernel", "influence")
+AGGREGATE_WEIGHTS = ("sign", "mean")
 INFLUENCE_VARIANTS = ("all", "largest")
 EFFICIENCY = ("complete", "none")
 
@@ -92,11 +94,30 @@ class InstanceKernelExplainer(InstanceExplainer):
     checkpoint : str or Path, optional
         Permutation estimator: save progress here after every batch and resume from it (a file written by a
         run with other data, model parameters, budget or seed is refused).
+    max_time : float, optional
+        Seconds: the permutation and kernel estimators stop after the batch that crosses it (anytime), with
+        the standard errors reached and efficiency intact; ``result_.info`` records what was done.
+    scheduler : str or distributed.Client, optional
+        Run the refits of models without a shortcut on a dask.distributed cluster: a scheduler address
+        (``"tcp://host:8786"``), a ``Client``, or ``"local"`` (a LocalCluster on this machine). Results are
+        bitwise identical to a serial run with the same ``random_state``. ``n_jobs`` None then uses every
+        worker of the cluster.
     random_state, n_jobs, silent, max_memory, feature_names
         See :class:`~shap_instances.InstanceExplainer`. The refits must be a function of the coalition: model
         ``random_state`` parameters left at None are set to ``random_state`` (an int) or 0. ``max_memory``
         bounds the dense values of one call (``8 n_explained n_train`` bytes); ``feature_names`` renames the
-        training rows.
+        training rows. Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process
+        whatever ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the
+        cores is capped to them.
+
+    Notes
+    -----
+    *At scale.* The full matrix costs O(n m) memory and O(n m p) time per permutation. Means over the
+    explained rows (the CC plot's contribution mean, data values) are Shapley values of one scalar game, the
+    weighted sum of residuals: :meth:`aggregate` computes them in O(n) memory (O(n p^2) per permutation for
+    ridge). Statistics that are not means (CC variance, behaviour outliers) come from a random sample of
+    explained rows, :meth:`explain_sample`, with the sampling error stated by
+    :func:`~shap_instances.metrics.contribution_statistics`.
 
     Examples
     --------
@@ -127,12 +148,14 @@ class InstanceKernelExplainer(InstanceExplainer):
         "empty_prediction": [None, Interval(numbers.Real, None, None)],
         "n_permutations": [None, Interval(numbers.Integral, 1, None)],
         "checkpoint": [None, "path"],
+        "max_time": [None, Interval(numbers.Real, 0, None, closed="neither")],
+        "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
     }
 
     def __init__(self, model, masker=None, *, data=None, y=None, estimator="auto", influence="all",
                  efficiency="complete", n_rounds=1, empty_prediction=None, n_permutations=None, max_evals=None,
-                 batch_size=None, checkpoint=None, random_state=None, n_jobs=None, silent=False, max_memory=None,
-                 feature_names=None):
+                 batch_size=None, checkpoint=None, max_time=None, scheduler=None, random_state=None, n_jobs=None,
+                 silent=False, max_memory=None, feature_names=None):
         if not (_is_regressor(model) or _is_probabilistic_classifier(model)):
             raise UnsupportedModelError(
                 f"InstanceKernelExplainer decomposes residuals of a scikit-learn regressor, or of a binary "
@@ -196,26 +219,31 @@ class InstanceKernelExplainer(InstanceExplainer):
 
     def game(self, X=None, y=None) -> ResidualGame:
         """The residual game of the explained rows ``X`` with targets ``y`` (the training rows when X is None)."""
+        return self._residual_game(*self._explained(X, y))
+
+    def _explained(self, X, y):
+        """``(X_eval, y_eval, names)`` of the explained rows, validated (the training rows when X is None)."""
         if X is None:
             if y is not None:
                 raise DataValidationError("y was given without X: pass both, or neither to explain the training "
                                           "rows.")
-            X_eval, y_eval, names = self.data_, self.y_train_, self.train_names_
-        else:
-            if y is None:
-                raise DataValidationError("y is required with X: residuals need the true targets, explainer(X, y).")
-            names = row_names(X)
-            X_eval = check_data(X, name="X", n_features=self.data_.shape[1], feature_names=self.columns_)
-            if self.classes_ is not None:
-                y = self._indicator(check_target(y, len(X_eval), name="y", numeric=False), "y")
-            y_eval = check_target(y, len(X_eval), name="y")
-            if y_eval.ndim != 1:
-                raise DataValidationError(f"y must be 1-D, got shape {y_eval.shape}.")
+            return self.data_, self.y_train_, self.train_names_
+        if y is None:
+            raise DataValidationError("y is required with X: residuals need the true targets, explainer(X, y).")
+        names = row_names(X)
+        X_eval = check_data(X, name="X", n_features=self.data_.shape[1], feature_names=self.columns_)
+        if self.classes_ is not None:
+            y = self._indicator(check_target(y, len(X_eval), name="y", numeric=False), "y")
+        y_eval = check_target(y, len(X_eval), name="y")
+        if y_eval.ndim != 1:
+            raise DataValidationError(f"y must be 1-D, got shape {y_eval.shape}.")
+        return X_eval, y_eval, names
+
+    def _residual_game(self, X_eval, y_eval, names) -> ResidualGame:
         seed = self.random_state if isinstance(self.random_state, numbers.Integral) else 0
-        game = ResidualGame(self.model, self.data_, self.y_train_, X_eval, y_eval,
+        return ResidualGame(self.model, self.data_, self.y_train_, X_eval, y_eval,
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
                             output_names=names, model_seed=seed)
-        return game
 
     def _estimator(self, n_players: int):
         """The estimator that ``estimator`` and the budget select."""
@@ -225,19 +253,33 @@ class InstanceKernelExplainer(InstanceExplainer):
         if method == "auto":
             method = "exact" if n_players <= 12 else "permutation"
         if method == "exact":
-            return ExactEstimator(n_jobs=self.n_jobs, silent=self.silent)
+            return ExactEstimator(n_jobs=self._n_jobs(), silent=self.silent)
         if method == "influence":
             return RidgeInfluenceEstimator(self.influence, n_rounds=self.n_rounds, efficiency=self.efficiency,
                                            random_state=self.random_state)
         if method == "kernel":
-            return KernelEstimator(max_evals=self.max_evals, random_state=self.random_state, n_jobs=self.n_jobs,
-                                   silent=self.silent)
+            return KernelEstimator(max_evals=self.max_evals, random_state=self.random_state, n_jobs=self._n_jobs(),
+                                   silent=self.silent, max_time=self.max_time)
         n_permutations = self.n_permutations
         if n_permutations is None and self.max_evals is None:
             n_permutations = 3 * n_players  # the benchmark's 3n, a common default for instance games
         return PermutationEstimator(n_permutations=n_permutations, max_evals=self.max_evals,
-                                    batch_size=self.batch_size, random_state=self.random_state, n_jobs=self.n_jobs,
-                                    silent=self.silent, checkpoint=self.checkpoint)
+                                    batch_size=self.batch_size, random_state=self.random_state, n_jobs=self._n_jobs(),
+                                    silent=self.silent, checkpoint=self.checkpoint, max_time=self.max_time)
+
+    def _n_jobs(self):
+        """``n_jobs``, or every worker of the cluster when a scheduler is given and n_jobs is None."""
+        return -1 if self.n_jobs is None and self.scheduler is not None else self.n_jobs
+
+    def _estimate(self, game):
+        """Shapley values of ``game`` by the closed form, or the estimator that the options select."""
+        if self.estimator in ("auto", "exact") and ClosedFormEstimator.supports(game):
+            return ClosedFormEstimator().estimate(game)
+        if self.checkpoint is not None and self.estimator == "auto" and game.n_players <= 12:
+            warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "
+                          "checkpointed.", ShapInstancesWarning, stacklevel=3)
+        with dask_scheduler(None if game.cheap else self.scheduler):
+            return self._estimator(game.n_players).estimate(game)
 
     def __call__(self, X=None, y=None) -> shap.Explanation:
         """Decompose the residuals of the rows ``X`` with targets ``y`` (default: the training rows).
@@ -250,16 +292,19 @@ class InstanceKernelExplainer(InstanceExplainer):
             95% bounds when the estimator samples.
         """
         game = self.game(X, y)
-        check_memory(8.0 * 3 * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
+        return self._explain(game)
+
+    def _explain(self, game) -> shap.Explanation:
+        """The full matrix of ``game`` (every explained row) as an Explanation, efficiency checked."""
+        sampled = self.estimator not in ("exact", "influence") and not (
+            self.estimator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
+        blocks = 5 if sampled else 2  # values, standard errors, 95% bounds, and the estimator's work block
+        check_memory(8.0 * blocks * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
                      f"{game.n_players}", max_memory=self.max_memory,
-                     instead="Explain fewer rows at a time (X, y), or aggregate games for CC statistics.")
-        if self.estimator in ("auto", "exact") and ClosedFormEstimator.supports(game):
-            result = ClosedFormEstimator().estimate(game)
-        else:
-            if self.checkpoint is not None and self.estimator == "auto" and game.n_players <= 12:
-                warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "
-                              "checkpointed.", ShapInstancesWarning, stacklevel=2)
-            result = self._estimator(game.n_players).estimate(game)
+                     instead="Explain fewer rows at a time (X, y); for means over the explained rows use "
+                             "explainer.aggregate(...) (O(n) memory), for other statistics explainer.explain_sample"
+                             "(n_rows).")
+        result = self._estimate(game)
         self.result_, self.n_failed_fits_ = result, game.n_failed_fits
         se = None if result.standard_errors is None else result.standard_errors.T
         claims_efficiency = not (self.estimator == "influence" and self.efficiency == "none")
@@ -269,6 +314,140 @@ class InstanceKernelExplainer(InstanceExplainer):
             row_names=game.output_names, standard_errors=se,
             explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
+
+    def aggregate(self, X=None, y=None, weights="sign") -> shap.Explanation:
+        """Shapley values of weighted sums of the residuals: one row per weighting, in O(n) memory.
+
+        Shapley values are linear in the game, so ``sum_j w_j phi[j, i]`` (a weighted sum of column i of the
+        full matrix) is the Shapley value of training row i in the scalar game ``v(S) = sum_j w_j
+        (f_S(x_j) - y_j)``. This explains that game directly: the exact refit shortcuts evaluate it without
+        ever holding the n_explained x n_train matrix (ridge: O(p^2) per prefix), and its standard errors are
+        those of the weighted sums. With the same random state and estimator the result equals the weighted
+        sums of :meth:`__call__`'s matrix (to rounding).
+
+        Parameters
+        ----------
+        X, y : array-like, optional
+            Explained rows and their targets (default: the training rows).
+        weights : "sign", "mean", array-like of shape (n_explained,), or a list of these, default="sign"
+            "sign": ``w_j = -sgn(e_j) / m``, Liu & Barnard's eq. 5 sign normalisation, ``e_j`` the residual of
+            explained row j under the model fitted on all training rows; the result is the CC plot's
+            contribution mean (:func:`~shap_instances.metrics.cc_summary`'s ``contribution_mean``). "mean":
+            ``w_j = 1 / m``, the plain column mean (whose square is the paper's data value,
+            :func:`~shap_instances.metrics.instance_values`). An array gives the weights; a list gives one
+            row per entry, all from the same permutations.
+
+        Returns
+        -------
+        shap.Explanation
+            ``values`` of shape (K, n_train), K the number of weightings (1 unless a list is given);
+            ``base_values`` the weighted sums of v(empty); ``base_values + values.sum(1)`` equals the weighted
+            sums of the residuals (checked); ``error_std`` where the estimator samples; ``row_names`` name the
+            weightings. ``explained_residuals_`` keeps the explained rows' residuals (the composition means
+            times n) and ``result_`` the estimator's result.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Ridge
+        >>> from shap_instances import InstanceKernelExplainer
+        >>> from shap_instances.datasets import load_diabetes
+        >>> from shap_instances.metrics import cc_summary
+        >>> X, y = load_diabetes()
+        >>> explainer = InstanceKernelExplainer(Ridge(), X[:40], y=y[:40], n_permutations=20, random_state=0,
+        ...                                     silent=True)
+        >>> means = explainer.aggregate()                       # 1 x 40, never the 40 x 40 matrix
+        >>> full = cc_summary(explainer())["contribution_mean"]  # the same permutations, the full matrix
+        >>> means.values.shape, bool(np.allclose(means.values[0], full, atol=1e-10))
+        ((1, 40), True)
+        """
+        X_eval, y_eval, names = self._explained(X, y)
+        game = self._residual_game(X_eval, y_eval, names)
+        if self.estimator == "influence":
+            raise InvalidParameterError("estimator='influence' does not explain aggregate games; use 'auto', "
+                                        "'permutation', 'kernel' or 'exact'.")
+        residuals = game.full_value  # the explained rows' residuals under the fit on all rows
+        matrix, labels = self._aggregate_weights(weights, residuals)
+        check_memory(8.0 * 40 * matrix.shape[1] * game.n_players, f"the aggregate values of {matrix.shape[1]} x "
+                     f"{game.n_players}", max_memory=self.max_memory, instead="Aggregate fewer weightings at once.")
+        aggregate = game.aggregate(matrix, output_names=labels)
+        result = self._estimate(aggregate)
+        self.result_, self.n_failed_fits_ = result, aggregate.n_failed_fits
+        self.explained_residuals_ = residuals
+        se = None if result.standard_errors is None else result.standard_errors.T
+        return self._finish(build_explanation(
+            result.values.T, result.empty_value, feature_names=self.train_names_,
+            data=np.broadcast_to(self.y_train_, (len(labels), game.n_players)), row_names=labels,
+            standard_errors=se, explained=result.full_value, atol=1e-9,
+        ))
+
+    @staticmethod
+    def _aggregate_weights(weights, residuals):
+        """``(weights (m, K), names)`` from the ``weights`` argument of :meth:`aggregate`."""
+        m = len(residuals)
+        specs = list(weights) if isinstance(weights, list | tuple) else [weights]
+        if not specs:
+            raise InvalidParameterError("aggregate: weights must not be an empty list.")
+        columns, names = [], []
+        for number, spec in enumerate(specs):
+            if isinstance(spec, str):
+                if spec not in AGGREGATE_WEIGHTS:
+                    raise InvalidParameterError(f"aggregate: weights must be 'sign', 'mean', an array of {m} weights "
+                                                f"or a list of these; got {spec!r}.")
+                columns.append(-np.sign(residuals) / m if spec == "sign" else np.full(m, 1.0 / m))
+                names.append(spec)
+                continue
+            column = np.asarray(spec, dtype=np.float64)
+            if column.shape != (m,) or not np.all(np.isfinite(column)):
+                raise InvalidParameterError(f"aggregate: an array of weights must hold {m} finite numbers, one per "
+                                            f"explained row; got shape {column.shape}.")
+            columns.append(column)
+            names.append(f"weights[{number}]")
+        return np.column_stack(columns), names
+
+    def explain_sample(self, n_rows, X=None, y=None) -> shap.Explanation:
+        """The residual decomposition of a uniform random sample of ``n_rows`` explained rows.
+
+        For statistics over explained rows that are not means (the CC variance plot, behaviour outliers),
+        a sample of rows estimates the statistic of all of them at O(n_rows n_train) memory;
+        :func:`~shap_instances.metrics.contribution_statistics` gives the estimates with their standard
+        errors. The rows are drawn without replacement from a stream derived from ``random_state`` (an int
+        gives the same rows on every call).
+
+        Parameters
+        ----------
+        n_rows : int
+            Rows to draw (all of them when at least the number of explained rows).
+        X, y : array-like, optional
+            Explained rows and their targets (default: the training rows).
+
+        Returns
+        -------
+        shap.Explanation
+            As :meth:`__call__` for the sampled rows, with two plain attributes: ``sampled_rows`` (their
+            positions among the explained rows, sorted) and ``population_size`` (the number of explained rows).
+
+        Examples
+        --------
+        >>> from sklearn.linear_model import Ridge
+        >>> from shap_instances import InstanceKernelExplainer
+        >>> from shap_instances.datasets import load_diabetes
+        >>> X, y = load_diabetes()
+        >>> explainer = InstanceKernelExplainer(Ridge(), X[:60], y=y[:60], n_permutations=20, random_state=0,
+        ...                                     silent=True)
+        >>> e = explainer.explain_sample(15)
+        >>> e.values.shape, e.population_size, len(e.sampled_rows)
+        ((15, 60), 60, 15)
+        """
+        if not isinstance(n_rows, numbers.Integral) or isinstance(n_rows, bool) or n_rows < 1:
+            raise InvalidParameterError(f"explain_sample: n_rows must be an int >= 1; got {n_rows!r}.")
+        X_eval, y_eval, names = self._explained(X, y)
+        population = len(y_eval)
+        rows = np.sort(self._rng().spawn(1)[0].choice(population, size=min(int(n_rows), population), replace=False))
+        names = [names[i] for i in rows]
+        explanation = self._explain(self._residual_game(X_eval[rows], y_eval[rows], names))
+        explanation.sampled_rows, explanation.population_size = rows, population
+        return explanation
 
     def _expected_value(self):
         if self.empty_prediction is None:

@@ -1,18 +1,22 @@
 """Cooperative games whose players are training instances (or features).
 
 :class:`ResidualGame` picks the first of its exact refit shortcuts (:class:`RidgePath`, :class:`MeanPath`,
-:class:`KNNPath`, in ``residual.FAST_PATHS``) that supports the model.
+:class:`KNNPath`, in ``residual.FAST_PATHS``) that supports the model. :class:`AggregateGame` (or
+:meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its outputs, whose Shapley values
+are the same weighted sums (linearity).
 """
 
 from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_knn import KNNPath
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath, RidgeProblem
+from .aggregate import AggregateGame
 from .function import FunctionGame
 from .loss import LossGame
 from .residual import ResidualGame
 
 __all__ = [
+    "AggregateGame",
     "CoalitionMatrix",
     "FunctionGame",
     "Game",

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._kernels.prefix_shapley import accumulate_prefix_units
+
 __all__ = ["Game", "CoalitionMatrix", "GameValues"]
 
 #: bool array of shape (m, n_players); row k is one coalition, True = player present.
@@ -43,6 +45,10 @@ class Game:
     >>> g.values(np.array([[True, False, True]])).tolist(), g.n_evaluations
     ([[2.0]], 1)
     """
+
+    #: Whether one evaluation is cheap (an exact refit shortcut, say): estimators then never start a process
+    #: pool for it. Unknown (False) by default; estimators then measure the cost of the first batch.
+    cheap: bool = False
 
     def __init__(self, n_players: int, n_outputs: int = 1, *, player_names: Sequence[str] | None = None,
                  output_names: Sequence[str] | None = None, cache: bool = False):
@@ -169,6 +175,27 @@ class Game:
         np.put_along_axis(ranks, permutations, np.arange(m)[None, :], axis=1)
         masks = ranks[:, None, :] < np.arange(m + 1)[None, :, None]  # (k, m + 1, m)
         return self(masks.reshape(k * (m + 1), m)).reshape(k, m + 1, self.n_outputs)
+
+    def accumulate_permutations(self, permutations, per_unit: int, unit, mean, m2, count: int):
+        """Add the marginal contributions along ``permutations`` to running Shapley accumulators, in place.
+
+        Units of ``per_unit`` consecutive permutations (1, or 2 for antithetic pairs) are averaged into the work
+        block ``unit`` (n_players, n_outputs) and added to Welford's ``mean`` and ``m2`` (same shape); ``count``
+        is the number of units so far. The default evaluates :meth:`prefix_values` for the whole batch and
+        accumulates with a numba kernel; games with a fused kernel (the ridge and mean refit shortcuts of
+        :class:`~shap_instances.games.ResidualGame`) override it and never hold more than one unit's block.
+
+        Returns
+        -------
+        count : int
+            Units accumulated after this batch.
+        empty, full : ndarray (n_outputs,)
+            v(empty) and v(all players) along the first permutation of the batch.
+        """
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        prefixes = np.ascontiguousarray(self.prefix_values(permutations), dtype=np.float64)
+        count = accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count)
+        return count, prefixes[0, 0].copy(), prefixes[0, -1].copy()
 
     @property
     def empty_value(self) -> np.ndarray:

@@ -23,9 +23,13 @@ is what a refit does unless tied rows carry different labels.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsRegressor
+
+from .._kernels.knn_prefix import knn_prefix_values
 
 __all__ = ["KNNPath", "jia_knn_shapley"]
 
@@ -81,15 +85,54 @@ class KNNPath:
 
     def __init__(self, model, X, y, X_eval, y_eval, empty=None):
         self.k = int(model.n_neighbors)
-        self.y, self.y_eval = np.asarray(y, dtype=np.float64), y_eval
-        self.empty = np.zeros(len(y_eval)) if empty is None else empty
-        kwargs = dict(model.metric_params or {})
+        self.y, self.y_eval = np.asarray(y, dtype=np.float64), np.asarray(y_eval, dtype=np.float64)
+        self.empty = np.zeros(len(y_eval)) if empty is None else np.asarray(empty, dtype=np.float64)
+        self.X, self.X_eval = X, X_eval
+        self.metric, self.metric_kwargs = model.metric, dict(model.metric_params or {})
         if model.metric == "minkowski":
-            kwargs["p"] = model.p
-        distances = pairwise_distances(X_eval, X, metric=model.metric, **kwargs)
-        self.order = np.argsort(distances, axis=1, kind="stable")  # (n_eval, n), closest first
-        self.rank = np.empty_like(self.order)
-        np.put_along_axis(self.rank, self.order, np.arange(len(y))[None, :], axis=1)
+            self.metric_kwargs["p"] = model.p
+        self.weights = None  # (n_eval, K) for an aggregated path: outputs are weights^T residuals
+        self._rank = None
+
+    def _order(self, rows=slice(None)):
+        """Training rows sorted by distance (closest first) for the explained rows ``rows``: (len(rows), n)."""
+        distances = pairwise_distances(self.X_eval[rows], self.X, metric=self.metric, **self.metric_kwargs)
+        return np.argsort(distances, axis=1, kind="stable")
+
+    @property
+    def rank(self):
+        """``rank[j, i]``: position of training row i in explained row j's distance order (built on first use).
+
+        An (n_eval, n) integer matrix: the sampled paths need it; the closed form works in chunks without it.
+        """
+        if self._rank is None:
+            n = len(self.y)
+            rank = np.empty((len(self.y_eval), n), dtype=np.int32 if n < 2**31 else np.int64)
+            for rows in _chunks(len(self.y_eval), n):
+                np.put_along_axis(rank[rows], self._order(rows), np.arange(n, dtype=rank.dtype)[None, :], axis=1)
+            self._rank = rank
+        return self._rank
+
+    def aggregated(self, weights):
+        """The path of the weighted sums ``weights^T residuals`` (weights of shape (n_eval, K)).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.neighbors import KNeighborsRegressor
+        >>> from shap_instances.games import KNNPath
+        >>> X, y = np.arange(10.0).reshape(5, 2), np.array([1.0, 2.0, 2.0, 5.0, 4.0])
+        >>> path = KNNPath(KNeighborsRegressor(n_neighbors=2), X, y, X, y)
+        >>> path.aggregated(np.full((5, 1), 0.2)).shapley_values().shape
+        (1, 5)
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        new = copy.copy(self)
+        new.weights = weights if self.weights is None else self.weights @ weights
+        return new
+
+    def _out(self, values):
+        return values if self.weights is None else values @ self.weights
 
     @classmethod
     def supports(cls, model) -> bool:
@@ -104,39 +147,44 @@ class KNNPath:
     def residuals(self, mask):
         """Residuals of the refit on the rows in ``mask``; v(empty) below K rows (the failure policy)."""
         if mask.sum() < self.k:
-            return self.empty
+            return self._out(self.empty)
         ranks = np.where(mask[None, :], self.rank, len(mask))
         nearest = np.argpartition(ranks, self.k - 1, axis=1)[:, :self.k]
-        return self.y[nearest].mean(axis=1) - self.y_eval
+        return self._out(self.y[nearest].mean(axis=1) - self.y_eval)
 
     def prefix_residuals(self, permutation):
-        """Residuals on the evaluation rows of the fit on each prefix, shape (n, n_eval)."""
-        n, k = len(permutation), self.k
-        out = np.empty((n, len(self.y_eval)))
-        out[: k - 1] = self.empty
-        if n < k:
-            return out
-        first = permutation[:k]
-        top = self.rank[:, first].astype(np.int64)  # ranks of the current K nearest, per explained row
-        total = self.y[first].sum() * np.ones(len(self.y_eval))
-        labels = np.broadcast_to(self.y[first], top.shape).copy()
-        rows = np.arange(len(self.y_eval))
-        out[k - 1] = total / k - self.y_eval
-        for t in range(k, n):
-            i = permutation[t]
-            worst = np.argmax(top, axis=1)
-            enter = self.rank[:, i] < top[rows, worst]
-            total[enter] += self.y[i] - labels[rows, worst][enter]
-            top[rows[enter], worst[enter]] = self.rank[enter, i]
-            labels[rows[enter], worst[enter]] = self.y[i]
-            out[t] = total / k - self.y_eval
-        return out
+        """Residuals (or their weighted sums) of the fit on each prefix, shape (n, n_outputs): a numba kernel."""
+        aggregate = self.weights is not None
+        weights = self.weights if aggregate else np.zeros((1, 1))
+        out = np.empty((len(permutation) + 1, weights.shape[1] if aggregate else len(self.y_eval)))
+        knn_prefix_values(self.rank, self.y, self.y_eval, self.empty, np.ascontiguousarray(permutation, dtype=np.intp),
+                          self.k, np.ascontiguousarray(weights), aggregate, out)
+        return out[1:]
 
     def shapley_values(self):
-        """Exact Shapley values of the refit game, shape (n_eval, n): Jia's recursion plus two corrections."""
+        """Exact Shapley values of the refit game, shape (n_outputs, n): Jia's recursion plus two corrections.
+
+        Computed in chunks of explained rows; an aggregated path sums each chunk into its K outputs at once,
+        so it never holds more than a chunk of the (n_eval, n) matrix.
+        """
         n, k = len(self.y), self.k
+        rows_out = len(self.y_eval) if self.weights is None else self.weights.shape[1]
         if n < k:  # no coalition can be fitted: every coalition has the empty value
-            return np.zeros((len(self.y_eval), n))
+            return np.zeros((rows_out, n))
         others = (self.y.sum() - self.y) / max(n - 1, 1)
         below_k = (k - 1) / (n * k) * (self.y - others)
-        return jia_knn_shapley(self.order, self.y, k) - below_k[None, :] - (self.y_eval + self.empty)[:, None] / n
+        out = np.empty((len(self.y_eval), n)) if self.weights is None else np.zeros((rows_out, n))
+        for rows in _chunks(len(self.y_eval), n):
+            block = jia_knn_shapley(self._order(rows), self.y, k) - below_k[None, :]
+            block -= (self.y_eval[rows] + self.empty[rows])[:, None] / n
+            if self.weights is None:
+                out[rows] = block
+            else:
+                out += self.weights[rows].T @ block
+        return out
+
+
+def _chunks(m: int, n: int, budget: int = 2**22):
+    """Slices of at most ``budget / n`` explained rows (a few (rows, n) float64 blocks of about 32 MiB)."""
+    step = max(1, budget // max(n, 1))
+    return [slice(start, min(m, start + step)) for start in range(0, m, step)]

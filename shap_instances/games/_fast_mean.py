@@ -11,8 +11,12 @@ phi_i = (y_i + (H_n - 1)(y_i - mean_{-i})) / n, with H_n the n-th harmonic numbe
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from sklearn.dummy import DummyRegressor
+
+from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
 
 __all__ = ["MeanPath"]
 
@@ -48,8 +52,31 @@ class MeanPath:
     True
     """
 
+    #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
+    fused = True
+
     def __init__(self, model, X, y, X_eval, y_eval, empty):
-        self.y, self.y_eval, self.empty = y, y_eval, empty
+        self.y = np.asarray(y, dtype=np.float64)
+        self.y_eval, self.empty = np.asarray(y_eval, dtype=np.float64), np.asarray(empty, dtype=np.float64)
+        self.ones = np.ones(len(self.y_eval))  # multiplier of the prediction (W^T 1 when aggregated)
+
+    def aggregated(self, weights):
+        """The path of the weighted sums ``weights^T residuals`` (weights of shape (n_eval, K)).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.dummy import DummyRegressor
+        >>> from shap_instances.games import MeanPath
+        >>> y = np.array([1.0, 2.0, 6.0])
+        >>> path = MeanPath(DummyRegressor(), None, y, None, y, np.zeros(3))
+        >>> path.aggregated(np.full((3, 1), 1 / 3)).shapley_values().shape
+        (1, 3)
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        new = copy.copy(self)
+        new.y_eval, new.ones, new.empty = weights.T @ self.y_eval, weights.T @ self.ones, weights.T @ self.empty
+        return new
 
     @classmethod
     def supports(cls, model) -> bool:
@@ -63,11 +90,30 @@ class MeanPath:
     def prefix_residuals(self, permutation):
         """Residuals on the evaluation rows of the fit on each prefix, shape (n, n_eval)."""
         means = np.cumsum(self.y[permutation]) / np.arange(1, len(permutation) + 1)
-        return means[:, None] - self.y_eval[None, :]
+        return means[:, None] * self.ones[None, :] - self.y_eval[None, :]
+
+    def accumulate(self, permutations, per_unit, unit, mean, m2, count):
+        """Running means, differences, scatter and Welford update: the ridge kernels with no feature.
+
+        Returns ``(count, full)`` as :meth:`RidgePath.accumulate`.
+        """
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        k, d = len(permutations), len(self.y_eval)
+        design = np.ascontiguousarray(self.ones[None, :])
+        args = (np.zeros((len(self.y), 0)), self.y, design, self.y_eval, self.empty, permutations)
+        starts = (np.zeros((k, 1, 0)), np.zeros((k, 1)), np.ones(k, dtype=np.int64))
+        if uses_u(d, 1):
+            prefixes = np.empty((k, len(self.y) + 1, d))
+            ridge_prefix_values(*args, True, 1.0, 1.0, *starts, prefixes)
+            count = accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count)
+            return count, prefixes[0, -1].copy()
+        full = np.empty(d)
+        count = ridge_units(*args, per_unit, True, 1.0, 1.0, *starts, unit, mean, m2, count, full)
+        return count, full
 
     def residuals(self, mask):
         """Residuals of the fit on the rows in ``mask`` (non-empty)."""
-        return np.full(self.y_eval.shape, self.y[mask].mean()) - self.y_eval
+        return self.y[mask].mean() * self.ones - self.y_eval
 
     def shapley_values(self):
         """Exact Shapley values, shape (n_eval, n), by the closed form of the module docstring."""
@@ -75,4 +121,4 @@ class MeanPath:
         others = (self.y.sum() - self.y) / max(n - 1, 1)
         harmonic = np.sum(1.0 / np.arange(1, n + 1))
         share = (self.y + (harmonic - 1.0) * (self.y - others)) / n
-        return share[None, :] - (self.y_eval + self.empty)[:, None] / n
+        return self.ones[:, None] * share[None, :] - (self.y_eval + self.empty)[:, None] / n

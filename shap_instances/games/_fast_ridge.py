@@ -4,15 +4,27 @@ For the prefix of the first t training rows of a permutation, scikit-learn's Rid
 ``(Xc^T Xc + alpha I) w = Xc^T yc`` on the prefix centred by its own means, then ``b = mean(y) - mean(x) w``.
 The centred scatter matrices of all prefixes follow from one cumulative sum of Welford terms,
 ``M_t = sum_{s<=t} (x_s - mean_{s-1}) (x_s - mean_s)^T`` (no cancellation, unlike ``sum x x^T - n mean mean^T``),
-and one batched solve gives every prefix's coefficients.
+and one batched solve gives every prefix's coefficients (:meth:`RidgePath.coefficients`, the NumPy reference).
+
+Along permutations the path runs the numba kernels of :mod:`shap_instances._kernels.prefix_shapley`: the same
+running sums, updated one row at a time in square-root form (Givens rotations, O(p^2) per prefix), fused with
+the prefix values, their differences and the scatter into the Shapley accumulators.
+
+*Aggregates.* Every value is linear in the explained rows: the fit on S predicts ``X_eval w_S + b_S``, so a
+weighted sum of residuals ``W^T (X_eval w_S + b_S - y_eval)`` equals ``(W^T X_eval) w_S + (W^T 1) b_S - W^T y_eval``,
+the same formula with ``K`` rows ``W^T X_eval``, intercept multipliers ``W^T 1`` and targets ``W^T y_eval``.
+:meth:`RidgePath.aggregated` returns that path: O(K p) per prefix instead of O(m p), nothing of size n x m.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import NamedTuple
 
 import numpy as np
 from sklearn.linear_model import LinearRegression, Ridge
+
+from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
 
 __all__ = ["RidgePath", "RidgeProblem"]
 
@@ -70,7 +82,7 @@ class RidgePath:
     X_eval, y_eval : ndarray
         Explained rows and their targets.
     empty : ndarray, optional
-        Unused: every coalition with at least one row can be fitted.
+        v(empty) (default zeros): the value of the empty prefix along permutations.
 
     Examples
     --------
@@ -86,7 +98,10 @@ class RidgePath:
     (False, (4, 4))
     """
 
-    def __init__(self, model, X, y, X_eval, y_eval, empty=None):  # empty: unused, every fit has rows
+    #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
+    fused = True
+
+    def __init__(self, model, X, y, X_eval, y_eval, empty=None):
         alpha, self.fit_intercept = self.penalty(model)
         # Work in units where |x| <= 1 and |y| <= 1, so the scatter matrices can neither overflow (data of
         # magnitude 1e300) nor swamp the penalty: with X = s Z and y = r u, the ridge problem on (X, y) with
@@ -96,6 +111,36 @@ class RidgePath:
         self.alpha = alpha / self.x_scale / self.x_scale  # (not s**2: that overflows for s = 1e300)
         self.X, self.X_eval = X / self.x_scale, X_eval / self.x_scale
         self.y, self.y_eval = y / self.y_scale, y_eval / self.y_scale
+        self.ones = np.ones(len(self.y_eval))  # intercept multiplier of each output (W^T 1 when aggregated)
+        self.empty = np.zeros(len(self.y_eval)) if empty is None else np.asarray(empty, dtype=np.float64)
+        self._kernel_arrays = None
+
+    def aggregated(self, weights):
+        """The path of the weighted sums ``weights^T residuals`` (K outputs): same fits, K rows to evaluate.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_eval, K)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Ridge
+        >>> from shap_instances.games import RidgePath
+        >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
+        >>> path, w = RidgePath(Ridge(alpha=1.0), X, y, X, y), np.full((4, 1), 0.25)
+        >>> mask = np.array([True, False, True, True])
+        >>> bool(np.isclose(path.aggregated(w).residuals(mask)[0], path.residuals(mask).mean()))
+        True
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        new = copy.copy(self)
+        new.X_eval = weights.T @ self.X_eval
+        new.y_eval = weights.T @ self.y_eval
+        new.ones = weights.T @ self.ones
+        new.empty = weights.T @ self.empty
+        new._kernel_arrays = None
+        return new
 
     @classmethod
     def supports(cls, model) -> bool:
@@ -130,8 +175,12 @@ class RidgePath:
                 return np.linalg.lstsq(system, cross, rcond=None)[0]
             return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a, b in zip(system, cross, strict=True)])
 
-    def coefficients(self, X, y):
-        """(w (t, p), b (t,)) of the fits on every prefix X[:t], y[:t], t = 1..len(X), in scaled units."""
+    def coefficients(self, X, y, with_scatter=False):
+        """(w (t, p), b (t,)) of the fits on every prefix X[:t], y[:t], t = 1..len(X), in scaled units.
+
+        The NumPy reference of the kernels: one batched solve of all prefix systems (memory O(t p^2)). With
+        ``with_scatter`` the scatter matrices (t, p, p) and cross products (t, p) are returned too.
+        """
         t = np.arange(1, len(X) + 1, dtype=np.float64)[:, None]
         if self.fit_intercept:
             mean_x = np.cumsum(X, axis=0) / t
@@ -145,12 +194,88 @@ class RidgePath:
             cross = np.cumsum(X * y[:, None], axis=0)
         w = self._solve(scatter, cross)
         b = mean_y - np.einsum("tp,tp->t", mean_x, w) if self.fit_intercept else np.zeros(len(X))
-        return w, b
+        return (w, b, scatter, cross) if with_scatter else (w, b)
+
+    def _arrays(self):
+        """Contiguous arrays the kernels read (built once): X, y, ``[ones | X_eval]^T``, y_eval, v(empty)."""
+        if self._kernel_arrays is None:
+            X_eval = np.asarray(self.X_eval, dtype=np.float64)
+            design = np.column_stack([self.ones, X_eval]) if self.fit_intercept else X_eval
+            self._kernel_arrays = (np.ascontiguousarray(self.X, dtype=np.float64),
+                                   np.ascontiguousarray(self.y, dtype=np.float64),
+                                   np.ascontiguousarray(design.T),
+                                   np.ascontiguousarray(self.y_eval, dtype=np.float64),
+                                   np.ascontiguousarray(self.empty, dtype=np.float64))
+        return self._kernel_arrays
+
+    def _starts(self, permutations):
+        """``(heads_w, heads_b, t0s)``: from how many rows on the kernels read the fit off their factor.
+
+        Ridge: from the first row with an intercept (``t0 = 1``), from the start without (``t0 = 0``). Least
+        squares is singular below full rank: the prefixes up to the first one whose scatter is well
+        conditioned (condition number below 1e10, where the pseudo-inverse and a factor solve agree) are solved
+        here, with the pseudo-inverse (scikit-learn's minimum-norm solution), for the first ``2 p + 32`` rows;
+        a permutation with no such prefix among them is solved here entirely.
+        """
+        p = self.X.shape[1]
+        k = len(permutations)
+        if self.alpha > 0:
+            t0 = 1 if self.fit_intercept else 0
+            return np.zeros((k, 1, p)), np.zeros((k, 1)), np.full(k, t0, dtype=np.int64)
+        starts = [self._least_squares_start(permutation) for permutation in permutations]
+        return _stack([w for w, _, _ in starts]), _stack([b for _, b, _ in starts]), np.array(
+            [t0 for _, _, t0 in starts], dtype=np.int64)
+
+    def _least_squares_start(self, permutation):
+        p, n = self.X.shape[1], len(permutation)
+        head = min(n, 2 * p + 32)
+        rows = permutation[:head]
+        w, b, scatter, _ = self.coefficients(self.X[rows], self.y[rows], with_scatter=True)
+        first = p + 1 if self.fit_intercept else p
+        if first <= head:
+            eigenvalues = np.linalg.eigvalsh(scatter[first - 1:])
+            good = eigenvalues[:, 0] > 1e-10 * np.maximum(eigenvalues[:, -1], np.finfo(float).tiny)
+            if good.any():
+                t0 = first + int(np.argmax(good))
+                return w[: t0 - 1], b[: t0 - 1], t0
+        w, b = self.coefficients(self.X[permutation], self.y[permutation])
+        return w, b, n + 1
+
+    def prefix_values_batch(self, permutations):
+        """Values of every prefix of each permutation, shape (k, n + 1, n_outputs), ``[:, 0]`` = v(empty).
+
+        One numba kernel, threads over the permutations.
+        """
+        X, y, XaT, yE, empty = self._arrays()
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        heads_w, heads_b, t0s = self._starts(permutations)
+        out = np.empty((len(permutations), len(permutations[0]) + 1, len(yE)))
+        ridge_prefix_values(X, y, XaT, yE, empty, permutations, self.fit_intercept, float(self.y_scale),
+                            float(max(self.alpha, 0.0)), heads_w, heads_b, t0s, out)
+        return out
 
     def prefix_residuals(self, permutation):
         """Residuals on the evaluation rows of the fit on each prefix, shape (M, n_eval)."""
-        w, b = self.coefficients(self.X[permutation], self.y[permutation])
-        return (w @ self.X_eval.T + b[:, None] - self.y_eval[None, :]) * self.y_scale
+        return self.prefix_values_batch(np.asarray(permutation)[None, :])[0, 1:]
+
+    def accumulate(self, permutations, per_unit, unit, mean, m2, count):
+        """Shapley accumulators along ``permutations``: returns ``(count, full)``.
+
+        Few outputs (an aggregate game): the prefix values of the batch (threads over permutations) and the
+        accumulating kernel. Many outputs (every explained row): one fused serial kernel, prefix fits,
+        differences, scatter and Welford update, that never holds more than one unit's block.
+        """
+        X, y, XaT, yE, empty = self._arrays()
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        if uses_u(XaT.shape[1], XaT.shape[0]):
+            prefixes = self.prefix_values_batch(permutations)
+            count = accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count)
+            return count, prefixes[0, -1].copy()
+        heads_w, heads_b, t0s = self._starts(permutations)
+        full = np.empty(len(yE))
+        count = ridge_units(X, y, XaT, yE, empty, permutations, per_unit, self.fit_intercept, float(self.y_scale),
+                            float(max(self.alpha, 0.0)), heads_w, heads_b, t0s, unit, mean, m2, count, full)
+        return count, full
 
     def residuals(self, mask):
         """Residuals on the evaluation rows of the fit on the rows in ``mask`` (non-empty): one solve."""
@@ -160,7 +285,16 @@ class RidgePath:
             X, y = X - mean_x, y - mean_y
         w = self._solve(X.T @ X, X.T @ y)
         b = mean_y - mean_x @ w if self.fit_intercept else 0.0
-        return (self.X_eval @ w + b - self.y_eval) * self.y_scale
+        return (self.X_eval @ w + b * self.ones - self.y_eval) * self.y_scale
+
+
+def _stack(arrays):
+    """Ragged 2-D (or 1-D) arrays stacked into one zero-padded array along a new first axis."""
+    longest = max(len(a) for a in arrays)
+    out = np.zeros((len(arrays), longest, *arrays[0].shape[1:]))
+    for r, a in enumerate(arrays):
+        out[r, : len(a)] = a
+    return out
 
 
 def _scale(*arrays) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import warnings
 
@@ -18,7 +19,8 @@ __all__ = ["ResidualGame", "FAST_PATHS"]
 
 #: Exact refit shortcuts, tried in order; each is built from ``(model, X, y, X_eval, y_eval, empty)`` and has
 #: ``supports(model)``, ``fits_all_rows()``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where
-#: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train).
+#: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train); ``aggregated(weights)`` gives the path of
+#: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
 FAST_PATHS = (RidgePath, MeanPath, KNNPath)
 
 
@@ -65,12 +67,68 @@ class ResidualGame(Game):
         self.empty = np.zeros(len(y_eval)) if empty_prediction is None else float(empty_prediction) - y_eval
         paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
         self.fast_path = paths[0](model, X, y, X_eval, y_eval, self.empty) if paths else None
+        self.weights = None  # (n_eval, K) for an aggregate game: values are residuals @ weights
         self.n_failed_fits = 0
         self.first_failure: str | None = None
         self.quiet = False  # parallel workers stay quiet; the caller warns once after merging their counts
         self.probability = is_classifier(model)  # y in {0, 1}: residuals of P(y = 1)
         fits = self.fast_path is not None and self.fast_path.fits_all_rows()
         self._full = None if fits else self._fit_all_rows()  # refuses a model that cannot fit all rows
+
+    @property
+    def cheap(self) -> bool:
+        """True when an exact refit shortcut evaluates coalitions (no process pool is worth starting)."""
+        return self.fast_path is not None
+
+    def aggregate(self, weights, *, output_names=None) -> ResidualGame:
+        """The game ``v_W(S) = v(S) @ weights``: K weighted sums of the explained rows' residuals.
+
+        Shapley values are linear in the game, so the values of the aggregate game are ``phi @ weights``,
+        with ``phi`` (n_players, n_eval) those of this game, for any estimator and the same random state (up to
+        rounding); its standard errors are those of the weighted sums themselves. The exact refit shortcuts
+        compute the aggregate directly: memory O(n + K), never the n x n_eval matrix.
+
+        Parameters
+        ----------
+        weights : array-like of shape (n_outputs,) or (n_outputs, K)
+            One weight per explained row (one output), or K columns of weights.
+        output_names : sequence of str, optional
+            Names of the K outputs (default ``"aggregate[k]"``).
+
+        Returns
+        -------
+        ResidualGame
+            With ``n_outputs = K``, the same players, model and failure policy.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Ridge
+        >>> from shap_instances.games import ResidualGame
+        >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
+        >>> game = ResidualGame(Ridge(alpha=1.0), X, y)
+        >>> mean = game.aggregate(np.full(4, 0.25))
+        >>> mean.n_outputs, bool(np.isclose(mean.full_value[0], game.full_value.mean()))
+        (1, True)
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.ndim == 1:
+            weights = weights[:, None]
+        if weights.ndim != 2 or weights.shape[0] != self.n_outputs or weights.shape[1] < 1:
+            raise ValueError(f"weights must have shape ({self.n_outputs},) or ({self.n_outputs}, K), one row per "
+                             f"explained row; got {weights.shape}.")
+        if not np.all(np.isfinite(weights)):
+            raise ValueError("weights must be finite.")
+        new = copy.copy(self)
+        names = output_names or [f"aggregate[{k}]" for k in range(weights.shape[1])]
+        Game.__init__(new, self.n_players, weights.shape[1], player_names=self.player_names, output_names=names,
+                      cache=self.cache)
+        new.weights = weights if self.weights is None else self.weights @ weights
+        new.empty = self.empty @ weights
+        new.fast_path = None if self.fast_path is None else self.fast_path.aggregated(weights)
+        new._full = None if self._full is None else self._full @ weights
+        new.n_failed_fits, new.first_failure = 0, None
+        return new
 
     @property
     def closed_form(self) -> str | None:
@@ -99,7 +157,7 @@ class ResidualGame(Game):
         >>> ResidualGame(LinearRegression(), X, y).ridge_problem.alpha
         0.0
         """
-        if not RidgePath.supports(self.model):
+        if not RidgePath.supports(self.model) or self.weights is not None:  # (not for aggregate games)
             return None
         alpha, fit_intercept = RidgePath.penalty(self.model)
         return RidgeProblem(self.X, np.asarray(self.y, dtype=np.float64), self.X_eval, self.y_eval, alpha,
@@ -119,15 +177,18 @@ class ResidualGame(Game):
             warnings.simplefilter("ignore")
             fitted = clone(self.model).fit(self.X[mask], self.y[mask])
         if not self.probability:
-            return fitted.predict(self.X_eval) - self.y_eval
-        classes = list(fitted.classes_)  # a classifier that fits on one class predicts it with certainty
-        positive = fitted.predict_proba(self.X_eval)[:, classes.index(1.0)] if 1.0 in classes else 0.0
-        return positive - self.y_eval
+            residuals = fitted.predict(self.X_eval) - self.y_eval
+        else:
+            classes = list(fitted.classes_)  # a classifier that fits on one class predicts it with certainty
+            positive = fitted.predict_proba(self.X_eval)[:, classes.index(1.0)] if 1.0 in classes else 0.0
+            residuals = positive - self.y_eval
+        return residuals if self.weights is None else residuals @ self.weights
 
     def fingerprint(self) -> str:
         """A digest of the data, the targets, the model's parameters and v(empty) (see ``Game.fingerprint``)."""
         digest = hashlib.sha256(repr(sorted(self.model.get_params(deep=True).items())).encode())
-        for array in (self.X, self.y, self.X_eval, self.y_eval, self.empty):
+        arrays = (self.X, self.y, self.X_eval, self.y_eval, self.empty)
+        for array in arrays if self.weights is None else (*arrays, self.weights):
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()
 
@@ -168,11 +229,22 @@ class ResidualGame(Game):
     def value_function(self, coalitions):
         return np.stack([self._fit_residuals(mask) for mask in coalitions])
 
+    def accumulate_permutations(self, permutations, per_unit, unit, mean, m2, count):
+        """The fused numba kernel of the ridge and mean shortcuts, else the default (see ``Game``)."""
+        if not getattr(self.fast_path, "fused", False):
+            return super().accumulate_permutations(permutations, per_unit, unit, mean, m2, count)
+        permutations = np.asarray(permutations, dtype=np.intp)
+        self.n_evaluations += permutations.size + len(permutations)
+        count, full = self.fast_path.accumulate(permutations, per_unit, unit, mean, m2, count)
+        return count, np.array(self.empty, dtype=np.float64), full
+
     def prefix_values(self, permutations):
         if self.fast_path is None:
             return super().prefix_values(permutations)
         permutations = np.asarray(permutations, dtype=np.intp)
         self.n_evaluations += permutations.size + len(permutations)
+        if hasattr(self.fast_path, "prefix_values_batch"):
+            return self.fast_path.prefix_values_batch(permutations)
         out = np.empty((len(permutations), self.n_players + 1, self.n_outputs))
         out[:, 0] = self.empty
         for r, permutation in enumerate(permutations):

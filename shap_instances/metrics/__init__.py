@@ -6,7 +6,7 @@ from ._influence import InfluenceFunction, influence_scores
 from ._l2_representer import l2_representer_scores
 from ._nb_indicators import NB_INDICATORS, nb_indicators
 from ._random_scores import random_scores
-from .composition import cc_summary, instance_values, normalised_contributions
+from .composition import cc_means, cc_summary, contribution_statistics, instance_values, normalised_contributions
 from .outliers import behaviour_outliers
 from .trust import (
     class_outlier_scores,
@@ -18,7 +18,9 @@ from .trust import (
 from .valuation import data_shapley, removal_curve
 
 __all__ = [
+    "cc_means",
     "cc_summary",
+    "contribution_statistics",
     "instance_values",
     "normalised_contributions",
     "behaviour_outliers",
