@@ -250,10 +250,7 @@ class NaiveBayesExplainer(InstanceExplainer):
         base = self.base_value_
         overflow = np.flatnonzero(~np.isfinite(values).all(axis=(1, 2)))
         if overflow.size:
-            raise DataValidationError(
-                f"X: rows {overflow[:10].tolist()} have values so far from the training data that the model's "
-                "log-likelihoods overflow (its own predict_joint_log_proba is infinite or NaN there), so their "
-                "log-odds are undefined; check the units of those rows, or clip them to the training range.")
+            raise _overflow(overflow)
         checked = min(n, _CHECK_ROWS)
         self._check_against_model(transformed[:checked], values[:checked], base)
         if not sparse:
@@ -284,11 +281,22 @@ class NaiveBayesExplainer(InstanceExplainer):
         in the data or the background) is refused as such, not reported as a bug."""
         if not np.all(self.weights == 1.0):
             return
-        jll = self.nb_.predict_joint_log_proba(model_input(self.nb_, transformed))
+        with np.errstate(over="ignore", invalid="ignore"):
+            jll = self.nb_.predict_joint_log_proba(model_input(self.nb_, transformed))
+        overflow = np.flatnonzero(~np.isfinite(jll).all(axis=1))
+        if overflow.size:  # a term the explanation cancels exactly (a null feature) can still overflow the model
+            raise _overflow(overflow)
         # scikit-learn sums the p + 1 terms of each class: its own rounding grows with their size
         rounding = 8.0 * (self.n_features_ + 1) * np.finfo(np.float64).eps * np.abs(jll).max(axis=1, keepdims=True)
         check_efficiency(values, base, contract(jll, self.contraction_), atol=1e-9, reference_error=rounding,
                          what="the model's log-odds")
+
+
+def _overflow(rows) -> DataValidationError:
+    return DataValidationError(
+        f"X: rows {rows[:10].tolist()} have values so far from the training data that the model's "
+        "log-likelihoods overflow (its own predict_joint_log_proba is infinite or NaN there), so their "
+        "log-odds are undefined; check the units of those rows, or clip them to the training range.")
 
 
 def _split_pipeline(model):

@@ -247,7 +247,8 @@ class KNNShapleyExplainer(InstanceExplainer):
             ambiguous[chunk] = _tied_at_k(distances, order, train_z, self.n_neighbors_)
             z_chunk = None if explained_z is None else explained_z[chunk]
             values[chunk] = _knn_shapley_values(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
-            explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflowing utility is refused below
+                explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
 
         jobs = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(delayed(work)(c) for c in chunks)
         for _ in self._progress(jobs, total=len(chunks), desc="KNN-Shapley", unit="chunk"):
@@ -260,13 +261,22 @@ class KNNShapleyExplainer(InstanceExplainer):
                 f"labels at the same distance as the K-th nearest: the explained utility breaks such ties by label, "
                 "then by training index (so copies of a point get equal values), and may differ there from the "
                 "model's own prediction, which breaks them its own way.", ReconstructionWarning, stacklevel=2)
+        with np.errstate(over="ignore"):
+            empty = _empty_utility(y_explained, n, self.utility_)
+        overflow = np.flatnonzero(~(np.isfinite(values).all(axis=1) & np.isfinite(explained) & np.isfinite(empty)))
+        if overflow.size:
+            labels = np.concatenate([np.abs(train_z), [] if y_explained is None else np.abs(y_explained)])
+            raise DataValidationError(
+                f"the {self.utility_} utility overflows float64 for explained rows {overflow[:10].tolist()}: the "
+                f"labels reach {labels.max(initial=0.0):.3g} (squared errors of labels beyond about 1e154 are "
+                "infinite); rescale y, e.g. divide it by its standard deviation.")
         if self.utility_ == "accuracy":
             colour = (train_z[None, :] == explained_z[:, None]).astype(np.float64)
         else:
             colour = np.broadcast_to(self.y_train_, (n, self.n_train_))
         return self._finish(build_explanation(
             values,
-            _empty_utility(y_explained, n, self.utility_),
+            empty,
             feature_names=self.train_names_,
             data=colour,
             row_names=row_names(X),
