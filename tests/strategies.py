@@ -175,7 +175,8 @@ def value_edit(draw, table: Table, *, min_rows: int = 0) -> Table:
         j = draw(st.integers(0, p - 1))
         i = draw(st.integers(0, n - 1))
         extreme = draw(st.sampled_from([INT64_MAX, np.iinfo(np.int64).min]))
-        column = np.round(frame.iloc[:, j].to_numpy() * 100).astype(np.int64)
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN or inf from an earlier edit: any int64 will do
+            column = np.round(frame.iloc[:, j].to_numpy() * 100).astype(np.int64)
         column[i] = extreme
         frame = frame.copy()
         frame[frame.columns[j]] = column
