@@ -185,7 +185,7 @@ def check_efficiency(values, base_values, explained, *, atol: float = 1e-8, on_v
     >>> check_efficiency(np.ones((1, 2)), 0.5, [2.5])
     0.0
     >>> try:  # values of 1e20 that should add up to 1: rounding leaves nothing of the sum
-    ...     check_efficiency(np.array([[1e20, -1e20, 1.0]]), 0.0, [1.0])
+    ...     check_efficiency(np.array([[1e20, 1.0, -1e20]]), 0.0, [1.0])
     ... except ValueError as exc:
     ...     print(type(exc).__name__)
     DataValidationError

@@ -79,6 +79,25 @@ def test_naive_bayes_constant_training_column_gives_exact_zero(iris):
     assert np.all(e.values[:, 0, :] == 0.0)
 
 
+def test_gaussian_terms_keep_their_precision_when_the_mean_dwarfs_the_variance(iris):
+    """A column constant at its mean (6.02) in training: its smoothed variance is 3e-9 and its class means differ
+    by rounding (9e-16), so theta^2 / var is 1e10. Expanded around 0 the quadratic lost 1.4e-6 to cancellation
+    (EfficiencyError, "bug"); expanded around a class mean it matches a long-double evaluation to 1e-10."""
+    X, y = iris
+    background = X.iloc[::5].copy()
+    labels = GaussianNB().fit(X, y).predict(background)
+    background[X.columns[0]] = background[X.columns[0]].mean()
+    model = GaussianNB().fit(background, labels)
+    rows = X.iloc[1::25]
+    e = NaiveBayesExplainer(model, background)(rows)
+    x = np.asarray(rows, dtype=np.longdouble)
+    theta, var = model.theta_.astype(np.longdouble), model.var_.astype(np.longdouble)
+    jll = (np.log(model.class_prior_.astype(np.longdouble)) - 0.5 * np.log(2 * np.pi * var).sum(axis=1)
+           - 0.5 * ((x[:, None, :] - theta[None]) ** 2 / var[None]).sum(axis=2))
+    exact = np.asarray(jll - jll.mean(axis=1, keepdims=True), dtype=np.float64)
+    np.testing.assert_allclose(e.base_values + e.values.sum(axis=1), exact, rtol=0, atol=1e-10)
+
+
 def test_naive_bayes_rows_that_overflow_the_model_are_refused(iris):
     """Same model, explained at 1e300 in that column: the explanation's term cancels exactly, but the model's
     own log-likelihoods are -inf there. Before: EfficiencyError (gap NaN, "bug"); now the overflow refusal."""
