@@ -22,9 +22,9 @@ import numpy as np
 import shap
 from numpy.typing import ArrayLike
 
-from .exceptions import EfficiencyError, ReconstructionWarning
+from .exceptions import DataValidationError, EfficiencyError, ReconstructionWarning
 
-__all__ = ["build_explanation", "efficiency_gap", "Z_95"]
+__all__ = ["build_explanation", "check_efficiency", "efficiency_gap", "Z_95"]
 
 #: Normal quantile used to turn standard errors into 95% bounds.
 Z_95 = 1.959963984540054
@@ -135,16 +135,91 @@ def build_explanation(
     )
     explanation.row_names = row_names
     if explained is not None:
-        gap = efficiency_gap(explanation, explained)
-        if not gap <= atol:  # a NaN gap fails too
-            message = (
-                f"base_values + values.sum(axis=1) differs from the explained quantity by {gap:.3g} "
-                f"(relative), more than the tolerance {atol:.3g}."
-            )
-            if on_violation == "raise":
-                raise EfficiencyError(message + " This is a bug in shap_instances; please report it.")
-            warnings.warn(message, ReconstructionWarning, stacklevel=3)
+        check_efficiency(values, base, explained, atol=atol, on_violation=on_violation, stacklevel=4)
     return explanation
+
+
+def check_efficiency(values, base_values, explained, *, atol: float = 1e-8, on_violation: str = "raise",
+                     reference_error=None, what: str = "the explained quantity", stacklevel: int = 2) -> float:
+    """Check ``base_values + values.sum(axis=1) == explained``; say "bug" only when it is one.
+
+    A gap up to ``atol * max(1, |explained|)`` (plus ``reference_error``, the rounding error of ``explained``
+    itself where it is known) passes. A larger gap that floating-point rounding of the sum
+    can explain (at most ``8 (M + 1) eps (|base| + sum_i |values_i|)``: the values are far larger than the
+    quantity they add up to, and cancel) is the input's fault, not a bug: it raises
+    :class:`~shap_instances.exceptions.DataValidationError` saying so. Anything larger (or NaN) raises
+    :class:`~shap_instances.exceptions.EfficiencyError`, a bug. With ``on_violation="warn"`` both warn
+    (:class:`~shap_instances.exceptions.ReconstructionWarning`) instead, for explainers exact only at a solver's
+    optimum.
+
+    Parameters
+    ----------
+    values : array-like of shape (n, M) or (n, M, D)
+    base_values : array-like of shape (n,) or (n, D), or broadcastable to it
+    explained : array-like of shape (n,) or (n, D), or broadcastable to it
+    atol : float, default=1e-8
+        Tolerance relative to ``max(1, |explained|)``.
+    on_violation : {"raise", "warn"}, default="raise"
+    reference_error : array-like broadcastable to ``explained``, optional
+        Absolute error bound of ``explained`` (e.g. the rounding of the model's own sum of large terms).
+    what : str, default="the explained quantity"
+        How the messages name ``explained``.
+    stacklevel : int, default=2
+        Of the warning.
+
+    Returns
+    -------
+    float
+        The largest relative gap.
+
+    Raises
+    ------
+    DataValidationError
+        When the values cancel beyond float64 precision.
+    EfficiencyError
+        When the gap is larger than rounding explains.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances._explanation import check_efficiency
+    >>> check_efficiency(np.ones((1, 2)), 0.5, [2.5])
+    0.0
+    >>> try:  # values of 1e20 that should add up to 1: rounding leaves nothing of the sum
+    ...     check_efficiency(np.array([[1e20, 1.0, -1e20]]), 0.0, [1.0])
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    DataValidationError
+    """
+    values = np.asarray(values, dtype=np.float64)
+    total = np.asarray(base_values, dtype=np.float64) + values.sum(axis=1)
+    explained = np.broadcast_to(np.asarray(explained, dtype=np.float64), total.shape)
+    if total.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.abs(total - explained)
+        if reference_error is not None:
+            gap = np.maximum(gap - np.asarray(reference_error, dtype=np.float64), 0.0)
+        scale = np.maximum(1.0, np.abs(explained))
+        relative = float(np.max(gap / scale))
+        if relative <= atol:
+            return relative
+        magnitude = np.abs(np.asarray(base_values, dtype=np.float64)) + np.abs(values).sum(axis=1)
+        rounding = 8.0 * (values.shape[1] + 1) * np.finfo(np.float64).eps * magnitude
+        cancels = bool(np.all((gap <= atol * scale) | (gap <= rounding)))
+    message = (f"base_values + values.sum(axis=1) differs from {what} by {relative:.3g} (relative), more than "
+               f"the tolerance {atol:.3g}.")
+    if on_violation == "warn":
+        warnings.warn(message, ReconstructionWarning, stacklevel=stacklevel)
+        return relative
+    if cancels:
+        worst = int(np.argmax((gap / scale).reshape(len(gap), -1).max(axis=1)))
+        raise DataValidationError(
+            f"{message} The values of row {worst} reach {float(np.max(magnitude.reshape(len(gap), -1)[worst])):.3g} "
+            f"in absolute sum while they add up to {float(np.ravel(explained[worst])[0]):.3g}: they cancel, and "
+            "float64 rounding alone explains the gap. The input spans too many orders of magnitude (an outlying "
+            "value, or a column or target on another scale): rescale, clip or remove the outlying values.")
+    raise EfficiencyError(message + " This is a bug in shap_instances; please report it.")
 
 
 def efficiency_gap(explanation: shap.Explanation, explained: ArrayLike) -> float:

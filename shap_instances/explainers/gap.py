@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import shap
 
 from .._base import InstanceExplainer
@@ -30,6 +31,14 @@ from ..proximities import (
 from ..utils import COMMON_CONSTRAINTS, check_data, check_memory, fitted_columns, model_input, row_names, training_names
 
 __all__ = ["GapExplainer"]
+
+
+def _no_sparse_nan(X, name: str):
+    """Refuse a sparse matrix holding NaN: scikit-learn's forests route missing values in dense input only."""
+    if sp.issparse(X) and np.isnan(X.data).any():
+        raise DataValidationError(f"{name}: a sparse matrix with NaN values; scikit-learn's forests take missing "
+                                  f"values in dense input only: pass {name} dense ({name}.toarray()), or impute them.")
+    return X
 
 
 def _read_only(matrix):
@@ -115,7 +124,7 @@ class GapExplainer(InstanceExplainer):
         if data is None:
             raise DataValidationError("GapExplainer needs the training X the forest was fitted on: "
                                       "GapExplainer(forest, X_train, y=y_train).")
-        self.index_ = build_gap_index(model, data, y, sample_weight=sample_weight)
+        self.index_ = build_gap_index(model, _no_sparse_nan(data, "data"), y, sample_weight=sample_weight)
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data)
         self.train_names_ = training_names(data, feature_names)
@@ -169,9 +178,9 @@ class GapExplainer(InstanceExplainer):
     # ------------------------------------------------------------------ proximities
     def _check_X(self, X):
         # a DataFrame is put in the column order the forest was fitted on (other columns are refused)
-        return check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
-                          n_features=self.model.n_features_in_,
-                          feature_names=getattr(self.model, "feature_names_in_", None))
+        return _no_sparse_nan(check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
+                                         n_features=self.model.n_features_in_,
+                                         feature_names=getattr(self.model, "feature_names_in_", None)), "X")
 
     def _require_bootstrap(self):
         if not self.index_.bootstrap:

@@ -223,6 +223,13 @@ class IsotonicShapley(InstanceExplainer):
             rows = (per_row[0][0], np.column_stack([table for _, table, _ in per_row]), per_row[0][2])
             data, instance_names = X, explained_names
         masks, values, weights = rows
+        bad = np.flatnonzero(~np.isfinite(values).all(axis=0))
+        if bad.size:
+            named = [str(i) if instance_names is None else instance_names[i] for i in bad[:10]]
+            raise DataValidationError(
+                f"the model's payoffs of explained rows {named} are NaN or infinite on some coalitions (the model "
+                "returns them on those rows mixed with the background, e.g. values too large for it): check their "
+                "units, or clip them to the range of the background.")
         self.results_ = [self._fit(masks, values[:, k], weights, n_players) for k in range(values.shape[1])]
         gamma = np.array([result.gamma for result in self.results_])
         return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,

@@ -16,6 +16,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import is_classifier
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
@@ -77,6 +78,12 @@ def kernel_weights(coef, lam1, lam2, positive=False):
     if positive:
         d[absw == 0] = 0.0
     return d, float(lam2)
+
+
+def _largest(X) -> float:
+    """The largest absolute value of a dense or sparse matrix (0 when empty)."""
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    return float(np.max(np.abs(data), initial=0.0))
 
 
 class RepresenterExplainer(InstanceExplainer):
@@ -163,7 +170,7 @@ class RepresenterExplainer(InstanceExplainer):
         y_arr = np.asarray(y)
         if y_arr.shape[0] != n:
             raise DataValidationError(f"y has {y_arr.shape[0]} rows, data has {n}; pass the targets of data.")
-        if y_arr.dtype.kind in "fc":
+        if y_arr.dtype.kind in "fc" or not is_classifier(model):  # regression targets must be numbers
             check_target(y_arr, n)
         self.penalised_intercept = penalised_intercept
         self.atol = float(atol)
@@ -171,8 +178,9 @@ class RepresenterExplainer(InstanceExplainer):
         self.train_names_ = training_names(data, feature_names)
         self.output_names_ = obj.output_names
 
-        F = obj.decision(self.data_)
-        g = obj.negative_gradient(F)  # (n, K)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+            F = obj.decision(self.data_)
+            g = obj.negative_gradient(F)  # (n, K)
         K = obj.coef.shape[0]
         self.kernel_weights_ = np.empty_like(obj.coef)
         self.global_importance_ = np.empty_like(g)
@@ -181,10 +189,16 @@ class RepresenterExplainer(InstanceExplainer):
             self.kernel_weights_[k], scales[k] = kernel_weights(obj.coef[k], obj.lam1[k], obj.lam2[k], obj.positive)
             self.global_importance_[:, k] = g[:, k] / scales[k]
         # The representer reconstruction of the coefficients and its distance to the fitted ones.
-        Xt_alpha = np.asarray(self.data_.T @ self.global_importance_).T  # (K, p)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Xt_alpha = np.asarray(self.data_.T @ self.global_importance_).T  # (K, p)
         self.coef_reconstruction_ = self.kernel_weights_ * Xt_alpha
         scale = max(float(np.max(np.abs(obj.coef))), 1e-300)
         self.optimality_violation_ = float(np.max(np.abs(self.coef_reconstruction_ - obj.coef)) / scale)
+        if not (np.isfinite(self.global_importance_).all() and np.isfinite(self.coef_reconstruction_).all()):
+            raise DataValidationError(
+                "masker: the representer weights overflow float64 (the decision function or X^T alpha of the "
+                f"training data is not finite; its largest value is {_largest(self.data_):.3g}); pass the data and "
+                "y the model was fitted on, rescaled if they are that large.")
         # liblinear: the synthetic feature a = intercept_scaling carries weight b / a, penalised like w.
         self.intercept_weights_ = np.zeros(K)
         if obj.intercept_scaling is not None:
@@ -290,8 +304,15 @@ class RepresenterExplainer(InstanceExplainer):
         check_memory(8.0 * n * n_train * K * 2, f"representer values of {n} x {n_train} x {K}",
                      max_memory=self.max_memory,
                      instead="Use explainer.top_k(X, k), which works in chunks, or explain fewer rows at once.")
-        values = self._values_block(Xq)
-        explained = obj.decision(Xq)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflowing rows are refused just below
+            values = self._values_block(Xq)
+            explained = obj.decision(Xq)
+        overflow = np.flatnonzero(~(np.isfinite(values).reshape(n, -1).all(axis=1) & np.isfinite(explained).all(1)))
+        if overflow.size:
+            raise DataValidationError(
+                f"X: rows {overflow[:10].tolist()} have values so large (up to {_largest(Xq[overflow]):.3g}) that "
+                "their decision function or their kernel with the training rows overflows float64; rescale X "
+                "(and refit the model on the rescaled training data).")
         base = np.broadcast_to(self._base(), (n, K))
         colour = np.broadcast_to(self._colour_by(), (n, n_train))
         if obj.squeeze:
@@ -311,7 +332,8 @@ class RepresenterExplainer(InstanceExplainer):
                 warnings.warn(
                     f"{w.message} The solver of {type(self.model).__name__} stopped before the optimum "
                     f"(optimality violation {self.optimality_violation_:.3g}); refit with a smaller tol "
-                    "(and a larger max_iter) for an exact decomposition.",
+                    "(and a larger max_iter) for an exact decomposition, and check that data, y and sample_weight "
+                    "are those the model was fitted on.",
                     ReconstructionWarning, stacklevel=2,
                 )
             else:  # pragma: no cover - pass other warnings through

@@ -6,6 +6,7 @@ This module uses only the public API of ``shap_instances``: it is the worked exa
 from __future__ import annotations
 
 import time
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -16,7 +17,7 @@ from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
 from shap_instances import InstanceExplainer, build_explanation
-from shap_instances.exceptions import DataValidationError, UnsupportedModelError
+from shap_instances.exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
 from shap_instances.utils import (
     COMMON_CONSTRAINTS,
     Options,
@@ -231,6 +232,7 @@ class KNNShapleyExplainer(InstanceExplainer):
 
         values = np.empty((n, self.n_train_))
         explained = np.empty(n)
+        ambiguous = np.zeros(n, dtype=bool)
         rows = max(1, _CHUNK_BYTES // (16 * self.n_train_))
         chunks = [slice(a, min(a + rows, n)) for a in range(0, n, rows)]
 
@@ -242,27 +244,59 @@ class KNNShapleyExplainer(InstanceExplainer):
             if np.isnan(distances).any():
                 raise DataValidationError(f"The metric {self.metric_!r} produced NaN distances; check the data.")
             order = _sorted_order(distances, train_z)
+            ambiguous[chunk] = _tied_at_k(distances, order, train_z, self.n_neighbors_)
             z_chunk = None if explained_z is None else explained_z[chunk]
             values[chunk] = _knn_shapley_values(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
-            explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflowing utility is refused below
+                explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
 
         jobs = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(delayed(work)(c) for c in chunks)
         for _ in self._progress(jobs, total=len(chunks), desc="KNN-Shapley", unit="chunk"):
             pass
 
+        if ambiguous.any():
+            rows = np.flatnonzero(ambiguous)
+            warnings.warn(
+                f"{rows.size} of {n} explained rows (e.g. {rows[:5].tolist()}) have training points of different "
+                f"labels at the same distance as the K-th nearest: the explained utility breaks such ties by label, "
+                "then by training index (so copies of a point get equal values), and may differ there from the "
+                "model's own prediction, which breaks them its own way.", ReconstructionWarning, stacklevel=2)
+        with np.errstate(over="ignore"):
+            empty = _empty_utility(y_explained, n, self.utility_)
+        overflow = np.flatnonzero(~(np.isfinite(values).all(axis=1) & np.isfinite(explained) & np.isfinite(empty)))
+        if overflow.size:
+            labels = np.concatenate([np.abs(train_z), [] if y_explained is None else np.abs(y_explained)])
+            raise DataValidationError(
+                f"the {self.utility_} utility overflows float64 for explained rows {overflow[:10].tolist()}: the "
+                f"labels reach {labels.max(initial=0.0):.3g} (squared errors of labels beyond about 1e154 are "
+                "infinite); rescale y, e.g. divide it by its standard deviation.")
         if self.utility_ == "accuracy":
             colour = (train_z[None, :] == explained_z[:, None]).astype(np.float64)
         else:
             colour = np.broadcast_to(self.y_train_, (n, self.n_train_))
         return self._finish(build_explanation(
             values,
-            _empty_utility(y_explained, n, self.utility_),
+            empty,
             feature_names=self.train_names_,
             data=colour,
             row_names=row_names(X),
             explained=explained,
             compute_time=time.perf_counter() - start,
         ))
+
+
+def _tied_at_k(distances, order, labels, k):
+    """Rows whose K-th and (K+1)-th nearest points are equally far and the tie mixes labels (the KNN model's
+    own choice among them may then differ from the explainer's tie-break)."""
+    n_train = order.shape[1]
+    if n_train <= k:
+        return np.zeros(order.shape[0], dtype=bool)
+    boundary = np.take_along_axis(distances, order[:, k - 1:k + 1], axis=1)
+    out = np.zeros(order.shape[0], dtype=bool)
+    for row in np.flatnonzero(boundary[:, 0] == boundary[:, 1]):
+        tied = labels[distances[row] == boundary[row, 0]]
+        out[row] = bool(np.any(tied != tied[0]))
+    return out
 
 
 def _check_model(model):
@@ -296,8 +330,8 @@ def _multi_output(model) -> bool:
         n_columns = model.n_samples_fit_
     try:
         return np.ndim(model.predict(model_input(model, np.zeros((1, n_columns))))) > 1
-    except ValueError:  # e.g. n_neighbors > n_samples_fit: the labels passed to the explainer decide
-        return False
+    except (ValueError, TypeError):  # n_neighbors > n_samples_fit, non-numeric labels: the labels passed to the
+        return False                  # explainer decide
 
 
 def _check_utility(model, utility):

@@ -485,3 +485,60 @@ def test_sparse_input_gives_the_dense_values():
     dense = KNNShapleyExplainer(model, X, y=y, silent=True)(Xe, ye)
     sparse = KNNShapleyExplainer(model, sp.csr_matrix(X), y=y, silent=True)(sp.csr_matrix(Xe), ye)
     np.testing.assert_allclose(sparse.values, dense.values, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Defects found by the fuzz suite (tests/test_fuzz.py of the main package)
+# ----------------------------------------------------------------------------------------------------
+
+
+def test_a_model_fitted_on_string_labels_is_refused_clearly():
+    """KNeighborsRegressor.fit accepts string targets; its predict then fails. Before: numpy's TypeError
+    ("unsupported operand type(s) for /: 'str' and 'int'") from the multi-output probe; now the labels decide."""
+    X, y = load_diabetes(return_X_y=True)
+    labels = np.array([f"label{v}" for v in y[:40]], dtype=object)
+    model = KNeighborsRegressor(n_neighbors=5).fit(X[:40], labels)
+    with pytest.raises(DataValidationError, match="must be numeric"):
+        KNNShapleyExplainer(model, X[:40], y=labels, utility="prediction", silent=True)
+
+
+def test_labels_beyond_float_precision_are_refused_not_called_a_bug():
+    """One label at int64's maximum among labels near 100: the exact values reach 1e17 and cancel to a
+    prediction of about 150, beyond float64. Before: EfficiencyError "this is a bug"; now a refusal that says
+    the values cancel."""
+    X, y = load_diabetes(return_X_y=True)
+    labels = np.round(y[:60]).astype(np.int64)
+    labels[0] = np.iinfo(np.int64).max
+    model = KNeighborsRegressor(n_neighbors=5).fit(X[:60], labels)
+    explainer = KNNShapleyExplainer(model, X[:60], y=labels, utility="prediction", silent=True)
+    with pytest.raises(DataValidationError, match="cancel"):
+        explainer(X[60:66])
+
+
+def test_ties_at_the_kth_neighbour_are_reported():
+    """Rows 1e150 away from every training point are equally far from all of them (x - t == x in float64):
+    the explained utility then breaks the ties its documented way, not as model.predict does. Before: silently
+    a different quantity; now a ReconstructionWarning. Without ties, no warning."""
+    import warnings
+
+    X, y = load_diabetes(return_X_y=True)
+    model = KNeighborsRegressor(n_neighbors=5).fit(X[:60], y[:60])
+    explainer = KNNShapleyExplainer(model, X[:60], y=y[:60], utility="prediction", silent=True)
+    with pytest.warns(shap_instances.exceptions.ReconstructionWarning, match="6 of 6 explained rows"):
+        explainer(X[60:66] * 1e150)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", shap_instances.exceptions.ReconstructionWarning)
+        e = explainer(X[60:66])
+    np.testing.assert_allclose(e.base_values + e.values.sum(axis=1), model.predict(X[60:66]), atol=1e-9)
+
+
+def test_a_squared_error_that_overflows_is_refused():
+    """Labels of 1e160: their squared errors are infinite. Before: EfficiencyError "by nan ... this is a bug"
+    (found through the command line); now a refusal naming the rows and the labels' size."""
+    X, y = load_diabetes(return_X_y=True)
+    model = KNeighborsRegressor(n_neighbors=5).fit(X[:40], y[:40] * 1e160)
+    explainer = KNNShapleyExplainer(model, X[:40], y=y[:40] * 1e160, silent=True)
+    with pytest.raises(DataValidationError, match=r"overflows float64 for explained rows \[0, 1, 2\]"):
+        explainer(X[40:43], y[40:43] * 1e160)
+    e = KNNShapleyExplainer(model, X[:40], y=y[:40] * 1e150, silent=True)(X[40:43], y[40:43] * 1e150)
+    assert np.isfinite(e.values).all()
