@@ -270,7 +270,8 @@ def describe_preprocessing(model) -> str:
         count = f"{len(columns)} {'numeric' if label in ('numeric', 'bins') else 'string'} " \
                 f"column{'s' if len(columns) != 1 else ''}"
         if label == "numeric":
-            parts.append(count + (" unscaled" if step == "passthrough" else " standardised (StandardScaler)"))
+            scaled = type(step).__name__ == "StandardScaler"  # a fitted "passthrough" is a FunctionTransformer
+            parts.append(count + (" standardised (StandardScaler)" if scaled else " unscaled"))
         elif label == "bins":
             parts.append(count + " binned into quantiles (KBinsDiscretizer)")
         elif label == "categories" and hasattr(step, "drop_idx_"):  # a OneHotEncoder
