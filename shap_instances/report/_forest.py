@@ -82,7 +82,7 @@ def trust_comment(table: pd.DataFrame, score_values, outcome, *, classification:
     >>> from shap_instances.report._forest import trust_comment
     >>> score = np.linspace(0, 1, 50)
     >>> table = trust_decile_table(score, np.ones(50), n_bins=5)
-    >>> trust_comment(table, score, np.ones(50), classification=True, score_name="class_probability")[:39]
+    >>> trust_comment(table, score, np.ones(50), classification=True, score_name="class_probability")[:40]
     'Every held-out row is classified correct'
     """
     means = table["error_mean"].to_numpy()

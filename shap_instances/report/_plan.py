@@ -173,10 +173,11 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
         if fitting < MIN_PERMUTATIONS:
             warnings.append(f"the budget leaves time for {max(fitting, 0)} residual permutations; the report "
                             f"computes {MIN_PERMUTATIONS}, the fewest that give standard errors, and will overrun")
-        # a batch of about three seconds (the progress bar's step), at most 16 permutations and about 512 MB of
-        # prefix values (8 bytes x 3 arrays x n_train x n_explained per permutation)
-        memory = 512e6 / (24.0 * c.n_train * c.n_explained)
-        batch = int(np.clip(min(3.0 / max(c.per_permutation, 1e-9), memory, 16), 2, 16))
+        # a batch of about 1.5 seconds (the progress bar's step), at most 16 permutations and about 256 MB of
+        # prefix values (8 bytes x 3 arrays x n_train x n_explained per permutation): larger batches cost more
+        # per permutation once their arrays leave the caches
+        memory = 256e6 / (24.0 * c.n_train * c.n_explained)
+        batch = int(np.clip(min(1.5 / max(c.per_permutation, 1e-9), memory, 16), 2, 16))
         batch -= batch % 2
     if forest > share and trees == MIN_TREES:
         warnings.append(f"the forest's {trees} trees and trust scores need about {forest:.0f} s, more than the "

@@ -47,8 +47,12 @@ def explained_positions(n_train: int, size: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_train, size, replace=False))
 
 
-def time_permutations(context, positions) -> float:
-    """Seconds per permutation of the section's residual game, from one antithetic pair (timed, not kept)."""
+def time_permutations(context, positions, *, repeat_below: float = 2.0) -> float:
+    """Seconds per permutation of the section's residual game, from one antithetic pair (timed, not kept).
+
+    The first pair also pays for first allocations; when it took less than ``repeat_below`` seconds a second
+    pair is timed and the faster of the two kept.
+    """
     from threadpoolctl import threadpool_limits
 
     from ..estimators import PermutationEstimator
@@ -57,10 +61,13 @@ def time_permutations(context, positions) -> float:
     model, target, _, _ = residual_problem(context)
     explainer = InstanceKernelExplainer(model, context.Z_train, y=target, random_state=context.seed, silent=True)
     game = explainer.game(context.Z_train.iloc[positions], target.iloc[positions])
+    timings = []
     with threadpool_limits(limits=1, user_api="blas"):
-        start = time.perf_counter()
-        PermutationEstimator(n_permutations=2, random_state=context.seed, silent=True).estimate(game)
-        return (time.perf_counter() - start) / 2
+        while len(timings) < 2 and sum(timings) < repeat_below:
+            start = time.perf_counter()
+            PermutationEstimator(n_permutations=2, random_state=context.seed, silent=True).estimate(game)
+            timings.append(time.perf_counter() - start)
+    return min(timings) / 2
 
 
 def sampled_summary(explanation, residuals, positions) -> pd.DataFrame:
@@ -121,22 +128,57 @@ def sampled_summary(explanation, residuals, positions) -> pd.DataFrame:
     }, index=[str(name) for name in explanation.feature_names])
 
 
-def _contribution_means(explanation) -> np.ndarray:
-    from ..metrics import normalised_contributions
+def chunk_sizes(n_permutations: int) -> tuple[int, int]:
+    """(number of runs, permutations per run): two to eight runs of an even number of permutations (antithetic
+    pairs), as many runs as keep the total within 10% of ``n_permutations`` (never above it, at least 4), so
+    the section's bar moves between runs.
 
-    return normalised_contributions(explanation).mean(axis=0)
+    Examples
+    --------
+    >>> from shap_instances.report._residual import chunk_sizes
+    >>> chunk_sizes(1326), chunk_sizes(22), chunk_sizes(4)
+    ((8, 164), (5, 4), (2, 2))
+    """
+    options = [(runs, max(2, n_permutations // runs // 2 * 2)) for runs in range(8, 1, -1)]
+    close = [(runs, each) for runs, each in options if 0.9 * n_permutations <= runs * each <= n_permutations]
+    if close:
+        return close[0]
+    return max(options, key=lambda option: (option[0] * option[1] <= max(n_permutations, 4), option[0] * option[1]))
 
 
-def _average(halves):
-    """One Explanation from two independent estimates: their mean (efficient, as each is) and its error."""
-    import shap
+class _Runs:
+    """Running sums of independent estimates in two groups (alternating runs): the mean of all, and the
+    permutation error of contribution means from the difference of the two groups' means."""
 
-    first, second = halves
-    errors = [getattr(h, "error_std", None) for h in halves]
-    error = None if any(e is None for e in errors) else np.hypot(errors[0], errors[1]) / 2
-    return shap.Explanation((np.asarray(first.values) + np.asarray(second.values)) / 2,
-                            base_values=first.base_values, data=first.data, feature_names=first.feature_names,
-                            error_std=error)
+    def __init__(self):
+        self.sums, self.squares, self.counts, self.first = [0.0, 0.0], 0.0, [0, 0], None
+
+    def add(self, explanation) -> None:
+        group = (self.counts[0] + self.counts[1]) % 2
+        values = np.asarray(explanation.values, dtype=np.float64)
+        self.sums[group] = self.sums[group] + values
+        errors = getattr(explanation, "error_std", None)
+        self.squares = self.squares + (np.asarray(errors) ** 2 if errors is not None else 0.0)
+        self.counts[group] += 1
+        self.first = explanation if self.first is None else self.first
+
+    def mean(self):
+        """The average of the runs as one Explanation (efficient, as each run is), with its standard errors."""
+        import shap
+
+        runs = sum(self.counts)
+        values = (self.sums[0] + self.sums[1]) / runs
+        error = np.sqrt(self.squares) / runs if np.ndim(self.squares) else None
+        return shap.Explanation(values, base_values=self.first.base_values, data=self.first.data,
+                                feature_names=self.first.feature_names, error_std=error)
+
+    def contribution_error(self, signs) -> float:
+        """Root mean square over training rows of the permutation error of the (sign-normalised) contribution
+        means: with k_a and k_b runs in the groups, ``(a - b) sqrt(k_a k_b) / (k_a + k_b)`` has the variance of
+        the error of the average of all runs (half the difference for equal groups)."""
+        (k_a, k_b), (a, b) = self.counts, (self.sums[g] / self.counts[g] for g in (0, 1))
+        difference = (signs[:, None] * (a - b)).mean(axis=0) * np.sqrt(k_a * k_b) / (k_a + k_b)
+        return float(np.sqrt(np.mean(difference**2)))
 
 
 class ResidualDecomposition:
@@ -168,38 +210,39 @@ class ResidualDecomposition:
         positions = plan.residual_positions
         m = len(positions)
         section = report.section(f"Residual decomposition ({type(model).__name__})")
-        # two independent halves of the permutations: their average is the estimate, their difference measures
-        # the permutation error of the aggregates (contribution means), which per-entry standard errors bound
-        # only loosely (the entries of one permutation are strongly correlated)
-        half = max(2, plan.n_permutations // 2 + (plan.n_permutations // 2) % 2)
-        seeds = np.random.SeedSequence(context.seed).generate_state(2)
-        halves = []
-        for seed in seeds:
+        # independent runs in two alternating groups: their average is the estimate and the difference of the
+        # groups measures the permutation error of the aggregates (contribution means), which per-entry standard
+        # errors bound only loosely (the entries of one permutation are strongly correlated); the section's bar
+        # moves after every run
+        runs, each = chunk_sizes(plan.n_permutations)
+        seeds = np.random.SeedSequence(context.seed).generate_state(runs)
+        estimates = _Runs()
+        for number, seed in enumerate(seeds, start=1):
             explainer = InstanceKernelExplainer(
-                model, context.Z_train, y=target, n_permutations=half, batch_size=min(plan.batch_size, half),
+                model, context.Z_train, y=target, n_permutations=each, batch_size=min(plan.batch_size, each),
                 random_state=int(seed), silent=context.silent,
                 # MAX_TIME: once InstanceKernelExplainer takes max_time= (issue 15, item 3), pass
-                # max_time=plan.sections["residual"].estimate / 2 here and let the estimator stop on time,
+                # max_time=plan.sections["residual"].estimate / runs here and let the estimator stop on time,
                 # instead of the n_permutations sized by the plan from the measured cost of one permutation.
             )
             with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread is faster
-                halves.append(explainer() if m == n else
+                estimates.add(explainer() if m == n else
                               explainer(context.Z_train.iloc[positions], target.iloc[positions]))
-            bar.advance(half * plan.costs.per_permutation, f"{half * len(halves)} permutations")
-        explanation = _average(halves)
-        n_permutations = 2 * half
+            bar.advance(each * plan.costs.per_permutation, f"{number * each:,} of {runs * each:,} permutations")
+        explanation = estimates.mean()
+        n_permutations = runs * each
         residuals = clone(model).fit(context.Z_train, target).predict(context.Z_train) - target.to_numpy()
         summary = sampled_summary(explanation, residuals, positions)
         contribution = summary["contribution_mean"]
         spread = float(contribution.std())
         sampling = float(summary["sampling_se"].median())
-        permutation = float(np.sqrt(np.mean(((_contribution_means(halves[0]) - _contribution_means(halves[1])) / 2)
-                                            ** 2)))
+        signs = -np.sign(summary["residual"].to_numpy()[positions])
+        permutation = estimates.contribution_error(signs)
         summary["permutation_se"] = permutation
         section.text(
             "Each residual is split into Shapley contributions of the training rows: the model is refit on "
             f"subsets of the {n:,} training rows (exact refits along {n_permutations:,} random permutations, "
-            "the number the time budget allowed, in two independent halves whose difference measures the "
+            "the number the time budget allowed, in independent runs whose two alternating groups measure the "
             "permutation error). Composition = a residual's share per row; contribution = a "
             "row's effect on the residuals, positive when it shrinks them (sign-normalised, eq. 5 of Liu & "
             "Barnard). The model sees the encoded matrix (standardised numeric columns, one-hot string columns); "
