@@ -142,8 +142,11 @@ def gap_waterfall(values, base: float, names, targets, *, max_display: int = 12,
     shap.plots.waterfall(row, max_display=max_display, show=False)
     fig = plt.gcf()
     ax = fig.axes[0]
-    ax.set_yticks(ax.get_yticks(), [t.get_text().replace("other features", "other training rows")
-                                    for t in ax.get_yticklabels()])
+    # shap writes every label twice at the same height (a grey "value = " part under the name); the labels here
+    # carry no "=", so keep one copy, and call the merged bar what it is
+    labels = [t.get_text().replace("other features", "other training rows") for t in ax.get_yticklabels()]
+    half = len(labels) // 2
+    ax.set_yticks(ax.get_yticks(), [""] * half + labels[half:])
     fig.set_size_inches(8.5, 5.5)
     return fig
 
