@@ -1,5 +1,6 @@
 """The command line: bad input gives one line and exit code 2, never a traceback."""
 
+import re
 import subprocess
 import sys
 
@@ -170,7 +171,7 @@ def test_interrupted_report_leaves_no_half_report(monkeypatch, tmp_path, capsys)
 
     monkeypatch.setattr(_html.Report, "to_html", interrupted)
     out = tmp_path / "report"
-    assert main(["report", "--out", str(out), "--silent"]) == 130
+    assert main(["report", "--out", str(out), "--silent", "--time-budget", "15"]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.iterdir())  # no staging folder left behind
 
@@ -252,3 +253,25 @@ def test_impossible_pair_points_to_model(tmp_path, capsys, args, hint):
     assert main(["explain", *args, "--rows", "2", "--out", str(tmp_path / "v.csv")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and hint in err and "Python" not in err and "shap_instances." not in err
+
+
+@pytest.mark.parametrize("budget", ["0", "-5"])
+def test_time_budget_must_be_positive(capsys, tmp_path, budget):
+    assert main(["report", "--out", str(tmp_path / "r"), "--time-budget", budget]) == 2
+    assert "--time-budget must be a positive number of seconds" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_report_prints_its_plan_and_a_bar_per_section(csv, tmp_path, capsys):
+    frame = _frame(160).assign(colour=np.resize(["red", "green", "blue"], 160))
+    assert main(["report", "--data", csv(frame), "--target", "y", "--time-budget", "20",
+                 "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err.replace("\r", "\n")
+    lines = err.splitlines()
+    assert lines[0].startswith("plan for a ") and "one residual permutation" in lines[0]
+    for number, name in enumerate(["overview", "residual decomposition", "representer points", "random forest"],
+                                  start=1):
+        plan_line = next(line for line in lines if line.startswith(f"  [{number}/4] {name}"))
+        assert re.search(r"\d+%\s+~\s*\d+ s  \S", plan_line), plan_line  # share, estimate, what
+        assert any(line.startswith(f"[{number}/4] {name}: 100%") for line in lines)  # its progress bar ran
+    assert "planned total" in err and (tmp_path / "r" / "index.html").is_file()

@@ -99,9 +99,9 @@ def trust_comment(table: pd.DataFrame, score_values, outcome, *, classification:
     values = ", ".join(map(column_format(means), means))
     expected = "higher" if classification else "larger"
     trend = np.diff(means)
-    direction = "accuracy rises" if classification else "error rises"
+    quantity = "accuracy" if classification else "error"
     if np.all(trend >= 0):
-        shape = f"The {direction} with the score in every quintile ({values})."
+        shape = f"The mean {quantity} never falls from one quintile of the score to the next ({values})."
     else:
         dips = [str(i + 2) for i in np.flatnonzero(trend < 0)]
         shape = (f"The mean per quintile ({values}) is not monotone: it falls at quintile{'s' if len(dips) > 1 else ''}"
