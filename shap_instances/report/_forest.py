@@ -26,9 +26,18 @@ _SHOWN = {
 }
 
 
-def grow_forest(context, n_trees: int, *, oob: bool, bar=None, per_tree: float = 0.0):
-    """Grow ``context.forest_estimator`` to ``n_trees`` trees in about ten chunks, advancing ``bar`` after each."""
+def grow_forest(context, n_trees: int, *, oob: bool, bar=None, seconds: float | None = None,
+                afterwards: float = 0.0):
+    """Grow ``context.forest_estimator`` to ``n_trees`` trees in chunks of about a tenth, advancing ``bar``.
+
+    With ``seconds`` (the time the plan gives the trees still to grow), the measured speed re-plans the number
+    of trees after every chunk, between 20 (or those grown) and 100, and ``bar`` expects ``afterwards`` seconds
+    of work after the trees.
+    """
+    import warnings
+
     from ..models import make_model
+    from ._plan import MAX_TREES, MIN_TREES
 
     forest = context.forest_estimator
     if forest is None:
@@ -38,12 +47,25 @@ def grow_forest(context, n_trees: int, *, oob: bool, bar=None, per_tree: float =
     done = len(getattr(forest, "estimators_", []))
     chunk = max(1, -(-(n_trees - done) // 10))
     y = np.asarray(context.y_train)
-    while done < n_trees:
-        done = min(n_trees, done + chunk)
-        forest.set_params(n_estimators=done, oob_score=oob and done == n_trees)
+    start, grown, target = time.perf_counter(), 0, n_trees
+    while done < target:
+        step = min(chunk, target - done)
+        done += step
+        forest.set_params(n_estimators=done, oob_score=oob and done == target)
         forest.fit(context.F_train, y)
-        if bar is not None:
-            bar.advance(chunk * per_tree, f"{done}/{n_trees} trees")
+        grown += step
+        if seconds is not None:
+            spent = time.perf_counter() - start
+            per_tree = spent / grown
+            target = int(np.clip(done + (seconds - spent) / per_tree, max(MIN_TREES, done), MAX_TREES))
+            if bar is not None:
+                bar.advance(step * per_tree, f"{done}/{target} trees")
+                bar.replan((target - done) * per_tree + afterwards)
+    if oob and not hasattr(forest, "oob_score_"):  # the plan shrank after the last chunk: out-of-bag now
+        forest.set_params(oob_score=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Warm-start fitting without increasing n_estimators"
+            forest.fit(context.F_train, y)
     forest.set_params(warm_start=False)
     return forest
 
@@ -133,7 +155,13 @@ class ForestProximities:
         from ..plots import gap_cumulative_weight, trust_deciles
 
         plan = context.plan
-        forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, per_tree=plan.costs.per_tree)
+        from ._plan import PROBE_TREES
+
+        gap_seconds = plan.n_trees * (plan.costs.gap_fixed_per_tree + plan.trust_rows * plan.costs.gap_per_row_tree)
+        trees_seconds = (plan.n_trees - PROBE_TREES) * plan.costs.per_tree
+        afterwards = max(plan.sections["forest"].estimate - trees_seconds, gap_seconds)
+        forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, seconds=trees_seconds, afterwards=afterwards)
+        n_trees = len(forest.estimators_)
         pipeline = Pipeline([("preprocess", context.forest_preprocess), ("model", forest)])
         context.scores[describe_preprocessing(pipeline)] = score(pipeline, context.X_test, context.y_test,
                                                                  context.classification)
@@ -142,9 +170,9 @@ class ForestProximities:
         explainer = GapExplainer(forest, context.F_train, y=y_train)
         shown = context.F_test.iloc[:50]
         explanation = explainer(shown)
-        bar.advance(plan.n_trees * plan.costs.gap_fixed_per_tree / 2, "RF-GAP index")
+        bar.advance(n_trees * plan.costs.gap_fixed_per_tree / 2, "RF-GAP index")
         section.text(
-            f"A random forest ({plan.n_trees} trees, min_samples_leaf=5) predicts exactly a weighted sum of "
+            f"A random forest ({n_trees} trees, min_samples_leaf=5) predicts exactly a weighted sum of "
             "training targets (RF-GAP proximities): base value (the mean training target, or the class share) "
             "plus one contribution per training row, k_ji * (y_i - base). It works on the encoded matrix (numeric "
             "columns unscaled, string columns one-hot encoded). The waterfall shows the training rows that move "
@@ -183,7 +211,7 @@ class ForestProximities:
                                                                           replace=False))
         rows = context.F_test.iloc[positions]
         scores = explainer.trust_scores(rows)
-        bar.advance(plan.n_trees * (plan.costs.gap_fixed_per_tree / 2 + len(rows) * plan.costs.gap_per_row_tree),
+        bar.advance(n_trees * (plan.costs.gap_fixed_per_tree / 2 + len(rows) * plan.costs.gap_per_row_tree),
                     "trust scores")
         y_rows = np.asarray(context.y_test)[positions]
         prediction = forest.predict(rows)

@@ -222,6 +222,11 @@ class SectionBar:
             self.bar.set_postfix_str(what, refresh=False)
         self.bar.update(planned_seconds)
 
+    def replan(self, remaining: float) -> None:
+        """The work still to come is now expected to take ``remaining`` seconds (measured speed, not the plan)."""
+        self.bar.total = self.done + max(remaining, 1e-3)
+        self.bar.refresh()
+
     def close(self) -> float:
         """Fill the bar and return the section's real seconds."""
         self.advance(self.bar.total - self.done)

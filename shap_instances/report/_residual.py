@@ -20,6 +20,9 @@ from ._context import explained_class_sentence
 
 __all__ = ["ResidualDecomposition", "residual_problem", "time_permutations", "sampled_summary"]
 
+#: Runs of permutations at most: the runs are the re-planning steps of the section.
+MAX_RUNS = 32
+
 
 def residual_problem(context):
     """(model, target, label, positive class or None): what the section decomposes.
@@ -215,22 +218,35 @@ class ResidualDecomposition:
         # errors bound only loosely (the entries of one permutation are strongly correlated); the section's bar
         # moves after every run
         runs, each = chunk_sizes(plan.n_permutations)
-        seeds = np.random.SeedSequence(context.seed).generate_state(runs)
-        estimates = _Runs()
+        # the permutations' share of the plan; after each run the measured speed re-plans the runs still to come
+        # (at least two in all, at most 3n permutations), so a burst of load while measuring neither wastes the
+        # budget nor lets the section overrun it by more than a run
+        allotment = plan.n_permutations * plan.costs.per_permutation
+        afterwards = max(plan.sections["residual"].estimate - allotment, 0.0)
+        most = max(runs, min(MAX_RUNS, 3 * n // each))
+        seeds = np.random.SeedSequence(context.seed).generate_state(most)
+        estimates, start = _Runs(), time.perf_counter()
         for number, seed in enumerate(seeds, start=1):
             explainer = InstanceKernelExplainer(
                 model, context.Z_train, y=target, n_permutations=each, batch_size=min(plan.batch_size, each),
                 random_state=int(seed), silent=context.silent,
                 # MAX_TIME: once InstanceKernelExplainer takes max_time= (issue 15, item 3), pass
-                # max_time=plan.sections["residual"].estimate / runs here and let the estimator stop on time,
-                # instead of the n_permutations sized by the plan from the measured cost of one permutation.
+                # max_time=allotment (one run) here and let the estimator stop on time, instead of the runs of
+                # n_permutations sized from the measured cost of one permutation.
             )
             with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread is faster
                 estimates.add(explainer() if m == n else
                               explainer(context.Z_train.iloc[positions], target.iloc[positions]))
-            bar.advance(each * plan.costs.per_permutation, f"{number * each:,} of {runs * each:,} permutations")
+            spent = time.perf_counter() - start
+            per_run = spent / number
+            further = min(most - number, int((allotment - spent) / per_run))
+            further = max(further, 2 - number)
+            bar.advance(per_run, f"{number * each:,} permutations")
+            bar.replan(further * per_run + afterwards)
+            if further <= 0:
+                break
         explanation = estimates.mean()
-        n_permutations = runs * each
+        n_permutations = sum(estimates.counts) * each
         residuals = clone(model).fit(context.Z_train, target).predict(context.Z_train) - target.to_numpy()
         summary = sampled_summary(explanation, residuals, positions)
         contribution = summary["contribution_mean"]
