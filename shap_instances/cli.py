@@ -1,10 +1,10 @@
 """The ``shap-instances`` command: ``report`` (the main job), ``list`` and ``explain``.
 
-Bad input (a missing file, a missing target column, non-numeric columns, NaNs, an unknown explainer)
-ends with one line on stderr and exit code 2, never a traceback; Ctrl-C ends with one line and exit code
-130. Outputs never destroy data: ``--out`` may not be the input file, an existing file is overwritten only
-with ``--force``, and a report is written into a temporary folder renamed into place, so an interrupted run
-leaves no half report.
+Bad input (a missing file, a missing target column, NaNs, an unknown explainer, an explainer that cannot
+explain the chosen model) ends with one line on stderr and exit code 2, never a traceback; Ctrl-C ends with
+one line and exit code 130. Outputs never destroy data: ``--out`` may not be the input file, an existing file
+is overwritten only with ``--force``, and a report is written into a temporary folder renamed into place, so an
+interrupted run leaves no half report.
 """
 
 from __future__ import annotations
@@ -14,13 +14,17 @@ import importlib.util
 import inspect
 import os
 import sys
+import time
 import warnings
 from pathlib import Path
 
-from .exceptions import ShapInstancesError
-from .models import MODELS, fit_model
+from .exceptions import ShapInstancesError, UnsupportedModelError
+from .models import MODELS, auto_model, categorical_columns, encode, final_estimator, fit_model
+from .registry import SHAP_ALGORITHMS
 
 __all__ = ["main"]
+
+_STARTED = time.perf_counter()  # the report's --time-budget counts from here, loading the CSV included
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default="shap-instances-report", help="output folder (default: %(default)s)")
     report.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     report.add_argument("--silent", action="store_true", help="no progress output")
+    report.add_argument("--time-budget", type=float, default=180.0, metavar="SECONDS",
+                        help="plan every section to finish within about this many seconds, from measured costs "
+                             "(default: %(default)s)")
     report.add_argument("--force", action="store_true", help="write into --out even if it is a folder that holds "
                         "something other than an earlier report")
 
@@ -56,7 +63,9 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="CSV file (default: scikit-learn's diabetes data)")
     parser.add_argument("--target", help="target column of --data")
     parser.add_argument("--task", choices=("regression", "classification"), help="default: inferred")
-    parser.add_argument("--model", choices=MODELS, default="auto", help="model to fit (default: %(default)s)")
+    parser.add_argument("--model", choices=MODELS, default="auto",
+                        help="model to fit, in a pipeline that standardises numeric columns and one-hot encodes "
+                             "string columns (default: %(default)s: one the explainer supports)")
     parser.add_argument("--dropna", action="store_true", help="drop rows with missing values")
 
 
@@ -138,10 +147,23 @@ def _cmd_explain(args) -> int:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
     _check_output(out, args, folder=False)
     X, y, task = _load(args)
-    model = fit_model(args.model, task, X, y, args.seed)
-    takes_y = args.explainer == "auto" or getattr(si.get_explainer(args.explainer), "requires_y", False)
-    explainer = si.Explainer(model, X, algorithm=args.explainer, **({"y": y} if takes_y else {}))
-    rows = X.iloc[: args.rows]
+    name = args.explainer
+    cls = None if name in ("auto", *SHAP_ALGORITHMS) else si.get_explainer(name)  # an unknown name fails here
+    model_name = auto_model(task, name) if args.model == "auto" else args.model
+    model = fit_model(model_name, task, X, y, args.seed, explainer=name)
+    if name == "auto":
+        cls = _choose_explainer(model, X)
+    if cls is None or _takes_pipeline(cls, model, X):  # shap's own and per-feature explainers: raw columns
+        fitted, data = model, X
+    else:  # training rows as players: the bare estimator on the matrix it was fitted on (encoded names)
+        fitted, data = final_estimator(model), encode(model, X)
+    takes_y = cls is not None and getattr(cls, "requires_y", False)
+    try:
+        explainer = si.Explainer(fitted, data, algorithm=name if cls is None else _registered_name(cls),
+                                 **({"y": y} if takes_y else {}))
+    except UnsupportedModelError as exc:
+        raise ValueError(_model_hint(name, args.model, model_name, model, task, exc)) from exc
+    rows = data.iloc[: args.rows]
     explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     values = np.asarray(explanation.values)
     columns = list(explanation.feature_names)
@@ -162,12 +184,68 @@ def _cmd_explain(args) -> int:
     return 0
 
 
+def _registered_name(cls) -> str:
+    import shap_instances as si
+
+    return next(name for name, registered in si.list_explainers().items() if registered is cls)
+
+
+def _takes_pipeline(cls, model, X) -> bool:
+    """Whether explainer ``cls`` gets the whole pipeline and the raw columns (so it attributes to them).
+
+    Explainers whose players are features take the pipeline when they support it (naive Bayes) or when every
+    column is numeric (model-agnostic ones); explainers of training rows take the bare estimator and the
+    encoded matrix, where their fast paths and checks apply.
+    """
+    if getattr(cls, "players", "instances") != "features":
+        return False
+    return bool(cls.supports_model(model, X)) or not categorical_columns(X)
+
+
+def _choose_explainer(model, X):
+    """``--explainer auto``: the registered explainers by priority, as ``shap_instances.Explainer`` asks them."""
+    import shap_instances as si
+
+    final, encoded = final_estimator(model), None
+    candidates = sorted(si.list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
+    for _, cls in candidates:
+        if not getattr(cls, "auto_dispatch", True):
+            continue
+        if getattr(cls, "players", "instances") == "features":
+            if cls.supports_model(model, X):
+                return cls
+            continue
+        encoded = encode(model, X) if encoded is None else encoded
+        if cls.supports_model(final, encoded):
+            return cls
+    raise ValueError(f"no registered explainer explains a {type(final).__name__}; name one with --explainer "
+                     "(shap-instances list)")
+
+
+def _model_hint(name, requested, fitted_name, model, task, exc) -> str:
+    """The message for an explainer that cannot explain the model: what went wrong and which --model works."""
+    reason = str(exc).split("; ")[0].rstrip(".")
+    what = f"--model {requested}" + (f" (a {type(final_estimator(model)).__name__})" if requested == "auto" else "")
+    try:
+        works = auto_model(task, name)
+    except ValueError as task_problem:
+        return f"--explainer {name} cannot explain {what}: {reason}. {task_problem}"
+    if works == fitted_name:
+        return f"--explainer {name} cannot explain {what}: {reason}"
+    return (f"--explainer {name} cannot explain {what}: {reason}. Use --model {works}, or leave --model at auto, "
+            f"which fits {works} for --explainer {name}")
+
+
 def _cmd_report(args) -> int:
+    if not args.time_budget > 0:
+        raise ValueError(f"--time-budget must be a positive number of seconds, got {args.time_budget:g}")
     _check_output(Path(args.out), args, folder=True)
     X, y, task = _load(args)
     from .report import run_report
 
-    path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent)
+    spent = time.perf_counter() - _STARTED  # imports and reading the CSV count against the budget
+    path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
+                      time_budget=max(args.time_budget - spent, 1.0))
     print(f"report written to {path}")
     return 0
 

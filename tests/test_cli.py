@@ -1,5 +1,6 @@
 """The command line: bad input gives one line and exit code 2, never a traceback."""
 
+import re
 import subprocess
 import sys
 
@@ -29,7 +30,6 @@ def _frame(n=30, seed=0):
     "mutate, target, message",
     [
         (lambda f: f, "missing", "target column 'missing' is not in"),
-        (lambda f: f.assign(c=["x"] * len(f)), "y", "non-numeric column(s) c"),
         (lambda f: f.assign(a=[np.nan] + list(f.a[1:])), "y", "missing values in column(s) a"),
     ],
 )
@@ -171,7 +171,7 @@ def test_interrupted_report_leaves_no_half_report(monkeypatch, tmp_path, capsys)
 
     monkeypatch.setattr(_html.Report, "to_html", interrupted)
     out = tmp_path / "report"
-    assert main(["report", "--out", str(out), "--silent"]) == 130
+    assert main(["report", "--out", str(out), "--silent", "--time-budget", "15"]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.iterdir())  # no staging folder left behind
 
@@ -181,7 +181,7 @@ def test_every_problem_of_a_file_at_once_and_dropna_summary(tmp_path, capsys):
     path.write_text("a,b,c,y\n1,x,3,1.5\n2,y,,2.5\n3,z,5,3.5\n")
     assert main(["explain", "--data", str(path), "--target", "y", "--out", str(tmp_path / "o.csv")]) == 2
     err = capsys.readouterr().err
-    assert "missing values in column(s) c (1 rows)" in err and "non-numeric column(s) b" in err
+    assert "missing values in column(s) c (1 rows)" in err and "non-numeric" not in err  # strings are encoded
     path.write_text("a,b,y\n1,2,1.5\n2,,2.5\n3,4,3.5\n4,5,1.0\n")
     assert main(["explain", "--data", str(path), "--target", "y", "--dropna", "--model", "ridge",
                  "--out", str(tmp_path / "o.csv")]) == 0
@@ -203,3 +203,75 @@ def test_target_and_file_messages(tmp_path, capsys, content, args, message):
 def test_target_without_data_is_an_error(capsys, tmp_path):
     assert main(["explain", "--target", "y", "--out", str(tmp_path / "o.csv")]) == 2
     assert "--target y needs --data" in capsys.readouterr().err
+
+
+def test_string_columns_are_one_hot_encoded_and_named(csv, tmp_path):
+    frame = _frame(40).assign(colour=np.resize(["red", "green", "blue"], 40))
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--data", csv(frame), "--target", "y", "--explainer", "residual", "--rows", "3",
+                 "--out", str(out)]) == 0
+    table = pd.read_csv(out, index_col=0)
+    assert table.shape == (3, 1 + 40)  # the players are the 40 training rows, whatever the encoding
+
+    labels = frame.assign(y=np.where(frame.y > 0, "high", "low"))
+    assert main(["explain", "--data", csv(labels, "labels.csv"), "--target", "y", "--explainer", "naive_bayes",
+                 "--rows", "3", "--out", str(out), "--force"]) == 0
+    table = pd.read_csv(out, index_col=0)
+    # naive Bayes works per feature and gets the whole pipeline: its attributions name the original columns
+    players = dict.fromkeys(c.split("|")[0] for c in table.columns if not c.startswith("base_value"))
+    assert list(players) == ["a", "b", "colour"]
+
+
+@pytest.mark.parametrize("explainer, explainer_class", [
+    ("gap", "GapExplainer"), ("knn_shapley", "KNNShapleyExplainer"), ("representer", "RepresenterExplainer"),
+    ("residual", "InstanceKernelExplainer"),
+])
+def test_model_auto_fits_what_the_explainer_supports(tmp_path, capsys, explainer, explainer_class):
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--explainer", explainer, "--rows", "2", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"{explainer_class}: 2 rows x 442 players")
+    assert pd.read_csv(out, index_col=0).shape == (2, 1 + 442)
+
+
+def test_model_auto_naive_bayes_on_a_classification_csv(csv, tmp_path):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--data", csv(X.iloc[:, :5].assign(label=y)), "--target", "label",
+                 "--explainer", "naive_bayes", "--rows", "2", "--out", str(out)]) == 0
+    assert list(pd.read_csv(out, index_col=0).columns[1:]) == list(X.columns[:5])
+
+
+@pytest.mark.parametrize("args, hint", [
+    (["--explainer", "gap", "--model", "ridge"], "Use --model forest"),
+    (["--explainer", "knn_shapley", "--model", "forest"], "Use --model knn"),
+    (["--explainer", "representer", "--model", "forest"], "Use --model ridge"),
+    (["--explainer", "naive_bayes"], "--task classification"),
+])
+def test_impossible_pair_points_to_model(tmp_path, capsys, args, hint):
+    assert main(["explain", *args, "--rows", "2", "--out", str(tmp_path / "v.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hint in err and "Python" not in err and "shap_instances." not in err
+
+
+@pytest.mark.parametrize("budget", ["0", "-5"])
+def test_time_budget_must_be_positive(capsys, tmp_path, budget):
+    assert main(["report", "--out", str(tmp_path / "r"), "--time-budget", budget]) == 2
+    assert "--time-budget must be a positive number of seconds" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_report_prints_its_plan_and_a_bar_per_section(csv, tmp_path, capsys):
+    frame = _frame(160).assign(colour=np.resize(["red", "green", "blue"], 160))
+    assert main(["report", "--data", csv(frame), "--target", "y", "--time-budget", "20",
+                 "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err.replace("\r", "\n")
+    lines = err.splitlines()
+    assert lines[0].startswith("plan for a ") and "one residual permutation" in lines[0]
+    for number, name in enumerate(["overview", "residual decomposition", "representer points", "random forest"],
+                                  start=1):
+        plan_line = next(line for line in lines if line.startswith(f"  [{number}/4] {name}"))
+        assert re.search(r"\d+%\s+~\s*\d+ s  \S", plan_line), plan_line  # share, estimate, what
+        assert any(line.startswith(f"[{number}/4] {name}: 100%") for line in lines)  # its progress bar ran
+    assert "planned total" in err and (tmp_path / "r" / "index.html").is_file()

@@ -105,3 +105,106 @@ def test_figure_helpers_draw_the_extreme_rows():
     _figures.data_value_top(right, values, [True, False, True, False], k=2)
     assert [t.get_text() for t in right.get_yticklabels()] == ["row b", "row c"]
     plt.close(fig)
+
+
+def _costs(**changes):
+    from shap_instances.report._plan import Costs
+
+    costs = dict(spent=2.0, per_permutation=0.01, per_tree=0.02, gap_fixed_per_tree=0.005, gap_per_row_tree=1e-5,
+                 n_train=400, n_test=100, n_explained=400, n_features=10)
+    return Costs(**{**costs, **changes})
+
+
+def test_plan_gives_everything_when_it_fits_and_respects_the_budget():
+    from shap_instances.report._plan import make_plan
+
+    plan = make_plan(_costs(), 180.0, residual=True, n_players=400)
+    assert plan.n_permutations == 1200 and plan.n_trees == 100 and plan.trust_rows == 100  # 3n, all trees, rows
+    assert plan.total <= 180.0 and not plan.warnings
+    assert [line.split("]")[0].strip() for line in plan.lines()[1:5]] == ["[1/4", "[2/4", "[3/4", "[4/4"]
+
+
+def test_plan_shrinks_the_work_to_the_budget():
+    from shap_instances.report._plan import make_plan
+
+    costs = _costs(per_permutation=2.5, per_tree=1.0, gap_per_row_tree=2e-4, n_train=40_000, n_test=10_000,
+                   n_explained=200, spent=15.0)
+    plan = make_plan(costs, 180.0, residual=True, n_players=40_000)
+    assert 4 <= plan.n_permutations < 120_000 and plan.n_permutations % 2 == 0
+    assert 20 <= plan.n_trees < 100
+    assert plan.total <= 180.0 * 1.001, plan.lines()
+    assert plan.batch_size == 2  # 2.5 s per permutation and 64 MB of values each: the smallest batch
+    hopeless = make_plan(costs, 20.0, residual=True, n_players=40_000)
+    assert hopeless.n_permutations == 4 and hopeless.warnings  # the fewest useful permutations, said to overrun
+
+
+def test_sampled_summary_is_the_full_decomposition_restricted_to_the_sample():
+    """Explaining a sample of training rows gives those rows of the full decomposition (same permutations), and
+    the summary's statistics are the full matrix's statistics over the sampled rows."""
+    import numpy as np
+    from sklearn.linear_model import Ridge
+
+    from shap_instances import InstanceKernelExplainer
+    from shap_instances.metrics import cc_summary, normalised_contributions
+    from shap_instances.report._residual import sampled_summary
+
+    X, y = load_diabetes()
+    X, y = X.iloc[:40], y.iloc[:40]
+    options = dict(n_permutations=20, random_state=3, silent=True)
+    full = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, **options)()
+    positions = np.array([1, 7, 8, 20, 33])
+    sampled = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, **options)(X.iloc[positions], y.iloc[positions])
+    np.testing.assert_allclose(sampled.values, full.values[positions], atol=1e-9)
+    residuals = full.base_values + full.values.sum(axis=1)
+    summary = sampled_summary(sampled, residuals, positions)
+    contributions = normalised_contributions(full)[positions]
+    np.testing.assert_allclose(summary["contribution_mean"], contributions.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(summary["composition_mean"], cc_summary(full)["composition_mean"], atol=1e-9)
+    np.testing.assert_allclose(summary["composition_var"].to_numpy()[positions], full.values[positions].var(axis=1))
+    assert summary["composition_var"].isna().sum() == 40 - len(positions)
+    m, n = len(positions), 40
+    expected = contributions.std(axis=0, ddof=1) / np.sqrt(m) * np.sqrt(1 - m / n)
+    np.testing.assert_allclose(summary["sampling_se"], expected)
+    everything = sampled_summary(full, residuals, np.arange(40))  # every row explained: cc_summary's numbers
+    np.testing.assert_allclose(everything["contribution_var"], cc_summary(full)["contribution_var"], atol=1e-12)
+    assert (everything["sampling_se"] == 0).all()
+
+
+def test_runs_average_and_measure_the_permutation_error():
+    import numpy as np
+    import shap
+
+    from shap_instances.report._residual import _Runs, chunk_sizes
+
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=(3, 6))
+    runs = _Runs()
+    draws = [truth + rng.normal(scale=0.1, size=truth.shape) for _ in range(400)]
+    for draw in draws:
+        runs.add(shap.Explanation(draw, base_values=np.zeros(3), feature_names=list("abcdef")))
+    np.testing.assert_allclose(runs.mean().values, np.mean(draws, axis=0))
+    # the error of a contribution mean over 3 rows of noise 0.1, averaged over 400 runs: 0.1 / sqrt(3 * 400)
+    error = runs.contribution_error(np.ones(3))
+    assert 0.6 * 0.1 / np.sqrt(1200) < error < 1.5 * 0.1 / np.sqrt(1200)
+    for total in (4, 22, 360, 1326):
+        count, each = chunk_sizes(total)
+        assert 2 <= count <= 8 and each % 2 == 0 and 0.9 * total <= count * each <= total
+
+
+def test_trust_comment_says_what_the_bars_show():
+    import numpy as np
+
+    from shap_instances.metrics.trust import trust_decile_table
+    from shap_instances.report._forest import trust_comment
+
+    score = np.linspace(0, 1, 100)
+    rising = score + np.random.default_rng(0).normal(scale=0.05, size=100)
+    table = trust_decile_table(score, rising, n_bins=5)
+    assert "never falls" in trust_comment(table, score, rising, classification=False, score_name="s")
+    bumpy = np.where((score > 0.4) & (score < 0.6), 0.0, score)
+    comment = trust_comment(trust_decile_table(score, bumpy, n_bins=5), score, bumpy, classification=False,
+                            score_name="s")
+    assert "not monotone: it falls at quintile 3" in comment and "standard error" in comment
+    right = np.ones(100)
+    assert "Every held-out row is classified correctly" in trust_comment(
+        trust_decile_table(score, right, n_bins=5), score, right, classification=True, score_name="s")

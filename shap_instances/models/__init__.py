@@ -6,7 +6,20 @@
   :class:`~shap_instances.NaiveBayesExplainer` explains exactly.
 """
 
-from ._fit import MODELS, fit_model
+from ._fit import (
+    EXPLAINER_MODELS,
+    MODELS,
+    auto_model,
+    categorical_columns,
+    describe_preprocessing,
+    encode,
+    final_estimator,
+    fit_model,
+    make_model,
+)
 from ._weighted_nb import WeightedNaiveBayes
 
-__all__ = ["MODELS", "WeightedNaiveBayes", "fit_model"]
+__all__ = [
+    "EXPLAINER_MODELS", "MODELS", "WeightedNaiveBayes", "auto_model", "categorical_columns", "describe_preprocessing",
+    "encode", "final_estimator", "fit_model", "make_model",
+]

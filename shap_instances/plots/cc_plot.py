@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 __all__ = ["cc_plot"]
 
@@ -14,16 +16,23 @@ def cc_plot(explanation, *, statistic="mean", color=None, sign_by="explained", a
 
     Parameters
     ----------
-    explanation : shap.Explanation
-        A symmetric decomposition from :class:`~shap_instances.InstanceKernelExplainer`.
+    explanation : shap.Explanation or DataFrame
+        A symmetric decomposition from :class:`~shap_instances.InstanceKernelExplainer`, or a table with the
+        columns of :func:`~shap_instances.metrics.cc_summary` (``composition_mean``, ``contribution_mean``, ...;
+        e.g. statistics estimated from a sample of explained rows). Rows whose statistic is NaN are not drawn.
     statistic : {"mean", "var"}, default="mean"
-        "var" draws the CC variance plot (figure 5).
+        "var" draws the CC variance plot (figure 5). Its axes show the range of the data (variances are
+        non-negative, so no zero lines are drawn); the mean plot draws the zero lines, where residuals and
+        contributions change sign.
     color : array-like, optional
-        Colour of each instance (default: the training target, ``explanation.data[0]``).
+        Colour of each instance (default: the training target, ``explanation.data[0]``; required with a table).
+        With ten distinct values or fewer (class labels) the colour bar is labelled at those values.
     sign_by : {"explained", "training"}
         Sign normalisation of the contributions, see :func:`shap_instances.metrics.normalised_contributions`.
     ax, show
         shap conventions: draw on ``ax``; ``show=False`` returns the Axes.
+    cmap, label : str
+        Colour map, and the colour bar's label.
 
     Examples
     --------
@@ -33,22 +42,40 @@ def cc_plot(explanation, *, statistic="mean", color=None, sign_by="explained", a
     >>> e = shap.Explanation(np.random.default_rng(0).normal(size=(5, 5)), base_values=np.zeros(5),
     ...                      data=np.tile(np.arange(5.0), (5, 1)))
     >>> ax = cc_plot(e, show=False)
+    >>> ax = cc_plot(e, statistic="var", show=False)
+    >>> bool(ax.get_xlim()[0] > 0)
+    True
     """
     from ..metrics.composition import cc_summary
 
-    summary = cc_summary(explanation, sign_by)
+    if isinstance(explanation, pd.DataFrame):
+        summary, zero_base = explanation, True
+        if color is None:
+            raise ValueError("cc_plot(table) needs color=, one value per row of the table (the training target).")
+    else:
+        summary = cc_summary(explanation, sign_by)
+        zero_base = np.allclose(explanation.base_values, 0.0)
+        color = np.asarray(explanation.data)[0] if color is None else color
+    color = np.asarray(color, dtype=np.float64)
+    x = summary[f"composition_{statistic}"].to_numpy(dtype=np.float64)
+    y = summary[f"contribution_{statistic}"].to_numpy(dtype=np.float64)
+    drawn = np.isfinite(x) & np.isfinite(y)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 5))
-    color = np.asarray(explanation.data)[0] if color is None else np.asarray(color)
-    points = ax.scatter(summary[f"composition_{statistic}"], summary[f"contribution_{statistic}"], c=color,
-                        cmap=cmap, s=14, alpha=0.8)
-    ax.figure.colorbar(points, ax=ax, label=label)
+    points = ax.scatter(x[drawn], y[drawn], c=color[drawn], cmap=cmap, s=14, alpha=0.8)
+    levels = np.unique(color[drawn])
+    bar = ax.figure.colorbar(points, ax=ax, label=label)
+    if 1 < levels.size <= 10:
+        bar.set_ticks(levels)
     name = "mean" if statistic == "mean" else "variance"
-    zero_base = statistic == "mean" and np.allclose(explanation.base_values, 0.0)
-    ax.set_xlabel(f"composition {name}" + (" (residual / n)" if zero_base else ""))
+    ax.set_xlabel(f"composition {name}" + (" (residual / n)" if statistic == "mean" and zero_base else ""))
     ax.set_ylabel(f"contribution {name} (sign-normalised)")
-    ax.axhline(0, color="#999", lw=0.6)
-    ax.axvline(0, color="#999", lw=0.6)
+    if statistic == "mean":
+        ax.axhline(0, color="#999", lw=0.6)
+        ax.axvline(0, color="#999", lw=0.6)
+    for axis in (ax.xaxis, ax.yaxis):  # few, short tick labels: they never run together
+        axis.set_major_locator(MaxNLocator(nbins=6))
+    ax.ticklabel_format(style="sci", scilimits=(-3, 4), useMathText=True)
     if show:
         plt.show()
         return None

@@ -16,6 +16,11 @@ __all__ = ["load_table", "infer_task", "check_task"]
 def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame, pd.Series]:
     """Read ``path`` (CSV) and split off the ``target`` column, refusing what the explainers cannot use.
 
+    Numeric columns become float64; string columns are kept as they are (the models of
+    :mod:`shap_instances.models` one-hot encode them). Missing values are refused, naming the columns and the
+    number of rows, unless ``dropna``: imputing them inside the report would make invented values look like
+    training data, so the choice of an imputation is left to the user.
+
     Parameters
     ----------
     path : str or Path
@@ -30,10 +35,10 @@ def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame
     >>> import tempfile, pathlib
     >>> from shap_instances.report import load_table
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
-    >>> _ = f.write_text("a,b,y\\n1,2,3\\n4,5,6\\n")
+    >>> _ = f.write_text("a,b,y\\n1,red,3\\n4,blue,6\\n")
     >>> X, y = load_table(f, "y")
-    >>> list(X.columns), y.tolist()
-    (['a', 'b'], [3, 6])
+    >>> X["a"].tolist(), X["b"].tolist(), y.tolist()
+    ([1.0, 4.0], ['red', 'blue'], [3, 6])
     """
     path = Path(path)
     if not path.is_file():
@@ -60,16 +65,13 @@ def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame
         counts = ", ".join(f"{c} ({int(frame[c].isna().sum())} rows)" for c in missing)
         problems.append(f"missing values in column(s) {counts}; impute them first or pass --dropna")
     X = frame.drop(columns=target)
-    non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
-    if non_numeric:
-        problems.append(f"non-numeric column(s) {', '.join(non_numeric)}; encode them as numbers first (for "
-                        "example one-hot with pandas.get_dummies) or drop them")
     if X.shape[1] == 0 or len(X) < 2:
         problems.append(f"{path.name} needs at least one feature column and two rows, got {X.shape[0]} rows and "
                         f"{X.shape[1]} feature columns")
     if problems:
         raise DataValidationError(f"{path.name}: " + "; ".join(problems))
-    return X.astype(np.float64), frame[target]
+    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
+    return X.astype(dict.fromkeys(numeric, np.float64)), frame[target]
 
 
 def check_task(y: pd.Series, task: str, target: str) -> None:

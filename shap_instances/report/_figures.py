@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
-__all__ = ["helpful_harmful_bars", "outlier_scatter", "data_value_rank", "data_value_top"]
+__all__ = ["helpful_harmful_bars", "outlier_scatter", "data_value_rank", "data_value_top", "gap_waterfall",
+           "short_ticks"]
 
 HELPFUL, HARMFUL = "#1e88e5", "#ff0d57"
 _NEUTRAL = "#b8bec9"
+
+
+def short_ticks(ax, axis: str = "x", nbins: int = 5) -> None:
+    """At most ``nbins`` tick labels on ``axis``, small or large numbers written with a common power of ten."""
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(MaxNLocator(nbins=nbins))
+    ax.ticklabel_format(axis=axis, style="sci", scilimits=(-3, 4), useMathText=True)
 
 
 def _top_and_bottom(series: pd.Series, k: int) -> tuple[pd.Series, pd.Series]:
@@ -38,6 +46,7 @@ def helpful_harmful_bars(ax, contribution: pd.Series, *, k: int = 10) -> None:
     if len(helpful) and len(harmful):
         ax.axhline(positions[len(helpful)] + 0.9, color="#999", lw=0.6, ls="--")
     ax.set_xlabel("mean contribution (sign-normalised: > 0 shrinks the other residuals)")
+    short_ticks(ax, "x")
     ax.legend(handles=[Patch(color=HELPFUL, label=f"{len(helpful)} most helpful"),
                        Patch(color=HARMFUL, label=f"{len(harmful)} most harmful")],
               loc="lower right", fontsize=8, frameon=False)
@@ -84,10 +93,13 @@ def data_value_rank(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("rank of the training row (largest value first, log scale)")
     ax.set_ylabel("data value (squared mean contribution)")
-    ax.legend(handles=[Patch(color="#e3e7ef", label=f"the {k} largest (labelled on the right)"),
-                       Patch(color=HELPFUL, label="helpful row (mean contribution > 0)"),
-                       Patch(color=HARMFUL, label="harmful row (mean contribution <= 0)")],
-              loc="upper right", fontsize=8, framealpha=0.9)
+    short_ticks(ax, "y")
+    handles = [Patch(color="#e3e7ef", label=f"the {k} largest (labelled on the right)")]
+    if is_helpful[top].any():  # a colour in the legend only when a marked row has it
+        handles.append(Patch(color=HELPFUL, label="helpful row (mean contribution > 0)"))
+    if (~is_helpful[top]).any():
+        handles.append(Patch(color=HARMFUL, label="harmful row (mean contribution <= 0)"))
+    ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.9)
 
 
 def data_value_top(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
@@ -98,3 +110,49 @@ def data_value_top(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
     ax.barh(positions, values.to_numpy()[top], color=np.where(is_helpful, HELPFUL, HARMFUL), height=0.75)
     ax.set_yticks(positions, [f"row {n}" for n in values.index[top]], fontsize=8)
     ax.set_xlabel("data value")
+    short_ticks(ax, "x", nbins=4)
+
+
+def gap_waterfall(values, base: float, names, targets, *, max_display: int = 12, target_label: str = "target"):
+    """shap's waterfall of one RF-GAP explanation, its bars labelled as the training rows they are.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_train,)
+        The contributions ``k(x, i) (y_i - base)`` of the training rows to one prediction.
+    base : float
+        The base value (the mean training target, or a class's prior).
+    names, targets : sequences of length n_train
+        The training rows' names and targets (class labels for a classifier).
+    max_display : int, default=12
+        Bars drawn, the last merging the other training rows.
+    target_label : str
+        What the target is called in the labels ("target", "class").
+
+    Returns
+    -------
+    matplotlib Figure
+        Each bar is labelled "row NAME (target VALUE)"; the merged bar "N other training rows" (shap's own label
+        says "features").
+    """
+    import shap
+
+    labels = [f"row {name} ({target_label} {_short(t)})" for name, t in zip(names, targets)]
+    row = shap.Explanation(np.asarray(values, dtype=np.float64), base_values=float(base), feature_names=labels)
+    shap.plots.waterfall(row, max_display=max_display, show=False)
+    fig = plt.gcf()
+    ax = fig.axes[0]
+    # shap writes every label twice at the same height (a grey "value = " part under the name); the labels here
+    # carry no "=", so keep one copy, and call the merged bar what it is
+    labels = [t.get_text().replace("other features", "other training rows") for t in ax.get_yticklabels()]
+    half = len(labels) // 2
+    ax.set_yticks(ax.get_yticks(), [""] * half + labels[half:])
+    fig.set_size_inches(8.5, 5.5)
+    return fig
+
+
+def _short(value) -> str:
+    """A target value in a label: numbers with four significant digits, class labels as they are."""
+    if isinstance(value, int | float | np.integer | np.floating):
+        return f"{float(value):.4g}"
+    return str(value)

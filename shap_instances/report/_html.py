@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
-__all__ = ["Report", "Section"]
+__all__ = ["Report", "Section", "column_format"]
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 1100px;
@@ -23,11 +24,55 @@ h1 { border-bottom: 3px solid #ff0d57; padding-bottom: .3rem; }
 h2 { margin-top: 2.5rem; color: #1e88e5; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #e3e6ec; }
 figcaption { font-size: .9rem; color: #5b6475; }
-table { border-collapse: collapse; font-size: .85rem; margin: 1rem 0; }
+.table-wrap { max-width: 100%; overflow-x: auto; margin: 1rem 0; }
+table { border-collapse: collapse; font-size: .85rem; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #d9dde5; padding: .25rem .5rem; text-align: right; }
+td.text, th.text { text-align: left; }
 th { background: #f3f5f9; } .note { color: #5b6475; font-size: .9rem; }
+.comment { border-left: 3px solid #1e88e5; padding: .2rem .8rem; background: #f6f9fd; }
 nav ul { columns: 2; }
 """
+
+
+def column_format(values) -> callable:
+    """One number format for a whole table column, so its entries line up and read alike.
+
+    Integers get thousands separators; other numbers a fixed number of decimals chosen from the column's typical
+    (median) magnitude, about four significant digits; a column whose typical magnitude is below 1e-4 or whose
+    largest is 1e7 or more is written in scientific notation throughout. Infinite values are written as "inf" and
+    "-inf", missing values as an empty cell.
+
+    Examples
+    --------
+    >>> from shap_instances.report._html import column_format
+    >>> f = column_format([117700.0, 0.1762, 12.5])
+    >>> [f(v) for v in (117700.0, 0.1762, float("inf"))]
+    ['117,700.00', '0.18', 'inf']
+    >>> [column_format([0.1762, 0.5])(v) for v in (0.1762, 0.5)]
+    ['0.1762', '0.5000']
+    """
+    array = np.asarray(values, dtype=np.float64)
+    finite = np.abs(array[np.isfinite(array)])
+    if finite.size and np.all(finite == np.round(finite)) and finite.max() < 1e15:
+        pattern = "{:,.0f}"
+    elif finite.size == 0 or finite.max() == 0:
+        pattern = "{:.4g}"
+    else:
+        typical = float(np.median(finite[finite > 0]))
+        if typical < 1e-4 or finite.max() >= 1e7:
+            pattern = "{:.3e}"
+        else:
+            decimals = int(np.clip(3 - np.floor(np.log10(typical)), 0, 6))
+            pattern = "{:,.DECIMALSf}".replace("DECIMALS", str(decimals))
+
+    def format_one(value) -> str:
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            return ""
+        if np.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return pattern.format(value)
+
+    return format_one
 
 
 @dataclass
@@ -46,11 +91,29 @@ class Section:
         """Add a paragraph (plain text, escaped)."""
         self.blocks.append(f"<p>{html.escape(paragraph)}</p>")
 
-    def table(self, frame: pd.DataFrame, *, caption: str = "", float_format: str = "{:.4g}") -> None:
-        """Add a table."""
-        rendered = frame.to_html(float_format=lambda v: float_format.format(v), border=0, escape=True)
+    def comment(self, paragraph: str) -> None:
+        """Add a highlighted paragraph: what a figure or table shows that a reader might misread."""
+        self.blocks.append(f"<p class='comment'>{html.escape(paragraph)}</p>")
+
+    def table(self, frame: pd.DataFrame, *, caption: str = "") -> None:
+        """Add a table, each numeric column in one format (:func:`column_format`), text left-aligned, wrapped to
+        the page width."""
+        columns = []
+        for column in frame.columns:
+            series = frame[column]
+            if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+                columns.append(("num", [column_format(series)(v) for v in series.to_numpy(dtype=np.float64)]))
+            else:
+                columns.append(("text", ["" if v is None else str(v) for v in series]))
+        head = "".join(f"<th class='{kind}'>{html.escape(str(c))}</th>" for c, (kind, _) in zip(frame.columns, columns))
+        body = "".join(
+            f"<tr><th>{html.escape(str(name))}</th>"
+            + "".join(f"<td class='{kind}'>{html.escape(cells[r])}</td>" for kind, cells in columns) + "</tr>"
+            for r, name in enumerate(frame.index)
+        )
         caption_html = f"<p class='note'>{html.escape(caption)}</p>" if caption else ""
-        self.blocks.append(rendered + caption_html)
+        self.blocks.append(f"<div class='table-wrap'><table><thead><tr><th></th>{head}</tr></thead>"
+                           f"<tbody>{body}</tbody></table></div>{caption_html}")
 
     def figure(self, fig, name: str, caption: str) -> None:
         """Add a matplotlib figure (closed afterwards); it is embedded and also saved as ``name``.png."""

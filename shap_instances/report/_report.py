@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -11,28 +12,37 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
-from tqdm.auto import tqdm  # noqa: E402
 
-from . import _sections  # noqa: E402
+from . import _plan  # noqa: E402
+from ._context import prepare  # noqa: E402
 from ._html import Report  # noqa: E402
+from ._sections import SECTIONS, Overview  # noqa: E402
 
 __all__ = ["run_report"]
 
 
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
-               out="shap-instances-report", seed: int = 0, silent: bool = False, test_size: float = 0.2) -> Path:
+               out="shap-instances-report", seed: int = 0, silent: bool = False, test_size: float = 0.2,
+               time_budget: float = 180.0) -> Path:
     """Analyse a dataset's training instances end to end and write an HTML report with PNG figures.
 
     The data are split into training and held-out rows. Sections (each skipped with a note when it does not
     apply): the residual decomposition of a linear model over training instances (CC plot, most helpful
-    and harmful instances, behaviour-based outliers, data values), a random forest's predictions as
-    proximity-weighted sums of training targets with trust scores for held-out rows, and the
-    representer-point view of the linear model.
+    and harmful instances, behaviour-based outliers, data values), the representer-point view of the linear
+    model, and a random forest's predictions as proximity-weighted sums of training targets with trust scores
+    for held-out rows. Every model is a pipeline that standardises numeric columns and one-hot encodes string
+    columns (:mod:`shap_instances.models`).
+
+    The work is planned to fit ``time_budget``: the cost of one residual permutation and of the forest's first
+    trees is measured, the plan (one line per section: what it computes, its share of the budget, its estimate)
+    is printed unless ``silent``, and each section shows a progress bar with a moving ETA. Beyond 1,000
+    training rows the residual decomposition explains a random sample of training rows (all rows remain
+    players) and says what that sampling costs in precision.
 
     Parameters
     ----------
     X : DataFrame
-        Numeric features.
+        Features: numeric and string (or categorical) columns, no missing values.
     y : Series
         Target.
     task : {"regression", "classification"}
@@ -41,9 +51,14 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     out : str or Path
         Output folder: ``index.html`` (self-contained) and the figures as PNG files.
     seed : int
-        Seed of the split and of every sampled estimate.
+        Seed of the split, of the sampled explained rows and of every sampled estimate.
     silent : bool
-        No progress bar.
+        No plan and no progress bars.
+    test_size : float
+        Share of held-out rows.
+    time_budget : float, default=180
+        Seconds the whole report should take, measured from the start of this call. The plan keeps 10% in
+        reserve; it overruns (and says so in its notes) only when even the smallest useful sizes do not fit.
 
     Returns
     -------
@@ -55,7 +70,8 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     >>> from shap_instances.datasets import load_diabetes
     >>> from shap_instances.report import run_report
     >>> X, y = load_diabetes()
-    >>> path = run_report(X.iloc[:120], y.iloc[:120], out=__import__("tempfile").mkdtemp(), silent=True)
+    >>> path = run_report(X.iloc[:120], y.iloc[:120], out=__import__("tempfile").mkdtemp(), silent=True,
+    ...                   time_budget=60)
     >>> path.name
     'index.html'
     """
@@ -63,19 +79,32 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     stratify = y if task == "classification" else None
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_size, random_state=seed,
                                                         stratify=stratify)
-    context = _sections.Context(X_train, X_test, y_train, y_test, task=task, model=model, seed=seed)
+    context = prepare(X_train, X_test, y_train, y_test, task=task, model=model, seed=seed, silent=silent)
+    steps = [step for step in SECTIONS if step.applies(context)]
+    skipped = [step for step in SECTIONS if step not in steps]
+    residual = any(step.key == "residual" for step in steps)
+    costs, positions = _plan.measure(context, start, residual=residual)
+    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train))
+    plan.residual_positions = positions
+    context.plan = plan
+    if not silent:
+        print("\n".join(plan.lines()), file=sys.stderr, flush=True)
     report = Report(
         title="shap-instances report",
-        intro=(f"{len(X)} rows x {X.shape[1]} features ({task}); {len(X_train)} training instances are explained, "
-               f"{len(X_test)} held-out rows are used for evaluation. Seed {seed}."),
+        intro=(f"{len(X)} rows x {X.shape[1]} columns ({task}); {len(X_train)} training instances are explained, "
+               f"{len(X_test)} held-out rows are used for evaluation. Seed {seed}; time budget {time_budget:.0f} s."),
     )
-    steps = [step for step in _sections.SECTIONS if step.applies(context)]
-    skipped = [step for step in _sections.SECTIONS if step not in steps]
+    planned = [step for step in steps if step.key in plan.sections]
     with plt.rc_context({"figure.max_open_warning": 0}):
-        for step in tqdm(steps, desc="report", unit="section", disable=silent, leave=False):
-            step.build(report, context)
+        for number, step in enumerate(planned, start=1):
+            bar = _plan.SectionBar(number, len(planned), plan.sections[step.key], silent=silent)
+            try:
+                step.build(report, context, bar)
+            finally:
+                context.timings[step.key] = bar.close()
+    Overview.finish(context)
     for step in skipped:
-        report.sections[0].text(f"Section skipped: {step.skip_reason(context)}")
-    report.sections[0].text(f"Computed in {time.perf_counter() - start:.1f} s.")
+        context.overview.text(f"Section skipped: {step.skip_reason(context)}")
+    context.overview.text(f"Computed in {time.perf_counter() - start:.1f} s (time budget {time_budget:.0f} s).")
     report.tables.update(context.results)  # the full tables behind the report's excerpts
     return report.write(out)

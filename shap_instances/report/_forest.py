@@ -1,0 +1,248 @@
+"""The report's random-forest section: held-out predictions as proximity-weighted sums of training targets.
+
+The forest is grown in chunks of trees (``warm_start``: the same trees as one fit with the same seed), the
+first of them while the report measures its costs, so its progress bar moves and its size follows the time
+budget. It works on the encoded matrix (numeric columns unscaled, string columns one-hot encoded).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from . import _figures
+from ._context import explained_class_sentence, score
+
+__all__ = ["ForestProximities", "grow_forest", "time_forest", "trust_comment"]
+
+#: The trust-score columns shown on the page (all of them are in trust_scores.csv).
+_SHOWN = {
+    "classification": ["predicted_class", "class_probability", "weighted_oob_accuracy", "runner_up_class",
+                       "outlier_margin", "n_neighbours_90"],
+    "regression": ["prediction", "weighted_oob_error", "q10", "q50", "q90", "n_neighbours_90"],
+}
+
+
+def grow_forest(context, n_trees: int, *, oob: bool, bar=None, seconds: float | None = None,
+                afterwards: float = 0.0):
+    """Grow ``context.forest_estimator`` to ``n_trees`` trees in chunks of about a tenth, advancing ``bar``.
+
+    With ``seconds`` (the time the plan gives the trees still to grow), the measured speed re-plans the number
+    of trees after every chunk, between 20 (or those grown) and 100, and ``bar`` expects ``afterwards`` seconds
+    of work after the trees.
+    """
+    import warnings
+
+    from ..models import make_model
+    from ._plan import MAX_TREES, MIN_TREES
+
+    forest = context.forest_estimator
+    if forest is None:
+        forest = make_model("forest", context.task, context.X_train, context.seed).steps[-1][1]
+        forest.set_params(warm_start=True, oob_score=False)
+        context.forest_estimator = forest
+    done = len(getattr(forest, "estimators_", []))
+    chunk = max(1, -(-(n_trees - done) // 10))
+    y = np.asarray(context.y_train)
+    start, grown, target = time.perf_counter(), 0, n_trees
+    while done < target:
+        step = min(chunk, target - done)
+        done += step
+        forest.set_params(n_estimators=done, oob_score=oob and done == target)
+        forest.fit(context.F_train, y)
+        grown += step
+        if seconds is not None:
+            spent = time.perf_counter() - start
+            per_tree = spent / grown
+            target = int(np.clip(done + (seconds - spent) / per_tree, max(MIN_TREES, done), MAX_TREES))
+            if bar is not None:
+                bar.advance(step * per_tree, f"{done}/{target} trees")
+                bar.replan((target - done) * per_tree + afterwards)
+    if oob and not hasattr(forest, "oob_score_"):  # the plan shrank after the last chunk: out-of-bag now
+        forest.set_params(oob_score=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Warm-start fitting without increasing n_estimators"
+            forest.fit(context.F_train, y)
+    forest.set_params(warm_start=False)
+    return forest
+
+
+def time_forest(context, probe_trees: int, n_rows: int = 200) -> tuple[float, float, float]:
+    """(seconds per tree, RF-GAP seconds per tree, trust-score seconds per held-out row and tree), measured on
+    the first ``probe_trees`` trees, which are kept."""
+    from ..explainers.gap import GapExplainer
+
+    start = time.perf_counter()
+    forest = grow_forest(context, probe_trees, oob=False)
+    per_tree = (time.perf_counter() - start) / probe_trees
+    forest.set_params(warm_start=True)  # the section grows it further
+    rows = context.F_test.iloc[:n_rows]
+    y = np.asarray(context.y_train)
+    explainer = GapExplainer(forest, context.F_train, y=y)
+    explainer.trust_scores(rows.iloc[:2])  # compiles the numba kernels (once per machine with their cache)
+    start = time.perf_counter()
+    explainer = GapExplainer(forest, context.F_train, y=y)
+    explainer.trust_scores(rows)
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    explainer.trust_scores(rows)  # the out-of-bag proximities are cached now: only the rows' share
+    second = time.perf_counter() - start
+    per_row = second / max(len(rows), 1) / probe_trees
+    return per_tree, max(first - second, 0.0) / probe_trees, per_row
+
+
+def trust_comment(table: pd.DataFrame, score_values, outcome, *, classification: bool, score_name: str) -> str:
+    """What the trust-score figure shows, in words: a constant outcome, a non-monotone trend, the rank correlation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.metrics.trust import trust_decile_table
+    >>> from shap_instances.report._forest import trust_comment
+    >>> score = np.linspace(0, 1, 50)
+    >>> table = trust_decile_table(score, np.ones(50), n_bins=5)
+    >>> trust_comment(table, score, np.ones(50), classification=True, score_name="class_probability")[:40]
+    'Every held-out row is classified correct'
+    """
+    means = table["error_mean"].to_numpy()
+    per_bin = int(np.median(table["n"]))
+    if np.ptp(np.asarray(outcome, dtype=float)) == 0:
+        if classification:
+            return (f"Every held-out row is classified correctly, so the accuracy is {means[0]:.1f} in every "
+                    f"quintile: these {len(outcome)} held-out rows hold no error for the trust score to flag, and "
+                    "say nothing about how well it ranks. A harder or larger held-out set would.")
+        return "Every held-out row has the same error, so no trust score can rank them."
+    rho, p_value = spearmanr(score_values, outcome)
+    from ._html import column_format
+
+    values = ", ".join(map(column_format(means), means))
+    expected = "higher" if classification else "larger"
+    trend = np.diff(means)
+    quantity = "accuracy" if classification else "error"
+    if np.all(trend >= 0):
+        shape = f"The mean {quantity} never falls from one quintile of the score to the next ({values})."
+    else:
+        dips = [str(i + 2) for i in np.flatnonzero(trend < 0)]
+        shape = (f"The mean per quintile ({values}) is not monotone: it falls at quintile{'s' if len(dips) > 1 else ''}"
+                 f" {', '.join(dips)}. Each quintile holds about {per_bin} rows and the bars show one standard error "
+                 "either side, so neighbouring quintiles that overlap do not differ beyond noise.")
+    if np.isnan(rho):
+        return shape
+    verdict = (f"so {expected} scores go with {'better predictions' if classification else 'larger errors'} on "
+               "average" if rho > 0 and p_value < 0.05 else "too weak to rank rows on this held-out set")
+    return (f"{shape} Over all {len(outcome)} held-out rows the rank correlation between {score_name} and the "
+            f"{'correctness' if classification else 'absolute error'} is {rho:.2f} (p = {p_value:.2g}), {verdict}.")
+
+
+class ForestProximities:
+    """GapExplainer: the forest's held-out predictions as proximity-weighted sums of training targets."""
+
+    key = "forest"
+
+    @staticmethod
+    def applies(context) -> bool:
+        return True
+
+    @staticmethod
+    def build(report, context, bar) -> None:
+        from sklearn.pipeline import Pipeline
+
+        from ..explainers.gap import GapExplainer
+        from ..models import describe_preprocessing
+        from ..plots import gap_cumulative_weight, trust_deciles
+
+        plan = context.plan
+        from ._plan import PROBE_TREES
+
+        gap_seconds = plan.n_trees * (plan.costs.gap_fixed_per_tree + plan.trust_rows * plan.costs.gap_per_row_tree)
+        trees_seconds = (plan.n_trees - PROBE_TREES) * plan.costs.per_tree
+        afterwards = max(plan.sections["forest"].estimate - trees_seconds, gap_seconds)
+        forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, seconds=trees_seconds, afterwards=afterwards)
+        n_trees = len(forest.estimators_)
+        pipeline = Pipeline([("preprocess", context.forest_preprocess), ("model", forest)])
+        context.scores[describe_preprocessing(pipeline)] = score(pipeline, context.X_test, context.y_test,
+                                                                 context.classification)
+        section = report.section("Random forest: which training rows make each prediction")
+        y_train = np.asarray(context.y_train)
+        explainer = GapExplainer(forest, context.F_train, y=y_train)
+        shown = context.F_test.iloc[:50]
+        explanation = explainer(shown)
+        bar.advance(n_trees * plan.costs.gap_fixed_per_tree / 2, "RF-GAP index")
+        section.text(
+            f"A random forest ({n_trees} trees, min_samples_leaf=5) predicts exactly a weighted sum of "
+            "training targets (RF-GAP proximities): base value (the mean training target, or the class share) "
+            "plus one contribution per training row, k_ji * (y_i - base). It works on the encoded matrix (numeric "
+            "columns unscaled, string columns one-hot encoded). The waterfall shows the training rows that move "
+            "the first held-out prediction most."
+        )
+        row_name = context.X_test.index[0]
+        if context.classification:
+            classes = list(forest.classes_)
+            predicted = forest.predict(shown.iloc[:1])[0]
+            k = classes.index(predicted)
+            values, base = explanation.values[0, :, k], explanation.base_values[0, k]
+            targets, target_label = y_train, "class"
+            section.text(explained_class_sentence(
+                predicted, f"the forest's predicted class for held-out row {row_name}; the waterfall explains its "
+                           f"probability, and the trust scores below the probability of each row's own predicted "
+                           "class"))
+            what = f"the probability of class {predicted}"
+        else:
+            values, base = explanation.values[0], explanation.base_values[0]
+            targets, target_label, what = y_train, "target", "the prediction"
+        fig = _figures.gap_waterfall(values, base, context.F_train.index, targets, target_label=target_label)
+        section.figure(fig, "gap_waterfall",
+                       f"Training rows behind {what} for held-out row {row_name}: each bar is one training row, "
+                       f"labelled 'row NAME ({target_label} VALUE)' with its row name in the data and its "
+                       f"{target_label}; its length is k_ji * (y_i - base). The bottom bar sums the other training "
+                       "rows; E[f(X)] is the base value and f(x) the forest's prediction.")
+        ax = gap_cumulative_weight(explanation, show=False)
+        section.figure(ax.figure, "gap_cumulative_weight",
+                       f"Cumulative proximity weight against the number of training neighbours ({len(shown)} "
+                       "held-out rows).")
+        bar.advance(2 * 1.2, "figures")
+
+        positions = np.arange(len(context.F_test))
+        if plan.trust_rows < len(positions):
+            positions = np.sort(np.random.default_rng(context.seed).choice(len(positions), plan.trust_rows,
+                                                                          replace=False))
+        rows = context.F_test.iloc[positions]
+        scores = explainer.trust_scores(rows)
+        bar.advance(n_trees * (plan.costs.gap_fixed_per_tree / 2 + len(rows) * plan.costs.gap_per_row_tree),
+                    "trust scores")
+        y_rows = np.asarray(context.y_test)[positions]
+        prediction = forest.predict(rows)
+        if context.classification:
+            score_column, ylabel = "class_probability", "accuracy"
+            outcome = (prediction == y_rows).astype(float)
+        else:
+            score_column, ylabel = "weighted_oob_error", "mean absolute error"
+            outcome = np.abs(prediction - y_rows.astype(float))
+        from ..metrics.trust import trust_decile_table
+
+        table = trust_decile_table(scores[score_column].to_numpy(), outcome, n_bins=5)
+        ax = trust_deciles(table, show=False, ylabel=ylabel, xlabel=f"{score_column} quintile")
+        sampled = f" (a random sample of {len(rows):,} of {len(context.F_test):,})" if len(rows) < len(
+            context.F_test) else ""
+        section.figure(ax.figure, "trust_scores",
+                       f"Held-out {ylabel} by quintile of the trust score {score_column}, {len(rows):,} held-out "
+                       f"rows{sampled}; bars: one standard error either side.")
+        section.comment(trust_comment(table, scores[score_column].to_numpy(), outcome,
+                                      classification=context.classification, score_name=score_column))
+        shown_columns = [c for c in _SHOWN[context.task] if c in scores.columns]
+        caption = "Trust scores of the first held-out rows (all columns and rows in trust_scores.csv)."
+        if context.classification:
+            caption += (" outlier_margin = outlier z-score of the runner-up class minus that of the predicted class:"
+                        " large when the row is typical of its predicted class and atypical of the alternative (inf"
+                        " when no neighbour has the runner-up class). The paper's outlier_ratio, the quotient of the "
+                        "two z-scores, is in the CSV only: its denominator is centred on 0 for typical rows of the "
+                        "predicted class, so it turns negative or explodes for exactly the rows that deserve trust.")
+        else:
+            caption += (" weighted_oob_error: proximity-weighted out-of-bag absolute error of the training "
+                        "neighbours; q10, q50, q90: quantiles of their targets.")
+        section.table(scores[shown_columns].head(10), caption=caption)
+        bar.advance(1.2, "trust figure")
+        context.results["trust_scores"] = scores
