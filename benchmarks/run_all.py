@@ -58,17 +58,23 @@ def run_script(script: Path, args) -> tuple[int, float, str]:
     name = script.stem.removeprefix("bench_")
     with tempfile.TemporaryDirectory() as tmp:
         markdown = Path(tmp) / f"{name}.md"
-        command = [sys.executable, str(script), "--markdown", str(markdown), "--threads", str(args.threads)]
+        writes_markdown = "--markdown" in script.read_text()  # else its printed output is the section
+        command = [sys.executable, str(script)]
+        command += ["--markdown", str(markdown), "--threads", str(args.threads)] if writes_markdown else []
         command += ["--quick"] if args.quick else []
         command += ["--long"] if args.long and name == "residual" else []
         start = time.perf_counter()
         tail: deque[str] = deque(maxlen=25)
+        printed: list[str] = []
         with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
             for line in proc.stdout:
                 print(line, end="", flush=True)
                 tail.append(line)
+                printed.append(line)
         seconds = time.perf_counter() - start
         body = markdown.read_text().strip() if markdown.exists() else ""
+        if not writes_markdown:
+            body = "```text\n" + "".join(printed).rstrip() + "\n```"
     if proc.returncode != 0:
         body += (f"\n\n**The script failed (exit {proc.returncode}); the last lines of its output:**\n\n```text\n"
                  + "".join(tail).rstrip() + "\n```")
