@@ -84,7 +84,9 @@ def test_the_file_is_an_npz_archive_with_a_versioned_json_header(tmp_path):
     header = _header(path)
     assert (header["format"], header["version"]) == (FORMAT, VERSION) == ("shap_instances.permutation_checkpoint", 1)
     state = header["state"]
-    assert state["done"] == 8 and state["units"] == 4  # two batches of 4 permutations, antithetic pairs
+    # two batches: the first is one antithetic pair alone (timed, for the long-run warning and the pool
+    # decision), the second 4 permutations
+    assert state["done"] == 6 and state["units"] == 3
     assert state["fingerprint"] == {"players": 6, "outputs": 2, "permutations": 24, "batch": 4, "antithetic": True,
                                     "seed": 11, "game": None}
     pcg = state["rng"]["state"]  # 128-bit numbers: decimal strings
@@ -377,7 +379,7 @@ def test_a_run_whose_lock_was_taken_stops_writing(tmp_path):
     game = Thief(lambda masks: np.tanh(masks @ _WEIGHTS), 6, 2)
     with pytest.raises(CheckpointError, match=r"lost its lock file .* not writing, so the other run's state is kept"):
         PermutationEstimator(**SETTINGS, checkpoint=path).estimate(game)
-    assert _header(path)["state"]["done"] == 4  # the first batch; the second was not written
+    assert _header(path)["state"]["done"] == 2  # the first batch (one timed pair); the second was not written
     assert json.loads(Path(f"{path}.lock").read_text())["token"] == "someone else"  # and not released by us
 
 
@@ -415,7 +417,7 @@ def test_every_write_syncs_the_file_and_its_directory(tmp_path, monkeypatch):
         pytest.skip("needs /proc to name the synced descriptors")
     monkeypatch.setattr(os, "fsync", recording_fsync)
     PermutationEstimator(**SETTINGS, checkpoint=path).estimate(_game())
-    saves = 24 // 4
+    saves = 1 + -(-(24 - 2) // 4)  # a first batch of one timed pair, then batches of 4 permutations
     assert synced[0] == "run.npz.lock"  # the lock, once
     writes = synced[1:]
     assert len(writes) == 2 * saves
