@@ -176,8 +176,7 @@ def test_isotonic_refuses_non_finite_payoffs(diabetes):
             explainer(X.iloc[40:43] * 1e307)
 
 
-# ---------------------------------------------------------------------------------------------- reported elsewhere
-@pytest.mark.xfail(strict=True, reason="reported: games/_fast_ridge.py loses explained rows beyond ~1e154")
+# ---------------------------------------------------------------------------------------------- ridge fast path
 def test_residual_ridge_fast_path_keeps_huge_explained_rows(diabetes):
     """InstanceKernelExplainer(Ridge(alpha=0.5), X[:10, :4], y) explaining rows whose first column is 1e300: the
     fast path returns the residuals of x = 0 (relative error 1), refits without it agree with scikit-learn."""

@@ -106,8 +106,9 @@ class RidgePath:
         # Work in units where |x| <= 1 and |y| <= 1, so the scatter matrices can neither overflow (data of
         # magnitude 1e300) nor swamp the penalty: with X = s Z and y = r u, the ridge problem on (X, y) with
         # penalty alpha is the one on (Z, u) with penalty alpha / s^2, and its residuals are r times those.
-        self.x_scale = _scale(X, X_eval)
-        self.y_scale = _scale(y, y_eval)
+        self.x_scale = _scale(X)  # the training rows only: the fit depends on them alone, and explained rows
+        # far outside them (1e300) must not shrink the training data to underflow
+        self.y_scale = _scale(y)
         self.alpha = alpha / self.x_scale / self.x_scale  # (not s**2: that overflows for s = 1e300)
         self.X, self.X_eval = X / self.x_scale, X_eval / self.x_scale
         self.y, self.y_eval = y / self.y_scale, y_eval / self.y_scale
