@@ -275,3 +275,17 @@ def test_report_prints_its_plan_and_a_bar_per_section(csv, tmp_path, capsys):
         assert re.search(r"\d+%\s+~\s*\d+ s  \S", plan_line), plan_line  # share, estimate, what
         assert any(line.startswith(f"[{number}/4] {name}: 100%") for line in lines)  # its progress bar ran
     assert "planned total" in err and (tmp_path / "r" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("content, args, message", [
+    ("a,b,y\n1,inf,1.5\n2,3,2.5\n3,4,3.5\n", [], "infinite values in column(s) b (1 rows)"),
+    ("a,b,y\n1,2,inf\n2,3,2.5\n3,4,3.5\n", [], "infinite values in column(s) y (1 rows)"),
+    ("a,b,y\n1,2,1.25\n2,3,2.5\n3,4,3.5\n", ["--task", "classification"], "holds continuous values such as 1.25"),
+    ("a,b,y\n1,2,1.5\n2,3,1.5\n3,4,1.5\n", [], "is constant (1.5)"),
+])
+def test_more_file_messages_in_the_users_words(tmp_path, capsys, content, args, message):
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+    assert main(["explain", "--data", str(path), "--target", "y", *args, "--out", str(tmp_path / "o.csv")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -64,6 +64,11 @@ def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame
     if missing:
         counts = ", ".join(f"{c} ({int(frame[c].isna().sum())} rows)" for c in missing)
         problems.append(f"missing values in column(s) {counts}; impute them first or pass --dropna")
+    numeric_columns = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+    infinite = [c for c in numeric_columns if np.isinf(frame[c].to_numpy(dtype=np.float64)).any()]
+    if infinite:
+        counts = ", ".join(f"{c} ({int(np.isinf(frame[c].to_numpy(dtype=np.float64)).sum())} rows)" for c in infinite)
+        problems.append(f"infinite values in column(s) {counts}; replace or drop those rows")
     X = frame.drop(columns=target)
     if X.shape[1] == 0 or len(X) < 2:
         problems.append(f"{path.name} needs at least one feature column and two rows, got {X.shape[0]} rows and "
@@ -87,12 +92,21 @@ def check_task(y: pd.Series, task: str, target: str) -> None:
         examples = ", ".join(repr(v) for v in pd.unique(y)[:3])
         raise DataValidationError(f"--task regression needs a numeric target, but {target!r} holds labels such as "
                                   f"{examples}; use --task classification")
+    if task == "classification" and pd.api.types.is_float_dtype(y) and not np.all(np.mod(y.to_numpy(), 1) == 0):
+        raise DataValidationError(f"--task classification needs class labels, but {target!r} holds continuous values "
+                                  f"such as {_shown(y.iloc[0])}; use --task regression")
     if task == "classification" and y.nunique() < 2:
-        raise DataValidationError(f"the target {target!r} has a single value ({y.iloc[0]!r}): there is nothing to "
-                                  "classify or explain")
+        raise DataValidationError(f"the target {target!r} has a single value ({_shown(y.iloc[0])}): there is nothing "
+                                  "to classify or explain")
     if task == "regression" and y.nunique() < 2:
-        raise DataValidationError(f"the target {target!r} is constant ({y.iloc[0]!r}): every model predicts it "
+        raise DataValidationError(f"the target {target!r} is constant ({_shown(y.iloc[0])}): every model predicts it "
                                   "exactly and there are no residuals to explain")
+
+
+def _shown(value) -> str:
+    """A target value as a user wrote it (``1.5``, ``'cat'``), not numpy's repr (``np.float64(1.5)``)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return repr(value)
 
 
 def infer_task(y: pd.Series) -> str:
@@ -108,7 +122,8 @@ def infer_task(y: pd.Series) -> str:
     if not pd.api.types.is_numeric_dtype(y):
         return "classification"
     values = y.to_numpy()
-    integral = np.all(np.equal(np.mod(values, 1), 0))
+    with np.errstate(invalid="ignore"):  # an infinite target is refused by load_table before this matters
+        integral = np.all(np.equal(np.mod(values, 1), 0))
     # a float column is a regression target even when it takes few (or one) values; integers are labels
     labels = pd.api.types.is_integer_dtype(y) or pd.api.types.is_bool_dtype(y)
     return "classification" if labels and integral and 2 <= y.nunique() <= 10 else "regression"
