@@ -120,8 +120,13 @@ def build_explanation(
 
     bounds = {}
     if standard_errors is not None:
-        se = np.broadcast_to(np.asarray(standard_errors, dtype=np.float64), values.shape).copy()
-        bounds = dict(error_std=se, lower_bounds=values - Z_95 * se, upper_bounds=values + Z_95 * se)
+        se = np.asarray(standard_errors, dtype=np.float64)
+        if se.shape != values.shape:  # a float64 array of the right shape is used as is (no copy of a large matrix)
+            se = np.broadcast_to(se, values.shape).copy()
+        lower, upper = se * -Z_95, se * Z_95  # one allocation each, no temporaries
+        lower += values
+        upper += values
+        bounds = dict(error_std=se, lower_bounds=lower, upper_bounds=upper)
 
     explanation = shap.Explanation(
         values=values,

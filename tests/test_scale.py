@@ -217,8 +217,19 @@ def test_explainer_aggregate_weights_asymmetric_and_refused():
         explainer.aggregate(X[30:], y[30:], weights=np.ones(3))
     with pytest.raises(InvalidParameterError, match="'sign', 'mean'"):
         explainer.aggregate(weights="median")
-    with pytest.raises(InvalidParameterError, match="influence"):
-        InstanceKernelExplainer(Ridge(), X, y=y, estimator="influence", silent=True).aggregate()
+
+
+
+@pytest.mark.parametrize("variant", ["all", "largest"])
+@pytest.mark.parametrize("efficiency", ["complete", "none"])
+def test_influence_estimator_on_aggregate_games(variant, efficiency):
+    X, y = diabetes(25)
+    explainer = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, estimator="influence", influence=variant,
+                                        efficiency=efficiency, random_state=2, silent=True)
+    matrix = explainer(X[:9] + 0.01, y[:9])
+    weights = np.random.default_rng(0).normal(size=9)
+    aggregate = explainer.aggregate(X[:9] + 0.01, y[:9], weights=weights)
+    assert relative(aggregate.values[0], weights @ matrix.values) < 1e-10
 
 
 def test_aggregate_memory_is_linear_in_n():

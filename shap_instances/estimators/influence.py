@@ -47,15 +47,17 @@ def _ridge_fit(X, y, alpha, fit_intercept):
     return w, b, mean, inverse
 
 
-def ridge_influence(X, y, X_eval, alpha, fit_intercept=True):
+def ridge_influence(X, y, X_eval, alpha, fit_intercept=True, ones=None):
     """Influence estimates ``f_S(x_j) - f_{S-i}(x_j)`` for every row i of the fit on (X, y): shape (n_eval, |S|).
 
     Also returns the leverages ``z_i^T H_S^{-1} z_i`` (dividing by ``1 - leverage`` gives the exact change).
+    ``ones`` (n_eval,) multiplies the intercept of each output (weighted sums of explained rows: ``W^T 1``).
     """
     w, b, mean, inverse = _ridge_fit(X, y, alpha, fit_intercept)
     errors = y - (X @ w + b)
     offset = 1.0 / len(y) if fit_intercept else 0.0
-    kernel = offset + (X_eval - mean) @ inverse @ (X - mean).T
+    ones = np.ones(len(X_eval)) if ones is None else ones
+    kernel = offset * ones[:, None] + (X_eval - ones[:, None] * mean) @ inverse @ (X - mean).T
     leverage = offset + np.einsum("ip,pq,iq->i", X - mean, inverse, X - mean)
     return kernel * errors[None, :], leverage
 
@@ -122,27 +124,29 @@ class RidgeInfluenceEstimator:
                 f"(game.ridge_problem); {type(game).__name__} has none. Use ExactEstimator, PermutationEstimator or "
                 "KernelEstimator."
             )
-        X, y, X_eval, y_eval, alpha, fit_intercept = problem
+        X, y, X_eval, y_eval, alpha, fit_intercept, ones = problem
+        ones = np.ones(len(X_eval)) if ones is None else ones
         n = len(y)
         empty, full = game.empty_value, game.full_value
         if self.variant == "largest" or n == 1:
-            values = ridge_influence(X, y, X_eval, alpha, fit_intercept)[0] if n > 1 else full[:, None] - empty[:, None]
+            values = (ridge_influence(X, y, X_eval, alpha, fit_intercept, ones)[0] if n > 1
+                      else full[:, None] - empty[:, None])
             n_fits = 1
         else:
-            values, n_fits = self._all_subsets(X, y, X_eval, y_eval, empty, alpha, fit_intercept, rng)
+            values, n_fits = self._all_subsets(X, y, X_eval, y_eval, empty, alpha, fit_intercept, ones, rng)
         gap = full - empty - values.sum(axis=1)
         if self.efficiency == "complete":
             values = values + gap[:, None] / n
         return ShapleyResult(values.T, empty, full, n_evaluations=n_fits, estimator=f"influence-{self.variant}",
                              info={"raw_efficiency_gap": float(np.max(np.abs(gap))), "n_fits": n_fits})
 
-    def _all_subsets(self, X, y, X_eval, y_eval, empty, alpha, fit_intercept, rng):
+    def _all_subsets(self, X, y, X_eval, y_eval, empty, alpha, fit_intercept, ones, rng):
         n, n_eval = len(y), len(X_eval)
         values = np.zeros((n_eval, n))
         # singletons: the exact v({i}) - v(empty)
         for i in range(n):
             w, b, _, _ = _ridge_fit(X[i:i + 1], y[i:i + 1], alpha, fit_intercept)
-            values[:, i] = X_eval @ w + b
+            values[:, i] = X_eval @ w + b * ones
         values -= (y_eval + empty)[:, None]
         n_fits = n
         for k in range(2, n + 1):
@@ -154,7 +158,7 @@ class RidgeInfluenceEstimator:
                     if len(block) < k:  # top up the last block with rows not in it
                         others = np.setdiff1d(order, block)
                         block = np.concatenate([block, rng.choice(others, k - len(block), replace=False)])
-                    change, _ = ridge_influence(X[block], y[block], X_eval, alpha, fit_intercept)
+                    change, _ = ridge_influence(X[block], y[block], X_eval, alpha, fit_intercept, ones)
                     total[:, block] += change
                     count[block] += 1
                     n_fits += 1

@@ -363,9 +363,6 @@ class InstanceKernelExplainer(InstanceExplainer):
         """
         X_eval, y_eval, names = self._explained(X, y)
         game = self._residual_game(X_eval, y_eval, names)
-        if self.estimator == "influence":
-            raise InvalidParameterError("estimator='influence' does not explain aggregate games; use 'auto', "
-                                        "'permutation', 'kernel' or 'exact'.")
         residuals = game.full_value  # the explained rows' residuals under the fit on all rows
         matrix, labels = self._aggregate_weights(weights, residuals)
         check_memory(8.0 * 40 * matrix.shape[1] * game.n_players, f"the aggregate values of {matrix.shape[1]} x "
@@ -375,10 +372,11 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.result_, self.n_failed_fits_ = result, aggregate.n_failed_fits
         self.explained_residuals_ = residuals
         se = None if result.standard_errors is None else result.standard_errors.T
+        claims_efficiency = not (self.estimator == "influence" and self.efficiency == "none")
         return self._finish(build_explanation(
             result.values.T, result.empty_value, feature_names=self.train_names_,
             data=np.broadcast_to(self.y_train_, (len(labels), game.n_players)), row_names=labels,
-            standard_errors=se, explained=result.full_value, atol=1e-9,
+            standard_errors=se, explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
 
     @staticmethod

@@ -33,7 +33,9 @@ class RidgeProblem(NamedTuple):
     """The penalised least-squares problem that every refit of a ridge residual game solves.
 
     ``f_S`` minimises ``sum_{i in S} (y_i - x_i w - b)^2 + alpha |w|^2`` (``b = 0`` without intercept), and the
-    game's value is ``f_S(X_eval) - y_eval``. Estimators that exploit this structure
+    game's value is ``X_eval w + ones * b - y_eval``: the residuals of the explained rows (``ones`` = 1, the
+    default None), or, for an aggregate game, their weighted sums (``X_eval = W^T X``, ``ones = W^T 1``,
+    ``y_eval = W^T y``). Estimators that exploit this structure
     (:class:`~shap_instances.estimators.RidgeInfluenceEstimator`) read it from
     :attr:`ResidualGame.ridge_problem <shap_instances.games.ResidualGame.ridge_problem>` instead of the model.
 
@@ -46,6 +48,8 @@ class RidgeProblem(NamedTuple):
     alpha : float
         The penalty (0 for LinearRegression).
     fit_intercept : bool
+    ones : ndarray (n_eval,) or None
+        Multiplier of the intercept in each output (None: 1).
 
     Examples
     --------
@@ -64,6 +68,7 @@ class RidgeProblem(NamedTuple):
     y_eval: np.ndarray
     alpha: float
     fit_intercept: bool
+    ones: np.ndarray | None = None
 
 
 class RidgePath:

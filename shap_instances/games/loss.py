@@ -32,6 +32,11 @@ class LossGame(Game):
                          output_names=["mse"])
         self.residual_game = residual_game
 
+    @property
+    def cheap(self) -> bool:
+        """As the residual game's: True when its refits take an exact shortcut."""
+        return bool(getattr(self.residual_game, "cheap", False))
+
     def fingerprint(self) -> str | None:
         inner = self.residual_game.fingerprint()
         return None if inner is None else f"mse:{inner}"

@@ -157,11 +157,14 @@ class ResidualGame(Game):
         >>> ResidualGame(LinearRegression(), X, y).ridge_problem.alpha
         0.0
         """
-        if not RidgePath.supports(self.model) or self.weights is not None:  # (not for aggregate games)
+        if not RidgePath.supports(self.model):
             return None
         alpha, fit_intercept = RidgePath.penalty(self.model)
-        return RidgeProblem(self.X, np.asarray(self.y, dtype=np.float64), self.X_eval, self.y_eval, alpha,
-                            fit_intercept)
+        if self.weights is None:
+            return RidgeProblem(self.X, np.asarray(self.y, dtype=np.float64), self.X_eval, self.y_eval, alpha,
+                                fit_intercept)
+        return RidgeProblem(self.X, np.asarray(self.y, dtype=np.float64), self.weights.T @ self.X_eval,
+                            self.weights.T @ self.y_eval, alpha, fit_intercept, self.weights.sum(axis=0))
 
     def _fit_all_rows(self) -> np.ndarray:
         try:
