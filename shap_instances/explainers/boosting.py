@@ -162,9 +162,17 @@ class BoostingExplainer(InstanceExplainer):
         library = boosting_library(self.model)
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
         gb = library == "scikit-learn" and not hist
-        return check_data(X, name=name, allow_sparse=not hist, allow_nan=not gb,
-                          n_features=n_model_features(self.model),
-                          feature_names=self.columns_)
+        X = check_data(X, name=name, allow_sparse=not hist, allow_nan=not gb,
+                       n_features=n_model_features(self.model), feature_names=self.columns_)
+        stored = X.data if sp.issparse(X) else X
+        with np.errstate(invalid="ignore"):
+            too_large = np.abs(stored) > np.finfo(np.float32).max
+        if too_large.any():
+            rows = np.unique(X.nonzero()[0][too_large]) if sp.issparse(X) else np.flatnonzero(too_large.any(axis=1))
+            raise DataValidationError(
+                f"{name}: rows {rows[:10].tolist()} hold values beyond float32's range (3.4e38); tree models compare "
+                "features in float32, so those rows have no prediction to explain: rescale those columns.")
+        return X
 
     @classmethod
     def supports_model(cls, model, data=None) -> bool:

@@ -30,6 +30,10 @@ from sklearn.tree import DecisionTreeRegressor
 import shap_instances
 from shap_instances.exceptions import DataValidationError, NotFittedError, UnsupportedModelError
 
+# Several tests build deliberate distance ties; the tie warning itself is asserted in
+# test_ties_at_the_kth_neighbour_are_reported below.
+pytestmark = pytest.mark.filterwarnings("ignore:.*at the same distance as the K-th nearest")
+
 # ----------------------------------------------------------------------------------------------------
 # Independent references
 # ----------------------------------------------------------------------------------------------------
