@@ -92,8 +92,7 @@ def discretise_then_nb(X: pd.DataFrame):
     other = [c for c in X.columns if c not in numeric]
     bins = make_pipeline(SimpleImputer(strategy="median"),
                          quantile_bins(5))
-    codes = make_pipeline(SimpleImputer(strategy="most_frequent"), OrdinalEncoder())  # biopsy has missing codes
-    preprocessing = ColumnTransformer([("bins", bins, numeric), ("codes", codes, other)])
+    preprocessing = ColumnTransformer([("bins", bins, numeric), ("codes", OrdinalEncoder(), other)])
     return make_pipeline(preprocessing, CategoricalNB())
 
 

@@ -67,6 +67,7 @@ def load(name):
         X, y = ds.load_telco_churn()
     elif name == "breast":
         X, y = ds.load_breast_wisconsin()
+        X = X.fillna(X.mode().iloc[0])  # 16 rows miss V6 (coded 1-10, so not binned): its most frequent value
     elif name.startswith("breast_cancer"):
         X, y = ds.load_breast_cancer()
     else:
