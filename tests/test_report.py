@@ -208,3 +208,28 @@ def test_trust_comment_says_what_the_bars_show():
     right = np.ones(100)
     assert "Every held-out row is classified correctly" in trust_comment(
         trust_decile_table(score, right, n_bins=5), score, right, classification=True, score_name="s")
+
+
+def test_forest_grown_in_chunks_is_the_forest_of_one_fit():
+    """The report grows its forest with warm_start in chunks (and re-plans the count); the trees, and the
+    out-of-bag predictions the trust scores use, are those of one fit with the same seed."""
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from shap_instances.models import fit_model
+    from shap_instances.report._context import prepare
+    from shap_instances.report._forest import grow_forest
+
+    X, y = load_diabetes()
+    parts = train_test_split(X.iloc[:200], y.iloc[:200], test_size=0.2, random_state=0)
+    context = prepare(*parts, task="regression", model="auto", seed=0, silent=True)
+    grow_forest(context, 4, oob=False)  # the probe's trees
+    context.forest_estimator.set_params(warm_start=True)
+    forest = grow_forest(context, 30, oob=True)
+    reference = fit_model("forest", "regression", parts[0], parts[2], 0).steps[-1][1].set_params(n_estimators=30)
+    reference.fit(context.F_train, parts[2])
+    for grown, fitted in zip(forest.estimators_, reference.estimators_, strict=True):  # the same trees
+        np.testing.assert_array_equal(grown.tree_.threshold, fitted.tree_.threshold)
+    np.testing.assert_allclose(forest.predict(context.F_test), reference.predict(context.F_test), rtol=1e-13)
+    np.testing.assert_allclose(forest.oob_prediction_, reference.oob_prediction_, rtol=1e-13)
+    assert not forest.warm_start

@@ -26,13 +26,13 @@ _SHOWN = {
 }
 
 
-def grow_forest(context, n_trees: int, *, oob: bool, bar=None, seconds: float | None = None,
-                afterwards: float = 0.0):
+def grow_forest(context, n_trees: int, *, oob: bool, bar=None, deadline: float | None = None,
+                after_fixed: float = 0.0, after_per_tree: float = 0.0):
     """Grow ``context.forest_estimator`` to ``n_trees`` trees in chunks of about a tenth, advancing ``bar``.
 
-    With ``seconds`` (the time the plan gives the trees still to grow), the measured speed re-plans the number
-    of trees after every chunk, between 20 (or those grown) and 100, and ``bar`` expects ``afterwards`` seconds
-    of work after the trees.
+    With ``deadline`` (a ``time.perf_counter()`` value: when the section should be done), the measured speed
+    re-plans the number of trees after every chunk, between 20 (or those grown) and 100, leaving time for the
+    work after the trees: ``after_fixed`` seconds plus ``after_per_tree`` per tree (RF-GAP and trust scores).
     """
     import warnings
 
@@ -54,13 +54,14 @@ def grow_forest(context, n_trees: int, *, oob: bool, bar=None, seconds: float | 
         forest.set_params(n_estimators=done, oob_score=oob and done == target)
         forest.fit(context.F_train, y)
         grown += step
-        if seconds is not None:
-            spent = time.perf_counter() - start
-            per_tree = spent / grown
-            target = int(np.clip(done + (seconds - spent) / per_tree, max(MIN_TREES, done), MAX_TREES))
+        if deadline is not None:
+            per_tree = (time.perf_counter() - start) / grown
+            left = deadline - time.perf_counter() - after_fixed
+            fits = (left + done * per_tree) / (per_tree + after_per_tree)  # (t - done) per_tree + t after <= left
+            target = int(np.clip(fits, max(MIN_TREES, done), MAX_TREES))
             if bar is not None:
                 bar.advance(step * per_tree, f"{done}/{target} trees")
-                bar.replan((target - done) * per_tree + afterwards)
+                bar.replan((target - done) * per_tree + after_fixed + target * after_per_tree)
     if oob and not hasattr(forest, "oob_score_"):  # the plan shrank after the last chunk: out-of-bag now
         forest.set_params(oob_score=True)
         with warnings.catch_warnings():
@@ -157,10 +158,11 @@ class ForestProximities:
         plan = context.plan
         from ._plan import PROBE_TREES
 
-        gap_seconds = plan.n_trees * (plan.costs.gap_fixed_per_tree + plan.trust_rows * plan.costs.gap_per_row_tree)
-        trees_seconds = (plan.n_trees - PROBE_TREES) * plan.costs.per_tree
-        afterwards = max(plan.sections["forest"].estimate - trees_seconds, gap_seconds)
-        forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, seconds=trees_seconds, afterwards=afterwards)
+        after_per_tree = plan.costs.gap_fixed_per_tree + plan.trust_rows * plan.costs.gap_per_row_tree
+        after_fixed = max(plan.sections["forest"].estimate - (plan.n_trees - PROBE_TREES) * plan.costs.per_tree
+                          - plan.n_trees * after_per_tree, 0.0)
+        forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, deadline=context.deadline,
+                             after_fixed=after_fixed, after_per_tree=after_per_tree)
         n_trees = len(forest.estimators_)
         pipeline = Pipeline([("preprocess", context.forest_preprocess), ("model", forest)])
         context.scores[describe_preprocessing(pipeline)] = score(pipeline, context.X_test, context.y_test,

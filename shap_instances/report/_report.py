@@ -87,6 +87,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train))
     plan.residual_positions = positions
     context.plan = plan
+    context.deadline = start + time_budget * (1 - _plan.RESERVE)
     if not silent:
         print("\n".join(plan.lines()), file=sys.stderr, flush=True)
     report = Report(

@@ -218,11 +218,13 @@ class ResidualDecomposition:
         # errors bound only loosely (the entries of one permutation are strongly correlated); the section's bar
         # moves after every run
         runs, each = chunk_sizes(plan.n_permutations)
-        # the permutations' share of the plan; after each run the measured speed re-plans the runs still to come
-        # (at least two in all, at most 3n permutations), so a burst of load while measuring neither wastes the
-        # budget nor lets the section overrun it by more than a run
+        # after each run the measured speed re-plans the runs still to come, against the time the budget leaves
+        # once the later sections have had their estimates (at least two runs, at most 3n permutations): a burst
+        # of load while measuring neither wastes the budget nor lets the section overrun it by more than a run
         allotment = plan.n_permutations * plan.costs.per_permutation
         afterwards = max(plan.sections["residual"].estimate - allotment, 0.0)
+        later = sum(step.estimate for key, step in plan.sections.items() if key in ("representer", "forest"))
+        stop_at = context.deadline - afterwards - later
         most = max(runs, min(MAX_RUNS, 3 * n // each))
         seeds = np.random.SeedSequence(context.seed).generate_state(most)
         estimates, start = _Runs(), time.perf_counter()
@@ -239,7 +241,7 @@ class ResidualDecomposition:
                               explainer(context.Z_train.iloc[positions], target.iloc[positions]))
             spent = time.perf_counter() - start
             per_run = spent / number
-            further = min(most - number, int((allotment - spent) / per_run))
+            further = min(most - number, int((stop_at - time.perf_counter()) / per_run))
             further = max(further, 2 - number)
             bar.advance(per_run, f"{number * each:,} permutations")
             bar.replan(further * per_run + afterwards)
@@ -281,6 +283,26 @@ class ResidualDecomposition:
             section.text(f"Every training row is explained. Permutation error of a contribution mean: "
                          f"{permutation:.3g} (root mean square over training rows); the contribution means spread "
                          f"with standard deviation {spread:.3g} across training rows.")
+        noise = np.hypot(permutation, sampling) / spread if spread > 0 else np.inf
+        if noise > 0.5:
+            parts = [f"At this budget the error of a contribution mean is {noise:.0%} of their spread across "
+                     "training rows, so the CC plot's vertical positions and the lists of most helpful and most "
+                     "harmful rows below are dominated by noise (the composition means, residual / n, are exact)."]
+            if permutation > spread / 4:
+                factor = (4 * permutation / spread) ** 2
+                needed = factor * spent
+                parts.append("The permutation error falls with the square root of the number of permutations: a "
+                             f"quarter of the spread needs about {factor:.0f} times as many ("
+                             + (f"{needed / 60:.0f} minutes" if needed >= 90 else f"{needed:.0f} s")
+                             + " of permutations at this speed); "
+                             + ("the report stops at 3n permutations (the paper's budget), so compute more with "
+                                "InstanceKernelExplainer(n_permutations=...) in Python." if n_permutations >= 3 * n - 2
+                                * each else "raise --time-budget accordingly."))
+            if m < n and sampling > spread / 4:
+                parts.append(f"The sampling error of the {m:,} explained rows is {sampling / spread:.0%} of the "
+                             "spread by itself; it shrinks only with more explained rows, which the report caps to "
+                             "bound its memory.")
+            section.comment(" ".join(parts))
         colour = target.to_numpy()
         ax = cc_plot(summary, color=colour, show=False, label=label)
         section.figure(ax.figure, "cc_plot", "CC plot: mean composition (residual / n) against mean "
