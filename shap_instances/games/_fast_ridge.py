@@ -7,13 +7,16 @@ The centred scatter matrices of all prefixes follow from one cumulative sum of W
 and one batched solve gives every prefix's coefficients (:meth:`RidgePath.coefficients`, the NumPy reference).
 
 Along permutations the path runs the numba kernels of :mod:`shap_instances._kernels.prefix_shapley`: the same
-running sums, updated one row at a time in square-root form (Givens rotations, O(p^2) per prefix), fused with
-the prefix values, their differences and the scatter into the Shapley accumulators.
+fits, as a factorisation of the least-squares problem with an unpenalised intercept column updated one row at a
+time (Gentleman's square-root-free Givens rotations, O(p^2) per prefix), fused with the prefix values, their
+differences and the scatter into the Shapley accumulators. Single coalitions (:meth:`RidgePath.residuals`) are
+one centred solve.
 
 *Aggregates.* Every value is linear in the explained rows: the fit on S predicts ``X_eval w_S + b_S``, so a
 weighted sum of residuals ``W^T (X_eval w_S + b_S - y_eval)`` equals ``(W^T X_eval) w_S + (W^T 1) b_S - W^T y_eval``,
 the same formula with ``K`` rows ``W^T X_eval``, intercept multipliers ``W^T 1`` and targets ``W^T y_eval``.
-:meth:`RidgePath.aggregated` returns that path: O(K p) per prefix instead of O(m p), nothing of size n x m.
+:meth:`RidgePath.aggregated` returns that path: O(p^2 + K p) per prefix instead of O(p^2 + m p), nothing of
+size n x m.
 """
 
 from __future__ import annotations
