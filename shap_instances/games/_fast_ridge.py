@@ -114,9 +114,12 @@ class RidgePath:
         # Work in units where |x| <= 1 and |y| <= 1, so the scatter matrices can neither overflow (data of
         # magnitude 1e300) nor swamp the penalty: with X = s Z and y = r u, the ridge problem on (X, y) with
         # penalty alpha is the one on (Z, u) with penalty alpha / s^2, and its residuals are r times those.
-        self.x_scale = _scale(X)  # the training rows only: the fit depends on them alone, and explained rows
-        # far outside them (1e300) must not shrink the training data to underflow
-        self.y_scale = _scale(y)
+        # Scale down only (|x| > 1), by the training rows only: the fit depends on them alone; explained rows far
+        # outside them (1e300) must not shrink the training data to underflow, and tiny data (1e-300) must not
+        # blow the penalty alpha / s^2 up to infinity (unscaled, its scatter underflows harmlessly: the penalty
+        # dominates it anyway).
+        self.x_scale = max(_scale(X), 1.0)
+        self.y_scale = max(_scale(y), 1.0)
         self.alpha = alpha / self.x_scale / self.x_scale  # (not s**2: that overflows for s = 1e300)
         self.X, self.X_eval = X / self.x_scale, X_eval / self.x_scale
         self.y, self.y_eval = y / self.y_scale, y_eval / self.y_scale
