@@ -18,10 +18,12 @@ Scripts run from the repository root as ``python benchmarks/bench_NAME.py``; Pyt
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +71,37 @@ class Timing:
 
     def __str__(self) -> str:
         return fmt_seconds(self.median)
+
+
+def rss() -> int:
+    """This process's resident set size in bytes (Linux ``/proc``)."""
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@contextlib.contextmanager
+def rss_peak():
+    """Peak growth of the resident set during the block, sampled every 2 ms by a thread.
+
+    ``with rss_peak() as growth: work()`` and then ``growth()`` gives the bytes.
+    """
+    base = rss()
+    peak = [base]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.002)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield lambda: peak[0] - base
+    finally:
+        done.set()
+        sampler.join()
+        peak[0] = max(peak[0], rss())
 
 
 def timed(function: Callable[[], object]) -> tuple[float, object]:

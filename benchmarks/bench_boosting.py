@@ -39,12 +39,12 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import threading
 import time
 import tracemalloc
 import warnings
 
 import numpy as np
+from _common import rss_peak
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
@@ -55,11 +55,6 @@ warnings.filterwarnings("ignore", message="X does not have valid feature names")
 
 
 # ---------------------------------------------------------------------------------------------- measurement
-def _rss() -> int:
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
 def _child(fn, mode, queue):
     with threadpool_limits(1):
         if mode == "trace":
@@ -69,24 +64,11 @@ def _child(fn, mode, queue):
             tracemalloc.stop()
             queue.put((None, peak, None))
             return
-        base = _rss()
-        peak = [base]
-        done = threading.Event()
-
-        def sample():
-            while not done.is_set():
-                peak[0] = max(peak[0], _rss())
-                time.sleep(0.002)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        start, cpu = time.perf_counter(), time.process_time()
-        result = fn()
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-        done.set()
-        sampler.join()
-        peak[0] = max(peak[0], _rss())
-        queue.put(((elapsed, cpu), peak[0] - base, result[1] if isinstance(result, tuple) else None))
+        with rss_peak() as growth:
+            start, cpu = time.perf_counter(), time.process_time()
+            result = fn()
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        queue.put(((elapsed, cpu), growth(), result[1] if isinstance(result, tuple) else None))
 
 
 def measure(fn):

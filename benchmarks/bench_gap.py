@@ -31,25 +31,18 @@ Usage: ``python benchmarks/bench_gap.py [--quick] [--threads N] [--markdown FILE
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import statistics
-import threading
 import time
 import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
-from _common import REPEATS, Bench, Timing, fmt_mib, markdown_table, ratio
+from _common import REPEATS, Bench, Timing, fmt_mib, markdown_table, ratio, rss_peak
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from shap_instances import GapExplainer
 from shap_instances._kernels.proximity import gap_fill_rows, gap_row_counts
-
-
-def _rss() -> int:
-    with open("/proc/self/statm") as handle:
-        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _child(fn, args, check, mode, queue):
@@ -60,24 +53,11 @@ def _child(fn, args, check, mode, queue):
         tracemalloc.stop()
         queue.put((None, peak, None))
         return
-    base = _rss()
-    peak = [base]
-    done = threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], _rss())
-            time.sleep(0.002)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    start = time.perf_counter()
-    result = fn(*args)
-    elapsed = time.perf_counter() - start
-    done.set()
-    sampler.join()
-    peak[0] = max(peak[0], _rss())
-    queue.put((elapsed, peak[0] - base, check(result)))
+    with rss_peak() as growth:
+        start = time.perf_counter()
+        result = fn(*args)
+        elapsed = time.perf_counter() - start
+    queue.put((elapsed, growth(), check(result)))
 
 
 def _fork(fn, args, check, mode):
