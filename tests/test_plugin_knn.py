@@ -27,4 +27,5 @@ else:
     sys.modules[_NAME] = _module
     _spec.loader.exec_module(_module)
 
-globals().update({name: value for name, value in vars(_module).items() if name.startswith(("test_", "fitted"))})
+globals().update({name: value for name, value in vars(_module).items()
+                  if name.startswith(("test_", "fitted")) or name == "pytestmark"})
