@@ -299,9 +299,9 @@ def _back_to_input(values, earlier):
     if not earlier or all(v is None for v in values):
         return values
     length = max(len(v) for v in values if v is not None)
-    table = np.column_stack([np.zeros(length) if v is None else np.resize(np.asarray(v, dtype=np.float64), length)
-                             for v in values])
-    try:
+    try:  # fitted values that are not numbers (an imputer's string categories) have no numeric inverse either
+        table = np.column_stack([np.zeros(length) if v is None else
+                                 np.resize(np.asarray(v, dtype=np.float64), length) for v in values])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for step in reversed(earlier):

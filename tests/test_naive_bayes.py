@@ -454,3 +454,18 @@ def test_overflowing_rows_are_refused_not_returned_as_inf():
     constant[:, 2] = 1.0  # a feature constant in training
     e = NaiveBayesExplainer(GaussianNB().fit(constant, y > 0), constant)(constant[:5])
     np.testing.assert_allclose(e.values[:, 2], 0.0, atol=1e-12)  # a null player
+
+
+def test_imputer_then_encoder_on_string_columns():
+    """SimpleImputer -> OrdinalEncoder on strings: the column mapping's numeric inverse does not apply (it
+    used to fail with "could not convert string to float"); the attributions still add up to the log-odds."""
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(["x", "y", None], 200), "b": rng.choice(["u", "v", "w"], 200)})
+    y = rng.integers(0, 2, 200)
+    model = make_pipeline(SimpleImputer(strategy="most_frequent"), OrdinalEncoder(), CategoricalNB()).fit(X, y)
+    e = NaiveBayesExplainer(model, X[:50])(X[:5])
+    np.testing.assert_allclose(e.base_values + e.values.sum(1), np.diff(model.predict_log_proba(X[:5]), axis=1)[:, 0],
+                               atol=1e-10)
