@@ -121,6 +121,8 @@ class RidgePath:
         self.x_scale = max(_scale(X), 1.0)
         self.y_scale = max(_scale(y), 1.0)
         self.alpha = alpha / self.x_scale / self.x_scale  # (not s**2: that overflows for s = 1e300)
+        #: False when the penalty underflows in scaled units (features beyond ~1e150): the game then refits.
+        self.usable = not (alpha > 0 and self.alpha < 1e-280)
         self.X, self.X_eval = X / self.x_scale, X_eval / self.x_scale
         self.y, self.y_eval = y / self.y_scale, y_eval / self.y_scale
         self.ones = np.ones(len(self.y_eval))  # intercept multiplier of each output (W^T 1 when aggregated)

@@ -67,6 +67,8 @@ class ResidualGame(Game):
         self.empty = np.zeros(len(y_eval)) if empty_prediction is None else float(empty_prediction) - y_eval
         paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
         self.fast_path = paths[0](model, X, y, X_eval, y_eval, self.empty) if paths else None
+        if self.fast_path is not None and not getattr(self.fast_path, "usable", True):
+            self.fast_path = None  # data outside the shortcut's numeric range: exact refits instead
         self.weights = None  # (n_eval, K) for an aggregate game: values are residuals @ weights
         self.n_failed_fits = 0
         self.first_failure: str | None = None
