@@ -189,3 +189,17 @@ def test_residual_ridge_fast_path_keeps_huge_explained_rows(diabetes):
     e = InstanceKernelExplainer(Ridge(alpha=0.5), X.iloc[:10], y=y[:10], silent=True)(rows, y[20:24])
     residual = Ridge(alpha=0.5).fit(X.iloc[:10], y[:10]).predict(rows) - y[20:24]
     np.testing.assert_allclose(e.base_values + e.values.sum(axis=1), residual, rtol=1e-8)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # scikit-learn's own, on the degenerate fit
+def test_residual_refits_that_predict_nan_are_failed_fits():
+    """GaussianNB on three rows of one constant column predicts NaN: the residuals are undefined, which is now a
+    clear refusal (the fit on all rows) instead of an EfficiencyError calling it a bug (found by the CLI fuzz)."""
+    from sklearn.naive_bayes import GaussianNB
+
+    from shap_instances import InstanceKernelExplainer
+    from shap_instances.exceptions import UnsupportedModelError
+
+    X, y = np.full((3, 1), 0.5), np.array(["a", "b", "a"])
+    with pytest.raises((UnsupportedModelError, DataValidationError), match="NaN"):
+        InstanceKernelExplainer(GaussianNB(), X, y=y, silent=True)(X[:1], y[:1])

@@ -292,6 +292,12 @@ class InstanceKernelExplainer(InstanceExplainer):
             95% bounds when the estimator samples.
         """
         game = self.game(X, y)
+        broken = np.flatnonzero(~np.isfinite(np.asarray(game.full_value, dtype=np.float64).reshape(-1)))
+        if broken.size:
+            raise DataValidationError(
+                f"{type(self.model).__name__} fitted on all training rows predicts NaN or infinite values for "
+                f"explained rows {broken[:10].tolist()}, so their residuals are undefined; check the model on this "
+                "data (too few rows per class? a constant or extreme column?) before decomposing its residuals.")
         return self._explain(game)
 
     def _explain(self, game) -> shap.Explanation:

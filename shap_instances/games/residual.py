@@ -187,6 +187,8 @@ class ResidualGame(Game):
             classes = list(fitted.classes_)  # a classifier that fits on one class predicts it with certainty
             positive = fitted.predict_proba(self.X_eval)[:, classes.index(1.0)] if 1.0 in classes else 0.0
             residuals = positive - self.y_eval
+        if not np.all(np.isfinite(residuals)):  # a fit that predicts NaN / inf is a failed fit (the policy above)
+            raise ValueError("the refitted model predicts NaN or infinite values")
         return residuals if self.weights is None else residuals @ self.weights
 
     def fingerprint(self) -> str:
