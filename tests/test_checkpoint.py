@@ -309,6 +309,26 @@ def test_a_read_only_directory_is_refused_before_any_work(tmp_path):
         directory.chmod(0o700)
 
 
+def test_an_unwritable_directory_is_refused_before_any_work_as_root_too(tmp_path, monkeypatch):
+    """What the permission checks see is simulated, so this runs as root as well."""
+    path = tmp_path / "run.npz"
+    monkeypatch.setattr(os, "access", lambda *args, **kwargs: False)
+    game = _refused(path, r"cannot be written: its directory '.*' is not writable")
+    assert game.n_evaluations == 0
+    monkeypatch.undo()
+    real_open = os.open
+
+    def refusing_open(name, flags, *args):
+        if str(name).endswith(".lock"):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    game = _refused(path, r"cannot be locked: its lock file '.*run\.npz\.lock' cannot be created "
+                          r"\(\[Errno 13\] Permission denied")
+    assert game.n_evaluations == 0 and not path.exists()
+
+
 def _write_lock(path, **content):
     lock = Path(f"{path}.lock")
     lock.write_text(json.dumps({"host": socket.gethostname(), "created": "2024-01-01 00:00:00"} | content))

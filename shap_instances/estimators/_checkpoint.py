@@ -103,8 +103,8 @@ class CheckpointFile:
                 self._break_stale_lock(holder)
                 continue
             except OSError as error:
-                raise self._error(f"its lock file '{self.lock_path}' cannot be created ({error}); check that the "
-                                  f"directory '{self.path.parent}' is writable") from error
+                raise self._error(f"cannot be locked: its lock file '{self.lock_path}' cannot be created ({error}); "
+                                  f"check that the directory '{self.path.parent}' is writable") from error
             token = uuid.uuid4().hex
             with os.fdopen(fd, "w") as handle:
                 json.dump({"pid": os.getpid(), "host": socket.gethostname(), "token": token,
@@ -114,7 +114,8 @@ class CheckpointFile:
             self._token = token
             self._remove_leftover_temporaries()
             return
-        raise self._error(f"its lock file '{self.lock_path}' keeps being replaced by other runs; use another file")
+        raise self._error(f"cannot be locked: its lock file '{self.lock_path}' keeps being replaced by other runs; "
+                          "use another file")
 
     def release(self) -> None:
         """Remove the lock if it is still this run's."""
