@@ -337,6 +337,9 @@ def test_huge_budgets_warn_or_refuse_instead_of_hanging(monkeypatch):
     assert time.perf_counter() - start < 20 and result.info["stopped_by"] == "max_time"
     with pytest.raises(MemoryBudgetError, match="max_evals"):
         KernelEstimator(max_evals=10**9).estimate(FunctionGame(lambda m: m.sum(1).astype(float), 30))
+    X30, y30 = diabetes(30)  # issue 14: max_evals=10**9 with 30 rows hung; refused before any allocation now
+    with pytest.raises(MemoryBudgetError, match="max_evals=1000000000"):
+        InstanceKernelExplainer(Ridge(), X30, y=y30, estimator="kernel", max_evals=10**9, silent=True)()
     with pytest.warns(BudgetWarning, match="remaining coalitions"):
         KernelEstimator(max_evals=600, random_state=0, silent=True).estimate(slow_game(m=10, seconds=0.0005))
 
