@@ -337,6 +337,9 @@ def test_huge_budgets_warn_or_refuse_instead_of_hanging(monkeypatch):
     assert time.perf_counter() - start < 20 and result.info["stopped_by"] == "max_time"
     with pytest.raises(MemoryBudgetError, match="max_evals"):
         KernelEstimator(max_evals=10**9).estimate(FunctionGame(lambda m: m.sum(1).astype(float), 30))
+    X30, y30 = diabetes(30)  # issue 14: max_evals=10**9 with 30 rows hung; refused before any allocation now
+    with pytest.raises(MemoryBudgetError, match="max_evals=1000000000"):
+        InstanceKernelExplainer(Ridge(), X30, y=y30, estimator="kernel", max_evals=10**9, silent=True)()
     with pytest.warns(BudgetWarning, match="remaining coalitions"):
         KernelEstimator(max_evals=600, random_state=0, silent=True).estimate(slow_game(m=10, seconds=0.0005))
 
@@ -366,7 +369,9 @@ def test_n_jobs_beyond_the_cores_is_capped_and_cheap_games_never_start_a_pool():
 def test_scheduler_option_runs_refits_on_a_local_cluster_bitwise_as_serial():
     distributed = pytest.importorskip("dask.distributed")
     X, y = diabetes(16)
-    model = DecisionTreeRegressor(max_depth=3, random_state=0)
+    from sklearn.ensemble import RandomForestRegressor
+
+    model = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0, n_jobs=1)
     options = dict(estimator="permutation", n_permutations=8, batch_size=2, random_state=3, silent=True)
     serial = InstanceKernelExplainer(model, X, y=y, **options)()
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -376,6 +381,9 @@ def test_scheduler_option_runs_refits_on_a_local_cluster_bitwise_as_serial():
         executed = client.run(lambda dask_worker: dask_worker.state.executed_count)
     np.testing.assert_array_equal(serial.values, remote.values)
     assert len(executed) == 2 and all(count > 0 for count in executed.values())  # both workers refitted
+    # one task per chunk of permutations (at most one per permutation after the first, timed unit): the
+    # trees of a forest are not sent back to the cluster as tasks of their own
+    assert sum(executed.values()) <= 8
 
 
 # ------------------------------------------------------------------ sampled explained rows

@@ -20,15 +20,15 @@ import time
 import warnings
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from joblib.parallel import get_active_backend
 from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 from ..exceptions import BudgetWarning
 
-__all__ = ["POOL_WORTH_SECONDS", "blas_single_thread", "dask_scheduler", "parallel_prefix_values", "parallel_values",
-           "plan_workers"]
+__all__ = ["POOL_WORTH_SECONDS", "blas_single_thread", "dask_scheduler", "local_evaluation", "parallel_prefix_values",
+           "parallel_values", "plan_workers"]
 
 #: A local process pool is started only when the serial work left is estimated above this many seconds: starting
 #: loky's workers and sending them the game took 0.5 to 2 s on the 2-core development machine under load.
@@ -47,6 +47,17 @@ def blas_single_thread():
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def local_evaluation():
+    """A context for evaluating a game in this process: a model's own joblib calls (a forest's trees) stay here.
+
+    Under a distributed backend (dask), joblib would otherwise send every tree of every refit to the cluster as
+    a task of its own; the estimators' batches are the unit of distributed work. Elsewhere it does nothing.
+    """
+    if _backend_name() == "DaskDistributedBackend":
+        return parallel_config(backend="sequential")
+    return contextlib.nullcontext()
 
 
 def _backend_name() -> str:
@@ -92,6 +103,8 @@ def plan_workers(n_jobs, *, cheap: bool = False, seconds_left: float | None = No
                           f"{cores} (more workers than cores only adds start-up and switching costs).",
                           BudgetWarning, stacklevel=3)
         n_workers = min(n_workers, cores)
+    if backend == "DaskDistributedBackend":  # a cluster the user asked for: use it, even with one worker
+        return max(n_workers, 2)
     if n_workers <= 1:
         return 1
     start_cost = backend in ("LokyBackend", "MultiprocessingBackend")
@@ -120,7 +133,6 @@ def dask_scheduler(address):
         yield None
         return
     from distributed import Client, LocalCluster  # optional dependency: shap-instances[dask]
-    from joblib import parallel_config
 
     with contextlib.ExitStack() as stack:
         if isinstance(address, Client):
@@ -144,10 +156,19 @@ def _on_copy(game, method: str, batch):
     worker = copy.copy(game)
     worker.quiet = True  # the caller reports failures once, after merging the counts
     before = worker.counters()
-    result = getattr(worker, method)(batch)
+    # one task is one unit of parallelism: joblib calls inside the model (a forest's trees) run here, in
+    # sequence, instead of going back to the backend (under dask each tree would become a task of its own)
+    with parallel_config(backend="sequential"):
+        result = getattr(worker, method)(batch)
     delta = {key: value - before[key] if isinstance(value, int | float) else value
              for key, value in worker.counters().items()}
     return result, delta
+
+
+def _here(game, method: str, batch):
+    """``game.<method>(batch)`` in this process (a model's own joblib calls kept here), with no counts to merge."""
+    with local_evaluation():
+        return getattr(game, method)(batch), None
 
 
 def _distribute(game, method: str, batches: np.ndarray, n_jobs, silent: bool, desc: str, chunk_size: int):
@@ -160,7 +181,7 @@ def _distribute(game, method: str, batches: np.ndarray, n_jobs, silent: bool, de
     n_chunks = min(len(batches), max(len(batches) // max(chunk_size, 1), 4 * n_workers if parallel else 1))
     chunks = [chunk for chunk in np.array_split(batches, max(n_chunks, 1)) if len(chunk)]
     if parallel is None:
-        jobs = ((getattr(game, method)(chunk), None) for chunk in chunks)
+        jobs = (_here(game, method, chunk) for chunk in chunks)
     else:
         jobs = parallel(delayed(_on_copy)(game, method, chunk) for chunk in chunks)
     parts = []
@@ -199,16 +220,19 @@ def parallel_values(game, masks: np.ndarray, n_jobs: int | None = None, *, silen
             with blas_single_thread():
                 return game.value_function(coalitions)
         if (n_jobs in (None, 1) and silent) or len(coalitions) < 2:
-            return game.value_function(coalitions)
+            with local_evaluation():
+                return game.value_function(coalitions)
         parts, jobs = [], plan_workers(n_jobs)
         if jobs > 1 and len(coalitions) > chunk_size:  # time a first chunk here: is a pool worth its start?
             start = time.perf_counter()
-            parts.append(game.value_function(coalitions[:chunk_size]))
+            with local_evaluation():
+                parts.append(game.value_function(coalitions[:chunk_size]))
             seconds_left = (time.perf_counter() - start) / chunk_size * (len(coalitions) - chunk_size)
             jobs = plan_workers(n_jobs, seconds_left=seconds_left, note=False)
             coalitions = coalitions[chunk_size:]
         if jobs == 1 and silent:
-            parts.append(game.value_function(coalitions))
+            with local_evaluation():
+                parts.append(game.value_function(coalitions))
         else:
             parts.extend(_distribute(game, "value_function", coalitions, jobs, silent, desc, chunk_size)[0])
         return np.concatenate([np.asarray(part, dtype=np.float64).reshape(len(part), -1) for part in parts])

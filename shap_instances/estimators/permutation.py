@@ -13,7 +13,7 @@ from .._kernels.prefix_shapley import accumulate_prefix_units
 from ..utils import check_random_state
 from ._budget import RunClock, format_seconds
 from ._checkpoint import CheckpointFile
-from ._parallel import blas_single_thread, parallel_prefix_values, plan_workers
+from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers
 from ._result import ShapleyResult
 
 __all__ = ["PermutationEstimator"]
@@ -185,8 +185,9 @@ class PermutationEstimator:
                 evaluations_before = game.n_evaluations
                 started = time.perf_counter()
                 if jobs == 1:
-                    count, empty, full = game.accumulate_permutations(permutations, per_unit, unit, state["mean"],
-                                                                      state["m2"], state["units"])
+                    with local_evaluation():
+                        count, empty, full = game.accumulate_permutations(permutations, per_unit, unit,
+                                                                          state["mean"], state["m2"], state["units"])
                 else:
                     prefixes = np.ascontiguousarray(parallel_prefix_values(game, permutations, jobs))
                     count = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,

@@ -278,6 +278,13 @@ class InstanceKernelExplainer(InstanceExplainer):
         if self.checkpoint is not None and self.estimator == "auto" and game.n_players <= 12:
             warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "
                           "checkpointed.", ShapInstancesWarning, stacklevel=3)
+        if self.estimator == "kernel":  # the design and its regression live in memory: refuse before building them
+            m, d = game.n_players, game.n_outputs
+            budget = self.max_evals if self.max_evals is not None else 2 * m + 2048
+            check_memory(float(min(budget, 2.0 ** min(m, 62))) * (48 * m + 24 * d),
+                         f"Kernel SHAP with max_evals={budget} on {m} training rows and {d} outputs",
+                         max_memory=self.max_memory, instead="Lower max_evals, use estimator='permutation' (memory "
+                         "independent of the budget), or pass max_time=.")
         with dask_scheduler(None if game.cheap else self.scheduler):
             return self._estimator(game.n_players).estimate(game)
 
