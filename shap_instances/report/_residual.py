@@ -233,8 +233,9 @@ class ResidualDecomposition:
                 model, context.Z_train, y=target, n_permutations=each, batch_size=min(plan.batch_size, each),
                 random_state=int(seed), silent=context.silent,
                 # MAX_TIME: once InstanceKernelExplainer takes max_time= (issue 15, item 3), pass
-                # max_time=allotment (one run) here and let the estimator stop on time, instead of the runs of
-                # n_permutations sized from the measured cost of one permutation.
+                # max_time=(stop_at - time.perf_counter()) / (runs still to come) here with n_permutations=3n,
+                # and drop the re-planning below: the estimator then stops on time by itself, instead of runs of
+                # `each` permutations sized from the measured cost of one permutation.
             )
             with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread is faster
                 estimates.add(explainer() if m == n else
