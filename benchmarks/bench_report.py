@@ -74,7 +74,7 @@ def run_report(csv: Path, out: Path, budget: float | None) -> dict:
     page = (out / "index.html").read_text() if (out / "index.html").is_file() else ""
     done = re.search(r"exact refits along ([\d,]+) random permutations", page)
     trees = re.search(r"A random forest \((\d+) trees", page)
-    noise = re.search(r"the error of a contribution mean is (\d+)% of their spread", page)
+    noise = re.search(r"(?i)the error of a contribution mean is (\d+)% of their spread", page)
     work = (f"{done.group(1) if done else '-'} permutations, {trees.group(1) if trees else '-'} trees"
             + (f"; error {noise.group(1)}% of spread" if noise else ""))
     return {"wall": wall, "rss": usage.ru_maxrss / 2**20, "code": os.waitstatus_to_exitcode(status),

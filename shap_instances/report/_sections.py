@@ -43,7 +43,7 @@ class Overview:
                if categorical else "There are no string columns, so the encoded columns keep their names.")
         )
         if numeric:
-            section.table(X[numeric].describe().T[["mean", "std", "min", "max"]],
+            section.table(X[numeric].describe().T[["mean", "std", "min", "max"]], by_row=True,
                           caption="Numeric training columns (before scaling).")
         if categorical:
             rows = {}
