@@ -228,7 +228,7 @@ def _precision_comment(permutation: float, sampling: float, spread: float, *, sp
                      "errors alone would give, as for homogeneous data), so the CC plot's vertical positions and the "
                      "lists of most helpful and most harmful rows below are noise; the composition means (residual "
                      "/ n) are exact.")
-        target, goal = error / 2, "Halving the permutation error"
+        target, goal = permutation / 2, "Halving the permutation error"
     else:
         parts.append(f": the contribution means differ (true spread about {true_spread:.3g}) but the CC plot's "
                      "vertical positions and the lists of most helpful and most harmful rows below are dominated "
