@@ -41,6 +41,7 @@ _PROBE = """<script>window.addEventListener("load", () => {
       td => td.textContent.trim()));
     result.tables.push({overflow: table.getBoundingClientRect().right - section.getBoundingClientRect().right,
                         section: section.id, columns: columns.slice(1), cells: cells,
+                        byRow: table.classList.contains("by-row"),
                         caption: next && next.classList.contains("note") ? next.textContent : ""});
   });
   document.querySelectorAll("section").forEach(s => {
@@ -113,8 +114,10 @@ def check_page(probe) -> None:
     assert page["scroll"] <= page["view"], "the page scrolls sideways"
     for table in probe["tables"]:
         assert table["overflow"] <= 1, f"a table in {table['section']} is wider than the page: {table['columns']}"
-        for number, column in enumerate(table["columns"]):
-            cells = [row[number] for row in table["cells"] if row[number] not in ("", "inf", "-inf")]
+        lines = table["cells"] if table["byRow"] else list(zip(*table["cells"]))  # what shares one format
+        for number, line in enumerate(lines):
+            column = table["columns"][number] if not table["byRow"] else f"row {number}"
+            cells = [cell for cell in line if cell not in ("", "inf", "-inf")]
             scientific = [bool(re.fullmatch(r"-?\d\.\d+e[+-]\d+", c)) for c in cells]
             assert all(scientific) or not any(scientific), f"column {column} mixes number formats: {cells}"
             fixed = [c for c, s in zip(cells, scientific) if not s and re.fullmatch(r"-?[\d,]+(\.\d+)?", c)]

@@ -95,11 +95,17 @@ class Section:
         """Add a highlighted paragraph: what a figure or table shows that a reader might misread."""
         self.blocks.append(f"<p class='comment'>{html.escape(paragraph)}</p>")
 
-    def table(self, frame: pd.DataFrame, *, caption: str = "") -> None:
+    def table(self, frame: pd.DataFrame, *, caption: str = "", by_row: bool = False) -> None:
         """Add a table, each numeric column in one format (:func:`column_format`), text left-aligned, wrapped to
-        the page width."""
+        the page width. ``by_row``: one format per row instead (a numeric table whose rows are on different
+        scales, such as a summary of features)."""
         columns = []
-        for column in frame.columns:
+        if by_row:
+            formats = [column_format(row) for row in frame.to_numpy(dtype=np.float64)]
+            for column in frame.columns:
+                values = frame[column].to_numpy(dtype=np.float64)
+                columns.append(("num", [f(v) for f, v in zip(formats, values)]))
+        for column in [] if by_row else frame.columns:
             series = frame[column]
             if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
                 columns.append(("num", [column_format(series)(v) for v in series.to_numpy(dtype=np.float64)]))
@@ -112,7 +118,8 @@ class Section:
             for r, name in enumerate(frame.index)
         )
         caption_html = f"<p class='note'>{html.escape(caption)}</p>" if caption else ""
-        self.blocks.append(f"<div class='table-wrap'><table><thead><tr><th></th>{head}</tr></thead>"
+        table = "<table class='by-row'>" if by_row else "<table>"
+        self.blocks.append(f"<div class='table-wrap'>{table}<thead><tr><th></th>{head}</tr></thead>"
                            f"<tbody>{body}</tbody></table></div>{caption_html}")
 
     def figure(self, fig, name: str, caption: str) -> None:

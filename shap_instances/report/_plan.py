@@ -3,8 +3,8 @@
 Before any section runs, :func:`measure` times one permutation of the residual game (an antithetic pair) and
 the first trees of the forest with the RF-GAP trust scores they give; :func:`make_plan` then sizes the
 sections so that the whole report fits the budget: all the forest's trees and all held-out rows when they
-fit, the rest of the time for the residual decomposition's permutations (at most ``3 n``, the paper's
-budget). Costs that are not measured (figures, outlier forests) are small and estimated from the data's size.
+fit, the rest of the time for the residual decomposition's permutations (``3 n``, the paper's budget, when
+they fit). Costs that are not measured (figures, outlier forests) are small and estimated from the data's size.
 Each section then runs under a :class:`SectionBar`: a tqdm bar in planned seconds, advanced as each piece of
 work ends, so its ETA moves with the measured speed.
 """
@@ -189,8 +189,9 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
                    if c.n_explained < c.n_train else f"all {c.n_train:,} training rows explained")
         plan.sections["residual"] = SectionStep(
             "residual decomposition",
-            f"{n_permutations:,} permutations of exact ridge refits over {n_players:,} training rows; {sampled}; "
-            "CC plots, outliers, data values",
+            f"{n_permutations:,} permutations of exact refits over {n_players:,} training rows"
+            + (" (more while time remains and the contribution means are imprecise)" if n_permutations >= 3 * n_players
+               else "") + f"; {sampled}; CC plots, outliers, data values",
             n_permutations * c.per_permutation + residual_fixed)
     plan.sections["representer"] = SectionStep("representer points", "top training rows of 5 held-out rows",
                                                representer)

@@ -21,7 +21,10 @@ from ._context import explained_class_sentence
 __all__ = ["ResidualDecomposition", "residual_problem", "time_permutations", "sampled_summary"]
 
 #: Runs of permutations at most: the runs are the re-planning steps of the section.
-MAX_RUNS = 32
+MAX_RUNS = 80
+#: Beyond 3n permutations (the paper's budget) the section goes on, while time remains, up to this many times n,
+#: as long as the permutation error of a contribution mean is above a quarter of their (estimated true) spread.
+MOST_PER_PLAYER = 30
 
 
 def residual_problem(context):
@@ -184,6 +187,67 @@ class _Runs:
         return float(np.sqrt(np.mean(difference**2)))
 
 
+def _precise_enough(estimates, signs, m: int, n: int) -> bool:
+    """Whether the permutation error of the contribution means is at most a quarter of their estimated true
+    spread (or at most their sampling error, which more permutations do not lower)."""
+    means = estimates.mean()
+    contributions = signs[:, None] * np.asarray(means.values)
+    spread = float(contributions.mean(axis=0).std())
+    error = estimates.contribution_error(signs)
+    sampling = float(np.median(contributions.std(axis=0, ddof=1))) / np.sqrt(m) * np.sqrt(max(0.0, 1 - m / n)) \
+        if m > 1 else 0.0
+    true_spread = np.sqrt(max(spread**2 - error**2 - sampling**2, 0.0))
+    return error <= max(true_spread / 4, sampling)
+
+
+def _precision_comment(permutation: float, sampling: float, spread: float, *, spent: float, m: int, n: int,
+                       capped: bool) -> str:
+    """What the errors of the contribution means allow one to read from the CC plot and the row lists.
+
+    The observed spread of the contribution means is that of the true means plus that of their errors, so the
+    true spread is estimated as ``sqrt(spread^2 - error^2)``; the comment says whether the rows differ beyond
+    their noise, and what more permutations would buy.
+
+    Examples
+    --------
+    >>> from shap_instances.report._residual import _precision_comment
+    >>> _precision_comment(0.01, 0.0, 0.1, spent=10, m=50, n=50, capped=False)[:46]
+    'The error of a contribution mean is 10% of the'
+    """
+    error = float(np.hypot(permutation, sampling))
+    if not spread > 0:
+        return "Every contribution mean is the same: the training rows do not differ in their effect on the residuals."
+    ratio = error / spread
+    true_spread = float(np.sqrt(max(spread**2 - error**2, 0.0)))
+    if ratio <= 0.5:
+        return (f"The error of a contribution mean is {ratio:.0%} of their spread across training rows: the CC "
+                "plot's vertical positions and the lists of most helpful and most harmful rows stand above the noise.")
+    parts = [f"At this budget the error of a contribution mean is {ratio:.0%} of their spread across training rows"]
+    if true_spread < 0.5 * error:
+        parts.append(": the rows do not differ detectably in their effect on the residuals (the spread is what the "
+                     "errors alone would give, as for homogeneous data), so the CC plot's vertical positions and the "
+                     "lists of most helpful and most harmful rows below are noise; the composition means (residual "
+                     "/ n) are exact.")
+        target, goal = permutation / 2, "Halving the permutation error"
+    else:
+        parts.append(f": the contribution means differ (true spread about {true_spread:.3g}) but the CC plot's "
+                     "vertical positions and the lists of most helpful and most harmful rows below are dominated "
+                     "by noise; the composition means (residual / n) are exact.")
+        target, goal = true_spread / 4, "Bringing the permutation error to a quarter of that spread"
+    if permutation > target:
+        factor = (permutation / target) ** 2
+        needed = factor * spent
+        parts.append(f" {goal} takes about {factor:.0f} times as many permutations ("
+                     + (f"{needed / 60:.0f} minutes" if needed >= 90 else f"{needed:.0f} s") + " at this speed); "
+                     + (f"the report stops at {MOST_PER_PLAYER}n permutations: compute more with "
+                        "InstanceKernelExplainer(n_permutations=...) in Python." if capped
+                        else "raise --time-budget accordingly."))
+    if m < n and sampling > target:
+        parts.append(f" The sampling error of the {m:,} explained rows ({sampling:.3g}) does not fall with more "
+                     "permutations; the report caps the explained rows to bound its memory.")
+    return "".join(parts)
+
+
 class ResidualDecomposition:
     """InstanceKernelExplainer on the linear model: CC plot, helpful and harmful rows, outliers, data values."""
 
@@ -219,13 +283,16 @@ class ResidualDecomposition:
         # moves after every run
         runs, each = chunk_sizes(plan.n_permutations)
         # after each run the measured speed re-plans the runs still to come, against the time the budget leaves
-        # once the later sections have had their estimates (at least two runs, at most 3n permutations): a burst
+        # once the later sections have had their estimates (at least two runs; beyond 3n permutations only while
+        # the contribution means are not yet precise, up to MOST_PER_PLAYER n): a burst
         # of load while measuring neither wastes the budget nor lets the section overrun it by more than a run
         allotment = plan.n_permutations * plan.costs.per_permutation
         afterwards = max(plan.sections["residual"].estimate - allotment, 0.0)
         later = sum(step.estimate for key, step in plan.sections.items() if key in ("representer", "forest"))
         stop_at = context.deadline - afterwards - later
-        most = max(runs, min(MAX_RUNS, 3 * n // each))
+        most = max(runs, min(MAX_RUNS, MOST_PER_PLAYER * n // each))
+        signs = -np.sign(clone(model).fit(context.Z_train, target).predict(context.Z_train.iloc[positions])
+                         - target.to_numpy()[positions])
         seeds = np.random.SeedSequence(context.seed).generate_state(most)
         estimates, start = _Runs(), time.perf_counter()
         for number, seed in enumerate(seeds, start=1):
@@ -233,8 +300,9 @@ class ResidualDecomposition:
                 model, context.Z_train, y=target, n_permutations=each, batch_size=min(plan.batch_size, each),
                 random_state=int(seed), silent=context.silent,
                 # MAX_TIME: once InstanceKernelExplainer takes max_time= (issue 15, item 3), pass
-                # max_time=allotment (one run) here and let the estimator stop on time, instead of the runs of
-                # n_permutations sized from the measured cost of one permutation.
+                # max_time=(stop_at - time.perf_counter()) / (runs still to come) here with n_permutations=3n,
+                # and drop the re-planning below: the estimator then stops on time by itself, instead of runs of
+                # `each` permutations sized from the measured cost of one permutation.
             )
             with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread is faster
                 estimates.add(explainer() if m == n else
@@ -243,6 +311,8 @@ class ResidualDecomposition:
             per_run = spent / number
             further = min(most - number, int((stop_at - time.perf_counter()) / per_run))
             further = max(further, 2 - number)
+            if number >= 2 and number * each >= 3 * n and _precise_enough(estimates, signs, m, n):
+                further = 0
             bar.advance(per_run, f"{number * each:,} permutations")
             bar.replan(further * per_run + afterwards)
             if further <= 0:
@@ -254,7 +324,6 @@ class ResidualDecomposition:
         contribution = summary["contribution_mean"]
         spread = float(contribution.std())
         sampling = float(summary["sampling_se"].median())
-        signs = -np.sign(summary["residual"].to_numpy()[positions])
         permutation = estimates.contribution_error(signs)
         summary["permutation_se"] = permutation
         section.text(
@@ -283,26 +352,8 @@ class ResidualDecomposition:
             section.text(f"Every training row is explained. Permutation error of a contribution mean: "
                          f"{permutation:.3g} (root mean square over training rows); the contribution means spread "
                          f"with standard deviation {spread:.3g} across training rows.")
-        noise = np.hypot(permutation, sampling) / spread if spread > 0 else np.inf
-        if noise > 0.5:
-            parts = [f"At this budget the error of a contribution mean is {noise:.0%} of their spread across "
-                     "training rows, so the CC plot's vertical positions and the lists of most helpful and most "
-                     "harmful rows below are dominated by noise (the composition means, residual / n, are exact)."]
-            if permutation > spread / 4:
-                factor = (4 * permutation / spread) ** 2
-                needed = factor * spent
-                parts.append("The permutation error falls with the square root of the number of permutations: a "
-                             f"quarter of the spread needs about {factor:.0f} times as many ("
-                             + (f"{needed / 60:.0f} minutes" if needed >= 90 else f"{needed:.0f} s")
-                             + " of permutations at this speed); "
-                             + ("the report stops at 3n permutations (the paper's budget), so compute more with "
-                                "InstanceKernelExplainer(n_permutations=...) in Python." if n_permutations >= 3 * n - 2
-                                * each else "raise --time-budget accordingly."))
-            if m < n and sampling > spread / 4:
-                parts.append(f"The sampling error of the {m:,} explained rows is {sampling / spread:.0%} of the "
-                             "spread by itself; it shrinks only with more explained rows, which the report caps to "
-                             "bound its memory.")
-            section.comment(" ".join(parts))
+        section.comment(_precision_comment(permutation, sampling, spread, spent=spent, m=m, n=n,
+                                           capped=n_permutations >= MOST_PER_PLAYER * n - each))
         colour = target.to_numpy()
         ax = cc_plot(summary, color=colour, show=False, label=label)
         section.figure(ax.figure, "cc_plot", "CC plot: mean composition (residual / n) against mean "

@@ -43,7 +43,7 @@ class Overview:
                if categorical else "There are no string columns, so the encoded columns keep their names.")
         )
         if numeric:
-            section.table(X[numeric].describe().T[["mean", "std", "min", "max"]],
+            section.table(X[numeric].describe().T[["mean", "std", "min", "max"]], by_row=True,
                           caption="Numeric training columns (before scaling).")
         if categorical:
             rows = {}
@@ -118,13 +118,20 @@ class RepresenterPoints:
         rows = {}
         for j in range(n):
             rows[str(context.Z_test.index[j])] = {
-                "pushes up": ", ".join(f"row {names[i]} ({v:+.3g})" for i, v in
+                "pushes up": ", ".join(f"row {names[i]} ({_signed(v)})" for i, v in
                                        zip(top.positive_indices[j], top.positive_values[j])),
-                "pushes down": ", ".join(f"row {names[i]} ({v:+.3g})" for i, v in
+                "pushes down": ", ".join(f"row {names[i]} ({_signed(v)})" for i, v in
                                          zip(top.negative_indices[j], top.negative_values[j])),
             }
         section.table(pd.DataFrame(rows).T, caption="Training rows with the largest representer values "
                                                     "(row name and contribution to the decision).")
+
+
+def _signed(value: float) -> str:
+    """A signed contribution with three significant digits and no exponent below 1e6 (+0.0123, +878, -1,140)."""
+    if 1000 <= abs(value) < 1e6:
+        return f"{float(f'{value:.3g}'):+,.0f}"
+    return f"{value:+.3g}"
 
 
 SECTIONS = [Overview, ResidualDecomposition, RepresenterPoints, ForestProximities]
