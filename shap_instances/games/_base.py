@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels.prefix_shapley import accumulate_prefix_units
 
@@ -51,7 +52,7 @@ class Game:
     cheap: bool = False
 
     def __init__(self, n_players: int, n_outputs: int = 1, *, player_names: Sequence[str] | None = None,
-                 output_names: Sequence[str] | None = None, cache: bool = False):
+                 output_names: Sequence[str] | None = None, cache: bool = False) -> None:
         self.n_players = int(n_players)
         self.n_outputs = int(n_outputs)
         if self.n_players < 1:
@@ -70,7 +71,7 @@ class Game:
         """Values of a batch of coalitions, shape (m, n_outputs). Implemented by subclasses."""
         raise NotImplementedError
 
-    def values(self, masks) -> GameValues:
+    def values(self, masks: ArrayLike) -> GameValues:
         """The batched value function: values of the coalitions ``masks`` (bool, shape (m, M)), shape (m, D).
 
         The public name of ``game(masks)``: validated, counted, and cached when ``cache=True``. A single
@@ -78,11 +79,11 @@ class Game:
         """
         return self.evaluate(masks, self.value_function)
 
-    def __call__(self, coalitions) -> GameValues:
+    def __call__(self, coalitions: ArrayLike) -> GameValues:
         """Same as :meth:`values`."""
         return self.values(coalitions)
 
-    def evaluate(self, coalitions, evaluator) -> GameValues:
+    def evaluate(self, coalitions: ArrayLike, evaluator: Callable[[CoalitionMatrix], ArrayLike]) -> GameValues:
         """``game(coalitions)`` with the raw values of new coalitions computed by ``evaluator``.
 
         Validation, caching and the evaluation counter happen here, so an evaluator that distributes the
@@ -148,7 +149,7 @@ class Game:
         """Add the counts that a worker's copy of this game accumulated (``delta`` as :meth:`counters`)."""
         self.n_evaluations += delta.get("n_evaluations", 0)
 
-    def _checked(self, values, m: int) -> GameValues:
+    def _checked(self, values: ArrayLike, m: int) -> GameValues:
         """The values returned for ``m`` coalitions as float64 (m, n_outputs); a wrong shape is an error."""
         values = np.asarray(values, dtype=np.float64)
         if values.shape == (m, self.n_outputs):
@@ -161,7 +162,7 @@ class Game:
             f"expected {allowed} (one row per coalition, one column per output; n_outputs={self.n_outputs})."
         )
 
-    def prefix_values(self, permutations) -> np.ndarray:
+    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
         """Values of every prefix of each permutation, shape (k, n_players + 1, n_outputs).
 
         ``out[r, t]`` is the value of the coalition made of the first ``t`` players of permutation ``r``
@@ -176,7 +177,8 @@ class Game:
         masks = ranks[:, None, :] < np.arange(m + 1)[None, :, None]  # (k, m + 1, m)
         return self(masks.reshape(k * (m + 1), m)).reshape(k, m + 1, self.n_outputs)
 
-    def accumulate_permutations(self, permutations, per_unit: int, unit, mean, m2, count: int):
+    def accumulate_permutations(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray,
+                                m2: np.ndarray, count: int) -> tuple[int, np.ndarray, np.ndarray]:
         """Add the marginal contributions along ``permutations`` to running Shapley accumulators, in place.
 
         Units of ``per_unit`` consecutive permutations (1, or 2 for antithetic pairs) are averaged into the work

@@ -24,8 +24,10 @@ is what a refit does unless tied rows carry different labels.
 from __future__ import annotations
 
 import copy
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsRegressor
 
@@ -34,7 +36,7 @@ from .._kernels.knn_prefix import knn_prefix_values
 __all__ = ["KNNPath", "jia_knn_shapley"]
 
 
-def jia_knn_shapley(order, y, k):
+def jia_knn_shapley(order: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     """Jia et al.'s recursion with labels: Shapley values of ``U(S) = (1/K) sum of the min(K,|S|) nearest labels``.
 
     ``order`` (m, n): training indices sorted by distance for each of m explained rows. Returns (m, n),
@@ -83,7 +85,8 @@ class KNNPath:
     (True, (2, 5))
     """
 
-    def __init__(self, model, X, y, X_eval, y_eval, empty=None):
+    def __init__(self, model: Any, X: np.ndarray, y: ArrayLike, X_eval: np.ndarray, y_eval: np.ndarray,
+                 empty: ArrayLike | None = None) -> None:
         self.k = int(model.n_neighbors)
         self.y, self.y_eval = np.asarray(y, dtype=np.float64), np.asarray(y_eval, dtype=np.float64)
         self.empty = np.zeros(len(y_eval)) if empty is None else np.asarray(empty, dtype=np.float64)
@@ -91,16 +94,16 @@ class KNNPath:
         self.metric, self.metric_kwargs = model.metric, dict(model.metric_params or {})
         if model.metric == "minkowski":
             self.metric_kwargs["p"] = model.p
-        self.weights = None  # (n_eval, K) for an aggregated path: outputs are weights^T residuals
-        self._rank = None
+        self.weights: np.ndarray | None = None  # (n_eval, K) for an aggregated path: outputs are weights^T residuals
+        self._rank: np.ndarray | None = None
 
-    def _order(self, rows=slice(None)):
+    def _order(self, rows: slice = slice(None)) -> np.ndarray:
         """Training rows sorted by distance (closest first) for the explained rows ``rows``: (len(rows), n)."""
         distances = pairwise_distances(self.X_eval[rows], self.X, metric=self.metric, **self.metric_kwargs)
         return np.argsort(distances, axis=1, kind="stable")
 
     @property
-    def rank(self):
+    def rank(self) -> np.ndarray:
         """``rank[j, i]``: position of training row i in explained row j's distance order (built on first use).
 
         An (n_eval, n) integer matrix: the sampled paths need it; the closed form works in chunks without it.
@@ -113,7 +116,7 @@ class KNNPath:
             self._rank = rank
         return self._rank
 
-    def aggregated(self, weights):
+    def aggregated(self, weights: ArrayLike) -> Self:
         """The path of the weighted sums ``weights^T residuals`` (weights of shape (n_eval, K)).
 
         Examples
@@ -131,11 +134,11 @@ class KNNPath:
         new.weights = weights if self.weights is None else self.weights @ weights
         return new
 
-    def _out(self, values):
+    def _out(self, values: np.ndarray) -> np.ndarray:
         return values if self.weights is None else values @ self.weights
 
     @classmethod
-    def supports(cls, model) -> bool:
+    def supports(cls, model: Any) -> bool:
         """Uniform-weight KNeighborsRegressor with a named metric (not a callable, not "precomputed")."""
         return (type(model) is KNeighborsRegressor and model.weights == "uniform" and isinstance(model.metric, str)
                 and model.metric != "precomputed")
@@ -144,7 +147,7 @@ class KNNPath:
         """Whether the model can be fitted on all training rows (at least ``n_neighbors`` of them)."""
         return len(self.y) >= self.k
 
-    def residuals(self, mask):
+    def residuals(self, mask: np.ndarray) -> np.ndarray:
         """Residuals of the refit on the rows in ``mask``; v(empty) below K rows (the failure policy)."""
         if mask.sum() < self.k:
             return self._out(self.empty)
@@ -152,16 +155,16 @@ class KNNPath:
         nearest = np.argpartition(ranks, self.k - 1, axis=1)[:, :self.k]
         return self._out(self.y[nearest].mean(axis=1) - self.y_eval)
 
-    def prefix_residuals(self, permutation):
+    def prefix_residuals(self, permutation: np.ndarray) -> np.ndarray:
         """Residuals (or their weighted sums) of the fit on each prefix, shape (n, n_outputs): a numba kernel."""
         aggregate = self.weights is not None
-        weights = self.weights if aggregate else np.zeros((1, 1))
+        weights = self.weights if self.weights is not None else np.zeros((1, 1))
         out = np.empty((len(permutation) + 1, weights.shape[1] if aggregate else len(self.y_eval)))
         knn_prefix_values(self.rank, self.y, self.y_eval, self.empty, np.ascontiguousarray(permutation, dtype=np.intp),
                           self.k, np.ascontiguousarray(weights), aggregate, out)
         return out[1:]
 
-    def shapley_values(self):
+    def shapley_values(self) -> np.ndarray:
         """Exact Shapley values of the refit game, shape (n_outputs, n): Jia's recursion plus two corrections.
 
         Computed in chunks of explained rows; an aggregated path sums each chunk into its K outputs at once,
@@ -184,7 +187,7 @@ class KNNPath:
         return out
 
 
-def _chunks(m: int, n: int, budget: int = 2**22):
+def _chunks(m: int, n: int, budget: int = 2**22) -> list[slice]:
     """Slices of at most ``budget / n`` explained rows (a few (rows, n) float64 blocks of about 32 MiB)."""
     step = max(1, budget // max(n, 1))
     return [slice(start, min(m, start + step)) for start in range(0, m, step)]

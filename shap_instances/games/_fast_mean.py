@@ -12,8 +12,10 @@ phi_i = (y_i + (H_n - 1)(y_i - mean_{-i})) / n, with H_n the n-th harmonic numbe
 from __future__ import annotations
 
 import copy
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.dummy import DummyRegressor
 
 from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
@@ -55,12 +57,12 @@ class MeanPath:
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
     fused = True
 
-    def __init__(self, model, X, y, X_eval, y_eval, empty):
+    def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
         self.y = np.asarray(y, dtype=np.float64)
         self.y_eval, self.empty = np.asarray(y_eval, dtype=np.float64), np.asarray(empty, dtype=np.float64)
         self.ones = np.ones(len(self.y_eval))  # multiplier of the prediction (W^T 1 when aggregated)
 
-    def aggregated(self, weights):
+    def aggregated(self, weights: ArrayLike) -> Self:
         """The path of the weighted sums ``weights^T residuals`` (weights of shape (n_eval, K)).
 
         Examples
@@ -79,7 +81,7 @@ class MeanPath:
         return new
 
     @classmethod
-    def supports(cls, model) -> bool:
+    def supports(cls, model: Any) -> bool:
         """DummyRegressor with ``strategy="mean"``."""
         return type(model) is DummyRegressor and model.strategy == "mean"
 
@@ -87,12 +89,13 @@ class MeanPath:
         """Always True: every non-empty coalition can be fitted."""
         return True
 
-    def prefix_residuals(self, permutation):
+    def prefix_residuals(self, permutation: np.ndarray) -> np.ndarray:
         """Residuals on the evaluation rows of the fit on each prefix, shape (n, n_eval)."""
         means = np.cumsum(self.y[permutation]) / np.arange(1, len(permutation) + 1)
         return means[:, None] * self.ones[None, :] - self.y_eval[None, :]
 
-    def accumulate(self, permutations, per_unit, unit, mean, m2, count):
+    def accumulate(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray, m2: np.ndarray,
+                   count: int) -> tuple[int, np.ndarray]:
         """Running means, differences, scatter and Welford update: the ridge kernels with no feature.
 
         Returns ``(count, full)`` as :meth:`RidgePath.accumulate`.
@@ -111,11 +114,11 @@ class MeanPath:
         count = ridge_units(*args, per_unit, True, 1.0, 1.0, *starts, unit, mean, m2, count, full)
         return count, full
 
-    def residuals(self, mask):
+    def residuals(self, mask: np.ndarray) -> np.ndarray:
         """Residuals of the fit on the rows in ``mask`` (non-empty)."""
         return self.y[mask].mean() * self.ones - self.y_eval
 
-    def shapley_values(self):
+    def shapley_values(self) -> np.ndarray:
         """Exact Shapley values, shape (n_eval, n), by the closed form of the module docstring."""
         n = len(self.y)
         others = (self.y.sum() - self.y) / max(n - 1, 1)

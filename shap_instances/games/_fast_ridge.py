@@ -22,9 +22,10 @@ size n x m.
 from __future__ import annotations
 
 import copy
-from typing import NamedTuple
+from typing import Any, NamedTuple, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.linear_model import LinearRegression, Ridge
 
 from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
@@ -109,7 +110,8 @@ class RidgePath:
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
     fused = True
 
-    def __init__(self, model, X, y, X_eval, y_eval, empty=None):
+    def __init__(self, model: Any, X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, y_eval: np.ndarray,
+                 empty: ArrayLike | None = None) -> None:
         alpha, self.fit_intercept = self.penalty(model)
         # Work in units where |x| <= 1 and |y| <= 1, so the scatter matrices can neither overflow (data of
         # magnitude 1e300) nor swamp the penalty: with X = s Z and y = r u, the ridge problem on (X, y) with
@@ -127,9 +129,9 @@ class RidgePath:
         self.y, self.y_eval = y / self.y_scale, y_eval / self.y_scale
         self.ones = np.ones(len(self.y_eval))  # intercept multiplier of each output (W^T 1 when aggregated)
         self.empty = np.zeros(len(self.y_eval)) if empty is None else np.asarray(empty, dtype=np.float64)
-        self._kernel_arrays = None
+        self._kernel_arrays: tuple[np.ndarray, ...] | None = None
 
-    def aggregated(self, weights):
+    def aggregated(self, weights: ArrayLike) -> Self:
         """The path of the weighted sums ``weights^T residuals`` (K outputs): same fits, K rows to evaluate.
 
         Parameters
@@ -157,14 +159,14 @@ class RidgePath:
         return new
 
     @classmethod
-    def supports(cls, model) -> bool:
+    def supports(cls, model: Any) -> bool:
         """Ridge with a scalar ``alpha > 0`` and ``positive=False``, or LinearRegression with ``positive=False``."""
         if type(model) is Ridge:
             return np.ndim(model.alpha) == 0 and model.alpha > 0 and not getattr(model, "positive", False)
         return type(model) is LinearRegression and not model.positive
 
     @staticmethod
-    def penalty(model) -> tuple[float, bool]:
+    def penalty(model: Any) -> tuple[float, bool]:
         """``(alpha, fit_intercept)`` of a supported model (alpha 0 for LinearRegression)."""
         return (0.0 if isinstance(model, LinearRegression) else float(model.alpha)), bool(model.fit_intercept)
 
@@ -172,7 +174,7 @@ class RidgePath:
         """Always True: every non-empty coalition can be fitted."""
         return True
 
-    def _solve(self, scatter, cross):
+    def _solve(self, scatter: np.ndarray, cross: np.ndarray) -> np.ndarray:
         """Coefficients of ``(scatter + alpha I) w = cross`` for one system or a stack of them.
 
         A Cholesky-free LU solve, as scikit-learn's "cholesky" ridge solver; where it finds the system
@@ -189,7 +191,7 @@ class RidgePath:
                 return np.linalg.lstsq(system, cross, rcond=None)[0]
             return np.stack([np.linalg.lstsq(a, b, rcond=None)[0] for a, b in zip(system, cross, strict=True)])
 
-    def coefficients(self, X, y, with_scatter=False):
+    def coefficients(self, X: np.ndarray, y: np.ndarray, with_scatter: bool = False) -> tuple[Any, ...]:
         """(w (t, p), b (t,)) of the fits on every prefix X[:t], y[:t], t = 1..len(X), in scaled units.
 
         The NumPy reference of the kernels: one batched solve of all prefix systems (memory O(t p^2)). With
@@ -210,7 +212,7 @@ class RidgePath:
         b = mean_y - np.einsum("tp,tp->t", mean_x, w) if self.fit_intercept else np.zeros(len(X))
         return (w, b, scatter, cross) if with_scatter else (w, b)
 
-    def _arrays(self):
+    def _arrays(self) -> tuple[np.ndarray, ...]:
         """Contiguous arrays the kernels read (built once): X, y, ``[ones | X_eval]^T``, y_eval, v(empty)."""
         if self._kernel_arrays is None:
             X_eval = np.asarray(self.X_eval, dtype=np.float64)
@@ -222,7 +224,7 @@ class RidgePath:
                                    np.ascontiguousarray(self.empty, dtype=np.float64))
         return self._kernel_arrays
 
-    def _starts(self, permutations):
+    def _starts(self, permutations: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(heads_w, heads_b, t0s)``: from how many rows on the kernels read the fit off their factor.
 
         Ridge: from the first row with an intercept (``t0 = 1``), from the start without (``t0 = 0``). Least
@@ -240,7 +242,7 @@ class RidgePath:
         return _stack([w for w, _, _ in starts]), _stack([b for _, b, _ in starts]), np.array(
             [t0 for _, _, t0 in starts], dtype=np.int64)
 
-    def _least_squares_start(self, permutation):
+    def _least_squares_start(self, permutation: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         p, n = self.X.shape[1], len(permutation)
         head = min(n, 2 * p + 32)
         rows = permutation[:head]
@@ -255,7 +257,7 @@ class RidgePath:
         w, b = self.coefficients(self.X[permutation], self.y[permutation])
         return w, b, n + 1
 
-    def prefix_values_batch(self, permutations):
+    def prefix_values_batch(self, permutations: np.ndarray) -> np.ndarray:
         """Values of every prefix of each permutation, shape (k, n + 1, n_outputs), ``[:, 0]`` = v(empty).
 
         One numba kernel, threads over the permutations.
@@ -268,11 +270,12 @@ class RidgePath:
                             float(max(self.alpha, 0.0)), heads_w, heads_b, t0s, out)
         return out
 
-    def prefix_residuals(self, permutation):
+    def prefix_residuals(self, permutation: ArrayLike) -> np.ndarray:
         """Residuals on the evaluation rows of the fit on each prefix, shape (M, n_eval)."""
         return self.prefix_values_batch(np.asarray(permutation)[None, :])[0, 1:]
 
-    def accumulate(self, permutations, per_unit, unit, mean, m2, count):
+    def accumulate(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray, m2: np.ndarray,
+                   count: int) -> tuple[int, np.ndarray]:
         """Shapley accumulators along ``permutations``: returns ``(count, full)``.
 
         Few outputs (an aggregate game): the prefix values of the batch (threads over permutations) and the
@@ -291,7 +294,7 @@ class RidgePath:
                             float(max(self.alpha, 0.0)), heads_w, heads_b, t0s, unit, mean, m2, count, full)
         return count, full
 
-    def residuals(self, mask):
+    def residuals(self, mask: np.ndarray) -> np.ndarray:
         """Residuals on the evaluation rows of the fit on the rows in ``mask`` (non-empty): one solve."""
         X, y = self.X[mask], self.y[mask]
         if self.fit_intercept:
@@ -302,7 +305,7 @@ class RidgePath:
         return (self.X_eval @ w + b * self.ones - self.y_eval) * self.y_scale
 
 
-def _stack(arrays):
+def _stack(arrays: list[np.ndarray]) -> np.ndarray:
     """Ragged 2-D (or 1-D) arrays stacked into one zero-padded array along a new first axis."""
     longest = max(len(a) for a in arrays)
     out = np.zeros((len(arrays), longest, *arrays[0].shape[1:]))
@@ -311,7 +314,7 @@ def _stack(arrays):
     return out
 
 
-def _scale(*arrays) -> float:
+def _scale(*arrays: ArrayLike) -> float:
     """The largest magnitude in ``arrays`` (1 when all are zero): the unit the path computes in."""
     largest = max(float(np.max(np.abs(a))) if np.size(a) else 0.0 for a in arrays)
     return largest if largest > 0 and np.isfinite(largest) else 1.0

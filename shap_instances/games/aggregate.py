@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Sequence
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._base import Game
+from ._base import CoalitionMatrix, Game, GameValues
 
 __all__ = ["AggregateGame"]
 
@@ -46,7 +49,7 @@ class AggregateGame(Game):
     [1.5, 1.5, 1.0]
     """
 
-    def __init__(self, game: Game, weights, *, output_names=None):
+    def __init__(self, game: Game, weights: ArrayLike, *, output_names: Sequence[str] | None = None) -> None:
         weights = np.asarray(weights, dtype=np.float64)
         if weights.ndim == 1:
             weights = weights[:, None]
@@ -63,15 +66,15 @@ class AggregateGame(Game):
         self.cheap = bool(getattr(self._inner, "cheap", False))
 
     @property
-    def _inner(self):
+    def _inner(self) -> Any:
         return self._direct if self._direct is not None else self.game
 
-    def value_function(self, coalitions):
+    def value_function(self, coalitions: CoalitionMatrix) -> GameValues:
         if self._direct is not None:
             return self._direct.value_function(coalitions)
         return self.game.value_function(coalitions) @ self.weights
 
-    def prefix_values(self, permutations):
+    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
         if self._direct is not None:
             before = self._direct.n_evaluations
             out = self._direct.prefix_values(permutations)
@@ -82,7 +85,8 @@ class AggregateGame(Game):
         self.n_evaluations += self.game.n_evaluations - before
         return out
 
-    def accumulate_permutations(self, permutations, per_unit, unit, mean, m2, count):
+    def accumulate_permutations(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray,
+                                m2: np.ndarray, count: int) -> tuple[int, np.ndarray, np.ndarray]:
         if self._direct is None:
             return super().accumulate_permutations(permutations, per_unit, unit, mean, m2, count)
         before = self._direct.n_evaluations
@@ -124,7 +128,7 @@ class AggregateGame(Game):
     def quiet(self, value: bool) -> None:
         self._inner.quiet = value
 
-    def __copy__(self):
+    def __copy__(self) -> Self:
         """A copy with its own copy of the inner game, so parallel workers never share counters."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from ._base import Game
+from ._base import CoalitionMatrix, Game, GameValues
 
 __all__ = ["FunctionGame"]
 
@@ -26,9 +27,10 @@ class FunctionGame(Game):
     [[3.0]]
     """
 
-    def __init__(self, fn: Callable[[np.ndarray], np.ndarray], n_players: int, n_outputs: int = 1, **kwargs):
+    def __init__(self, fn: Callable[[np.ndarray], np.ndarray], n_players: int, n_outputs: int = 1,
+                 **kwargs: Any) -> None:
         super().__init__(n_players, n_outputs, **kwargs)
         self.fn = fn
 
-    def value_function(self, coalitions):
+    def value_function(self, coalitions: CoalitionMatrix) -> GameValues:
         return self.fn(coalitions)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Game
+from ._base import CoalitionMatrix, Game, GameValues
 from .residual import ResidualGame
 
 __all__ = ["LossGame"]
@@ -27,13 +27,13 @@ class LossGame(Game):
     True
     """
 
-    def __init__(self, residual_game: ResidualGame):
+    def __init__(self, residual_game: ResidualGame) -> None:
         super().__init__(residual_game.n_players, 1, player_names=residual_game.player_names,
                          output_names=["mse"])
         self.residual_game = residual_game
 
     @property
-    def cheap(self) -> bool:
+    def cheap(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
         """As the residual game's: True when its refits take an exact shortcut."""
         return bool(getattr(self.residual_game, "cheap", False))
 
@@ -41,10 +41,10 @@ class LossGame(Game):
         inner = self.residual_game.fingerprint()
         return None if inner is None else f"mse:{inner}"
 
-    def value_function(self, coalitions):
+    def value_function(self, coalitions: CoalitionMatrix) -> GameValues:
         return np.mean(self.residual_game.value_function(coalitions) ** 2, axis=1, keepdims=True)
 
-    def prefix_values(self, permutations):
+    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
         residuals = self.residual_game.prefix_values(permutations)
         self.n_evaluations = self.residual_game.n_evaluations
         return np.mean(residuals**2, axis=2, keepdims=True)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import copy
 import hashlib
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import clone, is_classifier
 
 from ..exceptions import ShapInstancesWarning, UnsupportedModelError
-from ._base import Game
+from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_knn import KNNPath
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath, RidgeProblem
@@ -59,30 +62,32 @@ class ResidualGame(Game):
     ((4,), 'RidgePath', None)
     """
 
-    def __init__(self, model, X, y, X_eval=None, y_eval=None, *, empty_prediction=None, player_names=None,
-                 output_names=None, use_fast_path=True, model_seed=0):
+    def __init__(self, model: Any, X: Any, y: np.ndarray, X_eval: Any = None, y_eval: np.ndarray | None = None, *,
+                 empty_prediction: float | None = None, player_names: Sequence[str] | None = None,
+                 output_names: Sequence[str] | None = None, use_fast_path: bool = True, model_seed: int = 0) -> None:
         X_eval, y_eval = (X, y) if X_eval is None else (X_eval, y_eval)
+        assert y_eval is not None
         super().__init__(len(y), len(y_eval), player_names=player_names, output_names=output_names)
         self.model, self.X, self.y, self.X_eval, self.y_eval = _seeded(model, model_seed), X, y, X_eval, y_eval
         self.empty = np.zeros(len(y_eval)) if empty_prediction is None else float(empty_prediction) - y_eval
         paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
-        self.fast_path = paths[0](model, X, y, X_eval, y_eval, self.empty) if paths else None
+        self.fast_path: Any = paths[0](model, X, y, X_eval, y_eval, self.empty) if paths else None
         if self.fast_path is not None and not getattr(self.fast_path, "usable", True):
             self.fast_path = None  # data outside the shortcut's numeric range: exact refits instead
-        self.weights = None  # (n_eval, K) for an aggregate game: values are residuals @ weights
+        self.weights: np.ndarray | None = None  # (n_eval, K) for an aggregate game: values are residuals @ weights
         self.n_failed_fits = 0
         self.first_failure: str | None = None
         self.quiet = False  # parallel workers stay quiet; the caller warns once after merging their counts
         self.probability = is_classifier(model)  # y in {0, 1}: residuals of P(y = 1)
         fits = self.fast_path is not None and self.fast_path.fits_all_rows()
-        self._full = None if fits else self._fit_all_rows()  # refuses a model that cannot fit all rows
+        self._full: np.ndarray | None = None if fits else self._fit_all_rows()  # refuses a model that cannot fit all rows
 
     @property
-    def cheap(self) -> bool:
+    def cheap(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
         """True when an exact refit shortcut evaluates coalitions (no process pool is worth starting)."""
         return self.fast_path is not None
 
-    def aggregate(self, weights, *, output_names=None) -> ResidualGame:
+    def aggregate(self, weights: ArrayLike, *, output_names: Sequence[str] | None = None) -> ResidualGame:
         """The game ``v_W(S) = v(S) @ weights``: K weighted sums of the explained rows' residuals.
 
         Shapley values are linear in the game, so the values of the aggregate game are ``phi @ weights``,
@@ -177,7 +182,7 @@ class ResidualGame(Game):
                 f"({type(exc).__name__}: {exc}); fix the model or the data before decomposing its residuals."
             ) from exc
 
-    def _refit(self, mask) -> np.ndarray:
+    def _refit(self, mask: np.ndarray) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fitted = clone(self.model).fit(self.X[mask], self.y[mask])
@@ -199,7 +204,7 @@ class ResidualGame(Game):
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()
 
-    def _fit_residuals(self, mask):
+    def _fit_residuals(self, mask: np.ndarray) -> np.ndarray:
         if not mask.any():
             return self.empty
         if self.fast_path is not None:
@@ -218,7 +223,7 @@ class ResidualGame(Game):
                 self._warn_failure()
             return self.empty
 
-    def _warn_failure(self):
+    def _warn_failure(self) -> None:
         if not self.quiet:
             warnings.warn(f"{self.first_failure}; such subsets get the empty coalition's value (see "
                           "n_failed_fits).", ShapInstancesWarning, stacklevel=3)
@@ -233,10 +238,11 @@ class ResidualGame(Game):
             self.first_failure = delta["first_failure"]
             self._warn_failure()
 
-    def value_function(self, coalitions):
+    def value_function(self, coalitions: CoalitionMatrix) -> GameValues:
         return np.stack([self._fit_residuals(mask) for mask in coalitions])
 
-    def accumulate_permutations(self, permutations, per_unit, unit, mean, m2, count):
+    def accumulate_permutations(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray,
+                                m2: np.ndarray, count: int) -> tuple[int, np.ndarray, np.ndarray]:
         """The fused numba kernel of the ridge and mean shortcuts, else the default (see ``Game``)."""
         if not getattr(self.fast_path, "fused", False):
             return super().accumulate_permutations(permutations, per_unit, unit, mean, m2, count)
@@ -245,7 +251,7 @@ class ResidualGame(Game):
         count, full = self.fast_path.accumulate(permutations, per_unit, unit, mean, m2, count)
         return count, np.array(self.empty, dtype=np.float64), full
 
-    def prefix_values(self, permutations):
+    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
         if self.fast_path is None:
             return super().prefix_values(permutations)
         permutations = np.asarray(permutations, dtype=np.intp)
@@ -259,7 +265,7 @@ class ResidualGame(Game):
         return out
 
 
-def _seeded(model, seed: int):
+def _seeded(model: Any, seed: int) -> Any:
     """``model``, or a clone of it whose ``random_state`` parameters left at None are set to ``seed``."""
     unset = {key: seed for key, value in model.get_params(deep=True).items()
              if key.rsplit("__", 1)[-1] == "random_state" and value is None}
