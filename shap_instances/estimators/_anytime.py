@@ -16,13 +16,17 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from ._budget import RunClock
 from ._parallel import parallel_values, plan_workers
-from .sampling import CoalitionDesign
+from .sampling import CoalitionDesign, KernelCoalitionSampler
+
+if TYPE_CHECKING:
+    from ..games import Game
 
 __all__ = ["evaluate_design", "truncated_design"]
 
@@ -58,7 +62,9 @@ def _less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return ~differ.any(axis=1) | (a[rows, first] < b[rows, first])
 
 
-def evaluate_design(game, sampler, budget: int, rng, n_jobs, *, silent: bool, max_time):
+def evaluate_design(game: Game, sampler: KernelCoalitionSampler, budget: int, rng: np.random.Generator,
+                    n_jobs: int | None, *, silent: bool,
+                    max_time: float | None) -> tuple[CoalitionDesign, np.ndarray, str | None]:
     """Draw the design of ``budget`` coalitions and evaluate it, within ``max_time`` seconds if given.
 
     Returns ``(design, values, stopped_by)``: the design actually used (re-planned or truncated when the time
@@ -76,7 +82,8 @@ def evaluate_design(game, sampler, budget: int, rng, n_jobs, *, silent: bool, ma
     left = len(order) - len(first)
     if left:
         clock.check_long(per_coalition, left, len(first))
-    affordable = None if clock.max_time is None else int(PLAN_MARGIN * clock.left() / max(per_coalition, 1e-12))
+    affordable = None if clock.max_time is None else int(PLAN_MARGIN * cast(float, clock.left())
+                                                         / max(per_coalition, 1e-12))
     if affordable is not None and left > affordable and budget > affordable + len(first):
         known = dict(zip([row.tobytes() for row in np.packbits(design.masks[first], axis=1)], first_values))
         design = sampler.sample(max(affordable + len(first), 4), rng)

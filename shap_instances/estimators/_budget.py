@@ -45,7 +45,7 @@ class RunClock:
         The options that shorten the run, for the warning.
     """
 
-    def __init__(self, max_time, what: str, helps: str):
+    def __init__(self, max_time: float | None, what: str, helps: str) -> None:
         self.max_time = None if max_time is None else float(max_time)
         self.what, self.helps = what, helps
         self.start = time.perf_counter()

@@ -20,6 +20,7 @@ import uuid
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -77,7 +78,7 @@ class CheckpointFile:
     CheckpointError True
     """
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(os.fspath(path))
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self._token: str | None = None
@@ -88,7 +89,7 @@ class CheckpointFile:
         self.acquire()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.release()
 
     def acquire(self) -> None:
@@ -228,7 +229,7 @@ class CheckpointFile:
             raise self._error(f"is damaged: {error}; delete it to start afresh") from None
         return header, arrays
 
-    def _check_fingerprint(self, saved, current: dict) -> None:
+    def _check_fingerprint(self, saved: Any, current: dict) -> None:
         current = _decode(_encode(current))  # as it would read back: tuples as lists, numpy scalars as Python's
         if saved == current:
             return
@@ -268,7 +269,7 @@ class CheckpointFile:
                 raise self._error(f"is damaged: array '{key}' is not a float64 vector of the outputs' length")
         state["rng"] = self._checked_rng_state(state.get("rng"))
 
-    def _checked_rng_state(self, saved) -> dict:
+    def _checked_rng_state(self, saved: Any) -> dict:
         name = saved.get("bit_generator") if isinstance(saved, dict) else None
         if name not in _BIT_GENERATORS:
             raise self._error(f"has an unknown random generator {name!r} (known: {', '.join(_BIT_GENERATORS)}); "
@@ -285,7 +286,8 @@ class CheckpointFile:
     def save(self, state: dict) -> None:
         """Replace the file with ``state`` (the dict :meth:`load` returns) atomically and durably."""
         self._check_still_locked()
-        arrays = {key: np.ascontiguousarray(value) for key, value in state.items() if isinstance(value, np.ndarray)}
+        arrays: dict[str, np.ndarray] = {key: np.ascontiguousarray(value) for key, value in state.items()
+                                         if isinstance(value, np.ndarray)}
         header = {"format": FORMAT, "version": VERSION,
                   "arrays": {key: {"dtype": a.dtype.str, "shape": list(a.shape)} for key, a in arrays.items()},
                   "state": _encode({key: value for key, value in state.items() if key not in arrays})}
@@ -293,7 +295,7 @@ class CheckpointFile:
         fd, temporary = tempfile.mkstemp(prefix=self._temporary_prefix(), suffix=".tmp", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, header=raw, **arrays)
+                np.savez(handle, header=raw, **arrays)  # type: ignore[arg-type]  # (numpy's stub: allow_pickle)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temporary, self.path)
@@ -423,11 +425,11 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def _refuse_constant(name: str):
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a valid number here")
 
 
-def _encode(value):
+def _encode(value: Any) -> Any:
     """JSON-ready ``value``: ints beyond 2**53 and integer arrays (a generator's state) as decimal strings."""
     if isinstance(value, bool | np.bool_):
         return bool(value)
@@ -449,7 +451,7 @@ def _encode(value):
     raise TypeError(f"cannot write {type(value).__name__} to a checkpoint")
 
 
-def _decode(value):
+def _decode(value: Any) -> Any:
     """Inverse of :func:`_encode`; raises ValueError or TypeError on anything it would not have written."""
     if isinstance(value, list):
         return [_decode(item) for item in value]

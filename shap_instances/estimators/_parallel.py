@@ -18,6 +18,9 @@ import copy
 import os
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
@@ -26,6 +29,9 @@ from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 from ..exceptions import BudgetWarning
+
+if TYPE_CHECKING:
+    from ..games import Game
 
 __all__ = ["POOL_WORTH_SECONDS", "blas_single_thread", "dask_scheduler", "local_evaluation", "parallel_prefix_values",
            "parallel_values", "plan_workers"]
@@ -37,7 +43,7 @@ POOL_WORTH_SECONDS = 4.0
 _CONTROLLER: ThreadpoolController | None = None
 
 
-def blas_single_thread():
+def blas_single_thread() -> AbstractContextManager[Any]:
     """A context in which BLAS uses one thread (threadpoolctl; the controller is built once per process).
 
     Small products (a 442 x 10 by 10 x 442 one, say) ran 9x slower with two OpenBLAS threads on a loaded
@@ -49,7 +55,7 @@ def blas_single_thread():
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
-def local_evaluation():
+def local_evaluation() -> AbstractContextManager[Any]:
     """A context for evaluating a game in this process: a model's own joblib calls (a forest's trees) stay here.
 
     Under a distributed backend (dask), joblib would otherwise send every tree of every refit to the cluster as
@@ -72,7 +78,8 @@ def _cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def plan_workers(n_jobs, *, cheap: bool = False, seconds_left: float | None = None, note: bool = True) -> int:
+def plan_workers(n_jobs: int | None, *, cheap: bool = False, seconds_left: float | None = None,
+                 note: bool = True) -> int:
     """How many joblib workers to use: 1 means evaluate in the calling process.
 
     Parameters
@@ -114,7 +121,7 @@ def plan_workers(n_jobs, *, cheap: bool = False, seconds_left: float | None = No
 
 
 @contextlib.contextmanager
-def dask_scheduler(address):
+def dask_scheduler(address: Any) -> Iterator[Any]:
     """Send the joblib work inside the block to a dask.distributed cluster (``None``: do nothing).
 
     Parameters
@@ -147,13 +154,13 @@ def dask_scheduler(address):
         yield client
 
 
-def _on_copy(game, method: str, batch):
+def _on_copy(game: Game, method: str, batch: np.ndarray) -> tuple[Any, dict]:
     """Run ``game.<method>(batch)`` on a copy and return the result with the counts the copy accumulated.
 
     Working on a copy makes every backend behave alike: process-based ones (loky, dask) copy the game
     anyway, and thread-based ones would otherwise race on the counters.
     """
-    worker = copy.copy(game)
+    worker: Any = copy.copy(game)  # games that report failures have a `quiet` switch
     worker.quiet = True  # the caller reports failures once, after merging the counts
     before = worker.counters()
     # one task is one unit of parallelism: joblib calls inside the model (a forest's trees) run here, in
@@ -165,13 +172,14 @@ def _on_copy(game, method: str, batch):
     return result, delta
 
 
-def _here(game, method: str, batch):
+def _here(game: Game, method: str, batch: np.ndarray) -> tuple[Any, None]:
     """``game.<method>(batch)`` in this process (a model's own joblib calls kept here), with no counts to merge."""
     with local_evaluation():
         return getattr(game, method)(batch), None
 
 
-def _distribute(game, method: str, batches: np.ndarray, n_jobs, silent: bool, desc: str, chunk_size: int):
+def _distribute(game: Game, method: str, batches: np.ndarray, n_jobs: int | None, silent: bool, desc: str,
+                chunk_size: int) -> tuple[list, list]:
     """``game.<method>`` over chunks of ``batches``, in order, merging the workers' counts into ``game``."""
     if n_jobs in (None, 1):
         parallel, n_workers = None, 1
@@ -194,7 +202,7 @@ def _distribute(game, method: str, batches: np.ndarray, n_jobs, silent: bool, de
     return parts, chunks
 
 
-def parallel_prefix_values(game, permutations: np.ndarray, n_jobs: int | None) -> np.ndarray:
+def parallel_prefix_values(game: Game, permutations: np.ndarray, n_jobs: int | None) -> np.ndarray:
     """``game.prefix_values(permutations)``, split over ``n_jobs`` joblib workers (as :func:`plan_workers` gives).
 
     Results are identical for every ``n_jobs``: the permutations are drawn in the caller and only their
@@ -206,7 +214,7 @@ def parallel_prefix_values(game, permutations: np.ndarray, n_jobs: int | None) -
     return np.concatenate(parts, axis=0)
 
 
-def parallel_values(game, masks: np.ndarray, n_jobs: int | None = None, *, silent: bool = True,
+def parallel_values(game: Game, masks: np.ndarray, n_jobs: int | None = None, *, silent: bool = True,
                     desc: str = "coalitions", chunk_size: int = 64) -> np.ndarray:
     """``game(masks)`` with the new coalitions evaluated in chunks over ``n_jobs`` joblib workers.
 
@@ -215,7 +223,7 @@ def parallel_values(game, masks: np.ndarray, n_jobs: int | None = None, *, silen
     games evaluate a first chunk there, timed, and use workers for the rest only when :func:`plan_workers`
     finds them worth starting.
     """
-    def evaluator(coalitions):
+    def evaluator(coalitions: np.ndarray) -> np.ndarray:
         if getattr(game, "cheap", False):
             with blas_single_thread():
                 return game.value_function(coalitions)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..exceptions import UnsupportedModelError
 from ._result import ShapleyResult
+
+if TYPE_CHECKING:
+    from ..games import Game
 
 __all__ = ["ClosedFormEstimator"]
 
@@ -39,11 +44,11 @@ class ClosedFormEstimator:
     """
 
     @staticmethod
-    def supports(game) -> bool:
+    def supports(game: Game) -> bool:
         """Whether ``game`` has its Shapley values in closed form (``game.closed_form`` is not None)."""
         return getattr(game, "closed_form", None) is not None
 
-    def estimate(self, game) -> ShapleyResult:
+    def estimate(self, game: Game) -> ShapleyResult:
         """Exact Shapley values of ``game``; refused (UnsupportedModelError) when :meth:`supports` is False."""
         if not self.supports(game):
             raise UnsupportedModelError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -9,6 +11,9 @@ from ..exceptions import GameTooLargeError
 from ._parallel import parallel_values
 from ._result import ShapleyResult
 from ._weights import shapley_weights
+
+if TYPE_CHECKING:
+    from ..games import Game
 
 __all__ = ["ExactEstimator", "all_coalitions"]
 
@@ -56,13 +61,14 @@ class ExactEstimator:
     [0.6667, 0.1667, 0.1667]
     """
 
-    def __init__(self, max_players: int = 16, chunk_size: int = 8192, n_jobs=None, silent=False):
+    def __init__(self, max_players: int = 16, chunk_size: int = 8192, n_jobs: int | None = None,
+                 silent: bool = False) -> None:
         self.max_players = max_players
         self.chunk_size = chunk_size
         self.n_jobs = n_jobs
         self.silent = silent
 
-    def estimate(self, game) -> ShapleyResult:
+    def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` (a :class:`~shap_instances.games.Game`)."""
         m = game.n_players
         if m > self.max_players:
@@ -86,6 +92,7 @@ class ExactEstimator:
             if start == 0:
                 empty = values[0]
             full = values[-1]
+        assert empty is not None and full is not None  # the first chunk sets both
         return ShapleyResult(
             values=phi, empty_value=empty, full_value=full, n_evaluations=game.n_evaluations - start_evals,
             estimator="exact",

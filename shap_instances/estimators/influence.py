@@ -27,16 +27,23 @@ the largest gap before completion. ``efficiency="none"`` returns the raw approxi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..exceptions import UnsupportedModelError
 from ..utils import check_random_state
+from ..utils._random import RandomStateLike
 from ._result import ShapleyResult
+
+if TYPE_CHECKING:
+    from ..games import Game
 
 __all__ = ["RidgeInfluenceEstimator", "ridge_influence"]
 
 
-def _ridge_fit(X, y, alpha, fit_intercept):
+def _ridge_fit(X: np.ndarray, y: np.ndarray, alpha: float,
+               fit_intercept: bool) -> tuple[np.ndarray, float | np.ndarray, np.ndarray | float, np.ndarray]:
     """Coefficients and the inverse (pseudo-inverse) of the penalised scatter of one fit, as scikit-learn's Ridge."""
     mean = X.mean(axis=0) if fit_intercept else np.zeros(X.shape[1])
     centred = X - mean
@@ -47,7 +54,8 @@ def _ridge_fit(X, y, alpha, fit_intercept):
     return w, b, mean, inverse
 
 
-def ridge_influence(X, y, X_eval, alpha, fit_intercept=True, ones=None):
+def ridge_influence(X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, alpha: float, fit_intercept: bool = True,
+                    ones: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Influence estimates ``f_S(x_j) - f_{S-i}(x_j)`` for every row i of the fit on (X, y): shape (n_eval, |S|).
 
     Also returns the leverages ``z_i^T H_S^{-1} z_i`` (dividing by ``1 - leverage`` gives the exact change).
@@ -94,11 +102,12 @@ class RidgeInfluenceEstimator:
     ((8, 8), True)
     """
 
-    def __init__(self, variant="all", *, n_rounds=1, efficiency="complete", random_state=None):
+    def __init__(self, variant: str = "all", *, n_rounds: int = 1, efficiency: str = "complete",
+                 random_state: RandomStateLike = None) -> None:
         self.variant, self.n_rounds, self.efficiency, self.random_state = variant, n_rounds, efficiency, random_state
 
     @staticmethod
-    def supports(game) -> bool:
+    def supports(game: Game) -> bool:
         """Whether ``game`` exposes the ridge problem of its refits (``game.ridge_problem`` is not None).
 
         Examples
@@ -114,7 +123,7 @@ class RidgeInfluenceEstimator:
         """
         return getattr(game, "ridge_problem", None) is not None
 
-    def estimate(self, game) -> ShapleyResult:
+    def estimate(self, game: Game) -> ShapleyResult:
         """Influence approximation of the Shapley values of ``game`` (efficiency completed unless "none")."""
         rng = check_random_state(self.random_state)
         problem = getattr(game, "ridge_problem", None)
@@ -140,7 +149,9 @@ class RidgeInfluenceEstimator:
         return ShapleyResult(values.T, empty, full, n_evaluations=n_fits, estimator=f"influence-{self.variant}",
                              info={"raw_efficiency_gap": float(np.max(np.abs(gap))), "n_fits": n_fits})
 
-    def _all_subsets(self, X, y, X_eval, y_eval, empty, alpha, fit_intercept, ones, rng):
+    def _all_subsets(self, X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, y_eval: np.ndarray, empty: np.ndarray,
+                     alpha: float, fit_intercept: bool, ones: np.ndarray,
+                     rng: np.random.Generator) -> tuple[np.ndarray, int]:
         n, n_eval = len(y), len(X_eval)
         values = np.zeros((n_eval, n))
         # singletons: the exact v({i}) - v(empty)

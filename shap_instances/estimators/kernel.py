@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor
 from scipy.linalg.lapack import dpotri
 
 from ..utils import check_random_state, validate_params
+from ..utils._random import RandomStateLike
 from ._anytime import evaluate_design
 from ._result import ShapleyResult
 from .sampling import KernelCoalitionSampler
+
+if TYPE_CHECKING:
+    from ..games import Game
 
 __all__ = ["KernelEstimator"]
 
@@ -91,8 +96,9 @@ class KernelEstimator:
 
     _parameter_constraints: dict = {"standard_errors": ["boolean"]}
 
-    def __init__(self, max_evals=None, l1_reg=False, standard_errors=True, random_state=None, n_jobs=None,
-                 silent=False, n_bootstrap="deprecated", max_time=None):
+    def __init__(self, max_evals: int | None = None, l1_reg: bool | str | int = False, standard_errors: bool = True,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
+                 n_bootstrap: int | str = "deprecated", max_time: float | None = None) -> None:
         if l1_reg is not False:
             raise ValueError(f"l1_reg={l1_reg!r} is not supported: KernelEstimator keeps every player (l1_reg=False).")
         self.max_evals = max_evals
@@ -104,7 +110,7 @@ class KernelEstimator:
         self.n_bootstrap = n_bootstrap
         self.max_time = max_time
 
-    def estimate(self, game) -> ShapleyResult:
+    def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with analytic standard errors."""
         validate_params("KernelEstimator", self._parameter_constraints, {"standard_errors": self.standard_errors})
         with_se = self.standard_errors
@@ -144,21 +150,22 @@ class KernelEstimator:
         )
 
 
-def _design(masks, values, empty, full):
+def _design(masks: np.ndarray, values: np.ndarray, empty: np.ndarray,
+            full: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The regression with ``sum(phi) = full - empty`` eliminated: design ``X`` (n, M - 1), targets ``Y`` (n, D)."""
     total = full - empty
     z = masks.astype(np.float64)
     return z[:, :-1] - z[:, -1:], values - empty - z[:, -1:] * total
 
 
-def _solve(X, Y, weights, total):
+def _solve(X: np.ndarray, Y: np.ndarray, weights: np.ndarray, total: np.ndarray) -> np.ndarray:
     """Weighted least squares for all outputs at once; the last player's value from the constraint."""
     root = np.sqrt(weights)[:, None]
     beta = np.linalg.lstsq(root * X, root * Y, rcond=None)[0]
     return np.vstack([beta, total - beta.sum(axis=0)])
 
 
-def _complements(masks):
+def _complements(masks: np.ndarray) -> np.ndarray:
     """Row index of each row's complement (every coalition of a kernel design comes with its complement)."""
     packed = np.packbits(masks, axis=1)
     keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
@@ -170,7 +177,8 @@ def _complements(masks):
     return partner
 
 
-def _sandwich_se(masks, X, Y, weights, sampled, phi, n_draws):
+def _sandwich_se(masks: np.ndarray, X: np.ndarray, Y: np.ndarray, weights: np.ndarray, sampled: np.ndarray,
+                 phi: np.ndarray, n_draws: int) -> np.ndarray:
     """Standard errors of ``phi`` over the draws of complementary pairs (docs/engine.md derives them).
 
     With ``A = X' W X``, a pair {S, N \\ S} (design rows ``x`` and ``-x``, equal weights ``w``, drawn ``c``
@@ -206,7 +214,7 @@ def _sandwich_se(masks, X, Y, weights, sampled, phi, n_draws):
     return np.sqrt(np.maximum(variance, 0.0))
 
 
-def _inverse_spd(gram):
+def _inverse_spd(gram: np.ndarray) -> np.ndarray | None:
     """The inverse of a symmetric positive definite matrix from its Cholesky factor (LAPACK potri), or None when
     the matrix is singular or so ill-conditioned (condition number above about 1e14) that it is as good as."""
     try:

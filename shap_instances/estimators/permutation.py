@@ -5,16 +5,22 @@ from __future__ import annotations
 import contextlib
 import numbers
 import time
+from os import PathLike
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from .._kernels.prefix_shapley import accumulate_prefix_units
 from ..utils import check_random_state
+from ..utils._random import RandomStateLike
 from ._budget import RunClock, format_seconds
 from ._checkpoint import CheckpointFile
 from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers
 from ._result import ShapleyResult
+
+if TYPE_CHECKING:
+    from ..games import Game
 
 __all__ = ["PermutationEstimator"]
 
@@ -91,8 +97,10 @@ class PermutationEstimator:
     ('max_time', True, True)
     """
 
-    def __init__(self, n_permutations=None, max_evals=None, antithetic=True, max_standard_error=None,
-                 batch_size=None, random_state=None, n_jobs=None, silent=False, checkpoint=None, max_time=None):
+    def __init__(self, n_permutations: int | None = None, max_evals: int | None = None, antithetic: bool = True,
+                 max_standard_error: float | None = None, batch_size: int | None = None,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
+                 checkpoint: str | PathLike[str] | None = None, max_time: float | None = None) -> None:
         self.n_permutations = n_permutations
         self.max_evals = max_evals
         self.antithetic = antithetic
@@ -137,7 +145,7 @@ class PermutationEstimator:
         half = np.argsort(rng.random((k // 2, m)), axis=1)
         return np.stack([half, half[:, ::-1]], axis=1).reshape(k, m)
 
-    def estimate(self, game) -> ShapleyResult:
+    def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors."""
         if self.checkpoint is None:
             return self._estimate(game)
@@ -148,7 +156,7 @@ class PermutationEstimator:
         finally:
             self._checkpoint_file = None
 
-    def _estimate(self, game) -> ShapleyResult:
+    def _estimate(self, game: Game) -> ShapleyResult:
         m, d = game.n_players, game.n_outputs
         total, batch = self._plan(m)
         rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
@@ -212,7 +220,7 @@ class PermutationEstimator:
                     if not cheap:
                         jobs = plan_workers(self.n_jobs, seconds_left=estimate)
                 if clock.max_time is not None:
-                    bar.set_postfix_str(f"time budget: {format_seconds(clock.left())} left", refresh=False)
+                    bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
         n = state["units"]
         if n > 1:  # in place: the peak stays at the two running sums and the work block
             standard_errors = state["m2"]
@@ -229,18 +237,18 @@ class PermutationEstimator:
                   "seconds": clock.elapsed, "n_jobs_used": jobs},
         )
 
-    def _stop(self, state) -> bool:
+    def _stop(self, state: dict[str, Any]) -> bool:
         if self.max_standard_error is None or state["units"] < 2:
             return False
         se = np.sqrt(state["m2"] / (state["units"] - 1) / state["units"])
         return bool(np.max(se) <= self.max_standard_error)
 
-    _checkpoint_file = None  # the open CheckpointFile during a checkpointed estimate
+    _checkpoint_file: CheckpointFile | None = None  # the open CheckpointFile during a checkpointed estimate
 
-    def _load_state(self, fingerprint):
+    def _load_state(self, fingerprint: dict | None) -> dict | None:
         return None if self._checkpoint_file is None else self._checkpoint_file.load(fingerprint)
 
-    def _save_state(self, state) -> None:
+    def _save_state(self, state: dict[str, Any]) -> None:
         if self._checkpoint_file is not None:  # atomic and durable: a kill never leaves a half-written file
             self._checkpoint_file.save(state)
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..utils import check_memory, check_random_state
+from ..utils._random import RandomStateLike
 from ._weights import kernel_weights
 
 __all__ = ["CoalitionDesign", "KernelCoalitionSampler"]
@@ -69,12 +70,12 @@ class KernelCoalitionSampler:
     True
     """
 
-    def __init__(self, n_players: int):
+    def __init__(self, n_players: int) -> None:
         if not isinstance(n_players, numbers.Integral) or isinstance(n_players, bool | np.bool_) or n_players < 1:
             raise InvalidParameterError(f"KernelCoalitionSampler: n_players must be an int >= 1; got {n_players!r}.")
-        self.n_players = int(n_players)
+        self.n_players: int = int(n_players)
 
-    def sample(self, budget: int, random_state=None) -> CoalitionDesign:
+    def sample(self, budget: int, random_state: RandomStateLike = None) -> CoalitionDesign:
         """At most ``budget`` coalitions (besides the empty and the full one) and their kernel weights.
 
         Parameters
@@ -139,10 +140,10 @@ def _kernel_design(m: int, budget: int, rng: np.random.Generator) -> CoalitionDe
     n_enumerated = len(masks)
     left = [s for s in sizes if s not in done]
     if left and remaining_budget >= 2:
-        left = np.array(left)
-        probabilities = mass[left - 1] / mass[left - 1].sum()
+        left_sizes = np.array(left)
+        probabilities = mass[left_sizes - 1] / mass[left_sizes - 1].sum()
         n_draws = remaining_budget // 2
-        drawn_sizes = rng.choice(left, size=n_draws, p=probabilities)
+        drawn_sizes = rng.choice(left_sizes, size=n_draws, p=probabilities)
         order = np.argsort(rng.random((n_draws, m)), axis=1)  # a uniformly random order of the players
         half = np.zeros((n_draws, m), dtype=bool)  # its first `size` players: a uniformly random coalition
         np.put_along_axis(half, order, np.arange(m)[None, :] < drawn_sizes[:, None], axis=1)
@@ -150,6 +151,6 @@ def _kernel_design(m: int, budget: int, rng: np.random.Generator) -> CoalitionDe
         unique, counts = np.unique(np.packbits(both, axis=1), axis=0, return_counts=True)
         masks.extend(np.unpackbits(unique, axis=1, count=m).astype(bool))
         weights.extend(remaining_mass * counts / counts.sum())
-    masks = np.array(masks, dtype=bool).reshape(-1, m)
-    sampled = np.arange(len(masks)) >= n_enumerated
-    return CoalitionDesign(masks, np.asarray(weights, dtype=np.float64), sampled)
+    design = np.array(masks, dtype=bool).reshape(-1, m)
+    sampled = np.arange(len(design)) >= n_enumerated
+    return CoalitionDesign(design, np.asarray(weights, dtype=np.float64), sampled)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import TypeAlias
 
 import numpy as np
 
@@ -10,8 +11,13 @@ from ..exceptions import InvalidParameterError
 
 __all__ = ["check_random_state", "spawn_seeds"]
 
+#: What every ``random_state`` parameter of the package accepts (see :func:`check_random_state`).
+RandomStateLike: TypeAlias = (
+    int | np.integer | np.random.Generator | np.random.BitGenerator | np.random.RandomState | None
+)
 
-def check_random_state(random_state) -> np.random.Generator:
+
+def check_random_state(random_state: RandomStateLike) -> np.random.Generator:
     """A :class:`numpy.random.Generator` from any seed the package accepts.
 
     * ``None``: fresh entropy (results differ between calls);
