@@ -16,11 +16,13 @@ Parameters are checked once, from the class's ``_parameter_constraints`` table, 
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
 
 import cloudpickle
 import numpy as np
 import shap
+from numpy.typing import ArrayLike
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
@@ -94,7 +96,7 @@ class InstanceExplainer(shap.Explainer):
     _parameter_constraints: ClassVar[dict[str, list]] = {}
 
     # ------------------------------------------------------------------ construction
-    def _setup(self, params: dict[str, Any]):
+    def _setup(self, params: dict[str, Any]) -> Any:
         """Store the constructor's arguments once checked; return the training (or background) data.
 
         ``params`` is the constructor's ``locals()``: ``model``, ``masker`` and its alias ``data``, then the
@@ -133,10 +135,10 @@ class InstanceExplainer(shap.Explainer):
                                   f"{cls.__name__}, problem=ConformanceProblem(...)).")
 
     # ------------------------------------------------------------------ calls
-    def __call__(self, X=None, y=None, **options) -> shap.Explanation:  # pragma: no cover - abstract
+    def __call__(self, *args: Any, **options: Any) -> shap.Explanation:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} does not implement __call__.")
 
-    def _check_call_y(self, y) -> None:
+    def _check_call_y(self, y: ArrayLike | None) -> None:
         """Refuse ``y`` where the explainer does not use it, require it where it must."""
         if self.call_y == "none" and y is not None:
             raise InvalidParameterError(
@@ -169,7 +171,7 @@ class InstanceExplainer(shap.Explainer):
         """
         return self._expected_value()
 
-    def _expected_value(self):
+    def _expected_value(self) -> float | np.ndarray:
         base = getattr(self, "_last_base_values", None)
         if base is None:
             raise AttributeError(f"{type(self).__name__}.expected_value is known after the first call: call "
@@ -181,16 +183,17 @@ class InstanceExplainer(shap.Explainer):
         """The generator of this call: an int ``random_state`` gives the same stream on every call."""
         return check_random_state(getattr(self, "random_state", None))
 
-    def _clone_model(self):
+    def _clone_model(self) -> Any:
         """An unfitted copy of the user's model with the same hyper-parameters."""
         return clone(self.model)
 
-    def _progress(self, iterable=None, *, total=None, desc=None, unit="it"):
+    def _progress(self, iterable: Iterable[Any] | None = None, *, total: int | None = None, desc: str | None = None,
+                  unit: str = "it") -> Any:
         """A tqdm progress bar, disabled when ``silent=True``."""
         return tqdm(iterable, total=total, desc=desc, unit=unit, disable=getattr(self, "silent", False),
                     leave=False)
 
-    def _player_vectors(self):
+    def _player_vectors(self) -> tuple[Any, str]:
         """(players x attributes, kind): what :func:`shap_instances.utils.player_clustering` clusters."""
         data = getattr(self, "data_", None)
         if data is None:
@@ -248,7 +251,7 @@ class InstanceExplainer(shap.Explainer):
         return f"{type(self).__name__}(model={type(self.model).__name__})"
 
 
-def _collapse_rows(base: np.ndarray):
+def _collapse_rows(base: np.ndarray) -> float | np.ndarray:
     """One base value when every row has the same (a float, or an array over outputs), else the rows'."""
     if base.ndim == 0:
         return float(base)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import shap
+from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
@@ -30,10 +32,13 @@ from ..proximities import (
 )
 from ..utils import COMMON_CONSTRAINTS, check_data, check_memory, fitted_columns, model_input, row_names, training_names
 
+if TYPE_CHECKING:
+    from ..utils import ConformanceProblem
+
 __all__ = ["GapExplainer"]
 
 
-def _no_sparse_nan(X, name: str):
+def _no_sparse_nan(X: Any, name: str) -> Any:
     """Refuse a sparse matrix holding NaN: scikit-learn's forests route missing values in dense input only."""
     if sp.issparse(X) and np.isnan(X.data).any():
         raise DataValidationError(f"{name}: a sparse matrix with NaN values; scikit-learn's forests take missing "
@@ -41,7 +46,7 @@ def _no_sparse_nan(X, name: str):
     return X
 
 
-def _read_only(matrix):
+def _read_only(matrix: Any) -> Any:
     """``matrix`` with its arrays made read-only, so a cached matrix cannot be changed in place by mistake."""
     for array in (matrix.data, matrix.indices, matrix.indptr):
         array.flags.writeable = False
@@ -117,8 +122,9 @@ class GapExplainer(InstanceExplainer):
         "sample_weight": [None, "array-like"],
     }
 
-    def __init__(self, model, masker=None, *, data=None, y=None, sample_weight=None, max_memory=None, n_jobs=None,
-                 feature_names=None):
+    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
+                 sample_weight: ArrayLike | None = None, max_memory: float | None = None, n_jobs: int | None = None,
+                 feature_names: Sequence[str] | None = None) -> None:
         check_forest(model)
         data = self._setup(locals())
         if data is None:
@@ -147,10 +153,10 @@ class GapExplainer(InstanceExplainer):
             self.output_names_ = [f"y{k}" for k in range(self.targets_.shape[1])]
             self.colour_by_ = self.targets_[:, 0]
         self.base_values_ = self.targets_.mean(axis=0)
-        self._oob = None
+        self._oob: Any = None  # the out-of-bag proximities (sparse), once computed
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """A 10-tree forest on 60 diabetes rows, 6 held-out rows; the explained quantity is ``predict``."""
         from sklearn.ensemble import RandomForestRegressor
 
@@ -163,7 +169,7 @@ class GapExplainer(InstanceExplainer):
                                   atol=1e-10)
 
     @classmethod
-    def supports_model(cls, model, data=None) -> bool:
+    def supports_model(cls, model: Any, data: Any = None) -> bool:
         """True for fitted RandomForest / ExtraTrees regressors and classifiers.
 
         Examples
@@ -176,27 +182,27 @@ class GapExplainer(InstanceExplainer):
         return isinstance(model, SUPPORTED_FORESTS) and getattr(model, "criterion", None) != "absolute_error"
 
     # ------------------------------------------------------------------ proximities
-    def _check_X(self, X):
+    def _check_X(self, X: Any) -> Any:
         # a DataFrame is put in the column order the forest was fitted on (other columns are refused)
         return _no_sparse_nan(check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
                                          n_features=self.model.n_features_in_,
                                          feature_names=getattr(self.model, "feature_names_in_", None)), "X")
 
-    def _require_bootstrap(self):
+    def _require_bootstrap(self) -> None:
         if not self.index_.bootstrap:
             raise DataValidationError(
                 "The forest was fitted with bootstrap=False, so no training point is out-of-bag and there are "
                 "no out-of-bag proximities; pass X (proximities(X_train) gives the in-sample ones)."
             )
 
-    def _oob_proximities(self):
+    def _oob_proximities(self) -> Any:
         """The cached out-of-bag proximities, for internal use only (arrays read-only; never hand them out)."""
         self._require_bootstrap()
         if self._oob is None:
             self._oob = _read_only(self.index_.oob_rows(n_jobs=self.n_jobs))
         return self._oob
 
-    def proximities(self, X=None, *, dense: bool = False):
+    def proximities(self, X: Any = None, *, dense: bool = False) -> np.ndarray | sp.csr_matrix:
         """RF-GAP proximities: a CSR matrix of shape (m, n_train) whose rows sum to one.
 
         Parameters
@@ -248,7 +254,7 @@ class GapExplainer(InstanceExplainer):
         return self.index_.n_trees - inbag.astype(np.int64)
 
     # ------------------------------------------------------------------ predictions
-    def _model_output(self, X):
+    def _model_output(self, X: Any) -> np.ndarray:
         if self.is_classifier_:
             proba = self.model.predict_proba(model_input(self.model, X))
             return np.hstack(proba) if isinstance(proba, list) else proba
@@ -261,7 +267,7 @@ class GapExplainer(InstanceExplainer):
         out[self.oob_counts() == 0] = np.nan
         return out
 
-    def _sklearn_oob(self):
+    def _sklearn_oob(self) -> np.ndarray | None:
         """``oob_prediction_`` / ``oob_decision_function_`` as (n_train, n_outputs_total), or None."""
         model = self.model
         attribute = "oob_decision_function_" if self.is_classifier_ else "oob_prediction_"
@@ -275,7 +281,7 @@ class GapExplainer(InstanceExplainer):
         return reference if reference.shape == self.targets_.shape else None
 
     # ------------------------------------------------------------------ explanations
-    def _explanation(self, P, explained, names, t0):
+    def _explanation(self, P: Any, explained: np.ndarray, names: list[str], t0: float) -> shap.Explanation:
         n = P.shape[0]
         k = self.targets_.shape[1]
         three_d = self.is_classifier_ or k > 1
@@ -302,11 +308,11 @@ class GapExplainer(InstanceExplainer):
             explained=explained, atol=1e-10, compute_time=time.perf_counter() - t0,
         ))
 
-    def _expected_value(self):
+    def _expected_value(self) -> float | np.ndarray:
         base = self.base_values_
         return float(base[0]) if len(base) == 1 else base.copy()
 
-    def __call__(self, X=None, y=None) -> shap.Explanation:
+    def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain ``X``: ``values[j, i] = k(x_j, i) (y_i - base)``, ``base + values.sum(1) == predict``.
 
         Parameters
@@ -343,7 +349,7 @@ class GapExplainer(InstanceExplainer):
         P = self.index_.rows_of(X, n_jobs=self.n_jobs)
         return self._explanation(P, self._model_output(X), names, t0)
 
-    def oob_explanation(self, rows=None) -> shap.Explanation:
+    def oob_explanation(self, rows: ArrayLike | None = None) -> shap.Explanation:
         """Explain the out-of-bag predictions of the training points (``ex(None)`` does the same).
 
         Row ``i`` gives training instance ``j`` the value ``k_oob(i, j) (y_j - base)``, where ``k_oob`` averages
@@ -387,8 +393,8 @@ class GapExplainer(InstanceExplainer):
         return self._explanation(P, explained, [self.train_names_[i] for i in rows], t0)
 
     # ------------------------------------------------------------------ trust
-    def trust_scores(self, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9, outlier_scale: str = "raw",
-                     runner_up: str = "outlier") -> pd.DataFrame:
+    def trust_scores(self, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9), level: float = 0.9,
+                     outlier_scale: str = "raw", runner_up: str = "outlier") -> pd.DataFrame:
         """Proximity-based trust scores of the predictions at ``X`` (Rosaler et al., 2023).
 
         See :func:`shap_instances.metrics.trust.gap_trust_scores` for the columns and the parameters

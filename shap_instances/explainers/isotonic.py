@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 import shap
+from numpy.typing import ArrayLike
 from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
@@ -28,13 +30,19 @@ from ..utils import (
     row_names,
 )
 
+if TYPE_CHECKING:
+    from ..games import Game
+    from ..isotonic import SISRResult
+    from ..utils import ConformanceProblem
+    from ..utils._random import RandomStateLike
+
 __all__ = ["IsotonicShapley"]
 
 _SISR_KEYWORDS = {name for name in inspect.signature(sisr).parameters} - {"coalition_values", "sparsity",
                                                                           "random_state"}
 
 
-def _check_sisr_options(options):
+def _check_sisr_options(options: dict[str, Any]) -> None:
     """Unknown keywords and bad values fail at construction, not after the payoffs are evaluated."""
     unknown = sorted(set(options) - _SISR_KEYWORDS)
     if unknown:
@@ -46,10 +54,10 @@ def _check_sisr_options(options):
 class _Predict:
     """``model.predict`` fed a DataFrame with the fitted column names when the model has them (picklable)."""
 
-    def __init__(self, model):
+    def __init__(self, model: Any) -> None:
         self.model = model
 
-    def __call__(self, X):
+    def __call__(self, X: Any) -> np.ndarray:
         return self.model.predict(model_input(self.model, X))
 
 
@@ -123,9 +131,10 @@ class IsotonicShapley(InstanceExplainer):
         "max_exact_features": [Interval(numbers.Integral, 1, 30)],
     }
 
-    def __init__(self, model, masker=None, *, data=None, sparsity="ric", max_exact_features=20, max_evals=20_000,
-                 batch_size=None, random_state=None, silent=False, max_memory=None, feature_names=None,
-                 **sisr_options):
+    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, sparsity: int | str = "ric",
+                 max_exact_features: int = 20, max_evals: int = 20_000, batch_size: int | None = None,
+                 random_state: RandomStateLike = None, silent: bool = False, max_memory: float | None = None,
+                 feature_names: Sequence[str] | None = None, **sisr_options: Any) -> None:
         sparsity = check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
         predict = _Predict(model) if hasattr(model, "predict") else model
@@ -154,10 +163,10 @@ class IsotonicShapley(InstanceExplainer):
         self.masker = masker
         self.sparsity = sparsity
         self.sisr_options = sisr_options
-        self.game = None
+        self.game: Game | None = None
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """A linear model of 4 diabetes features, 12 background rows, 3 explained rows, sparsity 2."""
         from sklearn.linear_model import LinearRegression
 
@@ -170,8 +179,9 @@ class IsotonicShapley(InstanceExplainer):
         return ConformanceProblem(model, X.iloc[:12], X.iloc[40:43], options={"sparsity": 2, "silent": True})
 
     @classmethod
-    def from_game(cls, game, *, sparsity="ric", max_exact_features=20, max_evals=20_000, random_state=None,
-                  **sisr_options) -> IsotonicShapley:
+    def from_game(cls, game: Game, *, sparsity: int | str = "ric", max_exact_features: int = 20,
+                  max_evals: int = 20_000, random_state: RandomStateLike = None,
+                  **sisr_options: Any) -> IsotonicShapley:
         """An explainer of any :class:`~shap_instances.games.Game`: call it with no argument.
 
         Each of the game's outputs is one explained row (its own transform and gamma).
@@ -195,7 +205,7 @@ class IsotonicShapley(InstanceExplainer):
         explainer.sparsity, explainer.sisr_options = sparsity, sisr_options
         return explainer
 
-    def __call__(self, X=None, y=None) -> shap.Explanation:
+    def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain the rows of ``X`` (or, for an explainer built by :meth:`from_game`, the game's outputs).
 
         ``y`` is not used (SISR explains the payoff) and is refused when given.
@@ -235,10 +245,10 @@ class IsotonicShapley(InstanceExplainer):
         return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
                                               explained=gamma.sum(axis=1)))
 
-    def _expected_value(self):
+    def _expected_value(self) -> float | np.ndarray:
         return 0.0  # T(v_empty) = 0 for every row
 
-    def _check_single_output(self, rows):
+    def _check_single_output(self, rows: Any) -> None:
         """One model output per row, checked on one row before the 2^p coalitions are evaluated."""
         output = np.asarray(self.model(rows))
         if output.ndim > 2 or (output.ndim == 2 and output.shape[1] != 1) or output.size != len(rows):
@@ -247,7 +257,7 @@ class IsotonicShapley(InstanceExplainer):
                 f"{len(rows)} row(s); explain one output, e.g. IsotonicShapley(lambda X: model.predict_proba(X)[:, 1], "
                 f"background), or use IsotonicShapley.from_game for a game with several outputs.")
 
-    def transform(self, i=0):
+    def transform(self, i: int = 0) -> Callable[[ArrayLike], np.ndarray]:
         """The fitted monotone transform T-hat of explained row ``i`` (game output ``i`` for :meth:`from_game`).
 
         Returns a :class:`~shap_instances.isotonic.MonotoneTransform`: call it on payoffs ``v`` (baseline
@@ -256,19 +266,20 @@ class IsotonicShapley(InstanceExplainer):
         """
         return self._result(i).transform_function
 
-    def plot_transform(self, i=0, **kwargs):
+    def plot_transform(self, i: int = 0, **kwargs: Any) -> Any:
         """Plot T-hat of row ``i`` against the coalition payoffs (:func:`shap_instances.plots.isotonic_transform`)."""
         from ..plots.isotonic_transform import isotonic_transform
 
         return isotonic_transform(self._result(i), **kwargs)
 
-    def _result(self, i):
+    def _result(self, i: int) -> SISRResult:
         results = getattr(self, "results_", None)
         if results is None:
             raise RuntimeError("call the explainer first: the transforms are fitted per explained row.")
         return results[i]
 
-    def _payoffs(self, evaluate, n_players):
+    def _payoffs(self, evaluate: Callable[[np.ndarray], np.ndarray],
+                 n_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(masks, payoffs (m, D), weights): every coalition, or a Shapley-kernel sample beyond the limit."""
         if n_players <= self.max_exact_features:
             masks = all_coalitions(n_players)
@@ -299,7 +310,7 @@ class IsotonicShapley(InstanceExplainer):
         per_coalition = 8.0 * n_background * (n_players + 2) * 2
         return int(max(1, min(n_masks, budget / 8 / per_coalition)))
 
-    def _fit(self, masks, payoffs, weights, n_players):
+    def _fit(self, masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None, n_players: int) -> SISRResult:
         if weights is None:
             return sisr(payoffs, self.sparsity, random_state=self.random_state, **self.sisr_options)
         return sisr_from_samples(masks, payoffs, weights, self.sparsity, random_state=self.random_state,

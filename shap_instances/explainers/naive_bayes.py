@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import shap
+from numpy.typing import ArrayLike
 from sklearn.pipeline import Pipeline
 
 from .._base import InstanceExplainer
@@ -27,6 +29,9 @@ from ..utils import (
     model_input,
     row_names,
 )
+
+if TYPE_CHECKING:
+    from ..utils import ConformanceProblem
 
 __all__ = ["NaiveBayesExplainer"]
 
@@ -106,8 +111,9 @@ class NaiveBayesExplainer(InstanceExplainer):
         "woe": ["boolean"],
     }
 
-    def __init__(self, model, masker=None, *, data=None, weights=None, expectation="background", woe=False,
-                 output="centered", max_memory=None, feature_names=None):
+    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, weights: ArrayLike | str | None = None,
+                 expectation: str = "background", woe: bool = False, output: str = "centered",
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
         check_fitted(model)
         self.preprocessing, self.nb_ = _split_pipeline(model)
         data = self._setup(locals())
@@ -171,7 +177,7 @@ class NaiveBayesExplainer(InstanceExplainer):
         self.input_shift_ = None if woe else expected[self.order_]
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """GaussianNB on iris (three classes); the explained quantity is the centred log-probabilities."""
         from sklearn.datasets import load_iris
         from sklearn.naive_bayes import GaussianNB
@@ -181,21 +187,21 @@ class NaiveBayesExplainer(InstanceExplainer):
         X, y = load_iris(return_X_y=True, as_frame=True)
         model = GaussianNB().fit(X, y)
 
-        def centred(rows):
+        def centred(rows: Any) -> np.ndarray:
             log_proba = model.predict_log_proba(rows[X.columns])
             return log_proba - log_proba.mean(axis=1, keepdims=True)
 
         return ConformanceProblem(model, X.iloc[::5], X.iloc[1::25], explained=centred, atol=1e-9)
 
     @classmethod
-    def supports_model(cls, model, data=None) -> bool:
+    def supports_model(cls, model: Any, data: Any = None) -> bool:
         """True for scikit-learn naive Bayes models, pipelines ending in one, and ``WeightedNaiveBayes``."""
         if isinstance(model, WeightedNaiveBayes):
             return True
         last = model.steps[-1][1] if isinstance(model, Pipeline) else model
         return isinstance(last, NB_TYPES)
 
-    def _raw_input(self, X, *, name):
+    def _raw_input(self, X: Any, *, name: str) -> Any:
         """``X`` validated at the boundary, its columns in the fitted order: a float array (or CSR matrix, for
         the models linear in x) for a bare model; for a pipeline, the user's values (any dtype the pipeline
         accepts) checked for shape only, as the preprocessing expects them."""
@@ -215,7 +221,7 @@ class NaiveBayesExplainer(InstanceExplainer):
                                       f"{self.n_features_}; pass data with the same columns as the training data.")
         return model_input(self.preprocessing, X)
 
-    def _transform(self, raw, *, name="X"):
+    def _transform(self, raw: Any, *, name: str = "X") -> Any:
         """The naive Bayes model's input: the pipeline's preprocessing of ``raw``, checked to be finite."""
         if self.preprocessing is None:
             return raw
@@ -232,7 +238,7 @@ class NaiveBayesExplainer(InstanceExplainer):
                                       "SimpleImputer step in the pipeline.")
         return transformed
 
-    def __call__(self, X, y=None) -> shap.Explanation:
+    def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Shapley values of the rows of ``X``: (n, p) for two classes, (n, p, k) for more.
 
         ``y`` is not used (the model's output is explained) and is refused when given.
@@ -246,7 +252,7 @@ class NaiveBayesExplainer(InstanceExplainer):
                      instead="explain X in batches of rows.")
         # computed chunk by chunk in place, already in input-column order: no temporary of the size of X
         values = np.empty((n, p, D))
-        data = np.empty((n, p)) if sparse else None
+        data: Any = np.empty((n, p)) if sparse else None
         evaluate = self.input_terms_.evaluator(self.contraction_, self.input_shift_, self.weights)
         rows = _chunk_rows(p * D)
         with np.errstate(over="ignore", invalid="ignore"):  # overflowing rows are refused just below
@@ -276,16 +282,16 @@ class NaiveBayesExplainer(InstanceExplainer):
                                               display_data=display_data, output_names=output_names,
                                               row_names=row_names(X)))
 
-    def _expected_value(self):
+    def _expected_value(self) -> float | np.ndarray:
         base = np.asarray(self.base_value_, dtype=np.float64)
         return float(base[0]) if base.size == 1 else base.copy()
 
-    def _player_vectors(self):
+    def _player_vectors(self) -> tuple[Any, str]:
         if self.data_ is None:
             return super()._player_vectors()
         return np.asarray(dense(self._transform(self.data_, name="data")), dtype=np.float64).T, "features"
 
-    def _check_against_model(self, transformed, values, base) -> None:
+    def _check_against_model(self, transformed: Any, values: np.ndarray, base: np.ndarray) -> None:
         """Efficiency against the model's own joint log-likelihoods (unweighted models and WeightedNaiveBayes),
         on a sample of rows.
 
@@ -307,14 +313,14 @@ class NaiveBayesExplainer(InstanceExplainer):
                          what="the model's log-odds")
 
 
-def _overflow(rows) -> DataValidationError:
+def _overflow(rows: Any) -> DataValidationError:
     return DataValidationError(
         f"X: rows {rows[:10].tolist()} have values so far from the training data that the model's "
         "log-likelihoods overflow (its own predict_joint_log_proba is infinite or NaN there), so their "
         "log-odds are undefined; check the units of those rows, or clip them to the training range.")
 
 
-def _split_pipeline(model):
+def _split_pipeline(model: Any) -> tuple[Any, Any]:
     if isinstance(model, WeightedNaiveBayes):
         return _split_pipeline(model.estimator_)
     if isinstance(model, Pipeline):
@@ -330,7 +336,7 @@ def _split_pipeline(model):
     return None, model
 
 
-def _display(raw, transformed, order):
+def _display(raw: Any, transformed: Any, order: np.ndarray) -> tuple[Any, Any]:
     """Explanation.data (the raw values, numeric; a string column shows the code the model sees) and
     display_data (the raw values, only when some column is not numeric)."""
     values = raw.to_numpy() if isinstance(raw, pd.DataFrame) else np.asarray(raw)
@@ -345,7 +351,7 @@ def _display(raw, transformed, order):
     return data, values
 
 
-def _contraction(classes, output):
+def _contraction(classes: np.ndarray, output: str) -> tuple[np.ndarray, list[str] | None]:
     """Matrix A (k, D) turning joint log-likelihoods into the explained outputs, and their names."""
     k = len(classes)
     names = [str(c) for c in classes]
@@ -363,11 +369,11 @@ def _contraction(classes, output):
     return A, names
 
 
-def _chunk_rows(width):
+def _chunk_rows(width: int) -> int:
     return max(1, _CHUNK_ENTRIES // max(1, width))
 
 
-def _dense_chunks(X, width):
+def _dense_chunks(X: Any, width: int) -> Iterator[np.ndarray]:
     """Row chunks of ``X`` as dense arrays (a sparse matrix is densified one chunk at a time)."""
     rows = _chunk_rows(width)
     for start in range(0, X.shape[0], rows):

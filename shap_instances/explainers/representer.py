@@ -12,10 +12,13 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
-from typing import ClassVar, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+import shap
+from numpy.typing import ArrayLike
 from sklearn.base import is_classifier
 
 from .._base import InstanceExplainer
@@ -34,6 +37,9 @@ from ..utils import (
     row_names,
     training_names,
 )
+
+if TYPE_CHECKING:
+    from ..utils import ConformanceProblem
 
 __all__ = ["RepresenterExplainer", "TopK"]
 
@@ -57,7 +63,7 @@ class TopK(NamedTuple):
     negative_values: np.ndarray
 
 
-def kernel_weights(coef, lam1, lam2, positive=False):
+def kernel_weights(coef: np.ndarray, lam1: float, lam2: float, positive: bool = False) -> tuple[np.ndarray, float]:
     """Diagonal ``d`` of the inverse subdifferential map and the scale ``s`` (``alpha_i = g_i / s``).
 
     ``w = d * sum_i (g_i / s) x_i`` at the optimum, with ``d_j = s |w_j| / (lam1 + lam2 |w_j|)`` on the
@@ -80,7 +86,7 @@ def kernel_weights(coef, lam1, lam2, positive=False):
     return d, float(lam2)
 
 
-def _largest(X) -> float:
+def _largest(X: Any) -> float:
     """The largest absolute value of a dense or sparse matrix (0 when empty)."""
     data = X.data if sp.issparse(X) else np.asarray(X)
     return float(np.max(np.abs(data), initial=0.0))
@@ -154,8 +160,9 @@ class RepresenterExplainer(InstanceExplainer):
         "atol": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, model, masker=None, *, data=None, y=None, sample_weight=None, penalised_intercept="base",
-                 atol=1e-6, max_memory=None, feature_names=None):
+    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
+                 sample_weight: ArrayLike | None = None, penalised_intercept: str = "base", atol: float = 1e-6,
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
         check_fitted(model)
         check_supported(model)
         data = self._setup(locals())
@@ -215,7 +222,7 @@ class RepresenterExplainer(InstanceExplainer):
         self.reconstruction_gap_ = float("nan")
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """Ridge on 60 diabetes rows, 6 held-out rows; the explained quantity is ``predict``."""
         from sklearn.linear_model import Ridge
 
@@ -227,7 +234,7 @@ class RepresenterExplainer(InstanceExplainer):
         return ConformanceProblem(model, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60], explained=model.predict)
 
     @classmethod
-    def supports_model(cls, model, data=None) -> bool:
+    def supports_model(cls, model: Any, data: Any = None) -> bool:
         """Regularised linear scikit-learn models: Lasso, ElasticNet, Ridge, LogisticRegression.
 
         Their CV variants too; not LinearRegression nor the multi-task (group-penalised) models. A settings
@@ -242,7 +249,7 @@ class RepresenterExplainer(InstanceExplainer):
         return is_supported(model)
 
     # ------------------------------------------------------------------ core computation
-    def _values_block(self, Xq) -> np.ndarray:
+    def _values_block(self, Xq: Any) -> np.ndarray:
         """Representer values for validated rows ``Xq`` (sparse or dense): shape (m, n_train, K)."""
         obj = self.objective_
         K = obj.coef.shape[0]
@@ -266,11 +273,11 @@ class RepresenterExplainer(InstanceExplainer):
             return np.zeros_like(obj.intercept)
         return obj.intercept
 
-    def _validate_X(self, X):
+    def _validate_X(self, X: Any) -> Any:
         return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
                           feature_names=self.columns_)
 
-    def __call__(self, X, y=None):
+    def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain the rows of ``X``: an Explanation of shape (n, n_train) or (n, n_train, K).
 
         Parameters
@@ -340,7 +347,7 @@ class RepresenterExplainer(InstanceExplainer):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return self._finish(explanation)
 
-    def _expected_value(self):
+    def _expected_value(self) -> float | np.ndarray:
         base = np.asarray(self._base(), dtype=np.float64)
         return float(base[0]) if self.objective_.squeeze else base.copy()
 
@@ -353,7 +360,7 @@ class RepresenterExplainer(InstanceExplainer):
             return t[:, 0]
         return np.argmax(t, axis=1).astype(np.float64)
 
-    def top_k(self, X, k=5, *, output=None, chunk_size=256) -> TopK:
+    def top_k(self, X: Any, k: int = 5, *, output: int | str | None = None, chunk_size: int = 256) -> TopK:
         """The ``k`` most positive and most negative training instances for each row of ``X``.
 
         Works in chunks of ``chunk_size`` explained rows with ``np.argpartition`` (no full sort), so memory

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numbers
+import os
 import warnings
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import shap
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 from .._base import InstanceExplainer
@@ -34,6 +37,12 @@ from ..utils import (
     row_names,
     training_names,
 )
+
+if TYPE_CHECKING:
+    from ..estimators import ShapleyResult
+    from ..games import Game
+    from ..utils import ConformanceProblem
+    from ..utils._random import RandomStateLike
 
 __all__ = ["InstanceKernelExplainer"]
 
@@ -152,10 +161,13 @@ class InstanceKernelExplainer(InstanceExplainer):
         "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
     }
 
-    def __init__(self, model, masker=None, *, data=None, y=None, estimator="auto", influence="all",
-                 efficiency="complete", n_rounds=1, empty_prediction=None, n_permutations=None, max_evals=None,
-                 batch_size=None, checkpoint=None, max_time=None, scheduler=None, random_state=None, n_jobs=None,
-                 silent=False, max_memory=None, feature_names=None):
+    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
+                 estimator: Any = "auto", influence: str = "all", efficiency: str = "complete", n_rounds: int = 1,
+                 empty_prediction: float | None = None, n_permutations: int | None = None, max_evals: int | None = None,
+                 batch_size: int | None = None, checkpoint: str | os.PathLike[str] | None = None,
+                 max_time: float | None = None, scheduler: Any = None, random_state: RandomStateLike = None,
+                 n_jobs: int | None = None, silent: bool = False, max_memory: float | None = None,
+                 feature_names: Sequence[str] | None = None) -> None:
         if not (_is_regressor(model) or _is_probabilistic_classifier(model)):
             raise UnsupportedModelError(
                 f"InstanceKernelExplainer decomposes residuals of a scikit-learn regressor, or of a binary "
@@ -175,7 +187,7 @@ class InstanceKernelExplainer(InstanceExplainer):
                                       "InstanceKernelExplainer(model, X_train, y=y_train).")
         self.data_ = check_data(data, name="masker")
         self.columns_ = fitted_columns(model, data)
-        self.classes_ = None
+        self.classes_: Any = None  # the two labels, for a classifier
         if _is_probabilistic_classifier(model):
             y = check_target(y, len(self.data_), name="y", numeric=False)
             self.classes_ = np.unique(y)
@@ -190,7 +202,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.train_names_ = training_names(data, feature_names)
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """Ridge refits on 10 diabetes rows (exact enumeration), 4 explained rows and their residuals."""
         from sklearn.linear_model import Ridge
 
@@ -204,7 +216,7 @@ class InstanceKernelExplainer(InstanceExplainer):
             Ridge(alpha=0.5), X.iloc[:10], X.iloc[20:24], y=y[:10], y_explained=y[20:24],
             options={"silent": True}, explained=lambda rows: full.predict(rows[X.columns]) - y[20:24])
 
-    def _indicator(self, labels, name: str) -> np.ndarray:
+    def _indicator(self, labels: np.ndarray, name: str) -> np.ndarray:
         """1.0 where ``labels`` is the positive (second) class, 0.0 where the other; other labels refused."""
         unknown = ~np.isin(labels, self.classes_)
         if unknown.any():
@@ -213,15 +225,15 @@ class InstanceKernelExplainer(InstanceExplainer):
         return (labels == self.classes_[1]).astype(np.float64)
 
     @classmethod
-    def supports_model(cls, model, data=None) -> bool:
+    def supports_model(cls, model: Any, data: Any = None) -> bool:
         """Any scikit-learn regressor (the fallback of automatic dispatch)."""
         return _is_regressor(model)
 
-    def game(self, X=None, y=None) -> ResidualGame:
+    def game(self, X: Any = None, y: ArrayLike | None = None) -> ResidualGame:
         """The residual game of the explained rows ``X`` with targets ``y`` (the training rows when X is None)."""
         return self._residual_game(*self._explained(X, y))
 
-    def _explained(self, X, y):
+    def _explained(self, X: Any, y: ArrayLike | None) -> tuple[Any, np.ndarray, list[str]]:
         """``(X_eval, y_eval, names)`` of the explained rows, validated (the training rows when X is None)."""
         if X is None:
             if y is not None:
@@ -239,13 +251,13 @@ class InstanceKernelExplainer(InstanceExplainer):
             raise DataValidationError(f"y must be 1-D, got shape {y_eval.shape}.")
         return X_eval, y_eval, names
 
-    def _residual_game(self, X_eval, y_eval, names) -> ResidualGame:
-        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else 0
+    def _residual_game(self, X_eval: Any, y_eval: np.ndarray | None, names: list[str]) -> ResidualGame:
+        seed = int(self.random_state) if isinstance(self.random_state, numbers.Integral) else 0
         return ResidualGame(self.model, self.data_, self.y_train_, X_eval, y_eval,
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
                             output_names=names, model_seed=seed)
 
-    def _estimator(self, n_players: int):
+    def _estimator(self, n_players: int) -> Any:
         """The estimator that ``estimator`` and the budget select."""
         method = self.estimator
         if not isinstance(method, str):
@@ -267,11 +279,11 @@ class InstanceKernelExplainer(InstanceExplainer):
                                     batch_size=self.batch_size, random_state=self.random_state, n_jobs=self._n_jobs(),
                                     silent=self.silent, checkpoint=self.checkpoint, max_time=self.max_time)
 
-    def _n_jobs(self):
+    def _n_jobs(self) -> int | None:
         """``n_jobs``, or every worker of the cluster when a scheduler is given and n_jobs is None."""
         return -1 if self.n_jobs is None and self.scheduler is not None else self.n_jobs
 
-    def _estimate(self, game):
+    def _estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` by the closed form, or the estimator that the options select."""
         if self.estimator in ("auto", "exact") and ClosedFormEstimator.supports(game):
             return ClosedFormEstimator().estimate(game)
@@ -288,7 +300,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         with dask_scheduler(None if game.cheap else self.scheduler):
             return self._estimator(game.n_players).estimate(game)
 
-    def __call__(self, X=None, y=None) -> shap.Explanation:
+    def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Decompose the residuals of the rows ``X`` with targets ``y`` (default: the training rows).
 
         Returns
@@ -307,7 +319,7 @@ class InstanceKernelExplainer(InstanceExplainer):
                 "data (too few rows per class? a constant or extreme column?) before decomposing its residuals.")
         return self._explain(game)
 
-    def _explain(self, game) -> shap.Explanation:
+    def _explain(self, game: ResidualGame) -> shap.Explanation:
         """The full matrix of ``game`` (every explained row) as an Explanation, efficiency checked."""
         sampled = self.estimator not in ("exact", "influence") and not (
             self.estimator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
@@ -328,7 +340,8 @@ class InstanceKernelExplainer(InstanceExplainer):
             explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
 
-    def aggregate(self, X=None, y=None, weights="sign") -> shap.Explanation:
+    def aggregate(self, X: Any = None, y: ArrayLike | None = None,
+                  weights: ArrayLike | str = "sign") -> shap.Explanation:
         """Shapley values of weighted sums of the residuals: one row per weighting, in O(n) memory.
 
         Shapley values are linear in the game, so ``sum_j w_j phi[j, i]`` (a weighted sum of column i of the
@@ -393,7 +406,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         ))
 
     @staticmethod
-    def _aggregate_weights(weights, residuals):
+    def _aggregate_weights(weights: ArrayLike | str, residuals: np.ndarray) -> tuple[np.ndarray, list[str]]:
         """``(weights (m, K), names)`` from the ``weights`` argument of :meth:`aggregate`."""
         m = len(residuals)
         specs = list(weights) if isinstance(weights, list | tuple) else [weights]
@@ -416,7 +429,7 @@ class InstanceKernelExplainer(InstanceExplainer):
             names.append(f"weights[{number}]")
         return np.column_stack(columns), names
 
-    def explain_sample(self, n_rows, X=None, y=None) -> shap.Explanation:
+    def explain_sample(self, n_rows: int, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """The residual decomposition of a uniform random sample of ``n_rows`` explained rows.
 
         For statistics over explained rows that are not means (the CC variance plot, behaviour outliers),
@@ -460,15 +473,15 @@ class InstanceKernelExplainer(InstanceExplainer):
         explanation.sampled_rows, explanation.population_size = rows, population
         return explanation
 
-    def _expected_value(self):
+    def _expected_value(self) -> float | np.ndarray:
         if self.empty_prediction is None:
             return 0.0  # v(empty) = 0 for every explained row
         return super()._expected_value()
 
 
-def _is_regressor(model) -> bool:
+def _is_regressor(model: Any) -> bool:
     return isinstance(model, BaseEstimator) and is_regressor(model)
 
 
-def _is_probabilistic_classifier(model) -> bool:
+def _is_probabilistic_classifier(model: Any) -> bool:
     return isinstance(model, BaseEstimator) and is_classifier(model) and hasattr(model, "predict_proba")
