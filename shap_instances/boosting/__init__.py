@@ -10,6 +10,9 @@ modules are imported only when a model of theirs is passed.
 from __future__ import annotations
 
 import importlib
+from typing import Any, cast
+
+from numpy.typing import ArrayLike
 
 from ..exceptions import UnsupportedModelError
 from ._ensemble import BoostedTrees, Replay, gradient_contributions, leaf_ranks, replay_training, target_weights
@@ -33,7 +36,7 @@ __all__ = [
 _RTOL = {"scikit-learn": 1e-9, "lightgbm": 1e-9, "xgboost": 1e-5}
 
 
-def boosting_library(model) -> str | None:
+def boosting_library(model: Any) -> str | None:
     """``"scikit-learn"``, ``"xgboost"``, ``"lightgbm"`` for a supported boosted model, else None.
 
     XGBoost and LightGBM models are recognised by their class's module, without importing either library.
@@ -56,7 +59,7 @@ def boosting_library(model) -> str | None:
     return None
 
 
-def n_model_features(model) -> int | None:
+def n_model_features(model: Any) -> int | None:
     """Number of input columns the model was fitted on (None when it does not say).
 
     Examples
@@ -74,7 +77,7 @@ def n_model_features(model) -> int | None:
     return None if n is None else int(n)
 
 
-def _adapter(library: str):
+def _adapter(library: str) -> Any:
     if library == "scikit-learn":
         return None
     try:
@@ -84,7 +87,7 @@ def _adapter(library: str):
                                     f"({exc}): pip install \"shap-instances[boosting]\".") from exc
 
 
-def check_boosted_model(model) -> None:
+def check_boosted_model(model: Any) -> None:
     """Raise :class:`~shap_instances.exceptions.UnsupportedModelError` unless ``model`` can be decomposed.
 
     Checks the type and the settings only (no data): subsampling with unknown in-bag rows, losses whose
@@ -115,7 +118,7 @@ def check_boosted_model(model) -> None:
         _adapter(library).check(model)
 
 
-def read_boosted_model(model, X, y, sample_weight=None) -> BoostedTrees:
+def read_boosted_model(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> BoostedTrees:
     """Read ``model`` fitted on ``(X, y, sample_weight)`` and replay its training (every leaf checked).
 
     Parameters
@@ -145,7 +148,7 @@ def read_boosted_model(model, X, y, sample_weight=None) -> BoostedTrees:
     (True, True)
     """
     check_boosted_model(model)
-    library = boosting_library(model)
+    library = cast(str, boosting_library(model))  # a supported model: its library is known
     if isinstance(model, GB_MODELS):
         trees = read_gb(model, X, y, sample_weight)
     elif isinstance(model, HGB_MODELS):

@@ -12,8 +12,9 @@ decomposition (squared error) needs only the leaves and the row weights. The der
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
@@ -144,24 +145,24 @@ class BoostedTrees:
     init: str
     init_constant: np.ndarray | None
     targets: np.ndarray
-    view: object
+    view: Any
     float32: bool = False
     replay: Replay | None = None
-    members: np.ndarray = field(default=None, repr=False)
-    coef: np.ndarray = field(default=None, repr=False)
-    leaf_ptr: np.ndarray = field(default=None, repr=False)
-    leaf_offsets: np.ndarray = field(default=None, repr=False)
+    members: np.ndarray | None = field(default=None, repr=False)
+    coef: np.ndarray | None = field(default=None, repr=False)
+    leaf_ptr: np.ndarray | None = field(default=None, repr=False)
+    leaf_offsets: np.ndarray | None = field(default=None, repr=False)
     max_leaf_error: float = 0.0
 
-    def apply(self, X) -> np.ndarray:
+    def apply(self, X: Any) -> np.ndarray:
         """Leaf ranks (m, T) int32 of validated rows ``X`` in every tree."""
         return self.view.apply(X)
 
-    def init_raw(self, X) -> np.ndarray:
+    def init_raw(self, X: Any) -> np.ndarray:
         """Initial raw predictions (m, K) of ``X``."""
         return self.view.init_raw(X)
 
-    def margin(self, X) -> np.ndarray:
+    def margin(self, X: Any) -> np.ndarray:
         """The model's own raw margin (m, K) at ``X``, from its prediction API."""
         return self.view.margin(X)
 
@@ -200,7 +201,7 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
     ...     print(type(exc).__name__)
     DataValidationError
     """
-    replay = trees.replay
+    replay = cast(Replay, trees.replay)  # set by the readers until the replay has run
     used = np.flatnonzero(trees.used)
     n_used, K = used.size, trees.n_outputs
     T = trees.n_trees
@@ -265,7 +266,7 @@ def _cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _run(function, chunks):
+def _run(function: Callable[..., Any], chunks: Sequence[Any]) -> None:
     if len(chunks) <= 1:
         for a, b in chunks:
             function(a, b)
@@ -316,7 +317,7 @@ def target_weights(trees: BoostedTrees, query_leaves: np.ndarray, *, out: np.nda
     n_leaves = trees.n_leaves.astype(np.int64)
     train_leaves = np.ascontiguousarray(trees.train_leaves, dtype=np.int32)
 
-    def work(a, b):
+    def work(a: int, b: int) -> None:
         target_weight_rows(query_leaves[a:b], train_leaves, n_leaves, row_weight, scale, init_share, factor,
                            exact, out[a:b], block)
 
@@ -349,7 +350,7 @@ def gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *, out
     out = np.empty((m, trees.n_train, trees.n_outputs)) if out is None else out
     tree_output = trees.tree_output.astype(np.int64)
 
-    def work(a, b):
+    def work(a: int, b: int) -> None:
         gradient_contribution_rows(query_leaves[a:b], tree_output, trees.leaf_offsets, trees.leaf_ptr,
                                    trees.members, trees.coef, out[a:b])
 

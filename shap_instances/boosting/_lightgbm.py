@@ -10,8 +10,11 @@ rounds them the same way, so the gradient decomposition reproduces the raw score
 
 from __future__ import annotations
 
+from typing import Any, NoReturn
+
 import lightgbm as lgb
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelError
 from ..utils import check_target
@@ -24,7 +27,7 @@ OBJECTIVES = ("regression", "binary", "multiclass", "poisson")
 _EPSILON = 1e-15  # LightGBM's kEpsilon
 
 
-def _booster(model) -> lgb.Booster:
+def _booster(model: Any) -> lgb.Booster:
     if isinstance(model, lgb.Booster):
         return model
     booster = getattr(model, "_Booster", None)
@@ -34,7 +37,7 @@ def _booster(model) -> lgb.Booster:
     return booster
 
 
-def _parameters(booster) -> dict[str, str]:
+def _parameters(booster: Any) -> dict[str, str]:
     """The canonical training parameters written in the model string."""
     text = booster.model_to_string()
     start, end = text.find("parameters:"), text.find("end of parameters")
@@ -46,12 +49,12 @@ def _parameters(booster) -> dict[str, str]:
     return params
 
 
-def _refuse(setting: str, why: str, instead: str):
+def _refuse(setting: str, why: str, instead: str) -> NoReturn:
     raise UnsupportedModelError(f"LightGBM {setting}: {why}; {instead}.")
 
 
 def _check_parameters(p: dict) -> None:
-    def number(key, default=0.0):
+    def number(key: str, default: float = 0.0) -> float:
         try:
             return float(p.get(key, default))
         except ValueError:
@@ -95,7 +98,7 @@ def _check_parameters(p: dict) -> None:
                 "refit without monotone_constraints")
 
 
-def check(model) -> None:
+def check(model: Any) -> None:
     """Refuse settings whose leaves are not Newton steps of known rows (parameters first, then the fit)."""
     if not isinstance(model, lgb.Booster):
         params = model.get_params()
@@ -110,7 +113,7 @@ def check(model) -> None:
     _check_parameters(_parameters(_booster(model)))
 
 
-def _walk(node, values, hessians, counts):
+def _walk(node: dict[str, Any], values: list[float], hessians: list[float], counts: list[float]) -> None:
     if "leaf_value" in node:
         leaf = node.get("leaf_index", 0)
         values[leaf] = node["leaf_value"]
@@ -124,22 +127,22 @@ def _walk(node, values, hessians, counts):
 class _View:
     """What the explainer asks a LightGBM model: leaves, initial and full raw scores."""
 
-    def __init__(self, booster, n_iter, K, base):
+    def __init__(self, booster: Any, n_iter: int, K: int, base: np.ndarray) -> None:
         self.booster, self.n_iter, self.K, self.base = booster, n_iter, K, base
 
-    def apply(self, X):
+    def apply(self, X: Any) -> np.ndarray:
         return np.asarray(self.booster.predict(X, pred_leaf=True, num_iteration=self.n_iter)).reshape(
             X.shape[0], -1).astype(np.int32)
 
-    def init_raw(self, X):
+    def init_raw(self, X: Any) -> np.ndarray:
         return np.broadcast_to(self.base, (X.shape[0], self.K)).copy()
 
-    def margin(self, X):
+    def margin(self, X: Any) -> np.ndarray:
         out = self.booster.predict(X, raw_score=True, num_iteration=self.n_iter)
         return np.asarray(out, dtype=np.float64).reshape(X.shape[0], self.K)
 
 
-def _labels(model, y, n, objective):
+def _labels(model: Any, y: ArrayLike, n: int, objective: str) -> tuple[np.ndarray, np.ndarray | None]:
     if objective in ("regression", "poisson"):
         return check_target(y, n), None
     labels = check_target(y, n, numeric=False)
@@ -154,7 +157,7 @@ def _labels(model, y, n, objective):
     return codes, labels
 
 
-def read(model, X, y, sample_weight) -> BoostedTrees:
+def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedTrees:
     """Read a fitted LightGBM model fitted on ``(X, y, sample_weight)``."""
     check(model)
     booster = _booster(model)
@@ -225,7 +228,7 @@ def read(model, X, y, sample_weight) -> BoostedTrees:
     poisson_step = float(params.get("poisson_max_delta_step", 0.7))
     l2 = float(params.get("lambda_l2", 0))
 
-    def gradients(raw):
+    def gradients(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if objective == "regression":  # LightGBM rounds the residual to float32, then weighs it in float32
             g = (raw[:, 0] - y64).astype(np.float32) * w32
             h = w64 if weights is not None else np.ones(n)
@@ -247,7 +250,7 @@ def read(model, X, y, sample_weight) -> BoostedTrees:
         h = np.asarray(h).reshape(n, K).astype(np.float32).astype(np.float64)
         return -g, h
 
-    def add_tree(raw, t):
+    def add_tree(raw: np.ndarray, t: int) -> None:
         raw[:, t % K] += leaf_values[t, train_leaves[t]]
 
     learning_rate = float(params.get("learning_rate", 0.1))

@@ -10,8 +10,10 @@ estimator's raw predictions), and, for HistGradientBoosting, ``_predictors`` / `
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.ensemble import (
     GradientBoostingClassifier,
@@ -34,11 +36,11 @@ _GB_LOSSES = {"squared_error", "log_loss", "exponential"}
 _HGB_LOSSES = {"squared_error", "poisson", "gamma", "log_loss"}
 
 
-def _classifier(model) -> bool:
+def _classifier(model: Any) -> bool:
     return isinstance(model, GradientBoostingClassifier | HistGradientBoostingClassifier)
 
 
-def _class_codes(model, y, n: int) -> np.ndarray:
+def _class_codes(model: Any, y: ArrayLike, n: int) -> np.ndarray:
     """Class indices (float64) of the labels ``y`` in ``model.classes_``."""
     labels = check_target(y, n, numeric=False)
     if labels.ndim != 1:
@@ -53,7 +55,7 @@ def _class_codes(model, y, n: int) -> np.ndarray:
     return codes.astype(np.float64)
 
 
-def _weights(sample_weight, n: int) -> np.ndarray | None:
+def _weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
     weights = check_target(sample_weight, n, name="sample_weight")
@@ -63,7 +65,7 @@ def _weights(sample_weight, n: int) -> np.ndarray | None:
 
 
 # ---------------------------------------------------------------------------------------------- GradientBoosting
-def check_gb(model) -> None:
+def check_gb(model: Any) -> None:
     """Refuse GradientBoosting settings whose leaves are not Newton steps of known rows, then unfitted models."""
     if model.subsample < 1.0:
         raise UnsupportedModelError(
@@ -82,7 +84,7 @@ def check_gb(model) -> None:
     check_fitted(model)
 
 
-def _gb_init(model) -> str:
+def _gb_init(model: Any) -> str:
     init = model.init_
     if isinstance(init, str) and init == "zero":
         return "constant"
@@ -95,7 +97,7 @@ def _gb_init(model) -> str:
     return "other"
 
 
-def read_gb(model, X, y, sample_weight) -> BoostedTrees:
+def read_gb(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike | None) -> BoostedTrees:
     """Read a fitted GradientBoostingRegressor / Classifier fitted on ``(X, y, sample_weight)``."""
     check_gb(model)
     n = X.shape[0]
@@ -138,7 +140,7 @@ def read_gb(model, X, y, sample_weight) -> BoostedTrees:
     y_used, w_used = targets[rows], row_weight[rows]
     loss = model._loss
 
-    def gradients(raw):
+    def gradients(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         neg = -np.asarray(loss.gradient(y_true=y_used, raw_prediction=raw, sample_weight=None),
                           dtype=np.float64).reshape(raw.shape)
         if model.loss == "squared_error":
@@ -152,7 +154,7 @@ def read_gb(model, X, y, sample_weight) -> BoostedTrees:
             hess = prob * (1 - prob)
         return neg * w_used[:, None], hess * w_used[:, None]
 
-    def add_tree(raw, t):
+    def add_tree(raw: np.ndarray, t: int) -> None:
         raw[:, t % K] += leaf_values[t, train_leaves[t, rows]]
 
     init = _gb_init(model)
@@ -168,7 +170,7 @@ def read_gb(model, X, y, sample_weight) -> BoostedTrees:
 
 
 # ---------------------------------------------------------------------------------------------- HistGradientBoosting
-def check_hgb(model) -> None:
+def check_hgb(model: Any) -> None:
     """Refuse HistGradientBoosting settings whose leaves are not Newton steps, then unfitted models."""
     if model.loss not in _HGB_LOSSES:
         raise UnsupportedModelError(
@@ -182,7 +184,7 @@ def check_hgb(model) -> None:
     check_fitted(model)
 
 
-def _hgb_leaf_predictors(model):
+def _hgb_leaf_predictors(model: Any) -> tuple[list[Any], list[np.ndarray]]:
     """Copies of the model's trees that predict the id of the node a row ends in (the model is untouched)."""
     from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 
@@ -196,7 +198,7 @@ def _hgb_leaf_predictors(model):
     return copies, ranks
 
 
-def read_hgb(model, X, y, sample_weight) -> BoostedTrees:
+def read_hgb(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike | None) -> BoostedTrees:
     """Read a fitted HistGradientBoostingRegressor / Classifier fitted on ``(X, y, sample_weight)``."""
     check_hgb(model)
     n = X.shape[0]
@@ -245,7 +247,7 @@ def read_hgb(model, X, y, sample_weight) -> BoostedTrees:
     w_used = None if weights is None else row_weight[rows]
     gradient, hessian = loss.init_gradient_and_hessian(n_samples=rows.size, dtype=np.float32, order="F")
 
-    def gradients(raw):
+    def gradients(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         view = raw[:, 0] if K == 1 else raw
         if loss.constant_hessian:
             loss.gradient(y_true=y_used, raw_prediction=view, sample_weight=w_used, gradient_out=gradient)
@@ -256,7 +258,7 @@ def read_hgb(model, X, y, sample_weight) -> BoostedTrees:
             hess = hessian.astype(np.float64).reshape(rows.size, K)
         return -gradient.astype(np.float64).reshape(rows.size, K), hess
 
-    def add_tree(raw, t):
+    def add_tree(raw: np.ndarray, t: int) -> None:
         raw[:, t % K] += leaf_values[t, train_leaves[t, rows]]
 
     raw0 = np.zeros((rows.size, K), order="F") + model._baseline_prediction
@@ -274,19 +276,19 @@ def read_hgb(model, X, y, sample_weight) -> BoostedTrees:
 class _GBView:
     """What the explainer asks a GradientBoosting model: leaves, initial and full raw predictions."""
 
-    def __init__(self, model, ranks, K, classifier):
+    def __init__(self, model: Any, ranks: list[np.ndarray], K: int, classifier: bool) -> None:
         self.model, self.ranks, self.K, self.classifier = model, ranks, K, classifier
 
-    def apply(self, X):
+    def apply(self, X: Any) -> np.ndarray:
         # arrays, not DataFrames: GradientBoosting validates X with its first tree, which was fitted on arrays
         nodes = np.asarray(self.model.apply(X)).reshape(X.shape[0], -1).astype(np.int64)
         return np.stack([rank[nodes[:, t]] for t, rank in enumerate(self.ranks)], axis=1).astype(np.int32)
 
-    def init_raw(self, X):
+    def init_raw(self, X: Any) -> np.ndarray:
         raw = self.model._raw_predict_init(X)  # an array, as in apply
         return np.asarray(raw, dtype=np.float64).reshape(X.shape[0], self.K)
 
-    def margin(self, X):
+    def margin(self, X: Any) -> np.ndarray:
         X_model = model_input(self.model, X)
         if self.classifier:
             return np.asarray(self.model.decision_function(X_model), dtype=np.float64).reshape(X.shape[0], self.K)
@@ -296,10 +298,10 @@ class _GBView:
 class _HGBView:
     """What the explainer asks a HistGradientBoosting model (its trees predict node ids to give leaves)."""
 
-    def __init__(self, model, copies, ranks, K, classifier):
+    def __init__(self, model: Any, copies: list[Any], ranks: list[np.ndarray], K: int, classifier: bool) -> None:
         self.model, self.copies, self.ranks, self.K, self.classifier = model, copies, ranks, K, classifier
 
-    def apply(self, X):
+    def apply(self, X: Any) -> np.ndarray:
         X_model = self.model._preprocess_X(model_input(self.model, X), reset=False)
         known_cat_bitsets, f_idx_map = self.model._bin_mapper.make_known_categories_bitsets()
         out = np.empty((X_model.shape[0], len(self.copies)), dtype=np.int32)
@@ -308,10 +310,10 @@ class _HGBView:
             out[:, t] = self.ranks[t][nodes]
         return out
 
-    def init_raw(self, X):
+    def init_raw(self, X: Any) -> np.ndarray:
         return np.zeros((X.shape[0], self.K)) + self.model._baseline_prediction
 
-    def margin(self, X):
+    def margin(self, X: Any) -> np.ndarray:
         X_model = model_input(self.model, X)
         if self.classifier:
             return np.asarray(self.model.decision_function(X_model), dtype=np.float64).reshape(X.shape[0], self.K)

@@ -11,9 +11,11 @@ margin to float32 rounding (see the docs for the bound).
 from __future__ import annotations
 
 import json
+from typing import Any, NoReturn
 
 import numpy as np
 import xgboost as xgb
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelError
 from ..utils import check_target
@@ -26,7 +28,7 @@ OBJECTIVES = ("reg:squarederror", "binary:logistic", "binary:logitraw", "reg:log
               "multi:softmax", "count:poisson")
 
 
-def _booster(model):
+def _booster(model: Any) -> Any:
     if isinstance(model, xgb.Booster):
         return model
     try:
@@ -36,11 +38,13 @@ def _booster(model):
                              "explaining it.") from exc
 
 
-def _refuse(setting: str, why: str, instead: str):
+def _refuse(setting: str, why: str, instead: str) -> NoReturn:
     raise UnsupportedModelError(f"XGBoost {setting}: {why}; {instead}.")
 
 
-def _check_settings(booster_name, objective, alpha, subsample, parallel, multi_strategy, monotone) -> None:
+def _check_settings(booster_name: str | None, objective: str | None, alpha: float | None, subsample: float | None,
+                    parallel: int | None,
+                    multi_strategy: str | None, monotone: Any) -> None:
     if booster_name not in (None, "gbtree"):
         _refuse(f"booster={booster_name!r}", "only tree boosting without dropout is a sum of Newton-step trees",
                 "use booster='gbtree'")
@@ -64,7 +68,7 @@ def _check_settings(booster_name, objective, alpha, subsample, parallel, multi_s
                 "refit without monotone_constraints")
 
 
-def _constraint_values(monotone):
+def _constraint_values(monotone: Any) -> list[Any]:
     if isinstance(monotone, dict):
         return list(monotone.values())
     if isinstance(monotone, str):
@@ -72,11 +76,11 @@ def _constraint_values(monotone):
     return list(monotone)
 
 
-def _config(booster) -> dict:
+def _config(booster: Any) -> dict:
     return json.loads(booster.save_config())
 
 
-def check(model) -> None:
+def check(model: Any) -> None:
     """Refuse settings whose leaves are not Newton steps of known rows (parameters first, then the fit)."""
     if not isinstance(model, xgb.Booster):
         params = model.get_params()
@@ -94,11 +98,11 @@ def check(model) -> None:
                     learner["learner_train_param"].get("multi_strategy"), tree.get("monotone_constraints"))
 
 
-def _floats(text) -> np.ndarray:
+def _floats(text: str) -> np.ndarray:
     return np.array([float(v) for v in str(text).strip("[]").split(",")], dtype=np.float32)
 
 
-def _base_margin(learner) -> np.ndarray:
+def _base_margin(learner: Any) -> np.ndarray:
     """The initial margin per output (float32), from base_score and the objective's link."""
     objective = learner["objective"]["name"]
     base = _floats(learner["learner_model_param"]["base_score"])
@@ -109,34 +113,35 @@ def _base_margin(learner) -> np.ndarray:
     return base
 
 
-def _sigmoid(x):
+def _sigmoid(x: np.ndarray) -> np.ndarray:
     return np.float32(1.0) / (np.exp(-x) + np.float32(1.0))
 
 
 class _View:
     """What the explainer asks an XGBoost model: leaves, initial and full raw margins."""
 
-    def __init__(self, booster, n_rounds, ranks, K, base, missing):
+    def __init__(self, booster: Any, n_rounds: int, ranks: list[np.ndarray], K: int, base: np.ndarray,
+                 missing: float) -> None:
         self.booster, self.n_rounds, self.ranks, self.K, self.base, self.missing = (
             booster, n_rounds, ranks, K, base, missing)
 
-    def _matrix(self, X):
+    def _matrix(self, X: Any) -> Any:
         return xgb.DMatrix(X, missing=self.missing, feature_names=self.booster.feature_names)
 
-    def apply(self, X):
+    def apply(self, X: Any) -> np.ndarray:
         nodes = self.booster.predict(self._matrix(X), pred_leaf=True, iteration_range=(0, self.n_rounds))
         nodes = np.asarray(nodes).reshape(X.shape[0], -1).astype(np.int64)
         return np.stack([rank[nodes[:, t]] for t, rank in enumerate(self.ranks)], axis=1).astype(np.int32)
 
-    def init_raw(self, X):
+    def init_raw(self, X: Any) -> np.ndarray:
         return np.broadcast_to(self.base.astype(np.float64), (X.shape[0], self.K)).copy()
 
-    def margin(self, X):
+    def margin(self, X: Any) -> np.ndarray:
         out = self.booster.predict(self._matrix(X), output_margin=True, iteration_range=(0, self.n_rounds))
         return np.asarray(out, dtype=np.float64).reshape(X.shape[0], self.K)
 
 
-def read(model, X, y, sample_weight) -> BoostedTrees:
+def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedTrees:
     """Read a fitted XGBoost model fitted on ``(X, y, sample_weight)``."""
     check(model)
     booster = _booster(model)
@@ -194,7 +199,7 @@ def read(model, X, y, sample_weight) -> BoostedTrees:
     scale_pos = float(params.get("reg_loss_param", {}).get("scale_pos_weight", 1.0))
     poisson_step = float(params.get("poisson_regression_param", {}).get("max_delta_step", 0.7))
 
-    def gradients(raw):
+    def gradients(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if objective == "reg:squarederror":
             g, h = raw[:, 0] - y32, np.ones(n, dtype=np.float32)
             g, h = g[:, None], h[:, None]
@@ -216,7 +221,7 @@ def read(model, X, y, sample_weight) -> BoostedTrees:
         g, h = (g * w32[:, None]).astype(np.float32), (h * w32[:, None]).astype(np.float32)
         return -g.astype(np.float64), h.astype(np.float64)
 
-    def add_tree(raw, t):
+    def add_tree(raw: np.ndarray, t: int) -> None:
         raw[:, t % K] += leaf_values32[t, train_leaves[t]]
 
     init = "constant"
