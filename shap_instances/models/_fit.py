@@ -12,7 +12,13 @@ Both ``cli.py`` and :mod:`shap_instances.report` import it through :mod:`shap_in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pandas as pd
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from sklearn.pipeline import Pipeline
 
 __all__ = ["MODELS", "EXPLAINER_MODELS", "fit_model", "auto_model", "make_model", "encode", "final_estimator",
            "categorical_columns", "describe_preprocessing"]
@@ -81,7 +87,7 @@ def auto_model(task: str, explainer: str | None = None) -> str:
     return name
 
 
-def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0):
+def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline:
     """The unfitted pipeline of model ``name`` for ``task``, its preprocessing chosen from ``X``'s columns.
 
     Parameters
@@ -161,7 +167,7 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0):
     return Pipeline([("preprocess", preprocess), ("model", estimator)])
 
 
-def fit_model(name: str, task: str, X, y, seed: int = 0, *, explainer: str | None = None):
+def fit_model(name: str, task: str, X: Any, y: ArrayLike, seed: int = 0, *, explainer: str | None = None) -> Pipeline:
     """Fit one of the command line's models (:data:`MODELS`) for ``task``, as a preprocessing pipeline.
 
     Parameters
@@ -205,7 +211,7 @@ def fit_model(name: str, task: str, X, y, seed: int = 0, *, explainer: str | Non
     return make_model(name, task, X, seed).fit(X, y)
 
 
-def final_estimator(model):
+def final_estimator(model: Any) -> Any:
     """The last step of a pipeline (the model itself otherwise).
 
     Examples
@@ -220,7 +226,7 @@ def final_estimator(model):
     return model.steps[-1][1] if isinstance(model, Pipeline) else model
 
 
-def encode(model, X) -> pd.DataFrame:
+def encode(model: Any, X: Any) -> pd.DataFrame:
     """``X`` as the final estimator of ``model`` sees it: the pipeline's preprocessing applied, columns named.
 
     The index of ``X`` is kept (explainers name training rows by it). A model that is not a pipeline returns
@@ -247,7 +253,7 @@ def encode(model, X) -> pd.DataFrame:
     return out
 
 
-def describe_preprocessing(model) -> str:
+def describe_preprocessing(model: Any) -> str:
     """One sentence saying what the pipeline does to the columns before its estimator.
 
     Examples

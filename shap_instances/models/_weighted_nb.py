@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -113,7 +114,8 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, estimator=None, *, penalty="bic", prefit=False, max_iter=1000, tol=1e-10):
+    def __init__(self, estimator: Any = None, *, penalty: float | str = "bic", prefit: bool = False,
+                 max_iter: int = 1000, tol: float = 1e-10) -> None:
         self.estimator = estimator
         self.penalty = penalty
         self.prefit = prefit
@@ -121,7 +123,7 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         self.tol = tol
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y):
+    def fit(self, X: Any, y: ArrayLike) -> Self:
         """Fit the wrapped model (unless ``prefit``), then learn the per-variable weights.
 
         Parameters
@@ -166,7 +168,7 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         terms = self.terms_.terms(transformed, np.eye(k))  # (n, p, k): log P(x_m | c)
         terms -= terms.mean(axis=2, keepdims=True)  # a per-row constant: the softmax is unchanged
         prior = np.asarray(self.terms_.class_terms, dtype=np.float64)
-        self.penalty_ = {"bic": 0.5 * np.log(n), "aic": 1.0}.get(self.penalty, self.penalty)
+        self.penalty_ = {"bic": 0.5 * np.log(n), "aic": 1.0}.get(str(self.penalty), self.penalty)
         self.penalty_ = float(self.penalty_)
         weights, self.log_likelihood_, self.n_iter_ = _learn_weights(terms, codes, prior, self.penalty_,
                                                                      self.max_iter, self.tol)
@@ -176,7 +178,7 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         self.selected_ = np.flatnonzero(self.weights_ > 0)
         return self
 
-    def _nb_input(self, X, preprocessing=None):
+    def _nb_input(self, X: Any, preprocessing: Any = None) -> Any:
         """The naive Bayes model's input: the pipeline's preprocessing of ``X``, dense float64."""
         if preprocessing is None:
             preprocessing = _split(self.estimator_)[0]
@@ -193,7 +195,7 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         return values
 
     # ------------------------------------------------------------------ prediction
-    def predict_joint_log_proba(self, X) -> np.ndarray:
+    def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """Weighted joint log-likelihoods ``log P(c) + sum_m w_m log P(x_m | c)``, shape (n, n_classes).
 
         Examples
@@ -214,7 +216,7 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
                                       f"fitted on {self.nb_weights_.shape[0]}.")
         return self._joint_log_proba(transformed)
 
-    def _joint_log_proba(self, transformed) -> np.ndarray:
+    def _joint_log_proba(self, transformed: Any) -> np.ndarray:
         """The weighted joint log-likelihoods of rows already in the naive Bayes model's input space."""
         k = len(self.classes_)
         evaluate = self.terms_.evaluator(np.eye(k), None, self.nb_weights_)
@@ -226,22 +228,23 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
             out[start:start + rows] = evaluate(chunk, np.empty(chunk.shape + (k,))).sum(axis=1)
         return out + self.terms_.class_terms
 
-    def predict_log_proba(self, X) -> np.ndarray:
+    def predict_log_proba(self, X: Any) -> np.ndarray:
         """Log of :meth:`predict_proba`."""
         jll = self.predict_joint_log_proba(X)
         return jll - logsumexp(jll, axis=1, keepdims=True)
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities: the softmax of the weighted joint log-likelihoods."""
         return np.exp(self.predict_log_proba(X))
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: Any) -> np.ndarray:
         """The class of largest weighted joint log-likelihood."""
         jll = self.predict_joint_log_proba(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
 
-def _learn_weights(terms, codes, prior, penalty, max_iter, tol):
+def _learn_weights(terms: np.ndarray, codes: np.ndarray, prior: np.ndarray, penalty: float, max_iter: int,
+                   tol: float) -> tuple[np.ndarray, float, int]:
     """Maximise ``sum_i log softmax(prior + terms_i^T w)[y_i] - penalty * sum(w)`` over ``w`` in [0, 1]^p.
 
     ``terms`` (n, p, k) are per-feature log-likelihoods (any per-row constant removed). Returns the weights,
@@ -252,7 +255,7 @@ def _learn_weights(terms, codes, prior, penalty, max_iter, tol):
     rows = np.arange(n)
     own = terms[rows, :, codes]  # (n, p): the terms of the true class
 
-    def objective(w):
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
         jll = prior + np.einsum("npk,p->nk", terms, w)
         log_norm = logsumexp(jll, axis=1)
         proba = np.exp(jll - log_norm[:, None])
@@ -274,7 +277,7 @@ def _learn_weights(terms, codes, prior, penalty, max_iter, tol):
     return weights, cll, int(result.nit)
 
 
-def _split(model):
+def _split(model: Any) -> tuple[Any, Any]:
     """(preprocessing or None, naive Bayes model) of a naive Bayes model or a Pipeline ending in one."""
     last = model.steps[-1][1] if isinstance(model, Pipeline) else model
     if not isinstance(last, NB_TYPES):
@@ -287,7 +290,7 @@ def _split(model):
     return None, model
 
 
-def _class_codes(y, classes):
+def _class_codes(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """Index of each label of ``y`` in ``classes``; refuse labels the model does not know."""
     index = {label: i for i, label in enumerate(classes.tolist())}
     try:
@@ -297,5 +300,5 @@ def _class_codes(y, classes):
                                   f"classes {classes.tolist()}; fit the weights on labels the model knows.") from None
 
 
-def _n_rows(X) -> int:
+def _n_rows(X: Any) -> int:
     return X.shape[0] if hasattr(X, "shape") else len(X)
