@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 import sklearn
 from joblib import Parallel, delayed
+from numpy.typing import ArrayLike
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
 
@@ -51,7 +54,7 @@ def _sklearn_version() -> tuple[int, int]:
     return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
 
 
-def is_classifier_forest(model) -> bool:
+def is_classifier_forest(model: Any) -> bool:
     """Whether ``model`` is one of the supported forest classifiers (its proximities weight class targets).
 
     Examples
@@ -64,7 +67,7 @@ def is_classifier_forest(model) -> bool:
     return isinstance(model, RandomForestClassifier | ExtraTreesClassifier)
 
 
-def check_forest(model) -> None:
+def check_forest(model: Any) -> None:
     """Refuse models whose leaves are not weighted means of in-bag targets (before any work).
 
     The model must be one of :data:`SUPPORTED_FORESTS`, fitted, and not use ``criterion="absolute_error"``
@@ -106,7 +109,7 @@ def check_forest(model) -> None:
         )
 
 
-def forest_apply(model, X) -> np.ndarray:
+def forest_apply(model: Any, X: Any) -> np.ndarray:
     """Leaf (node id) of every row of ``X`` in every tree, int32 (n, T), filled one tree at a time.
 
     ``X`` must already be validated as float32 (dense C-contiguous or CSR), as ``check_data`` returns it;
@@ -132,7 +135,7 @@ def forest_apply(model, X) -> np.ndarray:
     return out
 
 
-def encode_target(model, y, n_samples: int):
+def encode_target(model: Any, y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     """Targets as the forest sees them: float (n, n_outputs) for regression, class codes for classifiers.
 
     Returns ``(y_raw, y_codes)`` where ``y_raw`` keeps the user's labels (2-D) and ``y_codes`` is float64
@@ -176,7 +179,8 @@ def encode_target(model, y, n_samples: int):
     return y_float, y_float
 
 
-def _fit_class_weights(model, y_raw, sample_weight, with_sample_weight: bool):
+def _fit_class_weights(model: Any, y_raw: np.ndarray, sample_weight: np.ndarray | None,
+                       with_sample_weight: bool) -> np.ndarray | None:
     """Expanded class weights the forest applied in ``fit`` (None when there are none)."""
     cw = getattr(model, "class_weight", None)
     if cw is None or not is_classifier_forest(model):
@@ -196,12 +200,13 @@ def _fit_class_weights(model, y_raw, sample_weight, with_sample_weight: bool):
     return compute_sample_weight(dicts[0] if model.n_outputs_ == 1 else dicts, target)
 
 
-def _candidate_semantics():
+def _candidate_semantics() -> list[str]:
     new_first = _sklearn_version() >= _DRAW_PROBABILITY_VERSION
     return ["draw_probability", "multiplicative"] if new_first else ["multiplicative", "draw_probability"]
 
 
-def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
+def _tree_weight_function(model: Any, y_raw: np.ndarray, y_codes: np.ndarray, sample_weight: np.ndarray | None,
+                          semantics: str) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], bool]:
     """``(weights, integral)``: ``weights(indices_t) -> (counts, c)`` gives tree ``t``'s in-bag counts and leaf
     weights; ``integral`` is True when ``c`` is the multiplicity alone (stored as a small integer)."""
     n = y_raw.shape[0]
@@ -216,7 +221,7 @@ def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
     y_float = np.ascontiguousarray(y_codes, dtype=np.float64)
     integral = not subsample and bool(np.all(static == 1.0))
 
-    def weights(indices):
+    def weights(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         counts = np.bincount(indices, minlength=n).astype(np.float64)
         if counts.shape[0] != n:
             raise DataValidationError(
@@ -231,17 +236,17 @@ def _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics: str):
     return weights, integral
 
 
-def _leaf_ranks(tree) -> np.ndarray:
+def _leaf_ranks(tree: Any) -> np.ndarray:
     """Rank of every node of ``tree`` among its leaves (node order), int32; internal nodes get garbage."""
     return np.cumsum(tree.tree_.children_left == -1, dtype=np.int32) - 1
 
 
-def _inbag_column(bits, t) -> np.ndarray:
+def _inbag_column(bits: np.ndarray, t: int) -> np.ndarray:
     """Column ``t`` of the bit-packed (n, ceil(T / 8)) in-bag matrix, as bool."""
     return ((bits[:, t >> 3] >> (7 - (t & 7))) & 1).astype(bool)
 
 
-def _estimators_samples(model, chunk: int = 8):
+def _estimators_samples(model: Any, chunk: int = 8) -> Iterator[np.ndarray]:
     """The public ``estimators_samples_``, a few trees at a time.
 
     The property regenerates the in-bag draws of every tree at once (n_trees arrays of n_train indices, 8 MB
@@ -287,8 +292,8 @@ class GapIndex:
     n_trees: int
     semantics: str
     bootstrap: bool
-    model: object = field(repr=False)
-    train_X: object = field(repr=False)
+    model: Any = field(repr=False)
+    train_X: Any = field(repr=False)
     oob_leaves: np.ndarray | None = field(default=None, repr=False)
     oob_ptr: np.ndarray | None = field(default=None, repr=False)
 
@@ -312,7 +317,7 @@ class GapIndex:
         totals = np.add.reduceat(mass, self.leaf_ptr[:-1][sizes > 0]) if mass.size else mass
         return mass / np.repeat(totals, sizes[sizes > 0])
 
-    def leaf_query(self, node_leaves) -> np.ndarray:
+    def leaf_query(self, node_leaves: np.ndarray) -> np.ndarray:
         """Translate (m, T) node ids (as ``apply`` returns them; -1 skips) to the leaf ranks the kernels use."""
         node_leaves = np.asarray(node_leaves)
         out = np.empty(node_leaves.shape, dtype=np.int32)
@@ -321,7 +326,7 @@ class GapIndex:
             out[:, t] = np.where(column >= 0, _leaf_ranks(tree)[np.maximum(column, 0)], -1)
         return out
 
-    def query(self, X, *, oob: bool = False) -> np.ndarray:
+    def query(self, X: Any, *, oob: bool = False) -> np.ndarray:
         """Leaf ranks (m, T) int32 of validated float32 ``X`` in every tree, one tree at a time.
 
         ``oob=True`` (``X`` the training data): -1 where the point is in-bag, so its row averages the trees
@@ -337,7 +342,8 @@ class GapIndex:
             out[:, t] = column
         return out
 
-    def rows(self, query_leaves, *, n_jobs=None, block_size: int = 2048, leaf_ranks: bool = False) -> sp.csr_matrix:
+    def rows(self, query_leaves: np.ndarray, *, n_jobs: int | None = None, block_size: int = 2048,
+             leaf_ranks: bool = False) -> sp.csr_matrix:
         """CSR proximity rows for ``query_leaves`` (m, T) node ids; -1 skips a tree for that row.
 
         ``leaf_ranks=True``: ``query_leaves`` already holds leaf ranks (int32, from :meth:`query`). Two passes:
@@ -369,7 +375,7 @@ class GapIndex:
         starts = list(range(0, m, block_size))
         threaded = n_jobs not in (None, 1) and len(starts) > 1
 
-        def run(function, args):
+        def run(function: Callable[..., Any], args: Callable[[int], tuple[Any, ...]]) -> list[Any]:
             if not threaded:
                 return [function(query_leaves[s:s + block_size], *args(s)) for s in starts]
             return Parallel(n_jobs=n_jobs, prefer="threads")(
@@ -420,16 +426,17 @@ class GapIndex:
             out[~_inbag_column(self.inbag_bits, t), t] = self.oob_leaves[self.oob_ptr[t]:self.oob_ptr[t + 1]]
         return out
 
-    def oob_rows(self, *, n_jobs=None) -> sp.csr_matrix:
+    def oob_rows(self, *, n_jobs: int | None = None) -> sp.csr_matrix:
         """Out-of-bag proximities of the training points (CSR, n_train x n_train)."""
         return self.rows(self.oob_leaf_ranks(), n_jobs=n_jobs, leaf_ranks=True)
 
-    def rows_of(self, X, *, n_jobs=None) -> sp.csr_matrix:
+    def rows_of(self, X: Any, *, n_jobs: int | None = None) -> sp.csr_matrix:
         """Proximities of validated float32 points ``X`` (every tree used)."""
         return self.rows(self.query(X), n_jobs=n_jobs, leaf_ranks=True)
 
 
-def _check_tree(tree, leaves, counts, c, y_codes, classifier: bool, n_classes):
+def _check_tree(tree: Any, leaves: np.ndarray, counts: np.ndarray, c: np.ndarray, y_codes: np.ndarray,
+                classifier: bool, n_classes: Any) -> str | None:
     """Reason the weights ``c`` do not reproduce this tree's leaves, or None when they do."""
     t = tree.tree_
     n_nodes = t.node_count
@@ -461,7 +468,7 @@ def _check_tree(tree, leaves, counts, c, y_codes, classifier: bool, n_classes):
     return None
 
 
-def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
+def build_gap_index(model: Any, X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None) -> GapIndex:
     """Build and verify the leaf index of ``model`` fitted on ``(X, y, sample_weight)``.
 
     Every leaf of every tree is checked: its in-bag count (``tree_.n_node_samples``), its total weight
@@ -544,7 +551,7 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
             order = np.argsort(ranks, kind="stable")
             idx, ranks = idx[order], ranks[order]
             stop = position + idx.size
-            if mass.dtype != np.float64 and idx.size and c[idx].max() > np.iinfo(mass.dtype).max:
+            if mass.dtype != np.float64 and idx.size and c[idx].max() > np.iinfo(np.uint8).max:
                 mass = mass.astype(np.float64)  # a multiplicity above 255: exact in float64 too
             members[position:stop] = idx
             mass[position:stop] = c[idx]
@@ -574,7 +581,8 @@ def build_gap_index(model, X, y, *, sample_weight=None) -> GapIndex:
     )
 
 
-def _explain_failure(model, failures, sample_weight, has_nan=False) -> Exception:
+def _explain_failure(model: Any, failures: dict[Any, tuple[Any, str]], sample_weight: ArrayLike | None,
+                     has_nan: bool = False) -> Exception:
     reasons = {reason for _, reason in failures.values()}
     if has_nan and "values" not in reasons:
         return UnsupportedModelError(
@@ -603,7 +611,8 @@ def _explain_failure(model, failures, sample_weight, has_nan=False) -> Exception
     )
 
 
-def gap_proximities(model, data, y, X=None, *, sample_weight=None, n_jobs=None) -> sp.csr_matrix:
+def gap_proximities(model: Any, data: Any, y: ArrayLike, X: Any = None, *, sample_weight: ArrayLike | None = None,
+                    n_jobs: int | None = None) -> sp.csr_matrix:
     """RF-GAP proximities of ``X`` (or out-of-bag proximities of the training data) as a CSR matrix.
 
     Parameters
