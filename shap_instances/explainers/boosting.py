@@ -140,7 +140,7 @@ class BoostingExplainer(InstanceExplainer):
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data, name="masker")
         self.train_names_ = training_names(data, feature_names)
-        self.trees_ = read_boosted_model(model, self.data_, y, sample_weight)
+        self.trees_ = read_boosted_model(model, self.data_, cast(ArrayLike, y), sample_weight)  # y: _setup required it
         self.kind_ = self._resolve_kind(kind)
         self.targets_ = self.trees_.targets
         self.n_train_ = self.data_.shape[0]

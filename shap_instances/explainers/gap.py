@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -130,7 +130,8 @@ class GapExplainer(InstanceExplainer):
         if data is None:
             raise DataValidationError("GapExplainer needs the training X the forest was fitted on: "
                                       "GapExplainer(forest, X_train, y=y_train).")
-        self.index_ = build_gap_index(model, _no_sparse_nan(data, "data"), y, sample_weight=sample_weight)
+        y_train = cast(ArrayLike, y)  # not None: _setup refused it (requires_y)
+        self.index_ = build_gap_index(model, _no_sparse_nan(data, "data"), y_train, sample_weight=sample_weight)
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data)
         self.train_names_ = training_names(data, feature_names)

@@ -32,7 +32,7 @@ from ..utils import (
 
 if TYPE_CHECKING:
     from ..games import Game
-    from ..isotonic import SISRResult
+    from ..isotonic import MonotoneTransform, SISRResult
     from ..utils import ConformanceProblem
     from ..utils._random import RandomStateLike
 
@@ -257,7 +257,7 @@ class IsotonicShapley(InstanceExplainer):
                 f"{len(rows)} row(s); explain one output, e.g. IsotonicShapley(lambda X: model.predict_proba(X)[:, 1], "
                 f"background), or use IsotonicShapley.from_game for a game with several outputs.")
 
-    def transform(self, i: int = 0) -> Callable[[ArrayLike], np.ndarray]:
+    def transform(self, i: int = 0) -> MonotoneTransform:
         """The fitted monotone transform T-hat of explained row ``i`` (game output ``i`` for :meth:`from_game`).
 
         Returns a :class:`~shap_instances.isotonic.MonotoneTransform`: call it on payoffs ``v`` (baseline
