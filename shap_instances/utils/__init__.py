@@ -9,9 +9,11 @@
 * :func:`check_explainer`, the conformance check that every explainer and plugin passes.
 """
 
+from typing import Any
+
 from ._clustering import player_clustering, row_cohorts
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
-from ._random import check_random_state, spawn_seeds
+from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._validation import (
     available_memory_bytes,
     check_data,
@@ -33,6 +35,7 @@ __all__ = [
     "HasMethods",
     "Interval",
     "Options",
+    "RandomStateLike",
     "available_memory_bytes",
     "check_data",
     "check_explainer",
@@ -54,7 +57,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in ("check_explainer", "ConformanceProblem"):  # imports shap's plots: loaded on first use
         from . import _conformance
 

@@ -117,7 +117,7 @@ def row_cohorts(explanation: shap.Explanation, X: Any, max_cohorts: int = 2) -> 
     return explanation.cohorts(labels)
 
 
-def _path_name(tree, leaf: int, names: list[str]) -> str:
+def _path_name(tree: Any, leaf: int, names: list[str]) -> str:
     """'a <= 1 & b > 2': the conditions on the way from the root to ``leaf``."""
     parent = {}
     for node in range(tree.node_count):

@@ -125,7 +125,7 @@ def check_explainer(cls: type, problem: ConformanceProblem | None = None) -> Non
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-def _build(cls, problem, *, alias=False, **extra):
+def _build(cls, problem: ConformanceProblem, *, alias: bool = False, **extra: Any) -> Any:
     kwargs = dict(problem.options)
     if problem.y is not None:
         kwargs["y"] = problem.y
@@ -135,7 +135,7 @@ def _build(cls, problem, *, alias=False, **extra):
     return cls(problem.model, problem.masker, **kwargs)
 
 
-def _call(explainer, problem, X=None):
+def _call(explainer: Any, problem: ConformanceProblem, X: Any = None) -> shap.Explanation:
     X = problem.X if X is None else X
     if problem.y_explained is not None:
         return explainer(X, problem.y_explained)
@@ -146,16 +146,16 @@ def _accepted(cls) -> set[str]:
     return set(inspect.signature(cls.__init__).parameters)
 
 
-def _first(value):
+def _first(value: Any) -> float:
     value = np.asarray(value)
     return float(value.ravel()[0]) if value.ndim else float(value)
 
 
-def _one_output(explanation):
+def _one_output(explanation: shap.Explanation) -> shap.Explanation:
     return explanation[..., 0] if np.ndim(explanation.values) == 3 else explanation
 
 
-def _same(a, b, what: str, atol: float = 0.0) -> None:
+def _same(a: Any, b: Any, what: str, atol: float = 0.0) -> None:
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     assert a.shape == b.shape, f"{what}: shapes {a.shape} and {b.shape} differ"
     assert np.allclose(a, b, atol=atol, rtol=0, equal_nan=True), (
@@ -163,12 +163,12 @@ def _same(a, b, what: str, atol: float = 0.0) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def _check_class(cls, problem, context):
+def _check_class(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     assert isinstance(cls, type) and issubclass(cls, shap.Explainer), "not a shap.Explainer subclass"
     assert callable(getattr(cls, "supports_model", None)), "no supports_model classmethod"
 
 
-def _check_signature(cls, problem, context):
+def _check_signature(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
     positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     assert positional == ["model", "masker"], f"positional parameters are {positional}, not ['model', 'masker']"
@@ -181,7 +181,7 @@ def _check_signature(cls, problem, context):
     assert call[:1] == ["X"] and (len(call) < 2 or call[1] == "y"), f"__call__ starts with {call}, not (X, y=None)"
 
 
-def _check_options_refused(cls, problem, context):
+def _check_options_refused(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     try:
         _build(cls, problem, not_an_option_of_any_explainer=1)
     except TypeError:
@@ -193,13 +193,13 @@ def _check_options_refused(cls, problem, context):
         if name not in accepted:
             continue
         try:
-            _build(cls, problem, **{name: bad})
+            _build(cls, problem, **{name: bad})  # type: ignore[arg-type]  # (never named alias)
         except (InvalidParameterError, ValueError, TypeError):
             continue
         raise AssertionError(f"{name}={bad!r} was accepted")
 
 
-def _check_call(cls, problem, context):
+def _check_call(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     explainer = _build(cls, problem)
     explanation = _call(explainer, problem)
     assert isinstance(explanation, shap.Explanation), f"the call returned {type(explanation).__name__}"
@@ -222,7 +222,7 @@ def _check_call(cls, problem, context):
     context.update(explainer=explainer, explanation=explanation)
 
 
-def _check_legacy_api(cls, problem, context):
+def _check_legacy_api(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     explainer, explanation = context["explainer"], context["explanation"]
     if problem.y_explained is not None:
         legacy = explainer.shap_values(problem.X, problem.y_explained)
@@ -237,7 +237,7 @@ def _check_legacy_api(cls, problem, context):
         _same(np.broadcast_to(expected, base.shape), base, "expected_value vs base_values")
 
 
-def _check_serialisation(cls, problem, context):
+def _check_serialisation(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     explainer, explanation = context["explainer"], context["explanation"]
     buffer = io.BytesIO()
     explainer.save(buffer)
@@ -249,7 +249,7 @@ def _check_serialisation(cls, problem, context):
     _same(_call(copy.deepcopy(explainer), problem).values, explanation.values, "deepcopy")
 
 
-def _check_columns(cls, problem, context):
+def _check_columns(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     explainer, explanation = context["explainer"], context["explanation"]
     X = problem.X
     _same(_call(explainer, problem, X[X.columns[::-1]]).values, explanation.values, "reordered DataFrame columns")
@@ -262,7 +262,7 @@ def _check_columns(cls, problem, context):
         raise AssertionError(f"{what} were accepted")
 
 
-def _check_random_state(cls, problem, context):
+def _check_random_state(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     if "random_state" not in _accepted(cls):
         return
     first = _call(_build(cls, problem, random_state=3), problem).values
@@ -271,7 +271,7 @@ def _check_random_state(cls, problem, context):
     _same(_call(again, problem).values, first, "two calls with random_state=3")
 
 
-def _check_idioms(cls, problem, context):
+def _check_idioms(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     """shap's idioms on single-output explanations.
 
     shap 0.46 to 0.51 itself fails on them once an output is sliced from a multi-output explanation
@@ -290,7 +290,7 @@ def _check_idioms(cls, problem, context):
     assert plt.gcf().axes, "heatmap(instance_order=e.sum(1)) drew nothing"
 
 
-def _check_plots(cls, problem, context):
+def _check_plots(cls, problem: ConformanceProblem, context: dict[str, Any]) -> None:
     import matplotlib.pyplot as plt
 
     e, explainer = _one_output(context["explanation"]), context["explainer"]

@@ -108,16 +108,16 @@ class HasMethods:
         return "an object with " + ", ".join(f"{m}()" for m in self.methods)
 
 
-def _random_state(value) -> bool:
+def _random_state(value: Any) -> bool:
     return (value is None or isinstance(value, np.random.Generator | np.random.BitGenerator | np.random.RandomState)
             or (isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_) and int(value) >= 0))
 
 
-def _array_like(value) -> bool:
+def _array_like(value: Any) -> bool:
     return hasattr(value, "shape") or hasattr(value, "__array__") or isinstance(value, list | tuple)
 
 
-def _names(value) -> bool:
+def _names(value: Any) -> bool:
     return isinstance(value, list | tuple | np.ndarray) or hasattr(value, "tolist")
 
 
@@ -132,7 +132,7 @@ _NAMED: Mapping[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def _satisfied(constraint, value) -> bool:
+def _satisfied(constraint: Any, value: Any) -> bool:
     if constraint is None:
         return value is None
     if isinstance(constraint, str):
@@ -142,7 +142,7 @@ def _satisfied(constraint, value) -> bool:
     return constraint.is_satisfied_by(value)
 
 
-def _describe(constraint) -> str:
+def _describe(constraint: Any) -> str:
     if constraint is None:
         return "None"
     if isinstance(constraint, str):
