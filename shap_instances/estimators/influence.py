@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..exceptions import UnsupportedModelError
-from ..utils import check_random_state
-from ..utils._random import RandomStateLike
+from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
 
 if TYPE_CHECKING:

@@ -9,8 +9,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor
 from scipy.linalg.lapack import dpotri
 
-from ..utils import check_random_state, validate_params
-from ..utils._random import RandomStateLike
+from ..utils import RandomStateLike, check_random_state, validate_params
 from ._anytime import evaluate_design
 from ._result import ShapleyResult
 from .sampling import KernelCoalitionSampler

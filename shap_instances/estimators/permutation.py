@@ -12,8 +12,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from .._kernels.prefix_shapley import accumulate_prefix_units
-from ..utils import check_random_state
-from ..utils._random import RandomStateLike
+from ..utils import RandomStateLike, check_random_state
 from ._budget import RunClock, format_seconds
 from ._checkpoint import CheckpointFile
 from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers

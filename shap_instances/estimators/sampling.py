@@ -10,8 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ..utils import check_memory, check_random_state
-from ..utils._random import RandomStateLike
+from ..utils import RandomStateLike, check_memory, check_random_state
 from ._weights import kernel_weights
 
 __all__ = ["CoalitionDesign", "KernelCoalitionSampler"]

@@ -33,8 +33,7 @@ from ..utils import (
 if TYPE_CHECKING:
     from ..games import Game
     from ..isotonic import MonotoneTransform, SISRResult
-    from ..utils import ConformanceProblem
-    from ..utils._random import RandomStateLike
+    from ..utils import ConformanceProblem, RandomStateLike
 
 __all__ = ["IsotonicShapley"]
 

@@ -41,8 +41,7 @@ from ..utils import (
 if TYPE_CHECKING:
     from ..estimators import ShapleyResult
     from ..games import Game
-    from ..utils import ConformanceProblem
-    from ..utils._random import RandomStateLike
+    from ..utils import ConformanceProblem, RandomStateLike
 
 __all__ = ["InstanceKernelExplainer"]
 
