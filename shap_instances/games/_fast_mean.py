@@ -12,7 +12,7 @@ phi_i = (y_i + (H_n - 1)(y_i - mean_{-i})) / n, with H_n the n-th harmonic numbe
 from __future__ import annotations
 
 import copy
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -55,7 +55,7 @@ class MeanPath:
     """
 
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
-    fused = True
+    fused: ClassVar[bool] = True
 
     def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
         self.y = np.asarray(y, dtype=np.float64)

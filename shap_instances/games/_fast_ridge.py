@@ -22,7 +22,7 @@ size n x m.
 from __future__ import annotations
 
 import copy
-from typing import Any, NamedTuple, Self
+from typing import Any, ClassVar, NamedTuple, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -108,7 +108,7 @@ class RidgePath:
     """
 
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
-    fused = True
+    fused: ClassVar[bool] = True
 
     def __init__(self, model: Any, X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, y_eval: np.ndarray,
                  empty: ArrayLike | None = None) -> None:

@@ -80,7 +80,8 @@ class ResidualGame(Game):
         self.quiet = False  # parallel workers stay quiet; the caller warns once after merging their counts
         self.probability = is_classifier(model)  # y in {0, 1}: residuals of P(y = 1)
         fits = self.fast_path is not None and self.fast_path.fits_all_rows()
-        self._full: np.ndarray | None = None if fits else self._fit_all_rows()  # refuses a model that cannot fit all rows
+        self._full: np.ndarray | None = (
+            None if fits else self._fit_all_rows())  # refuses a model that cannot fit all rows
 
     @property
     def cheap(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
