@@ -9,9 +9,11 @@ negative and DEL- positive. AUC-DEL is the mean over the removal sizes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
+from numpy.typing import ArrayLike
 from sklearn.base import clone
 
 from ..utils import check_data, check_fitted
@@ -44,7 +46,7 @@ class DeletionResult:
         return self.del_minus.mean(axis=1)
 
 
-def _score(model, Xq, output):
+def _score(model: Any, Xq: Any, output: int | None) -> np.ndarray:
     if hasattr(model, "decision_function"):
         f = np.asarray(model.decision_function(Xq), dtype=np.float64)
     else:
@@ -54,7 +56,8 @@ def _score(model, Xq, output):
     return f
 
 
-def _one_point(model, X_train, y_train, sample_weight, xq, order, sizes, base, output):
+def _one_point(model: Any, X_train: Any, y_train: np.ndarray, sample_weight: np.ndarray | None, xq: Any,
+               order: np.ndarray, sizes: np.ndarray, base: np.ndarray, output: int | None) -> np.ndarray:
     out = np.empty((2, len(sizes)))
     n = X_train.shape[0]
     for side, idx_order in enumerate((order, order[::-1])):
@@ -67,8 +70,9 @@ def _one_point(model, X_train, y_train, sample_weight, xq, order, sizes, base, o
     return out
 
 
-def deletion_diagnostics(model, X_train, y_train, X, scores, *, fractions=(0.01, 0.02, 0.03, 0.04, 0.05),
-                         sample_weight=None, output=None, n_jobs=None):
+def deletion_diagnostics(model: Any, X_train: Any, y_train: ArrayLike, X: Any, scores: ArrayLike, *,
+                         fractions: ArrayLike = (0.01, 0.02, 0.03, 0.04, 0.05), sample_weight: ArrayLike | None = None,
+                         output: int | None = None, n_jobs: int | None = None) -> DeletionResult:
     """DEL+ / DEL- of ``scores`` for each row of ``X``, refitting clones of ``model`` (parallel over rows).
 
     Parameters

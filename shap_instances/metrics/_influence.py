@@ -8,8 +8,11 @@ drops by ``g_i z'^T H^{-1} z_i``: that is the score (Koh and Liang, 2017; Avella
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..linear_objective import linear_objective
 from ..utils import check_data, check_fitted
@@ -42,7 +45,8 @@ class InfluenceFunction:
     (3, 40)
     """
 
-    def __init__(self, model, X_train, y_train, *, sample_weight=None, output=None, damping=1e-10):
+    def __init__(self, model: Any, X_train: Any, y_train: ArrayLike, *, sample_weight: ArrayLike | None = None,
+                 output: int | str | None = None, damping: float = 1e-10) -> None:
         check_fitted(model)
         obj = linear_objective(model, np.asarray(y_train), sample_weight)
         Xt = check_data(X_train, name="X_train", allow_sparse=True, n_features=obj.coef.shape[1])
@@ -69,14 +73,14 @@ class InfluenceFunction:
         self._cho = np.linalg.cholesky(H)
         self._Z = Z.tocsr() if sp.issparse(Z) else Z
 
-    def _design(self, X):
+    def _design(self, X: Any) -> Any:
         Xa = X[:, self.active_features_]
         if not self._intercept:
             return Xa
         col = np.full((X.shape[0], 1), self._a)
         return sp.hstack([Xa, sp.csr_matrix(col)], format="csr") if sp.issparse(Xa) else np.hstack([Xa, col])
 
-    def scores(self, X):
+    def scores(self, X: Any) -> np.ndarray:
         """Influence scores (n, n_train): positive means removing the point lowers the prediction."""
         Xq = check_data(X, name="X", allow_sparse=True, n_features=self._p)
         Zq = self._design(Xq)
@@ -87,7 +91,8 @@ class InfluenceFunction:
         return np.asarray(self._Z @ A).T * self.g_[None, :]
 
 
-def influence_scores(model, X_train, y_train, X, *, sample_weight=None, output=None):
+def influence_scores(model: Any, X_train: Any, y_train: ArrayLike, X: Any, *, sample_weight: ArrayLike | None = None,
+                     output: int | str | None = None) -> np.ndarray:
     """One-shot :class:`InfluenceFunction` scores (n, n_train).
 
     Examples

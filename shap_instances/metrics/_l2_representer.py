@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..linear_objective import linear_objective
 from ..utils import check_data, check_fitted
 
+if TYPE_CHECKING:
+    from ..linear_objective import LinearObjective
+
 __all__ = ["l2_representer_scores", "select_output"]
 
 
-def select_output(obj, output) -> int:
+def select_output(obj: LinearObjective, output: int | str | None) -> int:
     """Index of ``output`` (a class label or an index) among the objective's outputs."""
     K = obj.coef.shape[0]
     if K == 1:
@@ -24,7 +30,8 @@ def select_output(obj, output) -> int:
     raise ValueError(f"output={output!r} is not one of {obj.output_names} nor an index < {K}.")
 
 
-def l2_representer_scores(model, X_train, y_train, X, *, sample_weight=None, output=None):
+def l2_representer_scores(model: Any, X_train: Any, y_train: ArrayLike, X: Any, *,
+                          sample_weight: ArrayLike | None = None, output: int | str | None = None) -> np.ndarray:
     """Training-instance scores of the l2 representer, whatever the model's actual penalty.
 
     ``score[j, i] = g_i <x_i, x'_j>`` with ``g_i = -c_i loss'(y_i, f(x_i))``: the plain inner-product kernel,

@@ -18,6 +18,9 @@ removes its factor, so ``P(c | x without V_j)`` is the softmax of the joint log-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from scipy.special import logsumexp
 
@@ -31,7 +34,8 @@ __all__ = ["nb_indicators", "NB_INDICATORS"]
 NB_INDICATORS = ("IDI", "WOE", "MOP", "LMOP", "DOP", "KLD", "VPD")
 
 
-def nb_indicators(model, X, *, indicators=None, target=None, weights=None, feature_names=None) -> dict:
+def nb_indicators(model: Any, X: Any, *, indicators: Sequence[str] | None = None, target: Any = None,
+                  weights: Any = None, feature_names: Sequence[str] | None = None) -> dict:
     """The per-variable importance indicators of a naive Bayes model, one Explanation per indicator.
 
     Parameters
@@ -138,7 +142,7 @@ def nb_indicators(model, X, *, indicators=None, target=None, weights=None, featu
     return results
 
 
-def _display_data(raw):
+def _display_data(raw: Any) -> np.ndarray | None:
     values = raw.to_numpy() if hasattr(raw, "to_numpy") else np.asarray(raw)
     if hasattr(values, "toarray"):
         values = values.toarray()

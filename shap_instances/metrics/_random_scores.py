@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..utils import RandomStateLike
 
 __all__ = ["random_scores"]
 
 
-def random_scores(n_explained, n_train, *, random_state=None):
+def random_scores(n_explained: int, n_train: int, *, random_state: RandomStateLike = None) -> np.ndarray:
     """Standard-normal scores (n_explained, n_train): deleting by them removes random training points.
 
     Examples

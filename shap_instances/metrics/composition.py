@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
+import shap
+from numpy.typing import ArrayLike
 
 __all__ = ["cc_means", "cc_summary", "contribution_statistics", "instance_values", "normalised_contributions"]
 
 
-def normalised_contributions(explanation, sign_by="explained", training_residuals=None) -> np.ndarray:
+def normalised_contributions(explanation: shap.Explanation, sign_by: str = "explained",
+                             training_residuals: ArrayLike | None = None) -> np.ndarray:
     """Eq. 5: ``phi^c[j, i] = -sgn(e) * phi[j, i]``, positive when instance i shrinks a residual's magnitude.
 
     Parameters
@@ -43,7 +48,7 @@ def normalised_contributions(explanation, sign_by="explained", training_residual
     raise ValueError(f"sign_by must be 'explained' or 'training', got {sign_by!r}.")
 
 
-def cc_summary(explanation, sign_by="explained") -> pd.DataFrame:
+def cc_summary(explanation: shap.Explanation, sign_by: str = "explained") -> pd.DataFrame:
     """Per-instance composition and contribution statistics of a symmetric decomposition (the CC plot axes).
 
     Columns: ``composition_mean`` (row mean: the residual / n), ``composition_var``, ``contribution_mean``
@@ -73,7 +78,7 @@ def cc_summary(explanation, sign_by="explained") -> pd.DataFrame:
     )
 
 
-def instance_values(explanation) -> pd.Series:
+def instance_values(explanation: shap.Explanation) -> pd.Series:
     """The paper's data value of each training instance: the squared mean of its contribution column.
 
     Examples
@@ -88,12 +93,13 @@ def instance_values(explanation) -> pd.Series:
     return pd.Series(values.mean(axis=0) ** 2, index=_names(explanation, values.shape[1]), name="instance_value")
 
 
-def _names(explanation, n):
+def _names(explanation: shap.Explanation, n: int) -> list[str]:
     names = explanation.feature_names
     return [str(name) for name in names] if names is not None else [f"train[{i}]" for i in range(n)]
 
 
-def contribution_statistics(explanation, *, population_size=None, sign_by="explained") -> pd.DataFrame:
+def contribution_statistics(explanation: shap.Explanation, *, population_size: int | None = None,
+                            sign_by: str = "explained") -> pd.DataFrame:
     """Contribution mean and variance of each training row estimated from a sample of explained rows.
 
     For :meth:`InstanceKernelExplainer.explain_sample <shap_instances.InstanceKernelExplainer.explain_sample>`
@@ -167,7 +173,7 @@ def contribution_statistics(explanation, *, population_size=None, sign_by="expla
     )
 
 
-def cc_means(explainer, *, sign_by="explained") -> pd.DataFrame:
+def cc_means(explainer: Any, *, sign_by: str = "explained") -> pd.DataFrame:
     """The CC plot's means and the data values of a symmetric decomposition, in O(n) memory.
 
     Runs ``explainer.aggregate(weights=["sign", "mean"])`` (one aggregate game with two outputs, the same

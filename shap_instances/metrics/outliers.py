@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pandas as pd
+import shap
 from sklearn.ensemble import IsolationForest
 
 from ..utils import check_data
 from .composition import normalised_contributions
 
+if TYPE_CHECKING:
+    from ..utils import RandomStateLike
+
 __all__ = ["behaviour_outliers"]
 
 
-def behaviour_outliers(explanation, X_train, *, random_state=0, **isolation_forest) -> pd.DataFrame:
+def behaviour_outliers(explanation: shap.Explanation, X_train: Any, *, random_state: RandomStateLike = 0,
+                       **isolation_forest: Any) -> pd.DataFrame:
     """Flag training rows whose *effect* on the residuals is unusual, beside rows whose *features* are.
 
     Each training instance is described by its sign-normalised contributions to every residual (a column of

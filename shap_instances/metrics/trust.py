@@ -5,9 +5,13 @@ All functions take RF-GAP proximity rows (a CSR matrix, rows summing to one) and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ..utils import check_target, model_input
@@ -24,7 +28,7 @@ def _row_ids(P: sp.csr_matrix) -> np.ndarray:
     return np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
 
 
-def weighted_quantiles(P, values, quantiles) -> np.ndarray:
+def weighted_quantiles(P: Any, values: Any, quantiles: ArrayLike) -> np.ndarray:
     """Quantiles of ``values`` under each row's weights: the smallest v with cumulative weight >= q.
 
     Parameters
@@ -74,7 +78,7 @@ def weighted_quantiles(P, values, quantiles) -> np.ndarray:
     return out
 
 
-def neighbours_for_weight(P, level: float = 0.9) -> np.ndarray:
+def neighbours_for_weight(P: Any, level: float = 0.9) -> np.ndarray:
     """Smallest number of neighbours (largest weights first) carrying at least ``level`` of each row's weight.
 
     Examples
@@ -112,8 +116,8 @@ OUTLIER_SCALES = ("raw", "log")
 RUNNER_UP_RULES = ("outlier", "probability")
 
 
-def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, reference_valid=None, *,
-                         scale: str = "raw") -> np.ndarray:
+def class_outlier_scores(P: Any, P_reference: Any, reference_classes: ArrayLike, n_classes: int,
+                         reference_valid: ArrayLike | None = None, *, scale: str = "raw") -> np.ndarray:
     """Class-wise outlier scores: median/MAD z-scores of ``n_J / sum_{j in J} Prox(x, j)^2`` (Rosaler et al.).
 
     The raw score of Rosaler et al. (their eq. 6), ``O_raw^J(x) = n_J / P^J(x)`` with
@@ -168,7 +172,7 @@ def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, refe
     onehot = sp.csr_matrix((np.ones(codes.size), (np.arange(codes.size), codes)), shape=(codes.size, n_classes))
     n_j = np.asarray(onehot.sum(axis=0)).ravel()
 
-    def score(matrix):
+    def score(matrix: Any) -> np.ndarray:
         matrix = sp.csr_matrix(matrix)
         s = np.asarray((matrix.multiply(matrix) @ onehot).todense())
         with np.errstate(divide="ignore"):
@@ -192,7 +196,7 @@ def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, refe
     return z
 
 
-def _runner_up(key, proba, predicted) -> np.ndarray:
+def _runner_up(key: np.ndarray, proba: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     """Per row, the class other than ``predicted`` with the smallest ``key`` (ties: larger probability, then
     the first class)."""
     m, n_classes = key.shape
@@ -206,8 +210,8 @@ def _runner_up(key, proba, predicted) -> np.ndarray:
     return best
 
 
-def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9, outlier_scale: str = "raw",
-                     runner_up: str = "outlier") -> pd.DataFrame:
+def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9), level: float = 0.9,
+                     outlier_scale: str = "raw", runner_up: str = "outlier") -> pd.DataFrame:
     """Trust scores of a :class:`~shap_instances.explainers.gap.GapExplainer`'s predictions at ``X``.
 
     Columns, regression:
@@ -338,7 +342,7 @@ def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 
     return pd.DataFrame(columns)
 
 
-def trust_decile_table(score, error, *, n_bins: int = 10) -> pd.DataFrame:
+def trust_decile_table(score: ArrayLike, error: ArrayLike, *, n_bins: int = 10) -> pd.DataFrame:
     """Mean out-of-sample error (or accuracy) in each quantile bin of a trust score.
 
     Parameters

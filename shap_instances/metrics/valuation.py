@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from sklearn.base import clone
 
 from ..estimators import PermutationEstimator
@@ -11,11 +15,15 @@ from ..games.loss import LossGame
 from ..games.residual import ResidualGame
 from ..utils import check_data, check_target, instance_names
 
+if TYPE_CHECKING:
+    from ..utils import RandomStateLike
+
 __all__ = ["data_shapley", "removal_curve"]
 
 
-def data_shapley(model, X_train, y_train, X_test, y_test, *, n_permutations=None, random_state=None,
-                 n_jobs=None, silent=True) -> pd.Series:
+def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_test: ArrayLike, *,
+                 n_permutations: int | None = None, random_state: RandomStateLike = None,
+                 n_jobs: int | None = None, silent: bool = True) -> pd.Series:
     """Data Shapley values (Ghorbani & Zou) of the test mean squared error, sign flipped so that a positive
     value means the training row lowers the test loss. The model fitted on no rows predicts the training mean.
 
@@ -39,8 +47,8 @@ def data_shapley(model, X_train, y_train, X_test, y_test, *, n_permutations=None
     return pd.Series(-estimator.estimate(game).values[:, 0], index=names, name="data_shapley")
 
 
-def removal_curve(model, X_train, y_train, X_test, y_test, scores, *, fractions=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5),
-                  highest_first=True) -> pd.Series:
+def removal_curve(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_test: ArrayLike, scores: ArrayLike, *,
+                  fractions: Sequence[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5), highest_first: bool = True) -> pd.Series:
     """Test MSE after removing the highest- (or lowest-) scored training rows and refitting a clone.
 
     Examples
