@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._kernels.isotonic import (
     coalition_sums,
@@ -25,6 +27,9 @@ from .._kernels.isotonic import (
 )
 from ..estimators import kernel_weights, shapley_weights
 from ..exceptions import DataValidationError, GameTooLargeError
+
+if TYPE_CHECKING:
+    from ..utils import RandomStateLike
 
 __all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue", "check_options",
            "check_sparsity"]
@@ -48,7 +53,7 @@ class MonotoneTransform:
     (1.5, 2.5)
     """
 
-    def __init__(self, payoffs, values):
+    def __init__(self, payoffs: np.ndarray, values: np.ndarray) -> None:
         payoffs, values = np.asarray(payoffs, dtype=np.float64), np.asarray(values, dtype=np.float64)
         order = np.argsort(payoffs, kind="stable")
         sorted_payoffs = payoffs[order]
@@ -59,14 +64,14 @@ class MonotoneTransform:
             raise ValueError("the transform values must be non-decreasing in the payoffs.")
 
     @property
-    def knots(self):
+    def knots(self) -> tuple[np.ndarray, np.ndarray]:
         """(payoffs, transformed values) of the interpolation knots, payoffs increasing."""
         return self.knots_payoffs, self.knots_values
 
-    def __call__(self, payoffs):
+    def __call__(self, payoffs: np.ndarray) -> np.ndarray:
         return np.interp(payoffs, self.knots_payoffs, self.knots_values)
 
-    def inverse(self, transformed):
+    def inverse(self, transformed: np.ndarray) -> np.ndarray:
         """Payoffs from transformed values (the smallest payoff where T is flat)."""
         keep = np.concatenate([[True], np.diff(self.knots_values) > 0])
         return np.interp(transformed, self.knots_values[keep], self.knots_payoffs[keep])
@@ -130,7 +135,7 @@ class SISRResult:
         """The fitted T as a callable :class:`MonotoneTransform` (with ``.inverse``)."""
         return MonotoneTransform(self.payoffs, self.transform_values)
 
-    def transform(self, payoffs) -> np.ndarray:
+    def transform(self, payoffs: np.ndarray) -> np.ndarray:
         """The fitted monotone transform T, interpolated linearly between observed payoffs.
 
         Examples
@@ -145,7 +150,7 @@ class SISRResult:
         """
         return self.transform_function(payoffs)
 
-    def inverse_transform(self, transformed) -> np.ndarray:
+    def inverse_transform(self, transformed: np.ndarray) -> np.ndarray:
         """The inverse of :meth:`transform` (where T is flat, the smallest payoff of the flat piece)."""
         return self.transform_function.inverse(transformed)
 
@@ -455,8 +460,10 @@ def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, 
     return best
 
 
-def sisr(coalition_values, sparsity, *, full_weight=None, min_slope=1e-2, max_iter=100, inner_max_iter=20, tol=1e-4,
-         n_restarts=0, init="shapley", loss="squared", huber_delta=None, random_state=None) -> SISRResult:
+def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float | None = None, min_slope: float = 1e-2,
+         max_iter: int = 100, inner_max_iter: int = 20, tol: float = 1e-4, n_restarts: int = 0, init: str = "shapley",
+         loss: str = "squared", huber_delta: float | None = None,
+         random_state: RandomStateLike = None) -> SISRResult:
     """Sparse Isotonic Shapley Regression on the full table of coalition payoffs.
 
     Parameters
@@ -539,7 +546,8 @@ def sisr(coalition_values, sparsity, *, full_weight=None, min_slope=1e-2, max_it
                 loss=loss, huber_delta=_huber(loss, huber_delta), min_slope=min_slope, random_state=random_state)
 
 
-def sisr_from_samples(masks, payoffs, weights, sparsity, **kwargs) -> SISRResult:
+def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, sparsity: int | str,
+                      **kwargs: Any) -> SISRResult:
     """SISR on a sample of coalitions (p beyond exact enumeration); an approximation.
 
     ``masks`` (m, p) bool, ``payoffs`` (m,) baseline-adjusted (empty = 0), ``weights`` (m,) regression
@@ -594,7 +602,7 @@ def _huber(loss, huber_delta):
     return huber_delta if loss == "huber" else None
 
 
-def check_sparsity(sparsity, p=None):
+def check_sparsity(sparsity: int | str, p: int | None = None) -> int | str:
     """The SISR support size, checked: ``"ric"`` (any case) or a positive int (not a bool, not a float) at most ``p``.
 
     Parameters
@@ -639,7 +647,7 @@ def check_sparsity(sparsity, p=None):
                               f"({type(sparsity).__name__}); pass e.g. sparsity=3 or sparsity='ric'.")
 
 
-def check_options(**options) -> None:
+def check_options(**options: Any) -> None:
     """Validate the SISR keyword arguments given (by name), before any payoff is evaluated.
 
     Checks ``full_weight``, ``init``, ``loss``, ``huber_delta``, ``min_slope`` and ``n_restarts`` where given
