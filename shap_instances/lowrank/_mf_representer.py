@@ -9,8 +9,11 @@ A training interaction ``(u, i)`` explains a prediction for ``(u', i')`` only wh
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
+import shap
+from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from .._explanation import build_explanation
@@ -22,7 +25,7 @@ from ._soft_impute import SoftImpute, check_pairs
 __all__ = ["MatrixFactorizationRepresenter", "normalized_embeddings"]
 
 
-def normalized_embeddings(user_factors, item_factors):
+def normalized_embeddings(user_factors: np.ndarray, item_factors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1: ``U~, V~`` with ``U~ V~^T = U_hat V_hat^T`` and ``U~ = U sqrt(S)``, ``V~ = V sqrt(S)``.
 
     Three SVDs of sizes (n_users x k), (k x n_items) and (k x k) give a thin SVD ``(U1 U3) S3 (V2 V3)^T``
@@ -86,7 +89,8 @@ class MatrixFactorizationRepresenter:
     True
     """
 
-    def __init__(self, user_factors, item_factors, X, y, *, loss="squared", scale=1.0, offset=0.0, exact=False):
+    def __init__(self, user_factors: np.ndarray, item_factors: np.ndarray, X: Any, y: ArrayLike, *,
+                 loss: str = "squared", scale: float = 1.0, offset: float = 0.0, exact: bool = False) -> None:
         U = np.asarray(user_factors, dtype=np.float64)
         V = np.asarray(item_factors, dtype=np.float64)
         if U.ndim != 2 or V.ndim != 2 or U.shape[1] != V.shape[1]:
@@ -116,12 +120,12 @@ class MatrixFactorizationRepresenter:
         self.feature_names_ = [f"({u}, {i})" for u, i in zip(users, items, strict=True)]
 
     @classmethod
-    def from_soft_impute(cls, model: SoftImpute, X, y):
+    def from_soft_impute(cls, model: SoftImpute, X: Any, y: ArrayLike) -> MatrixFactorizationRepresenter:
         """The exact representer of a fitted :class:`SoftImpute` (``scale = 1 / lam``, ``offset = mean_``)."""
         return cls(model.user_factors_, model.item_factors_, X, y, scale=1.0 / model.lam, offset=model.mean_,
                    exact=True)
 
-    def attributions(self, user, item, mode="item"):
+    def attributions(self, user: int, item: int, mode: str = "item") -> tuple[np.ndarray, np.ndarray]:
         """Interactions that explain ``(user, item)`` and their scores, without any dense allocation.
 
         Parameters
@@ -161,12 +165,12 @@ class MatrixFactorizationRepresenter:
             raise DataValidationError(f"mode must be 'item' or 'user' here, got {mode!r}.")
         return idx, self.global_importance_[idx] * sim
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
         """The model's prediction ``offset + <U~_u, V~_i>`` for (n, 2) pairs."""
         users, items = check_pairs(X, shape=(self.user_embeddings_.shape[0], self.item_embeddings_.shape[0]))
         return self.offset + np.einsum("ij,ij->i", self.user_embeddings_[users], self.item_embeddings_[items])
 
-    def __call__(self, X, *, mode="item", max_memory=None):
+    def __call__(self, X: Any, *, mode: str = "item", max_memory: float | None = None) -> shap.Explanation:
         """Explanation of shape (n, n_interactions): players are the training interactions.
 
         ``mode="both"`` averages the user- and item-based attributions (each alone sums to the prediction

@@ -6,8 +6,11 @@ iteration ``Theta <- S_lam(P_obs(Y - mu) + P_obs^perp(Theta))`` (singular-value 
 
 from __future__ import annotations
 
+from typing import Any, Self
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from scipy.sparse.linalg import LinearOperator, svds
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
@@ -18,7 +21,7 @@ from ..utils import check_memory
 __all__ = ["SoftImpute", "check_pairs"]
 
 
-def check_pairs(X, name="X", shape=None) -> tuple[np.ndarray, np.ndarray]:
+def check_pairs(X: Any, name: str = "X", shape: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Validate an (n, 2) array of non-negative integer (user, item) indices.
 
     Examples
@@ -84,7 +87,8 @@ class SoftImpute(RegressorMixin, BaseEstimator):
     (2,)
     """
 
-    def __init__(self, lam=1.0, *, max_rank=None, max_iter=5000, tol=1e-10, center=True, shape=None, solver="auto"):
+    def __init__(self, lam: float = 1.0, *, max_rank: int | None = None, max_iter: int = 5000, tol: float = 1e-10,
+                 center: bool = True, shape: tuple[int, int] | None = None, solver: str = "auto") -> None:
         self.lam = lam
         self.max_rank = max_rank
         self.max_iter = max_iter
@@ -93,9 +97,9 @@ class SoftImpute(RegressorMixin, BaseEstimator):
         self.shape = shape
         self.solver = solver
 
-    def fit(self, X, y):
+    def fit(self, X: Any, y: ArrayLike) -> Self:
         """Fit on ``X`` (n, 2) integer (user, item) pairs and ratings ``y`` (n,)."""
-        if not (np.isscalar(self.lam) and self.lam > 0):
+        if not (np.isscalar(self.lam) and self.lam > 0):  # type: ignore[operator]  # (np.isscalar narrows badly)
             raise DataValidationError(f"lam must be a positive number, got {self.lam!r}.")
         if self.solver not in ("auto", "dense", "sparse"):
             raise DataValidationError(f"solver must be 'auto', 'dense' or 'sparse', got {self.solver!r}.")
@@ -186,13 +190,13 @@ class SoftImpute(RegressorMixin, BaseEstimator):
                 break
         return U, s, V, it
 
-    def predict(self, X):
+    def predict(self, X: Any) -> np.ndarray:
         """Predicted ratings ``mu + Theta[user, item]`` for (n, 2) pairs."""
         check_is_fitted(self, "singular_values_")
         users, items = check_pairs(X, shape=self.shape_)
         return self.mean_ + np.einsum("ij,ij->i", self.user_factors_[users], self.item_factors_[items])
 
-    def residual_matrix(self, X, y) -> sp.csr_matrix:
+    def residual_matrix(self, X: Any, y: ArrayLike) -> sp.csr_matrix:
         """Sparse ``P_obs(Y - mu - Theta)``: at the optimum ``U^T R = lam V^T`` and ``R V = lam U``.
 
         Examples
