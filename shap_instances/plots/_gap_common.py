@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -10,7 +12,7 @@ import shap
 from ..exceptions import DataValidationError
 
 
-def weight_matrix(explanation_or_data) -> sp.csr_matrix:
+def weight_matrix(explanation_or_data: Any) -> sp.csr_matrix:
     """Rows of non-negative weights: a proximity matrix as given, or an Explanation's normalised |values|."""
     if isinstance(explanation_or_data, shap.Explanation):
         values = np.abs(np.asarray(explanation_or_data.values, dtype=np.float64))
@@ -33,7 +35,7 @@ def weight_matrix(explanation_or_data) -> sp.csr_matrix:
     return matrix
 
 
-def weight_row(weights, n: int) -> np.ndarray:
+def weight_row(weights: Any, n: int) -> np.ndarray:
     """One dense row of ``n`` weights from a 1-D array or a one-row (sparse) matrix."""
     matrix = weight_matrix(weights)
     if matrix.shape[0] != 1:
@@ -46,7 +48,7 @@ def weight_row(weights, n: int) -> np.ndarray:
     return matrix.toarray().ravel()
 
 
-def column(data, feature):
+def column(data: Any, feature: int | str) -> tuple[np.ndarray, str]:
     """(values, name) of one feature of ``data`` (DataFrame column name or integer position)."""
     if isinstance(data, pd.DataFrame):
         if isinstance(feature, str):
@@ -62,7 +64,7 @@ def column(data, feature):
     return array[:, int(feature)], f"x{int(feature)}"
 
 
-def point_value(point, data, feature):
+def point_value(point: Any, data: Any, feature: int | str) -> float | None:
     """The value of ``feature`` at the explained point (Series, 1-D array or one-row DataFrame)."""
     if point is None:
         return None

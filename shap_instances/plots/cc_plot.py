@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import shap
 from matplotlib.ticker import MaxNLocator
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["cc_plot"]
 
 
-def cc_plot(explanation, *, statistic="mean", color=None, sign_by="explained", ax=None, show=True,
-            cmap="viridis", label="target"):
+def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "mean", color: Any = None,
+            sign_by: str = "explained", ax: Axes | None = None, show: bool = True, cmap: str = "viridis",
+            label: str = "target") -> Axes | None:
     """Scatter of each instance's mean (or variance of) composition against its contribution.
 
     Parameters
@@ -66,7 +73,7 @@ def cc_plot(explanation, *, statistic="mean", color=None, sign_by="explained", a
     levels = np.unique(color[drawn])
     bar = ax.figure.colorbar(points, ax=ax, label=label)
     if 1 < levels.size <= 10:
-        bar.set_ticks(levels)
+        bar.set_ticks(levels.tolist())
     name = "mean" if statistic == "mean" else "variance"
     ax.set_xlabel(f"composition {name}" + (" (residual / n)" if statistic == "mean" and zero_base else ""))
     ax.set_ylabel(f"contribution {name} (sign-normalised)")

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
 import matplotlib.pyplot as plt
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError
 from ._gap_common import column, point_value, weight_row
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["gap_weighted_scatter"]
 
 
-def gap_weighted_scatter(data, *, weights, features=(0, 1), point=None, labels=None, ax=None, show=True,
-                         color="#FF7F0E"):
+def gap_weighted_scatter(data: Any, *, weights: ArrayLike, features: Sequence[int | str] = (0, 1), point: Any = None,
+                         labels: Any = None, ax: Axes | None = None, show: bool = True,
+                         color: Any = "#FF7F0E") -> Axes | None:
     """Scatter the training set in two features; the neighbours of one point drawn with opacity ~ weight.
 
     Parameters
@@ -82,7 +90,9 @@ def gap_weighted_scatter(data, *, weights, features=(0, 1), point=None, labels=N
         ax.scatter(x[order], y[order], s=18 + 120 * w[order] / w[order].max(), c=rgba, linewidths=0,
                    label="neighbours (opacity = weight)")
     if point is not None:
-        ax.scatter([point_value(point, data, features[0])], [point_value(point, data, features[1])], marker="*",
+        x_point = cast(float, point_value(point, data, features[0]))  # a point: its values are numbers
+        y_point = cast(float, point_value(point, data, features[1]))
+        ax.scatter([x_point], [y_point], marker="*",
                    s=220, color="#D50000", edgecolors="white", linewidths=0.8, zorder=5, label="explained point")
     ax.set_xlabel(x_name)
     ax.set_ylabel(y_name)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 import shap
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["instance_force"]
 
 
-def instance_force(explanation, row=0, *, max_display=10, ax=None, show=True, figsize=(20, 3)):
+def instance_force(explanation: shap.Explanation, row: int = 0, *, max_display: int = 10, ax: Axes | None = None,
+                   show: bool = True, figsize: tuple[float, float] = (20, 3)) -> Axes | None:
     """Force plot of one explained row's residual decomposition, the players being named training instances.
 
     The ``max_display`` training instances with the largest absolute contributions are drawn by name (with
@@ -70,7 +76,7 @@ def instance_force(explanation, row=0, *, max_display=10, ax=None, show=True, fi
     return ax
 
 
-def _draw_bar(ax, base, shown, labels):
+def _draw_bar(ax: Axes, base: float, shown: Any, labels: list[str]) -> None:
     """A one-line force bar: increases (red) stacked up to the residual, decreases (blue) down to it."""
     order = np.argsort(-np.abs(shown), kind="stable")
     position = base

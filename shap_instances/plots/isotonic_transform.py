@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 from .._kernels.isotonic import coalition_sums
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..isotonic import SISRResult
+    from ..utils import RandomStateLike
+
 __all__ = ["isotonic_transform"]
 
 
-def isotonic_transform(result, *, ax=None, show=True, max_points=5000, random_state=0):
+def isotonic_transform(result: SISRResult, *, ax: Axes | None = None, show: bool = True, max_points: int = 5000,
+                       random_state: RandomStateLike = 0) -> Axes | None:
     """Scatter of the additive surrogate ``sum_{j in A} gamma_j`` against the payoff ``v_A``, with T-hat.
 
     Parameters

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError
 from ..metrics.trust import trust_decile_table
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["trust_deciles"]
 
 
-def trust_deciles(score_or_table, error=None, *, n_bins: int = 10, ax=None, show=True, xlabel="trust score decile",
-                  ylabel="mean out-of-sample error", color="#1E88E5"):
+def trust_deciles(score_or_table: Any, error: ArrayLike | None = None, *, n_bins: int = 10, ax: Axes | None = None,
+                  show: bool = True, xlabel: str = "trust score decile", ylabel: str = "mean out-of-sample error",
+                  color: str = "#1E88E5") -> Axes | None:
     """Bar chart of the mean out-of-sample error (or accuracy) in each quantile bin of a trust score.
 
     Parameters
