@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit, softmax
 from sklearn.linear_model import (
     ElasticNet,
@@ -53,7 +55,7 @@ GROUP_PENALTY_MODELS = (MultiTaskLasso, MultiTaskLassoCV, MultiTaskElasticNet, M
 _CLASS_WEIGHT_USES_SAMPLE_WEIGHT = "sample_weight" in inspect.signature(compute_class_weight).parameters
 
 
-def check_supported(model) -> None:
+def check_supported(model: Any) -> None:
     """Raise an UnsupportedModelError, naming the model and why, unless the explainer supports it.
 
     Parameters
@@ -93,7 +95,7 @@ def check_supported(model) -> None:
         )
 
 
-def is_supported(model) -> bool:
+def is_supported(model: Any) -> bool:
     """Whether :func:`check_supported` accepts ``model``; never raises.
 
     Examples
@@ -137,7 +139,7 @@ class LinearObjective:
     output_names: list[str] | None
     squeeze: bool  # one output: explanations are 2-D
 
-    def decision(self, X) -> np.ndarray:
+    def decision(self, X: Any) -> np.ndarray:
         """``X w_k^T + b_k`` of shape (n, K)."""
         return np.asarray(X @ self.coef.T) + self.intercept
 
@@ -164,7 +166,7 @@ class LinearObjective:
         return self.weights[:, None] * curvature
 
 
-def _logistic_l1_ratio(model) -> float:
+def _logistic_l1_ratio(model: Any) -> float:
     """The l1 share of a LogisticRegression penalty, read robustly across scikit-learn versions."""
     penalty = getattr(model, "penalty", "deprecated")
     l1_ratio = getattr(model, "l1_ratio", None)
@@ -183,16 +185,16 @@ def _logistic_l1_ratio(model) -> float:
     return 0.0 if l1_ratio is None else float(l1_ratio)
 
 
-def _logistic_C(model) -> float:
+def _logistic_C(model: Any) -> float:
     return float(np.ravel(model.C_)[0]) if isinstance(model, LogisticRegressionCV) else float(model.C)
 
 
-def _fitted(model, name):
+def _fitted(model: Any, name: str) -> Any:
     """``model.name_`` for CV estimators (the selected value), else ``model.name``."""
     return getattr(model, name + "_") if hasattr(model, name + "_") else getattr(model, name)
 
 
-def _sample_weights(sample_weight, n: int) -> np.ndarray:
+def _sample_weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray:
     if sample_weight is None:
         return np.ones(n)
     sw = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
@@ -203,7 +205,7 @@ def _sample_weights(sample_weight, n: int) -> np.ndarray:
     return sw
 
 
-def _class_weights(class_weight, classes, y, sw) -> np.ndarray | float:
+def _class_weights(class_weight: Any, classes: np.ndarray, y: ArrayLike, sw: np.ndarray | None) -> np.ndarray | float:
     """Per-row class weights as LogisticRegression applied them (1.0 without ``class_weight``).
 
     ``class_weight="balanced"`` is ``sum(sw) / (n_classes * sum of sw in the class)`` on scikit-learn >= 1.7
@@ -216,7 +218,7 @@ def _class_weights(class_weight, classes, y, sw) -> np.ndarray | float:
     return per_class[np.searchsorted(classes, y)]
 
 
-def linear_objective(model, y, sample_weight=None) -> LinearObjective:
+def linear_objective(model: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> LinearObjective:
     """Read the objective of a fitted supported model; ``y`` are the training targets it was fitted on.
 
     Examples
@@ -272,7 +274,7 @@ def linear_objective(model, y, sample_weight=None) -> LinearObjective:
     if targets.shape[1] != K:
         raise DataValidationError(f"y has {targets.shape[1]} target columns, the model has {K} outputs.")
     if isinstance(model, Ridge | RidgeCV):
-        alpha = np.broadcast_to(np.asarray(_fitted(model, "alpha"), dtype=np.float64), (K,))
+        alpha: Any = np.broadcast_to(np.asarray(_fitted(model, "alpha"), dtype=np.float64), (K,))
         if np.any(alpha <= 0):
             raise UnsupportedModelError("Ridge(alpha=0) is unregularised: it has no representer; use alpha > 0.")
         lam1, lam2, weights = np.zeros(K), alpha.copy(), sw

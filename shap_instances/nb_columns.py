@@ -8,6 +8,7 @@ column i) and confirmed by probing each input column inside its fitted range; am
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ _COLUMNWISE = (OrdinalEncoder, StandardScaler, MinMaxScaler, MaxAbsScaler, Robus
                PowerTransformer, Binarizer)
 
 
-def columnwise_order(preprocessing, n_features, raw=None):
+def columnwise_order(preprocessing: Any, n_features: int, raw: Any = None) -> np.ndarray:
     """Which output column of ``preprocessing`` each input column feeds; refuse anything not one to one.
 
     Two sources, which must agree:
@@ -362,6 +363,6 @@ def _differs(a, b):
         return a != b
 
 
-def dense(out, dtype=np.float64):
+def dense(out: Any, dtype: Any = np.float64) -> np.ndarray:
     out = out.toarray() if sp.issparse(out) else out
     return np.asarray(out, dtype=dtype)

@@ -11,6 +11,8 @@ output choices, column orders) is written once, in ``naive_bayes.py``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from typing import Any, Self
 
 import numpy as np
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
@@ -24,7 +26,7 @@ NB_TYPES = (GaussianNB, BernoulliNB, MultinomialNB, ComplementNB, CategoricalNB)
 SPARSE_NB_TYPES = (BernoulliNB, MultinomialNB, ComplementNB)
 
 
-def contract(coefficients, A):
+def contract(coefficients: Any, A: np.ndarray) -> Any:
     """``coefficients @ A`` over the class axis (last of ``coefficients``, first of ``A``).
 
     When every column of ``A`` sums to zero (log-odds, centred log-probabilities, log-ratios to a class), the
@@ -37,7 +39,7 @@ def contract(coefficients, A):
     return coefficients @ A
 
 
-def _fold(coefficients, shift=None, scale=None):
+def _fold(coefficients: Any, shift: Any = None, scale: Any = None) -> Any:
     """``scale * (coefficients - shift)`` row by row (one row per feature)."""
     if shift is not None:
         coefficients = coefficients - shift
@@ -46,7 +48,7 @@ def _fold(coefficients, shift=None, scale=None):
     return coefficients
 
 
-def _squeezed(out, *coefficients):
+def _squeezed(out: Any, *coefficients: Any) -> tuple[Any, Any, bool]:
     """One output (D = 1): the (n, p) view of ``out`` and the coefficient vectors, so that every ufunc loops
     over whole rows instead of a trailing axis of length 1."""
     if out.shape[2] == 1:
@@ -55,28 +57,33 @@ def _squeezed(out, *coefficients):
 
 
 class _Adapter:
-    def permuted(self, order):
+    # what every naive Bayes family implements (declared for the type checker)
+    _permute: Callable[[np.ndarray], None]
+    evaluator: Callable[..., Callable[[np.ndarray, np.ndarray], np.ndarray]]
+
+    def permuted(self, order: np.ndarray) -> Self:
         """The same model with its features in ``order`` (feature j of the result is feature order[j])."""
         other = copy.copy(self)
         other._permute(np.asarray(order))
         return other
 
-    def terms(self, X, A):
+    def terms(self, X: Any, A: np.ndarray) -> np.ndarray:
         """``L @ A`` (n, p, D) of the rows of ``X``."""
         return self.evaluator(A)(X, np.empty((X.shape[0], X.shape[1], A.shape[1])))
 
 
 class _Gaussian(_Adapter):
-    def __init__(self, model):
+    def __init__(self, model: Any) -> None:
         self.theta, self.var = model.theta_, model.var_  # (k, p)
         self.centre = self.theta[0].copy()  # (p,): the quadratic is expanded around the first class's means
         self.class_terms = np.log(model.class_prior_)
         self.counts = model.class_count_
 
-    def _permute(self, order):
+    def _permute(self, order: np.ndarray) -> None:
         self.theta, self.var, self.centre = self.theta[:, order], self.var[:, order], self.centre[order]
 
-    def evaluator(self, A, shift=None, scale=None):
+    def evaluator(self, A: np.ndarray, shift: np.ndarray | None = None,
+                  scale: np.ndarray | None = None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         # L = -log(2 pi var)/2 - (u - d)^2 / (2 var), a quadratic in u = x - centre with d = theta - centre:
         # contract its coefficients with A. Expanded around a class mean, not around 0, the coefficients stay on
         # the scale of the class differences: theta^2 / var (1e10 for a mean of 6 over a smoothed variance of
@@ -88,7 +95,7 @@ class _Gaussian(_Adapter):
         quadratic = _fold(contract(-0.5 * inverse, A), None, scale)
         centre = self.centre
 
-        def evaluate(X, out):
+        def evaluate(X: Any, out: Any) -> np.ndarray:
             o, (c, l, q), wide = _squeezed(out, constant, linear, quadratic)
             u = X - centre
             x = u[:, :, None] if wide else u
@@ -100,7 +107,7 @@ class _Gaussian(_Adapter):
 
         return evaluate
 
-    def training_expectation(self):
+    def training_expectation(self) -> np.ndarray:
         # X_m ~ sum_k pi_k N(theta_km, var_km): E[(X_m - theta_cm)^2] = sum_k pi_k (var_km + (theta_km - theta_cm)^2)
         pi = self.counts / self.counts.sum()
         second = np.einsum("k,kpc->pc", pi, self.var[:, :, None] + (self.theta[:, :, None] - self.theta.T[None]) ** 2)
@@ -110,7 +117,7 @@ class _Gaussian(_Adapter):
 class _Linear(_Adapter):
     """Bernoulli, multinomial and complement NB: L_m(x, c) = x * slope_cm + intercept_cm."""
 
-    def __init__(self, model):
+    def __init__(self, model: Any) -> None:
         self.binarize = getattr(model, "binarize", None) if isinstance(model, BernoulliNB) else None
         log_p = model.feature_log_prob_  # (k, p)
         if isinstance(model, BernoulliNB):
@@ -123,10 +130,10 @@ class _Linear(_Adapter):
         self.mean_x = model.feature_count_.sum(axis=0) / model.class_count_.sum()  # training mean of each x_m
         self.nonnegative = not isinstance(model, BernoulliNB)
 
-    def _permute(self, order):
+    def _permute(self, order: np.ndarray) -> None:
         self.slope, self.intercept, self.mean_x = self.slope[order], self.intercept[order], self.mean_x[order]
 
-    def prepare(self, X):
+    def prepare(self, X: Any) -> np.ndarray:
         if self.binarize is not None:
             return (X > self.binarize).astype(np.float64)
         if self.nonnegative and np.any(X < 0):
@@ -134,10 +141,11 @@ class _Linear(_Adapter):
                                       "negative values.")
         return X
 
-    def evaluator(self, A, shift=None, scale=None):
+    def evaluator(self, A: np.ndarray, shift: np.ndarray | None = None,
+                  scale: np.ndarray | None = None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         slope, intercept = _fold(contract(self.slope, A), None, scale), _fold(contract(self.intercept, A), shift, scale)
 
-        def evaluate(X, out):
+        def evaluate(X: Any, out: Any) -> np.ndarray:
             X = self.prepare(X)
             o, (s, i), wide = _squeezed(out, slope, intercept)
             np.multiply(X[:, :, None] if wide else X, s, out=o)
@@ -146,20 +154,20 @@ class _Linear(_Adapter):
 
         return evaluate
 
-    def training_expectation(self):
+    def training_expectation(self) -> np.ndarray:
         return self.mean_x[:, None] * self.slope + self.intercept
 
 
 class _Categorical(_Adapter):
-    def __init__(self, model):
+    def __init__(self, model: Any) -> None:
         self.tables = list(model.feature_log_prob_)  # over features: (k, n_categories)
         self.class_terms = model.class_log_prior_
         self.counts = list(model.category_count_)
 
-    def _permute(self, order):
+    def _permute(self, order: np.ndarray) -> None:
         self.tables, self.counts = [self.tables[m] for m in order], [self.counts[m] for m in order]
 
-    def prepare(self, X):
+    def prepare(self, X: Any) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             codes = X.astype(np.int64)
         if not np.array_equal(codes, X):
@@ -175,7 +183,8 @@ class _Categorical(_Adapter):
             )
         return codes
 
-    def evaluator(self, A, shift=None, scale=None):
+    def evaluator(self, A: np.ndarray, shift: np.ndarray | None = None,
+                  scale: np.ndarray | None = None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         # one table of all features' adjusted terms (sum of categories, D): the row of (m, code) is
         # offset_m + code, so a batch is one gather
         tables = [contract(table.T, A) for table in self.tables]
@@ -186,7 +195,7 @@ class _Categorical(_Adapter):
         flat = np.concatenate(tables)
         offsets = np.cumsum([0] + [t.shape[0] for t in tables[:-1]])
 
-        def evaluate(X, out):
+        def evaluate(X: Any, out: Any) -> np.ndarray:
             rows = self.prepare(X)
             rows += offsets
             if out.shape[2] == 1:
@@ -197,7 +206,7 @@ class _Categorical(_Adapter):
 
         return evaluate
 
-    def training_expectation(self):
+    def training_expectation(self) -> np.ndarray:
         rows = []
         for table, counts in zip(self.tables, self.counts):
             frequency = counts.sum(axis=0) / counts.sum()
@@ -205,7 +214,7 @@ class _Categorical(_Adapter):
         return np.array(rows)
 
 
-def terms_for(model):
+def terms_for(model: Any) -> Any:
     """The adapter of a fitted scikit-learn naive Bayes model."""
     if isinstance(model, GaussianNB):
         return _Gaussian(model)
