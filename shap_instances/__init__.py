@@ -6,6 +6,7 @@ The explainers are imported lazily, so ``import shap_instances`` stays fast.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from ._base import InstanceExplainer
 from ._explanation import build_explanation
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _SUBMODULES:
@@ -46,5 +47,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'shap_instances' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

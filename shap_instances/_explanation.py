@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import shap
@@ -144,8 +145,9 @@ def build_explanation(
     return explanation
 
 
-def check_efficiency(values, base_values, explained, *, atol: float = 1e-8, on_violation: str = "raise",
-                     reference_error=None, what: str = "the explained quantity", stacklevel: int = 2) -> float:
+def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, *, atol: float = 1e-8,
+                     on_violation: str = "raise", reference_error: Any = None, what: str = "the explained quantity",
+                     stacklevel: int = 2) -> float:
     """Check ``base_values + values.sum(axis=1) == explained``; say "bug" only when it is one.
 
     A gap up to ``atol * max(1, |explained|)`` (plus ``reference_error``, the rounding error of ``explained``

@@ -10,6 +10,9 @@ old numpy/pandas). A loader whose package is missing raises an ImportError that 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 import pandas as pd
 from sklearn import datasets as _sk
@@ -37,14 +40,14 @@ __all__ = [
 KEEL_DATASETS = ("german", "crx", "ionosphere", "spambase", "tic-tac-toe", "twonorm")
 
 
-def _require(module: str, install: str):
+def _require(module: str, install: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(f"This dataset needs the package {module!r}, which is not installed: {install}") from exc
 
 
-def _sklearn(loader) -> tuple[pd.DataFrame, pd.Series]:
+def _sklearn(loader: Callable[..., Any]) -> tuple[pd.DataFrame, pd.Series]:
     bunch = loader(as_frame=True)
     return bunch.data, bunch.target
 

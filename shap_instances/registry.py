@@ -259,7 +259,7 @@ def Explainer(model: Any, masker: Any = None, link: Any = shap.links.identity,  
     return shap.Explainer(model, masker, algorithm="auto", **shap_options)
 
 
-def _build(cls: type, model, masker, shap_options: dict, kwargs: dict) -> shap.Explainer:
+def _build(cls: type, model: Any, masker: Any, shap_options: dict, kwargs: dict) -> shap.Explainer:
     """``cls(model, masker, **kwargs)``, with shap's options translated or refused."""
     if shap_options["link"] is not shap.links.identity:
         raise InvalidParameterError(f"{cls.__name__} explains the model's own output scale and takes no link; "
@@ -273,7 +273,7 @@ def _build(cls: type, model, masker, shap_options: dict, kwargs: dict) -> shap.E
     return cls(model, masker, **kwargs)
 
 
-def _supports(name: str, cls: type, model, data) -> bool:
+def _supports(name: str, cls: type, model: Any, data: Any) -> bool:
     """``cls.supports_model(model, data)``; a check that raises counts as "no" (with a warning naming it)."""
     supports = getattr(cls, "supports_model", None)
     if supports is None:
