@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,15 +30,15 @@ class Context:
     model: str
     seed: int
     silent: bool
-    linear: object  # fitted pipeline
+    linear: Any  # fitted pipeline
     Z_train: pd.DataFrame
     Z_test: pd.DataFrame
-    forest_preprocess: object  # fitted ColumnTransformer of the forest's pipeline
+    forest_preprocess: Any  # fitted ColumnTransformer of the forest's pipeline
     F_train: pd.DataFrame
     F_test: pd.DataFrame
-    forest_estimator: object = None  # the forest, grown in the probe and completed by its section
-    plan: object = None
-    overview: object = None  # the overview Section, completed once every section has run
+    forest_estimator: Any = None  # the forest, grown in the probe and completed by its section
+    plan: Any = None
+    overview: Any = None  # the overview Section, completed once every section has run
     deadline: float = float("inf")  # time.perf_counter() by which the sections should be done (budget less reserve)
     results: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)  # model description -> held-out score, for the overview
@@ -53,7 +54,8 @@ class Context:
         return bool(categorical_columns(self.X_train))
 
 
-def prepare(X_train, X_test, y_train, y_test, *, task, model, seed, silent) -> Context:
+def prepare(X_train: pd.DataFrame, X_test: pd.DataFrame, y_train: pd.Series, y_test: pd.Series, *, task: str,
+            model: Any, seed: int, silent: bool) -> Context:
     """Fit the linear pipeline and the forest's preprocessing, and encode both splits for each."""
     name = model if model in ("ridge", "lasso", "logistic") else "auto"
     linear = fit_model(name, task, X_train, y_train, seed)
@@ -65,7 +67,7 @@ def prepare(X_train, X_test, y_train, y_test, *, task, model, seed, silent) -> C
     return context
 
 
-def score(model, X, y, classification) -> str:
+def score(model: Any, X: Any, y: Any, classification: bool) -> str:
     """The held-out score in words: accuracy, or RMSE and R2."""
     if classification:
         return f"accuracy {np.mean(model.predict(X) == np.asarray(y)):.3f}"
@@ -73,6 +75,6 @@ def score(model, X, y, classification) -> str:
     return f"RMSE {np.sqrt(np.mean(residual**2)):.4g}, R2 {model.score(X, y):.3f}"
 
 
-def explained_class_sentence(label, what: str) -> str:
+def explained_class_sentence(label: Any, what: str) -> str:
     """The sentence that names the explained class of a classification section."""
     return f"Explained class: {label!s} ({what})."

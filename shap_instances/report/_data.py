@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from ..exceptions import DataValidationError
 __all__ = ["load_table", "infer_task", "check_task"]
 
 
-def load_table(path, target: str, *, dropna: bool = False) -> tuple[pd.DataFrame, pd.Series]:
+def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = False) -> tuple[pd.DataFrame, pd.Series]:
     """Read ``path`` (CSV) and split off the ``target`` column, refusing what the explainers cannot use.
 
     Numeric columns become float64; string columns are kept as they are (the models of

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["helpful_harmful_bars", "outlier_scatter", "data_value_rank", "data_value_top", "gap_waterfall",
            "short_ticks"]
@@ -15,7 +22,7 @@ HELPFUL, HARMFUL = "#1e88e5", "#ff0d57"
 _NEUTRAL = "#b8bec9"
 
 
-def short_ticks(ax, axis: str = "x", nbins: int = 5) -> None:
+def short_ticks(ax: Axes, axis: Literal["both", "x", "y"] = "x", nbins: int = 5) -> None:
     """At most ``nbins`` tick labels on ``axis``, small or large numbers written with a common power of ten."""
     (ax.xaxis if axis == "x" else ax.yaxis).set_major_locator(MaxNLocator(nbins=nbins))
     ax.ticklabel_format(axis=axis, style="sci", scilimits=(-3, 4), useMathText=True)
@@ -28,7 +35,7 @@ def _top_and_bottom(series: pd.Series, k: int) -> tuple[pd.Series, pd.Series]:
     return ordered.iloc[:k], ordered.iloc[len(ordered) - k:]
 
 
-def helpful_harmful_bars(ax, contribution: pd.Series, *, k: int = 10) -> None:
+def helpful_harmful_bars(ax: Axes, contribution: pd.Series, *, k: int = 10) -> None:
     """Horizontal bars of the ``k`` most helpful (top) and ``k`` most harmful (bottom) training rows.
 
     ``contribution`` is each training row's mean sign-normalised contribution, indexed by row name: positive
@@ -53,11 +60,12 @@ def helpful_harmful_bars(ax, contribution: pd.Series, *, k: int = 10) -> None:
     ax.margins(y=0.02)
 
 
-def outlier_scatter(ax, x, y, by_behaviour, by_features, *, xlabel: str, ylabel: str, legend: bool = True) -> None:
+def outlier_scatter(ax: Axes, x: Any, y: Any, by_behaviour: Any, by_features: Any, *, xlabel: str, ylabel: str,
+                    legend: bool = True) -> None:
     """Training rows as points, marked by the two outlier flags (behaviour and raw features)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     behaviour, features = np.asarray(by_behaviour, dtype=bool), np.asarray(by_features, dtype=bool)
-    groups = [
+    groups: list[tuple[Any, dict[str, Any], str]] = [
         (~behaviour & ~features, dict(s=10, color=_NEUTRAL, alpha=0.7), "neither"),
         (~behaviour & features, dict(s=34, facecolors="none", edgecolors=HELPFUL, linewidths=1.2),
          "feature outlier only"),
@@ -76,7 +84,7 @@ def outlier_scatter(ax, x, y, by_behaviour, by_features, *, xlabel: str, ylabel:
         ax.legend(fontsize=8, loc="best", framealpha=0.85)
 
 
-def data_value_rank(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
+def data_value_rank(ax: Axes, values: pd.Series, helpful: Any, *, k: int = 12) -> None:
     """Every training row's data value against its rank (largest first, log scale); the ``k`` largest marked."""
     order = np.argsort(-values.to_numpy(), kind="stable")
     sorted_values = values.to_numpy()[order]
@@ -102,7 +110,7 @@ def data_value_rank(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
     ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.9)
 
 
-def data_value_top(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
+def data_value_top(ax: Axes, values: pd.Series, helpful: Any, *, k: int = 12) -> None:
     """Horizontal bars of the ``k`` largest data values, labelled by row, coloured helpful or harmful."""
     top = np.argsort(-values.to_numpy(), kind="stable")[:k]
     is_helpful = np.asarray(helpful, dtype=bool)[top]
@@ -113,7 +121,8 @@ def data_value_top(ax, values: pd.Series, helpful, *, k: int = 12) -> None:
     short_ticks(ax, "x", nbins=4)
 
 
-def gap_waterfall(values, base: float, names, targets, *, max_display: int = 12, target_label: str = "target"):
+def gap_waterfall(values: Any, base: float, names: Sequence[str], targets: Any, *, max_display: int = 12,
+                  target_label: str = "target") -> Figure:
     """shap's waterfall of one RF-GAP explanation, its bars labelled as the training rows they are.
 
     Parameters
@@ -156,3 +165,8 @@ def _short(value) -> str:
     if isinstance(value, int | float | np.integer | np.floating):
         return f"{float(value):.4g}"
     return str(value)
+
+
+def figure_of(ax: Axes | None) -> Figure:
+    """The figure of the Axes a plot returned (the package's plots return their Axes when ``show=False``)."""
+    return cast("Figure", cast("Axes", ax).figure)

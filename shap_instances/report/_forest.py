@@ -8,6 +8,7 @@ budget. It works on the encoded matrix (numeric columns unscaled, string columns
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,10 @@ from scipy.stats import spearmanr
 
 from . import _figures
 from ._context import explained_class_sentence, score
+
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._html import Report
 
 __all__ = ["ForestProximities", "grow_forest", "time_forest", "trust_comment"]
 
@@ -26,8 +31,8 @@ _SHOWN = {
 }
 
 
-def grow_forest(context, n_trees: int, *, oob: bool, bar=None, deadline: float | None = None,
-                after_fixed: float = 0.0, after_per_tree: float = 0.0):
+def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, deadline: float | None = None,
+                after_fixed: float = 0.0, after_per_tree: float = 0.0) -> Any:
     """Grow ``context.forest_estimator`` to ``n_trees`` trees in chunks of about a tenth, advancing ``bar``.
 
     With ``deadline`` (a ``time.perf_counter()`` value: when the section should be done), the measured speed
@@ -71,7 +76,7 @@ def grow_forest(context, n_trees: int, *, oob: bool, bar=None, deadline: float |
     return forest
 
 
-def time_forest(context, probe_trees: int, n_rows: int = 200) -> tuple[float, float, float]:
+def time_forest(context: Context, probe_trees: int, n_rows: int = 200) -> tuple[float, float, float]:
     """(seconds per tree, RF-GAP seconds per tree, trust-score seconds per held-out row and tree), measured on
     the first ``probe_trees`` trees, which are kept."""
     from ..explainers.gap import GapExplainer
@@ -95,7 +100,8 @@ def time_forest(context, probe_trees: int, n_rows: int = 200) -> tuple[float, fl
     return per_tree, max(first - second, 0.0) / probe_trees, per_row
 
 
-def trust_comment(table: pd.DataFrame, score_values, outcome, *, classification: bool, score_name: str) -> str:
+def trust_comment(table: pd.DataFrame, score_values: Any, outcome: Any, *, classification: bool,
+                  score_name: str) -> str:
     """What the trust-score figure shows, in words: a constant outcome, a non-monotone trend, the rank correlation.
 
     Examples
@@ -144,11 +150,11 @@ class ForestProximities:
     key = "forest"
 
     @staticmethod
-    def applies(context) -> bool:
+    def applies(context: Context) -> bool:
         return True
 
     @staticmethod
-    def build(report, context, bar) -> None:
+    def build(report: Report, context: Context, bar: Any) -> None:
         from sklearn.pipeline import Pipeline
 
         from ..explainers.gap import GapExplainer
@@ -202,7 +208,7 @@ class ForestProximities:
                        f"{target_label}; its length is k_ji * (y_i - base). The bottom bar sums the other training "
                        "rows; E[f(X)] is the base value and f(x) the forest's prediction.")
         ax = gap_cumulative_weight(explanation, show=False)
-        section.figure(ax.figure, "gap_cumulative_weight",
+        section.figure(_figures.figure_of(ax), "gap_cumulative_weight",
                        f"Cumulative proximity weight against the number of training neighbours ({len(shown)} "
                        "held-out rows).")
         bar.advance(2 * 1.2, "figures")
@@ -229,7 +235,7 @@ class ForestProximities:
         ax = trust_deciles(table, show=False, ylabel=ylabel, xlabel=f"{score_column} quintile")
         sampled = f" (a random sample of {len(rows):,} of {len(context.F_test):,})" if len(rows) < len(
             context.F_test) else ""
-        section.figure(ax.figure, "trust_scores",
+        section.figure(_figures.figure_of(ax), "trust_scores",
                        f"Held-out {ylabel} by quintile of the trust score {score_column}, {len(rows):,} held-out "
                        f"rows{sampled}; bars: one standard error either side.")
         section.comment(trust_comment(table, scores[score_column].to_numpy(), outcome,

@@ -8,12 +8,17 @@ import io
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["Report", "Section", "column_format"]
 
@@ -34,7 +39,7 @@ nav ul { columns: 2; }
 """
 
 
-def column_format(values) -> callable:
+def column_format(values: Any) -> Callable[[Any], str]:
     """One number format for a whole table column, so its entries line up and read alike.
 
     Integers get thousands separators; other numbers a fixed number of decimals chosen from the column's typical
@@ -65,7 +70,7 @@ def column_format(values) -> callable:
             decimals = int(np.clip(3 - np.floor(np.log10(typical)), 0, 6))
             pattern = "{:,.DECIMALSf}".replace("DECIMALS", str(decimals))
 
-    def format_one(value) -> str:
+    def format_one(value: Any) -> str:
         if value is None or (isinstance(value, float) and np.isnan(value)):
             return ""
         if np.isinf(value):
@@ -122,7 +127,7 @@ class Section:
         self.blocks.append(f"<div class='table-wrap'>{table}<thead><tr><th></th>{head}</tr></thead>"
                            f"<tbody>{body}</tbody></table></div>{caption_html}")
 
-    def figure(self, fig, name: str, caption: str) -> None:
+    def figure(self, fig: Figure, name: str, caption: str) -> None:
         """Add a matplotlib figure (closed afterwards); it is embedded and also saved as ``name``.png."""
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
@@ -166,7 +171,7 @@ class Report:
             f"<nav><ul>{toc}</ul></nav>{body}</body></html>"
         )
 
-    def write(self, folder) -> Path:
+    def write(self, folder: str | os.PathLike[str]) -> Path:
         """Write ``index.html``, every figure as PNG and every table as CSV into ``folder``; return the HTML path.
 
         Everything is written into a temporary folder beside ``folder`` and renamed into place at the end, so

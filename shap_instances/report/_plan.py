@@ -15,9 +15,13 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm.auto import tqdm
+
+if TYPE_CHECKING:
+    from ._context import Context
 
 __all__ = ["Costs", "Plan", "SectionBar", "measure", "make_plan", "residual_sample_size"]
 
@@ -83,7 +87,7 @@ class Plan:
     batch_size: int
     n_trees: int
     trust_rows: int
-    residual_positions: np.ndarray = None
+    residual_positions: np.ndarray | None = None
     sections: dict[str, SectionStep] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -118,7 +122,7 @@ def _load() -> str:
         return f"{os.cpu_count()} cores"
 
 
-def measure(context, start: float, *, residual: bool) -> tuple[Costs, np.ndarray]:
+def measure(context: Context, start: float, *, residual: bool) -> tuple[Costs, np.ndarray]:
     """Time one antithetic pair of residual permutations and the first trees of the forest (kept for later).
 
     Returns the costs and the positions of the training rows the residual section will explain.
@@ -208,7 +212,7 @@ class SectionBar:
     measured so far, and it moves at every step.
     """
 
-    def __init__(self, number: int, count: int, step: SectionStep, *, silent: bool):
+    def __init__(self, number: int, count: int, step: SectionStep, *, silent: bool) -> None:
         self.start = time.perf_counter()
         self.bar = tqdm(total=max(step.estimate, 1e-3), desc=f"[{number}/{count}] {step.title}", unit="s",
                         disable=silent, leave=True, file=sys.stderr, dynamic_ncols=True,

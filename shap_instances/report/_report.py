@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,8 +23,8 @@ __all__ = ["run_report"]
 
 
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
-               out="shap-instances-report", seed: int = 0, silent: bool = False, test_size: float = 0.2,
-               time_budget: float = 180.0) -> Path:
+               out: str | os.PathLike[str] = "shap-instances-report", seed: int = 0, silent: bool = False,
+               test_size: float = 0.2, time_budget: float = 180.0) -> Path:
     """Analyse a dataset's training instances end to end and write an HTML report with PNG figures.
 
     The data are split into training and held-out rows. Sections (each skipped with a note when it does not

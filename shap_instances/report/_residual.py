@@ -9,6 +9,7 @@ sampled residuals, with a stated sampling error.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,6 +18,12 @@ from sklearn.base import clone
 
 from . import _figures
 from ._context import explained_class_sentence
+
+if TYPE_CHECKING:
+    import shap
+
+    from ._context import Context
+    from ._html import Report
 
 __all__ = ["ResidualDecomposition", "residual_problem", "time_permutations", "sampled_summary"]
 
@@ -27,7 +34,7 @@ MAX_RUNS = 80
 MOST_PER_PLAYER = 30
 
 
-def residual_problem(context):
+def residual_problem(context: Context) -> tuple[Any, pd.Series, str, Any]:
     """(model, target, label, positive class or None): what the section decomposes.
 
     Regression: the linear pipeline's estimator on the encoded matrix and the target. Two classes: a ridge
@@ -53,7 +60,7 @@ def explained_positions(n_train: int, size: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n_train, size, replace=False))
 
 
-def time_permutations(context, positions, *, repeat_below: float = 2.0) -> float:
+def time_permutations(context: Context, positions: np.ndarray, *, repeat_below: float = 2.0) -> float:
     """Seconds per permutation of the section's residual game, from one antithetic pair (timed, not kept).
 
     The first pair also pays for first allocations; when it took less than ``repeat_below`` seconds a second
@@ -67,7 +74,7 @@ def time_permutations(context, positions, *, repeat_below: float = 2.0) -> float
     model, target, _, _ = residual_problem(context)
     explainer = InstanceKernelExplainer(model, context.Z_train, y=target, random_state=context.seed, silent=True)
     game = explainer.game(context.Z_train.iloc[positions], target.iloc[positions])
-    timings = []
+    timings: list[float] = []
     with threadpool_limits(limits=1, user_api="blas"):
         while len(timings) < 2 and sum(timings) < repeat_below:
             start = time.perf_counter()
@@ -76,7 +83,7 @@ def time_permutations(context, positions, *, repeat_below: float = 2.0) -> float
     return min(timings) / 2
 
 
-def sampled_summary(explanation, residuals, positions) -> pd.DataFrame:
+def sampled_summary(explanation: shap.Explanation, residuals: np.ndarray, positions: np.ndarray) -> pd.DataFrame:
     """CC statistics of every training row from the decomposition of the residuals of the rows at ``positions``.
 
     Parameters
@@ -254,16 +261,16 @@ class ResidualDecomposition:
     key = "residual"
 
     @staticmethod
-    def applies(context) -> bool:
+    def applies(context: Context) -> bool:
         return not context.classification or np.unique(context.y_train).size == 2
 
     @staticmethod
-    def skip_reason(context) -> str:
+    def skip_reason(context: Context) -> str:
         return (f"the residual decomposition needs a regression target or two classes (decomposed through a "
                 f"linear probability model); this target has {np.unique(context.y_train).size} classes.")
 
     @staticmethod
-    def build(report, context, bar) -> None:
+    def build(report: Report, context: Context, bar: Any) -> None:
         from sklearn.decomposition import PCA
         from threadpoolctl import threadpool_limits
 
@@ -356,11 +363,11 @@ class ResidualDecomposition:
                                            capped=n_permutations >= MOST_PER_PLAYER * n - each))
         colour = target.to_numpy()
         ax = cc_plot(summary, color=colour, show=False, label=label)
-        section.figure(ax.figure, "cc_plot", "CC plot: mean composition (residual / n) against mean "
+        section.figure(_figures.figure_of(ax), "cc_plot", "CC plot: mean composition (residual / n) against mean "
                                              f"contribution, for all {n:,} training rows" +
                        (f" (contributions averaged over the {m:,} sampled residuals)." if m < n else "."))
         ax = cc_plot(summary, statistic="var", color=colour, show=False, label=label)
-        section.figure(ax.figure, "cc_variance_plot",
+        section.figure(_figures.figure_of(ax), "cc_variance_plot",
                        "CC variance plot: variance of the composition against variance of the contribution"
                        + (f", for the {m:,} explained rows (a composition variance needs the row's own "
                           "decomposition)." if m < n else "."))

@@ -7,6 +7,8 @@ forest live in their own modules.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 
@@ -14,6 +16,10 @@ from ..models import categorical_columns, final_estimator
 from ._context import explained_class_sentence
 from ._forest import ForestProximities
 from ._residual import ResidualDecomposition
+
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._html import Report
 
 __all__ = ["SECTIONS", "Overview", "RepresenterPoints"]
 
@@ -24,11 +30,11 @@ class Overview:
     key = "overview"
 
     @staticmethod
-    def applies(context) -> bool:
+    def applies(context: Context) -> bool:
         return True
 
     @staticmethod
-    def build(report, context, bar) -> None:
+    def build(report: Report, context: Context, bar: Any) -> None:
         section = report.section("Overview")
         X = context.X_train
         categorical = categorical_columns(X)
@@ -56,7 +62,7 @@ class Overview:
         context.overview = section
 
     @staticmethod
-    def finish(context) -> None:
+    def finish(context: Context) -> None:
         """Add the models' held-out scores and the time each section took (known once all have run)."""
         section = context.overview
         section.table(pd.DataFrame({"held-out score": context.scores}),
@@ -76,18 +82,18 @@ class RepresenterPoints:
     key = "representer"
 
     @staticmethod
-    def applies(context) -> bool:
+    def applies(context: Context) -> bool:
         from ..explainers.representer import RepresenterExplainer
 
         return RepresenterExplainer.supports_model(final_estimator(context.linear))
 
     @staticmethod
-    def skip_reason(context) -> str:
+    def skip_reason(context: Context) -> str:
         return ("representer points need a regularised linear model, not "
                 f"{type(final_estimator(context.linear)).__name__}.")
 
     @staticmethod
-    def build(report, context, bar) -> None:
+    def build(report: Report, context: Context, bar: Any) -> None:
         from ..explainers.representer import RepresenterExplainer
 
         model = final_estimator(context.linear)
@@ -134,4 +140,4 @@ def _signed(value: float) -> str:
     return f"{value:+.3g}"
 
 
-SECTIONS = [Overview, ResidualDecomposition, RepresenterPoints, ForestProximities]
+SECTIONS: list[Any] = [Overview, ResidualDecomposition, RepresenterPoints, ForestProximities]
