@@ -1,3 +1,11 @@
 """JIT options shared by every numba kernel of the package (one place to change them)."""
 
-JIT_OPTIONS = {"cache": True, "nogil": True}
+from typing import TypedDict
+
+
+class _JitOptions(TypedDict):
+    cache: bool
+    nogil: bool
+
+
+JIT_OPTIONS: _JitOptions = {"cache": True, "nogil": True}

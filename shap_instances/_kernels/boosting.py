@@ -32,8 +32,9 @@ __all__ = ["target_weight_rows", "gradient_contribution_rows", "reach_sets"]
 
 
 @njit(**JIT_OPTIONS)
-def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_scale, init_share, factor,
-                       exact_factor, out, block):
+def target_weight_rows(query_leaves: np.ndarray, train_leaves: np.ndarray, n_leaves: np.ndarray, row_weight: np.ndarray,
+                       leaf_scale: np.ndarray, init_share: np.ndarray, factor: float, exact_factor: bool,
+                       out: np.ndarray, block: int) -> None:
     """Write the target weights of the rows of ``query_leaves`` into ``out`` (m, n).
 
     One pass over the training rows per tree: it applies tree ``t``'s update to ``u`` and, in the same pass,
@@ -117,7 +118,8 @@ def target_weight_rows(query_leaves, train_leaves, n_leaves, row_weight, leaf_sc
 
 
 @njit(**JIT_OPTIONS)
-def gradient_contribution_rows(query_leaves, tree_output, leaf_offsets, leaf_ptr, members, coef, out):
+def gradient_contribution_rows(query_leaves: np.ndarray, tree_output: np.ndarray, leaf_offsets: np.ndarray,
+                               leaf_ptr: np.ndarray, members: np.ndarray, coef: np.ndarray, out: np.ndarray) -> None:
     """Add, for each explained row, the coefficients of its leaves into ``out`` (m, n, K), zeroed first.
 
     Parameters
@@ -143,7 +145,8 @@ def gradient_contribution_rows(query_leaves, tree_output, leaf_offsets, leaf_ptr
 
 
 @njit(**JIT_OPTIONS)
-def reach_sets(query_leaves, train_leaves, n_leaves, row_weight):
+def reach_sets(query_leaves: np.ndarray, train_leaves: np.ndarray, n_leaves: np.ndarray,
+               row_weight: np.ndarray) -> np.ndarray:
     """Training rows the backward recursion can reach from each explained row (bool (m, n)).
 
     ``R_T = {}``, then from the last tree to the first ``R_t = R_{t+1} + leaf_t(x) + every row sharing a

@@ -15,7 +15,7 @@ __all__ = ["weighted_pava", "coalition_sums", "gradient_and_loss", "support_norm
 
 
 @njit(**JIT_OPTIONS)
-def weighted_pava(y, w):
+def weighted_pava(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Weighted isotonic (non-decreasing) regression of ``y`` in the given order, stack-based PAVA."""
     n = y.shape[0]
     level = np.empty(n)
@@ -55,7 +55,7 @@ def _subset_sum(code, gamma, support):
 
 
 @njit(**JIT_OPTIONS)
-def coalition_sums(codes, gamma, support):
+def coalition_sums(codes: np.ndarray, gamma: np.ndarray, support: np.ndarray) -> np.ndarray:
     """``delta_c = sum_{j in support, bit j of codes[c]} gamma_j`` (that is, Z gamma)."""
     delta = np.zeros(codes.shape[0])
     for c in range(codes.shape[0]):
@@ -64,7 +64,8 @@ def coalition_sums(codes, gamma, support):
 
 
 @njit(**JIT_OPTIONS)
-def gradient_and_loss(codes, weights, t, gamma, support, n_players):
+def gradient_and_loss(codes: np.ndarray, weights: np.ndarray, t: np.ndarray, gamma: np.ndarray, support: np.ndarray,
+                      n_players: int) -> tuple[np.ndarray, float]:
     """Gradient ``Z^T W (Z gamma - t)`` and loss ``sum_c w_c (t_c - (Z gamma)_c)^2`` in one pass."""
     gradient = np.zeros(n_players)
     loss = 0.0
@@ -80,7 +81,8 @@ def gradient_and_loss(codes, weights, t, gamma, support, n_players):
 
 
 @njit(**JIT_OPTIONS)
-def support_normal_equations(codes, weights, t, support):
+def support_normal_equations(codes: np.ndarray, weights: np.ndarray, t: np.ndarray,
+                             support: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``Z_S^T W Z_S`` (s x s) and ``Z_S^T W t`` (s,) for the support players ``S``, from the bit codes.
 
     The exact Gram matrix of the support under arbitrary coalition weights (the Huber variant's reweighted
@@ -108,7 +110,7 @@ def support_normal_equations(codes, weights, t, support):
 
 
 @njit(**JIT_OPTIONS)
-def shapley_from_codes(values, n_players, w_in, w_out):
+def shapley_from_codes(values: np.ndarray, n_players: int, w_in: np.ndarray, w_out: np.ndarray) -> np.ndarray:
     """Exact Shapley values from a full table ``values[code]`` of all 2^p coalitions."""
     phi = np.zeros(n_players)
     for code in range(values.shape[0]):

@@ -16,7 +16,8 @@ __all__ = ["knn_prefix_values"]
 
 
 @njit(**JIT_OPTIONS)
-def knn_prefix_values(rank, y, y_eval, empty, perm, k, weights, aggregate, out):
+def knn_prefix_values(rank: np.ndarray, y: np.ndarray, y_eval: np.ndarray, empty: np.ndarray, perm: np.ndarray, k: int,
+                      weights: np.ndarray, aggregate: bool, out: np.ndarray) -> None:
     """Values of every prefix of ``perm`` for uniform-weight KNN regression.
 
     Parameters

@@ -17,8 +17,10 @@ __all__ = ["mf_representer_values"]
 
 
 @njit(**JIT_OPTIONS)
-def mf_representer_values(users, items, train_users, train_items, alpha, user_emb, item_emb,
-                          user_ptr, by_user, item_ptr, by_item, use_item, use_user, weight):
+def mf_representer_values(users: np.ndarray, items: np.ndarray, train_users: np.ndarray, train_items: np.ndarray,
+                          alpha: np.ndarray, user_emb: np.ndarray, item_emb: np.ndarray, user_ptr: np.ndarray,
+                          by_user: np.ndarray, item_ptr: np.ndarray, by_item: np.ndarray, use_item: bool,
+                          use_user: bool, weight: float) -> np.ndarray:
     n = users.shape[0]
     m = alpha.shape[0]
     k = user_emb.shape[1]

@@ -39,13 +39,13 @@ __all__ = ["accumulate_prefix_units", "ridge_prefix_values", "ridge_units", "use
 
 
 @njit(**JIT_OPTIONS)
-def uses_u(n_outputs, n_coefficients):
+def uses_u(n_outputs: int, n_coefficients: int) -> bool:
     """Whether the kernels carry ``U = R^{-T} Xa^T`` (few outputs) instead of solving for the coefficients."""
     return n_outputs <= n_coefficients
 
 
 @njit(**JIT_OPTIONS)
-def welford_update(unit, mean, m2, count):
+def welford_update(unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int) -> int:
     """Add one unit (n, d) to the running ``mean`` and ``m2`` (in place); return the new count."""
     count += 1
     n, d = unit.shape
@@ -58,7 +58,8 @@ def welford_update(unit, mean, m2, count):
 
 
 @njit(**JIT_OPTIONS)
-def accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count):
+def accumulate_prefix_units(prefixes: np.ndarray, permutations: np.ndarray, per_unit: int, unit: np.ndarray,
+                            mean: np.ndarray, m2: np.ndarray, count: int) -> int:
     """Differences of the prefix values, scattered to the players and accumulated, unit by unit.
 
     Parameters
@@ -238,8 +239,9 @@ def _buffers(P, d, use_u):
 
 
 @njit(parallel=True, **JIT_OPTIONS)
-def ridge_prefix_values(X, y, XaT, yE, empty, permutations, fit_intercept, y_scale, alpha, heads_w, heads_b, t0s,
-                        out):
+def ridge_prefix_values(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.ndarray, empty: np.ndarray,
+                        permutations: np.ndarray, fit_intercept: bool, y_scale: float, alpha: float,
+                        heads_w: np.ndarray, heads_b: np.ndarray, t0s: np.ndarray, out: np.ndarray) -> None:
     """Values of every prefix of each permutation under the ridge / least-squares prefix fits (threads over
     the permutations, each independent, so the result does not depend on the number of threads).
 
@@ -275,8 +277,10 @@ def ridge_prefix_values(X, y, XaT, yE, empty, permutations, fit_intercept, y_sca
 
 
 @njit(**JIT_OPTIONS)
-def ridge_units(X, y, XaT, yE, empty, permutations, per_unit, fit_intercept, y_scale, alpha, heads_w, heads_b,
-                t0s, unit, mean, m2, count, full):
+def ridge_units(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.ndarray, empty: np.ndarray,
+                permutations: np.ndarray, per_unit: int, fit_intercept: bool, y_scale: float, alpha: float,
+                heads_w: np.ndarray, heads_b: np.ndarray, t0s: np.ndarray, unit: np.ndarray, mean: np.ndarray,
+                m2: np.ndarray, count: int, full: np.ndarray) -> int:
     """Prefix fits, prefix values, differences, scatter and Welford update, fused, for a batch of permutations.
 
     Arguments as :func:`ridge_prefix_values`, and as :func:`accumulate_prefix_units` for ``unit``, ``mean``,

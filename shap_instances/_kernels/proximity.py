@@ -29,7 +29,8 @@ __all__ = ["gap_row_counts", "gap_fill_rows"]
 
 
 @njit(**JIT_OPTIONS)
-def gap_row_counts(query_leaves, leaf_offsets, leaf_ptr, members, n_train):
+def gap_row_counts(query_leaves: np.ndarray, leaf_offsets: np.ndarray, leaf_ptr: np.ndarray, members: np.ndarray,
+                   n_train: int) -> np.ndarray:
     """Number of distinct training neighbours (non-zeros) of each query row.
 
     Parameters
@@ -65,7 +66,8 @@ def gap_row_counts(query_leaves, leaf_offsets, leaf_ptr, members, n_train):
 
 
 @njit(**JIT_OPTIONS)
-def gap_fill_rows(query_leaves, leaf_offsets, leaf_ptr, members, mass, n_train, indptr, indices, data):
+def gap_fill_rows(query_leaves: np.ndarray, leaf_offsets: np.ndarray, leaf_ptr: np.ndarray, members: np.ndarray,
+                  mass: np.ndarray, n_train: int, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> None:
     """Write the CSR rows of ``query_leaves`` into ``indices`` / ``data`` at the offsets ``indptr``.
 
     ``indptr`` (m + 1,) comes from :func:`gap_row_counts` (``indptr[0]`` may be non-zero: a block of a larger

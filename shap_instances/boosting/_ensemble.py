@@ -349,10 +349,11 @@ def gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *, out
     m = query_leaves.shape[0]
     out = np.empty((m, trees.n_train, trees.n_outputs)) if out is None else out
     tree_output = trees.tree_output.astype(np.int64)
+    index = (trees.leaf_offsets, trees.leaf_ptr, trees.members, trees.coef)  # set by the replay (read_boosted_model)
+    offsets, ptr, members, coef = cast("tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]", index)
 
     def work(a: int, b: int) -> None:
-        gradient_contribution_rows(query_leaves[a:b], tree_output, trees.leaf_offsets, trees.leaf_ptr,
-                                   trees.members, trees.coef, out[a:b])
+        gradient_contribution_rows(query_leaves[a:b], tree_output, offsets, ptr, members, coef, out[a:b])
 
     _run(work, _chunks(m, n_jobs))
     return out
