@@ -11,13 +11,15 @@ The derivations are in ``docs/plugins.md``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
 __all__ = ["knn_shapley_linear", "knn_shapley_match", "knn_shapley_squared_error"]
 
 #: JIT options of every kernel of this plugin (small hot loops: cache them, release the GIL).
-JIT_OPTIONS = {"cache": True, "nogil": True}  # njit is already nopython
+JIT_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True}  # njit is already nopython
 
 
 @njit(**JIT_OPTIONS)

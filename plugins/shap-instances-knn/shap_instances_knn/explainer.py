@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import shap
 from joblib import Parallel, delayed
+from numpy.typing import ArrayLike
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
@@ -39,6 +41,9 @@ from .values import (
     _knn_utility,
     _sorted_order,
 )
+
+if TYPE_CHECKING:
+    from shap_instances.utils import ConformanceProblem
 
 __all__ = ["KNNShapleyExplainer"]
 
@@ -139,8 +144,9 @@ class KNNShapleyExplainer(InstanceExplainer):
         "utility": [Options("auto", *sorted(UTILITIES))],
     }
 
-    def __init__(self, model, masker=None, *, data=None, y=None, utility="auto", n_jobs=None, silent=False,
-                 max_memory=None, feature_names=None):
+    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
+                 utility: str = "auto", n_jobs: int | None = None, silent: bool = False,
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
         _check_model(model)
         data = self._setup(locals())
         self.metric_ = model.effective_metric_
@@ -158,7 +164,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.train_names_ = training_names(data, feature_names)
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """A 5-neighbour regressor on 60 diabetes rows, 6 held-out rows valued with utility="prediction"."""
         from sklearn.datasets import load_diabetes
 
@@ -170,7 +176,7 @@ class KNNShapleyExplainer(InstanceExplainer):
                                   options={"utility": "prediction", "silent": True}, explained=model.predict)
 
     @classmethod
-    def supports_model(cls, model, data=None) -> bool:
+    def supports_model(cls, model: Any, data: Any = None) -> bool:
         """True for a fitted or unfitted uniform-weights ``KNeighborsClassifier`` / ``KNeighborsRegressor``.
 
         Examples
@@ -188,7 +194,7 @@ class KNNShapleyExplainer(InstanceExplainer):
             and not _multi_output(model)
         )
 
-    def __call__(self, X, y=None) -> shap.Explanation:
+    def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain the utility of each row of ``X`` in terms of the training instances.
 
         Parameters

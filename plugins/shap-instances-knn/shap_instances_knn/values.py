@@ -10,6 +10,7 @@ check.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from shap_instances.exceptions import DataValidationError
 
@@ -25,7 +26,8 @@ UTILITIES = {
 }
 
 
-def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int, utility: str = "accuracy"):
+def knn_shapley_values(distances: ArrayLike, y_train: ArrayLike, y_explained: ArrayLike | None = None, *,
+                       n_neighbors: int, utility: str = "accuracy") -> np.ndarray:
     """Exact Shapley values of the training points in the unweighted KNN utility (Jia et al., 2019).
 
     ``values[j, i]`` is the Shapley value of training point ``i`` in the game whose players are the
@@ -67,7 +69,8 @@ def knn_shapley_values(distances, y_train, y_explained=None, *, n_neighbors: int
     return _knn_shapley_values(_sorted_order(distances, train), train, explained, n_neighbors, utility)
 
 
-def knn_utility(distances, y_train, y_explained=None, *, n_neighbors: int, utility: str = "accuracy"):
+def knn_utility(distances: ArrayLike, y_train: ArrayLike, y_explained: ArrayLike | None = None, *, n_neighbors: int,
+                utility: str = "accuracy") -> np.ndarray:
     """The KNN utility of the full training set for each explained point (no recursion involved).
 
     Parameters are those of :func:`knn_shapley_values`.
