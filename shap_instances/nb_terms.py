@@ -58,8 +58,10 @@ def _squeezed(out: Any, *coefficients: Any) -> tuple[Any, Any, bool]:
 
 class _Adapter:
     # what every naive Bayes family implements (declared for the type checker)
+    class_terms: np.ndarray  # (k,) the log prior of each class (zeros where the prior does not apply)
     _permute: Callable[[np.ndarray], None]
     evaluator: Callable[..., Callable[[np.ndarray, np.ndarray], np.ndarray]]
+    training_expectation: Callable[[], np.ndarray]
 
     def permuted(self, order: np.ndarray) -> Self:
         """The same model with its features in ``order`` (feature j of the result is feature order[j])."""
@@ -214,7 +216,7 @@ class _Categorical(_Adapter):
         return np.array(rows)
 
 
-def terms_for(model: Any) -> Any:
+def terms_for(model: Any) -> _Adapter:
     """The adapter of a fitted scikit-learn naive Bayes model."""
     if isinstance(model, GaussianNB):
         return _Gaussian(model)

@@ -31,6 +31,8 @@ from ..utils import (
 )
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from ..games import Game
     from ..isotonic import MonotoneTransform, SISRResult
     from ..utils import ConformanceProblem, RandomStateLike
@@ -265,7 +267,7 @@ class IsotonicShapley(InstanceExplainer):
         """
         return self._result(i).transform_function
 
-    def plot_transform(self, i: int = 0, **kwargs: Any) -> Any:
+    def plot_transform(self, i: int = 0, **kwargs: Any) -> Axes | None:
         """Plot T-hat of row ``i`` against the coalition payoffs (:func:`shap_instances.plots.isotonic_transform`)."""
         from ..plots.isotonic_transform import isotonic_transform
 
