@@ -6,7 +6,7 @@ import numbers
 import os
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import shap
@@ -251,7 +251,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         return X_eval, y_eval, names
 
     def _residual_game(self, X_eval: Any, y_eval: np.ndarray | None, names: list[str]) -> ResidualGame:
-        seed = int(self.random_state) if isinstance(self.random_state, numbers.Integral) else 0
+        seed = cast(int, self.random_state) if isinstance(self.random_state, numbers.Integral) else 0
         return ResidualGame(self.model, self.data_, self.y_train_, X_eval, y_eval,
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
                             output_names=names, model_seed=seed)
