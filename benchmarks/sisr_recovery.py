@@ -1,0 +1,121 @@
+"""SISR sparsity recovery with the poster's model selection (RIC) and with the oracle s, per algorithm variant.
+
+The poster's table (affinity ``100 <gamma_hat, gamma*>`` / support recovery ``|supp hat & supp*| / s*``,
+"Tuning: RIC") is rerun for p = 10 and 15 (p = 20 with ``--sizes 20``: a RIC fit there costs 20 fits of
+several seconds) with
+
+* ``--selection ric``: s chosen by the risk-inflation criterion among 1..p (the poster's protocol), with the
+  sample size n of ``n log(loss / sum w) + 2 s log p`` either Kish's effective number of weighted coalitions
+  (``ric_n="effective"``, the package default) or the number of coalitions (``ric_n="coalitions"``);
+* ``--selection oracle``: s = s* = 4;
+* ``--variants``: "package" (Shapley start, sphere-constrained gamma-step, min_slope 1e-2) and "poster"
+  (``init="zero", gamma_step="niht", min_slope=0``: the algorithm as printed on the poster).
+
+Generator (``bench_isotonic.generate``): s* = 4 active players, gamma* uniform on [0.3, 1] then normalised,
+``T(v_A) = sum_{j in A} gamma*_j + noise_A`` with sd proportional to ``1 / sqrt(w_SH(A))`` (singletons at the
+stated noise), seen through T = sqrt. ``--generator clipped`` (bench_isotonic's): ``v = max(x, 0)^2``, so every
+coalition whose noisy transformed payoff is negative gets v = 0 and is tied with the empty coalition (T pinned
+at 0); ``--generator signed``: ``v = sign(x) x^2`` (T = signed square root, no ties). Same seeds, so the same
+gamma* and noise draws, for every variant.
+
+Usage: ``python benchmarks/sisr_recovery.py [--sizes 10,15] [--repetitions 50] [--selection ric,oracle]
+[--variants package,poster] [--generator clipped] [--ric-n effective] [--markdown FILE]``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from _common import Bench, markdown_table
+from bench_isotonic import NOISES, POSTER, generate
+
+from shap_instances.isotonic import sisr
+
+VARIANTS = {
+    "package": dict(),
+    "poster": dict(init="zero", gamma_step="niht", min_slope=0.0, inner_max_iter=200),
+}
+S_TRUE = 4
+
+
+def draw(p, noise, seed, generator):
+    """Payoffs and gamma*; "signed" keeps the sign of the noisy transformed payoff (no clipping, no ties)."""
+    if generator == "clipped":
+        return generate(p, noise, seed, S_TRUE)
+    _, truth = generate(p, 0.0, seed, S_TRUE)
+    x = _transformed(p, noise, seed)  # generate's draws before the clipping
+    return np.sign(x) * x**2, truth
+
+
+def _transformed(p, noise, seed):
+    """The noisy transformed payoffs of ``generate`` before clipping (its draws, in its order)."""
+    from shap_instances.estimators._weights import kernel_weights
+
+    rng = np.random.default_rng(seed)
+    gamma = np.zeros(p)
+    support = rng.choice(p, S_TRUE, replace=False)
+    gamma[support] = rng.uniform(0.3, 1.0, S_TRUE)
+    gamma /= np.linalg.norm(gamma)
+    codes = np.arange(2**p, dtype=np.int64)
+    bits = (codes[:, None] >> np.arange(p)) & 1
+    sizes = bits.sum(1)
+    weights = kernel_weights(p)
+    inverse = np.ones(2**p)
+    inner = (sizes > 0) & (sizes < p)
+    inverse[inner] = weights[1] / weights[sizes[inner]]
+    x = bits @ gamma + noise * np.sqrt(inverse) * rng.normal(size=2**p)
+    x[0] = 0.0
+    return x
+
+
+def cell(p, noise, repetitions, selection, variant, generator, ric_n):
+    affinity, support, chosen = [], [], []
+    for rep in range(repetitions):
+        v, truth = draw(p, noise, 1000 * p + rep, generator)
+        result = sisr(v, sparsity=S_TRUE if selection == "oracle" else "ric", ric_n=ric_n, **VARIANTS[variant])
+        affinity.append(100 * result.gamma @ truth)
+        support.append(100 * len(set(result.support) & set(np.flatnonzero(truth))) / S_TRUE)
+        chosen.append(result.sparsity)
+    return np.mean(affinity), np.mean(support), np.mean(chosen), np.std(affinity) / np.sqrt(repetitions)
+
+
+def main(bench: Bench) -> None:
+    args = bench.args
+    rows = []
+    for p in args.sizes:
+        for selection in args.selection:
+            for variant in args.variants:
+                started = time.perf_counter()
+                cells = []
+                for k, noise in enumerate(NOISES):
+                    if noise not in args.noises:
+                        continue
+                    a, s, s_hat, se = cell(p, noise, args.repetitions, selection, variant, args.generator,
+                                           args.ric_n)
+                    pa, ps = POSTER[p][k]
+                    cells.append(f"{a:.1f} / {s:.0f}% ({pa} / {ps:g}%)"
+                                 + (f", s = {s_hat:.1f}" if selection == "ric" else ""))
+                rows.append([p, selection, variant, *cells, f"{time.perf_counter() - started:.0f}"])
+    header = ["p", "s", "variant", *(f"noise {n:g}" for n in NOISES if n in args.noises), "seconds"]
+    bench.print(f"### Sparsity recovery, {args.repetitions} repetitions per cell, generator {args.generator!r}, "
+                f"RIC n = {args.ric_n!r}: ours (poster), affinity / support %, mean chosen s",
+                markdown_table(header, rows), part="recovery")
+
+
+def _list(cast):
+    return lambda text: tuple(cast(item) for item in text.split(",") if item.strip())
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("--sizes", type=_list(int), default=(10, 15))
+    parser.add_argument("--noises", type=_list(float), default=tuple(NOISES))
+    parser.add_argument("--repetitions", type=int, default=50)
+    parser.add_argument("--selection", type=_list(str), default=("ric", "oracle"))
+    parser.add_argument("--variants", type=_list(str), default=("package", "poster"))
+    parser.add_argument("--generator", choices=("clipped", "signed"), default="clipped")
+    parser.add_argument("--ric-n", choices=("effective", "coalitions"), default="effective")
+
+
+if __name__ == "__main__":
+    Bench(__doc__, arguments=_arguments).run(main)
