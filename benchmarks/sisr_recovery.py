@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 from _common import Bench, markdown_table
-from bench_isotonic import NOISES, POSTER, generate
+from bench_isotonic import NOISES, POSTER, generate, transformed_payoffs
 
 from shap_instances._kernels.isotonic import coalition_sums
 from shap_instances.isotonic import sisr
@@ -51,30 +51,8 @@ def draw(p, noise, seed, generator):
     """Payoffs and gamma*; "signed" keeps the sign of the noisy transformed payoff (no clipping, no ties)."""
     if generator == "clipped":
         return generate(p, noise, seed, S_TRUE)
-    _, truth = generate(p, 0.0, seed, S_TRUE)
-    x = _transformed(p, noise, seed)  # generate's draws before the clipping
+    x, truth = transformed_payoffs(p, noise, seed, S_TRUE)
     return np.sign(x) * x**2, truth
-
-
-def _transformed(p, noise, seed):
-    """The noisy transformed payoffs of ``generate`` before clipping (its draws, in its order)."""
-    from shap_instances.estimators._weights import kernel_weights
-
-    rng = np.random.default_rng(seed)
-    gamma = np.zeros(p)
-    support = rng.choice(p, S_TRUE, replace=False)
-    gamma[support] = rng.uniform(0.3, 1.0, S_TRUE)
-    gamma /= np.linalg.norm(gamma)
-    codes = np.arange(2**p, dtype=np.int64)
-    bits = (codes[:, None] >> np.arange(p)) & 1
-    sizes = bits.sum(1)
-    weights = kernel_weights(p)
-    inverse = np.ones(2**p)
-    inner = (sizes > 0) & (sizes < p)
-    inverse[inner] = weights[1] / weights[sizes[inner]]
-    x = bits @ gamma + noise * np.sqrt(inverse) * rng.normal(size=2**p)
-    x[0] = 0.0
-    return x
 
 
 def truth_objective(result, truth, min_slope):
