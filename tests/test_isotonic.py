@@ -562,3 +562,13 @@ def test_ric_sample_size_options():
         expected = {k: n * np.log(loss / w.sum()) + 2 * k * np.log(p) for k, loss in losses.items()}
         np.testing.assert_allclose([result.criterion[k] for k in expected], list(expected.values()), rtol=1e-10)
         assert result.sparsity == min(expected, key=expected.get)
+
+
+def test_explainer_passes_the_poster_options_to_sisr():
+    game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.5, 0.0])), 5)
+    options = dict(init="zero", gamma_step="niht", min_slope=0.0)
+    explanation = IsotonicShapley.from_game(game, sparsity=2, **options)()
+    direct = sisr(np.sqrt(incidence(5) @ np.array([4.0, 1.0, 0.0, 0.5, 0.0])), 2, **options)
+    np.testing.assert_allclose(explanation.values[0], direct.gamma, atol=1e-12)
+    with pytest.raises(DataValidationError, match="gamma_step"):
+        IsotonicShapley.from_game(game, sparsity=2, gamma_step="exact")
