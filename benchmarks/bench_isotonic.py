@@ -37,7 +37,8 @@ NOISES = [5e-3, 1e-2, 5e-2, 1e-1, 2e-1]
 DENSE_MAX_P = 20  # the dense baseline runs up to here (p = 20: about 17 s and 0.8 GB per fit)
 
 
-def generate(p, noise, seed, s_true=4):
+def transformed_payoffs(p, noise, seed, s_true=4):
+    """The noisy transformed payoffs ``x_A = sum_{j in A} gamma*_j + noise_A`` (x_empty = 0) and gamma*."""
     rng = np.random.default_rng(seed)
     gamma = np.zeros(p)
     support = rng.choice(p, s_true, replace=False)
@@ -57,6 +58,12 @@ def generate(p, noise, seed, s_true=4):
     inverse[inner] = weights[1] / weights[sizes[inner]]
     transformed += noise * np.sqrt(inverse) * rng.normal(size=2**p)
     transformed[0] = 0.0
+    return transformed, gamma
+
+
+def generate(p, noise, seed, s_true=4):
+    """Payoffs ``v = max(x, 0)^2`` of the transformed payoffs (T = sqrt) and gamma*."""
+    transformed, gamma = transformed_payoffs(p, noise, seed, s_true)
     return np.maximum(transformed, 0.0) ** 2, gamma
 
 

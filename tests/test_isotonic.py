@@ -15,7 +15,7 @@ from shap_instances.estimators._weights import kernel_weights, shapley_weights
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
 from shap_instances.games import FunctionGame
 from shap_instances.isotonic import gram_eigenvalue, sisr, sisr_from_samples
-from shap_instances.isotonic._sisr import _gram_matrix, _sphere_minimum
+from shap_instances.isotonic._sisr import _gram_matrix, _IsotonicStep, _niht_block, _sphere_minimum
 
 
 def incidence(p):
@@ -231,7 +231,8 @@ def test_sparsity_accepts_ints_and_ric_in_any_case():
     (dict(init="foo"), "init must be"), (dict(full_weight=-0.5), "full_weight"),
     (dict(full_weight="1"), "full_weight"), (dict(loss="l1"), "loss must be"),
     (dict(loss="huber", huber_delta=0.0), "huber_delta"), (dict(min_slope=-1.0), "min_slope"),
-    (dict(n_restarts=1.5), "n_restarts"),
+    (dict(n_restarts=1.5), "n_restarts"), (dict(gamma_step="iht"), "gamma_step must be"),
+    (dict(ric_n=10), "ric_n must be"),
 ])
 def test_bad_options_raise_clear_errors(options, match):
     with pytest.raises(DataValidationError, match=match):
@@ -467,3 +468,107 @@ def test_transform_plot_of_a_large_game_needs_no_bit_matrix():
     points = ax.collections[0].get_offsets()
     assert len(points) == 2000
     np.testing.assert_allclose(np.cbrt(points[:, 0]), points[:, 1], atol=1e-9)  # surrogate of the drawn coalitions
+
+
+def _sklearn_pinned_isotonic(v, y, w):
+    """T(0) = 0 pinned: sklearn's isotonic regression (ties in v pooled) on each side of 0, bounded by 0."""
+    from sklearn.isotonic import IsotonicRegression
+
+    fit = np.zeros_like(y)
+    for side, bounds in ((v < 0, dict(y_max=0.0)), (v > 0, dict(y_min=0.0))):
+        if side.any():
+            fit[side] = IsotonicRegression(**bounds).fit(v[side], y[side], sample_weight=w[side]).predict(
+                v[side])
+    return fit
+
+
+@pytest.mark.parametrize("min_slope, seed", [(0.0, 0), (0.0, 1), (0.0, 2), (0.3, 3)])
+def test_isotonic_step_matches_sklearn_with_ties_and_the_pin_at_zero(min_slope, seed):
+    """Plain PAVA (min_slope = 0) and the minimum-slope step against sklearn's exact isotonic regression."""
+    rng = np.random.default_rng(seed)
+    v = rng.integers(-6, 9, size=300).astype(float) / 2  # many ties, both signs, some zeros
+    delta, w = rng.normal(size=300) + 0.2 * v, rng.uniform(0.1, 2.0, size=300)
+    ours = _IsotonicStep(v, min_slope)(delta, w)
+    expected = _sklearn_pinned_isotonic(v, delta - min_slope * v, w) + min_slope * v
+    np.testing.assert_allclose(ours, expected, atol=1e-10)
+    assert np.all(ours[v == 0] == 0)
+
+
+def test_niht_iterates_match_the_direct_update():
+    """The poster's gamma-step, step by step, against y = g - Z'W(Zg - t)/rho, keep the s largest |y|, normalise."""
+    p, s = 5, 2
+    rng = np.random.default_rng(4)
+    z = incidence(p)
+    w = kernel_weights(p)[z.sum(1).astype(int)]
+    w[-1] = 1.0 / p
+    rho = np.linalg.eigvalsh(z.T @ (w[:, None] * z))[-1]
+    t = rng.normal(size=2**p) + z @ np.array([1.0, 0.0, 0.5, 0.0, 0.2])
+    codes = np.arange(2**p, dtype=np.int64)
+    gamma = np.zeros(p)
+    for step in range(6):
+        y = gamma - z.T @ (w * (z @ gamma - t)) / rho
+        keep = np.argsort(-np.abs(y))[:s]
+        direct = np.zeros(p)
+        direct[keep] = y[keep] / np.linalg.norm(y[keep])
+        ours = _niht_block(codes, w, t, gamma, p, s, rho, None, 1, 0.0, None)
+        np.testing.assert_allclose(ours, direct, atol=1e-12, err_msg=f"step {step}")
+        gamma = direct
+
+
+def test_poster_algorithm_matches_a_dense_implementation():
+    """init="zero", gamma_step="niht", min_slope=0 is the poster's outline: gamma = 0, t = v, NIHT, then PAVA."""
+    p, s, inner, outer = 6, 3, 15, 4
+    z = incidence(p)
+    v = np.sqrt(z @ np.array([3.0, 0.0, 1.0, 0.5, 0.0, 0.0])) + 0.05 * np.random.default_rng(5).random(2**p)
+    v[0] = 0.0
+    w = kernel_weights(p)[z.sum(1).astype(int)]
+    w[-1] = 1.0 / p
+    rho = np.linalg.eigvalsh(z.T @ (w[:, None] * z))[-1]
+    result = sisr(v, s, init="zero", gamma_step="niht", min_slope=0.0, max_iter=outer, inner_max_iter=inner, tol=0.0)
+    gamma, t = np.zeros(p), v.copy()
+    history = []
+    for k in range(outer + 1):
+        for _ in range(inner):
+            y = gamma - z.T @ (w * (z @ gamma - t)) / rho
+            keep = np.argsort(-np.abs(y))[:s]
+            new = np.zeros(p)
+            new[keep] = y[keep] / np.linalg.norm(y[keep])
+            change, gamma = np.linalg.norm(new - gamma), new
+            if change == 0:
+                break
+        if k > 0:
+            history.append(np.sum(w * (t - z @ gamma) ** 2))
+        t = _sklearn_pinned_isotonic(v, z @ gamma, w)
+        history.append(np.sum(w * (t - z @ gamma) ** 2))
+        if k > 0 and history[-3] - history[-1] <= 0:
+            break
+    np.testing.assert_allclose(result.gamma, gamma, atol=1e-9)
+    np.testing.assert_allclose(result.transform_values, t, atol=1e-9)
+    np.testing.assert_allclose(result.objective_history, history, rtol=1e-9, atol=1e-12)
+    assert history[-1] > 1e-6  # not an exact fit, so the comparison is not between zeros
+
+
+def test_ric_sample_size_options():
+    """The RIC values are n log(loss_s / sum w) + 2 s log p from the fixed-s fits, with either n."""
+    p = 5
+    z = incidence(p)
+    v = np.cbrt(z @ np.array([2.0, 1.0, 0.0, 0.6, 0.0])) + 0.02 * np.random.default_rng(6).normal(size=2**p)
+    v[0] = 0.0
+    w = kernel_weights(p)[z.sum(1).astype(int)]
+    w[-1] = 1.0 / p
+    losses = {k: sisr(v, k, max_iter=5).objective for k in range(1, p + 1)}
+    for ric_n, n in (("effective", w.sum() ** 2 / np.sum(w**2)), ("coalitions", 2.0**p - 1)):
+        result = sisr(v, "ric", ric_n=ric_n, max_iter=5)
+        expected = {k: n * np.log(loss / w.sum()) + 2 * k * np.log(p) for k, loss in losses.items()}
+        np.testing.assert_allclose([result.criterion[k] for k in expected], list(expected.values()), rtol=1e-10)
+        assert result.sparsity == min(expected, key=expected.get)
+
+
+def test_explainer_passes_the_poster_options_to_sisr():
+    game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.5, 0.0])), 5)
+    options = dict(init="zero", gamma_step="niht", min_slope=0.0)
+    explanation = IsotonicShapley.from_game(game, sparsity=2, **options)()
+    direct = sisr(np.sqrt(incidence(5) @ np.array([4.0, 1.0, 0.0, 0.5, 0.0])), 2, **options)
+    np.testing.assert_allclose(explanation.values[0], direct.gamma, atol=1e-12)
+    with pytest.raises(DataValidationError, match="gamma_step"):
+        IsotonicShapley.from_game(game, sparsity=2, gamma_step="exact")

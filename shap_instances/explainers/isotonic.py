@@ -99,7 +99,8 @@ class IsotonicShapley(InstanceExplainer):
         See :class:`~shap_instances.InstanceExplainer`; ``feature_names`` names the features (default: the
         DataFrame's or the model's column names, else ``"x{i}"``).
     **sisr_options
-        Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ...); checked here.
+        Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ``gamma_step="niht"``,
+        ``init="zero"``, ``min_slope=0``, ``ric_n``, ...); checked here.
 
     Notes
     -----

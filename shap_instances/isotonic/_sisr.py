@@ -284,7 +284,37 @@ def _sphere_minimum(gram, linear):
     return gamma / np.linalg.norm(gamma)
 
 
-def _gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta):
+def _niht_step(codes, weights, t, gamma, p, s, rho):
+    """One normalised iterative hard-thresholding step (the poster's update), without the Huber reweighting.
+
+    ``y = gamma - Z^T W (Z gamma - t) / rho``, keep the ``s`` largest ``|y_j|``, divide by the norm.
+    """
+    gradient, _loss = gradient_and_loss(codes, weights, t, gamma, np.flatnonzero(gamma), p)
+    return _hard_threshold(gamma - gradient / rho, s)
+
+
+def _niht_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta):
+    """The poster's gamma-step: normalised IHT steps until gamma moves less than ``tol`` (or ``inner_max_iter``).
+
+    Each step minimises the quadratic majoriser ``l(g) + grad' (x - g) + rho / 2 ||x - g||^2`` over the unit
+    vectors with at most ``s`` non-zeros, so the loss never increases (the poster's theorem). With the Huber
+    loss the weights are the IRLS weights at the current residuals (a majoriser of the Huber objective).
+    """
+    for _ in range(inner_max_iter):
+        active = weights
+        if huber_delta is not None:
+            active = _robust_weights(weights, t - coalition_sums(codes, gamma, np.flatnonzero(gamma)), huber_delta)
+        new = _niht_step(codes, active, t, gamma, p, s, rho)
+        if not new.any():
+            break
+        change = np.linalg.norm(new - gamma)
+        gamma = new
+        if change < tol:
+            break
+    return gamma
+
+
+def _sphere_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta):
     """Hard-thresholding steps choose the support; each is followed by the exact minimum on that support.
 
     A normalised IHT step does not increase the loss (the poster's theorem), and the exact minimum over
@@ -319,22 +349,33 @@ def _gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol,
     return gamma
 
 
+_GAMMA_STEPS = {"sphere": _sphere_block, "niht": _niht_block}
+
+
 def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner_max_iter, tol, isotonic,
-               huber_delta):
+               huber_delta, gamma_step="sphere"):
     """The two-block alternation from gamma0; returns (gamma, t, history, iterations).
+
+    From ``gamma0 = 0`` it is the poster's start: one gamma-step against ``t = v`` first (a T-step at
+    ``gamma = 0`` would give ``t = 0``), then the alternation; the history starts at the first feasible gamma.
 
     ``history`` holds the objective (squared or Huber) after every block update. With the Huber loss each
     block minimises the loss reweighted at the current residuals (IRLS), a majoriser of the Huber objective
     that touches it there, so the Huber objective is non-increasing as well.
     """
     gamma = gamma0.copy()
+    gamma_block = _GAMMA_STEPS[gamma_step]
+    if not gamma.any():  # the poster's start: t = v, the gamma-step first (gamma = 0 is not feasible: no history)
+        gamma = gamma_block(codes, weights, payoffs, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta)
+        if not gamma.any():  # Z^T W v = 0: nothing to threshold, start on the first s players
+            gamma[:s] = 1.0 / np.sqrt(s)
     delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
     t = isotonic(delta, weights)
     history = [_objective(weights, t - delta, huber_delta)]
     iterations = 0
     while iterations < max_iter:
         iterations += 1
-        gamma = _gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta)
+        gamma = gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta)
         delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
         history.append(_objective(weights, t - delta, huber_delta))
         t = isotonic(delta, _robust_weights(weights, t - delta, huber_delta))
@@ -347,23 +388,16 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
 def _starts(codes, payoffs, weights, p, s, shapley, init, n_restarts, random_state):
     """Initial unit vectors with at most ``s`` non-zeros: the chosen start, then the perturbed restarts.
 
-    The Shapley start falls back to the zero start (a thresholded ``Z^T W v``) when the plain Shapley values
-    are all zero although the payoffs are not (e.g. ``v = [0, 1, 1, 0]``), and that to the first ``s``
-    players, so a game with a non-zero payoff always gets a unit-norm gamma.
+    The zero start is the poster's ``gamma = 0`` (with ``t = v``, see :func:`_alternate`). The Shapley start
+    falls back to it when the plain Shapley values are all zero although the payoffs are not (e.g.
+    ``v = [0, 1, 1, 0]``), so a game with a non-zero payoff always gets a unit-norm gamma.
     """
-    zero_start = _hard_threshold(-gradient_and_loss(codes, weights, payoffs, np.zeros(p),
-                                                    np.zeros(0, dtype=np.int64), p)[0], s)
-    first = _hard_threshold(shapley, s) if init == "shapley" else zero_start
-    if not first.any():
-        first = zero_start
-    if not first.any():
-        first = np.zeros(p)
-        first[:s] = 1.0 / np.sqrt(s)
+    first = _hard_threshold(shapley, s) if init == "shapley" else np.zeros(p)
     starts = [first]
     rng = np.random.default_rng(random_state)
     for _ in range(n_restarts):
         starts.append(_hard_threshold(shapley + rng.normal(scale=np.abs(shapley).max() + 1e-12, size=p), s))
-    return [start for start in starts if start.any()]
+    return [starts[0]] + [start for start in starts[1:] if start.any()]
 
 
 def _signed_ranks(payoffs):
@@ -398,7 +432,7 @@ def _rank_start(codes, payoffs, weights, gram, p):
 
 
 def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_delta, shapley, *, max_iter,
-              inner_max_iter, tol, margin=0.0):
+              inner_max_iter, tol, gamma_step, margin=0.0):
     """The alternation from every start; the fit with the smallest final objective.
 
     A later start replaces the current best only if it lowers the objective by more than the relative
@@ -410,7 +444,7 @@ def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_
     floor = 1e-7 * float(np.sum(weights))
     for gamma0 in starts:
         gamma, t, history, iterations = _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter,
-                                                   inner_max_iter, tol, isotonic, huber_delta)
+                                                   inner_max_iter, tol, isotonic, huber_delta, gamma_step)
         if best is None or history[-1] < best.objective_history[-1] * (1.0 - margin) - margin * floor:
             best = SISRResult(gamma=gamma, transform_values=t, payoffs=payoffs, codes=codes, weights=weights,
                               sparsity=s, n_iterations=iterations, objective_history=history,
@@ -419,19 +453,18 @@ def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_
 
 
 def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, inner_max_iter, tol, n_restarts,
-         init, loss, huber_delta, min_slope, random_state):
+         init, loss, huber_delta, min_slope, random_state, gamma_step="sphere", ric_n="effective"):
     sparsity = check_sparsity(sparsity, p)
     if sparsity == "ric":
-        effective_n = weights.sum() ** 2 / np.sum(weights**2)
+        n = _ric_sample_size(weights, ric_n)
         results = {}
         for s in range(1, p + 1):
             results[s] = _fit(codes, payoffs, weights, p, s, shapley, rho, gram, max_iter=max_iter,
                               inner_max_iter=inner_max_iter, tol=tol, n_restarts=n_restarts, init=init, loss=loss,
-                              huber_delta=huber_delta, min_slope=min_slope, random_state=random_state)
-        criterion = {
-            s: effective_n * np.log(max(r.objective, 1e-300) / weights.sum()) + 2 * s * np.log(p)
-            for s, r in results.items()
-        }
+                              huber_delta=huber_delta, min_slope=min_slope, random_state=random_state,
+                              gamma_step=gamma_step)
+        criterion = {s: n * np.log(max(r.objective, 1e-300) / weights.sum()) + 2 * s * np.log(p)
+                     for s, r in results.items()}
         best = min(criterion, key=criterion.get)
         results[best].criterion = criterion
         return results[best]
@@ -444,7 +477,7 @@ def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, 
     scale = np.linalg.norm(shapley)
     isotonic = _IsotonicStep(payoffs, min_slope / scale if scale > 0 else 0.0)
     starts = _starts(codes, payoffs, weights, p, s, shapley, init, n_restarts, random_state)
-    options = dict(max_iter=max_iter, inner_max_iter=inner_max_iter, tol=tol)
+    options = dict(max_iter=max_iter, inner_max_iter=inner_max_iter, tol=tol, gamma_step=gamma_step)
     best = _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, None, shapley, **options)
     if loss == "huber":
         # IRLS keeps whatever its start fits: it downweights the coalitions that disagree with it. The plain
@@ -462,8 +495,8 @@ def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, 
 
 def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float | None = None, min_slope: float = 1e-2,
          max_iter: int = 100, inner_max_iter: int = 20, tol: float = 1e-4, n_restarts: int = 0, init: str = "shapley",
-         loss: str = "squared", huber_delta: float | None = None,
-         random_state: RandomStateLike = None) -> SISRResult:
+         gamma_step: str = "sphere", ric_n: str = "effective", loss: str = "squared",
+         huber_delta: float | None = None, random_state: RandomStateLike = None) -> SISRResult:
     """Sparse Isotonic Shapley Regression on the full table of coalition payoffs.
 
     Parameters
@@ -480,8 +513,9 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
         singleton, ``1/p``; 0 leaves the full coalition out. The empty coalition is pinned exactly: T(0) = 0.
     min_slope : float, default=1e-2
         T is strictly increasing, with slope at least ``min_slope / ||phi||`` (phi the plain Shapley
-        values, so 1e-2 is 1% of the slope of the additive fit). Without it (0, the poster's formulation),
-        a flat step of T lets a smaller support reach zero loss: the degenerate solutions of the docs.
+        values, so 1e-2 is 1% of the slope of the additive fit). ``min_slope=0`` is the poster's plain
+        weighted PAVA (T only non-decreasing); then a flat step of T can let a smaller support reach zero loss:
+        the degenerate solutions of the docs.
     max_iter, inner_max_iter, tol : int, int, float
         Outer alternations, inner support steps per alternation, and the tolerance: stop when one alternation
         lowers the objective by less than ``tol`` relatively (the support step stops when gamma moves less than
@@ -490,9 +524,18 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
         Extra starts (perturbed Shapley values); the fit with the smallest objective is kept.
     init : {"shapley", "zero"}, default="shapley"
         Start from the hard-thresholded plain Shapley values (default), or from the poster's gamma = 0,
-        t = v (kept to reproduce the degenerate-solution analysis of the docs). When the plain Shapley values
-        are all zero although some payoff is not (``sisr([0, 1, 1, 0], 1)``), the zero start is used instead,
-        so gamma still has unit norm; only an all-zero game returns gamma = 0.
+        t = v (the gamma-step runs first, against the raw payoffs). When the plain Shapley values are all zero
+        although some payoff is not (``sisr([0, 1, 1, 0], 1)``), the zero start is used instead, so gamma still
+        has unit norm; only an all-zero game returns gamma = 0.
+    gamma_step : {"sphere", "niht"}, default="sphere"
+        "sphere": each hard-thresholding step only chooses the support, then gamma is the exact minimum over
+        unit vectors on it (settles in one or two passes). "niht": the poster's normalised iterative hard
+        thresholding, ``gamma <- H(gamma - Z^T W (Z gamma - t) / rho; s)`` normalised, repeated until gamma
+        moves less than ``tol`` or ``inner_max_iter`` times. The poster's algorithm as printed is
+        ``init="zero", gamma_step="niht", min_slope=0``.
+    ric_n : {"effective", "coalitions"}, default="effective"
+        The sample size n of the risk-inflation criterion with ``sparsity="ric"``: the effective number of
+        weighted coalitions ``(sum w)^2 / sum w^2``, or the number of coalitions with positive weight.
     loss : {"squared", "huber"}, default="squared"
         "huber" minimises Huber's loss of the residuals ``t_A - sum_{j in A} gamma_j`` instead: both blocks are
         majorise-minimise (IRLS) steps, so its objective never increases. It starts from the squared-loss fit
@@ -530,7 +573,8 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
     if not np.all(np.isfinite(values)):
         raise ValueError("coalition_values contains NaN or infinite payoffs.")
     sparsity = check_sparsity(sparsity, p)
-    check_options(init=init, loss=loss, huber_delta=huber_delta, min_slope=min_slope, n_restarts=n_restarts)
+    check_options(init=init, loss=loss, huber_delta=huber_delta, min_slope=min_slope, n_restarts=n_restarts,
+                  gamma_step=gamma_step, ric_n=ric_n)
     check_options(full_weight=full_weight)
     full_weight = float(kernel_weights(p)[1] if p > 1 else 1.0) if full_weight is None else float(full_weight)
     values = values - values[0]
@@ -543,7 +587,8 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
     return _fit(codes, values, weights, p, sparsity, shapley, gram_eigenvalue(p, full_weight),
                 _gram_matrix(p, full_weight),
                 max_iter=max_iter, inner_max_iter=inner_max_iter, tol=tol, n_restarts=n_restarts, init=init,
-                loss=loss, huber_delta=_huber(loss, huber_delta), min_slope=min_slope, random_state=random_state)
+                loss=loss, huber_delta=_huber(loss, huber_delta), min_slope=min_slope, random_state=random_state,
+                gamma_step=gamma_step, ric_n=ric_n)
 
 
 def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, sparsity: int | str,
@@ -589,10 +634,23 @@ def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, spars
     shapley = np.linalg.lstsq(gram, z.T @ (weights * payoffs), rcond=None)[0]
     rho = float(np.linalg.eigvalsh(gram)[-1])
     options = dict(max_iter=100, inner_max_iter=20, tol=1e-4, n_restarts=0, init="shapley", loss="squared",
-                   huber_delta=None, min_slope=1e-2, random_state=None)
+                   huber_delta=None, min_slope=1e-2, random_state=None, gamma_step="sphere", ric_n="effective")
     options.update(kwargs)
+    check_options(**options)
     options["huber_delta"] = _huber(options["loss"], options["huber_delta"])
     return _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, **options)
+
+
+def _ric_sample_size(weights, ric_n):
+    """The sample size n of RIC's ``n log(loss / sum w) + 2 s log p``.
+
+    "effective": Kish's effective number of weighted coalitions ``(sum w)^2 / sum w^2`` (about ``2 p (ln p)^2``
+    under the Shapley kernel, whose weight sits on the smallest and largest coalitions); "coalitions": the number
+    of coalitions with positive weight (the plain count of a weighted least-squares likelihood).
+    """
+    if ric_n == "coalitions":
+        return float(np.count_nonzero(weights))
+    return float(weights.sum() ** 2 / np.sum(weights**2))
 
 
 def _huber(loss, huber_delta):
@@ -650,7 +708,8 @@ def check_sparsity(sparsity: int | str, p: int | None = None) -> int | str:
 def check_options(**options: Any) -> None:
     """Validate the SISR keyword arguments given (by name), before any payoff is evaluated.
 
-    Checks ``full_weight``, ``init``, ``loss``, ``huber_delta``, ``min_slope`` and ``n_restarts`` where given
+    Checks ``full_weight``, ``init``, ``gamma_step``, ``ric_n``, ``loss``, ``huber_delta``, ``min_slope`` and
+    ``n_restarts`` where given
     (the options of :func:`sisr` and :func:`sisr_from_samples`); other names are not checked here.
 
     Raises
@@ -674,6 +733,9 @@ def check_options(**options: Any) -> None:
                                   f"0 leaves it out), got {weight!r}; or pass None for a singleton's weight, 1/p.")
     if "init" in options and options["init"] not in ("shapley", "zero"):
         raise DataValidationError(f"init must be 'shapley' or 'zero', got {options['init']!r}.")
+    for name, allowed in (("gamma_step", ("sphere", "niht")), ("ric_n", ("effective", "coalitions"))):
+        if name in options and options[name] not in allowed:
+            raise DataValidationError(f"{name} must be one of {allowed}, got {options[name]!r}.")
     if "loss" in options and options["loss"] not in ("squared", "huber"):
         raise DataValidationError(f"loss must be 'squared' or 'huber', got {options['loss']!r}.")
     delta = options.get("huber_delta")
