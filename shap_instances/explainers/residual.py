@@ -311,7 +311,10 @@ class InstanceKernelExplainer(InstanceExplainer):
         """The full matrix of ``game`` (every explained row) as an Explanation, efficiency checked."""
         sampled = self.estimator not in ("exact", "influence") and not (
             self.estimator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
-        blocks = 5 if sampled else 2  # values, standard errors, 95% bounds, and the estimator's work block
+        # values and standard errors (the 95% bounds are computed when read), the permutation estimator's work block
+        # and, for models without a fused refit kernel, the prefix values of one batch of permutations
+        fused = getattr(game.fast_path, "fused", False)
+        blocks = 2 if not sampled else 3 if fused else 3 + (self.batch_size or 16)
         check_memory(8.0 * blocks * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
                      f"{game.n_players}", max_memory=self.max_memory,
                      instead="Explain fewer rows at a time (X, y); for means over the explained rows use "
