@@ -46,9 +46,9 @@ BEFORE = "ebba13e"
 POINTS = {
     "residual_ridge": ("residual, ridge (fused exact refits), training rows", (1000, 2000, 4000, 8000),
                        (250, 500, 1000), "n training rows = explained rows; 16 permutations, p = 20"),
-    "residual_tree": ("residual, decision tree (refits), training rows", (100, 200, 400), (50, 100),
+    "residual_tree": ("residual, decision tree (refits), training rows", (50, 100, 200), (50, 100),
                       "n training rows = explained rows; 16 permutations, max_depth 4"),
-    "isotonic": ("isotonic (SISR), one row, 16 features, max_memory 256 MiB", (50, 200, 800), (50, 200),
+    "isotonic": ("isotonic (SISR), one row, 16 features, max_memory 256 MiB", (50, 400), (50,),
                  "n background rows; all 2^16 coalitions"),
     "naive_bayes": ("naive Bayes (Gaussian, 16 features)", (25_000, 100_000, 400_000), (5_000, 20_000),
                     "n explained rows"),

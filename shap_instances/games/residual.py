@@ -234,7 +234,10 @@ class ResidualGame(Game):
             self._warn_failure()
 
     def value_function(self, coalitions):
-        return np.stack([self._fit_residuals(mask) for mask in coalitions])
+        out = np.empty((len(coalitions), self.n_outputs))  # filled in place: no list of rows beside the result
+        for row, mask in enumerate(coalitions):
+            out[row] = self._fit_residuals(mask)
+        return out
 
     def accumulate_permutations(self, permutations, per_unit, unit, mean, m2, count):
         """The fused numba kernel of the ridge and mean shortcuts, else the default (see ``Game``)."""
