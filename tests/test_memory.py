@@ -109,6 +109,29 @@ def test_isotonic_evaluates_coalitions_in_chunks_that_fit_max_memory():
     np.testing.assert_allclose(small.values, whole.values, rtol=0, atol=1e-12)
 
 
+def test_isotonic_coalition_tables_refused_before_any_evaluation():
+    rng = np.random.default_rng(0)
+    background, rows = rng.normal(size=(5, 12)), rng.normal(size=(3, 12))
+    calls = []
+
+    def model(Z):
+        calls.append(len(Z))
+        return Z.sum(axis=1)
+
+    estimate = 2.0**12 * (12 + 16 * 3 + 32)  # masks, the rows' payoffs gathered, SISR's working vectors
+    with pytest.raises(MemoryBudgetError, match="max_exact_features below 12"):
+        si.IsotonicShapley(model, background, sparsity=2, max_memory=estimate - 1, silent=True)(rows)
+    assert calls == []
+    sampled = 500.0 * (12 + 16 * 3 + 32)  # beyond max_exact_features: max_evals coalitions
+    with pytest.raises(MemoryBudgetError, match="lower max_evals"):
+        si.IsotonicShapley(model, background, sparsity=2, max_exact_features=10, max_evals=500,
+                           max_memory=sampled - 1, silent=True)(rows)
+    assert calls == []
+    e = si.IsotonicShapley(model, background, sparsity=2, max_exact_features=10, max_evals=500, max_memory=sampled,
+                           random_state=0, silent=True)(rows)
+    assert e.values.shape == (3, 12) and calls
+
+
 # ------------------------------------------------------------------ naive Bayes: rows in chunks, values refused
 def test_naive_bayes_values_refused_at_their_estimate_and_chunks_agree(monkeypatch):
     X, y = make_classification(300, 6, random_state=0)
