@@ -105,11 +105,12 @@ class InstanceKernelExplainer(InstanceExplainer):
     random_state, n_jobs, silent, max_memory, feature_names
         See :class:`~shap_instances.InstanceExplainer`. The refits must be a function of the coalition: model
         ``random_state`` parameters left at None are set to ``random_state`` (an int) or 0. ``max_memory``
-        bounds the dense values of one call (``8 n_explained n_train`` bytes); ``feature_names`` renames the
-        training rows. Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process
-        whatever ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the
-        cores is capped to them.
-
+        bounds one call's peak, estimated before any refit as ``8 b n_explained n_train`` bytes: b = 2 for exact
+        methods, 3 for sampled ones with a fused refit kernel (ridge, least squares, mean), 3 + ``batch_size``
+        for other models (docs/reliability.md, "What is chunked"); ``feature_names`` renames the training rows.
+        Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process whatever
+        ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the cores is capped to
+        them.
     Notes
     -----
     *At scale.* The full matrix costs O(n m) memory and O(n m p) time per permutation. Means over the
