@@ -105,7 +105,7 @@ class InstanceKernelExplainer(InstanceExplainer):
     random_state, n_jobs, silent, max_memory, feature_names
         See :class:`~shap_instances.InstanceExplainer`. The refits must be a function of the coalition: model
         ``random_state`` parameters left at None are set to ``random_state`` (an int) or 0. ``max_memory``
-        bounds one call's peak, estimated before any refit as ``8 b n_explained n_train`` bytes: b = 2 for exact
+        bounds one call's peak, estimated before the estimation as ``8 b n_explained n_train`` bytes: b = 2 for exact
         methods, 3 for sampled ones with a fused refit kernel (ridge, least squares, mean), 3 + ``batch_size``
         for other models (docs/reliability.md, "What is chunked"); ``feature_names`` renames the training rows.
         Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process whatever
