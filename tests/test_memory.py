@@ -49,6 +49,17 @@ def test_residual_values_are_refused_at_their_documented_estimate(regression, mo
     assert explanation.values.shape == (n, n)
 
 
+def test_residual_aggregate_refused_at_its_estimate(regression):
+    X, y = regression
+    estimate = 8.0 * 40 * 2 * 20  # 40 blocks of the K x n_train values, K = 2 weightings
+    common = dict(y=y[:20], n_permutations=4, random_state=0, silent=True)
+    weights = ["sign", "mean"]
+    with pytest.raises(MemoryBudgetError, match="Aggregate fewer weightings"):
+        si.InstanceKernelExplainer(Ridge(), X[:20], max_memory=estimate - 1, **common).aggregate(weights=weights)
+    e = si.InstanceKernelExplainer(Ridge(), X[:20], max_memory=estimate, **common).aggregate(weights=weights)
+    assert e.values.shape == (2, 20)
+
+
 def _traced_peak(call):
     gc.collect()
     tracemalloc.start()
