@@ -158,6 +158,18 @@ def test_naive_bayes_values_refused_at_their_estimate_and_chunks_agree(monkeypat
     assert np.array_equal(chunked.values[:7], si.NaiveBayesExplainer(model, X)(X[:7]).values)
 
 
+# ------------------------------------------------------------------ representer: the estimate is the peak
+def test_representer_peak_within_its_estimate():
+    """The values and one kernel block: the two blocks the check counts (a product temporary made it three)."""
+    from sklearn.linear_model import Ridge
+
+    X, y = make_regression(600, 10, noise=1.0, random_state=0)
+    explainer = si.RepresenterExplainer(Ridge(alpha=1.0).fit(X, y), X, y=y)
+    explainer(X[:5])
+    explanation, (_, peak) = _traced_peak(lambda: explainer(X))
+    assert peak <= 2 * explanation.values.nbytes + 2**20, peak / explanation.values.nbytes
+
+
 # ------------------------------------------------------------------ GAP out-of-bag, KNN plugin: refused
 def test_gap_oob_explanation_refused_before_allocation(regression):
     X, y = regression
