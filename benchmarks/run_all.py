@@ -41,6 +41,8 @@ TITLES = {
                  "explainers/isotonic.md"),
     "knn_plugin": ("KNN-Shapley plugin: the recursion against enumeration, Monte-Carlo and plain NumPy",
                    "plugins.md#speed"),
+    "memory": ("Memory per explainer against n: peak of one call against the result's size",
+               "reliability.md#memory-per-explainer"),
     "naive_bayes": ("NaiveBayesExplainer: against warm shap.KernelExplainer and shap.explainers.Exact",
                     "explainers/naive_bayes.md#speed"),
     "representer": ("RepresenterExplainer: Table 1 and 3 analogues, speed against the influence function",

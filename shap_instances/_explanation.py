@@ -9,7 +9,9 @@ Every explainer in the package returns what :func:`build_explanation` builds, so
   ``(1, n_players, n_outputs)``), so ``explanation[0, :, name]`` slices one output;
 * ``data`` of shape ``(n_explained, n_players)``, what a plot colours by;
 * ``row_names``, the names of the explained rows, as a plain attribute;
-* ``lower_bounds`` / ``upper_bounds`` / ``error_std`` when an estimator samples;
+* ``lower_bounds`` / ``upper_bounds`` / ``error_std`` when an estimator samples (the bounds are computed from
+  ``values`` and ``error_std`` when read, see :class:`SampledExplanation`, so the explanation holds two
+  matrices of the values' size, not four);
 * efficiency checked: ``base_values + values.sum(axis=1) == explained`` within a tolerance.
 """
 
@@ -25,10 +27,62 @@ from numpy.typing import ArrayLike
 
 from .exceptions import DataValidationError, EfficiencyError, ReconstructionWarning
 
-__all__ = ["build_explanation", "check_efficiency", "efficiency_gap", "Z_95"]
+__all__ = ["SampledExplanation", "build_explanation", "check_efficiency", "efficiency_gap", "Z_95"]
 
 #: Normal quantile used to turn standard errors into 95% bounds.
 Z_95 = 1.959963984540054
+
+
+class SampledExplanation(shap.Explanation):
+    """A :class:`shap.Explanation` of sampled values, whose 95% bounds are computed when read.
+
+    ``lower_bounds`` and ``upper_bounds`` are ``values -/+ Z_95 * error_std``, computed from the values and
+    standard errors the explanation holds (sliced with them), so a large result stores two matrices of the
+    values' size instead of four. Everything else is :class:`shap.Explanation`'s: slicing, copies and
+    operations keep this class, and bounds passed explicitly (by shap's own operations) are returned as stored.
+    Each read allocates the bounds anew: keep the array when reading it repeatedly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances._explanation import Z_95, build_explanation
+    >>> e = build_explanation(np.ones((2, 3)), 0.0, feature_names=["a", "b", "c"], standard_errors=np.ones((2, 3)))
+    >>> type(e).__name__, bool(np.allclose(e.upper_bounds, 1 + Z_95)), bool(np.allclose(e[0].lower_bounds, 1 - Z_95))
+    ('SampledExplanation', True, True)
+    """
+
+    _stored_bounds_only = False  # set while shap's __copy__ reads the bounds, so a copy stays lazy
+
+    @property
+    def lower_bounds(self):
+        """``values - Z_95 * error_std`` (or the bounds stored, when there are)."""
+        return self._bounds("lower_bounds", -Z_95)
+
+    @property
+    def upper_bounds(self):
+        """``values + Z_95 * error_std`` (or the bounds stored, when there are)."""
+        return self._bounds("upper_bounds", Z_95)
+
+    def _bounds(self, name: str, z: float):
+        stored = getattr(self._s, name)
+        se = self._s.error_std
+        if stored is not None or se is None or self._stored_bounds_only:
+            return stored
+        values, se = np.asarray(self._s.values), np.asarray(se)
+        if values.shape != se.shape or values.dtype == object or se.dtype == object:
+            return None  # an operation reshaped the values (a mean over rows, ...): no bounds, as in shap
+        bound = se * z  # one allocation, no temporaries
+        bound += values
+        return bound
+
+    def __copy__(self) -> SampledExplanation:
+        self._stored_bounds_only = True  # shap's __copy__ passes the bounds on: pass None, stay lazy
+        try:
+            new = super().__copy__()
+        finally:
+            del self._stored_bounds_only
+        new.__class__ = type(self)  # shap's __copy__ builds a plain Explanation; it is this class's copy
+        return new
 
 
 def build_explanation(
@@ -119,17 +173,14 @@ def build_explanation(
     if data.shape != (n, m):
         raise ValueError(f"data must have shape {(n, m)}, got {data.shape}.")
 
-    bounds = {}
+    se = None
     if standard_errors is not None:
         se = np.asarray(standard_errors, dtype=np.float64)
         if se.shape != values.shape:  # a float64 array of the right shape is used as is (no copy of a large matrix)
             se = np.broadcast_to(se, values.shape).copy()
-        lower, upper = se * -Z_95, se * Z_95  # one allocation each, no temporaries
-        lower += values
-        upper += values
-        bounds = dict(error_std=se, lower_bounds=lower, upper_bounds=upper)
 
-    explanation = shap.Explanation(
+    # with standard errors, the 95% bounds are computed when read: two stored matrices, not four
+    explanation = (shap.Explanation if se is None else SampledExplanation)(
         values=values,
         base_values=base,
         data=data,
@@ -137,7 +188,7 @@ def build_explanation(
         feature_names=feature_names,
         output_names=output_names,
         compute_time=compute_time,
-        **bounds,
+        error_std=se,
     )
     explanation.row_names = row_names
     if explained is not None:

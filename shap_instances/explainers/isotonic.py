@@ -24,6 +24,7 @@ from ..utils import (
     Interval,
     available_memory_bytes,
     check_data,
+    check_memory,
     column_names,
     fitted_columns,
     model_input,
@@ -215,6 +216,7 @@ class IsotonicShapley(InstanceExplainer):
         self._check_call_y(y)
         if self.game is not None:
             n_players, names = self.game.n_players, self.game.player_names
+            self._check_payoff_memory(n_players, self.game.n_outputs)
             tables = self._payoffs(self.game, n_players)
             rows, data = tables, np.zeros((tables[1].shape[1], n_players))
             instance_names = self.game.output_names
@@ -229,6 +231,7 @@ class IsotonicShapley(InstanceExplainer):
             if len(names) != n_players:
                 raise DataValidationError(f"X has {n_players} columns, but {len(names)} feature names were given.")
             check_sparsity(self.sparsity, n_players)
+            self._check_payoff_memory(n_players, len(X))
             self._check_single_output(X[:1])
             per_row = [self._payoffs(MaskedModel(self.model, self.masker, shap.links.identity, False, x), n_players)
                        for x in self._progress(X, desc="SISR rows", unit="row")]
@@ -299,6 +302,21 @@ class IsotonicShapley(InstanceExplainer):
         values = np.concatenate([np.asarray(evaluate(masks[start:start + batch]), dtype=np.float64).reshape(
             min(batch, len(masks) - start), -1) for start in range(0, len(masks), batch)])
         return masks, values - values[:1], weights
+
+    def _check_payoff_memory(self, n_players: int, n_rows: int) -> None:
+        """Refuse, before any evaluation, coalition tables that would not fit in ``max_memory``.
+
+        Every coalition (2^p, or ``max_evals`` sampled) keeps its mask (p bytes), each explained row's payoff on
+        it twice while the rows are gathered (16 bytes a row), and SISR's working vectors of one fit (32 bytes).
+        """
+        exact = n_players <= self.max_exact_features
+        n_coalitions = 2.0**n_players if exact else float(self.max_evals)
+        check_memory(n_coalitions * (n_players + 16 * n_rows + 32),
+                     f"IsotonicShapley's payoffs of {n_coalitions:,.0f} coalitions of {n_players} features for "
+                     f"{n_rows} row(s)", max_memory=self.max_memory,
+                     instead="Explain fewer rows at a time" + (
+                         f", or set max_exact_features below {n_players} (SISR then samples max_evals coalitions)."
+                         if exact else ", or lower max_evals."))
 
     def _coalitions_per_batch(self, n_players: int, n_masks: int) -> int:
         """``batch_size``, or as many coalitions as fit in an eighth of the memory budget.

@@ -262,7 +262,8 @@ class RepresenterExplainer(InstanceExplainer):
                 gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
             else:
                 gram = np.asarray(self.data_a @ (Xa_q * d).T).T  # sparse training data stays sparse
-            out[:, :, k] = gram * self.global_importance_[:, k][None, :]
+            np.multiply(gram, self.global_importance_[:, k][None, :], out=gram)  # in place: values and one gram
+            out[:, :, k] = gram
             if self.penalised_intercept == "instances":
                 out[:, :, k] += self.intercept_weights_[k] * self.global_importance_[:, k][None, :]
         return out

@@ -113,11 +113,12 @@ class InstanceKernelExplainer(InstanceExplainer):
     random_state, n_jobs, silent, max_memory, feature_names
         See :class:`~shap_instances.InstanceExplainer`. The refits must be a function of the coalition: model
         ``random_state`` parameters left at None are set to ``random_state`` (an int) or 0. ``max_memory``
-        bounds the dense values of one call (``8 n_explained n_train`` bytes); ``feature_names`` renames the
-        training rows. Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process
-        whatever ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the
-        cores is capped to them.
-
+        bounds one call's peak, estimated before the estimation as ``8 b n_explained n_train`` bytes: b = 2 for exact
+        methods, 3 for sampled ones with a fused refit kernel (ridge, least squares, mean), 3 + ``batch_size``
+        for other models (docs/reliability.md, "What is chunked"); ``feature_names`` renames the training rows.
+        Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process whatever
+        ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the cores is capped to
+        them.
     Notes
     -----
     *At scale.* The full matrix costs O(n m) memory and O(n m p) time per permutation. Means over the
@@ -322,7 +323,10 @@ class InstanceKernelExplainer(InstanceExplainer):
         """The full matrix of ``game`` (every explained row) as an Explanation, efficiency checked."""
         sampled = self.estimator not in ("exact", "influence") and not (
             self.estimator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
-        blocks = 5 if sampled else 2  # values, standard errors, 95% bounds, and the estimator's work block
+        # values and standard errors (the 95% bounds are computed when read), the permutation estimator's work block
+        # and, for models without a fused refit kernel, the prefix values of one batch of permutations
+        fused = getattr(game.fast_path, "fused", False)
+        blocks = 2 if not sampled else 3 if fused else 3 + (self.batch_size or 16)
         check_memory(8.0 * blocks * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
                      f"{game.n_players}", max_memory=self.max_memory,
                      instead="Explain fewer rows at a time (X, y); for means over the explained rows use "

@@ -240,7 +240,10 @@ class ResidualGame(Game):
             self._warn_failure()
 
     def value_function(self, coalitions: CoalitionMatrix) -> GameValues:
-        return np.stack([self._fit_residuals(mask) for mask in coalitions])
+        out = np.empty((len(coalitions), self.n_outputs))  # filled in place: no list of rows beside the result
+        for row, mask in enumerate(coalitions):
+            out[row] = self._fit_residuals(mask)
+        return out
 
     def accumulate_permutations(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray,
                                 m2: np.ndarray, count: int) -> tuple[int, np.ndarray, np.ndarray]:
