@@ -59,7 +59,8 @@ COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name == "explain help" else name
+                                  for name in COMMANDS])  # a subcommand's help imports scikit-learn: seconds
 def test_version_and_help_do_not_import_shap(name):
     arguments, expected, forbidden = COMMANDS[name]
     result, names = _imported(["-m", "shap_instances", *arguments])
