@@ -7,47 +7,46 @@
    ``g(x) = tanh(3x + 0.5)``, which has interactions of every order inside each group. The game is a sum of
    group games, so its exact Shapley values are the group games' (each enumerated over 2^10 coalitions):
    errors are measured against exact values. Both methods get shap's default budget ``2 M + 2048`` and the
-   same budget four times larger. Times are the fastest and errors the mean of ``seeds`` runs (seeds 0, 1,
-   2; the fastest because other jobs loading the machine only ever add time); the time spent
-   inside the value function (the same work for both) is measured too, so the engine's own time can be
-   compared. Where our mean error exceeds shap's, our budget is raised in 5% steps until it no longer does,
-   and that run's time gives the speed-up at matched error. BLAS is limited to one thread (on a loaded
-   2-core machine two OpenBLAS threads made both methods 2 to 15 times slower and the timings erratic).
+   same budget four times larger. Each method runs with seeds 0, 1 and 2, the three (ours, ours with standard
+   errors, shap) alternating within a seed; times are medians over the seeds, speed-ups the median of the
+   per-seed ratios (with their range), errors the mean over the seeds. The time spent inside the value
+   function (the same work for both) is measured too, so the engine's own time can be compared. Where our
+   mean error exceeds shap's, our budget is raised in 5% steps until it no longer does, and that run's median
+   time gives the speed-up at matched error. Both sides are warmed up on a small game first (first-call times
+   reported separately). BLAS is limited to one thread by default (on a loaded 2-core machine two OpenBLAS
+   threads made both methods 2 to 15 times slower and the timings erratic).
 2. Error against evaluations for permutation and kernel sampling on a ridge residual game (n = 100
    training rows of diabetes, ``ResidualGame(Ridge(alpha=0.1))``, D = 100 outputs), against a reference
-   from a long permutation run whose own standard error is printed. BLAS is limited to one thread throughout.
-
+   from a long permutation run whose own standard error is printed; times are medians of three runs (seeds 0,
+   1, 2), errors their mean.
 3. The cost of the kernel estimator's standard errors (analytic, docs/engine.md): the same estimate with
    ``standard_errors=False`` and ``True`` at M = 100 and 400, D = 100, on the game of table 1, timed in
-   alternation in the same run (fastest of ``repeats`` each, and the median of the paired ratios), in total
-   and for the engine alone (the time inside the value function excluded).
+   alternation in the same run (9 pairs; 3 with ``--quick``): median CPU and wall times of each setting and
+   the median of the paired ratios, in total and for the engine alone (the CPU time inside the value function
+   excluded). CPU time (``time.process_time``, BLAS on one thread) measures the work whatever else loads the
+   machine; wall time is what one waits at the run's load.
 4. Coverage of the standard errors against exact values: nominal 95% and 68% intervals pooled over all
    players, outputs and seeds, (a) on the game of table 1 (M = 100 and 400, exact values by groups) and
    (b) on 20 games of each of four kinds with M = 9 to 12 (exact values by enumeration) at 10%, 25% and 50%
    of 2^M evaluations.
 
-Every table runs with BLAS limited to one thread (stated in the output); the load average is printed at the
-start and the end.
+The load average is printed at the start and the end, with the thread setting (``benchmarks/_common.py``).
 
-Usage: ``python benchmarks/bench_engine.py [--quick]`` (``--quick``: M = 100 and the default budget only,
-one seed, a shorter reference, fewer coverage games; about a minute).
+Usage: ``python benchmarks/bench_engine.py [--quick] [--threads N] [--markdown FILE]`` (``--quick``: M = 100
+and the default budget only, a shorter reference, fewer coverage games; about a minute).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
-import os
-import sys
+import statistics
 import time
 import warnings
 
 import numpy as np
 import shap
+from _common import REPEATS, Bench, Timing, first_call, markdown_table, ratio, ratios
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
-from threadpoolctl import threadpool_limits
 
 from shap_instances.estimators import ExactEstimator, KernelEstimator, PermutationEstimator
 from shap_instances.games import FunctionGame, ResidualGame
@@ -114,28 +113,40 @@ def run_stock(game_fn, m, d, budget, seed):
     return seconds, game_fn.seconds, values.reshape(m, d) if values.ndim == 3 else values.reshape(d, m).T
 
 
-def kernel_vs_shap(m, d, budget, seeds):
-    """Per method (ours, ours with standard errors, shap): seconds and seconds outside the value function of
-    the fastest run, mean relative RMSE against the exact values."""
+def kernel_vs_shap(m, d, budget, seeds=REPEATS):
+    """Per method (ours, ours with standard errors, shap): a Timing of the total seconds per seed, a Timing of
+    the seconds outside the value function, and the mean relative RMSE against the exact values; plus the
+    matched-error run of ours."""
     game_fn = GroupNonlinearGame(m, d)
     truth = game_fn.shapley()
     scale = np.sqrt(np.mean(truth**2))
-    runs = {"ours": [], "ours_se": [], "shap": []}
+    runs = {name: (Timing([]), Timing([]), []) for name in ("ours", "ours_se", "shap")}
     for seed in range(seeds):
         for name, (run, extra) in (("ours", (run_ours, (False,))), ("ours_se", (run_ours, (True,))),
                                    ("shap", (run_stock, ()))):
             seconds, in_game, values = run(game_fn, m, d, budget, seed, *extra)
-            runs[name].append((seconds, seconds - in_game, np.sqrt(np.mean((values - truth) ** 2)) / scale))
-    out = {name: (*min(rows)[:2], np.mean([r[2] for r in rows])) for name, rows in runs.items()}
+            total, engine, errors = runs[name]
+            total.seconds.append(seconds)
+            engine.seconds.append(seconds - in_game)
+            errors.append(np.sqrt(np.mean((values - truth) ** 2)) / scale)
+    out = {name: (total, engine, float(np.mean(errors))) for name, (total, engine, errors) in runs.items()}
     # matched error: raise our budget in 5% steps until our mean error is no larger than shap's
-    matched_budget, (matched_seconds, matched_error) = budget, (out["ours"][0], out["ours"][2])
+    matched_budget, matched, matched_error = budget, out["ours"][0], out["ours"][2]
     while matched_error > out["shap"][2] and matched_budget < 4 * budget:
         matched_budget = int(matched_budget * 1.05)
         rows = [run_ours(game_fn, m, d, matched_budget, seed, False) for seed in range(seeds)]
-        matched_seconds = min(r[0] for r in rows)
+        matched = Timing([r[0] for r in rows])
         matched_error = np.mean([np.sqrt(np.mean((r[2] - truth) ** 2)) / scale for r in rows])
-    out["matched"] = (matched_budget, matched_seconds, matched_error)
+    out["matched"] = (matched_budget, matched, matched_error)
     return out
+
+
+def warm_up():
+    """First calls of both sides on a small game (imports, caches), timed on their own."""
+    game_fn = GroupNonlinearGame(20, 5, seed=99)
+    ours = first_call(lambda: run_ours(game_fn, 20, 5, 300, 0, True))
+    theirs = first_call(lambda: run_stock(game_fn, 20, 5, 300, 0))
+    return ours, theirs
 
 
 def error_vs_evaluations(quick):
@@ -150,28 +161,33 @@ def error_vs_evaluations(quick):
     reference_error = np.sqrt(np.mean(reference.standard_errors**2)) / scale
     rows = []
     for evaluations in ((2_000, 8_000) if quick else (2_000, 8_000, 32_000)):
-        for name, estimator in (
-            ("permutation", PermutationEstimator(max_evals=evaluations, random_state=0, silent=True)),
-            ("kernel", KernelEstimator(max_evals=evaluations, standard_errors=False, random_state=0, silent=True)),
+        for name, make in (
+            ("permutation", lambda seed, e=evaluations: PermutationEstimator(max_evals=e, random_state=seed,
+                                                                             silent=True)),
+            ("kernel", lambda seed, e=evaluations: KernelEstimator(max_evals=e, standard_errors=False,
+                                                                   random_state=seed, silent=True)),
         ):
-            start = time.perf_counter()
-            result = estimator.estimate(game)
-            seconds = time.perf_counter() - start
-            error = np.sqrt(np.mean((result.values - reference.values) ** 2)) / scale
-            rows.append((evaluations, name, result.n_evaluations, error, seconds))
+            timing, errors, used = Timing([]), [], []
+            for seed in range(REPEATS):
+                start = time.perf_counter()
+                result = make(seed).estimate(game)
+                timing.seconds.append(time.perf_counter() - start)
+                errors.append(np.sqrt(np.mean((result.values - reference.values) ** 2)) / scale)
+                used.append(result.n_evaluations)
+            rows.append((evaluations, name, int(np.median(used)), float(np.mean(errors)), timing))
     return n_reference, reference_seconds, reference_error, rows
 
 
 def standard_error_cost(m, d, budget, repeats):
     """Standard errors off and on, the two runs of a pair back to back in alternating order: per setting the
-    fastest (CPU s, wall s, engine CPU s), and the medians of the pairs' ratios on / off (CPU, wall, engine CPU).
+    medians (CPU s, wall s, engine CPU s), and the medians of the pairs' ratios on / off (CPU, wall, engine CPU).
 
     CPU time (``time.process_time``; BLAS runs one thread) is what the work costs whatever else loads the
     machine; wall time is what a user waits on this machine as loaded at that moment.
     """
     game_fn = GroupNonlinearGame(m, d)
     runs = {False: [], True: []}
-    ratios = []
+    pair_ratios = []
     for rep in range(repeats):
         pair = {}
         for standard_errors in ((False, True) if rep % 2 == 0 else (True, False)):
@@ -182,9 +198,9 @@ def standard_error_cost(m, d, budget, repeats):
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             pair[standard_errors] = (cpu, wall, cpu - game_fn.cpu_seconds)
             runs[standard_errors].append(pair[standard_errors])
-        ratios.append([on / off for on, off in zip(pair[True], pair[False])])
-    fastest = {key: tuple(np.min(rows, axis=0)) for key, rows in runs.items()}
-    return fastest[False], fastest[True], tuple(np.median(ratios, axis=0))
+        pair_ratios.append([on / off for on, off in zip(pair[True], pair[False])])
+    medians = {key: tuple(np.median(rows, axis=0)) for key, rows in runs.items()}
+    return medians[False], medians[True], tuple(np.median(pair_ratios, axis=0))
 
 
 def _coverage(z):
@@ -246,99 +262,76 @@ def coverage_small(n_games):
     return rows
 
 
-def _load() -> str:
-    return "n/a" if not hasattr(os, "getloadavg") else ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def main(quick: bool = False) -> None:
-    print(f"Load average (1, 5, 15 min) at start: {_load()}; {os.cpu_count()} CPUs; BLAS limited to 1 thread "
-          "(threadpoolctl) for every table.\n")
+def main(bench: Bench) -> None:
     d = 100
-    seeds = 1 if quick else 3
-    print(f"### Batched kernel solve vs shap.KernelExplainer(l1_reg=False), D = {d} outputs, each run timed on "
-          f"all {d} outputs (BLAS: 1 thread)\n")
-    print(f"Game: groups of {GROUP} players, g(x) = tanh(3x + 0.5) of each group's weighted sum. Error: RMSE against "
-          f"the exact values / RMS of the exact values, mean over {seeds} seed(s); seconds: fastest run. 'engine' = "
-          "total minus the time inside the value function.\n")
-    print("| players M | budget | ours (s) | ours + standard errors (s) | shap (s) | speed-up | "
-          "engine: ours / shap (s) | engine speed-up | rel. RMSE ours | rel. RMSE shap | ours at shap's error: "
-          "budget, s, speed-up |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    cases = [(100, 2 * 100 + 2048)] if quick else [
+    warm_ours, warm_shap = warm_up()
+    cases = [(100, 2 * 100 + 2048)] if bench.quick else [
         (100, 2 * 100 + 2048), (100, 4 * (2 * 100 + 2048)), (400, 2 * 400 + 2048), (400, 4 * (2 * 400 + 2048))]
+    rows = []
     for m, budget in cases:
-        r = kernel_vs_shap(m, d, budget, seeds)
-        (t_ours, e_ours_engine, e_ours), (t_se, _, _), (t_stock, e_stock_engine, e_stock) = (
-            r["ours"], r["ours_se"], r["shap"])
+        r = kernel_vs_shap(m, d, budget)
+        (t_ours, e_ours, err_ours), (t_se, _, _), (t_shap, e_shap, err_shap) = r["ours"], r["ours_se"], r["shap"]
         b_match, t_match, _ = r["matched"]
-        print(f"| {m} | {budget:,} | {t_ours:.3f} | {t_se:.3f} | {t_stock:.2f} | {t_stock / t_ours:.1f}x | "
-              f"{e_ours_engine:.3f} / {e_stock_engine:.2f} | {e_stock_engine / e_ours_engine:.0f}x | "
-              f"{e_ours:.3f} | {e_stock:.3f} | {b_match:,}, {t_match:.3f}, {t_stock / t_match:.1f}x |", flush=True)
-    n_reference, reference_seconds, reference_error, rows = error_vs_evaluations(quick)
-    print(f"\n### Error against evaluations on a ridge residual game (n = 100 players, D = 100 outputs)\n\n"
-          f"Reference: {n_reference:,} antithetic permutations ({reference_seconds:.1f} s), its own relative "
-          f"standard error {reference_error:.4f}.\n")
-    print("Permutation sampling uses the ridge game's incremental prefix path; kernel sampling refits each "
-          "coalition.\n")
-    print("| budget | estimator | evaluations used | relative RMSE vs reference | seconds |")
-    print("|---|---|---|---|---|")
-    for evaluations, name, used, error, seconds in rows:
-        print(f"| {evaluations:,} | {name} | {used:,} | {error:.3f} | {seconds:.2f} |", flush=True)
+        rows.append([m, f"{budget:,}", f"{t_ours.median:.3f}", f"{t_se.median:.3f}",
+                     f"{statistics.median(ratios(t_se, t_ours)):.1f}x", f"{t_shap.median:.2f}", ratio(t_shap, t_ours),
+                     f"{e_ours.median:.3f} / {e_shap.median:.2f}", ratio(e_shap, e_ours), f"{err_ours:.3f}",
+                     f"{err_shap:.3f}", f"{b_match:,}, {t_match.median:.3f}, {ratio(t_shap, t_match, spread=False)}"])
+    bench.print(
+        f"### Batched kernel solve vs shap.KernelExplainer(l1_reg=False), D = {d} outputs",
+        f"Game: groups of {GROUP} players, g(x) = tanh(3x + 0.5) of each group's weighted sum; shap timed on all {d} "
+        f"outputs. Seeds 0-{REPEATS - 1}: times are medians (s), speed-ups the median of the per-seed ratios "
+        "(range in brackets), errors the mean (RMSE against the exact values / RMS of the exact values). 'engine' = "
+        "total minus the time inside the value function. First calls (small game, excluded): ours "
+        f"{warm_ours:.2f} s, shap {warm_shap:.2f} s.",
+        markdown_table(["players M", "budget", "ours (s)", "ours + standard errors (s)", "SE cost / values",
+                        "shap (s)", "speed-up", "engine: ours / shap (s)", "engine speed-up", "rel. RMSE ours",
+                        "rel. RMSE shap", "ours at shap's error: budget, s, speed-up"], rows), part="kernel")
+    n_reference, reference_seconds, reference_error, rows = error_vs_evaluations(bench.quick)
+    bench.print(
+        "### Error against evaluations on a ridge residual game (n = 100 players, D = 100 outputs)",
+        f"Reference: {n_reference:,} antithetic permutations ({reference_seconds:.1f} s), its own relative "
+        f"standard error {reference_error:.4f}. Seeds 0-{REPEATS - 1}: seconds are medians, errors means. "
+        "Permutation sampling uses the ridge game's incremental prefix path; kernel sampling refits each coalition.",
+        markdown_table(["budget", "estimator", "evaluations used", "relative RMSE vs reference", "seconds"],
+                       [[f"{e:,}", name, f"{used:,}", f"{error:.3f}", f"{t.median:.2f}"]
+                        for e, name, used, error, t in rows]), part="errors")
 
-    repeats = 3 if quick else 9
-    print(f"\n### Cost of the kernel standard errors (analytic), D = {d} outputs (BLAS: 1 thread)\n")
-    print(f"The game of the first table. Same run, the two settings timed back to back in alternating order, "
-          f"{repeats} pairs. Times are the fastest of each setting; ratios are medians of the pairs' ratios. CPU "
-          "time (process_time) measures the work whatever else loads the machine; wall time is what one waits "
-          "here at this load. 'Engine' is the CPU time outside the value function.\n")
-    print("| players M | budget | values only: CPU s (wall s) | values + SEs: CPU s (wall s) | ratio, CPU | "
-          "ratio, wall | engine CPU s: values only / + SEs | engine ratio, CPU |")
-    print("|---|---|---|---|---|---|---|---|")
-    cost_cases = [(100, 2 * 100 + 2048), (400, 2 * 400 + 2048)] if quick else [
+    repeats = 3 if bench.quick else 9
+    cost_cases = [(100, 2 * 100 + 2048), (400, 2 * 400 + 2048)] if bench.quick else [
         (100, 2 * 100 + 2048), (100, 4 * (2 * 100 + 2048)), (400, 2 * 400 + 2048), (400, 4 * (2 * 400 + 2048))]
+    rows = []
     for m, budget in cost_cases:
         off, on, (cpu_ratio, wall_ratio, engine_ratio) = standard_error_cost(m, d, budget, repeats)
-        print(f"| {m} | {budget:,} | {off[0]:.3f} ({off[1]:.3f}) | {on[0]:.3f} ({on[1]:.3f}) | {cpu_ratio:.2f}x | "
-              f"{wall_ratio:.2f}x | {off[2]:.3f} / {on[2]:.3f} | {engine_ratio:.2f}x |", flush=True)
+        rows.append([m, f"{budget:,}", f"{off[0]:.3f} ({off[1]:.3f})", f"{on[0]:.3f} ({on[1]:.3f})",
+                     f"{cpu_ratio:.2f}x", f"{wall_ratio:.2f}x", f"{off[2]:.3f} / {on[2]:.3f}", f"{engine_ratio:.2f}x"])
+    bench.print(
+        f"### Cost of the kernel standard errors (analytic), D = {d} outputs",
+        f"The game of the first table; `standard_errors=False` and `True` timed back to back in alternating order, "
+        f"{repeats} pairs. Times are medians of each setting, ratios the medians of the pairs' ratios. CPU time "
+        "(process_time) measures the work whatever else loads the machine; wall time is what one waits here at "
+        "this load. 'Engine' is the CPU time outside the value function.",
+        markdown_table(["players M", "budget", "values only: CPU s (wall s)", "values + SEs: CPU s (wall s)",
+                        "ratio, CPU", "ratio, wall", "engine CPU s: values only / + SEs", "engine ratio, CPU"], rows),
+        part="se_cost")
 
-    coverage_seeds = 3 if quick else 10
-    print(f"\n### Coverage of the kernel standard errors against exact values\n\nThe game of the first table "
-          f"(exact values by groups), {coverage_seeds} seeds, pooled over players, outputs and seeds:\n")
-    print("| players M | budget | values | 95% coverage | 68% coverage (within 1 SE) | sd of error / SE |")
-    print("|---|---|---|---|---|---|")
+    coverage_seeds = 3 if bench.quick else 10
+    large = []
     for m, budget in cost_cases:
         c95, c68, sd, n = coverage_large(m, d, budget, coverage_seeds)
-        print(f"| {m} | {budget:,} | {n:,} | {c95:.3f} | {c68:.3f} | {sd:.2f} |", flush=True)
-    n_games = 5 if quick else 20
-    print(f"\n{n_games} games of each kind (seeds 0 to {n_games - 1}; D = 20 outputs, ridge: D = 12), exact values "
-          "by enumeration:\n")
-    print("| game | budget | values | 95% coverage | 68% coverage (within 1 SE) | sd of error / SE |")
-    print("|---|---|---|---|---|---|")
-    for kind, share, budget, c95, c68, sd, n in coverage_small(n_games):
-        print(f"| {kind} | {share:.0%} of 2^M ({budget:,}) | {n:,} | {c95:.3f} | {c68:.3f} | {sd:.2f} |", flush=True)
-    print(f"\nLoad average (1, 5, 15 min) at end: {_load()}")
-
-
-class _Tee(io.TextIOBase):
-    """Everything printed goes to the terminal and into the markdown file run_all.py asks for."""
-
-    def __init__(self, *streams):
-        self.streams = streams
-
-    def write(self, text):
-        for stream in self.streams:
-            stream.write(text)
-        return len(text)
+        large.append([m, f"{budget:,}", f"{n:,}", f"{c95:.3f}", f"{c68:.3f}", f"{sd:.2f}"])
+    n_games = 5 if bench.quick else 20
+    small = [[kind, f"{share:.0%} of 2^M ({budget:,})", f"{n:,}", f"{c95:.3f}", f"{c68:.3f}", f"{sd:.2f}"]
+             for kind, share, budget, c95, c68, sd, n in coverage_small(n_games)]
+    header = ["95% coverage", "68% coverage (within 1 SE)", "sd of error / SE"]
+    bench.print(
+        "### Coverage of the kernel standard errors against exact values",
+        f"The game of the first table (exact values by groups), {coverage_seeds} seeds, pooled over players, outputs "
+        "and seeds:",
+        markdown_table(["players M", "budget", "values", *header], large),
+        f"{n_games} games of each kind (seeds 0 to {n_games - 1}; D = 20 outputs, ridge: D = 12), exact values by "
+        "enumeration:",
+        markdown_table(["game", "budget", "values", *header], small), part="coverage")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1, as stated in the output)")
-    parser.add_argument("--markdown", help="also write the tables to this markdown file (run_all.py)")
-    args = parser.parse_args()
-    with threadpool_limits(args.threads), contextlib.ExitStack() as stack:
-        if args.markdown:
-            markdown = stack.enter_context(open(args.markdown, "w"))
-            stack.enter_context(contextlib.redirect_stdout(_Tee(sys.__stdout__, markdown)))
-        main(quick=args.quick)
+    Bench(__doc__).run(main)

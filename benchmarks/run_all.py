@@ -10,7 +10,8 @@ mode, thread settings, load averages at start and end and wall time. Each sectio
 ``<!-- --8<-- [start:NAME] -->`` and ``<!-- --8<-- [end:NAME] -->``, so the documentation pages include them
 (pymdownx.snippets, ``--8<-- "docs/benchmarks.md:NAME"``) instead of retyping numbers. Naming scripts
 (``run_all.py gap naive_bayes``) reruns only those and keeps the other sections of an existing file (each
-section is delimited by ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``).
+section is delimited by ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``). Scripts in ``ONLY_WHEN_NAMED``
+(hours-long reproductions) run only when named.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ TITLES = {
     "residual": ("InstanceKernelExplainer: exact ridge refits against scikit-learn refits, forest budgets",
                  "explainers/residual.md#benchmarks"),
 }
+#: Scripts that run only when named: reproductions of a paper's protocol that take hours, not speed benchmarks.
+ONLY_WHEN_NAMED = {"naive_bayes_table3"}  # docs/explainers/naive_bayes.md, Table 3 (KernelSHAP on every dataset)
 SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?`, (?P<seconds>\d+) s\..*?"
                      r"<!-- --8<-- \[start:(?P=name)\] -->\n(?P<body>.*?)\n<!-- --8<-- \[end:(?P=name)\] -->\n"
                      r"<!-- /bench:(?P=name) -->\n", re.S)
@@ -128,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no benchmark named {sorted(unknown)}; choose from {sorted(TITLES)}")
     if args.names or args.rewrite:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") in args.names]
+    else:
+        scripts = [s for s in scripts if s.stem.removeprefix("bench_") not in ONLY_WHEN_NAMED]
     sections = {}
     if (args.names or args.rewrite) and out.exists():  # keep the sections not rerun
         sections = {m["name"]: section(m["name"], m["body"], float(m["seconds"]))

@@ -1,20 +1,33 @@
 """shap-instances: explain models in terms of their training instances, inside the SHAP ecosystem.
 
-The explainers are imported lazily, so ``import shap_instances`` stays fast.
+Everything that needs shap (the explainers, :class:`InstanceExplainer`, :func:`build_explanation`) is imported
+lazily, on first access, so ``import shap_instances`` and ``shap-instances --version`` / ``--help`` stay fast
+and do not import shap; ``si.Explainer(...)``, ``from shap_instances import GapExplainer`` and pickling work as
+before.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._base import InstanceExplainer
-from ._explanation import build_explanation
 from .registry import Explainer, get_explainer, list_explainers, register_explainer
+
+if TYPE_CHECKING:  # pragma: no cover - what the lazy names below resolve to (re-exported), for type checkers
+    from ._base import InstanceExplainer as InstanceExplainer
+    from ._explanation import build_explanation as build_explanation
+    from .explainers.boosting import BoostingExplainer as BoostingExplainer
+    from .explainers.gap import GapExplainer as GapExplainer
+    from .explainers.isotonic import IsotonicShapley as IsotonicShapley
+    from .explainers.naive_bayes import NaiveBayesExplainer as NaiveBayesExplainer
+    from .explainers.representer import RepresenterExplainer as RepresenterExplainer
+    from .explainers.residual import InstanceKernelExplainer as InstanceKernelExplainer
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "InstanceExplainer": "shap_instances._base",
+    "build_explanation": "shap_instances._explanation",
     "InstanceKernelExplainer": "shap_instances.explainers.residual",
     "IsotonicShapley": "shap_instances.explainers.isotonic",
     "NaiveBayesExplainer": "shap_instances.explainers.naive_bayes",
@@ -29,8 +42,6 @@ _SUBMODULES = {
 
 __all__ = [
     "Explainer",
-    "InstanceExplainer",
-    "build_explanation",
     "get_explainer",
     "list_explainers",
     "register_explainer",
@@ -41,10 +52,13 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in _SUBMODULES:
-        return importlib.import_module(f"shap_instances.{name}")
-    raise AttributeError(f"module 'shap_instances' has no attribute {name!r}")
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"shap_instances.{name}")
+    else:
+        raise AttributeError(f"module 'shap_instances' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
 
 
 def __dir__() -> list[str]:

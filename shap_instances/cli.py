@@ -16,15 +16,35 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 from .exceptions import ShapInstancesError, UnsupportedModelError
-from .models import MODELS, auto_model, categorical_columns, encode, final_estimator, fit_model
 from .registry import SHAP_ALGORITHMS
 
 __all__ = ["main"]
 
 _STARTED = time.perf_counter()  # the report's --time-budget counts from here, loading the CSV included
+
+# Start-up: at module level this file imports the standard library, ``exceptions`` and ``registry`` only (no
+# shap, scikit-learn or pandas), so ``--version`` and ``--help`` answer at once; a command imports what it uses.
+
+
+class _ModelChoices(Sequence):
+    """The ``--model`` choices, :data:`shap_instances.models.MODELS`, imported when argparse checks or lists them.
+
+    argparse reads the choices of an option without a ``metavar`` when the parser is built, so ``--model`` has one.
+    """
+
+    def __getitem__(self, index):
+        from .models import MODELS
+
+        return MODELS[index]
+
+    def __len__(self) -> int:
+        from .models import MODELS
+
+        return len(MODELS)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,9 +83,9 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="CSV file (default: scikit-learn's diabetes data)")
     parser.add_argument("--target", help="target column of --data")
     parser.add_argument("--task", choices=("regression", "classification"), help="default: inferred")
-    parser.add_argument("--model", choices=MODELS, default="auto",
-                        help="model to fit, in a pipeline that standardises numeric columns and one-hot encodes "
-                             "string columns (default: %(default)s: one the explainer supports)")
+    parser.add_argument("--model", choices=_ModelChoices(), default="auto", metavar="MODEL",  # metavar: no import
+                        help="model to fit, one of %(choices)s, in a pipeline that standardises numeric columns and "
+                             "one-hot encodes string columns (default: %(default)s: one the explainer supports)")
     parser.add_argument("--dropna", action="store_true", help="drop rows with missing values")
 
 
@@ -138,6 +158,8 @@ def _cmd_explain(args) -> int:
 
     import shap_instances as si
 
+    from .models import auto_model, encode, final_estimator, fit_model
+
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet"):
         raise ValueError(f"--out must end in .csv or .parquet, got {out.name}")
@@ -197,6 +219,8 @@ def _takes_pipeline(cls, model, X) -> bool:
     column is numeric (model-agnostic ones); explainers of training rows take the bare estimator and the
     encoded matrix, where their fast paths and checks apply.
     """
+    from .models import categorical_columns
+
     if getattr(cls, "players", "instances") != "features":
         return False
     return bool(cls.supports_model(model, X)) or not categorical_columns(X)
@@ -205,6 +229,8 @@ def _takes_pipeline(cls, model, X) -> bool:
 def _choose_explainer(model, X):
     """``--explainer auto``: the registered explainers by priority, as ``shap_instances.Explainer`` asks them."""
     import shap_instances as si
+
+    from .models import encode, final_estimator
 
     final, encoded = final_estimator(model), None
     candidates = sorted(si.list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
@@ -224,6 +250,8 @@ def _choose_explainer(model, X):
 
 def _model_hint(name, requested, fitted_name, model, task, exc) -> str:
     """The message for an explainer that cannot explain the model: what went wrong and which --model works."""
+    from .models import auto_model, final_estimator
+
     reason = str(exc).split("; ")[0].rstrip(".")
     what = f"--model {requested}" + (f" (a {type(final_estimator(model)).__name__})" if requested == "auto" else "")
     try:

@@ -2,7 +2,8 @@
 
 Explainers are found through the entry-point group ``shap_instances.explainers`` (this package registers
 its own explainers there too), plus any class registered at run time with :func:`register_explainer`.
-Discovery is lazy (nothing is imported before the first lookup) and cached.
+Discovery is lazy (nothing is imported before the first lookup) and cached; shap itself is imported only when
+an explainer is registered or built, so the command line starts without it.
 
 Name clashes are resolved deterministically: run-time registrations win over entry points; among entry
 points, this package's own win, then distributions in alphabetical order. Every clash is reported with a
@@ -16,9 +17,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
-
-import shap
+from typing import TYPE_CHECKING, Any
 
 from .exceptions import (
     DuplicateExplainerWarning,
@@ -27,6 +26,9 @@ from .exceptions import (
     UnknownExplainerError,
     UnsupportedModelError,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    import shap
 
 __all__ = [
     "ENTRY_POINT_GROUP", "SHAP_ALGORITHMS", "Explainer", "get_explainer", "list_explainers", "register_explainer",
@@ -168,6 +170,8 @@ def register_explainer(name: str, *, replace: bool = False) -> Callable[[type], 
         raise ValueError(f"name must be a non-empty string, got {name!r}.")
 
     def decorator(cls: type) -> type:
+        import shap
+
         if not (isinstance(cls, type) and issubclass(cls, shap.Explainer)):
             raise TypeError(f"register_explainer({name!r}) expects a shap.Explainer subclass, got {cls!r}.")
         if name in _runtime and _runtime[name] is not cls and not replace:
@@ -187,7 +191,7 @@ def register_explainer(name: str, *, replace: bool = False) -> Callable[[type], 
     return decorator
 
 
-def Explainer(model: Any, masker: Any = None, link: Any = shap.links.identity,  # noqa: N802 - mirrors shap
+def Explainer(model: Any, masker: Any = None, link: Any = None,  # noqa: N802 - mirrors shap
               algorithm: str = "auto", output_names: Sequence[str] | None = None,
               feature_names: Sequence[str] | None = None, linearize_link: bool = True, seed: int | None = None,
               **kwargs: Any) -> shap.Explainer:
@@ -210,8 +214,9 @@ def Explainer(model: Any, masker: Any = None, link: Any = shap.links.identity,  
     masker : array-like or shap masker, optional
         Training or background data; ``data=`` is accepted as an alias.
     link, output_names, linearize_link, seed
-        shap's options, passed to shap's explainers. This package's explainers accept ``seed`` as their
-        ``random_state`` and refuse a non-identity ``link`` or ``output_names``, which they do not use.
+        shap's options, passed to shap's explainers; ``link=None`` (the default) is shap's default,
+        ``shap.links.identity``. This package's explainers accept ``seed`` as their ``random_state`` and refuse
+        a non-identity ``link`` or ``output_names``, which they do not use.
     algorithm : str, default="auto"
     feature_names : sequence of str, optional
         Passed to the chosen explainer.
@@ -230,10 +235,13 @@ def Explainer(model: Any, masker: Any = None, link: Any = shap.links.identity,  
     >>> type(si.Explainer(DecisionTreeRegressor(max_depth=3).fit(X, y), X[:50])).__name__   # shap's choice
     'TreeExplainer'
     """
+    import shap
+
     if "data" in kwargs:
         if masker is not None:
             raise InvalidParameterError("pass the data once, as masker= (or its alias data=), not both.")
         masker = kwargs.pop("data")
+    link = shap.links.identity if link is None else link
     shap_options = dict(link=link, output_names=output_names, feature_names=feature_names,
                         linearize_link=linearize_link, seed=seed)
     if algorithm in SHAP_ALGORITHMS:
@@ -261,6 +269,8 @@ def Explainer(model: Any, masker: Any = None, link: Any = shap.links.identity,  
 
 def _build(cls: type, model: Any, masker: Any, shap_options: dict, kwargs: dict) -> shap.Explainer:
     """``cls(model, masker, **kwargs)``, with shap's options translated or refused."""
+    import shap
+
     if shap_options["link"] is not shap.links.identity:
         raise InvalidParameterError(f"{cls.__name__} explains the model's own output scale and takes no link; "
                                     "leave link at its default.")

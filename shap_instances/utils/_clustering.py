@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-import shap
 from scipy.cluster.hierarchy import linkage
 from sklearn.tree import DecisionTreeRegressor
 
 from ..exceptions import DataValidationError
 from ._validation import check_data, check_memory, column_names
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only, so that the command line's --help needs no shap
+    import shap
 
 __all__ = ["player_clustering", "row_cohorts"]
 
