@@ -15,7 +15,9 @@
 5. ``forest`` (not run by default): Boston with a random forest, time and error per evaluation budget,
    permutation against kernel sampling, n_jobs=2.
 
-Usage: ``python benchmarks/bench_residual.py [--quick] [sections ...]`` (default: ridge cc memory dask).
+Usage: ``python benchmarks/bench_residual.py [--quick] [--markdown FILE] [--threads N] [sections ...]`` (default:
+ridge cc memory dask). Each section's table sits between the snippet markers ``residual-<section>`` (the docs
+include them by that name, ``--8<-- "docs/benchmarks.md:residual-cc"``).
 """
 
 from __future__ import annotations
@@ -348,10 +350,12 @@ def main(argv: list[str]) -> None:
         if markdown:
             out = stack.enter_context(open(markdown, "w"))
             stack.enter_context(contextlib.redirect_stdout(_Tee(sys.__stdout__, out)))
-        for name in chosen:
+        for name in chosen:  # each table between snippet markers, so the docs include it by name
             start = time.perf_counter()
+            print(f"<!-- --8<-- [start:residual-{name}] -->", flush=True)
             RUNNERS[name](quick)
             print(f"({name}: {time.perf_counter() - start:.0f} s)\n", flush=True)
+            print(f"<!-- --8<-- [end:residual-{name}] -->\n", flush=True)
 
 
 def _option(argv: list[str], name: str) -> str | None:

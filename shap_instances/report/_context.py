@@ -38,6 +38,7 @@ class Context:
     forest_estimator: object = None  # the forest, grown in the probe and completed by its section
     plan: object = None
     overview: object = None  # the overview Section, completed once every section has run
+    max_memory: float | None = None  # bytes for the large arrays (None: half the machine's memory)
     deadline: float = float("inf")  # time.perf_counter() by which the sections should be done (budget less reserve)
     results: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)  # model description -> held-out score, for the overview

@@ -82,10 +82,10 @@ def time_forest(context, probe_trees: int, n_rows: int = 200) -> tuple[float, fl
     forest.set_params(warm_start=True)  # the section grows it further
     rows = context.F_test.iloc[:n_rows]
     y = np.asarray(context.y_train)
-    explainer = GapExplainer(forest, context.F_train, y=y)
+    explainer = GapExplainer(forest, context.F_train, y=y, max_memory=context.max_memory)
     explainer.trust_scores(rows.iloc[:2])  # compiles the numba kernels (once per machine with their cache)
     start = time.perf_counter()
-    explainer = GapExplainer(forest, context.F_train, y=y)
+    explainer = GapExplainer(forest, context.F_train, y=y, max_memory=context.max_memory)
     explainer.trust_scores(rows)
     first = time.perf_counter() - start
     start = time.perf_counter()
@@ -169,7 +169,7 @@ class ForestProximities:
                                                                  context.classification)
         section = report.section("Random forest: which training rows make each prediction")
         y_train = np.asarray(context.y_train)
-        explainer = GapExplainer(forest, context.F_train, y=y_train)
+        explainer = GapExplainer(forest, context.F_train, y=y_train, max_memory=context.max_memory)
         shown = context.F_test.iloc[:50]
         explanation = explainer(shown)
         bar.advance(n_trees * plan.costs.gap_fixed_per_tree / 2, "RF-GAP index")

@@ -111,7 +111,7 @@ class RepresenterPoints:
                 section.text(explained_class_sentence(
                     output, f"the most frequent predicted class of these {n} rows; the decision function is "
                             f"class {output}'s score against the other classes"))
-        explainer = RepresenterExplainer(model, context.Z_train, y=context.y_train)
+        explainer = RepresenterExplainer(model, context.Z_train, y=context.y_train, max_memory=context.max_memory)
         bar.advance(bar.bar.total / 2, "representer values")
         top = explainer.top_k(context.Z_test.iloc[:n], k=3, output=output)
         names = np.asarray(context.Z_train.index.astype(str))
