@@ -205,7 +205,7 @@ class ForestProximities:
         section.figure(ax.figure, "gap_cumulative_weight",
                        f"Cumulative proximity weight against the number of training neighbours ({len(shown)} "
                        "held-out rows).")
-        bar.advance(2 * 1.2, "figures")
+        bar.advance(2 * plan.costs.per_figure, "figures")
 
         positions = np.arange(len(context.F_test))
         if plan.trust_rows < len(positions):
@@ -246,5 +246,5 @@ class ForestProximities:
             caption += (" weighted_oob_error: proximity-weighted out-of-bag absolute error of the training "
                         "neighbours; q10, q50, q90: quantiles of their targets.")
         section.table(scores[shown_columns].head(10), caption=caption)
-        bar.advance(1.2, "trust figure")
+        bar.advance(plan.costs.per_figure, "trust figure")
         context.results["trust_scores"] = scores

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 __all__ = ["Costs", "Plan", "SectionBar", "measure", "make_plan", "memory_plan", "residual_sample_size"]
 
-#: Seconds per figure written (matplotlib to PNG), measured on the 2-core machine under load.
+#: Seconds per figure written (matplotlib to PNG) at the least: :func:`time_figure` measures it, now.
 FIGURE_SECONDS = 1.2
 #: Trees of the forest when time allows, and the fewest the plan gives it.
 MAX_TREES, MIN_TREES, PROBE_TREES = 100, 20, 4
@@ -116,6 +116,7 @@ class Costs:
     n_test: int
     n_explained: int
     n_features: int
+    per_figure: float = FIGURE_SECONDS  # one scatter of every training row written to PNG (time_figure)
 
 
 @dataclass
@@ -154,7 +155,8 @@ class Plan:
         lines = [f"plan for a {self.budget:.0f} s time budget ({load}); measured here: one permutation of the "
                  f"aggregate game {_seconds(c.per_aggregate)} ({c.n_train:,} training rows), of the sampled rows "
                  f"{_seconds(c.per_permutation)} ({c.n_explained:,} explained x {c.n_train:,} training rows), "
-                 f"one forest tree {_seconds(c.per_tree)}; {c.spent:.1f} s spent on loading, fitting and measuring"]
+                 f"one forest tree {_seconds(c.per_tree)}, one figure {_seconds(c.per_figure)}; {c.spent:.1f} s spent "
+                 "on loading, fitting and measuring"]
         if self.memory:
             lines.append(f"  {self.memory}")
         width = max(len(step.title) for step in self.sections.values())
@@ -186,9 +188,38 @@ def measure(context, start: float, *, residual: bool, sample_size: int) -> Costs
     n_train = len(context.Z_train)
     per_aggregate, per_permutation = time_permutations(context, sample_size) if residual else (0.0, 0.0)
     per_tree, gap_fixed, gap_row = time_forest(context, PROBE_TREES)
+    per_figure = max(time_figure(n_train), FIGURE_SECONDS)
     return Costs(spent=time.perf_counter() - start, per_permutation=per_permutation, per_aggregate=per_aggregate,
                  per_tree=per_tree, gap_fixed_per_tree=gap_fixed, gap_per_row_tree=gap_row, n_train=n_train,
-                 n_test=len(context.Z_test), n_explained=sample_size, n_features=context.Z_train.shape[1])
+                 n_test=len(context.Z_test), n_explained=sample_size, n_features=context.Z_train.shape[1],
+                 per_figure=per_figure)
+
+
+def time_figure(n_points: int) -> float:
+    """Seconds to draw a coloured scatter of ``n_points`` points with a colour bar and write it as the report's
+    PNG: the figures' cost on this machine, now (it grows with the load from other jobs).
+
+    Examples
+    --------
+    >>> from shap_instances.report._plan import time_figure
+    >>> time_figure(100) > 0
+    True
+    """
+    import io
+
+    import matplotlib.pyplot as plt
+
+    def draw(n: int) -> float:
+        start = time.perf_counter()
+        points = np.random.default_rng(0).normal(size=(3, n))
+        fig, ax = plt.subplots(figsize=(6, 5))
+        fig.colorbar(ax.scatter(points[0], points[1], c=points[2], s=14, alpha=0.8), ax=ax)
+        fig.savefig(io.BytesIO(), format="png", dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        return time.perf_counter() - start
+
+    draw(10)  # the first figure of a process also loads fonts and backends
+    return draw(n_points)
 
 
 def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) -> Plan:
@@ -202,10 +233,12 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
     """
     c = costs
     n_figures_residual, n_figures_forest = 5, 3
-    residual_fixed = (FIGURE_SECONDS * n_figures_residual + 2e-7 * c.n_train * max(c.n_explained, c.n_features)
-                      + 1.5) if residual else 0.0
-    forest_fixed = FIGURE_SECONDS * n_figures_forest + 0.5
-    overview = 0.5 + 0.2 * FIGURE_SECONDS
+    figure = c.per_figure
+    slower = figure / FIGURE_SECONDS  # the load from other jobs slows the unmeasured work as it slows figures
+    residual_fixed = (figure * n_figures_residual + slower * (2e-7 * c.n_train * max(c.n_explained, c.n_features)
+                                                              + 1.5)) if residual else 0.0
+    forest_fixed = figure * n_figures_forest + 0.5
+    overview = 0.5 + 0.2 * figure
     representer = 0.5 + 2e-6 * c.n_train * c.n_features
     writing = 1.0
     available = budget * (1 - RESERVE) - c.spent - overview - representer - writing - residual_fixed - forest_fixed

@@ -59,8 +59,8 @@ def time_permutations(context, sample_size: int, *, repeat_below: float = 2.0) -
 
     The first pair also pays for first allocations (and, with a refit shortcut, for loading its compiled
     kernels); with a shortcut (then four pairs), or when it took less than ``repeat_below`` seconds, a second
-    run is timed and the faster per permutation kept. Games without a refit shortcut are timed once, on the aggregate (their refits
-    dominate: the vector game is given the same cost).
+    run is timed and the faster per permutation kept. Games without a refit shortcut are timed once, on the
+    aggregate (their refits dominate: the vector game is given the same cost).
     """
     from ..estimators import PermutationEstimator
     from ..games import AggregateGame
@@ -293,7 +293,7 @@ class ResidualDecomposition:
                        + (f", for the {len(sampled):,} sampled rows (a composition variance needs the row's own "
                           f"decomposition; contribution variances over the {m:,} sampled residuals)."
                           if m < n else "."))
-        bar.advance(2 * 1.2, "CC plots")
+        bar.advance(2 * costs.per_figure, "CC plots")
 
         helpful = contribution.to_numpy() > 0
         table = pd.DataFrame({
@@ -313,7 +313,7 @@ class ResidualDecomposition:
                       caption="Most helpful training rows: they shrink the other residuals the most." + se_note)
         section.table(table.sort_values("contribution_mean").head(8),
                       caption="Most harmful training rows: they enlarge the other residuals the most.")
-        bar.advance(1.2, "helpful and harmful rows")
+        bar.advance(costs.per_figure, "helpful and harmful rows")
 
         outliers = behaviour_outliers(sample, context.Z_train, random_state=context.seed)
         behaviour = normalised_contributions(sample).T  # one row per training instance
@@ -341,7 +341,7 @@ class ResidualDecomposition:
         counts = pd.crosstab(outliers["by_behaviour"], outliers["by_features"])
         section.table(counts, caption="IsolationForest outliers on contribution rows (behaviour, rows) against "
                                       "outliers on the encoded features (columns) (Liu & Barnard, figure 6).")
-        bar.advance(1.2 + 1.5, "outliers")
+        bar.advance(costs.per_figure + 1.5 * costs.per_figure / 1.2, "outliers")
 
         values = summary["instance_value"].rename("instance_value")
         top = min(12, len(values))
