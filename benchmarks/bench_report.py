@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import re
 import subprocess
@@ -114,27 +115,14 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="recorded only: the reports run as a user runs "
                         "them")
     args = parser.parse_args(argv)
-    with contextlib.ExitStack() as stack:
-        if args.markdown is not None:
-            out = stack.enter_context(open(args.markdown, "w"))
-            stack.enter_context(contextlib.redirect_stdout(_Tee(sys.__stdout__, out)))
+    if args.markdown is None:
         return _run(args)
-
-
-class _Tee:
-    """Everything printed goes to the terminal and into the markdown file."""
-
-    def __init__(self, *streams):
-        self.streams = streams
-
-    def write(self, text):
-        for stream in self.streams:
-            stream.write(text)
-        return len(text)
-
-    def flush(self):
-        for stream in self.streams:
-            stream.flush()
+    buffer = io.StringIO()  # the tables go to the terminal and the markdown file once the runs are done
+    with contextlib.redirect_stdout(buffer):
+        code = _run(args)
+    print(buffer.getvalue(), end="")
+    args.markdown.write_text(buffer.getvalue())
+    return code
 
 
 def _run(args) -> int:

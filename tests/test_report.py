@@ -254,3 +254,15 @@ def test_forest_grown_in_chunks_is_the_forest_of_one_fit():
     np.testing.assert_allclose(forest.predict(context.F_test), reference.predict(context.F_test), rtol=1e-13)
     np.testing.assert_allclose(forest.oob_prediction_, reference.oob_prediction_, rtol=1e-13)
     assert not forest.warm_start
+
+
+def test_report_budget_counts_from_the_process_start():
+    """The command's --time-budget includes the interpreter's start and the imports: the age of the process."""
+    import time
+
+    from shap_instances.cli import _process_age
+
+    first = _process_age()
+    time.sleep(0.2)
+    second = _process_age()
+    assert first > 0 and 0.1 <= second - first <= 5.0
