@@ -192,7 +192,7 @@ def test_report_command_refuses_a_tiny_memory_budget_before_any_work(tmp_path, c
     out = tmp_path / "r"
     assert main(["report", "--data", str(data), "--target", "y", "--out", str(out), "--max-memory", "0.0001"]) == 2
     err = capsys.readouterr().err
-    assert "more than the memory budget of 0 MiB" in err and "raise --max-memory" in err
+    assert "needs about 2.1 MiB" in err and "memory budget of 0.1 MiB" in err and "raise --max-memory" in err
     assert not out.exists()
 
 

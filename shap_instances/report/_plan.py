@@ -93,8 +93,8 @@ def memory_plan(n_train: int, n_test: int, n_columns: int, max_memory: float | N
         needed = fixed + 2 * BYTES_PER_SAMPLED_ENTRY * n_train
         raise MemoryBudgetError(
             f"the report on {n_train:,} training rows x {n_columns} encoded columns needs about "
-            f"{needed / 2**20:,.0f} MiB of arrays (the data, a forest of {MAX_TREES} trees, and at least two "
-            f"sampled rows of the residual decomposition), more than the memory budget of {budget / 2**20:,.0f} "
+            f"{_mib(needed)} MiB of arrays (the data, a forest of {MAX_TREES} trees, and at least two "
+            f"sampled rows of the residual decomposition), more than the memory budget of {_mib(budget)} "
             f"MiB; raise --max-memory (max_memory=) to at least {2 * needed / 2**30:.2g} GiB, or pass fewer rows.")
     line = (f"memory: about {(fixed + sample * BYTES_PER_SAMPLED_ENTRY * n_train) / 2**20:,.0f} MiB of arrays "
             f"(budget {budget / 2**20:,.0f} MiB{'' if max_memory is not None else ', half the machine'}): "
@@ -166,6 +166,12 @@ class Plan:
                          f"~{step.estimate:5.0f} s  {step.what}")
         lines.append(f"  planned total ~{self.total:.0f} s of {self.budget:.0f} s")
         return lines + [f"  note: {warning}" for warning in self.warnings]
+
+
+def _mib(n_bytes: float) -> str:
+    """Bytes as MiB: whole numbers from 10 MiB, two significant digits below."""
+    mib = n_bytes / 2**20
+    return f"{mib:,.0f}" if mib >= 10 else f"{mib:.2g}"
 
 
 def _seconds(value: float) -> str:
