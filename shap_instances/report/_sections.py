@@ -45,6 +45,7 @@ class Overview:
         if numeric:
             section.table(X[numeric].describe().T[["mean", "std", "min", "max"]], by_row=True,
                           caption="Numeric training columns (before scaling).")
+        bar.advance(bar.bar.total / 2, "numeric columns")  # two steps: the bar shows a remaining time between
         if categorical:
             rows = {}
             for column in categorical:
@@ -52,7 +53,7 @@ class Overview:
                 rows[column] = {"distinct values": len(counts), "most frequent": counts.index[0],
                                 "share of rows": counts.iloc[0] / len(X)}
             section.table(pd.DataFrame(rows).T, caption="String columns (one-hot encoded).")
-        bar.advance(bar.bar.total, "data summary")
+        bar.advance(bar.bar.total, "string columns")
         context.overview = section
 
     @staticmethod
