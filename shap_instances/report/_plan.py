@@ -326,6 +326,7 @@ class SectionBar:
         if what:
             self.bar.set_postfix_str(what, refresh=False)
         self.bar.update(planned_seconds)
+        self.bar.refresh()  # every piece of work shows, however soon after the last (tqdm's mininterval)
 
     def replan(self, remaining: float) -> None:
         """The work still to come is now expected to take ``remaining`` seconds (measured speed, not the plan)."""
