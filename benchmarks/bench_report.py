@@ -13,15 +13,20 @@ bar, or the permutation bar inside it, shows at least two different remaining ti
 A section that ends within two seconds of starting (the overview, the representer points) shows its bar at 0% and
 100% only: it is counted as "instant" rather than as a bar whose ETA does not move.
 
-Usage: ``python benchmarks/bench_report.py [--quick] [--large] [--time-budget SECONDS]``; ``--quick`` runs the
-5,000-row cases only with a 60 s budget, ``--large`` adds the 50,000-row cases (numeric and mixed).
-The table also gives the work each report did (permutations, trees, and the error of a contribution mean
-relative to their spread when the report flags it).
+Usage: ``python benchmarks/bench_report.py [--quick] [--time-budget SECONDS] [--markdown FILE] [--threads N]``;
+the default runs the four cases (5,000 and 50,000 rows, numeric and mixed); ``--quick`` runs the 5,000-row cases
+only with a 60 s budget. The reports run as a user runs them (the command line in the default environment, no
+thread limit set here; ``--threads`` is accepted for ``run_all.py`` and recorded only). The table also gives the
+work each report did (permutations of the aggregate game, sampled rows, trees, and the error of a contribution
+mean relative to their spread when the report flags it); the tables sit between the snippet markers
+``report-table`` and ``report-plans``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -70,12 +75,14 @@ def run_report(csv: Path, out: Path, budget: float | None) -> dict:
         if remaining != "?":
             entry["remaining"].add(remaining)
     plan = [line for line in stderr.replace("\r", "\n").splitlines()
-            if line.startswith(("plan for", "  [", "  planned", "  note"))]
+            if line.startswith(("plan for", "  memory", "  [", "  planned", "  note"))]
     page = (out / "index.html").read_text() if (out / "index.html").is_file() else ""
-    done = re.search(r"exact refits along ([\d,]+) random permutations", page)
+    done = re.search(r"training rows, ([\d,]+) antithetic permutations", page)
+    sampled = re.search(r"random sample of ([\d,]+) of the", page)
     trees = re.search(r"A random forest \((\d+) trees", page)
     noise = re.search(r"(?i)the error of a contribution mean is (\d+)% of their spread", page)
-    work = (f"{done.group(1) if done else '-'} permutations, {trees.group(1) if trees else '-'} trees"
+    work = (f"{done.group(1) if done else '-'} permutations of the aggregate game, "
+            f"{sampled.group(1) if sampled else 'all'} sampled rows, {trees.group(1) if trees else '-'} trees"
             + (f"; error {noise.group(1)}% of spread" if noise else ""))
     return {"wall": wall, "rss": usage.ru_maxrss / 2**20, "code": os.waitstatus_to_exitcode(status),
             "etas": etas, "plan": plan, "tail": stderr[-600:], "work": work}
@@ -103,17 +110,30 @@ def eta_summary(etas: dict) -> tuple[str, bool]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the 5,000-row cases with a 60 s budget")
-    parser.add_argument("--large", action="store_true", help="also the 50,000-row cases")
     parser.add_argument("--time-budget", type=float, default=None, help="passed to every run (default: the CLI's)")
+    parser.add_argument("--markdown", type=Path, default=None, help="also write the tables to this file")
+    parser.add_argument("--threads", type=int, default=None, help="recorded only: the reports run as a user runs "
+                        "them")
     args = parser.parse_args(argv)
+    if args.markdown is None:
+        return _run(args)
+    buffer = io.StringIO()  # the tables go to the terminal and the markdown file once the runs are done
+    with contextlib.redirect_stdout(buffer):
+        code = _run(args)
+    print(buffer.getvalue(), end="")
+    args.markdown.write_text(buffer.getvalue())
+    return code
+
+
+def _run(args) -> int:
     budget = 60.0 if args.quick and args.time_budget is None else args.time_budget
-    cases = [(5_000, False), (5_000, True)] + ([(50_000, False), (50_000, True)] if args.large and not args.quick
-                                               else [])
+    cases = [(5_000, False), (5_000, True)] + ([] if args.quick else [(50_000, False), (50_000, True)])
     load_start = os.getloadavg()
-    print(f"bench_report: {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average at start "
-          f"{load_start[0]:.1f} / {load_start[1]:.1f} / {load_start[2]:.1f}, time budget "
-          f"{'the default' if budget is None else f'{budget:.0f} s'}\n")
-    rows = []
+    print(f"_{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average at start "
+          f"{load_start[0]:.1f} / {load_start[1]:.1f} / {load_start[2]:.1f} (1 / 5 / 15 min), time budget "
+          f"{'the default (180 s)' if budget is None else f'{budget:.0f} s'}; each report is one command-line "
+          "process, its peak resident memory included._\n")
+    rows, plans = [], []
     with tempfile.TemporaryDirectory() as folder:
         for n_rows, mixed in cases:
             csv = make_csv(Path(folder) / f"data_{n_rows}_{'mixed' if mixed else 'numeric'}.csv", n_rows, mixed=mixed)
@@ -123,17 +143,25 @@ def main(argv=None) -> int:
             verdict = ("yes" if result["code"] == 0 and result["wall"] <= seconds and result["rss"] <= gib and every
                        else "no")
             rows.append((f"{n_rows:,} x 20 {'mixed' if mixed else 'numeric'}", result, seconds, gib, verdict, eta))
-            print("\n".join(result["plan"]), flush=True)
+            plans.append(f"{n_rows:,} x 20 {'mixed' if mixed else 'numeric'}:\n" + "\n".join(result["plan"]))
             if result["code"] != 0:
-                print(result["tail"], flush=True)
+                plans.append(result["tail"])
+            print(f"({n_rows:,} {'mixed' if mixed else 'numeric'}: {result['wall']:.0f} s)", file=sys.stderr,
+                  flush=True)
     load_end = os.getloadavg()
-    print("\n| data | exit | wall s | peak RSS GiB | target | within target | work done | progress bars (ETA) |")
+    print("<!-- --8<-- [start:report-table] -->")
+    print("| data | exit | wall s | peak RSS GiB | target | within target | work done | progress bars (ETA) |")
     print("|---|---|---|---|---|---|---|---|")
     for name, result, seconds, gib, verdict, eta in rows:
         print(f"| {name} | {result['code']} | {result['wall']:.0f} | {result['rss']:.2f} | {seconds:.0f} s, "
               f"{gib:.0f} GiB | {verdict} | {result['work']} | {eta} |")
-    print(f"\nload average at end {load_end[0]:.1f} / {load_end[1]:.1f} / {load_end[2]:.1f}")
-    return 0 if all(row[4] == "yes" for row in rows) else 1
+    print(f"\n_Load average at end {load_end[0]:.1f} / {load_end[1]:.1f} / {load_end[2]:.1f}._")
+    print("<!-- --8<-- [end:report-table] -->\n")
+    print("The plans the reports printed (measured costs, memory, one line per section):\n")
+    print("<!-- --8<-- [start:report-plans] -->")
+    print("```text\n" + "\n\n".join(plans) + "\n```")
+    print("<!-- --8<-- [end:report-plans] -->")
+    return 0 if all(row[1]["code"] == 0 for row in rows) else 1  # the verdicts are in the table
 
 
 if __name__ == "__main__":

@@ -12,10 +12,12 @@
    n x n float64 matrix).
 4. ``dask``: a refit-heavy game (a small random forest) serially and on a dask.distributed LocalCluster with 1
    and 2 worker processes: times, speed-up, bitwise identity.
-5. ``forest`` (not run by default): Boston with a random forest, time and error per evaluation budget,
-   permutation against kernel sampling, n_jobs=2.
+5. ``forest``: Boston with a random forest (the first 120 rows and 20 trees; ``--long``: all 506 rows, 100
+   trees, hours), time and error per evaluation budget, permutation against kernel sampling, n_jobs=2.
 
-Usage: ``python benchmarks/bench_residual.py [--quick] [sections ...]`` (default: ridge cc memory dask).
+Usage: ``python benchmarks/bench_residual.py [--quick] [--markdown FILE] [--threads N] [sections ...]`` (default:
+ridge cc memory dask forest). Each section's table sits between the snippet markers ``residual-<section>`` (the docs
+include them by that name, ``--8<-- "docs/benchmarks.md:residual-cc"``).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from shap_instances.estimators import KernelEstimator, PermutationEstimator
 from shap_instances.games import ResidualGame
 from shap_instances.metrics import cc_means
 
-SECTIONS = ("ridge", "cc", "memory", "dask")
+SECTIONS = ("ridge", "cc", "memory", "dask", "forest")
 
 
 # ------------------------------------------------------------------ measurement helpers
@@ -301,9 +303,12 @@ def forest_budgets(quick: bool) -> None:
     """
     X, y = load_boston()
     X, y = X.to_numpy(), y.to_numpy(dtype=float)
-    if quick:
+    long = "--long" in sys.argv
+    if not long:
         X, y = X[:120], y[:120]
-    forest = RandomForestRegressor(n_estimators=20 if quick else 100, random_state=0, n_jobs=1)
+    forest = RandomForestRegressor(n_estimators=100 if long else 20, random_state=0, n_jobs=1)
+    print(f"### Boston ({len(y)} rows), RandomForestRegressor({forest.n_estimators}): budgets\n\nBefore: "
+          f"{conditions()}.")
     game = ResidualGame(forest, X, y)
     n = len(y)
     print(f"\nBoston ({n} rows), RandomForestRegressor({forest.n_estimators}), symmetric case, n_jobs=2; error: "
@@ -325,6 +330,7 @@ def forest_budgets(quick: bool) -> None:
             error = np.sqrt(np.mean((first.values - second.values) ** 2) / 2) / scale
             reported = np.median(first.standard_errors) / scale
             print(f"| {name} | {first.n_evaluations} | {seconds:.1f} | {error:.2f} | {reported:.2f} |", flush=True)
+    print(f"\nAfter: {conditions()}.\n", flush=True)
 
 
 RUNNERS = {"ridge": ridge_speed, "cc": cc_scale, "memory": memory_table, "dask": dask_speedup,
@@ -348,10 +354,12 @@ def main(argv: list[str]) -> None:
         if markdown:
             out = stack.enter_context(open(markdown, "w"))
             stack.enter_context(contextlib.redirect_stdout(_Tee(sys.__stdout__, out)))
-        for name in chosen:
+        for name in chosen:  # each table between snippet markers, so the docs include it by name
             start = time.perf_counter()
+            print(f"<!-- --8<-- [start:residual-{name}] -->", flush=True)
             RUNNERS[name](quick)
             print(f"({name}: {time.perf_counter() - start:.0f} s)\n", flush=True)
+            print(f"<!-- --8<-- [end:residual-{name}] -->\n", flush=True)
 
 
 def _option(argv: list[str], name: str) -> str | None:

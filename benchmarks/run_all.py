@@ -48,7 +48,8 @@ TITLES = {
                     "explainers/naive_bayes.md#speed"),
     "representer": ("RepresenterExplainer: Table 1 and 3 analogues, speed against the influence function",
                     "explainers/representer.md"),
-    "residual": ("InstanceKernelExplainer: exact ridge refits against scikit-learn refits, forest budgets",
+    "report": ("Command line report at scale: 5,000 and 50,000 rows, time, memory, progress", "report.md#at-scale"),
+    "residual": ("InstanceKernelExplainer: ridge against scikit-learn refits, CC means at scale, memory, dask",
                  "explainers/residual.md#benchmarks"),
 }
 #: Scripts that run only when named: reproductions of a paper's protocol that take hours, not speed benchmarks.
@@ -67,7 +68,7 @@ def run_script(script: Path, args) -> tuple[int, float, str]:
         command = [sys.executable, str(script)]
         command += ["--markdown", str(markdown), "--threads", str(args.threads)] if writes_markdown else []
         command += ["--quick"] if args.quick else []
-        command += ["--long"] if args.long and name == "residual" else []
+        command += ["--long"] if args.long and name == "residual" else []  # bench_report: all its cases by default
         start = time.perf_counter()
         tail: deque[str] = deque(maxlen=25)
         printed: list[str] = []

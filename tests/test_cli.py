@@ -268,7 +268,7 @@ def test_report_prints_its_plan_and_a_bar_per_section(csv, tmp_path, capsys):
                  "--out", str(tmp_path / "r")]) == 0
     err = capsys.readouterr().err.replace("\r", "\n")
     lines = err.splitlines()
-    assert lines[0].startswith("plan for a ") and "one residual permutation" in lines[0]
+    assert lines[0].startswith("plan for a ") and "one permutation of the aggregate game" in lines[0]
     for number, name in enumerate(["overview", "residual decomposition", "representer points", "random forest"],
                                   start=1):
         plan_line = next(line for line in lines if line.startswith(f"  [{number}/4] {name}"))

@@ -110,16 +110,18 @@ def test_figure_helpers_draw_the_extreme_rows():
 def _costs(**changes):
     from shap_instances.report._plan import Costs
 
-    costs = dict(spent=2.0, per_permutation=0.01, per_tree=0.02, gap_fixed_per_tree=0.005, gap_per_row_tree=1e-5,
-                 n_train=400, n_test=100, n_explained=400, n_features=10)
+    costs = dict(spent=2.0, per_permutation=0.01, per_aggregate=0.002, per_tree=0.02, gap_fixed_per_tree=0.005,
+                 gap_per_row_tree=1e-5, n_train=400, n_test=100, n_explained=400, n_features=10)
     return Costs(**{**costs, **changes})
 
 
 def test_plan_gives_everything_when_it_fits_and_respects_the_budget():
-    from shap_instances.report._plan import make_plan
+    from shap_instances.report._plan import MOST_PER_PLAYER, make_plan
 
     plan = make_plan(_costs(), 180.0, residual=True, n_players=400)
-    assert plan.n_permutations == 1200 and plan.n_trees == 100 and plan.trust_rows == 100  # 3n, all trees, rows
+    # the sampled rows' 3n, the aggregate game's cap, all trees, every held-out row
+    assert plan.sample_permutations == 1200 and plan.n_permutations == MOST_PER_PLAYER * 400
+    assert plan.n_trees == 100 and plan.trust_rows == 100
     assert plan.total <= 180.0 and not plan.warnings
     assert [line.split("]")[0].strip() for line in plan.lines()[1:5]] == ["[1/4", "[2/4", "[3/4", "[4/4"]
 
@@ -127,10 +129,11 @@ def test_plan_gives_everything_when_it_fits_and_respects_the_budget():
 def test_plan_shrinks_the_work_to_the_budget():
     from shap_instances.report._plan import make_plan
 
-    costs = _costs(per_permutation=2.5, per_tree=1.0, gap_per_row_tree=2e-4, n_train=40_000, n_test=10_000,
-                   n_explained=200, spent=15.0)
+    costs = _costs(per_permutation=2.5, per_aggregate=0.5, per_tree=1.0, gap_per_row_tree=2e-4, n_train=40_000,
+                   n_test=10_000, n_explained=200, spent=15.0)
     plan = make_plan(costs, 180.0, residual=True, n_players=40_000)
     assert 4 <= plan.n_permutations < 120_000 and plan.n_permutations % 2 == 0
+    assert 4 <= plan.sample_permutations and plan.sample_permutations * 2.5 <= 180 / 3
     assert 20 <= plan.n_trees < 100
     assert plan.total <= 180.0 * 1.001, plan.lines()
     assert plan.batch_size == 2  # 2.5 s per permutation and 64 MB of values each: the smallest batch
@@ -138,57 +141,75 @@ def test_plan_shrinks_the_work_to_the_budget():
     assert hopeless.n_permutations == 4 and hopeless.warnings  # the fewest useful permutations, said to overrun
 
 
-def test_sampled_summary_is_the_full_decomposition_restricted_to_the_sample():
-    """Explaining a sample of training rows gives those rows of the full decomposition (same permutations), and
-    the summary's statistics are the full matrix's statistics over the sampled rows."""
+def test_summary_table_takes_means_from_the_aggregate_game_and_variances_from_the_sample():
+    """The report's table: contribution means of the aggregate game equal those of the full matrix (same
+    permutations), the variances are the sampled rows' statistics of that matrix, and the composition means are
+    residual / n."""
     import numpy as np
     from sklearn.linear_model import Ridge
 
     from shap_instances import InstanceKernelExplainer
-    from shap_instances.metrics import cc_summary, normalised_contributions
-    from shap_instances.report._residual import sampled_summary
+    from shap_instances.metrics import cc_means, cc_summary, normalised_contributions
+    from shap_instances.report._residual import summary_table
 
     X, y = load_diabetes()
     X, y = X.iloc[:40], y.iloc[:40]
-    options = dict(n_permutations=20, random_state=3, silent=True)
-    full = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, **options)()
-    positions = np.array([1, 7, 8, 20, 33])
-    sampled = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, **options)(X.iloc[positions], y.iloc[positions])
-    np.testing.assert_allclose(sampled.values, full.values[positions], atol=1e-9)
-    residuals = full.base_values + full.values.sum(axis=1)
-    summary = sampled_summary(sampled, residuals, positions)
-    contributions = normalised_contributions(full)[positions]
-    np.testing.assert_allclose(summary["contribution_mean"], contributions.mean(axis=0), atol=1e-12)
-    np.testing.assert_allclose(summary["composition_mean"], cc_summary(full)["composition_mean"], atol=1e-9)
-    np.testing.assert_allclose(summary["composition_var"].to_numpy()[positions], full.values[positions].var(axis=1))
-    assert summary["composition_var"].isna().sum() == 40 - len(positions)
-    m, n = len(positions), 40
-    expected = contributions.std(axis=0, ddof=1) / np.sqrt(m) * np.sqrt(1 - m / n)
-    np.testing.assert_allclose(summary["sampling_se"], expected)
-    everything = sampled_summary(full, residuals, np.arange(40))  # every row explained: cc_summary's numbers
-    np.testing.assert_allclose(everything["contribution_var"], cc_summary(full)["contribution_var"], atol=1e-12)
-    assert (everything["sampling_se"] == 0).all()
+    explainer = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, n_permutations=20, random_state=3, silent=True)
+    full = explainer()
+    sample = explainer.explain_sample(9)
+    rows = sample.sampled_rows
+    np.testing.assert_allclose(sample.values, full.values[rows], atol=1e-9)  # the same permutations
+    table = summary_table(cc_means(explainer), sample)
+    reference = cc_summary(full)
+    for column in ("contribution_mean", "composition_mean", "residual"):
+        np.testing.assert_allclose(table[column], reference[column], atol=1e-9, err_msg=column)
+    contributions = normalised_contributions(full)[rows]
+    np.testing.assert_allclose(table["contribution_var"], contributions.var(axis=0, ddof=1), atol=1e-12)
+    np.testing.assert_allclose(table["composition_var"].to_numpy()[rows], full.values[rows].var(axis=1))
+    assert table["composition_var"].isna().sum() == 40 - 9 and table["explained"].sum() == 9
+    assert (table["contribution_mean_se"] > 0).all() and (table["contribution_var_se"] > 0).all()
 
 
-def test_runs_average_and_measure_the_permutation_error():
-    import numpy as np
-    import shap
+def test_memory_plan_sizes_the_sample_and_refuses_a_budget_too_small():
+    import pytest
 
-    from shap_instances.report._residual import _Runs, chunk_sizes
+    from shap_instances.exceptions import MemoryBudgetError
+    from shap_instances.report._plan import BYTES_PER_SAMPLED_ENTRY, memory_plan
 
-    rng = np.random.default_rng(0)
-    truth = rng.normal(size=(3, 6))
-    runs = _Runs()
-    draws = [truth + rng.normal(scale=0.1, size=truth.shape) for _ in range(400)]
-    for draw in draws:
-        runs.add(shap.Explanation(draw, base_values=np.zeros(3), feature_names=list("abcdef")))
-    np.testing.assert_allclose(runs.mean().values, np.mean(draws, axis=0))
-    # the error of a contribution mean over 3 rows of noise 0.1, averaged over 400 runs: 0.1 / sqrt(3 * 400)
-    error = runs.contribution_error(np.ones(3))
-    assert 0.6 * 0.1 / np.sqrt(1200) < error < 1.5 * 0.1 / np.sqrt(1200)
-    for total in (4, 22, 360, 1326):
-        count, each = chunk_sizes(total)
-        assert 2 <= count <= 8 and each % 2 == 0 and 0.9 * total <= count * each <= total
+    assert memory_plan(40_000, 10_000, 20, 8 * 2**30)[0] == 200  # the time rule's 200 rows fit in 4 GiB
+    rows, line = memory_plan(40_000, 10_000, 20, 2**30)
+    assert 2 <= rows < 200 and rows * BYTES_PER_SAMPLED_ENTRY * 40_000 <= 2**30 / 2 and "MiB" in line
+    with pytest.raises(MemoryBudgetError, match=r"raise --max-memory .* to at least"):
+        memory_plan(40_000, 10_000, 20, 2**20)
+
+
+def test_report_command_refuses_a_tiny_memory_budget_before_any_work(tmp_path, capsys):
+    from shap_instances.cli import main
+
+    X, y = load_diabetes()
+    data = tmp_path / "d.csv"
+    X.assign(y=y).to_csv(data, index=False)
+    out = tmp_path / "r"
+    assert main(["report", "--data", str(data), "--target", "y", "--out", str(out), "--max-memory", "0.0001"]) == 2
+    err = capsys.readouterr().err
+    assert "needs about 2.1 MiB" in err and "memory budget of 0.1 MiB" in err and "raise --max-memory" in err
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_report_under_a_small_memory_budget_samples_fewer_rows(tmp_path):
+    """A budget that holds the data but not the full decomposition: the report samples the explained rows it
+    fits, says so, and every figure is still written."""
+    from shap_instances.report._plan import memory_plan
+
+    X, y = load_diabetes()
+    budget = 1.5 * 2**20
+    rows, _ = memory_plan(120, 30, 10, budget)
+    assert 2 <= rows < 120
+    html = run_report(X.iloc[:150], y.iloc[:150], out=tmp_path, silent=True, time_budget=30,
+                      max_memory=budget).read_text()
+    assert f"a random sample of {rows:,} of the 120 explained rows" in html
+    assert sorted(p.stem for p in tmp_path.glob("*.png")) == sorted(FIGURES)
 
 
 def test_trust_comment_says_what_the_bars_show():
@@ -233,3 +254,15 @@ def test_forest_grown_in_chunks_is_the_forest_of_one_fit():
     np.testing.assert_allclose(forest.predict(context.F_test), reference.predict(context.F_test), rtol=1e-13)
     np.testing.assert_allclose(forest.oob_prediction_, reference.oob_prediction_, rtol=1e-13)
     assert not forest.warm_start
+
+
+def test_report_budget_counts_from_the_process_start():
+    """The command's --time-budget includes the interpreter's start and the imports: the age of the process."""
+    import time
+
+    from shap_instances.cli import _process_age
+
+    first = _process_age()
+    time.sleep(0.2)
+    second = _process_age()
+    assert first > 0 and 0.1 <= second - first <= 5.0

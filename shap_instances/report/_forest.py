@@ -87,10 +87,10 @@ def time_forest(context: Context, probe_trees: int, n_rows: int = 200) -> tuple[
     forest.set_params(warm_start=True)  # the section grows it further
     rows = context.F_test.iloc[:n_rows]
     y = np.asarray(context.y_train)
-    explainer = GapExplainer(forest, context.F_train, y=y)
+    explainer = GapExplainer(forest, context.F_train, y=y, max_memory=context.max_memory)
     explainer.trust_scores(rows.iloc[:2])  # compiles the numba kernels (once per machine with their cache)
     start = time.perf_counter()
-    explainer = GapExplainer(forest, context.F_train, y=y)
+    explainer = GapExplainer(forest, context.F_train, y=y, max_memory=context.max_memory)
     explainer.trust_scores(rows)
     first = time.perf_counter() - start
     start = time.perf_counter()
@@ -175,7 +175,7 @@ class ForestProximities:
                                                                  context.classification)
         section = report.section("Random forest: which training rows make each prediction")
         y_train = np.asarray(context.y_train)
-        explainer = GapExplainer(forest, context.F_train, y=y_train)
+        explainer = GapExplainer(forest, context.F_train, y=y_train, max_memory=context.max_memory)
         shown = context.F_test.iloc[:50]
         explanation = explainer(shown)
         bar.advance(n_trees * plan.costs.gap_fixed_per_tree / 2, "RF-GAP index")
@@ -211,7 +211,7 @@ class ForestProximities:
         section.figure(_figures.figure_of(ax), "gap_cumulative_weight",
                        f"Cumulative proximity weight against the number of training neighbours ({len(shown)} "
                        "held-out rows).")
-        bar.advance(2 * 1.2, "figures")
+        bar.advance(2 * plan.costs.per_figure, "figures")
 
         positions = np.arange(len(context.F_test))
         if plan.trust_rows < len(positions):
@@ -252,5 +252,5 @@ class ForestProximities:
             caption += (" weighted_oob_error: proximity-weighted out-of-bag absolute error of the training "
                         "neighbours; q10, q50, q90: quantiles of their targets.")
         section.table(scores[shown_columns].head(10), caption=caption)
-        bar.advance(1.2, "trust figure")
+        bar.advance(plan.costs.per_figure, "trust figure")
         context.results["trust_scores"] = scores

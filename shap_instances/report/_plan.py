@@ -1,10 +1,17 @@
 """The report's time budget: measure what one unit of work costs here, size every section, show live progress.
 
-Before any section runs, :func:`measure` times one permutation of the residual game (an antithetic pair) and
-the first trees of the forest with the RF-GAP trust scores they give; :func:`make_plan` then sizes the
-sections so that the whole report fits the budget: all the forest's trees and all held-out rows when they
-fit, the rest of the time for the residual decomposition's permutations (``3 n``, the paper's budget, when
-they fit). Costs that are not measured (figures, outlier forests) are small and estimated from the data's size.
+Before any section runs, :func:`measure` times one permutation (an antithetic pair) of the residual
+decomposition's two games, the aggregate game of the CC means and the vector game of a sample of explained
+rows, and the first trees of the forest with the RF-GAP trust scores they give; :func:`make_plan` then sizes
+the sections so that the whole report fits the budget: all the forest's trees and all held-out rows when they
+fit, the rest of the time for the residual decomposition (a third at most for the sampled rows' ``3 n``
+permutations, the rest for the aggregate game, up to ``MOST_PER_PLAYER n`` permutations). Costs that are not
+measured (figures, outlier forests) are small and estimated from the data's size.
+
+Memory: the large arrays are the sampled decomposition (``BYTES_PER_SAMPLED_ENTRY`` per explained row and
+training row), the forest and copies of the data. :func:`memory_plan` sizes the sample to the memory budget
+(``max_memory``, default half the machine's memory) and refuses, before anything is allocated, a budget too
+small for the data and the forest with the estimate and the option that helps.
 Each section then runs under a :class:`SectionBar`: a tqdm bar in planned seconds, advanced as each piece of
 work ends, so its ETA moves with the measured speed.
 """
@@ -23,34 +30,80 @@ from tqdm.auto import tqdm
 if TYPE_CHECKING:
     from ._context import Context
 
-__all__ = ["Costs", "Plan", "SectionBar", "measure", "make_plan", "residual_sample_size"]
+__all__ = ["Costs", "Plan", "SectionBar", "measure", "make_plan", "memory_plan", "residual_sample_size"]
 
-#: Seconds per figure written (matplotlib to PNG), measured on the 2-core machine under load.
+#: Seconds per figure written (matplotlib to PNG) at the least: :func:`time_figure` measures it, now.
 FIGURE_SECONDS = 1.2
 #: Trees of the forest when time allows, and the fewest the plan gives it.
 MAX_TREES, MIN_TREES, PROBE_TREES = 100, 20, 4
 #: Fewest permutations of the residual game (two antithetic pairs: a standard error needs two units).
 MIN_PERMUTATIONS = 4
+#: Most permutations of the aggregate game, in multiples of the training rows (3n is the paper's budget; the
+#: aggregate game is cheap enough to go beyond it while time remains).
+MOST_PER_PLAYER = 10
+#: Bytes per entry (explained row x training row) of the sampled decomposition: values, standard errors, the
+#: two 95% bounds and the estimator's work block (five float64 matrices), the sign-normalised contributions,
+#: their transpose for the outlier forest and the moments of contribution_statistics (about ten in all).
+BYTES_PER_SAMPLED_ENTRY = 80
+#: Bytes per training row and tree of the forest section (tree nodes and the RF-GAP leaf index).
+BYTES_PER_ROW_TREE = 48
 #: Share of the budget kept in reserve for what the estimates miss.
 RESERVE = 0.1
 
 
-def residual_sample_size(n_train: int) -> int:
-    """How many training rows the residual section explains: all up to 1,000, then a sample.
+def residual_sample_size(n_train: int, memory: float | None = None) -> int:
+    """How many explained rows the residual section's vector game decomposes: all up to 1,000, then a sample.
 
-    The values are a dense (explained x training) matrix and a permutation costs about ``n_train x
+    Only the CC variance plot and the behaviour outliers need the (explained x training) matrix; the means come
+    from the aggregate game over all rows. The matrix is dense and a permutation costs about ``n_train x
     n_explained`` operations beyond its refits, so the sample shrinks as the training set grows (500 rows at
-    4,000 training rows, 200 at 40,000) to keep that matrix near 8 million entries.
+    4,000 training rows, 200 at 40,000) to keep it near 8 million entries, and to what ``memory`` bytes hold
+    (:data:`BYTES_PER_SAMPLED_ENTRY` per entry; 0 when not even one row fits).
 
     Examples
     --------
     >>> from shap_instances.report._plan import residual_sample_size
     >>> residual_sample_size(353), residual_sample_size(4_000), residual_sample_size(40_000)
     (353, 500, 200)
+    >>> residual_sample_size(40_000, memory=2**28)   # 256 MiB hold 83 rows of 40,000 entries
+    83
     """
-    if n_train <= 1000:
-        return n_train
-    return int(min(500, max(100, 8_000_000 // n_train)))
+    size = n_train if n_train <= 1000 else int(min(500, max(100, 8_000_000 // n_train)))
+    if memory is not None:
+        size = min(size, int(max(memory, 0.0) // (BYTES_PER_SAMPLED_ENTRY * n_train)))
+    return size
+
+
+def memory_plan(n_train: int, n_test: int, n_columns: int, max_memory: float | None) -> tuple[int, str]:
+    """``(sampled rows, the plan's memory line)``: the sample that fits the memory budget, or a refusal.
+
+    The data (a dozen float64 copies of the encoded matrix) and the forest (:data:`MAX_TREES` trees) come first;
+    the sampled decomposition gets the rest, at most half the budget. A budget that cannot hold the data, the
+    forest and two sampled rows raises :class:`~shap_instances.exceptions.MemoryBudgetError` before any work.
+
+    Examples
+    --------
+    >>> from shap_instances.report._plan import memory_plan
+    >>> memory_plan(4_000, 1_000, 20, 2 * 2**30)[0]
+    500
+    """
+    from ..exceptions import MemoryBudgetError
+    from ..utils import available_memory_bytes
+
+    budget = available_memory_bytes() / 2 if max_memory is None else float(max_memory)
+    fixed = 12 * 8.0 * (n_train + n_test) * n_columns + BYTES_PER_ROW_TREE * n_train * MAX_TREES
+    sample = residual_sample_size(n_train, min(budget - fixed, budget / 2))
+    if sample < 2:
+        needed = fixed + 2 * BYTES_PER_SAMPLED_ENTRY * n_train
+        raise MemoryBudgetError(
+            f"the report on {n_train:,} training rows x {n_columns} encoded columns needs about "
+            f"{_mib(needed)} MiB of arrays (the data, a forest of {MAX_TREES} trees, and at least two "
+            f"sampled rows of the residual decomposition), more than the memory budget of {_mib(budget)} "
+            f"MiB; raise --max-memory (max_memory=) to at least {2 * needed / 2**30:.2g} GiB, or pass fewer rows.")
+    line = (f"memory: about {(fixed + sample * BYTES_PER_SAMPLED_ENTRY * n_train) / 2**20:,.0f} MiB of arrays "
+            f"(budget {budget / 2**20:,.0f} MiB{'' if max_memory is not None else ', half the machine'}): "
+            f"{sample:,} sampled rows x {n_train:,} training rows for the CC variance and the outliers")
+    return sample, line
 
 
 @dataclass
@@ -58,7 +111,8 @@ class Costs:
     """Measured seconds per unit of work."""
 
     spent: float  # seconds from the start of the report to the end of the measurements
-    per_permutation: float
+    per_permutation: float  # the vector game of the sampled explained rows
+    per_aggregate: float  # the aggregate game of the CC means (two outputs, all training rows)
     per_tree: float
     gap_fixed_per_tree: float  # RF-GAP index and out-of-bag proximities of the training rows, per tree
     gap_per_row_tree: float  # trust scores of one held-out row, per tree
@@ -66,6 +120,7 @@ class Costs:
     n_test: int
     n_explained: int
     n_features: int
+    per_figure: float = FIGURE_SECONDS  # one scatter of every training row written to PNG (time_figure)
 
 
 @dataclass
@@ -83,11 +138,13 @@ class Plan:
 
     budget: float
     costs: Costs
-    n_permutations: int
+    n_permutations: int  # of the aggregate game
     batch_size: int
     n_trees: int
     trust_rows: int
-    residual_positions: np.ndarray | None = None
+    sample_permutations: int = 0  # of the sampled rows' vector game
+    sample_seconds: float = 0.0
+    memory: str = ""
     sections: dict[str, SectionStep] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -99,9 +156,13 @@ class Plan:
         """The plan as printed: one line per section with its share of the budget and its estimate."""
         c = self.costs
         load = _load()
-        lines = [f"plan for a {self.budget:.0f} s time budget ({load}); measured here: one residual permutation "
+        lines = [f"plan for a {self.budget:.0f} s time budget ({load}); measured here: one permutation of the "
+                 f"aggregate game {_seconds(c.per_aggregate)} ({c.n_train:,} training rows), of the sampled rows "
                  f"{_seconds(c.per_permutation)} ({c.n_explained:,} explained x {c.n_train:,} training rows), "
-                 f"one forest tree {_seconds(c.per_tree)}; {c.spent:.1f} s spent on loading, fitting and measuring"]
+                 f"one forest tree {_seconds(c.per_tree)}, one figure {_seconds(c.per_figure)}; {c.spent:.1f} s spent "
+                 "on loading, fitting and measuring"]
+        if self.memory:
+            lines.append(f"  {self.memory}")
         width = max(len(step.title) for step in self.sections.values())
         for number, step in enumerate(self.sections.values(), start=1):
             share = step.estimate / self.budget
@@ -109,6 +170,12 @@ class Plan:
                          f"~{step.estimate:5.0f} s  {step.what}")
         lines.append(f"  planned total ~{self.total:.0f} s of {self.budget:.0f} s")
         return lines + [f"  note: {warning}" for warning in self.warnings]
+
+
+def _mib(n_bytes: float) -> str:
+    """Bytes as MiB: whole numbers from 10 MiB, two significant digits below."""
+    mib = n_bytes / 2**20
+    return f"{mib:,.0f}" if mib >= 10 else f"{mib:.2g}"
 
 
 def _seconds(value: float) -> str:
@@ -122,22 +189,47 @@ def _load() -> str:
         return f"{os.cpu_count()} cores"
 
 
-def measure(context: Context, start: float, *, residual: bool) -> tuple[Costs, np.ndarray]:
-    """Time one antithetic pair of residual permutations and the first trees of the forest (kept for later).
-
-    Returns the costs and the positions of the training rows the residual section will explain.
-    """
+def measure(context: Context, start: float, *, residual: bool, sample_size: int) -> Costs:
+    """Time an antithetic pair of permutations of the residual games (the aggregate game and ``sample_size``
+    explained rows) and the first trees of the forest (kept for later)."""
     from ._forest import time_forest
-    from ._residual import explained_positions, time_permutations
+    from ._residual import time_permutations
 
     n_train = len(context.Z_train)
-    positions = explained_positions(n_train, residual_sample_size(n_train), context.seed)
-    per_permutation = time_permutations(context, positions) if residual else 0.0
+    per_aggregate, per_permutation = time_permutations(context, sample_size) if residual else (0.0, 0.0)
     per_tree, gap_fixed, gap_row = time_forest(context, PROBE_TREES)
-    costs = Costs(spent=time.perf_counter() - start, per_permutation=per_permutation, per_tree=per_tree,
-                  gap_fixed_per_tree=gap_fixed, gap_per_row_tree=gap_row, n_train=n_train,
-                  n_test=len(context.Z_test), n_explained=len(positions), n_features=context.Z_train.shape[1])
-    return costs, positions
+    per_figure = max(time_figure(n_train), FIGURE_SECONDS)
+    return Costs(spent=time.perf_counter() - start, per_permutation=per_permutation, per_aggregate=per_aggregate,
+                 per_tree=per_tree, gap_fixed_per_tree=gap_fixed, gap_per_row_tree=gap_row, n_train=n_train,
+                 n_test=len(context.Z_test), n_explained=sample_size, n_features=context.Z_train.shape[1],
+                 per_figure=per_figure)
+
+
+def time_figure(n_points: int) -> float:
+    """Seconds to draw a coloured scatter of ``n_points`` points with a colour bar and write it as the report's
+    PNG: the figures' cost on this machine, now (it grows with the load from other jobs).
+
+    Examples
+    --------
+    >>> from shap_instances.report._plan import time_figure
+    >>> time_figure(100) > 0
+    True
+    """
+    import io
+
+    import matplotlib.pyplot as plt
+
+    def draw(n: int) -> float:
+        start = time.perf_counter()
+        points = np.random.default_rng(0).normal(size=(3, n))
+        fig, ax = plt.subplots(figsize=(6, 5))
+        fig.colorbar(ax.scatter(points[0], points[1], c=points[2], s=14, alpha=0.8), ax=ax)
+        fig.savefig(io.BytesIO(), format="png", dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        return time.perf_counter() - start
+
+    draw(10)  # the first figure of a process also loads fonts and backends
+    return draw(n_points)
 
 
 def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) -> Plan:
@@ -145,15 +237,18 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
 
     The forest gets all its trees and every held-out row when they take at most a third of the time left after
     the fixed costs, else as many trees as fit (at least 20) and, if that is still too slow, a sample of
-    held-out rows for the trust scores; the residual decomposition gets the rest, up to ``3 n`` permutations,
-    at least four.
+    held-out rows for the trust scores; the residual decomposition gets the rest: the sampled rows' vector game
+    up to ``3 n`` permutations in at most a third of it, the aggregate game the remainder, up to
+    ``MOST_PER_PLAYER n`` permutations; each at least four.
     """
     c = costs
     n_figures_residual, n_figures_forest = 5, 3
-    residual_fixed = (FIGURE_SECONDS * n_figures_residual + 2e-7 * c.n_train * max(c.n_explained, c.n_features)
-                      + 1.5) if residual else 0.0
-    forest_fixed = FIGURE_SECONDS * n_figures_forest + 0.5
-    overview = 0.5 + 0.2 * FIGURE_SECONDS
+    figure = c.per_figure
+    slower = figure / FIGURE_SECONDS  # the load from other jobs slows the unmeasured work as it slows figures
+    residual_fixed = (figure * n_figures_residual + slower * (2e-7 * c.n_train * max(c.n_explained, c.n_features)
+                                                              + 1.5)) if residual else 0.0
+    forest_fixed = figure * n_figures_forest + 0.5
+    overview = 0.5 + 0.2 * figure
     representer = 0.5 + 2e-6 * c.n_train * c.n_features
     writing = 1.0
     available = budget * (1 - RESERVE) - c.spent - overview - representer - writing - residual_fixed - forest_fixed
@@ -169,14 +264,22 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
     while rows > 200 and forest_seconds(trees, rows) > share:
         rows = max(200, rows // 2)
     forest = forest_seconds(trees, rows)
-    n_permutations, batch = 0, 2
+    n_permutations, sample_permutations, batch = 0, 0, 2
     if residual:
-        most = 3 * n_players + (3 * n_players) % 2
-        fitting = int((available - forest) / max(c.per_permutation, 1e-9))
-        n_permutations = int(np.clip(fitting - fitting % 2, MIN_PERMUTATIONS, most))
+        left = available - forest
+
+        def permutations(seconds: float, cost: float, most: int) -> int:
+            fitting = int(seconds / max(cost, 1e-9))
+            return int(np.clip(fitting - fitting % 2, MIN_PERMUTATIONS, most + most % 2))
+
+        sample_permutations = permutations(left / 3, c.per_permutation, 3 * n_players)
+        fitting = int((left - sample_permutations * c.per_permutation) / max(c.per_aggregate, 1e-9))
+        n_permutations = permutations(left - sample_permutations * c.per_permutation, c.per_aggregate,
+                                      MOST_PER_PLAYER * n_players)
         if fitting < MIN_PERMUTATIONS:
-            warnings.append(f"the budget leaves time for {max(fitting, 0)} residual permutations; the report "
-                            f"computes {MIN_PERMUTATIONS}, the fewest that give standard errors, and will overrun")
+            warnings.append(f"the budget leaves time for {max(fitting, 0)} permutations of the aggregate game; the "
+                            f"report computes {MIN_PERMUTATIONS}, the fewest that give standard errors, and will "
+                            "overrun")
         # a batch of about 1.5 seconds (the progress bar's step), at most 16 permutations and about 256 MB of
         # prefix values (8 bytes x 3 arrays x n_train x n_explained per permutation): larger batches cost more
         # per permutation once their arrays leave the caches
@@ -186,17 +289,18 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
     if forest > share and trees == MIN_TREES:
         warnings.append(f"the forest's {trees} trees and trust scores need about {forest:.0f} s, more than the "
                         f"{max(share, 0):.0f} s the budget leaves them")
-    plan = Plan(budget, costs, n_permutations, batch, trees, rows, warnings=warnings)
+    plan = Plan(budget, costs, n_permutations, batch, trees, rows, sample_permutations=sample_permutations,
+                sample_seconds=sample_permutations * c.per_permutation, warnings=warnings)
     plan.sections["overview"] = SectionStep("overview", "data summary, preprocessing, held-out scores", overview)
     if residual:
-        sampled = (f"{c.n_explained:,} explained rows, a random sample of the {c.n_train:,} training rows"
-                   if c.n_explained < c.n_train else f"all {c.n_train:,} training rows explained")
+        sampled = (f"a random sample of {c.n_explained:,} explained rows" if c.n_explained < c.n_train
+                   else f"all {c.n_train:,} rows explained")
         plan.sections["residual"] = SectionStep(
             "residual decomposition",
-            f"{n_permutations:,} permutations of exact refits over {n_players:,} training rows"
-            + (" (more while time remains and the contribution means are imprecise)" if n_permutations >= 3 * n_players
-               else "") + f"; {sampled}; CC plots, outliers, data values",
-            n_permutations * c.per_permutation + residual_fixed)
+            f"CC means and data values: {n_permutations:,} permutations of the aggregate game over "
+            f"{n_players:,} training rows; CC variance and outliers: {sample_permutations:,} permutations, "
+            f"{sampled}",
+            n_permutations * c.per_aggregate + sample_permutations * c.per_permutation + residual_fixed)
     plan.sections["representer"] = SectionStep("representer points", "top training rows of 5 held-out rows",
                                                representer)
     trust = f"trust scores of {rows:,} held-out rows" + (f" (a sample of {c.n_test:,})" if rows < c.n_test else "")
@@ -226,6 +330,7 @@ class SectionBar:
         if what:
             self.bar.set_postfix_str(what, refresh=False)
         self.bar.update(planned_seconds)
+        self.bar.refresh()  # every piece of work shows, however soon after the last (tqdm's mininterval)
 
     def replan(self, remaining: float) -> None:
         """The work still to come is now expected to take ``remaining`` seconds (measured speed, not the plan)."""

@@ -24,7 +24,7 @@ __all__ = ["run_report"]
 
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
                out: str | os.PathLike[str] = "shap-instances-report", seed: int = 0, silent: bool = False,
-               test_size: float = 0.2, time_budget: float = 180.0) -> Path:
+               test_size: float = 0.2, time_budget: float = 180.0, max_memory: float | None = None) -> Path:
     """Analyse a dataset's training instances end to end and write an HTML report with PNG figures.
 
     The data are split into training and held-out rows. Sections (each skipped with a note when it does not
@@ -36,9 +36,10 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
 
     The work is planned to fit ``time_budget``: the cost of one residual permutation and of the forest's first
     trees is measured, the plan (one line per section: what it computes, its share of the budget, its estimate)
-    is printed unless ``silent``, and each section shows a progress bar with a moving ETA. Beyond 1,000
-    training rows the residual decomposition explains a random sample of training rows (all rows remain
-    players) and says what that sampling costs in precision.
+    is printed unless ``silent``, and each section shows a progress bar with a moving ETA. The residual
+    decomposition's means (CC plot, data values, helpful and harmful rows) come from one aggregate game over all
+    training rows (O(n) memory); its CC variance plot and behaviour outliers from the full decomposition of a
+    random sample of explained rows (all of them up to 1,000), with their sampling errors stated.
 
     Parameters
     ----------
@@ -60,6 +61,10 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     time_budget : float, default=180
         Seconds the whole report should take, measured from the start of this call. The plan keeps 10% in
         reserve; it overruns (and says so in its notes) only when even the smallest useful sizes do not fit.
+    max_memory : float, optional
+        Bytes for the report's large arrays (default: half the machine's memory): the sampled decomposition is
+        sized to it, every explainer is given it, and a budget too small for the data and the forest is refused
+        (:class:`~shap_instances.exceptions.MemoryBudgetError`, with the estimate) before any work.
 
     Returns
     -------
@@ -81,12 +86,14 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_size, random_state=seed,
                                                         stratify=stratify)
     context = prepare(X_train, X_test, y_train, y_test, task=task, model=model, seed=seed, silent=silent)
+    context.max_memory = max_memory
+    sample_size, memory = _plan.memory_plan(len(X_train), len(X_test), context.Z_train.shape[1], max_memory)
     steps = [step for step in SECTIONS if step.applies(context)]
     skipped = [step for step in SECTIONS if step not in steps]
     residual = any(step.key == "residual" for step in steps)
-    costs, positions = _plan.measure(context, start, residual=residual)
+    costs = _plan.measure(context, start, residual=residual, sample_size=sample_size)
     plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train))
-    plan.residual_positions = positions
+    plan.memory = memory
     context.plan = plan
     context.deadline = start + time_budget * (1 - _plan.RESERVE)
     if not silent:

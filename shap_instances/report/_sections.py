@@ -51,6 +51,7 @@ class Overview:
         if numeric:
             section.table(X[numeric].describe().T[["mean", "std", "min", "max"]], by_row=True,
                           caption="Numeric training columns (before scaling).")
+        bar.advance(bar.bar.total / 2, "numeric columns")  # two steps: the bar shows a remaining time between
         if categorical:
             rows = {}
             for column in categorical:
@@ -58,7 +59,7 @@ class Overview:
                 rows[column] = {"distinct values": len(counts), "most frequent": counts.index[0],
                                 "share of rows": counts.iloc[0] / len(X)}
             section.table(pd.DataFrame(rows).T, caption="String columns (one-hot encoded).")
-        bar.advance(bar.bar.total, "data summary")
+        bar.advance(bar.bar.total, "string columns")
         context.overview = section
 
     @staticmethod
@@ -117,7 +118,7 @@ class RepresenterPoints:
                 section.text(explained_class_sentence(
                     output, f"the most frequent predicted class of these {n} rows; the decision function is "
                             f"class {output}'s score against the other classes"))
-        explainer = RepresenterExplainer(model, context.Z_train, y=context.y_train)
+        explainer = RepresenterExplainer(model, context.Z_train, y=context.y_train, max_memory=context.max_memory)
         bar.advance(bar.bar.total / 2, "representer values")
         top = explainer.top_k(context.Z_test.iloc[:n], k=3, output=output)
         names = np.asarray(context.Z_train.index.astype(str))
