@@ -18,6 +18,7 @@ import time
 from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 import shap
 
@@ -41,6 +42,7 @@ from ..utils import (
     row_names,
     training_names,
 )
+from ..weighted_targets import trust_columns
 
 __all__ = ["BoostingExplainer"]
 
@@ -251,6 +253,112 @@ class BoostingExplainer(InstanceExplainer):
         check_memory(8.0 * leaves.shape[0] * self.n_train_, f"The weights of shape ({leaves.shape[0]}, "
                      f"{self.n_train_})", max_memory=self.max_memory, instead="Explain fewer rows at a time.")
         return target_weights(self.trees_, leaves, n_jobs=self.n_jobs)
+
+    def _row_chunk(self, bytes_per_row: float) -> int:
+        """Explained rows per chunk so that a chunk's temporaries fit in ``max_memory`` (default 256 MiB)."""
+        budget = 256 * 2**20 if self.max_memory is None else self.max_memory
+        return max(1, int(budget // bytes_per_row))
+
+    def _self_weights(self) -> np.ndarray:
+        """``w_jj``: the weight of every training row on its own in-sample prediction (cached), in chunks."""
+        if getattr(self, "_self_weights_cache", None) is None:
+            self._resolve_kind("weights")
+            n = self.n_train_
+            leaves = self.trees_.train_leaves
+            diagonal = np.empty(n)
+            chunk = self._row_chunk(8.0 * n)
+            for a in range(0, n, chunk):
+                rows = np.arange(a, min(n, a + chunk))
+                W = target_weights(self.trees_, np.ascontiguousarray(leaves[:, rows].T), n_jobs=self.n_jobs)
+                diagonal[rows] = W[np.arange(rows.size), rows]
+                del W
+            diagonal.flags.writeable = False
+            self._self_weights_cache = diagonal
+        return self._self_weights_cache
+
+    def loo_predictions(self) -> np.ndarray:
+        """Leave-self-out predictions of the training rows (squared error, ``kind="weights"``).
+
+        Row ``j``'s in-sample prediction is ``F(x_j) = c + sum_i w_i(x_j) (y_i - c)`` (``c`` the initial
+        prediction). Dropping its own weight ``w_jj = w_j(x_j)`` and renormalising the rest gives
+        ``loo_j = y_j - (y_j - F(x_j)) / (1 - w_jj)``, the prediction of row ``j`` from the other rows' targets
+        with the trees held fixed (the linear-smoother identity; not a refit). It plays the part of a forest's
+        out-of-bag prediction in the trust scores. NaN where ``w_jj >= 1 - 1e-9``; rows left out of training (an
+        early-stopping split) have ``w_jj = 0`` and get their held-out prediction. Computing ``w_jj`` costs the
+        in-sample weights of every training row, ``O(n^2 T)``, in chunks under ``max_memory``; it is cached.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = GradientBoostingRegressor(n_estimators=30, random_state=0).fit(X[:200], y[:200])
+        >>> ex = BoostingExplainer(model, X[:200], y=y[:200])
+        >>> W = ex.weights()                                   # in-sample weights of the training rows
+        >>> d = np.diag(W).copy(); np.fill_diagonal(W, 0.0)
+        >>> bool(np.allclose(ex.loo_predictions(), W @ y[:200] / (1 - d)))
+        True
+        """
+        diagonal = self._self_weights()
+        y = self.targets_
+        fitted = self.trees_.margin(self.data_)[:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = y - (y - fitted) / (1.0 - diagonal)
+        out[~(diagonal < 1.0 - 1e-9)] = np.nan
+        return out
+
+    def trust_scores(self, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9) -> pd.DataFrame:
+        """Trust scores of the predictions at ``X`` from the signed target weights (squared error).
+
+        The regression columns of :class:`~shap_instances.explainers.gap.GapExplainer`'s trust scores, computed
+        by the same functions (:func:`shap_instances.weighted_targets.trust_columns`) and adapted to signed
+        weights as derived in the docs:
+
+        * ``prediction``;
+        * ``weighted_loo_error``: ``sum_j |w_j(x)| |y_j - loo_j| / sum_j |w_j(x)|``, the mean leave-self-out
+          error (:meth:`loo_predictions`) of the training rows under the absolute weights;
+        * ``q10``, ``q50``, ``q90`` (``quantiles``): quantiles of the targets under the positive part of the
+          weights, normalised;
+        * ``n_neighbours_90``: rows (largest ``|w|`` first) carrying ``level`` of ``sum_j |w_j(x)|``;
+        * ``total_abs_weight`` (``sum_j |w_j(x)|``, 1 for a forest) and ``negative_share``
+          (``sum_j w_j(x)^- / sum_j |w_j(x)|``).
+
+        Rows are computed in chunks under ``max_memory``. Models explained with ``kind="gradients"`` (classifiers,
+        other losses) are refused: their values are not weights on the targets.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = GradientBoostingRegressor(n_estimators=30, random_state=0).fit(X[:300], y[:300])
+        >>> scores = BoostingExplainer(model, X[:300], y=y[:300]).trust_scores(X[300:310])
+        >>> list(scores.columns)[:2], list(scores.columns)[-2:]
+        (['prediction', 'weighted_loo_error'], ['total_abs_weight', 'negative_share'])
+        """
+        if self.kind_ != "weights":
+            raise UnsupportedModelError(
+                "Trust scores read the prediction as a weighted sum of training targets, which needs kind='weights' "
+                f"(squared-error regression); this explainer uses kind={self.kind_!r}, whose values are contributions "
+                "through gradients, not weights on the targets.")
+        index = row_names(X)
+        leaves, X, _ = self._query(X)
+        predictions = self.trees_.margin(X)[:, 0]
+        errors = np.abs(self.targets_ - self.loo_predictions())
+        frames = []
+        chunk = self._row_chunk(64.0 * self.n_train_)  # dense weights, their CSR copy and the sorts of the quantiles
+        for a in range(0, leaves.shape[0], chunk):
+            W = target_weights(self.trees_, leaves[a:a + chunk], n_jobs=self.n_jobs)
+            frames.append(pd.DataFrame(trust_columns(
+                W, self.targets_, predictions[a:a + chunk], errors, quantiles=quantiles, level=level,
+                error_name="weighted_loo_error", concentration=True)))
+            del W
+        frame = pd.concat(frames, ignore_index=True)
+        frame.index = index
+        return frame
 
     def _values(self, leaves) -> np.ndarray:
         """The explanation values (m, n_train, K) of validated leaf ranks, as a new array."""
