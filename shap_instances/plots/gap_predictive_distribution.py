@@ -104,8 +104,10 @@ def gap_predictive_distribution(targets, *, weights, true_value=None, errors=Non
                                       "or BoostingExplainer.")
     w = weight_row(weights, y.shape[0])
     total = w.sum()
+    if not w.any():
+        raise DataValidationError("weights are all zero: the explained point has no training neighbour.")
     if total <= 0:
-        raise DataValidationError("weights sum to zero or less: the explained point has no training neighbour.")
+        raise DataValidationError(f"weights sum to {total:.4g}: a distribution needs a positive sum.")
     w = w / total
     prediction = float(w @ y)
     qs = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
