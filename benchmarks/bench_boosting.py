@@ -31,13 +31,15 @@ compile time is reported separately). The load average is printed at the start a
 machine, timings are only comparable within one run.
 
 **Scale** (the 2-minute / 4 GiB target): n_train = 100,000 rows, 1,000 explained rows, 500 trees of depth 6,
-for HistGradientBoosting, XGBoost and LightGBM (scikit-learn's ``GradientBoostingRegressor`` is left out here:
-fitting it alone would take about a quarter of an hour on one core). Building the explainer and computing the
-values run in one forked child whose peak resident-set growth is the memory reported. Then
-**top_k over the training set**: ``explainer.top_k(None, k=10)``, the 10 largest contributions for every one
-of the 100,000 training rows, with ``kind="gradients"`` (each explained row touches only the rows sharing its
-leaves); the target weights of all training rows would be 100,000 x 100,000 x 500 recursion steps, and their
-time is extrapolated from the measured cost of 1,000 rows.
+for LightGBM (``--all-libraries``: also HistGradientBoosting and XGBoost; the kernels are the same for every
+library, only the fit and the replay differ; scikit-learn's ``GradientBoostingRegressor`` is left out: fitting
+it alone would take about a quarter of an hour on one core). Building the explainer and computing the values
+run in one forked child whose peak resident-set growth is the memory reported. Then **top_k over the
+training set**: the 10 largest contributions of training rows explained as rows, with ``kind="gradients"``
+(each explained row touches only the rows sharing its leaves), for a tenth of the 100,000 rows, evenly
+spread, and the time scaled by 10 (``--full-top-k``: all of them, ``explainer.top_k(None, k=10)``); the target
+weights of all training rows would be 100,000 x 100,000 x 500 recursion steps, and their time is
+extrapolated from the measured cost of 200 rows.
 
 Usage: ``python benchmarks/bench_boosting.py [--quick] [--markdown FILE]`` (quick: n_train = 2,000, 200
 explained rows, 20 trees, dense at 250 and 500, scale at 5,000 rows and 50 trees).
@@ -166,6 +168,28 @@ def one_child(fn):
     return out
 
 
+def traced(fn):
+    """``((wall, CPU) seconds, tracemalloc peak, result)`` of ``fn()`` in one forked child (one BLAS thread)."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+
+    def child():
+        with threadpool_limits(1):
+            tracemalloc.start()
+            mark = clock()
+            result = fn()
+            spent = since(mark)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        queue.put((spent, peak, result))
+
+    process = ctx.Process(target=child)
+    process.start()
+    out = queue.get()
+    process.join()
+    return out
+
+
 def clock():
     return time.perf_counter(), time.process_time()
 
@@ -214,14 +238,10 @@ def dense_table(bench, X, y, X_test, n_trees, depth, sizes):
     for n in sizes:
         with threadpool_limits(1):
             model = GradientBoostingRegressor(n_estimators=n_trees, max_depth=depth, random_state=0).fit(X[:n], y[:n])
-        dense_s, dense_peak, _, _ = measure(lambda model=model, n=n: dense_weights(model, X[:n], X_test))
-
-        def ours(model=model, n=n):
-            return BoostingExplainer(model, X[:n], y=y[:n]).weights(X_test)
-
-        ours_s, ours_peak, _, _ = measure(ours)
-        with threadpool_limits(1):
-            difference = float(np.max(np.abs(dense_weights(model, X[:n], X_test) - ours())))
+        dense_s, dense_peak, dense = traced(lambda model=model, n=n: dense_weights(model, X[:n], X_test))
+        ours_s, ours_peak, mine = traced(
+            lambda model=model, n=n: BoostingExplainer(model, X[:n], y=y[:n]).weights(X_test))
+        difference = float(np.max(np.abs(dense - mine)))
         dense_rows.append((n, dense_s[1], dense_peak))
         rows.append([f"{n:,}", seconds(dense_s), f"{dense_peak / 2**20:.0f}", seconds(ours_s),
                      f"{ours_peak / 2**20:.0f}", f"{difference:.1e}", f"{dense_s[1] / ours_s[1]:.0f}x"])
@@ -238,7 +258,7 @@ def dense_table(bench, X, y, X_test, n_trees, depth, sizes):
                 f"{3 * n_train**2 * 8 / 2**30:.1f} GiB for M, P_t and I - M).", part="dense")
 
 
-def scale_tables(bench, n_train, n_test, n_trees, depth):
+def scale_tables(bench, n_train, n_test, n_trees, depth, libraries, top_k_rows):
     X_all, y_all = make_friedman1(n_train + n_test, n_features=10, noise=1.0, random_state=1)
     X, y, X_test = X_all[:n_train], y_all[:n_train], X_all[n_train:]
     output = n_test * n_train * 8.0
@@ -247,7 +267,7 @@ def scale_tables(bench, n_train, n_test, n_trees, depth):
     rows = []
     fitted = {}
     for name, make in models(depth, n_trees).items():
-        if name == "sklearn GradientBoosting":
+        if name not in libraries:
             continue
         with threadpool_limits(1):
             start = time.perf_counter()
@@ -279,18 +299,20 @@ def scale_tables(bench, n_train, n_test, n_trees, depth):
     name = "LightGBM" if "LightGBM" in fitted else next(iter(fitted))
     model, k = fitted[name], 10
 
+    explained = np.linspace(0, n_train - 1, top_k_rows).astype(int)  # training rows, evenly spread
+
     def top(model=model):
         mark = clock()
         explainer = BoostingExplainer(model, X, y=y, kind="gradients")
         build = since(mark)
         mark = clock()
-        result = explainer.top_k(None, k=k)
+        result = explainer.top_k(None if top_k_rows == n_train else X[explained], k=k)
         spent = since(mark)
         # check a few rows against the dense values of the same rows
-        rows_checked = np.linspace(0, n_train - 1, 5).astype(int)
-        dense = explainer(X[rows_checked]).values
+        checked = np.linspace(0, top_k_rows - 1, 5).astype(int)
+        dense = explainer(X[explained[checked]]).values
         largest = np.sort(np.abs(dense), axis=1)[:, -k:]
-        found = np.sort(np.abs(result[rows_checked].toarray()), axis=1)[:, -k:]
+        found = np.sort(np.abs(result[checked].toarray()), axis=1)[:, -k:]
         return {"build": build, "top": spent, "nnz": result.nnz, "gap": float(np.max(np.abs(largest - found)))}
 
     found, peak = one_child(top)
@@ -303,16 +325,20 @@ def scale_tables(bench, n_train, n_test, n_trees, depth):
 
         target_weights(explainer.trees_, leaves)
         weights_per_row = since(mark)[1] / leaves.shape[0]
-    rows = [[name, f"{n_train:,} x {k}", seconds(found["build"]), seconds(found["top"]),
+    share = n_train / top_k_rows
+    rows = [[name, f"{top_k_rows:,} x {k}", seconds(found["build"]), seconds(found["top"]),
+             f"{found['top'][0] * share:,.1f} ({found['top'][1] * share:,.1f})" if share > 1 else "(measured)",
              f"{peak / 2**30:.2f}", f"{found['gap']:.1e}",
              f"{weights_per_row * n_train:,.0f} CPU s ({weights_per_row * 1e3:.2f} ms per row)"]]
-    bench.print(f"top_k over all {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", chunks of "
-                "256 MiB of values), {n_trees} trees of depth {depth}; the largest values checked against the dense "
-                "values of 5 rows; the last column extrapolates the target weights (kind=\"weights\") of every "
-                "training row from the CPU time of 200 rows.".replace("{n_trees}", str(n_trees))
-                .replace("{depth}", str(depth)),
-                markdown_table(["library", "result", "build (s)", "top_k (s)", "peak (GiB)",
-                                "largest gap to dense", "weights of all training rows (extrapolated)"], rows),
+    subset = ("" if share == 1 else f" {top_k_rows:,} of them, evenly spread, measured and the time scaled by "
+              f"{share:.0f} (rows are independent: the cost is linear in their number);")
+    bench.print(f"top_k over the {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", chunks of "
+                f"256 MiB of values, {n_trees} trees of depth {depth}):{subset} the largest values checked against the "
+                "dense values of 5 rows; the last column extrapolates the target weights (kind=\"weights\") of every "
+                "training row from the CPU time of 200 rows.",
+                markdown_table(["library", "explained x k", "build (s)", "top_k (s)",
+                                f"top_k of all {n_train:,} rows (s)", "peak (GiB)", "largest gap to dense",
+                                "weights of all training rows (extrapolated)"], rows),
                 part="top_k")
 
 
@@ -332,8 +358,18 @@ def main(bench):
                 part="compile")
     libraries_table(bench, X, y, X_test, n_trees, depth)
     dense_table(bench, X, y, X_test, n_trees, depth, dense_sizes)
-    scale_tables(bench, *((5_000, 100, 50, 6) if quick else (100_000, 1_000, 500, 6)))
+    libraries = ("sklearn HistGradientBoosting", "XGBoost", "LightGBM") if bench.args.all_libraries else ("LightGBM",)
+    n_big = 5_000 if quick else 100_000
+    top_k_rows = n_big if bench.args.full_top_k else n_big // 10
+    scale_tables(bench, *((5_000, 100, 50, 6) if quick else (100_000, 1_000, 500, 6)), libraries, top_k_rows)
+
+
+def arguments(parser):
+    parser.add_argument("--all-libraries", action="store_true",
+                        help="scale tables for HistGradientBoosting, XGBoost and LightGBM (default: LightGBM only)")
+    parser.add_argument("--full-top-k", action="store_true",
+                        help="top_k over every training row (default: a tenth of them, the time scaled by 10)")
 
 
 if __name__ == "__main__":
-    Bench(__doc__).run(main)
+    Bench(__doc__, arguments=arguments).run(main)
