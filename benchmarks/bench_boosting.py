@@ -30,21 +30,30 @@ numba kernels run single-threaded (``n_jobs=None``). Kernels are compiled before
 compile time is reported separately). The load average is printed at the start and the end: on a shared
 machine, timings are only comparable within one run.
 
-Usage: ``python benchmarks/bench_boosting.py [--quick]`` (quick: n_train = 2,000, 200 explained rows,
-20 trees; dense at 250 and 500).
+**Scale** (the 2-minute / 4 GiB target): n_train = 100,000 rows, 1,000 explained rows, 500 trees of depth 6,
+for LightGBM (``--all-libraries``: also HistGradientBoosting and XGBoost; the kernels are the same for every
+library, only the fit and the replay differ; scikit-learn's ``GradientBoostingRegressor`` is left out: fitting
+it alone would take about a quarter of an hour on one core). Building the explainer and computing the values
+run in one forked child whose peak resident-set growth is the memory reported. Then **top_k over the
+training set**: the 10 largest contributions of training rows explained as rows, with ``kind="gradients"``
+(each explained row touches only the rows sharing its leaves), for a tenth of the 100,000 rows, evenly
+spread, and the time scaled by 10 (``--full-top-k``: all of them, ``explainer.top_k(None, k=10)``); the target
+weights of all training rows would be 100,000 x 100,000 x 500 recursion steps, and their time is
+extrapolated from the measured cost of 200 rows.
+
+Usage: ``python benchmarks/bench_boosting.py [--quick] [--markdown FILE]`` (quick: n_train = 2,000, 200
+explained rows, 20 trees, dense at 250 and 500, scale at 5,000 rows and 50 trees).
 """
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
-import os
 import time
 import tracemalloc
 import warnings
 
 import numpy as np
-from _common import rss_peak
+from _common import Bench, markdown_table, rss_peak
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
@@ -88,10 +97,6 @@ def measure(fn):
 def seconds(times) -> str:
     """"wall (CPU)": on a loaded machine the process's CPU time (one working thread) is what an idle one takes."""
     return f"{times[0]:.2f} ({times[1]:.2f})"
-
-
-def load() -> str:
-    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 # ---------------------------------------------------------------------------------------------- models
@@ -144,31 +149,62 @@ def dense_weights(model, X_train, X):
     return W
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    n_train, n_test, n_trees, depth = (2_000, 200, 20, 6) if args.quick else (20_000, 1_000, 100, 6)
-    dense_sizes = (250, 500) if args.quick else (1_000, 2_000)
-    print(f"load average at start: {load()} ({os.cpu_count()} cores)")
-    X_all, y_all = make_friedman1(n_train + n_test, n_features=10, noise=1.0, random_state=0)
-    X, y, X_test = X_all[:n_train], y_all[:n_train], X_all[n_train:]
+def one_child(fn):
+    """Run ``fn()`` in a forked child (one BLAS thread); ``(its result, peak resident-set growth in bytes)``.
 
-    # compile the kernels once (numba caches them on disk): the compile time, reported separately
-    start = time.perf_counter()
-    warm = GradientBoostingRegressor(n_estimators=2, max_depth=2).fit(X[:50], y[:50])
-    for kind in ("weights", "gradients"):
-        BoostingExplainer(warm, X[:50], y=y[:50], kind=kind)(X_test[:2])
-    print(f"first call (numba compile or cache load): {time.perf_counter() - start:.2f} s")
+    ``fn`` returns a dict of what it measured (timings taken inside, reconstruction errors)."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
 
-    print(f"\nn_train = {n_train:,}, explained rows = {n_test:,}, {n_trees} trees of depth {depth}; output "
-          f"(values, float64) = {n_test * n_train * 8 / 2**20:.0f} MiB\n")
-    header = ("| library | fit (s) | build (s) | build peak (MiB) | weights (s) | weights peak / output "
-              "(tracemalloc, RSS) | gradients (s) | gradients peak / output (tracemalloc, RSS) | "
-              "reconstruction weights, gradients | top_k(k=100) of the weights (s, tracemalloc MiB) |")
-    print("times: wall clock (CPU time of the process)\n")
-    print(header)
-    print("|---" * 10 + "|")
+    def child():
+        with threadpool_limits(1), rss_peak() as growth:
+            result = fn()
+        queue.put((result, growth()))
+
+    process = ctx.Process(target=child)
+    process.start()
+    out = queue.get()
+    process.join()
+    return out
+
+
+def traced(fn):
+    """``((wall, CPU) seconds, tracemalloc peak, result)`` of ``fn()`` in one forked child (one BLAS thread)."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+
+    def child():
+        with threadpool_limits(1):
+            tracemalloc.start()
+            mark = clock()
+            result = fn()
+            spent = since(mark)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        queue.put((spent, peak, result))
+
+    process = ctx.Process(target=child)
+    process.start()
+    out = queue.get()
+    process.join()
+    return out
+
+
+def clock():
+    return time.perf_counter(), time.process_time()
+
+
+def since(mark) -> tuple[float, float]:
+    return time.perf_counter() - mark[0], time.process_time() - mark[1]
+
+
+def libraries_table(bench, X, y, X_test, n_trees, depth):
+    n_train, n_test = X.shape[0], X_test.shape[0]
+    header = ["library", "fit (s)", "build (s)", "build peak (MiB)", "weights (s)",
+              "weights peak / output (tracemalloc, RSS)", "gradients (s)",
+              "gradients peak / output (tracemalloc, RSS)", "reconstruction weights, gradients",
+              "top_k(k=100) of the weights (s, tracemalloc MiB)"]
+    rows = []
     output = n_test * n_train * 8.0
     for name, make in models(depth, n_trees).items():
         with threadpool_limits(1):
@@ -186,41 +222,154 @@ def main():
         (ws, wt, wr, wg), (gs, gt, gr, gg) = cells
         chunked = BoostingExplainer(model, X, y=y, max_memory=32 * 2**20)  # chunks of 32 MiB of values
         top_s, top_peak, _, _ = measure(lambda chunked=chunked: chunked.top_k(X_test, k=100))
-        print(f"| {name} | {fit:.1f} | {seconds(built)} | {built_peak / 2**20:.0f} | {seconds(ws)} | "
-              f"{wt:.2f}, {wr:.2f} | {seconds(gs)} | {gt:.2f}, {gr:.2f} | {wg:.1e}, {gg:.1e} | "
-              f"{seconds(top_s)}, {top_peak / 2**20:.0f} |")
+        rows.append([name, f"{fit:.1f}", seconds(built), f"{built_peak / 2**20:.0f}", seconds(ws),
+                     f"{wt:.2f}, {wr:.2f}", seconds(gs), f"{gt:.2f}, {gr:.2f}", f"{wg:.1e}, {gg:.1e}",
+                     f"{seconds(top_s)}, {top_peak / 2**20:.0f}"])
+    bench.print(f"n_train = {n_train:,}, explained rows = {n_test:,}, {n_trees} trees of depth {depth}; output "
+                f"(values, float64) = {output / 2**20:.0f} MiB. Times: wall clock (CPU time of the process).",
+                markdown_table(header, rows), part="table")
 
-    print(f"\ndense AXIL-style computation ({n_test} explained rows, GradientBoostingRegressor, {n_trees} trees of "
-          f"depth {depth}) beside BoostingExplainer on the same model:\n")
-    print("| n_train | dense (s) | dense peak (MiB, tracemalloc) | BoostingExplainer build + weights (s) | "
-          "BoostingExplainer peak (MiB, tracemalloc) | max weight difference | CPU time ratio |")
-    print("|---" * 7 + "|")
-    dense_rows = []
-    for n in dense_sizes:
+
+def dense_table(bench, X, y, X_test, n_trees, depth, sizes):
+    n_test, n_train = X_test.shape[0], X.shape[0]
+    header = ["n_train", "dense (s)", "dense peak (MiB, tracemalloc)", "BoostingExplainer build + weights (s)",
+              "BoostingExplainer peak (MiB, tracemalloc)", "max weight difference", "CPU time ratio"]
+    rows, dense_rows = [], []
+    for n in sizes:
         with threadpool_limits(1):
             model = GradientBoostingRegressor(n_estimators=n_trees, max_depth=depth, random_state=0).fit(X[:n], y[:n])
-        dense_s, dense_peak, _, _ = measure(lambda model=model, n=n: dense_weights(model, X[:n], X_test))
-
-        def ours(model=model, n=n):
-            return BoostingExplainer(model, X[:n], y=y[:n]).weights(X_test)
-
-        ours_s, ours_peak, _, _ = measure(ours)
-        with threadpool_limits(1):
-            difference = float(np.max(np.abs(dense_weights(model, X[:n], X_test) - ours())))
+        dense_s, dense_peak, dense = traced(lambda model=model, n=n: dense_weights(model, X[:n], X_test))
+        ours_s, ours_peak, mine = traced(
+            lambda model=model, n=n: BoostingExplainer(model, X[:n], y=y[:n]).weights(X_test))
+        difference = float(np.max(np.abs(dense - mine)))
         dense_rows.append((n, dense_s[1], dense_peak))
-        print(f"| {n:,} | {seconds(dense_s)} | {dense_peak / 2**20:.0f} | {seconds(ours_s)} | "
-              f"{ours_peak / 2**20:.0f} | {difference:.1e} | {dense_s[1] / ours_s[1]:.0f}x |")
+        rows.append([f"{n:,}", seconds(dense_s), f"{dense_peak / 2**20:.0f}", seconds(ours_s),
+                     f"{ours_peak / 2**20:.0f}", f"{difference:.1e}", f"{dense_s[1] / ours_s[1]:.0f}x"])
     (n1, t1, m1), (n2, t2, m2) = dense_rows
     time_growth = np.log(t2 / t1) / np.log(n2 / n1)
     memory_growth = np.log(m2 / m1) / np.log(n2 / n1)
     scale = n_train / n2
-    print(f"\ndense growth between n = {n1:,} and {n2:,}: CPU time ~ n^{time_growth:.2f}, "
-          f"peak ~ n^{memory_growth:.2f}; "
-          f"extrapolated to n = {n_train:,}: {t2 * scale**time_growth:,.0f} CPU s and "
-          f"{m2 * scale**memory_growth / 2**30:.1f} GiB (the n x n float64 matrices alone: "
-          f"{3 * n_train**2 * 8 / 2**30:.1f} GiB for M, P_t and I - M)")
-    print(f"\nload average at end: {load()}")
+    bench.print(f"The dense AXIL-style computation ({n_test:,} explained rows, GradientBoostingRegressor, {n_trees} "
+                f"trees of depth {depth}) beside BoostingExplainer on the same model; times wall (CPU).",
+                markdown_table(header, rows),
+                f"Dense growth between n = {n1:,} and {n2:,}: CPU time ~ n^{time_growth:.2f}, peak ~ "
+                f"n^{memory_growth:.2f}; extrapolated to n = {n_train:,}: {t2 * scale**time_growth:,.0f} CPU s and "
+                f"{m2 * scale**memory_growth / 2**30:.1f} GiB (the n x n float64 matrices alone: "
+                f"{3 * n_train**2 * 8 / 2**30:.1f} GiB for M, P_t and I - M).", part="dense")
+
+
+def scale_tables(bench, n_train, n_test, n_trees, depth, libraries, top_k_rows):
+    X_all, y_all = make_friedman1(n_train + n_test, n_features=10, noise=1.0, random_state=1)
+    X, y, X_test = X_all[:n_train], y_all[:n_train], X_all[n_train:]
+    output = n_test * n_train * 8.0
+    header = ["library", "fit (s)", "build (s)", "weights (s)", "build + weights (s)", "peak, build + weights (GiB)",
+              "gradients: build + values (s)", "peak, gradients (GiB)", "reconstruction weights, gradients"]
+    rows = []
+    fitted = {}
+    for name, make in models(depth, n_trees).items():
+        if name not in libraries:
+            continue
+        with threadpool_limits(1):
+            start = time.perf_counter()
+            model = fitted[name] = make().fit(X, y)
+            fit = time.perf_counter() - start
+        margin = model.predict(X_test)
+
+        def run(kind, model=model, margin=margin):
+            mark = clock()
+            explainer = BoostingExplainer(model, X, y=y, kind=kind)
+            build = since(mark)
+            mark = clock()
+            explanation = explainer(X_test)
+            values = since(mark)
+            return {"build": build, "values": values, "gap": reconstruction(explanation, margin)}
+
+        weights, weights_peak = one_child(lambda: run("weights"))
+        gradients, gradients_peak = one_child(lambda: run("gradients"))
+        total = tuple(a + b for a, b in zip(weights["build"], weights["values"]))
+        gradient_total = tuple(a + b for a, b in zip(gradients["build"], gradients["values"]))
+        rows.append([name, f"{fit:.1f}", seconds(weights["build"]), seconds(weights["values"]), seconds(total),
+                     f"{weights_peak / 2**30:.2f}", seconds(gradient_total), f"{gradients_peak / 2**30:.2f}",
+                     f"{weights['gap']:.1e}, {gradients['gap']:.1e}"])
+    bench.print(f"n_train = {n_train:,}, explained rows = {n_test:,}, {n_trees} trees of depth {depth}; output "
+                f"(values, float64) = {output / 2**30:.2f} GiB. Times: wall clock (CPU time of the process); peaks: "
+                "resident-set growth of a child that builds the explainer and explains the rows.",
+                markdown_table(header, rows), part="scale")
+
+    name = "LightGBM" if "LightGBM" in fitted else next(iter(fitted))
+    model, k = fitted[name], 10
+
+    explained = np.linspace(0, n_train - 1, top_k_rows).astype(int)  # training rows, evenly spread
+
+    def top(model=model):
+        mark = clock()
+        explainer = BoostingExplainer(model, X, y=y, kind="gradients")
+        build = since(mark)
+        mark = clock()
+        result = explainer.top_k(None if top_k_rows == n_train else X[explained], k=k)
+        spent = since(mark)
+        # check a few rows against the dense values of the same rows
+        checked = np.linspace(0, top_k_rows - 1, 5).astype(int)
+        dense = explainer(X[explained[checked]]).values
+        largest = np.sort(np.abs(dense), axis=1)[:, -k:]
+        found = np.sort(np.abs(result[checked].toarray()), axis=1)[:, -k:]
+        return {"build": build, "top": spent, "nnz": result.nnz, "gap": float(np.max(np.abs(largest - found)))}
+
+    found, peak = one_child(top)
+    weights_per_row = None
+    with threadpool_limits(1):
+        explainer = BoostingExplainer(model, X, y=y)
+        leaves = explainer.trees_.apply(X_test[:200])
+        mark = clock()
+        from shap_instances.boosting import target_weights
+
+        target_weights(explainer.trees_, leaves)
+        weights_per_row = since(mark)[1] / leaves.shape[0]
+    share = n_train / top_k_rows
+    rows = [[name, f"{top_k_rows:,} x {k}", seconds(found["build"]), seconds(found["top"]),
+             f"{found['top'][0] * share:,.1f} ({found['top'][1] * share:,.1f})" if share > 1 else "(measured)",
+             f"{peak / 2**30:.2f}", f"{found['gap']:.1e}",
+             f"{weights_per_row * n_train:,.0f} CPU s ({weights_per_row * 1e3:.2f} ms per row)"]]
+    subset = ("" if share == 1 else f" {top_k_rows:,} of them, evenly spread, measured and the time scaled by "
+              f"{share:.0f} (rows are independent: the cost is linear in their number);")
+    bench.print(f"top_k over the {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", chunks of "
+                f"256 MiB of values, {n_trees} trees of depth {depth}):{subset} the largest values checked against the "
+                "dense values of 5 rows; the last column extrapolates the target weights (kind=\"weights\") of every "
+                "training row from the CPU time of 200 rows.",
+                markdown_table(["library", "explained x k", "build (s)", "top_k (s)",
+                                f"top_k of all {n_train:,} rows (s)", "peak (GiB)", "largest gap to dense",
+                                "weights of all training rows (extrapolated)"], rows),
+                part="top_k")
+
+
+def main(bench):
+    quick = bench.quick
+    n_train, n_test, n_trees, depth = (2_000, 200, 20, 6) if quick else (20_000, 1_000, 100, 6)
+    dense_sizes = (250, 500) if quick else (1_000, 2_000)
+    X_all, y_all = make_friedman1(n_train + n_test, n_features=10, noise=1.0, random_state=0)
+    X, y, X_test = X_all[:n_train], y_all[:n_train], X_all[n_train:]
+
+    # compile the kernels once (numba caches them on disk): the compile time, reported separately
+    start = time.perf_counter()
+    warm = GradientBoostingRegressor(n_estimators=2, max_depth=2).fit(X[:50], y[:50])
+    for kind in ("weights", "gradients"):
+        BoostingExplainer(warm, X[:50], y=y[:50], kind=kind)(X_test[:2])
+    bench.print(f"First call (numba compile or cache load): {time.perf_counter() - start:.2f} s (excluded).",
+                part="compile")
+    libraries_table(bench, X, y, X_test, n_trees, depth)
+    dense_table(bench, X, y, X_test, n_trees, depth, dense_sizes)
+    libraries = ("sklearn HistGradientBoosting", "XGBoost", "LightGBM") if bench.args.all_libraries else ("LightGBM",)
+    n_big = 5_000 if quick else 100_000
+    top_k_rows = n_big if bench.args.full_top_k else n_big // 10
+    scale_tables(bench, *((5_000, 100, 50, 6) if quick else (100_000, 1_000, 500, 6)), libraries, top_k_rows)
+
+
+def arguments(parser):
+    parser.add_argument("--all-libraries", action="store_true",
+                        help="scale tables for HistGradientBoosting, XGBoost and LightGBM (default: LightGBM only)")
+    parser.add_argument("--full-top-k", action="store_true",
+                        help="top_k over every training row (default: a tenth of them, the time scaled by 10)")
 
 
 if __name__ == "__main__":
-    main()
+    Bench(__doc__, arguments=arguments).run(main)

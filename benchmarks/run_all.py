@@ -34,6 +34,8 @@ from _common import machine_description  # noqa: E402 - after the path set-up ab
 
 #: Section titles and the documentation page that discusses each benchmark.
 TITLES = {
+    "boosting": ("BoostingExplainer: four libraries, the dense AXIL-style computation, 100,000 rows",
+                 "explainers/boosting.md#performance"),
     "cli": ("Command line: start-up and report times", None),
     "engine": ("Game engine: batched Kernel SHAP against shap.KernelExplainer", "engine.md#benchmarks"),
     "gap": ("GapExplainer: sparse RF-GAP proximities against a leaf-grouped dense matrix",

@@ -90,8 +90,10 @@ def test_plot_errors(fitted):
         gap_weighted_histograms(X[:350], weights=P[0], feature="nope", show=False)
     with pytest.raises(DataValidationError, match="two columns"):
         gap_weighted_scatter(X[:350], weights=P[0], features=("bmi",), show=False)
-    with pytest.raises(DataValidationError, match="non-negative"):
-        gap_cumulative_weight(-P.toarray(), show=False)
+    with pytest.raises(DataValidationError, match="finite"):
+        gap_cumulative_weight(np.where(P.toarray() > 0, np.inf, 0.0), show=False)
+    ax = gap_cumulative_weight(-P.toarray(), show=False)  # signed weights (boosting's) are read through |w|
+    assert ax.get_ylabel() == "cumulative share of |weight|"
     with pytest.raises(DataValidationError, match="error is required"):
         trust_deciles(np.arange(20.0), show=False)
     with pytest.raises(DataValidationError, match="selects no"):

@@ -15,13 +15,12 @@ against the model, so a wrong ``data``, ``y`` or ``sample_weight`` is refused ra
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 import shap
-from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
@@ -43,9 +42,7 @@ from ..utils import (
     row_names,
     training_names,
 )
-
-if TYPE_CHECKING:
-    from ..utils import ConformanceProblem
+from ..weighted_targets import trust_columns
 
 __all__ = ["BoostingExplainer"]
 
@@ -129,9 +126,8 @@ class BoostingExplainer(InstanceExplainer):
         "sample_weight": [None, "array-like"],
     }
 
-    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
-                 kind: str = "auto", sample_weight: ArrayLike | None = None, max_memory: float | None = None,
-                 n_jobs: int | None = None, feature_names: Sequence[str] | None = None) -> None:
+    def __init__(self, model, masker=None, *, data=None, y=None, kind="auto", sample_weight=None, max_memory=None,
+                 n_jobs=None, feature_names=None):
         data = self._setup(locals())
         check_boosted_model(model)
         if data is None:
@@ -140,7 +136,7 @@ class BoostingExplainer(InstanceExplainer):
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data, name="masker")
         self.train_names_ = training_names(data, feature_names)
-        self.trees_ = read_boosted_model(model, self.data_, cast(ArrayLike, y), sample_weight)  # y: _setup required it
+        self.trees_ = read_boosted_model(model, self.data_, y, sample_weight)
         self.kind_ = self._resolve_kind(kind)
         self.targets_ = self.trees_.targets
         self.n_train_ = self.data_.shape[0]
@@ -164,7 +160,7 @@ class BoostingExplainer(InstanceExplainer):
                 "training gradients, exact for this model).")
         return kind
 
-    def _check_X(self, X: Any, name: str = "X") -> Any:
+    def _check_X(self, X, name: str = "X"):
         library = boosting_library(self.model)
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
         gb = library == "scikit-learn" and not hist
@@ -181,7 +177,7 @@ class BoostingExplainer(InstanceExplainer):
         return X
 
     @classmethod
-    def supports_model(cls, model: Any, data: Any = None) -> bool:
+    def supports_model(cls, model, data=None) -> bool:
         """True for the supported boosted models whose settings allow an exact decomposition.
 
         Examples
@@ -206,7 +202,7 @@ class BoostingExplainer(InstanceExplainer):
         return True
 
     @classmethod
-    def conformance_problem(cls) -> ConformanceProblem:
+    def conformance_problem(cls):
         """A 30-tree GradientBoostingRegressor on 60 diabetes rows, 6 held-out rows; explained: ``predict``."""
         from sklearn.ensemble import GradientBoostingRegressor
 
@@ -218,14 +214,14 @@ class BoostingExplainer(InstanceExplainer):
         return ConformanceProblem(model, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60], explained=model.predict,
                                   atol=1e-10)
 
-    def _expected_value(self) -> float | np.ndarray:
+    def _expected_value(self):
         constant = self.trees_.init_constant
         if constant is None:
             return super()._expected_value()
         return float(constant[0]) if constant.size == 1 else constant.copy()
 
     # ------------------------------------------------------------------ the decompositions
-    def _query(self, X: Any) -> tuple[np.ndarray, Any, list[str]]:
+    def _query(self, X):
         """(leaf ranks (m, T), validated rows, names) of ``X``; ``None`` gives the training rows."""
         if X is None:
             return np.ascontiguousarray(self.trees_.train_leaves.T), self.data_, list(self.train_names_)
@@ -233,7 +229,7 @@ class BoostingExplainer(InstanceExplainer):
         X = self._check_X(X)
         return self.trees_.apply(X), X, names
 
-    def weights(self, X: Any = None) -> np.ndarray:
+    def weights(self, X=None) -> np.ndarray:
         """Target weights ``W`` (m, n_train): ``predict(X) = F_0 (1 - W.sum(1)) + W @ y`` (squared error).
 
         With the default initial prediction (the weighted mean of ``y``) the rows of ``W`` sum to one and
@@ -258,17 +254,122 @@ class BoostingExplainer(InstanceExplainer):
                      f"{self.n_train_})", max_memory=self.max_memory, instead="Explain fewer rows at a time.")
         return target_weights(self.trees_, leaves, n_jobs=self.n_jobs)
 
-    def _values(self, leaves: np.ndarray) -> np.ndarray:
+    def _row_chunk(self, bytes_per_row: float) -> int:
+        """Explained rows per chunk so that a chunk's temporaries fit in ``max_memory`` (default 256 MiB)."""
+        budget = 256 * 2**20 if self.max_memory is None else self.max_memory
+        return max(1, int(budget // bytes_per_row))
+
+    def _self_weights(self) -> np.ndarray:
+        """``w_jj``: the weight of every training row on its own in-sample prediction (cached), in chunks."""
+        if getattr(self, "_self_weights_cache", None) is None:
+            self._resolve_kind("weights")
+            n = self.n_train_
+            leaves = self.trees_.train_leaves
+            diagonal = np.empty(n)
+            chunk = self._row_chunk(8.0 * n)
+            for a in range(0, n, chunk):
+                rows = np.arange(a, min(n, a + chunk))
+                W = target_weights(self.trees_, np.ascontiguousarray(leaves[:, rows].T), n_jobs=self.n_jobs)
+                diagonal[rows] = W[np.arange(rows.size), rows]
+                del W
+            diagonal.flags.writeable = False
+            self._self_weights_cache = diagonal
+        return self._self_weights_cache
+
+    def loo_predictions(self) -> np.ndarray:
+        """Leave-self-out predictions of the training rows (squared error, ``kind="weights"``).
+
+        Row ``j``'s in-sample prediction is ``F(x_j) = c + sum_i w_i(x_j) (y_i - c)`` (``c`` the initial
+        prediction). Dropping its own weight ``w_jj = w_j(x_j)`` and renormalising the rest gives
+        ``loo_j = y_j - (y_j - F(x_j)) / (1 - w_jj)``, the prediction of row ``j`` from the other rows' targets
+        with the trees held fixed (the linear-smoother identity; not a refit). It plays the part of a forest's
+        out-of-bag prediction in the trust scores. NaN where ``w_jj >= 1 - 1e-9``; rows left out of training (an
+        early-stopping split) have ``w_jj = 0`` and get their held-out prediction. Computing ``w_jj`` costs the
+        in-sample weights of every training row, ``O(n^2 T)``, in chunks under ``max_memory``; it is cached.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = GradientBoostingRegressor(n_estimators=30, random_state=0).fit(X[:200], y[:200])
+        >>> ex = BoostingExplainer(model, X[:200], y=y[:200])
+        >>> W = ex.weights()                                   # in-sample weights of the training rows
+        >>> d = np.diag(W).copy(); np.fill_diagonal(W, 0.0)
+        >>> bool(np.allclose(ex.loo_predictions(), W @ y[:200] / (1 - d)))
+        True
+        """
+        diagonal = self._self_weights()
+        y = self.targets_
+        fitted = self.trees_.margin(self.data_)[:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = y - (y - fitted) / (1.0 - diagonal)
+        out[~(diagonal < 1.0 - 1e-9)] = np.nan
+        return out
+
+    def trust_scores(self, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9) -> pd.DataFrame:
+        """Trust scores of the predictions at ``X`` from the signed target weights (squared error).
+
+        The regression columns of :class:`~shap_instances.explainers.gap.GapExplainer`'s trust scores, computed
+        by the same functions (:func:`shap_instances.weighted_targets.trust_columns`) and adapted to signed
+        weights as derived in the docs:
+
+        * ``prediction``;
+        * ``weighted_loo_error``: ``sum_j |w_j(x)| |y_j - loo_j| / sum_j |w_j(x)|``, the mean leave-self-out
+          error (:meth:`loo_predictions`) of the training rows under the absolute weights;
+        * ``q10``, ``q50``, ``q90`` (``quantiles``): quantiles of the targets under the positive part of the
+          weights, normalised;
+        * ``n_neighbours_90``: rows (largest ``|w|`` first) carrying ``level`` of ``sum_j |w_j(x)|``;
+        * ``total_abs_weight`` (``sum_j |w_j(x)|``, 1 for a forest) and ``negative_share``
+          (``sum_j w_j(x)^- / sum_j |w_j(x)|``).
+
+        Rows are computed in chunks under ``max_memory``. Models explained with ``kind="gradients"`` (classifiers,
+        other losses) are refused: their values are not weights on the targets.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = GradientBoostingRegressor(n_estimators=30, random_state=0).fit(X[:300], y[:300])
+        >>> scores = BoostingExplainer(model, X[:300], y=y[:300]).trust_scores(X[300:310])
+        >>> list(scores.columns)[:2], list(scores.columns)[-2:]
+        (['prediction', 'weighted_loo_error'], ['total_abs_weight', 'negative_share'])
+        """
+        if self.kind_ != "weights":
+            raise UnsupportedModelError(
+                "Trust scores read the prediction as a weighted sum of training targets, which needs kind='weights' "
+                f"(squared-error regression); this explainer uses kind={self.kind_!r}, whose values are contributions "
+                "through gradients, not weights on the targets.")
+        index = row_names(X)
+        leaves, X, _ = self._query(X)
+        predictions = self.trees_.margin(X)[:, 0]
+        errors = np.abs(self.targets_ - self.loo_predictions())
+        frames = []
+        chunk = self._row_chunk(64.0 * self.n_train_)  # dense weights, their CSR copy and the sorts of the quantiles
+        for a in range(0, leaves.shape[0], chunk):
+            W = target_weights(self.trees_, leaves[a:a + chunk], n_jobs=self.n_jobs)
+            frames.append(pd.DataFrame(trust_columns(
+                W, self.targets_, predictions[a:a + chunk], errors, quantiles=quantiles, level=level,
+                error_name="weighted_loo_error", concentration=True)))
+            del W
+        frame = pd.concat(frames, ignore_index=True)
+        frame.index = index
+        return frame
+
+    def _values(self, leaves) -> np.ndarray:
         """The explanation values (m, n_train, K) of validated leaf ranks, as a new array."""
         trees = self.trees_
         if self.kind_ == "weights":
             values = target_weights(trees, leaves, n_jobs=self.n_jobs)
-            init = cast(np.ndarray, trees.init_constant)  # weights need a constant start
-            values *= (self.targets_ - init[0])[None, :]  # in place: the weights become the values
+            values *= (self.targets_ - trees.init_constant[0])[None, :]  # in place: the weights become the values
             return values[:, :, None]
         return gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
 
-    def top_k(self, X: Any = None, k: int = 10, *, output: int | str | None = None) -> sp.csr_matrix:
+    def top_k(self, X=None, k: int = 10, *, output=None) -> sp.csr_matrix:
         """The ``k`` largest values (in absolute value) of each explained row, without the dense (m, n) values.
 
         Rows are explained in chunks whose values fit in ``max_memory`` (default 256 MiB), so memory stays
@@ -313,7 +414,7 @@ class BoostingExplainer(InstanceExplainer):
             raise InvalidParameterError(f"BoostingExplainer.top_k: the model has {K} margins; pass output= one of "
                                         f"{self.output_names_} (or its position).")
         else:
-            names = list(cast(list[str], self.output_names_))  # K > 1: the margins are named
+            names = list(self.output_names_)
             column = names.index(str(output)) if str(output) in names else int(output)
         leaves, _, _ = self._query(X)
         m = leaves.shape[0]
@@ -332,7 +433,7 @@ class BoostingExplainer(InstanceExplainer):
         indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
 
-    def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
+    def __call__(self, X=None, y=None) -> shap.Explanation:
         """Explain ``X`` (``None``: the training rows, in-sample).
 
         Parameters
@@ -371,7 +472,7 @@ class BoostingExplainer(InstanceExplainer):
         explained = trees.margin(X)
         values = self._values(leaves)
         if self.kind_ == "weights":
-            base, explained = np.full(m, cast(np.ndarray, trees.init_constant)[0]), explained[:, 0]
+            base, explained = np.full(m, trees.init_constant[0]), explained[:, 0]
         else:
             base = trees.init_raw(X)
         if K == 1:
@@ -384,7 +485,7 @@ class BoostingExplainer(InstanceExplainer):
             atol=self._tolerance(leaves), compute_time=time.perf_counter() - t0,
         ))
 
-    def _tolerance(self, leaves: np.ndarray) -> float:
+    def _tolerance(self, leaves) -> float:
         """Tolerance of the reconstruction check: 1e-9 where the replay is exact, else a float32 bound.
 
         XGBoost stores leaf values and sums margins in float32: ``(T + 2) 2^-23 (|F_0| + sum_t |v_t(x)|)``.
@@ -395,10 +496,9 @@ class BoostingExplainer(InstanceExplainer):
         trees = self.trees_
         T, unit = trees.n_trees, 2.0 ** -23
         bound = _ATOL
-        init = cast(np.ndarray, trees.init_constant)  # xgboost and the weights kind start from a constant
         if trees.library == "xgboost":
             stored = np.abs(trees.leaf_values[np.arange(T)[None, :], leaves]).sum(axis=1)
-            bound += (T + 2) * unit * float(np.max(np.abs(init)) + np.max(stored, initial=0.0))
+            bound += (T + 2) * unit * float(np.max(np.abs(trees.init_constant)) + np.max(stored, initial=0.0))
         if trees.float32 and self.kind_ == "weights":
-            bound += (T + 2) * unit * float(np.max(np.abs(self.targets_ - init[0])))
+            bound += (T + 2) * unit * float(np.max(np.abs(self.targets_ - trees.init_constant[0])))
         return bound

@@ -1,20 +1,24 @@
 """Proximity-based trust scores for random-forest predictions (Rosaler et al., 2023), and decile tables.
 
-All functions take RF-GAP proximity rows (a CSR matrix, rows summing to one) and never densify them.
+The computations on rows of weights (quantiles, weighted errors, outlier scores, ...) live in
+:mod:`shap_instances.weighted_targets`, shared with ``BoostingExplainer``; they are re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
-from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ..utils import check_target, model_input
+from ..weighted_targets import (
+    OUTLIER_SCALES,
+    class_outlier_scores,
+    neighbours_for_weight,
+    trust_columns,
+    weighted_error,
+    weighted_quantiles,
+)
 
 __all__ = [
     "weighted_quantiles",
@@ -24,179 +28,10 @@ __all__ = [
     "trust_decile_table",
 ]
 
-def _row_ids(P: sp.csr_matrix) -> np.ndarray:
-    return np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
-
-
-def weighted_quantiles(P: Any, values: Any, quantiles: ArrayLike) -> np.ndarray:
-    """Quantiles of ``values`` under each row's weights: the smallest v with cumulative weight >= q.
-
-    Parameters
-    ----------
-    P : sparse matrix of shape (m, n)
-        Non-negative weights (one distribution per row).
-    values : array-like of shape (n,)
-    quantiles : sequence of float in (0, 1]
-
-    Returns
-    -------
-    ndarray of shape (m, len(quantiles)); NaN for empty rows.
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> from shap_instances.metrics.trust import weighted_quantiles
-    >>> P = sp.csr_matrix(np.array([[0.5, 0.25, 0.25], [0.0, 0.0, 1.0]]))
-    >>> weighted_quantiles(P, np.array([1.0, 2.0, 3.0]), [0.5, 0.9]).tolist()
-    [[1.0, 3.0], [3.0, 3.0]]
-    """
-    P = sp.csr_matrix(P)
-    values = np.asarray(values, dtype=np.float64)
-    qs = np.asarray(quantiles, dtype=np.float64)
-    if np.any((qs <= 0) | (qs > 1)):
-        raise DataValidationError(f"quantiles must lie in (0, 1], got {qs.tolist()}.")
-    m = P.shape[0]
-    out = np.full((m, qs.size), np.nan)
-    if P.nnz == 0:
-        return out
-    rows = _row_ids(P)
-    v = values[P.indices]
-    order = np.lexsort((v, rows))
-    rows, v, w = rows[order], v[order], P.data[order]
-    totals = np.bincount(rows, weights=w, minlength=m)
-    cum = np.cumsum(w)
-    starts = P.indptr[:-1]
-    before = np.concatenate([[0.0], cum])[starts]
-    frac = (cum - before[rows]) / np.where(totals > 0, totals, 1.0)[rows]
-    key = rows + np.minimum(frac, 1.0)
-    nonempty = np.diff(P.indptr) > 0
-    ends = P.indptr[1:] - 1
-    for a, q in enumerate(qs):
-        pos = np.searchsorted(key, np.arange(m) + q - 1e-12, side="left")
-        pos = np.minimum(pos, ends)
-        out[nonempty, a] = v[pos[nonempty]]
-    return out
-
-
-def neighbours_for_weight(P: Any, level: float = 0.9) -> np.ndarray:
-    """Smallest number of neighbours (largest weights first) carrying at least ``level`` of each row's weight.
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> from shap_instances.metrics.trust import neighbours_for_weight
-    >>> neighbours_for_weight(sp.csr_matrix(np.array([[0.7, 0.2, 0.1], [0.3, 0.3, 0.4]])), 0.9).tolist()
-    [2, 3]
-    """
-    if not 0 < level <= 1:
-        raise DataValidationError(f"level must lie in (0, 1], got {level}.")
-    P = sp.csr_matrix(P)
-    m = P.shape[0]
-    if P.nnz == 0:
-        return np.zeros(m, dtype=np.int64)
-    rows = _row_ids(P)
-    order = np.lexsort((-P.data, rows))
-    w = P.data[order]
-    totals = np.bincount(rows, weights=w, minlength=m)
-    cum = np.cumsum(w)
-    before = np.concatenate([[0.0], cum])[P.indptr[:-1]]
-    frac = (cum - before[rows[order]]) / np.where(totals > 0, totals, 1.0)[rows[order]]
-    reached = frac >= level - 1e-12
-    first = np.full(m, -1, dtype=np.int64)
-    positions = np.flatnonzero(reached)
-    # first reaching position per row: positions are sorted, so take the first of each row
-    r = rows[order][positions]
-    keep = np.concatenate([[True], r[1:] != r[:-1]]) if r.size else np.zeros(0, bool)
-    first[r[keep]] = positions[keep]
-    counts = np.where(first >= 0, first - P.indptr[:-1] + 1, np.diff(P.indptr))
-    return counts.astype(np.int64)
-
-
-OUTLIER_SCALES = ("raw", "log")
 RUNNER_UP_RULES = ("outlier", "probability")
 
 
-def class_outlier_scores(P: Any, P_reference: Any, reference_classes: ArrayLike, n_classes: int,
-                         reference_valid: ArrayLike | None = None, *, scale: str = "raw") -> np.ndarray:
-    """Class-wise outlier scores: median/MAD z-scores of ``n_J / sum_{j in J} Prox(x, j)^2`` (Rosaler et al.).
-
-    The raw score of Rosaler et al. (their eq. 6), ``O_raw^J(x) = n_J / P^J(x)`` with
-    ``P^J(x) = sum_{j in J} Prox(x, j)^2``, is the inverse of the mean squared proximity of ``x`` to the
-    ``n_J`` training points of class ``J``. It is standardised with the median and the median absolute
-    deviation (MAD) of the raw scores of the training points of class ``J`` (rows of ``P_reference``, their
-    out-of-bag proximities): ``O^J(x) = (s(x) - med_J) / MAD_J`` (eq. 7).
-
-    ``scale`` says what ``s`` is:
-
-    * ``"raw"`` (default): ``s = O_raw``, the paper's definition. Eq. (7) applies the median and the MAD to
-      the raw score itself ("a median-based z-score of the raw outlier score"), and the paper mentions no
-      transformation, so this is the default.
-    * ``"log"``: ``s = log O_raw``. The raw score spans orders of magnitude (it is the inverse of a sum of
-      squared weights), so on the raw scale isolated points get very large z-scores; the log scale
-      compresses them and makes the z-score depend on ratios of raw scores. Not in the paper; an option.
-      (In five-fold runs with 100 trees on breast cancer, iris, wine and digits, the margins of the two
-      scales ranked test correctness alike: Spearman correlations within 0.03 of each other.)
-
-    Reference points whose raw score is infinite (no out-of-bag proximity to their own class) are kept:
-    they are the most outlying, and the median and MAD are order statistics that handle them. A class whose
-    median is infinite (over half its points isolated) gets NaN scores; a MAD of 0 is replaced by 1. A point
-    with no proximity at all to class ``J`` gets ``+inf``: it shares no leaf with any training point of that
-    class.
-
-    Parameters
-    ----------
-    P : sparse matrix (m, n_train)
-    P_reference : sparse matrix (n_train, n_train)
-    reference_classes : int array (n_train,)
-        Class index of every training point.
-    n_classes : int
-    reference_valid : bool array (n_train,), optional
-        Training points whose reference row is usable (those with at least one out-of-bag tree).
-    scale : {"raw", "log"}, default="raw"
-
-    Returns
-    -------
-    ndarray of shape (m, n_classes)
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> from shap_instances.metrics.trust import class_outlier_scores
-    >>> ref = sp.csr_matrix(np.array([[0, .5, .5, 0], [.5, 0, .5, 0], [0, 0, 0, 1.], [0, 0, 1., 0]]))
-    >>> class_outlier_scores(sp.csr_matrix(np.array([[.5, .5, 0, 0]])), ref, np.array([0, 0, 1, 1]), 2).shape
-    (1, 2)
-    """
-    if scale not in OUTLIER_SCALES:
-        raise DataValidationError(f"scale must be one of {OUTLIER_SCALES}, got {scale!r}.")
-    codes = np.asarray(reference_classes, dtype=np.int64)
-    onehot = sp.csr_matrix((np.ones(codes.size), (np.arange(codes.size), codes)), shape=(codes.size, n_classes))
-    n_j = np.asarray(onehot.sum(axis=0)).ravel()
-
-    def score(matrix: Any) -> np.ndarray:
-        matrix = sp.csr_matrix(matrix)
-        s = np.asarray((matrix.multiply(matrix) @ onehot).todense())
-        with np.errstate(divide="ignore"):
-            if scale == "log":
-                return np.log(n_j)[None, :] - np.log(s)
-            return n_j[None, :] / s
-
-    raw_x = score(P)
-    raw_ref = score(P_reference)
-    valid = np.ones(codes.size, bool) if reference_valid is None else np.asarray(reference_valid, bool)
-    z = np.full(raw_x.shape, np.nan)
-    for c in range(n_classes):
-        ref = raw_ref[(codes == c) & valid, c]
-        if ref.size == 0:
-            continue
-        med = np.median(ref)
-        if not np.isfinite(med):
-            continue
-        mad = np.median(np.abs(ref - med))
-        z[:, c] = (raw_x[:, c] - med) / (mad if 0 < mad < np.inf else 1.0)
-    return z
-
-
-def _runner_up(key: np.ndarray, proba: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+def _runner_up(key, proba, predicted) -> np.ndarray:
     """Per row, the class other than ``predicted`` with the smallest ``key`` (ties: larger probability, then
     the first class)."""
     m, n_classes = key.shape
@@ -210,8 +45,8 @@ def _runner_up(key: np.ndarray, proba: np.ndarray, predicted: np.ndarray) -> np.
     return best
 
 
-def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9), level: float = 0.9,
-                     outlier_scale: str = "raw", runner_up: str = "outlier") -> pd.DataFrame:
+def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9, outlier_scale: str = "raw",
+                     runner_up: str = "outlier") -> pd.DataFrame:
     """Trust scores of a :class:`~shap_instances.explainers.gap.GapExplainer`'s predictions at ``X``.
 
     Columns, regression:
@@ -297,52 +132,38 @@ def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.
     P_oob = explainer._oob_proximities()
     oob = explainer.oob_predictions()
     valid = ~np.isnan(oob).any(axis=1)
-    valid_f = valid.astype(np.float64)
-    denominator = np.asarray(P @ valid_f).ravel()
-    denominator = np.where(denominator > 0, denominator, np.nan)
     level_name = f"n_neighbours_{round(100 * level)}"
-    columns = {}
     targets = explainer.targets_
     if not explainer.is_classifier_:
         pred = model.predict(model_input(model, X)).reshape(X.shape[0], -1)
-        k = targets.shape[1]
-        suffix = [""] if k == 1 else [f"_{name}" for name in explainer.output_names_]
-        for a in range(k):
-            columns[f"prediction{suffix[a]}"] = pred[:, a]
-        err = np.where(valid[:, None], np.abs(targets - np.nan_to_num(oob)), 0.0)
-        weighted = np.asarray(P @ err) / denominator[:, None]
-        for a in range(k):
-            columns[f"weighted_oob_error{suffix[a]}"] = weighted[:, a]
-        for a in range(k):
-            qv = weighted_quantiles(P, targets[:, a], quantiles)
-            for b, q in enumerate(quantiles):
-                columns[f"q{round(100 * q):02d}{suffix[a]}"] = qv[:, b]
+        return pd.DataFrame(trust_columns(P, targets, pred, np.abs(targets - oob), quantiles=quantiles, level=level,
+                                          output_names=explainer.output_names_, error_name="weighted_oob_error"))
+    columns = {}
+    proba = model.predict_proba(model_input(model, X))
+    rows = np.arange(proba.shape[0])
+    predicted = np.argmax(proba, axis=1)  # what predict returns (first class on ties)
+    codes = explainer.y_codes_[:, 0]
+    columns["predicted_class"] = model.classes_[predicted]
+    columns["class_probability"] = proba[rows, predicted]
+    correct = (np.nan_to_num(oob).argmax(axis=1) == codes) & valid
+    columns["weighted_oob_accuracy"] = weighted_error(P, np.where(valid, correct, np.nan))[:, 0]
+    z = class_outlier_scores(P, P_oob, codes, proba.shape[1], reference_valid=valid, scale=outlier_scale)
+    for c, cls in enumerate(model.classes_):
+        columns[f"outlier_{cls}"] = z[:, c]
+    if proba.shape[1] == 1:
+        other = predicted
     else:
-        proba = model.predict_proba(model_input(model, X))
-        rows = np.arange(proba.shape[0])
-        predicted = np.argmax(proba, axis=1)  # what predict returns (first class on ties)
-        codes = explainer.y_codes_[:, 0]
-        columns["predicted_class"] = model.classes_[predicted]
-        columns["class_probability"] = proba[rows, predicted]
-        correct = (np.nan_to_num(oob).argmax(axis=1) == codes) & valid
-        columns["weighted_oob_accuracy"] = np.asarray(P @ correct.astype(np.float64)).ravel() / denominator
-        z = class_outlier_scores(P, P_oob, codes, proba.shape[1], reference_valid=valid, scale=outlier_scale)
-        for c, cls in enumerate(model.classes_):
-            columns[f"outlier_{cls}"] = z[:, c]
-        if proba.shape[1] == 1:
-            other = predicted
-        else:
-            key = -proba if runner_up == "probability" else np.where(np.isnan(z), np.inf, z)
-            other = _runner_up(key, proba, predicted)
-        columns["runner_up_class"] = model.classes_[other]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            columns["outlier_margin"] = z[rows, other] - z[rows, predicted]
-            columns["outlier_ratio"] = z[rows, other] / z[rows, predicted]
+        key = -proba if runner_up == "probability" else np.where(np.isnan(z), np.inf, z)
+        other = _runner_up(key, proba, predicted)
+    columns["runner_up_class"] = model.classes_[other]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        columns["outlier_margin"] = z[rows, other] - z[rows, predicted]
+        columns["outlier_ratio"] = z[rows, other] / z[rows, predicted]
     columns[level_name] = neighbours_for_weight(P, level)
     return pd.DataFrame(columns)
 
 
-def trust_decile_table(score: ArrayLike, error: ArrayLike, *, n_bins: int = 10) -> pd.DataFrame:
+def trust_decile_table(score, error, *, n_bins: int = 10) -> pd.DataFrame:
     """Mean out-of-sample error (or accuracy) in each quantile bin of a trust score.
 
     Parameters

@@ -1,8 +1,7 @@
-"""Helpers shared by the GAP plots: turning inputs into weight rows and columns (validation at the boundary)."""
+"""Helpers shared by the weighted-targets plots (GapExplainer's proximities, BoostingExplainer's signed weights):
+turning inputs into weight rows and columns (validation at the boundary), drawing a signed weighted histogram."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,10 +9,11 @@ import scipy.sparse as sp
 import shap
 
 from ..exceptions import DataValidationError
+from ..weighted_targets import as_weight_rows, signed_histogram
 
 
-def weight_matrix(explanation_or_data: Any) -> sp.csr_matrix:
-    """Rows of non-negative weights: a proximity matrix as given, or an Explanation's normalised |values|."""
+def weight_matrix(explanation_or_data) -> sp.csr_matrix:
+    """Rows of finite weights (any sign): a weight matrix as given, or an Explanation's normalised |values|."""
     if isinstance(explanation_or_data, shap.Explanation):
         values = np.abs(np.asarray(explanation_or_data.values, dtype=np.float64))
         if values.ndim == 1:
@@ -22,33 +22,34 @@ def weight_matrix(explanation_or_data: Any) -> sp.csr_matrix:
             values = values.sum(axis=2)
         sums = values.sum(axis=1, keepdims=True)
         return sp.csr_matrix(values / np.where(sums > 0, sums, 1.0))
-    matrix = explanation_or_data
-    if not sp.issparse(matrix):
-        matrix = np.asarray(matrix, dtype=np.float64)
-        if matrix.ndim == 1:
-            matrix = matrix[None, :]
-        if matrix.ndim != 2:
-            raise DataValidationError(f"weights must be a 1-D row or a 2-D matrix, got shape {matrix.shape}.")
-    matrix = sp.csr_matrix(matrix, dtype=np.float64)
-    if matrix.nnz and (not np.all(np.isfinite(matrix.data)) or matrix.data.min() < 0):
-        raise DataValidationError("weights must be finite and non-negative (RF-GAP proximities are).")
-    return matrix
+    return as_weight_rows(explanation_or_data)
 
 
-def weight_row(weights: Any, n: int) -> np.ndarray:
-    """One dense row of ``n`` weights from a 1-D array or a one-row (sparse) matrix."""
+def weight_row(weights, n: int) -> np.ndarray:
+    """One dense row of ``n`` weights (any sign) from a 1-D array or a one-row (sparse) matrix."""
     matrix = weight_matrix(weights)
     if matrix.shape[0] != 1:
         raise DataValidationError(
-            f"weights must be one row (the proximities of one point), got {matrix.shape[0]} rows; "
-            "pass P[j] for row j."
+            f"weights must be one row (the weights of one point), got {matrix.shape[0]} rows; pass W[j] for row j."
         )
     if matrix.shape[1] != n:
         raise DataValidationError(f"weights has {matrix.shape[1]} entries but data has {n} rows.")
     return matrix.toarray().ravel()
 
 
-def column(data: Any, feature: int | str) -> tuple[np.ndarray, str]:
+def draw_weighted_histogram(ax, values, w, edges, *, color, label, negative_color="#D81B60"):
+    """Draw the weighted density of ``values`` on ``ax``: the positive part up (``label``) and, for signed
+    weights, the negative part down; both per unit of ``sum w`` (:func:`~shap_instances.weighted_targets.
+    signed_histogram`)."""
+    up, down = signed_histogram(values, w, edges)
+    ax.hist(edges[:-1], bins=edges, weights=up, color=color, alpha=0.75, label=label)
+    if down.any():
+        ax.hist(edges[:-1], bins=edges, weights=-down, color=negative_color, alpha=0.75,
+                label="negative weights (drawn below 0)")
+        ax.axhline(0.0, color="black", linewidth=0.6)
+
+
+def column(data, feature):
     """(values, name) of one feature of ``data`` (DataFrame column name or integer position)."""
     if isinstance(data, pd.DataFrame):
         if isinstance(feature, str):
@@ -64,7 +65,7 @@ def column(data: Any, feature: int | str) -> tuple[np.ndarray, str]:
     return array[:, int(feature)], f"x{int(feature)}"
 
 
-def point_value(point: Any, data: Any, feature: int | str) -> float | None:
+def point_value(point, data, feature):
     """The value of ``feature`` at the explained point (Series, 1-D array or one-row DataFrame)."""
     if point is None:
         return None

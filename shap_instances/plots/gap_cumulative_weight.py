@@ -1,29 +1,29 @@
-"""Cumulative RF-GAP weight against the number of nearest neighbours (Rosaler et al., figures 1 and 9)."""
+"""Cumulative weight against the number of nearest neighbours (Rosaler et al., figures 1 and 9), for RF-GAP
+proximities and signed boosting weights alike (the share of ``sum |w|``)."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..weighted_targets import cumulative_weight
 from ._gap_common import weight_matrix
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
 
 __all__ = ["gap_cumulative_weight"]
 
 
-def gap_cumulative_weight(explanation_or_data: Any, *, ax: Axes | None = None, show: bool = True, max_rows: int = 50,
-                          level: float = 0.9, log_x: bool = True, color: Any = "#1E88E5") -> Axes | None:
-    """Plot, for each explained point, the share of its prediction carried by its k largest weights.
+def gap_cumulative_weight(explanation_or_data, *, ax=None, show=True, max_rows: int = 50, level: float = 0.9,
+                          log_x: bool = True, color="#1E88E5"):
+    """Plot, for each explained point, the share of its absolute weight carried by its k largest weights.
 
     Parameters
     ----------
     explanation_or_data : scipy.sparse matrix, ndarray or shap.Explanation
-        RF-GAP proximities (rows: explained points, columns: training points), e.g. ``ex.proximities(X)``.
-        For an Explanation, the normalised absolute values are used (the cumulative share of attribution).
+        Weights (rows: explained points, columns: training points): RF-GAP proximities, e.g.
+        ``ex.proximities(X)``, or boosting target weights, ``BoostingExplainer(...).weights(X)``, whose signs
+        are dropped (the curve is the share of ``sum_j |w_j|``, see
+        :func:`~shap_instances.weighted_targets.cumulative_weight`). For an Explanation, the normalised
+        absolute values are used (the cumulative share of attribution).
     ax : matplotlib Axes, optional
         Where to draw (a new figure when None).
     show : bool, default=True
@@ -58,16 +58,8 @@ def gap_cumulative_weight(explanation_or_data: Any, *, ax: Axes | None = None, s
     matrix = weight_matrix(explanation_or_data)[: max(1, int(max_rows))]
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
-    width = max(1, int(np.diff(matrix.indptr).max(initial=1)))
-    curves = np.ones((matrix.shape[0], width))
-    for j in range(matrix.shape[0]):
-        row = np.sort(matrix.data[matrix.indptr[j]:matrix.indptr[j + 1]])[::-1]
-        total = row.sum()
-        if total == 0:
-            curves[j] = np.nan
-            continue
-        cum = np.cumsum(row) / total
-        curves[j, : cum.size] = cum
+    curves = cumulative_weight(matrix)
+    width = curves.shape[1]
     ranks = np.arange(1, width + 1)
     for curve in curves:
         ax.plot(ranks, curve, color=color, alpha=0.25, linewidth=0.8)
@@ -77,7 +69,8 @@ def gap_cumulative_weight(explanation_or_data: Any, *, ax: Axes | None = None, s
         ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("number of nearest neighbours (largest weights first)")
-    ax.set_ylabel("cumulative RF-GAP weight")
+    signed = matrix.nnz and matrix.data.min() < 0
+    ax.set_ylabel("cumulative share of |weight|" if signed else "cumulative weight")
     ax.legend(loc="lower right", frameon=False)
     if show:
         plt.show()
