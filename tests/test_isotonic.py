@@ -572,3 +572,21 @@ def test_explainer_passes_the_poster_options_to_sisr():
     np.testing.assert_allclose(explanation.values[0], direct.gamma, atol=1e-12)
     with pytest.raises(DataValidationError, match="gamma_step"):
         IsotonicShapley.from_game(game, sparsity=2, gamma_step="exact")
+
+
+def test_bound_predict_of_a_dataframe_model_gets_its_column_names():
+    """shap users pass ``model.predict``: it is fed the fitted column names (no scikit-learn warning), and the
+    values equal those of passing the model itself."""
+    import warnings
+
+    from sklearn.datasets import load_diabetes
+    from sklearn.linear_model import LinearRegression
+
+    X, y = load_diabetes(return_X_y=True, as_frame=True)
+    X = X.iloc[:, :5]
+    model = LinearRegression().fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bound = IsotonicShapley(model.predict, X.iloc[:20], silent=True)(X.iloc[:2])
+    whole = IsotonicShapley(model, X.iloc[:20], silent=True)(X.iloc[:2])
+    np.testing.assert_array_equal(bound.values, whole.values)

@@ -54,13 +54,24 @@ def _check_sisr_options(options: dict[str, Any]) -> None:
 
 
 class _Predict:
-    """``model.predict`` fed a DataFrame with the fitted column names when the model has them (picklable)."""
+    """A model's prediction method fed a DataFrame with the fitted column names when the model has them (picklable)."""
 
-    def __init__(self, model: Any) -> None:
-        self.model = model
+    def __init__(self, model: Any, method: str = "predict") -> None:
+        self.model, self.method = model, method
 
     def __call__(self, X: Any) -> np.ndarray:
-        return self.model.predict(model_input(self.model, X))
+        return getattr(self.model, self.method)(model_input(self.model, X))
+
+
+def _prediction_function(model: Any) -> Any:
+    """``model`` as a function of rows: an estimator's ``predict``, or a fitted estimator's bound method (e.g.
+    ``model.predict_proba``, as shap users pass it) given the column names the estimator was fitted with."""
+    if hasattr(model, "predict"):
+        return _Predict(model)
+    owner = getattr(model, "__self__", None)
+    if owner is not None and getattr(owner, "feature_names_in_", None) is not None:
+        return _Predict(owner, model.__name__)
+    return model
 
 
 class IsotonicShapley(InstanceExplainer):
@@ -140,7 +151,7 @@ class IsotonicShapley(InstanceExplainer):
                  feature_names: Sequence[str] | None = None, **sisr_options: Any) -> None:
         sparsity = check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
-        predict = _Predict(model) if hasattr(model, "predict") else model
+        predict = _prediction_function(model)
         if not callable(predict):
             raise UnsupportedModelError(f"model must be callable or have predict(), got {type(model).__name__}.")
         params = dict(locals())
