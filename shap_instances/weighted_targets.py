@@ -24,8 +24,12 @@ one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .exceptions import DataValidationError
 
@@ -45,7 +49,7 @@ __all__ = [
 OUTLIER_SCALES = ("raw", "log")
 
 
-def as_weight_rows(weights, n: int | None = None, *, name: str = "weights") -> sp.csr_matrix:
+def as_weight_rows(weights: Any, n: int | None = None, *, name: str = "weights") -> sp.csr_matrix:
     """Rows of finite weights (any sign) as a float64 CSR matrix; a 1-D array is one row.
 
     Parameters
@@ -81,7 +85,7 @@ def _signed(P: sp.csr_matrix) -> bool:
     return bool(P.nnz) and float(P.data.min()) < 0
 
 
-def weight_parts(weights) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+def weight_parts(weights: Any) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """``(W+, W-)``: the positive and negative parts, both non-negative, with ``W = W+ - W-``.
 
     Examples
@@ -113,7 +117,7 @@ def _row_ids(P: sp.csr_matrix) -> np.ndarray:
     return np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
 
 
-def weighted_quantiles(weights, values, quantiles) -> np.ndarray:
+def weighted_quantiles(weights: Any, values: ArrayLike, quantiles: ArrayLike) -> np.ndarray:
     """Quantiles of ``values`` under each row's positive part: the smallest v with cumulative weight >= q.
 
     For non-negative weights (RF-GAP proximities) these are the quantiles of the weighted distribution of the
@@ -170,7 +174,7 @@ def weighted_quantiles(weights, values, quantiles) -> np.ndarray:
     return out
 
 
-def cumulative_weight(weights, max_width: int | None = None) -> np.ndarray:
+def cumulative_weight(weights: Any, max_width: int | None = None) -> np.ndarray:
     """Per row, the share of ``sum_j |w_j|`` carried by its ``k`` largest ``|w_j|``, for ``k = 1, 2, ...``.
 
     Returns
@@ -202,7 +206,7 @@ def cumulative_weight(weights, max_width: int | None = None) -> np.ndarray:
     return curves
 
 
-def neighbours_for_weight(weights, level: float = 0.9) -> np.ndarray:
+def neighbours_for_weight(weights: Any, level: float = 0.9) -> np.ndarray:
     """Smallest number of rows (largest ``|w|`` first) carrying at least ``level`` of each row's ``sum |w|``.
 
     Examples
@@ -236,7 +240,7 @@ def neighbours_for_weight(weights, level: float = 0.9) -> np.ndarray:
     return counts.astype(np.int64)
 
 
-def weighted_error(weights, errors) -> np.ndarray:
+def weighted_error(weights: Any, errors: ArrayLike) -> np.ndarray:
     """``sum_j |w_j| e_j / sum_{j valid} |w_j|``: the mean of ``errors`` under the absolute weights.
 
     ``errors`` of shape (n,) or (n, k); NaN entries (rows without a reference error, such as points that are
@@ -263,7 +267,7 @@ def weighted_error(weights, errors) -> np.ndarray:
     return numerator / denominator[:, None]
 
 
-def weight_concentration(weights) -> dict[str, np.ndarray]:
+def weight_concentration(weights: Any) -> dict[str, np.ndarray]:
     """How a row's weight is spread: ``total_abs_weight``, ``negative_share``, ``effective_rows``, ``largest``.
 
     ``total_abs_weight = sum |w_j|`` (1 for a probability vector; for signed weights summing to one,
@@ -291,8 +295,8 @@ def weight_concentration(weights) -> dict[str, np.ndarray]:
         }
 
 
-def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, reference_valid=None, *,
-                         scale: str = "raw") -> np.ndarray:
+def class_outlier_scores(P: Any, P_reference: Any, reference_classes: ArrayLike, n_classes: int,
+                         reference_valid: ArrayLike | None = None, *, scale: str = "raw") -> np.ndarray:
     """Class-wise outlier scores: median/MAD z-scores of ``n_J / sum_{j in J} w(x, j)^2`` (Rosaler et al.).
 
     The raw score of Rosaler et al. (their eq. 6), ``O_raw^J(x) = n_J / P^J(x)`` with
@@ -348,7 +352,7 @@ def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, refe
     onehot = sp.csr_matrix((np.ones(codes.size), (np.arange(codes.size), codes)), shape=(codes.size, n_classes))
     n_j = np.asarray(onehot.sum(axis=0)).ravel()
 
-    def score(matrix):
+    def score(matrix: Any) -> np.ndarray:
         matrix = sp.csr_matrix(matrix)
         s = np.asarray((matrix.multiply(matrix) @ onehot).todense())
         with np.errstate(divide="ignore"):
@@ -372,8 +376,10 @@ def class_outlier_scores(P, P_reference, reference_classes, n_classes: int, refe
     return z
 
 
-def trust_columns(weights, targets, predictions, errors, *, output_names=None, quantiles=(0.1, 0.5, 0.9),
-                  level: float = 0.9, error_name: str = "weighted_error", concentration: bool = False) -> dict:
+def trust_columns(weights: Any, targets: ArrayLike, predictions: ArrayLike, errors: ArrayLike, *,
+                  output_names: Sequence[str] | None = None, quantiles: Sequence[float] = (0.1, 0.5, 0.9),
+                  level: float = 0.9, error_name: str = "weighted_error",
+                  concentration: bool = False) -> dict[str, np.ndarray]:
     """The regression trust-score columns of a weighted-targets model, in order.
 
     ``prediction``, ``<error_name>`` (:func:`weighted_error` of the training rows' absolute reference errors),
@@ -409,7 +415,7 @@ def trust_columns(weights, targets, predictions, errors, *, output_names=None, q
     targets = np.asarray(targets, dtype=np.float64).reshape(P.shape[1], -1)
     predictions = np.asarray(predictions, dtype=np.float64).reshape(P.shape[0], -1)
     k = targets.shape[1]
-    suffix = [""] if k == 1 else [f"_{name}" for name in output_names]
+    suffix = [""] if k == 1 else [f"_{name}" for name in cast(Sequence[str], output_names)]  # k > 1: named
     columns = {}
     for a in range(k):
         columns[f"prediction{suffix[a]}"] = predictions[:, a]
@@ -428,7 +434,7 @@ def trust_columns(weights, targets, predictions, errors, *, output_names=None, q
     return columns
 
 
-def signed_histogram(values, weights, edges) -> tuple[np.ndarray, np.ndarray]:
+def signed_histogram(values: ArrayLike, weights: ArrayLike, edges: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Densities of the positive and negative parts of one weight row over ``edges``, per unit of ``sum w``.
 
     Returns ``(up, down)``, both non-negative, one entry per bin: ``up - down`` integrates to one and its mean

@@ -15,12 +15,14 @@ against the model, so a wrong ``data``, ``y`` or ``sample_weight`` is refused ra
 from __future__ import annotations
 
 import time
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import shap
+from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
@@ -43,6 +45,9 @@ from ..utils import (
     training_names,
 )
 from ..weighted_targets import trust_columns
+
+if TYPE_CHECKING:
+    from ..utils import ConformanceProblem
 
 __all__ = ["BoostingExplainer"]
 
@@ -126,8 +131,9 @@ class BoostingExplainer(InstanceExplainer):
         "sample_weight": [None, "array-like"],
     }
 
-    def __init__(self, model, masker=None, *, data=None, y=None, kind="auto", sample_weight=None, max_memory=None,
-                 n_jobs=None, feature_names=None):
+    def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
+                 kind: str = "auto", sample_weight: ArrayLike | None = None, max_memory: float | None = None,
+                 n_jobs: int | None = None, feature_names: Sequence[str] | None = None) -> None:
         data = self._setup(locals())
         check_boosted_model(model)
         if data is None:
@@ -136,7 +142,7 @@ class BoostingExplainer(InstanceExplainer):
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data, name="masker")
         self.train_names_ = training_names(data, feature_names)
-        self.trees_ = read_boosted_model(model, self.data_, y, sample_weight)
+        self.trees_ = read_boosted_model(model, self.data_, cast(ArrayLike, y), sample_weight)  # y: _setup required it
         self.kind_ = self._resolve_kind(kind)
         self.targets_ = self.trees_.targets
         self.n_train_ = self.data_.shape[0]
@@ -160,7 +166,7 @@ class BoostingExplainer(InstanceExplainer):
                 "training gradients, exact for this model).")
         return kind
 
-    def _check_X(self, X, name: str = "X"):
+    def _check_X(self, X: Any, name: str = "X") -> Any:
         library = boosting_library(self.model)
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
         gb = library == "scikit-learn" and not hist
@@ -177,7 +183,7 @@ class BoostingExplainer(InstanceExplainer):
         return X
 
     @classmethod
-    def supports_model(cls, model, data=None) -> bool:
+    def supports_model(cls, model: Any, data: Any = None) -> bool:
         """True for the supported boosted models whose settings allow an exact decomposition.
 
         Examples
@@ -202,7 +208,7 @@ class BoostingExplainer(InstanceExplainer):
         return True
 
     @classmethod
-    def conformance_problem(cls):
+    def conformance_problem(cls) -> ConformanceProblem:
         """A 30-tree GradientBoostingRegressor on 60 diabetes rows, 6 held-out rows; explained: ``predict``."""
         from sklearn.ensemble import GradientBoostingRegressor
 
@@ -214,14 +220,14 @@ class BoostingExplainer(InstanceExplainer):
         return ConformanceProblem(model, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60], explained=model.predict,
                                   atol=1e-10)
 
-    def _expected_value(self):
+    def _expected_value(self) -> float | np.ndarray:
         constant = self.trees_.init_constant
         if constant is None:
             return super()._expected_value()
         return float(constant[0]) if constant.size == 1 else constant.copy()
 
     # ------------------------------------------------------------------ the decompositions
-    def _query(self, X):
+    def _query(self, X: Any) -> tuple[np.ndarray, Any, list[str]]:
         """(leaf ranks (m, T), validated rows, names) of ``X``; ``None`` gives the training rows."""
         if X is None:
             return np.ascontiguousarray(self.trees_.train_leaves.T), self.data_, list(self.train_names_)
@@ -229,7 +235,7 @@ class BoostingExplainer(InstanceExplainer):
         X = self._check_X(X)
         return self.trees_.apply(X), X, names
 
-    def weights(self, X=None) -> np.ndarray:
+    def weights(self, X: Any = None) -> np.ndarray:
         """Target weights ``W`` (m, n_train): ``predict(X) = F_0 (1 - W.sum(1)) + W @ y`` (squared error).
 
         With the default initial prediction (the weighted mean of ``y``) the rows of ``W`` sum to one and
@@ -309,7 +315,8 @@ class BoostingExplainer(InstanceExplainer):
         out[~(diagonal < 1.0 - 1e-9)] = np.nan
         return out
 
-    def trust_scores(self, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9) -> pd.DataFrame:
+    def trust_scores(self, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9),
+                     level: float = 0.9) -> pd.DataFrame:
         """Trust scores of the predictions at ``X`` from the signed target weights (squared error).
 
         The regression columns of :class:`~shap_instances.explainers.gap.GapExplainer`'s trust scores, computed
@@ -360,16 +367,17 @@ class BoostingExplainer(InstanceExplainer):
         frame.index = index
         return frame
 
-    def _values(self, leaves) -> np.ndarray:
+    def _values(self, leaves: np.ndarray) -> np.ndarray:
         """The explanation values (m, n_train, K) of validated leaf ranks, as a new array."""
         trees = self.trees_
         if self.kind_ == "weights":
             values = target_weights(trees, leaves, n_jobs=self.n_jobs)
-            values *= (self.targets_ - trees.init_constant[0])[None, :]  # in place: the weights become the values
+            init = cast(np.ndarray, trees.init_constant)  # weights need a constant start
+            values *= (self.targets_ - init[0])[None, :]  # in place: the weights become the values
             return values[:, :, None]
         return gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
 
-    def top_k(self, X=None, k: int = 10, *, output=None) -> sp.csr_matrix:
+    def top_k(self, X: Any = None, k: int = 10, *, output: int | str | None = None) -> sp.csr_matrix:
         """The ``k`` largest values (in absolute value) of each explained row, without the dense (m, n) values.
 
         Rows are explained in chunks whose values fit in ``max_memory`` (default 256 MiB), so memory stays
@@ -414,7 +422,7 @@ class BoostingExplainer(InstanceExplainer):
             raise InvalidParameterError(f"BoostingExplainer.top_k: the model has {K} margins; pass output= one of "
                                         f"{self.output_names_} (or its position).")
         else:
-            names = list(self.output_names_)
+            names = list(cast(list[str], self.output_names_))  # K > 1: the margins are named
             column = names.index(str(output)) if str(output) in names else int(output)
         leaves, _, _ = self._query(X)
         m = leaves.shape[0]
@@ -433,7 +441,7 @@ class BoostingExplainer(InstanceExplainer):
         indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
         return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
 
-    def __call__(self, X=None, y=None) -> shap.Explanation:
+    def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain ``X`` (``None``: the training rows, in-sample).
 
         Parameters
@@ -472,7 +480,7 @@ class BoostingExplainer(InstanceExplainer):
         explained = trees.margin(X)
         values = self._values(leaves)
         if self.kind_ == "weights":
-            base, explained = np.full(m, trees.init_constant[0]), explained[:, 0]
+            base, explained = np.full(m, cast(np.ndarray, trees.init_constant)[0]), explained[:, 0]
         else:
             base = trees.init_raw(X)
         if K == 1:
@@ -485,7 +493,7 @@ class BoostingExplainer(InstanceExplainer):
             atol=self._tolerance(leaves), compute_time=time.perf_counter() - t0,
         ))
 
-    def _tolerance(self, leaves) -> float:
+    def _tolerance(self, leaves: np.ndarray) -> float:
         """Tolerance of the reconstruction check: 1e-9 where the replay is exact, else a float32 bound.
 
         XGBoost stores leaf values and sums margins in float32: ``(T + 2) 2^-23 (|F_0| + sum_t |v_t(x)|)``.
@@ -496,9 +504,10 @@ class BoostingExplainer(InstanceExplainer):
         trees = self.trees_
         T, unit = trees.n_trees, 2.0 ** -23
         bound = _ATOL
+        init = cast(np.ndarray, trees.init_constant)  # xgboost and the weights kind start from a constant
         if trees.library == "xgboost":
             stored = np.abs(trees.leaf_values[np.arange(T)[None, :], leaves]).sum(axis=1)
-            bound += (T + 2) * unit * float(np.max(np.abs(trees.init_constant)) + np.max(stored, initial=0.0))
+            bound += (T + 2) * unit * float(np.max(np.abs(init)) + np.max(stored, initial=0.0))
         if trees.float32 and self.kind_ == "weights":
-            bound += (T + 2) * unit * float(np.max(np.abs(self.targets_ - trees.init_constant[0])))
+            bound += (T + 2) * unit * float(np.max(np.abs(self.targets_ - init[0])))
         return bound

@@ -6,8 +6,12 @@ The computations on rows of weights (quantiles, weighted errors, outlier scores,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ..utils import check_target, model_input
@@ -31,7 +35,7 @@ __all__ = [
 RUNNER_UP_RULES = ("outlier", "probability")
 
 
-def _runner_up(key, proba, predicted) -> np.ndarray:
+def _runner_up(key: np.ndarray, proba: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     """Per row, the class other than ``predicted`` with the smallest ``key`` (ties: larger probability, then
     the first class)."""
     m, n_classes = key.shape
@@ -45,8 +49,8 @@ def _runner_up(key, proba, predicted) -> np.ndarray:
     return best
 
 
-def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 0.9, outlier_scale: str = "raw",
-                     runner_up: str = "outlier") -> pd.DataFrame:
+def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9), level: float = 0.9,
+                     outlier_scale: str = "raw", runner_up: str = "outlier") -> pd.DataFrame:
     """Trust scores of a :class:`~shap_instances.explainers.gap.GapExplainer`'s predictions at ``X``.
 
     Columns, regression:
@@ -163,7 +167,7 @@ def gap_trust_scores(explainer, X, *, quantiles=(0.1, 0.5, 0.9), level: float = 
     return pd.DataFrame(columns)
 
 
-def trust_decile_table(score, error, *, n_bins: int = 10) -> pd.DataFrame:
+def trust_decile_table(score: ArrayLike, error: ArrayLike, *, n_bins: int = 10) -> pd.DataFrame:
     """Mean out-of-sample error (or accuracy) in each quantile bin of a trust score.
 
     Parameters

@@ -3,6 +3,8 @@ turning inputs into weight rows and columns (validation at the boundary), drawin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -11,8 +13,11 @@ import shap
 from ..exceptions import DataValidationError
 from ..weighted_targets import as_weight_rows, signed_histogram
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def weight_matrix(explanation_or_data) -> sp.csr_matrix:
+
+def weight_matrix(explanation_or_data: Any) -> sp.csr_matrix:
     """Rows of finite weights (any sign): a weight matrix as given, or an Explanation's normalised |values|."""
     if isinstance(explanation_or_data, shap.Explanation):
         values = np.abs(np.asarray(explanation_or_data.values, dtype=np.float64))
@@ -25,7 +30,7 @@ def weight_matrix(explanation_or_data) -> sp.csr_matrix:
     return as_weight_rows(explanation_or_data)
 
 
-def weight_row(weights, n: int) -> np.ndarray:
+def weight_row(weights: Any, n: int) -> np.ndarray:
     """One dense row of ``n`` weights (any sign) from a 1-D array or a one-row (sparse) matrix."""
     matrix = weight_matrix(weights)
     if matrix.shape[0] != 1:
@@ -37,7 +42,8 @@ def weight_row(weights, n: int) -> np.ndarray:
     return matrix.toarray().ravel()
 
 
-def draw_weighted_histogram(ax, values, w, edges, *, color, label, negative_color="#D81B60"):
+def draw_weighted_histogram(ax: Axes, values: np.ndarray, w: np.ndarray, edges: Any, *, color: Any,
+                            label: str, negative_color: Any = "#D81B60") -> None:
     """Draw the weighted density of ``values`` on ``ax``: the positive part up (``label``) and, for signed
     weights, the negative part down; both per unit of ``sum w`` (:func:`~shap_instances.weighted_targets.
     signed_histogram`)."""
@@ -49,7 +55,7 @@ def draw_weighted_histogram(ax, values, w, edges, *, color, label, negative_colo
         ax.axhline(0.0, color="black", linewidth=0.6)
 
 
-def column(data, feature):
+def column(data: Any, feature: int | str) -> tuple[np.ndarray, str]:
     """(values, name) of one feature of ``data`` (DataFrame column name or integer position)."""
     if isinstance(data, pd.DataFrame):
         if isinstance(feature, str):
@@ -65,7 +71,7 @@ def column(data, feature):
     return array[:, int(feature)], f"x{int(feature)}"
 
 
-def point_value(point, data, feature):
+def point_value(point: Any, data: Any, feature: int | str) -> float | None:
     """The value of ``feature`` at the explained point (Series, 1-D array or one-row DataFrame)."""
     if point is None:
         return None

@@ -3,17 +3,22 @@ proximities and signed boosting weights alike (the share of ``sum |w|``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 from ..weighted_targets import cumulative_weight
 from ._gap_common import weight_matrix
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["gap_cumulative_weight"]
 
 
-def gap_cumulative_weight(explanation_or_data, *, ax=None, show=True, max_rows: int = 50, level: float = 0.9,
-                          log_x: bool = True, color="#1E88E5"):
+def gap_cumulative_weight(explanation_or_data: Any, *, ax: Axes | None = None, show: bool = True, max_rows: int = 50,
+                          level: float = 0.9, log_x: bool = True, color: Any = "#1E88E5") -> Axes | None:
     """Plot, for each explained point, the share of its absolute weight carried by its k largest weights.
 
     Parameters

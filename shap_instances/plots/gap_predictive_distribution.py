@@ -3,19 +3,31 @@ proximities and signed boosting weights."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ._gap_common import draw_weighted_histogram, weight_row
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..explainers.boosting import BoostingExplainer
+    from ..explainers.gap import GapExplainer
+
 __all__ = ["gap_predictive_distribution"]
 
 
-def gap_predictive_distribution(targets, *, weights, true_value=None, errors=None, quantiles=(0.1, 0.5, 0.9),
-                                bins=30, ax=None, show=True, color="#0D47A1"):
+def gap_predictive_distribution(targets: ArrayLike | GapExplainer | BoostingExplainer, *, weights: ArrayLike,
+                                true_value: float | None = None, errors: ArrayLike | str | None = None,
+                                quantiles: Sequence[float] = (0.1, 0.5, 0.9), bins: int = 30,
+                                ax: Axes | None = None, show: bool = True, color: str = "#0D47A1") -> Axes | None:
     """Histogram of the training targets weighted by one point's weights, with its mean and quantiles.
 
     A forest's regression prediction is the mean of this distribution exactly
@@ -87,7 +99,7 @@ def gap_predictive_distribution(targets, *, weights, true_value=None, errors=Non
                 "classifier that distribution is predict_proba itself (and multi-output forests: pass one output's "
                 "targets and weights)."
             )
-        y = explainer.targets_[:, 0]
+        y: Any = explainer.targets_[:, 0]
     elif explainer is not None:
         if explainer.kind_ != "weights":
             raise UnsupportedModelError(
@@ -122,7 +134,7 @@ def gap_predictive_distribution(targets, *, weights, true_value=None, errors=Non
                                       "argument; otherwise pass an array of absolute training errors.")
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
-    edges = np.histogram_bin_edges(y, bins=bins)
+    edges: Any = np.histogram_bin_edges(y, bins=bins)
     ax.hist(y, bins=edges, density=True, color="#90CAF9", alpha=0.6, label="training targets (unweighted)")
     draw_weighted_histogram(ax, y, w, edges, color=color, label="weighted")
     ax.axvline(prediction, color="#2E7D32", linewidth=2.2, label=f"prediction (weighted mean) {prediction:.4g}")

@@ -3,16 +3,24 @@ proximities or signed boosting weights."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 import matplotlib.pyplot as plt
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError
 from ._gap_common import column, draw_weighted_histogram, point_value, weight_row
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["gap_weighted_histograms"]
 
 
-def gap_weighted_histograms(data, *, weights, feature=0, point=None, mask=None, bins=30, ax=None, show=True):
+def gap_weighted_histograms(data: Any, *, weights: ArrayLike, feature: int | str = 0, point: Any = None,
+                            mask: ArrayLike | None = None, bins: int = 30, ax: Axes | None = None,
+                            show: bool = True) -> Axes | None:
     """Overlay the training distribution of a feature and its weighted distribution around one point.
 
     With signed weights (``BoostingExplainer.weights``) the positive part is drawn up and the negative part
@@ -63,12 +71,13 @@ def gap_weighted_histograms(data, *, weights, feature=0, point=None, mask=None, 
         raise DataValidationError("mask selects no training point.")
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.8))
-    edges = np.histogram_bin_edges(values[keep], bins=bins)
+    edges: Any = np.histogram_bin_edges(values[keep], bins=bins)
     ax.hist(values[keep], bins=edges, density=True, color="#90CAF9", alpha=0.7, label="training (unweighted)")
     if w[keep].sum() > 0:
         draw_weighted_histogram(ax, values[keep], w[keep], edges, color="#0D47A1", label="weighted")
     if point is not None:
-        ax.axvline(point_value(point, data, feature), color="#D50000", linewidth=2, label="explained point")
+        ax.axvline(cast(float, point_value(point, data, feature)), color="#D50000", linewidth=2,
+                   label="explained point")
     ax.set_xlabel(name)
     ax.set_ylabel("density")
     ax.legend(loc="best", frameon=False, fontsize=8)
