@@ -68,17 +68,21 @@ def _one_point(model, X_train, y_train, sample_weight, xq, order, sizes, base, o
 
 
 def deletion_diagnostics(model, X_train, y_train, X, scores, *, fractions=(0.01, 0.02, 0.03, 0.04, 0.05),
-                         sample_weight=None, output=None, n_jobs=None):
+                         sizes=None, sample_weight=None, output=None, n_jobs=None) -> DeletionResult:
     """DEL+ / DEL- of ``scores`` for each row of ``X``, refitting clones of ``model`` (parallel over rows).
 
     Parameters
     ----------
-    model : fitted scikit-learn estimator (refitted as clones, never modified)
+    model : fitted scikit-learn estimator (refitted as clones, never modified); any estimator with ``fit`` and
+        ``predict`` (or ``decision_function``), e.g. the factor models of :mod:`shap_instances.lowrank` on
+        (n, 2) (user, item) pairs
     X_train, y_train : the data it was fitted on (sparse X stays sparse)
     X : array of shape (n, p), the explained points
     scores : array of shape (n, n_train), importance of each training point for each explained point
     fractions : sequence of float in (0, 1], default 1%..5%
         Removal sizes as fractions of the training set (at least one point each).
+    sizes : sequence of int, optional
+        Removal sizes as counts instead (e.g. 10..50 ratings, Tsai et al.'s Table 2); overrides ``fractions``.
     sample_weight : training sample weights passed to ``fit``
     output : int, column of a multi-output decision function
     n_jobs : joblib workers over explained points
@@ -107,10 +111,16 @@ def deletion_diagnostics(model, X_train, y_train, X, scores, *, fractions=(0.01,
     n_train = Xt.shape[0]
     if scores.shape != (Xq.shape[0], n_train):
         raise ValueError(f"scores must have shape {(Xq.shape[0], n_train)} (explained x training), got {scores.shape}.")
-    fr = np.asarray(fractions, dtype=np.float64).reshape(-1)
-    if fr.size == 0 or np.any(fr <= 0) or np.any(fr > 1):
-        raise ValueError(f"fractions must lie in (0, 1], got {fractions!r}.")
-    sizes = np.maximum(1, np.round(fr * n_train).astype(int))
+    if sizes is not None:
+        counts = np.asarray(sizes).reshape(-1)
+        if counts.size == 0 or counts.dtype.kind not in "iu" or np.any(counts < 1) or np.any(counts > n_train):
+            raise ValueError(f"sizes must be integers in [1, {n_train}], got {sizes!r}.")
+        sizes = counts.astype(int)
+    else:
+        fr = np.asarray(fractions, dtype=np.float64).reshape(-1)
+        if fr.size == 0 or np.any(fr <= 0) or np.any(fr > 1):
+            raise ValueError(f"fractions must lie in (0, 1], got {fractions!r}.")
+        sizes = np.maximum(1, np.round(fr * n_train).astype(int))
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     base = _score(model, Xq, output)
     orders = np.argsort(-scores, axis=1, kind="stable")
