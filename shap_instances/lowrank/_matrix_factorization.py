@@ -8,6 +8,7 @@ a well-posed least-squares problem). Each half-step solves one ``k x k`` system 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -18,18 +19,16 @@ from ._soft_impute import check_pairs
 __all__ = ["MatrixFactorization"]
 
 
-def _half_step(rows, cols, r, other, n_rows, alpha):
-    """Ridge solution of every row's factor given the other side's factors (batched k x k solves)."""
+def _half_step(indicator, cols, r, other, alpha):
+    """Ridge solution of every row's factor given the other side's factors (batched k x k solves).
+
+    ``indicator`` is the sparse (n_rows, n_ratings) matrix with a 1 where a rating belongs to a row, so the
+    per-row Gram matrices and right-hand sides are two sparse-dense products.
+    """
     k = other.shape[1]
-    order = np.argsort(rows, kind="stable")
-    rows_s, F = rows[order], other[cols[order]]
-    starts = np.searchsorted(rows_s, np.arange(n_rows))
-    has = np.bincount(rows_s, minlength=n_rows) > 0
-    gram = np.zeros((n_rows, k, k))
-    rhs = np.zeros((n_rows, k))
-    idx = starts[has]
-    gram[has] = np.add.reduceat(F[:, :, None] * F[:, None, :], idx, axis=0)
-    rhs[has] = np.add.reduceat(F * r[order][:, None], idx, axis=0)
+    F = other[cols]
+    gram = np.asarray(indicator @ (F[:, :, None] * F[:, None, :]).reshape(-1, k * k)).reshape(-1, k, k)
+    rhs = np.asarray(indicator @ (F * r[:, None]))
     gram += alpha * np.eye(k)
     return np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
 
@@ -87,7 +86,7 @@ class MatrixFactorization(RegressorMixin, BaseEstimator):
         """Fit on ``X`` (n, 2) integer (user, item) pairs and ratings ``y`` (n,)."""
         if not (isinstance(self.n_components, int | np.integer) and self.n_components >= 1):
             raise DataValidationError(f"n_components must be a positive integer, got {self.n_components!r}.")
-        if not (np.isscalar(self.alpha) and self.alpha > 0):
+        if not (isinstance(self.alpha, int | float | np.number) and float(self.alpha) > 0):
             raise DataValidationError(f"alpha must be a positive number, got {self.alpha!r}.")
         users, items = check_pairs(X)
         y = np.asarray(y, dtype=np.float64).reshape(-1)
@@ -107,12 +106,15 @@ class MatrixFactorization(RegressorMixin, BaseEstimator):
                     f"init must be factors of shapes {(shape[0], k)} and {(shape[1], k)}, got {U.shape} and {V.shape}.")
         self.mean_ = float(y.mean()) if self.center else 0.0
         r = y - self.mean_
+        ones, positions = np.ones(users.shape[0]), np.arange(users.shape[0])
+        by_user = sp.csr_matrix((ones, (users, positions)), shape=(shape[0], users.shape[0]))
+        by_item = sp.csr_matrix((ones, (items, positions)), shape=(shape[1], users.shape[0]))
         previous = np.inf
         it = 0
         while it < int(self.max_iter):
             it += 1
-            U = _half_step(users, items, r, V, shape[0], alpha)
-            V = _half_step(items, users, r, U, shape[1], alpha)
+            U = _half_step(by_user, items, r, V, alpha)
+            V = _half_step(by_item, users, r, U, alpha)
             residual = r - np.einsum("ij,ij->i", U[users], V[items])
             objective = 0.5 * (residual @ residual + alpha * (np.sum(U * U) + np.sum(V * V)))
             if previous - objective <= self.tol * objective:

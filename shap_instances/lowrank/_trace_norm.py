@@ -74,7 +74,7 @@ class TraceNormRegression(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y) -> TraceNormRegression:
         """Fit on ``X`` (n, d1, d2) matrix inputs and targets ``y`` (n,)."""
-        if not (np.isscalar(self.lam) and self.lam > 0):
+        if not (isinstance(self.lam, int | float | np.number) and float(self.lam) > 0):
             raise DataValidationError(f"lam must be a positive number, got {self.lam!r}.")
         Xa = _check_matrices(X)
         n, d1, d2 = Xa.shape
@@ -84,7 +84,7 @@ class TraceNormRegression(RegressorMixin, BaseEstimator):
         A = Xa.reshape(n, d1 * d2)
         if self.fit_intercept:
             A = np.hstack([A, np.ones((n, 1))])
-        step = n / max(np.linalg.norm(A, 2) ** 2, 1e-300)  # 1 / Lipschitz constant of the smooth part
+        step = n / max(float(np.linalg.norm(A, 2)) ** 2, 1e-300)  # 1 / Lipschitz constant of the smooth part
         lam = float(self.lam)
         w = np.zeros(A.shape[1])
         z, t = w.copy(), 1.0
@@ -97,7 +97,7 @@ class TraceNormRegression(RegressorMixin, BaseEstimator):
             S = np.maximum(S - step * lam, 0.0)
             w_new = g.copy()
             w_new[:d1 * d2] = ((P * S) @ Qt).ravel()
-            change = np.linalg.norm(w_new - w) / max(np.linalg.norm(w_new), 1.0)
+            change = float(np.linalg.norm(w_new - w)) / max(float(np.linalg.norm(w_new)), 1.0)
             t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
             z = w_new + ((t - 1.0) / t_new) * (w_new - w)
             w, t = w_new, t_new
@@ -158,8 +158,8 @@ class TraceNormRepresenter:
         self.column_projections_ = self._columns(Xa)
         self.row_projections_ = self._rows(Xa)
         rebuilt = (U * S) @ U.T @ np.einsum("n,nij->ij", self.global_importance_, Xa)
-        self.optimality_violation_ = float(np.max(np.abs(rebuilt - model.coef_)) /
-                                           max(float(np.max(np.abs(model.coef_))), 1e-300))
+        scale = max(float(np.max(np.abs(model.coef_))), 1e-300)
+        self.optimality_violation_ = float(np.max(np.abs(rebuilt - model.coef_))) / scale
         self.feature_names_ = [f"train[{i}]" for i in range(Xa.shape[0])]
         self._y = y
 
