@@ -17,14 +17,11 @@ from shap_instances.lowrank import (
     fia_scores,
 )
 from shap_instances.metrics import InfluenceFunction, deletion_diagnostics
+from tests.test_representer_lowrank import _problem
 
 
 def _ratings(seed=0, n_users=25, n_items=18, rank=2, frac=0.5, noise=0.2):
-    rng = np.random.default_rng(seed)
-    full = rng.normal(size=(n_users, rank)) @ rng.normal(size=(rank, n_items)) + noise * rng.normal(
-        size=(n_users, n_items))
-    pairs = np.argwhere(rng.random((n_users, n_items)) < frac)
-    return pairs, full[pairs[:, 0], pairs[:, 1]]
+    return _problem(seed, n_users, n_items, rank, frac, noise)
 
 
 @pytest.fixture(scope="module")

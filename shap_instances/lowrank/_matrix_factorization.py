@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DataValidationError
 from ..utils import check_random_state
-from ._soft_impute import check_pairs
+from ._soft_impute import check_pairs, check_ratings
 
 __all__ = ["MatrixFactorization"]
 
@@ -88,13 +88,7 @@ class MatrixFactorization(RegressorMixin, BaseEstimator):
             raise DataValidationError(f"n_components must be a positive integer, got {self.n_components!r}.")
         if not (isinstance(self.alpha, int | float | np.number) and float(self.alpha) > 0):
             raise DataValidationError(f"alpha must be a positive number, got {self.alpha!r}.")
-        users, items = check_pairs(X)
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        if y.shape[0] != users.shape[0] or not np.all(np.isfinite(y)):
-            raise DataValidationError(f"y must hold {users.shape[0]} finite ratings (one per pair), got {y.shape}.")
-        shape = tuple(self.shape) if self.shape is not None else (int(users.max()) + 1, int(items.max()) + 1)
-        if users.max() >= shape[0] or items.max() >= shape[1]:
-            raise DataValidationError(f"pairs exceed shape={shape}.")
+        users, items, y, shape = check_ratings(X, y, self.shape)
         k, alpha = int(self.n_components), float(self.alpha)
         if self.init is None:
             rng = check_random_state(self.random_state)

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import DataValidationError
 from ..utils import check_memory
 
-__all__ = ["SoftImpute", "check_pairs"]
+__all__ = ["SoftImpute", "check_pairs", "check_ratings"]
 
 
 def check_pairs(X, name="X", shape=None) -> tuple[np.ndarray, np.ndarray]:
@@ -43,6 +43,28 @@ def check_pairs(X, name="X", shape=None) -> tuple[np.ndarray, np.ndarray]:
             f"{name} holds a user index >= {shape[0]} or an item index >= {shape[1]} (the fitted matrix shape)."
         )
     return arr[:, 0], arr[:, 1]
+
+
+def check_ratings(X, y, shape=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+    """Validate (user, item) pairs and their ratings for a factor model's ``fit``: distinct pairs within
+    ``shape`` (default: one more than the largest indices), finite ratings, one per pair.
+
+    Examples
+    --------
+    >>> users, items, y, shape = check_ratings([[0, 2], [1, 0]], [4.0, 3.0])
+    >>> shape
+    (2, 3)
+    """
+    users, items = check_pairs(X)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    if y.shape[0] != users.shape[0] or not np.all(np.isfinite(y)):
+        raise DataValidationError(f"y must hold {users.shape[0]} finite ratings (one per pair), got {y.shape}.")
+    size = tuple(int(d) for d in shape) if shape is not None else (int(users.max()) + 1, int(items.max()) + 1)
+    if len(size) != 2 or users.max() >= size[0] or items.max() >= size[1]:
+        raise DataValidationError(f"pairs exceed shape={shape}.")
+    if np.unique(users * size[1] + items).size != users.size:
+        raise DataValidationError("X holds duplicate (user, item) pairs; aggregate the ratings first.")
+    return users, items, y, (size[0], size[1])
 
 
 class SoftImpute(RegressorMixin, BaseEstimator):
@@ -105,15 +127,7 @@ class SoftImpute(RegressorMixin, BaseEstimator):
             raise DataValidationError(f"lam must be a positive number, got {self.lam!r}.")
         if self.solver not in ("auto", "dense", "sparse"):
             raise DataValidationError(f"solver must be 'auto', 'dense' or 'sparse', got {self.solver!r}.")
-        users, items = check_pairs(X)
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        if y.shape[0] != users.shape[0] or not np.all(np.isfinite(y)):
-            raise DataValidationError(f"y must hold {users.shape[0]} finite ratings (one per pair), got {y.shape}.")
-        shape = tuple(self.shape) if self.shape is not None else (int(users.max()) + 1, int(items.max()) + 1)
-        if users.max() >= shape[0] or items.max() >= shape[1]:
-            raise DataValidationError(f"pairs exceed shape={shape}.")
-        if np.unique(users * shape[1] + items).size != users.size:
-            raise DataValidationError("X holds duplicate (user, item) pairs; aggregate the ratings first.")
+        users, items, y, shape = check_ratings(X, y, self.shape)
         self.shape_ = shape
         self.mean_ = float(y.mean()) if self.center else 0.0
         r = y - self.mean_
