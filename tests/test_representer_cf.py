@@ -212,7 +212,7 @@ def test_fia_equals_newton_step_on_the_block(mf):
 @pytest.mark.slow
 def test_fia_and_representer_beat_random_on_deletion(mf):
     model, pairs, ratings = mf
-    warm = clone(model).set_params(init=(model.user_factors_, model.item_factors_))
+    warm = clone(model).set_params(init=(model.user_factors_, model.item_factors_)).fit(pairs, ratings)
     query = np.array([[u, i] for u in range(6) for i in range(3) if not np.any((pairs == [u, i]).all(1))])[:6]
     rep = MatrixFactorizationRepresenter(model.user_factors_, model.item_factors_, pairs, ratings, offset=model.mean_)
     for scores in (fia_scores(model, pairs, ratings, query), rep(query, mode="union").values):
