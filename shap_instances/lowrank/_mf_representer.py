@@ -131,9 +131,10 @@ class MatrixFactorizationRepresenter:
         Parameters
         ----------
         user, item : int
-        mode : {"item", "user"}
+        mode : {"item", "user", "union"}
             "item": the user's own past interactions (``<V~_i, V~_item>``); "user": other users'
-            interactions with the item (``<U~_u, U~_user>``).
+            interactions with the item (``<U~_u, U~_user>``); "union": both sets, each scored by its own
+            formula (Definition 1; the pair itself, if it is a training interaction, counts as user-based).
 
         Returns
         -------
@@ -161,8 +162,14 @@ class MatrixFactorizationRepresenter:
         elif mode == "user":
             idx = self._by_item[self._item_ptr[i]:self._item_ptr[i + 1]]
             sim = self.user_embeddings_[self.users_[idx]] @ self.user_embeddings_[u]
+        elif mode == "union":  # Definition 1: the item's raters (j = j' first), then the user's other ratings
+            by_user, by_user_scores = self._attributions(u, i, "item")
+            by_item, by_item_scores = self._attributions(u, i, "user")
+            other = self.items_[by_user] != i
+            return (np.concatenate([by_item, by_user[other]]),
+                    np.concatenate([by_item_scores, by_user_scores[other]]))
         else:
-            raise DataValidationError(f"mode must be 'item' or 'user' here, got {mode!r}.")
+            raise DataValidationError(f"mode must be 'item', 'user' or 'union' here, got {mode!r}.")
         return idx, self.global_importance_[idx] * sim
 
     def predict(self, X: Any) -> np.ndarray:
@@ -173,27 +180,38 @@ class MatrixFactorizationRepresenter:
     def __call__(self, X: Any, *, mode: str = "item", max_memory: float | None = None) -> shap.Explanation:
         """Explanation of shape (n, n_interactions): players are the training interactions.
 
-        ``mode="both"`` averages the user- and item-based attributions (each alone sums to the prediction
-        at a nuclear-norm optimum, so their mean does too).
+        ``mode``: "item" (the default: the user's own past ratings, the paper's Table 3 reading), "user"
+        (other users' ratings of the item), "both" (the mean of the two; at a nuclear-norm optimum each sums
+        to the prediction, so their mean does too) or "union" (Definition 1: every interaction that shares
+        the user or the item with its own score, the ranking the paper's Table 2 deletes by; it is "both"
+        times two except on the explained pair itself, and sums to about twice the prediction, so no
+        efficiency is claimed).
         """
         start = time.perf_counter()
-        if mode not in ("item", "user", "both"):
-            raise DataValidationError(f"mode must be 'item', 'user' or 'both', got {mode!r}.")
+        if mode not in ("item", "user", "both", "union"):
+            raise DataValidationError(f"mode must be 'item', 'user', 'both' or 'union', got {mode!r}.")
         users, items = check_pairs(X, shape=(self.user_embeddings_.shape[0], self.item_embeddings_.shape[0]))
         n, m = users.shape[0], self.users_.shape[0]
         check_memory(8.0 * n * m * 2, f"matrix-factorisation representer values of {n} x {m}",
                      max_memory=max_memory, instead="Use attributions(user, item), which returns only the nonzeros.")
-        values = mf_representer_values(
-            users, items, self.users_, self.items_, self.global_importance_,
-            np.ascontiguousarray(self.user_embeddings_), np.ascontiguousarray(self.item_embeddings_),
-            self._user_ptr, self._by_user, self._item_ptr, self._by_item,
-            mode in ("item", "both"), mode in ("user", "both"), 0.5 if mode == "both" else 1.0,
-        )
+        U, V = np.ascontiguousarray(self.user_embeddings_), np.ascontiguousarray(self.item_embeddings_)
+
+        def kernel(use_item, use_user, weight):
+            return mf_representer_values(users, items, self.users_, self.items_, self.global_importance_, U, V,
+                                         self._user_ptr, self._by_user, self._item_ptr, self._by_item,
+                                         use_item, use_user, weight)
+
+        if mode == "union":
+            user_based = kernel(False, True, 1.0)
+            same_pair = (self.users_[None, :] == users[:, None]) & (self.items_[None, :] == items[:, None])
+            values = np.where(same_pair, user_based, user_based + kernel(True, False, 1.0))
+        else:
+            values = kernel(mode in ("item", "both"), mode in ("user", "both"), 0.5 if mode == "both" else 1.0)
         prediction = self.offset + np.einsum("ij,ij->i", self.user_embeddings_[users], self.item_embeddings_[items])
         return build_explanation(
             values, np.full(n, self.offset), feature_names=self.feature_names_,
             data=np.broadcast_to(self.ratings_, (n, m)),
             row_names=[f"({u}, {i})" for u, i in zip(users, items, strict=True)],
-            explained=prediction if self.exact else None, atol=1e-6, on_violation="warn",
+            explained=prediction if self.exact and mode != "union" else None, atol=1e-6, on_violation="warn",
             compute_time=time.perf_counter() - start,
         )

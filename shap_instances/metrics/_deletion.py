@@ -71,18 +71,23 @@ def _one_point(model: Any, X_train: Any, y_train: np.ndarray, sample_weight: np.
 
 
 def deletion_diagnostics(model: Any, X_train: Any, y_train: ArrayLike, X: Any, scores: ArrayLike, *,
-                         fractions: ArrayLike = (0.01, 0.02, 0.03, 0.04, 0.05), sample_weight: ArrayLike | None = None,
-                         output: int | None = None, n_jobs: int | None = None) -> DeletionResult:
+                         fractions: ArrayLike = (0.01, 0.02, 0.03, 0.04, 0.05), sizes: ArrayLike | None = None,
+                         sample_weight: ArrayLike | None = None, output: int | None = None,
+                         n_jobs: int | None = None) -> DeletionResult:
     """DEL+ / DEL- of ``scores`` for each row of ``X``, refitting clones of ``model`` (parallel over rows).
 
     Parameters
     ----------
-    model : fitted scikit-learn estimator (refitted as clones, never modified)
+    model : fitted scikit-learn estimator (refitted as clones, never modified); any estimator with ``fit`` and
+        ``predict`` (or ``decision_function``), e.g. the factor models of :mod:`shap_instances.lowrank` on
+        (n, 2) (user, item) pairs
     X_train, y_train : the data it was fitted on (sparse X stays sparse)
     X : array of shape (n, p), the explained points
     scores : array of shape (n, n_train), importance of each training point for each explained point
     fractions : sequence of float in (0, 1], default 1%..5%
         Removal sizes as fractions of the training set (at least one point each).
+    sizes : sequence of int, optional
+        Removal sizes as counts instead (e.g. 10..50 ratings, Tsai et al.'s Table 2); overrides ``fractions``.
     sample_weight : training sample weights passed to ``fit``
     output : int, column of a multi-output decision function
     n_jobs : joblib workers over explained points
@@ -111,18 +116,24 @@ def deletion_diagnostics(model: Any, X_train: Any, y_train: ArrayLike, X: Any, s
     n_train = Xt.shape[0]
     if scores.shape != (Xq.shape[0], n_train):
         raise ValueError(f"scores must have shape {(Xq.shape[0], n_train)} (explained x training), got {scores.shape}.")
-    fr = np.asarray(fractions, dtype=np.float64).reshape(-1)
-    if fr.size == 0 or np.any(fr <= 0) or np.any(fr > 1):
-        raise ValueError(f"fractions must lie in (0, 1], got {fractions!r}.")
-    sizes = np.maximum(1, np.round(fr * n_train).astype(int))
+    if sizes is not None:
+        counts = np.asarray(sizes).reshape(-1)
+        if counts.size == 0 or counts.dtype.kind not in "iu" or np.any(counts < 1) or np.any(counts > n_train):
+            raise ValueError(f"sizes must be integers in [1, {n_train}], got {sizes!r}.")
+        removed = counts.astype(int)
+    else:
+        fr = np.asarray(fractions, dtype=np.float64).reshape(-1)
+        if fr.size == 0 or np.any(fr <= 0) or np.any(fr > 1):
+            raise ValueError(f"fractions must lie in (0, 1], got {fractions!r}.")
+        removed = np.maximum(1, np.round(fr * n_train).astype(int))
     sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     base = _score(model, Xq, output)
     orders = np.argsort(-scores, axis=1, kind="stable")
     rows = [Xq[j:j + 1] for j in range(Xq.shape[0])]
     results = Parallel(n_jobs=n_jobs)(
-        delayed(_one_point)(model, Xt, y_train, sw, rows[j], orders[j], sizes, base[j], output)
+        delayed(_one_point)(model, Xt, y_train, sw, rows[j], orders[j], removed, base[j], output)
         for j in range(Xq.shape[0])
     )
-    stacked = np.stack(results) if results else np.empty((0, 2, len(sizes)))
-    return DeletionResult(stacked[:, 0], stacked[:, 1], sizes)
+    stacked = np.stack(results) if results else np.empty((0, 2, len(removed)))
+    return DeletionResult(stacked[:, 0], stacked[:, 1], removed)
 

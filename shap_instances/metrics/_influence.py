@@ -4,6 +4,12 @@ Removing training point ``i`` moves the parameters (coefficients on the active s
 unpenalised intercept) by about ``-H^{-1} g_i z_i`` (``z_i = x_{i,S}`` with a 1 appended, ``H`` the Hessian
 of the objective on those coordinates, ``g_i`` the negative loss derivative), so the prediction at ``x'``
 drops by ``g_i z'^T H^{-1} z_i``: that is the score (Koh and Liang, 2017; Avella-Medina, 2017).
+
+``variant="paper"`` builds the influence function as Tsai et al. (2023, Section 6.2.1) write it, after
+Avella-Medina (2017, Proposition 5.3): the active coefficients only (no intercept coordinate, even when the
+model has one) and the penalty's gradient added to each point's loss gradient,
+``-(c_i grad l_i + lam1 sign(w_S))^T H_S^{-1} x'_S``. The second term is the same for every training point,
+so it shifts all scores of one explained point by one constant and changes no ranking.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from ..exceptions import InvalidParameterError
 from ..linear_objective import linear_objective
 from ..utils import check_data, check_fitted
 from ._l2_representer import select_output
@@ -32,6 +39,10 @@ class InfluenceFunction:
     output : class label or index for multi-output models (each output treated as its own problem)
     damping : float, default=1e-10
         Added to the Hessian's diagonal (relative to its largest entry) for numerical stability.
+    variant : {"leave-one-out", "paper"}, default="leave-one-out"
+        "leave-one-out": the Hessian and the scores include the unpenalised intercept (the first-order
+        change of the prediction when a point is removed); "paper": the formula of Tsai et al. (2023),
+        active coefficients only plus the constant ``-lam1 sign(w_S)^T H_S^{-1} x'_S`` per explained point.
 
     Examples
     --------
@@ -46,8 +57,11 @@ class InfluenceFunction:
     """
 
     def __init__(self, model: Any, X_train: Any, y_train: ArrayLike, *, sample_weight: ArrayLike | None = None,
-                 output: int | str | None = None, damping: float = 1e-10) -> None:
+                 output: int | str | None = None, damping: float = 1e-10, variant: str = "leave-one-out") -> None:
+        if variant not in ("leave-one-out", "paper"):
+            raise InvalidParameterError(f"variant must be 'leave-one-out' or 'paper', got {variant!r}.")
         check_fitted(model)
+        self.variant = variant
         obj = linear_objective(model, np.asarray(y_train), sample_weight)
         Xt = check_data(X_train, name="X_train", allow_sparse=True, n_features=obj.coef.shape[1])
         k = select_output(obj, output)
@@ -58,7 +72,9 @@ class InfluenceFunction:
         active = np.flatnonzero(w != 0) if obj.lam1[k] > 0 or obj.positive else np.arange(w.size)
         self.active_features_ = active
         self._p = obj.coef.shape[1]
-        self._intercept = bool(np.any(obj.intercept != 0)) or getattr(model, "fit_intercept", False)
+        self._intercept = variant == "leave-one-out" and (
+            bool(np.any(obj.intercept != 0)) or bool(getattr(model, "fit_intercept", False)))
+        self._penalty_gradient = obj.lam1[k] * np.sign(w[active]) if variant == "paper" else None
         self._a = obj.intercept_scaling if obj.intercept_scaling is not None else 1.0
         Z = self._design(Xt)
         HZ = Z.multiply(h[:, None]) if sp.issparse(Z) else Z * h[:, None]
@@ -88,11 +104,14 @@ class InfluenceFunction:
         from scipy.linalg import cho_solve
 
         A = cho_solve((self._cho, True), Zq.T)  # (q, n)
-        return np.asarray(self._Z @ A).T * self.g_[None, :]
+        scores = np.asarray(self._Z @ A).T * self.g_[None, :]
+        if self._penalty_gradient is not None:  # one constant per explained point: no ranking changes
+            scores -= (self._penalty_gradient @ A)[:, None]
+        return scores
 
 
 def influence_scores(model: Any, X_train: Any, y_train: ArrayLike, X: Any, *, sample_weight: ArrayLike | None = None,
-                     output: int | str | None = None) -> np.ndarray:
+                     output: int | str | None = None, variant: str = "leave-one-out") -> np.ndarray:
     """One-shot :class:`InfluenceFunction` scores (n, n_train).
 
     Examples
@@ -105,4 +124,5 @@ def influence_scores(model: Any, X_train: Any, y_train: ArrayLike, X: Any, *, sa
     >>> influence_scores(Ridge().fit(X, y), X, y, X[:2]).shape
     (2, 30)
     """
-    return InfluenceFunction(model, X_train, y_train, sample_weight=sample_weight, output=output).scores(X)
+    return InfluenceFunction(model, X_train, y_train, sample_weight=sample_weight, output=output,
+                             variant=variant).scores(X)
