@@ -142,11 +142,12 @@ def figures(runtimes, largest, n):
     ax.legend(fontsize=8)
     fig.savefig(FIGURES / "residual_estimators_runtime.png", dpi=90, bbox_inches="tight")
     plt.close(fig)
-    fig, axes = plt.subplots(1, 5, figsize=(26, 4.5))
+    fig, axes = plt.subplots(1, 5, figsize=(30, 4.8), gridspec_kw={"wspace": 0.45})
     truth = largest["reference"]
     residual = truth.base_values + truth.values.sum(axis=1)
     for ax, (label, explanation) in zip(axes, largest.items()):
         cc_plot(explanation, ax=ax, show=False, label="MEDV")
+        ax.set_ylabel("contribution mean")
         gap = np.mean(np.abs(residual - explanation.base_values - explanation.values.sum(axis=1)))
         ax.set_title(f"{label}: mean abs(residual - sum) {gap:.2g}", fontsize=9)
     fig.suptitle(f"Boston (n = {n}), Ridge: CC plots of the estimators (figure 9)")
