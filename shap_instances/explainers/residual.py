@@ -363,8 +363,9 @@ class InstanceKernelExplainer(InstanceExplainer):
             Explained rows and their targets (default: the training rows).
         weights : "sign", "mean", array-like of shape (n_explained,), or a list of these, default="sign"
             "sign": ``w_j = -sgn(e_j) / m``, Liu & Barnard's eq. 5 sign normalisation, ``e_j`` the residual of
-            explained row j under the model fitted on all training rows; the result is the CC plot's
-            contribution mean (:func:`~shap_instances.metrics.cc_summary`'s ``contribution_mean``). "mean":
+            explained row j under the model fitted on all training rows; the result is
+            :func:`~shap_instances.metrics.cc_summary`'s ``contribution_mean`` (the CC plot with
+            ``sign_by="explained"``; its default signs the "mean" row by each training row's own residual). "mean":
             ``w_j = 1 / m``, the plain column mean (whose square is the paper's data value,
             :func:`~shap_instances.metrics.instance_values`). An array gives the weights; a list gives one
             row per entry, all from the same permutations.
