@@ -1,4 +1,4 @@
-"""Permutation sampling of Shapley values, with antithetic pairs, a stopping rule and checkpoints."""
+"""Permutation sampling of Shapley values, with antithetic pairs, truncation, a stopping rule and checkpoints."""
 
 from __future__ import annotations
 
@@ -70,6 +70,21 @@ class PermutationEstimator:
     max_time : float, optional
         Seconds: stop after the batch that crosses this, with the standard errors reached (``info`` records
         ``n_permutations`` done and ``stopped_by="max_time"``; ``converged`` is then False).
+    truncation_tolerance : float, optional
+        Truncated Monte Carlo (TMC, Ghorbani & Zou's Data Shapley): along each permutation, once a prefix's value
+        is within ``truncation_tolerance * |v(all) - v(empty)|`` of v(all) (strictly, per output), the marginal
+        contributions of the players after it are set to 0 and, when every output is truncated, no longer
+        evaluated. Biased: the truncated contributions are dropped, so the values sum to ``v(truncation prefix)
+        - v(empty)`` instead of ``v(all) - v(empty)``; each permutation misses less than ``truncation_tolerance *
+        |v(all) - v(empty)|`` of the total (``info["efficiency_gap"]`` is the largest miss), and for a game whose
+        values never decrease (or never increase) along supersets each player's bias is below that bound too.
+        It is exact when every marginal contribution after a truncation point is 0 (docs/explainers/residual.md,
+        "Truncated Monte Carlo"). 0 never truncates (the rule is a strict inequality) and gives plain permutation
+        sampling, bitwise. v(empty) and v(all) are evaluated once per run; truncating runs evaluate in the
+        calling process (the prefixes of a permutation are sequential), and games with an exact refit shortcut
+        (``game.cheap``) evaluate every prefix and truncate afterwards (same values, no saving). ``info`` then
+        records ``efficiency_gap`` and ``truncated_fraction``, the share of the ``n_players - 1`` intermediate
+        prefixes per permutation that come after every output's truncation point. Default None.
     checkpoint : str or Path, optional
         A file (``.npz`` by convention) where the state is saved after every batch. If it exists, the run
         resumes from it, and the result equals that of an uninterrupted run with the same settings and seed,
@@ -91,6 +106,12 @@ class PermutationEstimator:
     >>> r = PermutationEstimator(n_permutations=64, random_state=0, silent=True).estimate(game)
     >>> bool(abs(r.values.sum() - 100.0) < 1e-9)
     True
+    >>> saturating = FunctionGame(lambda m: np.minimum(m.sum(1), 3.0), 8)   # nothing changes after 3 players
+    >>> plain = PermutationEstimator(n_permutations=64, random_state=0, silent=True).estimate(saturating)
+    >>> tmc = PermutationEstimator(n_permutations=64, truncation_tolerance=0.01, random_state=0, silent=True)
+    >>> r = tmc.estimate(saturating)         # each permutation stops after its third player: exact here
+    >>> bool(np.array_equal(r.values, plain.values)), r.n_evaluations < plain.n_evaluations
+    (True, True)
     >>> quick = PermutationEstimator(n_permutations=10**9, max_time=0.5, random_state=0, silent=True).estimate(game)
     >>> quick.info["stopped_by"], quick.info["n_permutations"] < 10**9, bool(abs(quick.values.sum() - 100.0) < 1e-9)
     ('max_time', True, True)
@@ -99,7 +120,8 @@ class PermutationEstimator:
     def __init__(self, n_permutations: int | None = None, max_evals: int | None = None, antithetic: bool = True,
                  max_standard_error: float | None = None, batch_size: int | None = None,
                  random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
-                 checkpoint: str | PathLike[str] | None = None, max_time: float | None = None) -> None:
+                 checkpoint: str | PathLike[str] | None = None, max_time: float | None = None,
+                 truncation_tolerance: float | None = None) -> None:
         self.n_permutations = n_permutations
         self.max_evals = max_evals
         self.antithetic = antithetic
@@ -110,6 +132,7 @@ class PermutationEstimator:
         self.silent = silent
         self.checkpoint = checkpoint
         self.max_time = max_time
+        self.truncation_tolerance = truncation_tolerance
 
     def _plan(self, m: int) -> tuple[int, int]:
         for name in ("n_permutations", "max_evals"):
@@ -118,6 +141,11 @@ class PermutationEstimator:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         if self.max_time is not None and not (isinstance(self.max_time, numbers.Real) and self.max_time > 0):
             raise ValueError(f"max_time must be a positive number of seconds, got {self.max_time!r}.")
+        tolerance = self.truncation_tolerance
+        if tolerance is not None and not (isinstance(tolerance, numbers.Real) and not isinstance(tolerance, bool)
+                                          and 0 <= tolerance < np.inf):
+            raise ValueError(f"truncation_tolerance must be a number >= 0 (a fraction of |v(all) - v(empty)|), or "
+                             f"None for no truncation; got {tolerance!r}.")
         batch = int(self.batch_size or 16)
         if self.antithetic:
             batch += batch % 2
@@ -160,8 +188,12 @@ class PermutationEstimator:
         total, batch = self._plan(m)
         rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
         seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
-        fingerprint = {"players": m, "outputs": d, "permutations": total, "batch": batch,
+        fingerprint: dict[str, Any] = {"players": m, "outputs": d, "permutations": total, "batch": batch,
                        "antithetic": bool(self.antithetic), "seed": seed, "game": game.fingerprint()}
+        tolerance = self.truncation_tolerance
+        truncating = tolerance is not None
+        if tolerance is not None:
+            fingerprint["truncation_tolerance"] = float(tolerance)
         counters_before = game.counters()
         state = self._load_state(fingerprint)  # a file of another run is refused
         if state is None:
@@ -172,10 +204,16 @@ class PermutationEstimator:
             game.add_counters({k: v for k, v in state["counters"].items() if k != "n_evaluations"})
             rng = _restored(rng, state["rng"])
         per_unit = 2 if self.antithetic else 1
+        ends: tuple[np.ndarray, np.ndarray] | None = None
+        skipped = 0
+        if truncating:  # v(empty) and v(all), once: the truncation rule compares every prefix with v(all)
+            before = game.n_evaluations
+            ends = (np.array(game.empty_value, dtype=np.float64), np.array(game.full_value, dtype=np.float64))
+            state["evals"] += game.n_evaluations - before
         clock = RunClock(self.max_time, "permutations", _HELPS)
         cheap = bool(getattr(game, "cheap", False))
         unit = np.empty((m, d))  # the one work block of a unit's contributions
-        jobs, batches, stopped_by = 1, 0, None
+        jobs, batches, stopped_by, done_before = 1, 0, None, state["done"]
         with tqdm(total=total, initial=state["done"], desc="permutations", unit="perm", disable=self.silent,
                   leave=False) as bar, (blas_single_thread() if cheap else contextlib.nullcontext()):
             while state["done"] < total:
@@ -191,7 +229,14 @@ class PermutationEstimator:
                 permutations = self._draw(rng, k, m)
                 evaluations_before = game.n_evaluations
                 started = time.perf_counter()
-                if jobs == 1:
+                if ends is not None and tolerance is not None:
+                    with local_evaluation():
+                        prefixes, cut = _truncated_prefixes(game, permutations, *ends, tolerance)
+                    skipped += cut
+                    count = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,
+                                                    state["mean"], state["m2"], state["units"])
+                    empty, full = ends
+                elif jobs == 1:
                     with local_evaluation():
                         count, empty, full = game.accumulate_permutations(permutations, per_unit, unit,
                                                                           state["mean"], state["m2"], state["units"])
@@ -216,7 +261,7 @@ class PermutationEstimator:
                 # loading compiled kernels): warn about a long run, and decide whether workers are worth it
                 if left and batches == (2 if cheap else 1):
                     estimate = clock.check_long(seconds / k, left, k)
-                    if not cheap:
+                    if not cheap and not truncating:
                         jobs = plan_workers(self.n_jobs, seconds_left=estimate)
                 if clock.max_time is not None:
                     bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
@@ -228,12 +273,18 @@ class PermutationEstimator:
         else:
             standard_errors = np.full((m, d), np.inf)
         del unit
+        info = {"n_permutations": state["done"], "antithetic": self.antithetic, "stopped_by": stopped_by,
+                "seconds": clock.elapsed, "n_jobs_used": jobs}
+        if tolerance is not None:
+            gap = state["empty"] + state["mean"].sum(axis=0) - state["full"]
+            info.update(truncation_tolerance=float(tolerance),
+                        efficiency_gap=float(np.max(np.abs(gap), initial=0.0)),
+                        truncated_fraction=skipped / max(1, (state["done"] - done_before) * (m - 1)))
         return ShapleyResult(
             values=state["mean"], empty_value=state["empty"], full_value=state["full"],
             standard_errors=standard_errors, n_evaluations=state["evals"], estimator="permutation",
             converged=stopped_by == "max_standard_error" or (self.max_standard_error is None and stopped_by is None),
-            info={"n_permutations": state["done"], "antithetic": self.antithetic, "stopped_by": stopped_by,
-                  "seconds": clock.elapsed, "n_jobs_used": jobs},
+            info=info,
         )
 
     def _stop(self, state: dict[str, Any]) -> bool:
@@ -256,6 +307,45 @@ _HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch
           "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), or, for means over "
           "the explained rows (CC plot means, data values), explain one aggregate game instead of every row "
           "(InstanceKernelExplainer.aggregate, shap_instances.games.AggregateGame).")
+
+
+def _truncated_prefixes(game: Any, permutations: np.ndarray, empty: np.ndarray, full: np.ndarray,
+                        tolerance: float) -> tuple[np.ndarray, int]:
+    """Prefix values of each permutation under Ghorbani & Zou's truncation, and the evaluations it saved.
+
+    ``out[r, t]`` is v(first t players of permutation r) until, for an output, a prefix comes strictly within
+    ``tolerance * |full - empty|`` of ``full``; from there on that output keeps the prefix's value, so the
+    marginal contributions of the players after it are 0. A cheap game's prefixes are all evaluated at once
+    (its fused path costs less than stopping); otherwise the prefixes are evaluated one by one, v(all) is never
+    evaluated again, and a permutation stops being evaluated once every output is truncated.
+    """
+    permutations = np.asarray(permutations, dtype=np.intp)
+    k, m = permutations.shape
+    threshold = tolerance * np.abs(full - empty)
+    if getattr(game, "cheap", False):
+        return _freeze(np.asarray(game.prefix_values(permutations), dtype=np.float64), full, threshold)
+    prefixes = np.full((k, m + 1, full.shape[0]), np.nan)
+    prefixes[:, 0], prefixes[:, m] = empty, full
+    for r in range(k):
+        mask = np.zeros(m, dtype=bool)
+        for t in range(m - 1):  # prefix t + 1; the full prefix (t = m - 1) is v(all), known
+            if np.all(np.abs(full - prefixes[r, t]) < threshold):
+                break
+            mask[permutations[r, t]] = True
+            prefixes[r, t + 1] = game(mask[None, :])[0]
+    return _freeze(prefixes, full, threshold)
+
+
+def _freeze(prefixes: np.ndarray, full: np.ndarray, threshold: np.ndarray) -> tuple[np.ndarray, int]:
+    """``prefixes`` with every output held at its first prefix strictly within ``threshold`` of ``full``, and
+    the number of prefixes (besides the full one) after every output's truncation point: those a sequential run
+    does not evaluate."""
+    k, length, _ = prefixes.shape
+    close = np.abs(full - prefixes) < threshold  # NaN (never evaluated) compares False
+    first = np.where(close.any(axis=1), close.argmax(axis=1), length)  # (k, d)
+    index = np.minimum(np.arange(length)[None, :, None], first[:, None, :])
+    skipped = int(np.maximum(0, length - 2 - first.max(axis=1)).sum())
+    return np.ascontiguousarray(np.take_along_axis(prefixes, index, axis=1)), skipped
 
 
 def _restored(rng: np.random.Generator, saved: dict) -> np.random.Generator:

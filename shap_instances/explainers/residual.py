@@ -96,6 +96,14 @@ class InstanceKernelExplainer(InstanceExplainer):
         Budget in value-function evaluations (model refits) for the whole game. Unlike shap's explainers,
         which play one game per explained row, one residual game covers all explained rows at once: each
         evaluation refits the model once and predicts every explained row.
+    truncation_tolerance : float, optional
+        estimator="permutation": truncated Monte Carlo (Ghorbani & Zou), see
+        :class:`~shap_instances.estimators.PermutationEstimator`. Along each permutation, once the prefix's
+        residuals are all within ``truncation_tolerance * |e_j - v(empty)_j|`` of the full fit's, the remaining
+        training rows get 0 and are not refitted. Biased (the dropped contributions; docs, "Truncated Monte
+        Carlo"): ``base + sum`` then misses each residual by less than that bound, so the Explanation is built
+        without the efficiency check and ``result_.info["efficiency_gap"]`` records the largest miss. 0 equals
+        plain permutation sampling.
     batch_size : int, optional
         Permutations per batch of the permutation estimator (the unit of parallel work, progress and
         checkpoints; default 16).
@@ -156,6 +164,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         "n_rounds": [Interval(numbers.Integral, 1, None)],
         "empty_prediction": [None, Interval(numbers.Real, None, None)],
         "n_permutations": [None, Interval(numbers.Integral, 1, None)],
+        "truncation_tolerance": [None, Interval(numbers.Real, 0, None, closed="left")],
         "checkpoint": [None, "path"],
         "max_time": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
@@ -164,10 +173,10 @@ class InstanceKernelExplainer(InstanceExplainer):
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  estimator: Any = "auto", influence: str = "all", efficiency: str = "complete", n_rounds: int = 1,
                  empty_prediction: float | None = None, n_permutations: int | None = None, max_evals: int | None = None,
-                 batch_size: int | None = None, checkpoint: str | os.PathLike[str] | None = None,
-                 max_time: float | None = None, scheduler: Any = None, random_state: RandomStateLike = None,
-                 n_jobs: int | None = None, silent: bool = False, max_memory: float | None = None,
-                 feature_names: Sequence[str] | None = None) -> None:
+                 truncation_tolerance: float | None = None, batch_size: int | None = None,
+                 checkpoint: str | os.PathLike[str] | None = None, max_time: float | None = None, scheduler: Any = None,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
         if not (_is_regressor(model) or _is_probabilistic_classifier(model)):
             raise UnsupportedModelError(
                 f"InstanceKernelExplainer decomposes residuals of a scikit-learn regressor, or of a binary "
@@ -179,6 +188,9 @@ class InstanceKernelExplainer(InstanceExplainer):
                 f"estimator='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got "
                 f"{type(model).__name__}."
             )
+        if truncation_tolerance is not None and not (isinstance(estimator, str) and estimator == "permutation"):
+            raise InvalidParameterError(f"truncation_tolerance (truncated Monte Carlo) needs estimator='permutation' "
+                                        f"(an estimator object takes its own), got estimator={estimator!r}.")
         if checkpoint is not None and estimator not in ("auto", "permutation"):
             raise InvalidParameterError(f"checkpoint is supported by estimator='permutation' only, got "
                                         f"estimator={estimator!r}.")
@@ -277,7 +289,8 @@ class InstanceKernelExplainer(InstanceExplainer):
             n_permutations = 3 * n_players  # the benchmark's 3n, a common default for instance games
         return PermutationEstimator(n_permutations=n_permutations, max_evals=self.max_evals,
                                     batch_size=self.batch_size, random_state=self.random_state, n_jobs=self._n_jobs(),
-                                    silent=self.silent, checkpoint=self.checkpoint, max_time=self.max_time)
+                                    silent=self.silent, checkpoint=self.checkpoint, max_time=self.max_time,
+                                    truncation_tolerance=self.truncation_tolerance)
 
     def _n_jobs(self) -> int | None:
         """``n_jobs``, or every worker of the cluster when a scheduler is given and n_jobs is None."""
@@ -335,13 +348,19 @@ class InstanceKernelExplainer(InstanceExplainer):
         result = self._estimate(game)
         self.result_, self.n_failed_fits_ = result, game.n_failed_fits
         se = None if result.standard_errors is None else result.standard_errors.T
-        claims_efficiency = not (self.estimator == "influence" and self.efficiency == "none")
+        claims_efficiency = self._claims_efficiency()
         return self._finish(build_explanation(
             result.values.T, result.empty_value, feature_names=self.train_names_,
             data=np.broadcast_to(self.y_train_, (game.n_outputs, game.n_players)),
             row_names=game.output_names, standard_errors=se,
             explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
+
+    def _claims_efficiency(self) -> bool:
+        """False where the values need not sum to the residuals: raw influence, or truncated Monte Carlo."""
+        if self.estimator == "influence" and self.efficiency == "none":
+            return False
+        return not self.truncation_tolerance  # None or 0: no truncation
 
     def aggregate(self, X: Any = None, y: ArrayLike | None = None,
                   weights: ArrayLike | str = "sign") -> shap.Explanation:
@@ -360,8 +379,9 @@ class InstanceKernelExplainer(InstanceExplainer):
             Explained rows and their targets (default: the training rows).
         weights : "sign", "mean", array-like of shape (n_explained,), or a list of these, default="sign"
             "sign": ``w_j = -sgn(e_j) / m``, Liu & Barnard's eq. 5 sign normalisation, ``e_j`` the residual of
-            explained row j under the model fitted on all training rows; the result is the CC plot's
-            contribution mean (:func:`~shap_instances.metrics.cc_summary`'s ``contribution_mean``). "mean":
+            explained row j under the model fitted on all training rows; the result is
+            :func:`~shap_instances.metrics.cc_summary`'s ``contribution_mean`` (the CC plot with
+            ``sign_by="explained"``; its default signs the "mean" row by each training row's own residual). "mean":
             ``w_j = 1 / m``, the plain column mean (whose square is the paper's data value,
             :func:`~shap_instances.metrics.instance_values`). An array gives the weights; a list gives one
             row per entry, all from the same permutations.
@@ -401,7 +421,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.result_, self.n_failed_fits_ = result, aggregate.n_failed_fits
         self.explained_residuals_ = residuals
         se = None if result.standard_errors is None else result.standard_errors.T
-        claims_efficiency = not (self.estimator == "influence" and self.efficiency == "none")
+        claims_efficiency = self._claims_efficiency()
         return self._finish(build_explanation(
             result.values.T, result.empty_value, feature_names=self.train_names_,
             data=np.broadcast_to(self.y_train_, (len(labels), game.n_players)), row_names=labels,

@@ -184,9 +184,11 @@ def cc_means(explainer: Any, *, sign_by: str = "explained") -> pd.DataFrame:
     Parameters
     ----------
     explainer : InstanceKernelExplainer
-    sign_by : {"explained"}
-        Only the explained row's residual normalises here (eq. 5 read literally; the default of
-        :func:`cc_summary`).
+    sign_by : {"explained", "training"}, default="explained"
+        "explained": eq. 5 read literally (the default of :func:`cc_summary`), the ``"sign"`` weights of the
+        aggregate game. "training": each training row's plain contribution mean times ``-sgn`` of its own
+        residual (the convention of the paper's figure 3 and of :func:`~shap_instances.plots.cc_plot`'s default),
+        from the same aggregate game's ``"mean"`` output, with the same standard error.
 
     Returns
     -------
@@ -209,19 +211,20 @@ def cc_means(explainer: Any, *, sign_by: str = "explained") -> pd.DataFrame:
     >>> bool(np.allclose(fast["contribution_mean"], full["contribution_mean"], atol=1e-10))
     True
     """
-    if sign_by != "explained":
-        raise ValueError(f"cc_means supports sign_by='explained' only, got {sign_by!r}; use cc_summary on the full "
-                         "matrix for sign_by='training'.")
+    if sign_by not in ("explained", "training"):
+        raise ValueError(f"sign_by must be 'explained' or 'training', got {sign_by!r}.")
     explanation = explainer.aggregate(weights=["sign", "mean"])
     residuals = np.asarray(explainer.explained_residuals_, dtype=np.float64)
     n = explanation.values.shape[1]
     empty = 0.0 if explainer.empty_prediction is None else explainer.empty_prediction - explainer.y_train_
     errors = getattr(explanation, "error_std", None)
+    row = 0 if sign_by == "explained" else 1  # symmetric: training row i's own residual is residuals[i]
+    sign = 1.0 if sign_by == "explained" else -np.sign(residuals)
     return pd.DataFrame(
         {
             "composition_mean": (residuals - empty) / n,
-            "contribution_mean": explanation.values[0],
-            "contribution_mean_se": np.zeros(n) if errors is None else np.asarray(errors)[0],
+            "contribution_mean": sign * explanation.values[row],
+            "contribution_mean_se": np.zeros(n) if errors is None else np.asarray(errors)[row],
             "instance_value": explanation.values[1] ** 2,
             "residual": residuals,
         },

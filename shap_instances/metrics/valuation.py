@@ -23,9 +23,14 @@ __all__ = ["data_shapley", "removal_curve"]
 
 def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_test: ArrayLike, *,
                  n_permutations: int | None = None, random_state: RandomStateLike = None,
-                 n_jobs: int | None = None, silent: bool = True) -> pd.Series:
+                 n_jobs: int | None = None, silent: bool = True,
+                 truncation_tolerance: float | None = None) -> pd.Series:
     """Data Shapley values (Ghorbani & Zou) of the test mean squared error, sign flipped so that a positive
     value means the training row lowers the test loss. The model fitted on no rows predicts the training mean.
+
+    ``truncation_tolerance`` gives their truncated Monte Carlo (TMC-Shapley): each permutation stops once the
+    prefix's test MSE is within that fraction of ``|MSE(all rows) - MSE(no rows)|`` of the full set's (see
+    :class:`~shap_instances.estimators.PermutationEstimator`); None (the default) samples plain permutations.
 
     Examples
     --------
@@ -43,7 +48,7 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
     y_test = check_target(y_test, len(X_test), name="y_test")
     game = LossGame(ResidualGame(model, X_train, y_train, X_test, y_test, empty_prediction=y_train.mean()))
     estimator = PermutationEstimator(n_permutations=n_permutations or 3 * len(y_train), random_state=random_state,
-                                     n_jobs=n_jobs, silent=silent)
+                                     n_jobs=n_jobs, silent=silent, truncation_tolerance=truncation_tolerance)
     return pd.Series(-estimator.estimate(game).values[:, 0], index=names, name="data_shapley")
 
 

@@ -17,7 +17,7 @@ __all__ = ["cc_plot"]
 
 
 def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "mean", color: Any = None,
-            sign_by: str = "explained", ax: Axes | None = None, show: bool = True, cmap: str = "viridis",
+            sign_by: str = "training", ax: Axes | None = None, show: bool = True, cmap: str = "viridis",
             label: str = "target") -> Axes | None:
     """Scatter of each instance's mean (or variance of) composition against its contribution.
 
@@ -34,8 +34,14 @@ def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "m
     color : array-like, optional
         Colour of each instance (default: the training target, ``explanation.data[0]``; required with a table).
         With ten distinct values or fewer (class labels) the colour bar is labelled at those values.
-    sign_by : {"explained", "training"}
-        Sign normalisation of the contributions, see :func:`shap_instances.metrics.normalised_contributions`.
+    sign_by : {"training", "explained"}, default="training"
+        Whose residual signs the contributions (:func:`shap_instances.metrics.normalised_contributions`).
+        "training" (the default): training instance i's contribution mean is ``-sgn(e_i) mean_j phi[j, i]``,
+        signed by its *own* residual, the convention of the paper's figure 3 (its Boston rows with MEDV = 50 sit
+        at the top, "a high contribution value"; docs/explainers/residual.md, "Which sign the paper's figure 3
+        used", derives it). "explained": eq. 5 read literally, each entry signed by the residual it is part of,
+        ``mean_j -sgn(e_j) phi[j, i]``, positive when i shrinks the residuals on average (the default of
+        :func:`~shap_instances.metrics.cc_summary`). Ignored when ``explanation`` is a table.
     ax, show
         shap conventions: draw on ``ax``; ``show=False`` returns the Axes.
     cmap, label : str
@@ -48,7 +54,8 @@ def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "m
     >>> from shap_instances.plots import cc_plot
     >>> e = shap.Explanation(np.random.default_rng(0).normal(size=(5, 5)), base_values=np.zeros(5),
     ...                      data=np.tile(np.arange(5.0), (5, 1)))
-    >>> ax = cc_plot(e, show=False)
+    >>> ax = cc_plot(e, show=False)                        # the paper's figure 3 convention
+    >>> ax = cc_plot(e, sign_by="explained", show=False)   # eq. 5 read literally
     >>> ax = cc_plot(e, statistic="var", show=False)
     >>> bool(ax.get_xlim()[0] > 0)
     True
@@ -76,7 +83,8 @@ def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "m
         bar.set_ticks(levels.tolist())
     name = "mean" if statistic == "mean" else "variance"
     ax.set_xlabel(f"composition {name}" + (" (residual / n)" if statistic == "mean" and zero_base else ""))
-    ax.set_ylabel(f"contribution {name} (sign-normalised)")
+    sign = {"training": " (signed by own residual)", "explained": " (eq. 5: signed by each residual)"}
+    ax.set_ylabel(f"contribution {name}" + ("" if isinstance(explanation, pd.DataFrame) else sign.get(sign_by, "")))
     if statistic == "mean":
         ax.axhline(0, color="#999", lw=0.6)
         ax.axvline(0, color="#999", lw=0.6)

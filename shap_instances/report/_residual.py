@@ -2,8 +2,8 @@
 
 Shapley values are linear in the game, so every mean over explained rows is the Shapley value of one scalar
 game. The CC plot's contribution means, the data values and the lists of helpful and harmful rows come from
-the aggregate game over all training rows (:func:`~shap_instances.metrics.cc_means`, the sign rule of the CC
-plot API; O(n) memory, O(n p^2) per permutation for ridge), with the section's share of the time budget as
+the aggregate game over all training rows (:func:`~shap_instances.metrics.cc_means`, eq. 5's sign rule, so that
+helpful means positive; O(n) memory, O(n p^2) per permutation for ridge), with the section's share of the time budget as
 ``max_time``; the composition means are free (residual / n, efficiency). Only what needs the full matrix, the
 CC variance plot and the behaviour outliers, decomposes the residuals of a random sample of explained rows
 (all of them up to 1,000; every training row stays a player), with sampling errors from
@@ -233,7 +233,7 @@ class ResidualDecomposition:
         start = time.perf_counter()
         explainer = _explainer(context, n_permutations=plan.n_permutations, silent=context.silent,
                                max_time=time_left())
-        means = cc_means(explainer)  # the aggregate game: the sign rule and the weights of the CC plot API
+        means = cc_means(explainer)  # the aggregate game, eq. 5's signs (helpful rows positive)
         info = explainer.result_.info
         spent = time.perf_counter() - start
         n_permutations = info["n_permutations"]
@@ -249,7 +249,9 @@ class ResidualDecomposition:
             "Each residual is split into Shapley contributions of the training rows: the model is refit on "
             f"subsets of the {n:,} training rows, exactly, along random permutations. Composition = a residual's "
             "share per row; contribution = a row's effect on the residuals, positive when it shrinks them "
-            "(sign-normalised as the CC plot API defines it, see docs/explainers/residual.md). The model sees the "
+            "(each explained residual's sign, eq. 5 of the paper, as cc_plot(sign_by=\"explained\") draws it; the "
+            "paper's figure 3 and cc_plot's default sign each row by its own residual instead, which flips rows "
+            "with negative residuals: see docs/explainers/residual.md). The model sees the "
             "encoded matrix (standardised numeric columns, one-hot string columns); the preprocessing is fitted "
             "once on all training rows and held fixed while the model is refit."
         )
