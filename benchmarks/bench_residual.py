@@ -256,8 +256,8 @@ def memory_table(quick: bool) -> None:
     before = conditions()
     print(f"### Peak memory of the full-matrix decomposition (ridge, 16 permutations)\n\nBefore: {before}.\n")
     print("Result = one n x n float64 matrix. The estimator keeps two running sums (mean, sum of squared "
-          "deviations) and one unit's block; the explainer's Explanation holds values, standard errors and the "
-          "two 95% bounds (four matrices) by contract.\n")
+          "deviations) and one unit's block; the explainer's Explanation holds the values and the standard errors "
+          "(two matrices; its 95% bounds are computed from them when read).\n")
     print("| n | result MiB | estimator: tracemalloc / RSS peak MiB | estimator / result | "
           "explainer: tracemalloc / RSS peak MiB | explainer / result | explainer wall s (traced) |")
     print("|---|---|---|---|---|---|---|")
