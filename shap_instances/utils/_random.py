@@ -9,7 +9,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["check_random_state", "spawn_seeds"]
+__all__ = ["RandomStateLike", "check_random_state", "spawn_seeds"]
 
 #: What every ``random_state`` parameter of the package accepts (see :func:`check_random_state`).
 RandomStateLike: TypeAlias = (
