@@ -13,7 +13,7 @@ CC variance plot and the behaviour outliers, decomposes the residuals of a rando
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -22,6 +22,9 @@ from sklearn.base import clone
 
 from . import _figures
 from ._context import Context, explained_class_sentence
+
+if TYPE_CHECKING:
+    from ._html import Report
 
 __all__ = ["ResidualDecomposition", "residual_problem", "time_permutations", "summary_table"]
 
@@ -190,12 +193,12 @@ class ResidualDecomposition:
         return not context.classification or np.unique(context.y_train).size == 2
 
     @staticmethod
-    def skip_reason(context) -> str:
+    def skip_reason(context: Context) -> str:
         return (f"the residual decomposition needs a regression target or two classes (decomposed through a "
                 f"linear probability model); this target has {np.unique(context.y_train).size} classes.")
 
     @staticmethod
-    def build(report, context, bar) -> None:
+    def build(report: Report, context: Context, bar: Any) -> None:
         from sklearn.decomposition import PCA
 
         from ..metrics import behaviour_outliers, cc_means, normalised_contributions
