@@ -287,8 +287,11 @@ def _cmd_report(args) -> int:
     X, y, task = _load(args)
     from .report import run_report
 
-    # the interpreter's start, the imports and reading the CSV count against the budget
-    spent = max(time.perf_counter() - _STARTED, _process_age())
+    # run as a program, the interpreter's start, the imports and reading the CSV count against the budget; called
+    # from Python with its arguments (a process that may have run for hours), the budget counts from that call
+    origin = getattr(args, "called_at", None)
+    spent = (max(time.perf_counter() - _STARTED, _process_age()) if origin is None
+             else time.perf_counter() - origin)
     path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
                       time_budget=max(args.time_budget - spent, 1.0),
                       max_memory=None if args.max_memory is None else args.max_memory * 2**30)
@@ -297,8 +300,14 @@ def _cmd_report(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``shap-instances`` console script; returns the exit code."""
+    """Entry point of the ``shap-instances`` console script; returns the exit code.
+
+    ``argv`` None (the console script, ``python -m shap_instances``) reads ``sys.argv``, and the report's
+    ``--time-budget`` counts from the start of the process; with ``argv`` given (a call from Python), from this call.
+    """
+    called_at = time.perf_counter()
     args = _parser().parse_args(argv)
+    args.called_at = None if argv is None else called_at
     commands = {"list": _cmd_list, "explain": _cmd_explain, "report": _cmd_report}
     try:
         with warnings.catch_warnings():

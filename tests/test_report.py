@@ -266,3 +266,31 @@ def test_report_budget_counts_from_the_process_start():
     time.sleep(0.2)
     second = _process_age()
     assert first > 0 and 0.1 <= second - first <= 5.0
+
+
+@pytest.mark.parametrize("from_python", [True, False])
+def test_report_budget_origin_is_the_call_from_python_and_the_process_as_a_program(monkeypatch, tmp_path,
+                                                                                    from_python):
+    """``main([...])`` in a process that has run for a long time keeps its budget (it counts from the call); the
+    command line (``main()``, arguments from ``sys.argv``) counts from the process start."""
+    import sys
+
+    import shap_instances.report as report
+    from shap_instances import cli
+
+    budgets = []
+
+    def fake_run_report(*args, time_budget, **kwargs):
+        budgets.append(time_budget)
+        return tmp_path / "index.html"
+
+    monkeypatch.setattr(report, "run_report", fake_run_report)
+    monkeypatch.setattr(cli, "_process_age", lambda: 100.0)  # the process started 100 s ago
+    arguments = ["report", "--out", str(tmp_path / "r"), "--silent", "--time-budget", "150"]
+    if from_python:
+        assert cli.main(arguments) == 0
+        assert 140 < budgets[0] <= 150  # loading the data, not the process's 100 s, counts
+    else:
+        monkeypatch.setattr(sys, "argv", ["shap-instances", *arguments])
+        assert cli.main() == 0
+        assert budgets[0] <= 50  # the process's 100 s count
