@@ -55,7 +55,12 @@ TITLES = {
                  "explainers/residual.md#benchmarks"),
 }
 #: Scripts that run only when named: reproductions of a paper's protocol that take hours, not speed benchmarks.
-ONLY_WHEN_NAMED = {"naive_bayes_table3"}  # docs/explainers/naive_bayes.md, Table 3 (KernelSHAP on every dataset)
+ONLY_WHEN_NAMED = {
+    "naive_bayes_table3",  # docs/explainers/naive_bayes.md, Table 3 (KernelSHAP on every dataset)
+    "representer_highdim",  # docs/explainers/representer.md, Table 1 in high dimension (about 40 minutes)
+    "representer_table2",  # docs/explainers/representer.md, Table 2 (matrix factorisation, FIA)
+    "residual_estimators",  # docs/explainers/residual.md, figures 9 and 10 (the four estimators by size)
+}
 SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?`, (?P<seconds>\d+) s\..*?"
                      r"<!-- --8<-- \[start:(?P=name)\] -->\n(?P<body>.*?)\n<!-- --8<-- \[end:(?P=name)\] -->\n"
                      r"<!-- /bench:(?P=name) -->\n", re.S)
