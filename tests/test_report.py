@@ -294,3 +294,17 @@ def test_report_budget_origin_is_the_call_from_python_and_the_process_as_a_progr
         monkeypatch.setattr(sys, "argv", ["shap-instances", *arguments])
         assert cli.main() == 0
         assert budgets[0] <= 50  # the process's 100 s count
+
+
+@pytest.mark.parametrize("option", [{"max_memory": 0}, {"max_memory": -1.0}, {"time_budget": float("nan")},
+                                    {"time_budget": 0}])
+def test_run_report_refuses_a_budget_that_is_not_positive(option, tmp_path):
+    """Checked at the boundary, before the data are split or a model is fitted."""
+    from shap_instances.exceptions import InvalidParameterError
+    from shap_instances.report import run_report
+
+    X, y = load_diabetes()
+    name = next(iter(option))
+    with pytest.raises(InvalidParameterError, match=f"run_report: {name} must be a positive number"):
+        run_report(X.iloc[:60], y.iloc[:60], out=tmp_path / "r", silent=True, **option)
+    assert not (tmp_path / "r").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import sys
 import time
@@ -14,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
+from ..exceptions import InvalidParameterError  # noqa: E402
 from . import _plan  # noqa: E402
 from ._context import prepare  # noqa: E402
 from ._html import Report  # noqa: E402
@@ -82,6 +85,9 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     'index.html'
     """
     start = time.perf_counter()
+    for name, value, unit in (("time_budget", time_budget, "seconds"), ("max_memory", max_memory, "bytes")):
+        if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
+            raise InvalidParameterError(f"run_report: {name} must be a positive number of {unit}; got {value!r}.")
     stratify = y if task == "classification" else None
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_size, random_state=seed,
                                                         stratify=stratify)
