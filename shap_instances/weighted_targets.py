@@ -25,7 +25,7 @@ one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -399,7 +399,7 @@ def trust_columns(weights: Any, targets: ArrayLike, predictions: ArrayLike, erro
     errors : ndarray (n, k)
         Absolute reference errors of the training rows (NaN where a row has none).
     output_names : list of str, optional
-        One per output, used as suffixes when ``k > 1``.
+        One per output, used as suffixes when ``k > 1`` (default: the outputs' positions).
     quantiles, level : see :func:`weighted_quantiles`, :func:`neighbours_for_weight`
     error_name : str
     concentration : bool
@@ -418,7 +418,10 @@ def trust_columns(weights: Any, targets: ArrayLike, predictions: ArrayLike, erro
     targets = np.asarray(targets, dtype=np.float64).reshape(P.shape[1], -1)
     predictions = np.asarray(predictions, dtype=np.float64).reshape(P.shape[0], -1)
     k = targets.shape[1]
-    suffix = [""] if k == 1 else [f"_{name}" for name in cast(Sequence[str], output_names)]  # k > 1: named
+    names = [str(a) for a in range(k)] if output_names is None else [str(name) for name in output_names]
+    if k > 1 and len(names) != k:
+        raise DataValidationError(f"output_names must name the {k} outputs, got {len(names)} names.")
+    suffix = [""] if k == 1 else [f"_{name}" for name in names]
     columns = {}
     for a in range(k):
         columns[f"prediction{suffix[a]}"] = predictions[:, a]
