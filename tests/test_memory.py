@@ -98,6 +98,22 @@ def test_residual_truncated_peak_within_its_estimate():
     assert peak <= (5 + 16) * explanation.values.nbytes + 1024 * n + 2**20, peak / explanation.values.nbytes
 
 
+def test_mf_representer_union_peak_within_its_estimate():
+    """mode="union" holds two (n, m) blocks and a mask (17 bytes an entry); it held four blocks before."""
+    from shap_instances.lowrank import MatrixFactorizationRepresenter, SoftImpute
+
+    rng = np.random.default_rng(0)
+    pairs = np.argwhere(rng.random((200, 150)) < 0.3)
+    ratings = rng.normal(size=len(pairs))
+    rep = MatrixFactorizationRepresenter.from_soft_impute(SoftImpute(lam=1.5, max_iter=300).fit(pairs, ratings),
+                                                          pairs, ratings)
+    rep(pairs[:2], mode="union")  # warm
+    explanation, (_, peak) = _traced_peak(lambda: rep(pairs[:100], mode="union"))
+    assert peak <= 17 * explanation.values.size + 2**20, peak / explanation.values.nbytes
+    with pytest.raises(MemoryBudgetError):
+        rep(pairs[:100], mode="union", max_memory=17 * explanation.values.size - 1)
+
+
 def test_sampled_explanation_bounds_follow_slices_copies_and_pickles():
     rng = np.random.default_rng(0)
     values, se = rng.normal(size=(4, 5)), rng.random((4, 5))
