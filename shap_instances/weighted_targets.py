@@ -25,7 +25,7 @@ one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,7 +50,7 @@ OUTLIER_SCALES = ("raw", "log")
 
 
 def as_weight_rows(weights: Any, n: int | None = None, *, name: str = "weights") -> sp.csr_matrix:
-    """Rows of finite weights (any sign) as a float64 CSR matrix; a 1-D array is one row.
+    """Rows of finite weights (any sign) as a float64 CSR matrix without stored zeros; a 1-D array is one row.
 
     Parameters
     ----------
@@ -76,6 +76,9 @@ def as_weight_rows(weights: Any, n: int | None = None, *, name: str = "weights")
     matrix = sp.csr_matrix(weights, dtype=np.float64)
     if matrix.nnz and not np.all(np.isfinite(matrix.data)):
         raise DataValidationError(f"{name} must be finite.")
+    if matrix.nnz and not matrix.data.all():  # stored zeros are no weight: drop them, on a copy (the caller's
+        matrix = matrix.copy()                # matrix may share its arrays with this one)
+        matrix.eliminate_zeros()
     if n is not None and matrix.shape[1] != n:
         raise DataValidationError(f"{name} has {matrix.shape[1]} columns but there are {n} training rows.")
     return matrix
@@ -149,7 +152,7 @@ def weighted_quantiles(weights: Any, values: ArrayLike, quantiles: ArrayLike) ->
         P = weight_parts(P)[0]
     values = np.asarray(values, dtype=np.float64)
     qs = np.asarray(quantiles, dtype=np.float64)
-    if np.any((qs <= 0) | (qs > 1)):
+    if not np.all((qs > 0) & (qs <= 1)):  # NaN refused too
         raise DataValidationError(f"quantiles must lie in (0, 1], got {qs.tolist()}.")
     m = P.shape[0]
     out = np.full((m, qs.size), np.nan)
@@ -396,7 +399,7 @@ def trust_columns(weights: Any, targets: ArrayLike, predictions: ArrayLike, erro
     errors : ndarray (n, k)
         Absolute reference errors of the training rows (NaN where a row has none).
     output_names : list of str, optional
-        One per output, used as suffixes when ``k > 1``.
+        One per output, used as suffixes when ``k > 1`` (default: the outputs' positions).
     quantiles, level : see :func:`weighted_quantiles`, :func:`neighbours_for_weight`
     error_name : str
     concentration : bool
@@ -415,7 +418,10 @@ def trust_columns(weights: Any, targets: ArrayLike, predictions: ArrayLike, erro
     targets = np.asarray(targets, dtype=np.float64).reshape(P.shape[1], -1)
     predictions = np.asarray(predictions, dtype=np.float64).reshape(P.shape[0], -1)
     k = targets.shape[1]
-    suffix = [""] if k == 1 else [f"_{name}" for name in cast(Sequence[str], output_names)]  # k > 1: named
+    names = [str(a) for a in range(k)] if output_names is None else [str(name) for name in output_names]
+    if k > 1 and len(names) != k:
+        raise DataValidationError(f"output_names must name the {k} outputs, got {len(names)} names.")
+    suffix = [""] if k == 1 else [f"_{name}" for name in names]
     columns = {}
     for a in range(k):
         columns[f"prediction{suffix[a]}"] = predictions[:, a]

@@ -163,6 +163,26 @@ def test_trust_columns_need_finite_weights_and_name_their_columns():
     assert cols["e"][0] == pytest.approx((0.75 * 1 + 0.5 * 2) / 1.25)
     with pytest.raises(DataValidationError, match="finite"):
         trust_columns(np.array([[np.nan, 1.0, 0.0]]), y, [1.0], np.ones(3))
+    two = np.column_stack([y, 2 * y])  # two outputs: suffixed by their names, or by their positions
+    named = trust_columns(W, two, W @ two, np.ones((3, 2)), quantiles=(0.5,), output_names=["a", "b"])
+    assert list(named)[:4] == ["prediction_a", "prediction_b", "weighted_error_a", "weighted_error_b"]
+    assert named["q50_b"][0] == 2 * named["q50_a"][0] == 2.0
+    assert list(trust_columns(W, two, W @ two, np.ones((3, 2)), quantiles=(0.5,)))[:2] == ["prediction_0",
+                                                                                          "prediction_1"]
+    with pytest.raises(DataValidationError, match="output_names"):
+        trust_columns(W, two, W @ two, np.ones((3, 2)), output_names=["a"])
+
+
+def test_stored_zeros_are_no_weight_and_the_callers_matrix_is_kept():
+    dense = np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.5]])
+    stored = sp.csr_matrix((np.array([0.0, 0.0, 0.5, 0.0, 0.5]), np.array([0, 1, 0, 1, 2]), np.array([0, 2, 5])),
+                           shape=(2, 3))
+    assert np.array_equal(stored.toarray(), dense) and stored.nnz == 5
+    assert neighbours_for_weight(stored, 0.9).tolist() == neighbours_for_weight(dense, 0.9).tolist() == [0, 2]
+    assert np.array_equal(cumulative_weight(stored), cumulative_weight(dense), equal_nan=True)
+    assert stored.nnz == 5  # the caller's matrix keeps its stored zeros
+    with pytest.raises(DataValidationError, match="quantiles"):
+        weighted_quantiles(dense, np.arange(3.0), [np.nan])
 
 
 # ----------------------------------------------------------------------------- BoostingExplainer

@@ -90,6 +90,8 @@ def test_plot_errors(fitted):
         gap_weighted_histograms(X[:350], weights=P[0], feature="nope", show=False)
     with pytest.raises(DataValidationError, match="two columns"):
         gap_weighted_scatter(X[:350], weights=P[0], features=("bmi",), show=False)
+    with pytest.raises(DataValidationError, match="non-negative"):  # signed rows were silently drawn as w+ only
+        gap_weighted_scatter(X[:350], weights=-P[0].toarray(), show=False)
     with pytest.raises(DataValidationError, match="finite"):
         gap_cumulative_weight(np.where(P.toarray() > 0, np.inf, 0.0), show=False)
     ax = gap_cumulative_weight(-P.toarray(), show=False)  # signed weights (boosting's) are read through |w|

@@ -38,7 +38,9 @@ def regression():
     (Ridge(), 20, {"n_permutations": 4}, 3),                     # fused ridge kernel: values, errors, one unit
     (DecisionTreeRegressor(max_depth=2), 20, {"n_permutations": 4}, 3 + 16),  # refits: a batch of prefixes too
     (DecisionTreeRegressor(max_depth=2), 20, {"n_permutations": 4, "batch_size": 4}, 3 + 4),
-], ids=["exact", "ridge-fused", "tree-batch16", "tree-batch4"])
+    # truncated Monte Carlo holds a batch of prefixes even for ridge, and one permutation's while truncating
+    (Ridge(), 20, {"n_permutations": 4, "estimator": "permutation", "truncation_tolerance": 0.1}, 5 + 16),
+], ids=["exact", "ridge-fused", "tree-batch16", "tree-batch4", "ridge-truncated"])
 def test_residual_values_are_refused_at_their_documented_estimate(regression, model, n, options, blocks):
     X, y = regression
     estimate = 8.0 * blocks * n * n  # the training rows explained: n x n values
@@ -83,6 +85,33 @@ def test_residual_training_rows_peak_within_three_results(n):
     assert held <= 2 * result + 1024 * n + 2**20  # values and standard errors; the bounds are computed when read
     assert isinstance(explanation, SampledExplanation)
     assert np.array_equal(explanation.upper_bounds, explanation.values + Z_95 * explanation.error_std)
+
+
+def test_residual_truncated_peak_within_its_estimate():
+    """Truncated Monte Carlo on the ridge shortcut: the traced peak stays under its estimate of 5 + batch blocks
+    (it was about 53 blocks at batch 16 when the truncation copied the batch of prefixes several times)."""
+    n = 300
+    X, y = make_regression(n, 5, noise=1.0, random_state=0)
+    options = dict(estimator="permutation", n_permutations=16, truncation_tolerance=0.05, random_state=0, silent=True)
+    si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], **options)()  # warm
+    explanation, (_, peak) = _traced_peak(si.InstanceKernelExplainer(Ridge(), X, y=y, **options))
+    assert peak <= (5 + 16) * explanation.values.nbytes + 1024 * n + 2**20, peak / explanation.values.nbytes
+
+
+def test_mf_representer_union_peak_within_its_estimate():
+    """mode="union" holds two (n, m) blocks and a mask (17 bytes an entry); it held four blocks before."""
+    from shap_instances.lowrank import MatrixFactorizationRepresenter, SoftImpute
+
+    rng = np.random.default_rng(0)
+    pairs = np.argwhere(rng.random((200, 150)) < 0.3)
+    ratings = rng.normal(size=len(pairs))
+    rep = MatrixFactorizationRepresenter.from_soft_impute(SoftImpute(lam=1.5, max_iter=300).fit(pairs, ratings),
+                                                          pairs, ratings)
+    rep(pairs[:2], mode="union")  # warm
+    explanation, (_, peak) = _traced_peak(lambda: rep(pairs[:100], mode="union"))
+    assert peak <= 17 * explanation.values.size + 2**20, peak / explanation.values.nbytes
+    with pytest.raises(MemoryBudgetError):
+        rep(pairs[:100], mode="union", max_memory=17 * explanation.values.size - 1)
 
 
 def test_sampled_explanation_bounds_follow_slices_copies_and_pickles():

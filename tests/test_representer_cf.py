@@ -226,6 +226,11 @@ def test_deletion_sizes_and_bad_mf_inputs(mf):
         deletion_diagnostics(model, pairs, ratings, pairs[:1], np.zeros((1, len(pairs))), sizes=[0])
     with pytest.raises(DataValidationError, match="n_components"):
         MatrixFactorization(0).fit(pairs, ratings)
+    for empty_fit in (MatrixFactorization(3), SoftImpute()):  # no ratings: was numpy's "zero-size array" ValueError
+        with pytest.raises(DataValidationError, match="no \\(user, item\\) pair"):
+            empty_fit.fit(np.zeros((0, 2), dtype=int), [])
+    with pytest.raises(DataValidationError, match="max_iter"):  # no sweep: the fit used to end in UnboundLocalError
+        MatrixFactorization(3, max_iter=0).fit(pairs, ratings)
     with pytest.raises(DataValidationError, match="init"):
         MatrixFactorization(3, init=(np.ones((2, 3)), np.ones((2, 3)))).fit(pairs, ratings)
     with pytest.raises(DataValidationError, match="init"):

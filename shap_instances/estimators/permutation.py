@@ -323,7 +323,8 @@ def _truncated_prefixes(game: Any, permutations: np.ndarray, empty: np.ndarray, 
     k, m = permutations.shape
     threshold = tolerance * np.abs(full - empty)
     if getattr(game, "cheap", False):
-        return _freeze(np.asarray(game.prefix_values(permutations), dtype=np.float64), full, threshold)
+        prefixes = np.require(game.prefix_values(permutations), dtype=np.float64, requirements=["C", "W"])
+        return _freeze(prefixes, full, threshold)
     prefixes = np.full((k, m + 1, full.shape[0]), np.nan)
     prefixes[:, 0], prefixes[:, m] = empty, full
     for r in range(k):
@@ -339,13 +340,19 @@ def _truncated_prefixes(game: Any, permutations: np.ndarray, empty: np.ndarray, 
 def _freeze(prefixes: np.ndarray, full: np.ndarray, threshold: np.ndarray) -> tuple[np.ndarray, int]:
     """``prefixes`` with every output held at its first prefix strictly within ``threshold`` of ``full``, and
     the number of prefixes (besides the full one) after every output's truncation point: those a sequential run
-    does not evaluate."""
-    k, length, _ = prefixes.shape
-    close = np.abs(full - prefixes) < threshold  # NaN (never evaluated) compares False
-    first = np.where(close.any(axis=1), close.argmax(axis=1), length)  # (k, d)
-    index = np.minimum(np.arange(length)[None, :, None], first[:, None, :])
-    skipped = int(np.maximum(0, length - 2 - first.max(axis=1)).sum())
-    return np.ascontiguousarray(np.take_along_axis(prefixes, index, axis=1)), skipped
+    does not evaluate. In place, one permutation at a time: the temporaries are one permutation's prefixes."""
+    k, length, d = prefixes.shape
+    steps, outputs = np.arange(length)[:, None], np.arange(d)
+    gap = np.empty((length, d))
+    skipped = 0
+    for r in range(k):
+        np.abs(np.subtract(full, prefixes[r], out=gap), out=gap)
+        close = gap < threshold  # (length, d); NaN (never evaluated) compares False
+        first = np.where(close.any(axis=0), close.argmax(axis=0), length)  # (d,)
+        held = prefixes[r, np.minimum(first, length - 1), outputs]  # the value at each output's truncation point
+        np.copyto(prefixes[r], held[None, :], where=steps > first[None, :])
+        skipped += max(0, length - 2 - int(first.max()))
+    return prefixes, skipped
 
 
 def _restored(rng: np.random.Generator, saved: dict) -> np.random.Generator:

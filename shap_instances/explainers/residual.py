@@ -123,7 +123,9 @@ class InstanceKernelExplainer(InstanceExplainer):
         ``random_state`` parameters left at None are set to ``random_state`` (an int) or 0. ``max_memory``
         bounds one call's peak, estimated before the estimation as ``8 b n_explained n_train`` bytes: b = 2 for exact
         methods, 3 for sampled ones with a fused refit kernel (ridge, least squares, mean), 3 + ``batch_size``
-        for other models (docs/reliability.md, "What is chunked"); ``feature_names`` renames the training rows.
+        for other models (docs/reliability.md, "What is chunked") and 5 + ``batch_size`` with
+        ``truncation_tolerance`` (a batch of prefixes, whatever the model); ``feature_names`` renames the training
+        rows.
         Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process whatever
         ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the cores is capped to
         them.
@@ -337,9 +339,12 @@ class InstanceKernelExplainer(InstanceExplainer):
         sampled = self.estimator not in ("exact", "influence") and not (
             self.estimator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
         # values and standard errors (the 95% bounds are computed when read), the permutation estimator's work block
-        # and, for models without a fused refit kernel, the prefix values of one batch of permutations
+        # and, for models without a fused refit kernel, the prefix values of one batch of permutations; truncated
+        # Monte Carlo holds that batch whatever the model, plus one permutation's prefixes while truncating them
         fused = getattr(game.fast_path, "fused", False)
-        blocks = 2 if not sampled else 3 if fused else 3 + (self.batch_size or 16)
+        batch = self.batch_size or 16
+        truncating = sampled and self.truncation_tolerance is not None
+        blocks = 2 if not sampled else 5 + batch if truncating else 3 if fused else 3 + batch
         check_memory(8.0 * blocks * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
                      f"{game.n_players}", max_memory=self.max_memory,
                      instead="Explain fewer rows at a time (X, y); for means over the explained rows use "

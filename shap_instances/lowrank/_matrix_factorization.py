@@ -92,6 +92,8 @@ class MatrixFactorization(RegressorMixin, BaseEstimator):
             raise DataValidationError(f"n_components must be a positive integer, got {self.n_components!r}.")
         if not (isinstance(self.alpha, int | float | np.number) and float(self.alpha) > 0):
             raise DataValidationError(f"alpha must be a positive number, got {self.alpha!r}.")
+        if not (isinstance(self.max_iter, int | np.integer) and self.max_iter >= 1):
+            raise DataValidationError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
         users, items, y, shape = check_ratings(X, y, self.shape)
         k, alpha = int(self.n_components), float(self.alpha)
         if self.init is None:

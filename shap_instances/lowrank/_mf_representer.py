@@ -192,7 +192,7 @@ class MatrixFactorizationRepresenter:
             raise DataValidationError(f"mode must be 'item', 'user', 'both' or 'union', got {mode!r}.")
         users, items = check_pairs(X, shape=(self.user_embeddings_.shape[0], self.item_embeddings_.shape[0]))
         n, m = users.shape[0], self.users_.shape[0]
-        check_memory(8.0 * n * m * 2, f"matrix-factorisation representer values of {n} x {m}",
+        check_memory((16.0 + (mode == "union")) * n * m, f"matrix-factorisation representer values of {n} x {m}",
                      max_memory=max_memory, instead="Use attributions(user, item), which returns only the nonzeros.")
         U, V = np.ascontiguousarray(self.user_embeddings_), np.ascontiguousarray(self.item_embeddings_)
 
@@ -202,9 +202,11 @@ class MatrixFactorizationRepresenter:
                                          use_item, use_user, weight)
 
         if mode == "union":
-            user_based = kernel(False, True, 1.0)
-            same_pair = (self.users_[None, :] == users[:, None]) & (self.items_[None, :] == items[:, None])
-            values = np.where(same_pair, user_based, user_based + kernel(True, False, 1.0))
+            # item-based scores, but the explained pair itself counts once (user-based), plus the user-based ones:
+            # two (n, m) blocks and one mask at a time
+            values = kernel(True, False, 1.0)
+            values[(self.users_[None, :] == users[:, None]) & (self.items_[None, :] == items[:, None])] = 0.0
+            values += kernel(False, True, 1.0)
         else:
             values = kernel(mode in ("item", "both"), mode in ("user", "both"), 0.5 if mode == "both" else 1.0)
         prediction = self.offset + np.einsum("ij,ij->i", self.user_embeddings_[users], self.item_embeddings_[items])

@@ -59,6 +59,8 @@ def check_ratings(X, y, shape=None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     (2, 3)
     """
     users, items = check_pairs(X)
+    if users.size == 0:
+        raise DataValidationError("X holds no (user, item) pair: there is nothing to fit.")
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     if y.shape[0] != users.shape[0] or not np.all(np.isfinite(y)):
         raise DataValidationError(f"y must hold {users.shape[0]} finite ratings (one per pair), got {y.shape}.")

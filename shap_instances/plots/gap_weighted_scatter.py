@@ -28,7 +28,7 @@ def gap_weighted_scatter(data: Any, *, weights: ArrayLike, features: Sequence[in
     data : DataFrame or array of shape (n_train, n_features)
         The training data.
     weights : array-like of shape (n_train,) or a one-row sparse matrix
-        The proximities of the explained point, e.g. ``ex.proximities(x)[0]``.
+        The proximities of the explained point, e.g. ``ex.proximities(x)[0]``; non-negative.
     features : pair of column names or positions, default=(0, 1)
         The two features to draw (e.g. the two with the largest mean |SHAP|).
     point : array-like or Series, optional
@@ -64,6 +64,10 @@ def gap_weighted_scatter(data: Any, *, weights: ArrayLike, features: Sequence[in
     x, x_name = column(data, features[0])
     y, y_name = column(data, features[1])
     w = weight_row(weights, x.shape[0])
+    if np.any(w < 0):  # opacity and size read a weight as closeness: a negative one has no such reading
+        raise DataValidationError("weights must be non-negative here (RF-GAP proximities are); for signed weights "
+                                  "(BoostingExplainer.weights) use gap_weighted_histograms or "
+                                  "gap_predictive_distribution, which draw the negative part.")
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 4.5))
     if labels is not None:
