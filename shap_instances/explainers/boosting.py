@@ -385,6 +385,11 @@ class BoostingExplainer(InstanceExplainer):
             return values[:, :, None]
         return gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_row_major_cache", None)  # top_k's index (12 n T bytes) is rebuilt on demand, not pickled
+        return state
+
     def _row_major_index(self, column: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """The row-major leaves and shares of margin ``column``'s trees (cached), or None if over ``max_memory``.
 
@@ -405,7 +410,11 @@ class BoostingExplainer(InstanceExplainer):
         """The ``k`` largest values (in absolute value) of each explained row, without the dense (m, n) values.
 
         Rows are explained in chunks whose values fit in ``max_memory`` (default 256 MiB), so memory stays
-        O(chunk x n_train + m x k) whatever the number of explained rows.
+        O(chunk x n_train + m x k) whatever the number of explained rows. With ``kind="gradients"`` and at
+        least 20,000 training rows, each row's largest leaves are bounded instead of scattered and only the rows
+        the bound cannot rule out get their (exact, bit-identical) values, from a row-major copy of the leaves
+        and shares of ``12 n_train T`` bytes (``T`` the trees of the margin) built on the first call and
+        counted against ``max_memory`` (default there: half the machine's memory); see the docs.
 
         Parameters
         ----------
