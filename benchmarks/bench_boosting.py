@@ -332,10 +332,10 @@ def scale_tables(bench, n_train, n_test, n_trees, depth, libraries, top_k_rows):
              f"{weights_per_row * n_train:,.0f} CPU s ({weights_per_row * 1e3:.2f} ms per row)"]]
     subset = ("" if share == 1 else f" {top_k_rows:,} of them, evenly spread, measured and the time scaled by "
               f"{share:.0f} (rows are independent: the cost is linear in their number);")
-    bench.print(f"top_k over the {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", chunks of "
-                f"256 MiB of values, {n_trees} trees of depth {depth}):{subset} the largest values checked against the "
-                "dense values of 5 rows; the last column extrapolates the target weights (kind=\"weights\") of every "
-                "training row from the CPU time of 200 rows.",
+    bench.print(f"top_k over the {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", pruned "
+                f"from 20,000 training rows on, {n_trees} trees of depth {depth}):{subset} the largest values checked "
+                "against the dense values of 5 rows; the last column extrapolates the target weights "
+                "(kind=\"weights\") of every training row from the CPU time of 200 rows.",
                 markdown_table(["library", "explained x k", "build (s)", "top_k (s)",
                                 f"top_k of all {n_train:,} rows (s)", "peak (GiB)", "largest gap to dense",
                                 "weights of all training rows (extrapolated)"], rows),

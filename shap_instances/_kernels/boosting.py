@@ -28,7 +28,7 @@ from numba import njit
 
 from ._config import JIT_OPTIONS
 
-__all__ = ["target_weight_rows", "gradient_contribution_rows", "reach_sets"]
+__all__ = ["target_weight_rows", "gradient_contribution_rows", "pruned_top_k_rows", "reach_sets"]
 
 
 @njit(**JIT_OPTIONS)
@@ -142,6 +142,122 @@ def gradient_contribution_rows(query_leaves: np.ndarray, tree_output: np.ndarray
             k = tree_output[t]
             for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
                 row[members[p], k] += coef[p]
+
+
+@njit(**JIT_OPTIONS)
+def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets: np.ndarray, leaf_ptr: np.ndarray,
+                      members: np.ndarray, coef: np.ndarray, big: np.ndarray, leaf_bound: np.ndarray,
+                      leaf_rows: np.ndarray, coef_rows: np.ndarray, out_index: np.ndarray,
+                      out_value: np.ndarray) -> int:
+    """The ``k`` largest contributions (in absolute value) to one margin of each explained row, pruned and exact.
+
+    For explained row ``x``: ``partial`` scatters the leaves of ``x`` that are not ``big``, and ``B`` sums the
+    ``leaf_bound`` (largest ``|coef|``) of its big leaves, so ``|c_j - partial_j| <= B`` for every training row.
+    With ``a`` the ``k``-th largest ``|partial|``, a row with ``|partial_j| < a - 2B`` has ``|c_j| < a - B``,
+    below ``k`` rows' ``|c| >= a - B``: it is not in the top ``k``. The other rows (candidates) get their exact
+    value from their row of ``leaf_rows`` / ``coef_rows``, summed in tree order as the dense kernel sums it
+    (so the values are bit-identical). Where ``a <= 3B`` or more than ``n / 8`` rows are candidates, the big
+    leaves of largest bound are scattered until ``B`` halves, and the test repeats (with every leaf scattered it
+    always passes). Returns the number of rows that needed such a step.
+
+    Parameters
+    ----------
+    query_leaves : int32 array (m, T)
+    trees : int64 array (T_k,)
+        The trees of the ranked margin, in training order; column ``c`` of ``leaf_rows`` is tree ``trees[c]``.
+    leaf_offsets, leaf_ptr, members, coef : arrays
+        The CSR leaves of :func:`gradient_contribution_rows`.
+    big : bool array (n_leaves_total,)
+        Leaves left out of the scatter.
+    leaf_bound : float64 array (n_leaves_total,)
+        ``max |coef|`` over each leaf's members (0 for an empty leaf).
+    leaf_rows : int32 array (n, T_k)
+        ``train_leaves[trees].T``: each training row's leaves, one contiguous row per training row.
+    coef_rows : float64 array (n, T_k)
+        Each training row's share of its leaf in each tree (0 for rows left out of training).
+    out_index : int64 array (m, k)
+        The chosen training rows, ascending.
+    out_value : float64 array (m, k)
+    """
+    m = query_leaves.shape[0]
+    n, n_k = leaf_rows.shape
+    k = out_index.shape[1]
+    partial = np.zeros(n)
+    size = np.zeros(n)
+    held = np.empty(n_k, dtype=np.int64)  # the big leaves of the row (global leaf ids), not scattered yet
+    held_bound = np.empty(n_k)
+    fallbacks = 0
+    for r in range(m):
+        partial[:] = 0.0
+        n_big = 0
+        for c in range(n_k):
+            t = trees[c]
+            g = leaf_offsets[t] + query_leaves[r, t]
+            if big[g]:
+                held[n_big] = g
+                held_bound[n_big] = leaf_bound[g]
+                n_big += 1
+            else:
+                for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                    partial[members[p]] += coef[p]
+        exact = n_big == 0  # every leaf scattered, in tree order: partial is the dense row
+        order = np.argsort(-held_bound[:n_big])
+        position = 0  # held leaves scattered so far, largest bound first
+        fell_back = False
+        while True:
+            bound = 0.0
+            for i in range(position, n_big):
+                bound += held_bound[order[i]]
+            for j in range(n):
+                size[j] = abs(partial[j])
+            kth = np.partition(size, n - k)[n - k]
+            threshold = kth - 2.0 * bound - 1e-9 * (kth + bound)  # a margin over rounding in partial
+            count = 0
+            for j in range(n):
+                if size[j] >= threshold:
+                    count += 1
+            if position == n_big or (kth > 3.0 * bound and count <= n // 8):
+                break
+            fell_back = True  # scatter the held leaves of largest bound until the bound halves
+            target = bound / 2.0
+            first = position
+            while position < n_big and (bound > target or position == first):  # at least one leaf
+                g = held[order[position]]
+                bound -= held_bound[order[position]]
+                for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                    partial[members[p]] += coef[p]
+                position += 1
+        if fell_back:
+            fallbacks += 1
+        candidates = np.empty(count, dtype=np.int64)
+        values = np.empty(count)
+        i = 0
+        for j in range(n):
+            if size[j] >= threshold:
+                candidates[i] = j
+                i += 1
+        query = query_leaves[r]
+        for i in range(count):
+            j = candidates[i]
+            if exact:
+                values[i] = partial[j]
+                continue
+            value = 0.0
+            own, shares = leaf_rows[j], coef_rows[j]
+            for c in range(n_k):
+                if own[c] == query[trees[c]]:
+                    value += shares[c]
+            values[i] = value
+        order = np.argsort(-np.abs(values), kind="mergesort")[:k]
+        chosen = np.sort(candidates[order])
+        for i in range(k):
+            out_index[r, i] = chosen[i]
+        position = 0
+        for i in range(count):  # the values of the chosen rows, in ascending row order
+            if position < k and candidates[i] == chosen[position]:
+                out_value[r, position] = values[i]
+                position += 1
+    return fallbacks
 
 
 @njit(**JIT_OPTIONS)

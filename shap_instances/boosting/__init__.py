@@ -15,7 +15,16 @@ from typing import Any, cast
 from numpy.typing import ArrayLike
 
 from ..exceptions import UnsupportedModelError
-from ._ensemble import BoostedTrees, Replay, gradient_contributions, leaf_ranks, replay_training, target_weights
+from ._ensemble import (
+    BoostedTrees,
+    Replay,
+    gradient_contributions,
+    leaf_ranks,
+    replay_training,
+    row_major_contributions,
+    target_weights,
+    top_gradient_contributions,
+)
 from ._sklearn import GB_MODELS, HGB_MODELS, check_gb, check_hgb, read_gb, read_hgb
 
 __all__ = [
@@ -24,6 +33,8 @@ __all__ = [
     "boosting_library",
     "check_boosted_model",
     "gradient_contributions",
+    "row_major_contributions",
+    "top_gradient_contributions",
     "leaf_ranks",
     "n_model_features",
     "read_boosted_model",

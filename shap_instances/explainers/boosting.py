@@ -32,7 +32,9 @@ from ..boosting import (
     gradient_contributions,
     n_model_features,
     read_boosted_model,
+    row_major_contributions,
     target_weights,
+    top_gradient_contributions,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, NotFittedError, UnsupportedModelError
 from ..utils import (
@@ -53,6 +55,12 @@ __all__ = ["BoostingExplainer"]
 
 #: Relative reconstruction tolerance of libraries whose gradients and leaf values are float64.
 _ATOL = 1e-9
+
+#: ``top_k`` of ``kind="gradients"`` prunes (see ``docs/explainers/boosting.md``) from this many training rows on;
+#: below it the dense scatter per row is cheap.
+_PRUNE_MIN_ROWS = 20_000
+#: Leaves with more than this fraction of the training rows are bounded rather than scattered when pruning.
+_PRUNE_LEAF_FRACTION = 0.2
 
 
 class BoostingExplainer(InstanceExplainer):
@@ -377,11 +385,36 @@ class BoostingExplainer(InstanceExplainer):
             return values[:, :, None]
         return gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_row_major_cache", None)  # top_k's index (12 n T bytes) is rebuilt on demand, not pickled
+        return state
+
+    def _row_major_index(self, column: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The row-major leaves and shares of margin ``column``'s trees (cached), or None if over ``max_memory``.
+
+        ``12 n T_k`` bytes (an int32 leaf and a float64 share per training row and tree of the margin) plus the
+        per-leaf bounds; the default budget is half the machine's memory.
+        """
+        cache = self.__dict__.setdefault("_row_major_cache", {})
+        if column not in cache:
+            n_k = int(np.sum(self.trees_.tree_output == column))
+            try:
+                check_memory(12.0 * self.n_train_ * n_k, "top_k's row-major index", max_memory=self.max_memory)
+            except MemoryError:
+                return None
+            cache[column] = row_major_contributions(self.trees_, column)
+        return cache[column]
+
     def top_k(self, X: Any = None, k: int = 10, *, output: int | str | None = None) -> sp.csr_matrix:
         """The ``k`` largest values (in absolute value) of each explained row, without the dense (m, n) values.
 
         Rows are explained in chunks whose values fit in ``max_memory`` (default 256 MiB), so memory stays
-        O(chunk x n_train + m x k) whatever the number of explained rows.
+        O(chunk x n_train + m x k) whatever the number of explained rows. With ``kind="gradients"`` and at
+        least 20,000 training rows, each row's largest leaves are bounded instead of scattered and only the rows
+        the bound cannot rule out get their (exact, bit-identical) values, from a row-major copy of the leaves
+        and shares of ``12 n_train T`` bytes (``T`` the trees of the margin) built on the first call and
+        counted against ``max_memory`` (default there: half the machine's memory); see the docs.
 
         Parameters
         ----------
@@ -426,6 +459,14 @@ class BoostingExplainer(InstanceExplainer):
             column = names.index(str(output)) if str(output) in names else int(output)
         leaves, _, _ = self._query(X)
         m = leaves.shape[0]
+        if self.kind_ == "gradients" and n >= _PRUNE_MIN_ROWS:
+            index = self._row_major_index(column)
+            if index is not None:
+                indices, data, _ = top_gradient_contributions(
+                    self.trees_, leaves, column, int(k), max(1, int(_PRUNE_LEAF_FRACTION * n)), index,
+                    n_jobs=self.n_jobs)
+                indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
+                return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
         budget = 256 * 2**20 if self.max_memory is None else self.max_memory
         check_memory(8.0 * n * K + 12.0 * m * k, f"top_k's result ({m} x {k}) and one row of values",
                      max_memory=budget, instead="Raise max_memory, or ask for fewer rows or a smaller k.")

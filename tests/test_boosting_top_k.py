@@ -1,0 +1,148 @@
+"""The pruned top_k of kind="gradients" (bounded big leaves, exact candidates) against the dense values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_classification, make_friedman1
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+)
+from threadpoolctl import threadpool_limits
+
+import shap_instances.explainers.boosting as boosting_module
+from shap_instances import BoostingExplainer
+from shap_instances.boosting import gradient_contributions, row_major_contributions, top_gradient_contributions
+
+
+@pytest.fixture
+def prune_always(monkeypatch):
+    """Prune whatever the number of training rows (the default starts at 20,000)."""
+    monkeypatch.setattr(boosting_module, "_PRUNE_MIN_ROWS", 1)
+    return monkeypatch
+
+
+def _check(dense: np.ndarray, indices: np.ndarray, values: np.ndarray, k: int) -> None:
+    """Same k largest |values| as the dense rows, and the chosen rows' values are the dense ones, bit for bit."""
+    assert np.all(np.diff(indices, axis=1) > 0)  # distinct, ascending
+    np.testing.assert_array_equal(np.take_along_axis(dense, indices, 1), values)
+    np.testing.assert_array_equal(np.sort(np.abs(values), 1), np.sort(np.abs(dense), 1)[:, -k:])
+
+
+def _sweep(explainer: BoostingExplainer, X: np.ndarray, k: int, column: int = 0) -> tuple[int, int]:
+    """Check the pruned top k at several big-leaf sizes; return (rows pruned, rows that fell back) over them."""
+    trees = explainer.trees_
+    query = trees.apply(explainer._check_X(X))
+    dense = gradient_contributions(trees, query)[:, :, column]
+    index = row_major_contributions(trees, column)
+    pruned = fell_back = 0
+    n = trees.n_train
+    sizes = np.diff(trees.leaf_ptr)
+    for leaf_size in sorted({1, n // 50, n // 10, n // 5, n // 2, n}):
+        indices, values, fallbacks = top_gradient_contributions(trees, query, column, k, leaf_size, index, n_jobs=2)
+        _check(dense, indices, values, k)
+        some_big = np.any(sizes[trees.leaf_offsets[trees.tree_output == column][None, :]
+                                + query[:, trees.tree_output == column]] > leaf_size, axis=1)
+        pruned += int(some_big.sum()) - fallbacks
+        fell_back += fallbacks
+    return pruned, fell_back
+
+
+def _regression(n: int = 800, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    return make_friedman1(n, n_features=6, noise=1.0, random_state=seed)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0),
+    lambda: HistGradientBoostingRegressor(max_iter=25, max_depth=4, early_stopping=False, random_state=0),
+], ids=["gb", "hgb"])
+def test_pruned_top_k_equals_the_dense_top_k_sklearn(make):
+    X, y = _regression(500)
+    with threadpool_limits(1):  # HistGradientBoosting's OpenMP threads on a loaded machine
+        model = make().fit(X, y)
+    explainer = BoostingExplainer(model, X, y=y, kind="gradients")
+    pruned, fell_back = _sweep(explainer, X[:40], k=7)
+    assert pruned > 0 and fell_back > 0  # both branches ran
+
+
+def test_pruned_top_k_equals_the_dense_top_k_lightgbm_xgboost():
+    lightgbm = pytest.importorskip("lightgbm")
+    xgboost = pytest.importorskip("xgboost")
+    X, y = _regression()
+    for model in (lightgbm.LGBMRegressor(n_estimators=40, num_leaves=16, min_child_samples=5, verbose=-1),
+                  xgboost.XGBRegressor(n_estimators=40, max_depth=4, learning_rate=0.2)):
+        explainer = BoostingExplainer(model.fit(X, y), X, y=y, kind="gradients")
+        pruned, fell_back = _sweep(explainer, X[:60], k=5)
+        assert pruned > 0 and fell_back > 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0),
+    lambda: HistGradientBoostingClassifier(max_iter=15, max_depth=4, early_stopping=False, random_state=0),
+], ids=["gb", "hgb"])
+def test_pruned_top_k_of_each_class_margin(make, prune_always):
+    X, y = make_classification(600, n_features=6, n_informative=4, n_classes=3, random_state=0)
+    with threadpool_limits(1):
+        model = make().fit(X, y)
+    explainer = BoostingExplainer(model, X, y=y)
+    dense = explainer(X[:30]).values
+    for leaf_size in (0.02, 0.2):
+        prune_always.setattr(boosting_module, "_PRUNE_LEAF_FRACTION", leaf_size)
+        for output in range(3):
+            top = explainer.top_k(X[:30], k=6, output=output)
+            _check(dense[:, :, output], top.indices.reshape(30, 6), top.data.reshape(30, 6), 6)
+            _sweep(explainer, X[:30], k=6, column=output)
+
+
+def test_top_k_training_rows_through_the_explainer(prune_always):
+    X, y = make_classification(500, n_features=5, random_state=1)
+    explainer = BoostingExplainer(GradientBoostingClassifier(n_estimators=30, random_state=0).fit(X, y), X, y=y)
+    prune_always.setattr(boosting_module, "_PRUNE_LEAF_FRACTION", 0.05)
+    top = explainer.top_k(None, k=4)
+    dense = explainer().values
+    _check(dense, top.indices.reshape(500, 4), top.data.reshape(500, 4), 4)
+
+
+def test_top_k_keeps_the_dense_path_without_memory(prune_always):
+    X, y = _regression(300)
+    model = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(X, y)
+    small = BoostingExplainer(model, X, y=y, kind="gradients", max_memory=12.0 * 300 * 20 - 1)
+    top = small.top_k(X[:5], k=3)  # the row-major index does not fit: the chunked dense path
+    _check(small(X[:5]).values, top.indices.reshape(5, 3), top.data.reshape(5, 3), 3)
+    assert small.__dict__.get("_row_major_cache", {}) == {}
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), depth=st.integers(1, 5), n=st.integers(30, 300), k=st.integers(1, 12),
+       fraction=st.floats(0.0, 1.0))
+def test_pruned_top_k_random_models(seed, depth, n, k, fraction):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    X[:, 2] = np.round(X[:, 2])  # ties in the splits and in the values
+    y = X[:, 0] + rng.normal(size=n) * rng.uniform(0, 2)
+    model = GradientBoostingRegressor(n_estimators=12, max_depth=depth, learning_rate=0.3, random_state=0).fit(X, y)
+    explainer = BoostingExplainer(model, X, y=y, kind="gradients")
+    trees = explainer.trees_
+    query = trees.apply(X[:10])
+    dense = gradient_contributions(trees, query)[:, :, 0]
+    indices, values, _ = top_gradient_contributions(trees, query, 0, min(k, n), int(fraction * n),
+                                                    row_major_contributions(trees, 0))
+    _check(dense, indices, values, min(k, n))
+
+
+def test_the_row_major_index_is_not_pickled(prune_always):
+    import pickle
+
+    X, y = _regression(300)
+    explainer = BoostingExplainer(GradientBoostingRegressor(n_estimators=10, random_state=0).fit(X, y), X, y=y,
+                                  kind="gradients")
+    first = explainer.top_k(X[:4], k=3)
+    assert 0 in explainer._row_major_cache
+    copy = pickle.loads(pickle.dumps(explainer))
+    assert "_row_major_cache" not in copy.__dict__
+    assert (copy.top_k(X[:4], k=3) != first).nnz == 0
