@@ -36,10 +36,11 @@ library, only the fit and the replay differ; scikit-learn's ``GradientBoostingRe
 it alone would take about a quarter of an hour on one core). Building the explainer and computing the values
 run in one forked child whose peak resident-set growth is the memory reported. Then **top_k over the
 training set**: the 10 largest contributions of training rows explained as rows, with ``kind="gradients"``
-(each explained row touches only the rows sharing its leaves), for a tenth of the 100,000 rows, evenly
-spread, and the time scaled by 10 (``--full-top-k``: all of them, ``explainer.top_k(None, k=10)``); the target
-weights of all training rows would be 100,000 x 100,000 x 500 recursion steps, and their time is
-extrapolated from the measured cost of 200 rows.
+(each explained row touches only the rows sharing its leaves), its rows split over every core (``n_jobs=-1``:
+the one step of this script that is not single-threaded, since the target is for the machine), for a tenth of
+the 100,000 rows, evenly spread, and the time scaled by 10 (``--full-top-k``: all of them,
+``explainer.top_k(None, k=10)``); the target weights of all training rows would be 100,000 x 100,000 x 500
+recursion steps, and their time is extrapolated from the measured cost of 200 rows.
 
 Usage: ``python benchmarks/bench_boosting.py [--quick] [--markdown FILE]`` (quick: n_train = 2,000, 200
 explained rows, 20 trees, dense at 250 and 500, scale at 5,000 rows and 50 trees).
@@ -303,7 +304,7 @@ def scale_tables(bench, n_train, n_test, n_trees, depth, libraries, top_k_rows):
 
     def top(model=model):
         mark = clock()
-        explainer = BoostingExplainer(model, X, y=y, kind="gradients")
+        explainer = BoostingExplainer(model, X, y=y, kind="gradients", n_jobs=-1)  # rows over every core
         build = since(mark)
         mark = clock()
         result = explainer.top_k(None if top_k_rows == n_train else X[explained], k=k)
@@ -332,9 +333,9 @@ def scale_tables(bench, n_train, n_test, n_trees, depth, libraries, top_k_rows):
              f"{weights_per_row * n_train:,.0f} CPU s ({weights_per_row * 1e3:.2f} ms per row)"]]
     subset = ("" if share == 1 else f" {top_k_rows:,} of them, evenly spread, measured and the time scaled by "
               f"{share:.0f} (rows are independent: the cost is linear in their number);")
-    bench.print(f"top_k over the {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", pruned "
-                f"from 20,000 training rows on, {n_trees} trees of depth {depth}):{subset} the largest values checked "
-                "against the dense values of 5 rows; the last column extrapolates the target weights "
+    bench.print(f"top_k over the {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", "
+                f"n_jobs=-1, pruned from 20,000 training rows on, {n_trees} trees of depth {depth}):{subset} the "
+                "largest values checked against the dense values of 5 rows; the last column extrapolates the target weights "
                 "(kind=\"weights\") of every training row from the CPU time of 200 rows.",
                 markdown_table(["library", "explained x k", "build (s)", "top_k (s)",
                                 f"top_k of all {n_train:,} rows (s)", "peak (GiB)", "largest gap to dense",
