@@ -335,8 +335,8 @@ def scale_tables(bench, n_train, n_test, n_trees, depth, libraries, top_k_rows):
               f"{share:.0f} (rows are independent: the cost is linear in their number);")
     bench.print(f"top_k over the {n_train:,} training rows as explained rows (k = {k}, kind=\"gradients\", "
                 f"n_jobs=-1, pruned from 20,000 training rows on, {n_trees} trees of depth {depth}):{subset} the "
-                "largest values checked against the dense values of 5 rows; the last column extrapolates the target weights "
-                "(kind=\"weights\") of every training row from the CPU time of 200 rows.",
+                "largest values checked against the dense values of 5 rows; the last column extrapolates the target "
+                "weights (kind=\"weights\") of every training row from the CPU time of 200 rows.",
                 markdown_table(["library", "explained x k", "build (s)", "top_k (s)",
                                 f"top_k of all {n_train:,} rows (s)", "peak (GiB)", "largest gap to dense",
                                 "weights of all training rows (extrapolated)"], rows),
