@@ -26,36 +26,27 @@ from shap_instances.estimators._checkpoint import FORMAT, VERSION, CheckpointFil
 from shap_instances.exceptions import CheckpointError, ShapInstancesError
 from shap_instances.games import FunctionGame
 
+from .interrupting import Interrupt, interrupting_game
+
 _WEIGHTS = np.random.default_rng(3).normal(size=(6, 2))
 SETTINGS = dict(n_permutations=24, batch_size=4, random_state=11, silent=True)
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 
+def _tanh(masks):
+    return np.tanh(masks @ _WEIGHTS)
+
+
 def _game():
-    return FunctionGame(lambda masks: np.tanh(masks @ _WEIGHTS), 6, 2)
+    return FunctionGame(_tanh, 6, 2)
 
-
-class _Interrupt(Exception):
-    pass
-
-
-def _flaky_game(fail_on_call):
-    class Flaky(FunctionGame):
-        calls = 0
-
-        def prefix_values(self, permutations):
-            Flaky.calls += 1
-            if Flaky.calls == fail_on_call:
-                raise _Interrupt
-            return super().prefix_values(permutations)
-
-    return Flaky(lambda masks: np.tanh(masks @ _WEIGHTS), 6, 2)
 
 
 def _interrupted_run(path, fail_on_call=3, **settings):
     """A run interrupted in its ``fail_on_call``-th batch, leaving a checkpoint of the batches before."""
-    with pytest.raises(_Interrupt):
-        PermutationEstimator(**(SETTINGS | settings), checkpoint=path).estimate(_flaky_game(fail_on_call))
+    with pytest.raises(Interrupt):
+        game = interrupting_game(_tanh, 6, 2, fail_on_call)
+        PermutationEstimator(**(SETTINGS | settings), checkpoint=path).estimate(game)
 
 
 def _header(path):

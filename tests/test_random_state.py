@@ -19,6 +19,8 @@ from shap_instances.estimators import (
 from shap_instances.exceptions import InvalidParameterError
 from shap_instances.games import FunctionGame, ResidualGame
 
+from .interrupting import Interrupt, interrupting_game
+
 _WEIGHTS = np.random.default_rng(0).normal(size=(9, 2))
 
 
@@ -128,22 +130,6 @@ def test_the_sampler_follows_the_same_policy():
         sampler.sample(60, random_state=-1)
 
 
-class _Interrupt(Exception):
-    pass
-
-
-def _flaky_game(fail_on_call):
-    class Flaky(FunctionGame):
-        calls = 0
-
-        def prefix_values(self, permutations):
-            Flaky.calls += 1
-            if Flaky.calls == fail_on_call:
-                raise _Interrupt
-            return super().prefix_values(permutations)
-
-    return Flaky(_smooth, 9, 2)
-
 
 @pytest.mark.parametrize("bit_generator", [np.random.MT19937, np.random.PCG64, np.random.Philox])
 def test_checkpoint_resume_with_a_generator(tmp_path, bit_generator):
@@ -153,9 +139,9 @@ def test_checkpoint_resume_with_a_generator(tmp_path, bit_generator):
     reference_rng = np.random.Generator(bit_generator(11))
     reference = PermutationEstimator(**settings, random_state=reference_rng).estimate(_function_game())
     path = tmp_path / "state.pkl"
-    with pytest.raises(_Interrupt):
+    with pytest.raises(Interrupt):
         PermutationEstimator(**settings, random_state=np.random.Generator(bit_generator(11)),
-                             checkpoint=path).estimate(_flaky_game(3))
+                             checkpoint=path).estimate(interrupting_game(_smooth, 9, 2, 3))
     resumed_rng = np.random.Generator(bit_generator(99))  # replaced by the saved state
     resumed = PermutationEstimator(**settings, random_state=resumed_rng, checkpoint=path).estimate(_function_game())
     assert resumed.values.tobytes() == reference.values.tobytes()
@@ -166,8 +152,8 @@ def test_checkpoint_resume_with_an_int_is_bitwise_identical(tmp_path):
     settings = dict(n_permutations=24, batch_size=4, silent=True, random_state=5)
     reference = PermutationEstimator(**settings).estimate(_function_game())
     path = tmp_path / "state.pkl"
-    with pytest.raises(_Interrupt):
-        PermutationEstimator(**settings, checkpoint=path).estimate(_flaky_game(2))
+    with pytest.raises(Interrupt):
+        PermutationEstimator(**settings, checkpoint=path).estimate(interrupting_game(_smooth, 9, 2, 2))
     resumed = PermutationEstimator(**settings, checkpoint=path).estimate(_function_game())
     assert resumed.values.tobytes() == reference.values.tobytes()
     assert resumed.standard_errors.tobytes() == reference.standard_errors.tobytes()
