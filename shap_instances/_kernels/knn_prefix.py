@@ -16,6 +16,16 @@ __all__ = ["knn_prefix_values"]
 
 
 @njit(**JIT_OPTIONS)
+def _farthest(ranks: np.ndarray) -> int:
+    """Position of the largest rank (the farthest of the kept neighbours); the first one on ties."""
+    far = 0
+    for s in range(1, ranks.shape[0]):
+        if ranks[s] > ranks[far]:
+            far = s
+    return far
+
+
+@njit(**JIT_OPTIONS)
 def knn_prefix_values(rank: np.ndarray, y: np.ndarray, y_eval: np.ndarray, empty: np.ndarray, perm: np.ndarray, k: int,
                       weights: np.ndarray, aggregate: bool, out: np.ndarray) -> None:
     """Values of every prefix of ``perm`` for uniform-weight KNN regression.
@@ -61,11 +71,7 @@ def knn_prefix_values(rank: np.ndarray, y: np.ndarray, y_eval: np.ndarray, empty
             top_rank[j, s] = rank[j, i]
             top_label[j, s] = y[i]
             sums[j] += y[i]
-        far = 0
-        for s in range(1, k):
-            if top_rank[j, s] > top_rank[j, far]:
-                far = s
-        worst[j] = far
+        worst[j] = _farthest(top_rank[j])
     if aggregate:
         for c in range(d):
             total = 0.0
@@ -88,11 +94,7 @@ def knn_prefix_values(rank: np.ndarray, y: np.ndarray, y_eval: np.ndarray, empty
                 top_rank[j, far] = rank[j, i]
                 top_label[j, far] = label
                 sums[j] += change
-                far = 0
-                for s in range(1, k):
-                    if top_rank[j, s] > top_rank[j, far]:
-                        far = s
-                worst[j] = far
+                worst[j] = _farthest(top_rank[j])
                 if aggregate:
                     for c in range(d):
                         out[t + 1, c] += weights[j, c] * change / k
