@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 from shap_instances.datasets import load_diabetes
@@ -308,3 +309,19 @@ def test_run_report_refuses_a_budget_that_is_not_positive(option, tmp_path):
     with pytest.raises(InvalidParameterError, match=f"run_report: {name} must be a positive number"):
         run_report(X.iloc[:60], y.iloc[:60], out=tmp_path / "r", silent=True, **option)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_overview_flags_a_row_identifier_column(tmp_path):
+    """A column with a different whole number on every row (a row id, here in the order of the target) is named
+    in the overview, with what to do; ordinary columns are not."""
+    import html
+
+    from shap_instances.report import run_report
+
+    X, y = load_diabetes()
+    X = X.iloc[:120].copy()
+    X.insert(0, "row_id", np.argsort(np.argsort(y.iloc[:120].to_numpy())))  # leaks the target's order
+    page = html.unescape(run_report(X, y.iloc[:120], out=tmp_path / "r", silent=True, time_budget=30).read_text())
+    assert "Column(s) row_id take a different whole number on every training row" in page
+    assert "Column(s) age" not in page and "Column(s) bmi" not in page

@@ -24,6 +24,26 @@ if TYPE_CHECKING:
 __all__ = ["SECTIONS", "Overview", "RepresenterPoints"]
 
 
+def identifier_columns(X: pd.DataFrame) -> list[Any]:
+    """Numeric columns that look like row identifiers: whole numbers, a different one on every row (20 rows or more).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> identifier_columns(pd.DataFrame({"id": range(30), "size": [1.5, 2.0] * 15, "count": [3] * 30}))
+    ['id']
+    """
+    if len(X) < 20:
+        return []
+    found = []
+    for column in X.columns:
+        values = X[column].to_numpy()
+        if values.dtype.kind in "iu" or (values.dtype.kind == "f" and np.all(np.mod(values, 1) == 0)):
+            if pd.Series(values).nunique() == len(values):
+                found.append(column)
+    return found
+
+
 class Overview:
     """Data, preprocessing and model summary (the model scores are added at the end, see ``finish``)."""
 
@@ -51,6 +71,13 @@ class Overview:
         if numeric:
             section.table(X[numeric].describe().T[["mean", "std", "min", "max"]], by_row=True,
                           caption="Numeric training columns (before scaling).")
+        identifiers = identifier_columns(X[numeric])
+        if identifiers:
+            section.comment(
+                f"Column(s) {', '.join(map(str, identifiers))} take a different whole number on every training row, "
+                "as a row identifier does. If that is what they are, drop them and run again: the models (and so "
+                "every explanation below) can learn from the order in which the rows were stored, which a new row "
+                "does not have.")
         bar.advance(bar.bar.total / 2, "numeric columns")  # two steps: the bar shows a remaining time between
         if categorical:
             rows = {}
