@@ -48,7 +48,7 @@ def _runner(arguments: list[str], env: dict):
 
 
 #: What ``shap_instances/__init__.py`` and ``cli.py`` imported at module level before the lazy top level.
-EAGER = "import shap_instances._base, shap_instances._explanation, shap_instances.registry, shap_instances.models"
+EAGER = "import shap_instances._base, shap_instances._explanation, shap_instances.registry, shap_instances.report"
 
 
 def _import_times(env: dict, code: str) -> tuple[float, float]:

@@ -48,7 +48,7 @@ from _common import REPEATS, Bench, Timing, first_call, markdown_table, ratio, r
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 
-from shap_instances.estimators import ExactEstimator, KernelEstimator, PermutationEstimator
+from shap_instances.approximators import ExactEstimator, KernelEstimator, PermutationEstimator
 from shap_instances.games import FunctionGame, ResidualGame
 
 GROUP = 10

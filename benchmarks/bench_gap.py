@@ -42,7 +42,7 @@ from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from shap_instances import GapExplainer
-from shap_instances._kernels.proximity import gap_fill_rows, gap_row_counts
+from shap_instances.forest._kernels import gap_fill_rows, gap_row_counts
 
 
 def _child(fn, args, check, mode, queue):

@@ -24,7 +24,7 @@ import numpy as np
 from _common import REPEATS, Bench, compare, first_call, markdown_table, ratio
 from scipy.optimize import isotonic_regression
 
-from shap_instances.estimators._weights import kernel_weights
+from shap_instances.approximators._weights import kernel_weights
 from shap_instances.isotonic import gram_eigenvalue, sisr
 
 POSTER = {  # (affinity, support %) at noise 5e-3, 1e-2, 5e-2, 1e-1, 2e-1

@@ -47,7 +47,7 @@ from bench_naive_bayes import discretise_then_nb  # noqa: E402
 from shap_instances import NaiveBayesExplainer  # noqa: E402
 from shap_instances import datasets as ds  # noqa: E402
 from shap_instances.metrics import NB_INDICATORS, nb_indicators  # noqa: E402
-from shap_instances.models import WeightedNaiveBayes  # noqa: E402
+from shap_instances.naive_bayes import WeightedNaiveBayes  # noqa: E402
 
 #: Lemaire, Clérot & Boullé, Tables 1 and 3: N_k, Pearson, Kendall, #Var.
 PAPER = {

@@ -39,8 +39,8 @@ from sklearn.linear_model import Ridge
 from threadpoolctl import threadpool_limits
 
 from shap_instances import InstanceKernelExplainer
+from shap_instances.approximators import KernelEstimator, PermutationEstimator
 from shap_instances.datasets import load_boston, load_diabetes
-from shap_instances.estimators import KernelEstimator, PermutationEstimator
 from shap_instances.games import ResidualGame
 from shap_instances.metrics import cc_means
 

@@ -33,8 +33,8 @@ from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 
 from shap_instances import InstanceKernelExplainer
+from shap_instances.approximators import PermutationEstimator
 from shap_instances.datasets import load_boston
-from shap_instances.estimators import PermutationEstimator
 from shap_instances.games import ResidualGame
 from shap_instances.metrics import cc_summary
 

@@ -36,8 +36,8 @@ import numpy as np
 from _common import Bench, markdown_table
 from bench_isotonic import NOISES, POSTER, generate, transformed_payoffs
 
-from shap_instances._kernels.isotonic import coalition_sums
 from shap_instances.isotonic import sisr
+from shap_instances.isotonic._kernels import coalition_sums
 from shap_instances.isotonic._sisr import _hard_threshold, _IsotonicStep
 
 VARIANTS = {

@@ -11,7 +11,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _deprecated
 from .registry import Explainer, get_explainer, list_explainers, register_explainer
+
+_deprecated.install()  # the 0.1 import paths (shap_instances.estimators, ...), with a warning until 0.3
 
 if TYPE_CHECKING:  # pragma: no cover - what the lazy names below resolve to (re-exported), for type checkers
     from ._base import InstanceExplainer as InstanceExplainer
@@ -36,8 +39,8 @@ _LAZY = {
     "BoostingExplainer": "shap_instances.explainers.boosting",
 }
 _SUBMODULES = {
-    "plots", "metrics", "datasets", "games", "estimators", "isotonic", "lowrank", "models", "exceptions", "boosting",
-    "utils",
+    "approximators", "boosting", "datasets", "exceptions", "forest", "games", "isotonic", "linear", "lowrank",
+    "metrics", "naive_bayes", "plots", "report", "testing", "utils", "weighted_targets",
 }
 
 __all__ = [
@@ -55,6 +58,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif name in _SUBMODULES:
         value = importlib.import_module(f"shap_instances.{name}")
+    elif (alias := _deprecated.top_level_alias(name)) is not None:
+        return alias  # not cached: each use of the old name warns when a name is read from it
     else:
         raise AttributeError(f"module 'shap_instances' has no attribute {name!r}")
     globals()[name] = value  # later lookups skip __getattr__

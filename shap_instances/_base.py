@@ -16,11 +16,13 @@ Parameters are checked once, from the class's ``_parameter_constraints`` table, 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, ClassVar
 
 import cloudpickle
 import numpy as np
+import pandas as pd
 import shap
 from numpy.typing import ArrayLike
 from sklearn.base import clone
@@ -29,13 +31,46 @@ from tqdm.auto import tqdm
 from .exceptions import DataValidationError, InvalidParameterError
 from .utils import check_random_state, validate_params
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .utils import ConformanceProblem
-
-__all__ = ["InstanceExplainer"]
+__all__ = ["ConformanceProblem", "InstanceExplainer"]
 
 _SAVE_FORMAT = "shap_instances.InstanceExplainer"
 _SAVE_VERSION = 1
+
+
+@dataclass
+class ConformanceProblem:
+    """A small problem an explainer class can be checked on.
+
+    Attributes
+    ----------
+    model : object
+        The model to explain (fitted, or the estimator to refit for the residual explainer).
+    masker : pandas.DataFrame
+        Training or background data, as a DataFrame (column handling is checked on it).
+    X : pandas.DataFrame
+        Rows to explain, with the same columns.
+    y : array-like, optional
+        Training targets, for classes that need them.
+    y_explained : array-like, optional
+        Targets of the explained rows, for classes whose call uses them.
+    options : dict
+        Further constructor options (e.g. ``sparsity`` for SISR, ``silent=True``).
+    explained : callable, optional
+        ``explained(X) -> array`` of shape (n,) or (n, k): the quantity ``base + values.sum(1)`` must equal
+        (the model's prediction, log-odds, residual, ...), computed independently of the explainer.
+    atol : float
+        Tolerance of that comparison (relative to ``max(1, |explained|)``).
+    """
+
+    model: Any
+    masker: pd.DataFrame
+    X: pd.DataFrame
+    y: Any = None
+    y_explained: Any = None
+    options: dict = field(default_factory=dict)
+    explained: Callable | None = None
+    atol: float = 1e-8
+
 
 
 class InstanceExplainer(shap.Explainer):
@@ -129,8 +164,9 @@ class InstanceExplainer(shap.Explainer):
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
-        """A small :class:`~shap_instances.utils.ConformanceProblem` that :func:`~shap_instances.utils.check_explainer`
-        checks this class on. Plugins implement it (or pass a problem to ``check_explainer``)."""
+        """A small :class:`~shap_instances.testing.ConformanceProblem` that
+        :func:`~shap_instances.testing.check_explainer` checks this class on.
+        Plugins implement it (or pass a problem to ``check_explainer``)."""
         raise NotImplementedError(f"{cls.__name__} defines no conformance_problem(); pass one to check_explainer("
                                   f"{cls.__name__}, problem=ConformanceProblem(...)).")
 

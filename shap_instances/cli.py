@@ -31,18 +31,18 @@ _STARTED = time.perf_counter()  # the report's --time-budget counts from here, l
 
 
 class _ModelChoices(Sequence):
-    """The ``--model`` choices, :data:`shap_instances.models.MODELS`, imported when argparse checks or lists them.
+    """The ``--model`` choices, :data:`shap_instances.report.MODELS`, imported when argparse checks or lists them.
 
     argparse reads the choices of an option without a ``metavar`` when the parser is built, so ``--model`` has one.
     """
 
     def __getitem__(self, index):
-        from .models import MODELS
+        from .report import MODELS
 
         return MODELS[index]
 
     def __len__(self) -> int:
-        from .models import MODELS
+        from .report import MODELS
 
         return len(MODELS)
 
@@ -162,7 +162,7 @@ def _cmd_explain(args) -> int:
 
     import shap_instances as si
 
-    from .models import auto_model, encode, final_estimator, fit_model
+    from .report import auto_model, encode, final_estimator, fit_model
 
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet"):
@@ -223,7 +223,7 @@ def _takes_pipeline(cls, model, X) -> bool:
     column is numeric (model-agnostic ones); explainers of training rows take the bare estimator and the
     encoded matrix, where their fast paths and checks apply.
     """
-    from .models import categorical_columns
+    from .report import categorical_columns
 
     if getattr(cls, "players", "instances") != "features":
         return False
@@ -234,7 +234,7 @@ def _choose_explainer(model, X):
     """``--explainer auto``: the registered explainers by priority, as ``shap_instances.Explainer`` asks them."""
     import shap_instances as si
 
-    from .models import encode, final_estimator
+    from .report import encode, final_estimator
 
     final, encoded = final_estimator(model), None
     candidates = sorted(si.list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
@@ -254,7 +254,7 @@ def _choose_explainer(model, X):
 
 def _model_hint(name, requested, fitted_name, model, task, exc) -> str:
     """The message for an explainer that cannot explain the model: what went wrong and which --model works."""
-    from .models import auto_model, final_estimator
+    from .report import auto_model, final_estimator
 
     reason = str(exc).split("; ")[0].rstrip(".")
     what = f"--model {requested}" + (f" (a {type(final_estimator(model)).__name__})" if requested == "auto" else "")

@@ -22,6 +22,7 @@ __all__ = [
     "DuplicateExplainerWarning",
     "ReconstructionWarning",
     "BudgetWarning",
+    "ShapInstancesDeprecationWarning",
 ]
 
 
@@ -87,3 +88,9 @@ class ReconstructionWarning(ShapInstancesWarning):
 
 class BudgetWarning(ShapInstancesWarning):
     """A computation is estimated to run long, or asked for more workers than it can use (with what helps)."""
+
+
+class ShapInstancesDeprecationWarning(FutureWarning):
+    """A name or import path that still works but will be removed; the message says what replaces it.
+
+    A ``FutureWarning`` (as scikit-learn's deprecations are), so that users see it by default."""

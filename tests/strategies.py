@@ -28,7 +28,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 import shap_instances as si
-from shap_instances.models import MODELS
+from shap_instances.report import MODELS
 
 __all__ = ["Case", "Table", "csv_tables", "fuzz_cases", "base_problem", "MAGNITUDES", "CELL_VALUES"]
 

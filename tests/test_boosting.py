@@ -14,15 +14,15 @@ from sklearn.linear_model import LinearRegression
 
 import shap_instances as si
 from shap_instances import BoostingExplainer
-from shap_instances._kernels.boosting import reach_sets, target_weight_rows
 from shap_instances.boosting import read_boosted_model, target_weights
+from shap_instances.boosting._kernels import reach_sets, target_weight_rows
 from shap_instances.exceptions import (
     DataValidationError,
     InvalidParameterError,
     MemoryBudgetError,
     UnsupportedModelError,
 )
-from shap_instances.utils import check_explainer
+from shap_instances.testing import check_explainer
 
 from .boosting_naive import dense_axil_weights, gb_gradient_contributions, horner_weights
 

@@ -12,7 +12,7 @@ from scipy.special import softmax
 
 from shap_instances import BoostingExplainer
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
-from shap_instances.utils import ConformanceProblem, check_explainer
+from shap_instances.testing import ConformanceProblem, check_explainer
 
 xgb = pytest.importorskip("xgboost", reason="xgboost is not installed (pip install 'shap-instances[boosting]')")
 lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed (pip install 'shap-instances[boosting]')")

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shap_instances.estimators import PermutationEstimator
-from shap_instances.estimators._checkpoint import FORMAT, VERSION, CheckpointFile
+from shap_instances.approximators import PermutationEstimator
+from shap_instances.approximators._checkpoint import FORMAT, VERSION, CheckpointFile
 from shap_instances.exceptions import CheckpointError, ShapInstancesError
 from shap_instances.games import FunctionGame
 

@@ -97,7 +97,7 @@ def _player_sum(table, output=None):
 
 def test_explain_single_output_keeps_one_base_value_and_is_efficient(tmp_path):
     from shap_instances.datasets import load_diabetes
-    from shap_instances.models import fit_model
+    from shap_instances.report import fit_model
 
     out = tmp_path / "values.csv"
     assert main(["explain", "--model", "forest", "--rows", "5", "--out", str(out)]) == 0
@@ -111,7 +111,7 @@ def test_explain_single_output_keeps_one_base_value_and_is_efficient(tmp_path):
 def test_explain_multi_output_writes_one_base_value_per_output(csv, tmp_path):
     from sklearn.datasets import load_iris
 
-    from shap_instances.models import fit_model
+    from shap_instances.report import fit_model
 
     X, y = load_iris(return_X_y=True, as_frame=True)
     keep = np.r_[0:50, 50:80, 100:115]  # unequal classes: the three base values differ

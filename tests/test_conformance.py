@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import shap_instances as si
-from shap_instances.utils import ConformanceProblem, check_explainer
+from shap_instances.testing import ConformanceProblem, check_explainer
 
 
 @pytest.mark.parametrize("name", sorted(si.list_explainers()))

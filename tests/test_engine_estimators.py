@@ -10,7 +10,7 @@ import shap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shap_instances.estimators import (
+from shap_instances.approximators import (
     ClosedFormEstimator,
     ExactEstimator,
     KernelCoalitionSampler,

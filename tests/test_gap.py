@@ -23,7 +23,7 @@ from sklearn.ensemble import (
 )
 
 import shap_instances as si
-import shap_instances.proximities as proximities_module
+import shap_instances.forest._proximities as proximities_module
 from shap_instances import GapExplainer
 from shap_instances.exceptions import (
     DataValidationError,
@@ -32,7 +32,7 @@ from shap_instances.exceptions import (
     ReconstructionWarning,
     UnsupportedModelError,
 )
-from shap_instances.proximities import build_gap_index, gap_proximities
+from shap_instances.forest import build_gap_index, gap_proximities
 
 TOL = 1e-10
 
@@ -378,7 +378,7 @@ def test_bad_inputs_classification_and_weights():
 
 
 def test_kernels_called_directly_agree_with_twin():
-    from shap_instances._kernels.proximity import gap_fill_rows, gap_row_counts
+    from shap_instances.forest._kernels import gap_fill_rows, gap_row_counts
 
     model, X, y, Xt, _ = _fit("rf_iris", n_estimators=6)
     index = GapExplainer(model, X, y=y).index_

@@ -11,7 +11,7 @@ import pytest
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 
-from shap_instances.proximities import build_gap_index, forest_apply
+from shap_instances.forest import build_gap_index, forest_apply
 
 
 def _forests():

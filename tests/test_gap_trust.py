@@ -13,9 +13,9 @@ from sklearn.model_selection import KFold, StratifiedKFold
 
 from shap_instances import GapExplainer
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
-from shap_instances.metrics.trust import (
+from shap_instances.forest import gap_trust_scores
+from shap_instances.weighted_targets import (
     class_outlier_scores,
-    gap_trust_scores,
     neighbours_for_weight,
     trust_decile_table,
     weighted_quantiles,

@@ -174,7 +174,7 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_scan_sees_the_package():
     assert {"shap_instances", "shap_instances.cli", "shap_instances.games.residual",
-            "shap_instances.estimators.sampling"} <= set(MODULES)
+            "shap_instances.approximators.sampling"} <= set(MODULES)
     assert "shap_instances.games.residual" in import_graph()["shap_instances.games"]
 
 
@@ -199,10 +199,10 @@ def test_no_import_cycle():
 @pytest.mark.parametrize(("source", "expected"), [
     ("from ..games._fast_knn import KNNPath", {"shap_instances.games._fast_knn.KNNPath"}),
     ("from ..isotonic._sisr import check_options", {"shap_instances.isotonic._sisr.check_options"}),
-    ("from ..proximities import _check_forest", {"shap_instances.proximities._check_forest"}),
+    ("from ..forest import _check_forest", {"shap_instances.forest._check_forest"}),
     ("import shap_instances.utils._random", {"shap_instances.utils._random"}),
-    ("from ..estimators import KernelEstimator\nKernelEstimator._design(3, 4, None)",
-     {"shap_instances.estimators.KernelEstimator._design"}),
+    ("from ..approximators import KernelEstimator\nKernelEstimator._design(3, 4, None)",
+     {"shap_instances.approximators.KernelEstimator._design"}),
     ("def f():\n    from ..report._data import load_table", {"shap_instances.report._data.load_table"}),
     ("from ..utils import check_data\nfrom .._base import InstanceExplainer\nfrom ._nb_terms import x", set()),
     ("from ..games import Game\nGame.__init__\nfrom . import _nb_terms", set()),

@@ -9,12 +9,12 @@ from scipy.optimize import isotonic_regression
 from sklearn.linear_model import LinearRegression
 
 from shap_instances import IsotonicShapley
-from shap_instances._kernels.isotonic import coalition_sums, gradient_and_loss, shapley_from_codes, weighted_pava
-from shap_instances.estimators import ExactEstimator
-from shap_instances.estimators._weights import kernel_weights, shapley_weights
+from shap_instances.approximators import ExactEstimator
+from shap_instances.approximators._weights import kernel_weights, shapley_weights
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
 from shap_instances.games import FunctionGame
 from shap_instances.isotonic import gram_eigenvalue, sisr, sisr_from_samples
+from shap_instances.isotonic._kernels import coalition_sums, gradient_and_loss, shapley_from_codes, weighted_pava
 from shap_instances.isotonic._sisr import _gram_matrix, _IsotonicStep, _niht_block, _sphere_minimum
 
 

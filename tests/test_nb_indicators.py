@@ -13,7 +13,7 @@ from sklearn.naive_bayes import CategoricalNB, GaussianNB
 from shap_instances import NaiveBayesExplainer
 from shap_instances.exceptions import InvalidParameterError
 from shap_instances.metrics import NB_INDICATORS, nb_indicators
-from shap_instances.models import WeightedNaiveBayes
+from shap_instances.naive_bayes import WeightedNaiveBayes
 
 
 def _without(nb, j):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
-from shap_instances.estimators import (
+from shap_instances.approximators import (
     KernelCoalitionSampler,
     KernelEstimator,
     PermutationEstimator,

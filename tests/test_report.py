@@ -216,8 +216,8 @@ def test_report_under_a_small_memory_budget_samples_fewer_rows(tmp_path):
 def test_trust_comment_says_what_the_bars_show():
     import numpy as np
 
-    from shap_instances.metrics.trust import trust_decile_table
     from shap_instances.report._forest import trust_comment
+    from shap_instances.weighted_targets import trust_decile_table
 
     score = np.linspace(0, 1, 100)
     rising = score + np.random.default_rng(0).normal(scale=0.05, size=100)
@@ -238,7 +238,7 @@ def test_forest_grown_in_chunks_is_the_forest_of_one_fit():
     import numpy as np
     from sklearn.model_selection import train_test_split
 
-    from shap_instances.models import fit_model
+    from shap_instances.report import fit_model
     from shap_instances.report._context import prepare
     from shap_instances.report._forest import grow_forest
 

@@ -405,10 +405,10 @@ def test_bad_inputs(diabetes, cancer):
 
 
 @pytest.mark.parametrize("module", [
-    "shap_instances.explainers.representer", "shap_instances.linear_objective",
+    "shap_instances.explainers.representer", "shap_instances.linear._objective",
     "shap_instances.lowrank._soft_impute", "shap_instances.lowrank._mf_representer",
-    "shap_instances.metrics._deletion", "shap_instances.metrics._influence",
-    "shap_instances.metrics._l2_representer", "shap_instances.metrics._random_scores",
+    "shap_instances.metrics._deletion", "shap_instances.linear._influence",
+    "shap_instances.linear._l2_representer", "shap_instances.metrics._random_scores",
 ])
 def test_docstring_examples_run(module):
     import doctest

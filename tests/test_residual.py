@@ -17,8 +17,8 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
+from shap_instances.approximators import ExactEstimator
 from shap_instances.datasets import load_diabetes
-from shap_instances.estimators import ExactEstimator
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
 from shap_instances.games import ResidualGame
 from shap_instances.games._fast_knn import KNNPath, jia_knn_shapley
@@ -276,7 +276,7 @@ def test_evaluation_columns_are_matched_by_name():
 
 
 def test_data_shapley_equals_brute_force_mse_game():
-    from shap_instances.estimators import ExactEstimator
+    from shap_instances.approximators import ExactEstimator
     from shap_instances.games import LossGame
     from shap_instances.metrics import data_shapley
 
@@ -361,7 +361,7 @@ def test_knn_fast_path_equals_refits_on_prefixes_and_coalitions(k):
 @pytest.mark.parametrize("k,empty_prediction", [(1, None), pytest.param(3, None, marks=pytest.mark.slow),
                                                  pytest.param(3, 2.5, marks=pytest.mark.slow), (9, None)])
 def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction):
-    from shap_instances.estimators import ExactEstimator
+    from shap_instances.approximators import ExactEstimator
 
     X, y, X_eval, y_eval = _knn_data(9)
     explainer = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=k), X, y=y, empty_prediction=empty_prediction,

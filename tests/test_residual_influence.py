@@ -5,8 +5,8 @@ import pytest
 from sklearn.linear_model import LinearRegression, Ridge
 
 from shap_instances import InstanceKernelExplainer
+from shap_instances.approximators.influence import ridge_influence
 from shap_instances.datasets import load_diabetes
-from shap_instances.estimators.influence import ridge_influence
 from shap_instances.exceptions import UnsupportedModelError
 
 
@@ -60,7 +60,7 @@ def test_influence_tracks_exact_values(variant, min_corr, min_sign):
 def test_all_s_with_exact_marginals_converges_to_exact(monkeypatch):
     """The all-S stratification itself is unbiased: with the exact leave-one-out change in place of the
     influence step, more rounds approach the exact Shapley values."""
-    from shap_instances.estimators import influence
+    from shap_instances.approximators import influence
 
     X, y = diabetes(7)
     exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="exact", silent=True)().values

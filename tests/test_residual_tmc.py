@@ -6,8 +6,8 @@ from sklearn.linear_model import Ridge
 from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
+from shap_instances.approximators import PermutationEstimator
 from shap_instances.datasets import load_diabetes
-from shap_instances.estimators import PermutationEstimator
 from shap_instances.exceptions import InvalidParameterError
 from shap_instances.games import FunctionGame, ResidualGame
 from shap_instances.metrics import cc_means, cc_summary

@@ -12,17 +12,17 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
-from shap_instances._kernels.knn_prefix import knn_prefix_values
-from shap_instances._kernels.prefix_shapley import accumulate_prefix_units
-from shap_instances.datasets import load_diabetes
-from shap_instances.estimators import (
+from shap_instances.approximators import (
     ClosedFormEstimator,
     ExactEstimator,
     KernelEstimator,
     PermutationEstimator,
 )
+from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import BudgetWarning, InvalidParameterError, MemoryBudgetError
 from shap_instances.games import AggregateGame, FunctionGame, Game, KNNPath, ResidualGame, RidgePath
+from shap_instances.games._knn_kernels import knn_prefix_values
+from shap_instances.games._prefix_kernels import accumulate_prefix_units
 from shap_instances.metrics import cc_means, cc_summary, contribution_statistics, instance_values
 
 from . import naive_kernels as naive
@@ -326,7 +326,7 @@ def test_explainer_max_time_option():
 
 
 def test_huge_budgets_warn_or_refuse_instead_of_hanging(monkeypatch):
-    from shap_instances.estimators import _budget
+    from shap_instances.approximators import _budget
 
     monkeypatch.setattr(_budget, "LONG_RUN_SECONDS", 0.001)
     X, y = diabetes(20)

@@ -51,7 +51,7 @@ def test_importtime_parsing_sees_a_heavy_import():
 
 
 #: command -> (a line it prints, the packages it must not import). A subcommand's help lists the --model
-#: choices, read from shap_instances.models (scikit-learn), but still needs no shap.
+#: choices, read from shap_instances.report (scikit-learn), but still needs no shap.
 COMMANDS = {
     "version": (["--version"], "shap-instances ", HEAVY),
     "help": (["--help"], "usage: shap-instances", HEAVY),

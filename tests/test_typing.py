@@ -21,10 +21,10 @@ _PUBLIC_MODULES = [
     "shap_instances",
     *(f"shap_instances.{name}" for name in sorted(shap_instances._SUBMODULES)),
     "shap_instances.registry",
-    "shap_instances.proximities",
-    "shap_instances.nb_terms",
-    "shap_instances.nb_columns",
-    "shap_instances.linear_objective",
+    "shap_instances.forest",
+    "shap_instances.naive_bayes",
+    "shap_instances.naive_bayes",
+    "shap_instances.linear",
     "shap_instances.report",
     "shap_instances_knn",
 ]
@@ -91,7 +91,7 @@ def test_the_walk_finds_the_public_api() -> None:
     names = _public_callables()
     assert len(names) > 150
     assert "shap_instances.explainers.gap.GapExplainer.__call__" in names
-    assert "shap_instances.estimators.permutation.PermutationEstimator.estimate" in names
+    assert "shap_instances.approximators.permutation.PermutationEstimator.estimate" in names
 
 
 def test_every_public_function_is_annotated() -> None:

@@ -25,7 +25,7 @@ from shap_instances.exceptions import (
     NotFittedError,
     UnsupportedModelError,
 )
-from shap_instances.models import WeightedNaiveBayes
+from shap_instances.naive_bayes import WeightedNaiveBayes
 
 
 def _single_feature_terms(nb, X):

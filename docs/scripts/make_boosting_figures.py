@@ -27,15 +27,15 @@ from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegress
 from sklearn.model_selection import KFold  # noqa: E402
 
 from shap_instances import BoostingExplainer, GapExplainer  # noqa: E402
-from shap_instances._kernels.boosting import reach_sets  # noqa: E402
+from shap_instances.boosting._kernels import reach_sets  # noqa: E402
 from shap_instances.datasets import load_concrete  # noqa: E402
-from shap_instances.metrics.trust import trust_decile_table  # noqa: E402
 from shap_instances.plots import (  # noqa: E402
     gap_cumulative_weight,
     gap_predictive_distribution,
     gap_weighted_histograms,
     trust_deciles,
 )
+from shap_instances.weighted_targets import trust_decile_table  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
 

@@ -20,13 +20,13 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor  # no
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split  # noqa: E402
 
 from shap_instances import GapExplainer  # noqa: E402
-from shap_instances.metrics.trust import trust_decile_table  # noqa: E402
 from shap_instances.plots import (  # noqa: E402
     gap_cumulative_weight,
     gap_weighted_histograms,
     gap_weighted_scatter,
     trust_deciles,
 )
+from shap_instances.weighted_targets import trust_decile_table  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
 
@@ -72,7 +72,7 @@ def main():
     gap_cumulative_weight(P_clf, ax=axes[1], show=False)
     axes[1].set_title(f"breast cancer classification ({len(yc_tr)} training points)")
     save(fig, "cumulative_weight")
-    from shap_instances.metrics.trust import neighbours_for_weight
+    from shap_instances.weighted_targets import neighbours_for_weight
 
     print("median neighbours for 90% of the weight: diabetes", np.median(neighbours_for_weight(P_reg)),
           "breast cancer", np.median(neighbours_for_weight(P_clf)))

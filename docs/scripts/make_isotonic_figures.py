@@ -13,8 +13,8 @@ import numpy as np  # noqa: E402
 from sklearn.ensemble import GradientBoostingRegressor  # noqa: E402
 from sklearn.linear_model import LinearRegression  # noqa: E402
 
+from shap_instances.approximators.exact import all_coalitions  # noqa: E402
 from shap_instances.datasets import load_boston, load_prostate  # noqa: E402
-from shap_instances.estimators.exact import all_coalitions  # noqa: E402
 from shap_instances.isotonic import sisr  # noqa: E402
 from shap_instances.plots import isotonic_transform  # noqa: E402
 

@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.stats import kendalltau, norm  # noqa: E402
 
-from shap_instances.estimators._weights import kernel_weights  # noqa: E402
+from shap_instances.approximators._weights import kernel_weights  # noqa: E402
 from shap_instances.isotonic import sisr  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"

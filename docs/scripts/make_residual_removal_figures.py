@@ -23,8 +23,8 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from shap_instances import InstanceKernelExplainer  # noqa: E402
+from shap_instances.approximators import PermutationEstimator  # noqa: E402
 from shap_instances.datasets import load_boston  # noqa: E402
-from shap_instances.estimators import PermutationEstimator  # noqa: E402
 from shap_instances.games import LossGame, ResidualGame  # noqa: E402
 from shap_instances.metrics import data_shapley, instance_values, removal_curve  # noqa: E402
 

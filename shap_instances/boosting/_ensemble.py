@@ -18,8 +18,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._kernels.boosting import gradient_contribution_rows, pruned_top_k_rows, target_weight_rows
 from ..exceptions import DataValidationError, UnsupportedModelError
+from ._kernels import gradient_contribution_rows, pruned_top_k_rows, target_weight_rows
 
 __all__ = ["BoostedTrees", "Replay", "replay_training", "target_weights", "gradient_contributions", "leaf_ranks",
            "row_major_contributions", "top_gradient_contributions"]

@@ -49,7 +49,7 @@ from ..utils import (
 from ..weighted_targets import trust_columns
 
 if TYPE_CHECKING:
-    from ..utils import ConformanceProblem
+    from .._base import ConformanceProblem
 
 __all__ = ["BoostingExplainer"]
 
@@ -220,8 +220,8 @@ class BoostingExplainer(InstanceExplainer):
         """A 30-tree GradientBoostingRegressor on 60 diabetes rows, 6 held-out rows; explained: ``predict``."""
         from sklearn.ensemble import GradientBoostingRegressor
 
+        from .._base import ConformanceProblem
         from ..datasets import load_diabetes
-        from ..utils import ConformanceProblem
 
         X, y = load_diabetes()
         model = GradientBoostingRegressor(n_estimators=30, max_depth=3, random_state=0).fit(X.iloc[:60], y.iloc[:60])

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
-from ..proximities import (
+from ..forest import (
     SUPPORTED_FORESTS,
     build_gap_index,
     check_forest,
@@ -33,7 +33,7 @@ from ..proximities import (
 from ..utils import COMMON_CONSTRAINTS, check_data, check_memory, fitted_columns, model_input, row_names, training_names
 
 if TYPE_CHECKING:
-    from ..utils import ConformanceProblem
+    from .._base import ConformanceProblem
 
 __all__ = ["GapExplainer"]
 
@@ -81,7 +81,7 @@ class GapExplainer(InstanceExplainer):
 
     Attributes
     ----------
-    index_ : shap_instances.proximities.GapIndex
+    index_ : shap_instances.forest.GapIndex
         The verified leaf index.
     targets_ : ndarray of shape (n_train, n_outputs_total)
         The explained targets: ``y`` (regression) or one-hot class indicators (classification, all outputs
@@ -161,8 +161,8 @@ class GapExplainer(InstanceExplainer):
         """A 10-tree forest on 60 diabetes rows, 6 held-out rows; the explained quantity is ``predict``."""
         from sklearn.ensemble import RandomForestRegressor
 
+        from .._base import ConformanceProblem
         from ..datasets import load_diabetes
-        from ..utils import ConformanceProblem
 
         X, y = load_diabetes()
         forest = RandomForestRegressor(10, max_depth=4, random_state=0).fit(X.iloc[:60], y.iloc[:60])
@@ -398,7 +398,7 @@ class GapExplainer(InstanceExplainer):
                      outlier_scale: str = "raw", runner_up: str = "outlier") -> pd.DataFrame:
         """Proximity-based trust scores of the predictions at ``X`` (Rosaler et al., 2023).
 
-        See :func:`shap_instances.metrics.trust.gap_trust_scores` for the columns and the parameters
+        See :func:`shap_instances.weighted_targets.gap_trust_scores` for the columns and the parameters
         (``outlier_scale="raw"`` is the paper's outlier score, ``"log"`` standardises its logarithm;
         ``runner_up`` picks the class compared with the predicted one). Classifiers get no target quantiles
         (their conditional distribution is ``predict_proba`` itself) and multi-output classifiers are refused.
@@ -414,7 +414,7 @@ class GapExplainer(InstanceExplainer):
         >>> list(scores.columns)[:3]
         ['prediction', 'weighted_oob_error', 'q10']
         """
-        from ..metrics.trust import gap_trust_scores
+        from ..forest import gap_trust_scores
 
         if not self.index_.bootstrap:
             raise UnsupportedModelError(

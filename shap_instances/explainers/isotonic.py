@@ -15,8 +15,8 @@ from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..estimators import KernelCoalitionSampler
-from ..estimators.exact import all_coalitions
+from ..approximators import KernelCoalitionSampler
+from ..approximators.exact import all_coalitions
 from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
 from ..isotonic import check_options, check_sparsity, sisr, sisr_from_samples
 from ..utils import (
@@ -34,9 +34,10 @@ from ..utils import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from .._base import ConformanceProblem
     from ..games import Game
     from ..isotonic import MonotoneTransform, SISRResult
-    from ..utils import ConformanceProblem, RandomStateLike
+    from ..utils import RandomStateLike
 
 __all__ = ["IsotonicShapley"]
 
@@ -184,8 +185,8 @@ class IsotonicShapley(InstanceExplainer):
         """A linear model of 4 diabetes features, 12 background rows, 3 explained rows, sparsity 2."""
         from sklearn.linear_model import LinearRegression
 
+        from .._base import ConformanceProblem
         from ..datasets import load_diabetes
-        from ..utils import ConformanceProblem
 
         X, y = load_diabetes()
         X = X.iloc[:, :4]
@@ -284,7 +285,7 @@ class IsotonicShapley(InstanceExplainer):
 
     def plot_transform(self, i: int = 0, **kwargs: Any) -> Axes | None:
         """Plot T-hat of row ``i`` against the coalition payoffs (:func:`shap_instances.plots.isotonic_transform`)."""
-        from ..plots.isotonic_transform import isotonic_transform
+        from ..plots import isotonic_transform
 
         return isotonic_transform(self._result(i), **kwargs)
 

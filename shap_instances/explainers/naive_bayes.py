@@ -15,9 +15,7 @@ from sklearn.pipeline import Pipeline
 from .._base import InstanceExplainer
 from .._explanation import build_explanation, check_efficiency
 from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
-from ..models import WeightedNaiveBayes
-from ..nb_columns import columnwise_order, dense
-from ..nb_terms import NB_TYPES, SPARSE_NB_TYPES, contract, terms_for
+from ..naive_bayes import NB_TYPES, SPARSE_NB_TYPES, WeightedNaiveBayes, columnwise_order, contract, dense, terms_for
 from ..utils import (
     COMMON_CONSTRAINTS,
     Options,
@@ -31,7 +29,7 @@ from ..utils import (
 )
 
 if TYPE_CHECKING:
-    from ..utils import ConformanceProblem
+    from .._base import ConformanceProblem
 
 __all__ = ["NaiveBayesExplainer"]
 
@@ -62,7 +60,7 @@ class NaiveBayesExplainer(InstanceExplainer):
         (KBinsDiscretizer, OrdinalEncoder, scalers, a ColumnTransformer of those, even one that reorders
         the columns): the attributions are then to the pipeline's input columns, in input order, and the
         pipeline takes whatever input it accepts (strings for an OrdinalEncoder, DataFrames, ...); or a
-        fitted :class:`~shap_instances.models.WeightedNaiveBayes` wrapping either (its weights are used).
+        fitted :class:`~shap_instances.naive_bayes.WeightedNaiveBayes` wrapping either (its weights are used).
     masker : array-like, optional
         Background data (needed with ``expectation="background"``), in the model's input format; ``data=``
         is an alias. A
@@ -73,7 +71,7 @@ class NaiveBayesExplainer(InstanceExplainer):
         stay constant in every probe), also needed with ``expectation="training"``; the error says so.
     weights : array-like of shape (p,), optional
         Per-feature weights ``w_m`` (weighted / selective naive Bayes); the explained quantity becomes
-        ``log prior ratio + sum_m w_m f_m(x_m)``. A :class:`~shap_instances.models.WeightedNaiveBayes` model
+        ``log prior ratio + sum_m w_m f_m(x_m)``. A :class:`~shap_instances.naive_bayes.WeightedNaiveBayes` model
         carries its own (``model.weights_``, read automatically; passing ``weights=`` as well is refused).
     expectation : {"background", "training"}, default="background"
     woe : bool, default=False
@@ -182,7 +180,7 @@ class NaiveBayesExplainer(InstanceExplainer):
         from sklearn.datasets import load_iris
         from sklearn.naive_bayes import GaussianNB
 
-        from ..utils import ConformanceProblem
+        from .._base import ConformanceProblem
 
         X, y = load_iris(return_X_y=True, as_frame=True)
         model = GaussianNB().fit(X, y)

@@ -24,7 +24,7 @@ from sklearn.base import is_classifier
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError, ReconstructionWarning
-from ..linear_objective import check_supported, is_supported, linear_objective
+from ..linear import check_supported, is_supported, linear_objective
 from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
@@ -39,7 +39,7 @@ from ..utils import (
 )
 
 if TYPE_CHECKING:
-    from ..utils import ConformanceProblem
+    from .._base import ConformanceProblem
 
 __all__ = ["RepresenterExplainer", "TopK"]
 
@@ -226,8 +226,8 @@ class RepresenterExplainer(InstanceExplainer):
         """Ridge on 60 diabetes rows, 6 held-out rows; the explained quantity is ``predict``."""
         from sklearn.linear_model import Ridge
 
+        from .._base import ConformanceProblem
         from ..datasets import load_diabetes
-        from ..utils import ConformanceProblem
 
         X, y = load_diabetes()
         model = Ridge(alpha=1.0).fit(X.iloc[:60], y.iloc[:60])

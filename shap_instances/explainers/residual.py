@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..estimators import (
+from ..approximators import (
     ClosedFormEstimator,
     ExactEstimator,
     KernelEstimator,
@@ -39,9 +39,10 @@ from ..utils import (
 )
 
 if TYPE_CHECKING:
-    from ..estimators import ShapleyResult
+    from .._base import ConformanceProblem
+    from ..approximators import ShapleyResult
     from ..games import Game
-    from ..utils import ConformanceProblem, RandomStateLike
+    from ..utils import RandomStateLike
 
 __all__ = ["InstanceKernelExplainer"]
 
@@ -77,9 +78,9 @@ class InstanceKernelExplainer(InstanceExplainer):
         uniform-weight KNeighborsRegressor and DummyRegressor(strategy="mean") "auto" and "exact" use
         closed forms (exact for any n).
         "influence" (Ridge / LinearRegression only): the influence-function approximation of section 5,
-        see :class:`~shap_instances.estimators.influence.RidgeInfluenceEstimator`.
+        see :class:`~shap_instances.approximators.influence.RidgeInfluenceEstimator`.
         An object with ``estimate(game) -> ShapleyResult`` (e.g. ``PermutationEstimator(...)`` from
-        :mod:`shap_instances.estimators`) is used as given; the budget options below then do not apply.
+        :mod:`shap_instances.approximators`) is used as given; the budget options below then do not apply.
     influence : {"all", "largest"}, default="all"
         estimator="influence": the all-S or the largest-S variant.
     efficiency : {"complete", "none"}, default="complete"
@@ -98,7 +99,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         evaluation refits the model once and predicts every explained row.
     truncation_tolerance : float, optional
         estimator="permutation": truncated Monte Carlo (Ghorbani & Zou), see
-        :class:`~shap_instances.estimators.PermutationEstimator`. Along each permutation, once the prefix's
+        :class:`~shap_instances.approximators.PermutationEstimator`. Along each permutation, once the prefix's
         residuals are all within ``truncation_tolerance * |e_j - v(empty)_j|`` of the full fit's, the remaining
         training rows get 0 and are not refitted. Biased (the dropped contributions; docs, "Truncated Monte
         Carlo"): ``base + sum`` then misses each residual by less than that bound, so the Explanation is built
@@ -220,8 +221,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         """Ridge refits on 10 diabetes rows (exact enumeration), 4 explained rows and their residuals."""
         from sklearn.linear_model import Ridge
 
+        from .._base import ConformanceProblem
         from ..datasets import load_diabetes
-        from ..utils import ConformanceProblem
 
         X, y = load_diabetes()
         X, y = X.iloc[:, :4], y.to_numpy()

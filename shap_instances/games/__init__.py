@@ -10,6 +10,7 @@ from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_knn import KNNPath
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath, RidgeProblem
+from ._prefix_kernels import accumulate_prefix_units
 from .aggregate import AggregateGame
 from .function import FunctionGame
 from .loss import LossGame
@@ -27,4 +28,5 @@ __all__ = [
     "ResidualGame",
     "RidgePath",
     "RidgeProblem",
+    "accumulate_prefix_units",
 ]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._kernels.prefix_shapley import accumulate_prefix_units
+from ._prefix_kernels import accumulate_prefix_units
 
 __all__ = ["Game", "CoalitionMatrix", "GameValues"]
 
@@ -87,7 +87,7 @@ class Game:
         """``game(coalitions)`` with the raw values of new coalitions computed by ``evaluator``.
 
         Validation, caching and the evaluation counter happen here, so an evaluator that distributes the
-        work (see :func:`~shap_instances.estimators.parallel_values`) keeps all three.
+        work (see :func:`~shap_instances.approximators.parallel_values`) keeps all three.
         """
         coalitions = np.asarray(coalitions, dtype=bool)
         if coalitions.ndim == 1:
@@ -114,7 +114,7 @@ class Game:
 
         A game that knows its Shapley values without enumerating coalitions (a mean model's residual game,
         say) returns a short name here and implements :meth:`closed_form_values`;
-        :class:`~shap_instances.estimators.ClosedFormEstimator` then uses them.
+        :class:`~shap_instances.approximators.ClosedFormEstimator` then uses them.
 
         Examples
         --------

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsRegressor
 
-from .._kernels.knn_prefix import knn_prefix_values
+from ._knn_kernels import knn_prefix_values
 
 __all__ = ["KNNPath", "jia_knn_shapley"]
 

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.dummy import DummyRegressor
 
-from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
+from ._prefix_kernels import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
 
 __all__ = ["MeanPath"]
 

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.linear_model import LinearRegression, Ridge
 
-from .._kernels.prefix_shapley import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
+from ._prefix_kernels import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
 
 __all__ = ["RidgePath", "RidgeProblem"]
 
@@ -40,7 +40,7 @@ class RidgeProblem(NamedTuple):
     game's value is ``X_eval w + ones * b - y_eval``: the residuals of the explained rows (``ones`` = 1, the
     default None), or, for an aggregate game, their weighted sums (``X_eval = W^T X``, ``ones = W^T 1``,
     ``y_eval = W^T y``). Estimators that exploit this structure
-    (:class:`~shap_instances.estimators.RidgeInfluenceEstimator`) read it from
+    (:class:`~shap_instances.approximators.RidgeInfluenceEstimator`) read it from
     :attr:`ResidualGame.ridge_problem <shap_instances.games.ResidualGame.ridge_problem>` instead of the model.
 
     Attributes

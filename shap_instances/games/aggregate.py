@@ -41,7 +41,7 @@ class AggregateGame(Game):
     Examples
     --------
     >>> import numpy as np
-    >>> from shap_instances.estimators import ExactEstimator
+    >>> from shap_instances.approximators import ExactEstimator
     >>> from shap_instances.games import AggregateGame, FunctionGame
     >>> game = FunctionGame(lambda m: np.stack([m.sum(1), m[:, 0] * m[:, 1]], axis=1).astype(float), 3, 2)
     >>> total = AggregateGame(game, [1.0, 1.0])

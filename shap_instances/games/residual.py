@@ -47,9 +47,9 @@ class ResidualGame(Game):
     model); everything else refits clones. The KNN shortcut gives coalitions of fewer than ``n_neighbors``
     rows v(empty), as the failure policy does, without counting them as failed fits. The mean and KNN
     models also have their Shapley values in closed form (:attr:`closed_form`, used by
-    :class:`~shap_instances.estimators.ClosedFormEstimator`), and ridge models expose the least-squares
+    :class:`~shap_instances.approximators.ClosedFormEstimator`), and ridge models expose the least-squares
     problem of their refits (:attr:`ridge_problem`, used by
-    :class:`~shap_instances.estimators.RidgeInfluenceEstimator`).
+    :class:`~shap_instances.approximators.RidgeInfluenceEstimator`).
 
     Examples
     --------

@@ -12,6 +12,7 @@ from ._sisr import (
     sisr,
     sisr_from_samples,
 )
+from ._transform_plot import isotonic_transform
 
 __all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue", "check_options",
-           "check_sparsity"]
+           "check_sparsity", "isotonic_transform"]

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._kernels.isotonic import (
+from ..approximators import kernel_weights, shapley_weights
+from ..exceptions import DataValidationError, GameTooLargeError
+from ._kernels import (
     coalition_sums,
     gradient_and_loss,
     shapley_from_codes,
     support_normal_equations,
     weighted_pava,
 )
-from ..estimators import kernel_weights, shapley_weights
-from ..exceptions import DataValidationError, GameTooLargeError
 
 if TYPE_CHECKING:
     from ..utils import RandomStateLike
@@ -596,7 +596,7 @@ def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, spars
     """SISR on a sample of coalitions (p beyond exact enumeration); an approximation.
 
     ``masks`` (m, p) bool, ``payoffs`` (m,) baseline-adjusted (empty = 0), ``weights`` (m,) regression
-    weights, e.g. the Shapley-kernel design of :class:`~shap_instances.estimators.KernelEstimator`. The
+    weights, e.g. the Shapley-kernel design of :class:`~shap_instances.approximators.KernelEstimator`. The
     initial attributions are the weighted least-squares (Kernel SHAP) solution on the sample, and rho is
     the top eigenvalue of the sample's Z^T W Z. Other keywords as in :func:`sisr`.
 

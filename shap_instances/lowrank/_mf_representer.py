@@ -17,9 +17,9 @@ from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from .._explanation import build_explanation
-from .._kernels.mf_representer import mf_representer_values
 from ..exceptions import DataValidationError
 from ..utils import check_memory
+from ._kernels import mf_representer_values
 from ._soft_impute import SoftImpute, check_pairs
 
 __all__ = ["MatrixFactorizationRepresenter", "normalized_embeddings"]

@@ -10,7 +10,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import clone
 
-from ..estimators import PermutationEstimator
+from ..approximators import PermutationEstimator
 from ..games.loss import LossGame
 from ..games.residual import ResidualGame
 from ..utils import check_data, check_target, instance_names
@@ -30,7 +30,7 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
 
     ``truncation_tolerance`` gives their truncated Monte Carlo (TMC-Shapley): each permutation stops once the
     prefix's test MSE is within that fraction of ``|MSE(all rows) - MSE(no rows)|`` of the full set's (see
-    :class:`~shap_instances.estimators.PermutationEstimator`); None (the default) samples plain permutations.
+    :class:`~shap_instances.approximators.PermutationEstimator`); None (the default) samples plain permutations.
 
     Examples
     --------

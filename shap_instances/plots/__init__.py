@@ -1,16 +1,23 @@
-"""Plots over instances; every function takes ``ax=None, show=True`` and returns the Axes when ``show=False``."""
+"""Plots over training instances; every function takes ``ax=None, show=True`` and returns the Axes when ``show=False``.
 
-__all__: list[str] = []
-from .cc_plot import cc_plot  # noqa: E402
-from .gap_cumulative_weight import gap_cumulative_weight  # noqa: E402
-from .gap_predictive_distribution import gap_predictive_distribution  # noqa: E402
-from .gap_weighted_histograms import gap_weighted_histograms  # noqa: E402
-from .gap_weighted_scatter import gap_weighted_scatter  # noqa: E402
-from .instance_force import instance_force  # noqa: E402
-from .isotonic_transform import isotonic_transform  # noqa: E402
-from .trust_deciles import trust_deciles  # noqa: E402
+The family-independent plots live here (:func:`cc_plot`, :func:`instance_force`); the plots of one model family
+live in that family's package and are re-exported here, so ``si.plots`` lists them all:
+:mod:`shap_instances.weighted_targets` (random forests and boosting as weights on training targets) and
+:mod:`shap_instances.isotonic`.
+"""
 
-__all__ += [
+from ..isotonic import isotonic_transform
+from ..weighted_targets import (
+    gap_cumulative_weight,
+    gap_predictive_distribution,
+    gap_weighted_histograms,
+    gap_weighted_scatter,
+    trust_deciles,
+)
+from .cc_plot import cc_plot
+from .instance_force import instance_force
+
+__all__ = [
     "cc_plot",
     "gap_cumulative_weight",
     "gap_predictive_distribution",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..models import categorical_columns, describe_preprocessing, encode, fit_model, make_model
+from ._models import categorical_columns, describe_preprocessing, encode, fit_model, make_model
 
 __all__ = ["Context", "prepare", "score", "explained_class_sentence"]
 

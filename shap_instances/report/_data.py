@@ -18,7 +18,7 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
     """Read ``path`` (CSV) and split off the ``target`` column, refusing what the explainers cannot use.
 
     Numeric columns become float64; string columns are kept as they are (the models of
-    :mod:`shap_instances.models` one-hot encode them). Missing values are refused, naming the columns and the
+    :mod:`shap_instances.report` one-hot encode them). Missing values are refused, naming the columns and the
     number of rows, unless ``dropna``: imputing them inside the report would make invented values look like
     training data, so the choice of an imputation is left to the user.
 

@@ -148,8 +148,8 @@ def gap_waterfall(values: Any, base: float, names: Sequence[str], targets: Any, 
 
     labels = [f"row {name} ({target_label} {_short(t)})" for name, t in zip(names, targets)]
     row = shap.Explanation(np.asarray(values, dtype=np.float64), base_values=float(base), feature_names=labels)
+    fig = plt.figure()  # shap's waterfall draws on the current figure: never on one the caller left open
     shap.plots.waterfall(row, max_display=max_display, show=False)
-    fig = plt.gcf()
     ax = fig.axes[0]
     # shap writes every label twice at the same height (a grey "value = " part under the name); the labels here
     # carry no "=", so keep one copy, and call the merged bar what it is

@@ -41,7 +41,7 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
     """
     import warnings
 
-    from ..models import make_model
+    from ._models import make_model
     from ._plan import MAX_TREES, MIN_TREES
 
     forest = context.forest_estimator
@@ -107,7 +107,7 @@ def trust_comment(table: pd.DataFrame, score_values: Any, outcome: Any, *, class
     Examples
     --------
     >>> import numpy as np
-    >>> from shap_instances.metrics.trust import trust_decile_table
+    >>> from shap_instances.weighted_targets import trust_decile_table
     >>> from shap_instances.report._forest import trust_comment
     >>> score = np.linspace(0, 1, 50)
     >>> table = trust_decile_table(score, np.ones(50), n_bins=5)
@@ -158,8 +158,8 @@ class ForestProximities:
         from sklearn.pipeline import Pipeline
 
         from ..explainers.gap import GapExplainer
-        from ..models import describe_preprocessing
         from ..plots import gap_cumulative_weight, trust_deciles
+        from ._models import describe_preprocessing
 
         plan = context.plan
         from ._plan import PROBE_TREES
@@ -229,7 +229,7 @@ class ForestProximities:
         else:
             score_column, ylabel = "weighted_oob_error", "mean absolute error"
             outcome = np.abs(prediction - y_rows.astype(float))
-        from ..metrics.trust import trust_decile_table
+        from ..weighted_targets import trust_decile_table
 
         table = trust_decile_table(scores[score_column].to_numpy(), outcome, n_bins=5)
         ax = trust_deciles(table, show=False, ylabel=ylabel, xlabel=f"{score_column} quintile")

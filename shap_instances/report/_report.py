@@ -35,7 +35,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     and harmful instances, behaviour-based outliers, data values), the representer-point view of the linear
     model, and a random forest's predictions as proximity-weighted sums of training targets with trust scores
     for held-out rows. Every model is a pipeline that standardises numeric columns and one-hot encodes string
-    columns (:mod:`shap_instances.models`).
+    columns (:mod:`shap_instances.report`).
 
     The work is planned to fit ``time_budget``: the cost of one residual permutation and of the forest's first
     trees is measured, the plan (one line per section: what it computes, its share of the budget, its estimate)

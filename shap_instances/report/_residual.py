@@ -37,7 +37,7 @@ def residual_problem(context: Context) -> tuple[Any, pd.Series, str, Any]:
     """
     from sklearn.linear_model import Ridge
 
-    from ..models import final_estimator
+    from ._models import final_estimator
 
     label = str(context.y_train.name or "target")
     if context.classification:
@@ -66,7 +66,7 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
     run is timed and the faster per permutation kept. Games without a refit shortcut are timed once, on the
     aggregate (their refits dominate: the vector game is given the same cost).
     """
-    from ..estimators import PermutationEstimator
+    from ..approximators import PermutationEstimator
     from ..games import AggregateGame
 
     explainer = _explainer(context, silent=True)

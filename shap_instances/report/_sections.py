@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..models import categorical_columns, final_estimator
 from ._context import explained_class_sentence
 from ._forest import ForestProximities
+from ._models import categorical_columns, final_estimator
 from ._residual import ResidualDecomposition
 
 if TYPE_CHECKING:

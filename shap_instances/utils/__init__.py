@@ -6,12 +6,13 @@
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
-* :func:`check_explainer`, the conformance check that every explainer and plugin passes.
+* (:func:`check_explainer` moved to :mod:`shap_instances.testing`.)
 """
 
 from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
+from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._validation import (
@@ -30,15 +31,14 @@ from ._validation import (
 )
 
 __all__ = [
-    "ConformanceProblem",
     "COMMON_CONSTRAINTS",
     "HasMethods",
+    "JIT_OPTIONS",
     "Interval",
     "Options",
     "RandomStateLike",
     "available_memory_bytes",
     "check_data",
-    "check_explainer",
     "check_fitted",
     "check_memory",
     "check_random_state",
@@ -58,8 +58,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("check_explainer", "ConformanceProblem"):  # imports shap's plots: loaded on first use
-        from . import _conformance
+    if name in ("check_explainer", "ConformanceProblem"):  # moved to shap_instances.testing in 0.2
+        import importlib
 
-        return getattr(_conformance, name)
+        from .._deprecated import warn_moved
+
+        warn_moved(f"shap_instances.utils.{name}", f"shap_instances.testing.{name}")
+        return getattr(importlib.import_module("shap_instances.testing"), name)
     raise AttributeError(f"module 'shap_instances.utils' has no attribute {name!r}")

@@ -8,7 +8,7 @@ from sklearn.preprocessing import KBinsDiscretizer
 from shap_instances import NaiveBayesExplainer
 from shap_instances.datasets import load_breast_cancer, load_iris
 from shap_instances.metrics import nb_indicators
-from shap_instances.models import WeightedNaiveBayes
+from shap_instances.naive_bayes import WeightedNaiveBayes
 
 
 def explanations():

@@ -43,7 +43,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from shap_instances.utils import ConformanceProblem
+    from shap_instances.testing import ConformanceProblem
 
 __all__ = ["KNNShapleyExplainer"]
 
@@ -168,7 +168,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         """A 5-neighbour regressor on 60 diabetes rows, 6 held-out rows valued with utility="prediction"."""
         from sklearn.datasets import load_diabetes
 
-        from shap_instances.utils import ConformanceProblem
+        from shap_instances.testing import ConformanceProblem
 
         X, y = load_diabetes(return_X_y=True, as_frame=True)
         model = KNeighborsRegressor(n_neighbors=5).fit(X.iloc[:60], y.iloc[:60])

@@ -1,0 +1,74 @@
+"""The import paths of release 0.1 that moved in the family-package layout: they work until 0.3, with a warning.
+
+Each old module is an alias object placed in ``sys.modules`` when ``shap_instances`` is imported: it imports
+nothing until a name is read from it, then warns with
+:class:`~shap_instances.exceptions.ShapInstancesDeprecationWarning` naming the new place and returns the
+object from there. No file is kept at the old paths, so the package's folders show only the new layout.
+Old pickles load too (pickle reads classes through the same aliases).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+import warnings
+from typing import Any
+
+from .exceptions import ShapInstancesDeprecationWarning
+
+REMOVED_IN = "0.3"
+
+#: old module -> the new modules that now hold its public names, searched in order.
+MOVED_MODULES: dict[str, tuple[str, ...]] = {
+    "shap_instances.estimators": ("shap_instances.approximators",),
+    **{f"shap_instances.estimators.{name}": (f"shap_instances.approximators.{name}",)
+       for name in ("closed_form", "exact", "influence", "kernel", "permutation", "sampling")},
+    "shap_instances.proximities": ("shap_instances.forest",),
+    "shap_instances.nb_terms": ("shap_instances.naive_bayes",),
+    "shap_instances.nb_columns": ("shap_instances.naive_bayes",),
+    "shap_instances.linear_objective": ("shap_instances.linear",),
+    "shap_instances.models": ("shap_instances.report", "shap_instances.naive_bayes"),
+    "shap_instances.metrics.trust": ("shap_instances.forest", "shap_instances.weighted_targets"),
+    **{f"shap_instances.plots.{name}": ("shap_instances.plots",)
+       for name in ("gap_cumulative_weight", "gap_predictive_distribution", "gap_weighted_histograms",
+                    "gap_weighted_scatter", "isotonic_transform", "trust_deciles")},
+}
+
+
+def warn_moved(old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn that ``old`` (a dotted name) is deprecated in favour of ``new``."""
+    warnings.warn(f"{old} is deprecated and will be removed in shap-instances {REMOVED_IN}; use {new} instead.",
+                  ShapInstancesDeprecationWarning, stacklevel=stacklevel)
+
+
+class MovedModule(types.ModuleType):
+    """An old module path: reading a name imports it from its new module, with a deprecation warning."""
+
+    def __init__(self, old: str, targets: tuple[str, ...]) -> None:
+        super().__init__(old, f"Deprecated alias of {', '.join(targets)} (removed in {REMOVED_IN}).")
+        self._targets = targets
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        for target in self._targets:
+            module = importlib.import_module(target)
+            if hasattr(module, name):
+                warn_moved(f"{self.__name__}.{name}", f"{target}.{name}")
+                return getattr(module, name)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def __dir__(self) -> list[str]:
+        return sorted({name for target in self._targets for name in dir(importlib.import_module(target))})
+
+
+def install() -> None:
+    """Put an alias at every old path that no real module holds (idempotent)."""
+    for old, targets in MOVED_MODULES.items():
+        sys.modules.setdefault(old, MovedModule(old, targets))
+
+
+def top_level_alias(name: str) -> types.ModuleType | None:
+    """``shap_instances.<name>`` for an old top-level module (``si.estimators``), else None."""
+    return sys.modules.get(f"shap_instances.{name}") if f"shap_instances.{name}" in MOVED_MODULES else None

@@ -1,1 +1,0 @@
-"""Numba-compiled inner loops, one module per topic. JIT options live in ``_config``."""

@@ -1,0 +1,52 @@
+"""``ShapleyResult``: what every estimator returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["ShapleyResult"]
+
+
+@dataclass
+class ShapleyResult:
+    """Shapley values of a vector-valued game, with their uncertainty.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_players, n_outputs)
+    empty_value, full_value : ndarray of shape (n_outputs,)
+        v(empty) and v(full); efficiency is ``empty_value + values.sum(0) == full_value``.
+    standard_errors : ndarray of shape (n_players, n_outputs) or None
+        None for exact methods.
+    n_evaluations : int
+        Value-function evaluations spent.
+    estimator : str
+        Name of the estimator that produced the values.
+    converged : bool
+        Whether a stopping rule was met (always True for exact methods).
+    info : dict
+        Estimator-specific diagnostics (number of permutations, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.approximators import ShapleyResult
+    >>> r = ShapleyResult(np.ones((2, 1)), np.zeros(1), np.full(1, 2.0))
+    >>> r.efficiency_gap()
+    0.0
+    """
+
+    values: np.ndarray
+    empty_value: np.ndarray
+    full_value: np.ndarray
+    standard_errors: np.ndarray | None = None
+    n_evaluations: int = 0
+    estimator: str = ""
+    converged: bool = True
+    info: dict = field(default_factory=dict)
+
+    def efficiency_gap(self) -> float:
+        """Largest absolute violation of ``empty + sum(values) == full``."""
+        return float(np.max(np.abs(self.empty_value + self.values.sum(axis=0) - self.full_value), initial=0.0))

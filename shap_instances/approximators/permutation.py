@@ -1,0 +1,369 @@
+"""Permutation sampling of Shapley values, with antithetic pairs, truncation, a stopping rule and checkpoints."""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+import time
+from os import PathLike
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..games import accumulate_prefix_units
+from ..utils import RandomStateLike, check_random_state
+from ._budget import RunClock, format_seconds
+from ._checkpoint import CheckpointFile
+from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers
+from ._result import ShapleyResult
+
+if TYPE_CHECKING:
+    from ..games import Game
+
+__all__ = ["PermutationEstimator"]
+
+
+class PermutationEstimator:
+    """Monte-Carlo Shapley values from random permutations of the players.
+
+    Along one permutation the marginal contributions ``v(prefix + i) - v(prefix)`` telescope to
+    ``v(full) - v(empty)``, so every single permutation, and hence every estimate whatever the budget,
+    satisfies efficiency exactly. With ``antithetic=True`` each permutation is paired with its reverse
+    (a negatively correlated pair); the sampling unit is then the pair's average. Standard errors are the
+    sample standard deviation of the units divided by the square root of their number.
+
+    Each batch's marginal contributions go straight into running sums (Welford's mean and sum of squared
+    deviations) through ``game.accumulate_permutations``; games with a fused numba kernel (the ridge and mean
+    refit shortcuts) never hold more than one unit's (n_players x n_outputs) block besides the two sums, so
+    the peak memory is about three times that of the values. The run is *anytime*: with ``max_time`` it
+    stops after the batch that crosses it and reports the standard errors reached (efficiency still holds
+    exactly). A run estimated (from its first batch) to need more than ten minutes is warned about with the
+    estimate and the options that shorten it.
+
+    Parameters
+    ----------
+    n_permutations : int, optional
+        Number of permutations (rounded up to an even number when antithetic). Default: as many as
+        ``max_evals`` allows (rounded down, so the budget is never exceeded), else ``max(32, 2 * n_players)``.
+    max_evals : int, optional
+        Budget in value-function evaluations; one permutation costs ``n_players + 1``.
+    antithetic : bool, default=True
+        Pair each permutation with its reverse.
+    max_standard_error : float, optional
+        Stop early once every standard error is below this (checked after each batch).
+    batch_size : int, optional
+        Permutations per batch (a batch is the unit of parallel work, progress and checkpointing).
+        Default: 16.
+    random_state : None, int, numpy.random.Generator, numpy.random.BitGenerator or numpy.random.RandomState
+        Read by :func:`shap_instances.utils.check_random_state` at every :meth:`estimate`: an int makes
+        results bitwise reproducible, on every call and for every ``n_jobs``; a Generator (or a BitGenerator,
+        or a RandomState) advances, so two calls differ; -1, a string or a float raise
+        :class:`~shap_instances.exceptions.InvalidParameterError`.
+    n_jobs : int or None
+        joblib workers evaluating a batch (any joblib backend, dask included). Games with cheap evaluations
+        (``game.cheap``: the exact refit shortcuts) always run in the calling process; otherwise the first
+        batch runs there and is timed, and a local process pool is started only when the work left is worth it.
+        More workers than cores are capped to the cores (with a :class:`~shap_instances.exceptions.BudgetWarning`).
+    silent : bool, default=False
+        No progress bar (the bar shows the permutations done and a moving estimate of the time left).
+    max_time : float, optional
+        Seconds: stop after the batch that crosses this, with the standard errors reached (``info`` records
+        ``n_permutations`` done and ``stopped_by="max_time"``; ``converged`` is then False).
+    truncation_tolerance : float, optional
+        Truncated Monte Carlo (TMC, Ghorbani & Zou's Data Shapley): along each permutation, once a prefix's value
+        is within ``truncation_tolerance * |v(all) - v(empty)|`` of v(all) (strictly, per output), the marginal
+        contributions of the players after it are set to 0 and, when every output is truncated, no longer
+        evaluated. Biased: the truncated contributions are dropped, so the values sum to ``v(truncation prefix)
+        - v(empty)`` instead of ``v(all) - v(empty)``; each permutation misses less than ``truncation_tolerance *
+        |v(all) - v(empty)|`` of the total (``info["efficiency_gap"]`` is the largest miss), and for a game whose
+        values never decrease (or never increase) along supersets each player's bias is below that bound too.
+        It is exact when every marginal contribution after a truncation point is 0 (docs/explainers/residual.md,
+        "Truncated Monte Carlo"). 0 never truncates (the rule is a strict inequality) and gives plain permutation
+        sampling, bitwise. v(empty) and v(all) are evaluated once per run; truncating runs evaluate in the
+        calling process (the prefixes of a permutation are sequential), and games with an exact refit shortcut
+        (``game.cheap``) evaluate every prefix and truncate afterwards (same values, no saving). ``info`` then
+        records ``efficiency_gap`` and ``truncated_fraction``, the share of the ``n_players - 1`` intermediate
+        prefixes per permutation that come after every output's truncation point. Default None.
+    checkpoint : str or Path, optional
+        A file (``.npz`` by convention) where the state is saved after every batch. If it exists, the run
+        resumes from it, and the result equals that of an uninterrupted run with the same settings and seed,
+        bitwise, even after a ``SIGKILL``. A resumed run continues from the generator state saved in the file
+        (a Generator passed as ``random_state`` is set to it when it has the same kind of bit generator, so it
+        ends where an uninterrupted run would leave it). The file holds arrays and JSON, never a pickle; it is
+        replaced atomically and durably after each batch; its directory is checked and ``<checkpoint>.lock``
+        taken before any work, so a second run on the same file is refused while the first is alive. A
+        missing directory, a lock held by a live run, or a file that is damaged, of another format or of
+        another run raise :class:`~shap_instances.exceptions.CheckpointError` (a ``ValueError``) naming the
+        file (docs/reliability.md, "Checkpoint format").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.games import FunctionGame
+    >>> from shap_instances.approximators import PermutationEstimator
+    >>> game = FunctionGame(lambda m: (m @ np.arange(1.0, 5.0)) ** 2, 4)
+    >>> r = PermutationEstimator(n_permutations=64, random_state=0, silent=True).estimate(game)
+    >>> bool(abs(r.values.sum() - 100.0) < 1e-9)
+    True
+    >>> saturating = FunctionGame(lambda m: np.minimum(m.sum(1), 3.0), 8)   # nothing changes after 3 players
+    >>> plain = PermutationEstimator(n_permutations=64, random_state=0, silent=True).estimate(saturating)
+    >>> tmc = PermutationEstimator(n_permutations=64, truncation_tolerance=0.01, random_state=0, silent=True)
+    >>> r = tmc.estimate(saturating)         # each permutation stops after its third player: exact here
+    >>> bool(np.array_equal(r.values, plain.values)), r.n_evaluations < plain.n_evaluations
+    (True, True)
+    >>> quick = PermutationEstimator(n_permutations=10**9, max_time=0.5, random_state=0, silent=True).estimate(game)
+    >>> quick.info["stopped_by"], quick.info["n_permutations"] < 10**9, bool(abs(quick.values.sum() - 100.0) < 1e-9)
+    ('max_time', True, True)
+    """
+
+    def __init__(self, n_permutations: int | None = None, max_evals: int | None = None, antithetic: bool = True,
+                 max_standard_error: float | None = None, batch_size: int | None = None,
+                 random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
+                 checkpoint: str | PathLike[str] | None = None, max_time: float | None = None,
+                 truncation_tolerance: float | None = None) -> None:
+        self.n_permutations = n_permutations
+        self.max_evals = max_evals
+        self.antithetic = antithetic
+        self.max_standard_error = max_standard_error
+        self.batch_size = batch_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.silent = silent
+        self.checkpoint = checkpoint
+        self.max_time = max_time
+        self.truncation_tolerance = truncation_tolerance
+
+    def _plan(self, m: int) -> tuple[int, int]:
+        for name in ("n_permutations", "max_evals"):
+            value = getattr(self, name)
+            if value is not None and int(value) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        if self.max_time is not None and not (isinstance(self.max_time, numbers.Real) and self.max_time > 0):
+            raise ValueError(f"max_time must be a positive number of seconds, got {self.max_time!r}.")
+        tolerance = self.truncation_tolerance
+        if tolerance is not None and not (isinstance(tolerance, numbers.Real) and not isinstance(tolerance, bool)
+                                          and 0 <= tolerance < np.inf):
+            raise ValueError(f"truncation_tolerance must be a number >= 0 (a fraction of |v(all) - v(empty)|), or "
+                             f"None for no truncation; got {tolerance!r}.")
+        batch = int(self.batch_size or 16)
+        if self.antithetic:
+            batch += batch % 2
+        if self.n_permutations is not None:
+            total = int(self.n_permutations)
+            total += total % 2 if self.antithetic else 0
+        elif self.max_evals is not None:
+            total = int(self.max_evals) // (m + 1)
+            total -= total % 2 if self.antithetic else 0  # never exceed the budget
+        else:
+            total = max(32, 2 * m)
+            total += total % 2 if self.antithetic else 0
+        if total < (2 if self.antithetic else 1):  # only a max_evals below one permutation (pair) gets here
+            raise ValueError(
+                f"the budget max_evals={self.max_evals} allows {total} permutation(s) of {m} players (each costs "
+                f"{m + 1} evaluations{', in antithetic pairs' if self.antithetic else ''}); raise max_evals to at "
+                f"least {(2 if self.antithetic else 1) * (m + 1)}."
+            )
+        return total, min(batch, total)
+
+    def _draw(self, rng: np.random.Generator, k: int, m: int) -> np.ndarray:
+        if not self.antithetic:
+            return np.argsort(rng.random((k, m)), axis=1)
+        half = np.argsort(rng.random((k // 2, m)), axis=1)
+        return np.stack([half, half[:, ::-1]], axis=1).reshape(k, m)
+
+    def estimate(self, game: Game) -> ShapleyResult:
+        """Shapley values of ``game`` with standard errors."""
+        if self.checkpoint is None:
+            return self._estimate(game)
+        self._checkpoint_file = CheckpointFile(self.checkpoint)
+        try:  # the directory is checked and the file locked before any work; the lock goes however the run ends
+            with self._checkpoint_file:
+                return self._estimate(game)
+        finally:
+            self._checkpoint_file = None
+
+    def _estimate(self, game: Game) -> ShapleyResult:
+        m, d = game.n_players, game.n_outputs
+        total, batch = self._plan(m)
+        rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
+        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
+        fingerprint: dict[str, Any] = {"players": m, "outputs": d, "permutations": total, "batch": batch,
+                       "antithetic": bool(self.antithetic), "seed": seed, "game": game.fingerprint()}
+        tolerance = self.truncation_tolerance
+        truncating = tolerance is not None
+        if tolerance is not None:
+            fingerprint["truncation_tolerance"] = float(tolerance)
+        counters_before = game.counters()
+        state = self._load_state(fingerprint)  # a file of another run is refused
+        if state is None:
+            state = {"rng": rng.bit_generator.state, "done": 0, "units": 0, "mean": np.zeros((m, d)),
+                     "m2": np.zeros((m, d)), "empty": None, "full": None, "evals": 0,
+                     "fingerprint": fingerprint, "counters": {}}
+        else:  # the counts of the interrupted run (failed fits, ...) carry over, and its generator state
+            game.add_counters({k: v for k, v in state["counters"].items() if k != "n_evaluations"})
+            rng = _restored(rng, state["rng"])
+        per_unit = 2 if self.antithetic else 1
+        ends: tuple[np.ndarray, np.ndarray] | None = None
+        skipped = 0
+        if truncating:  # v(empty) and v(all), once: the truncation rule compares every prefix with v(all)
+            before = game.n_evaluations
+            ends = (np.array(game.empty_value, dtype=np.float64), np.array(game.full_value, dtype=np.float64))
+            state["evals"] += game.n_evaluations - before
+        clock = RunClock(self.max_time, "permutations", _HELPS)
+        cheap = bool(getattr(game, "cheap", False))
+        unit = np.empty((m, d))  # the one work block of a unit's contributions
+        jobs, batches, stopped_by, done_before = 1, 0, None, state["done"]
+        with tqdm(total=total, initial=state["done"], desc="permutations", unit="perm", disable=self.silent,
+                  leave=False) as bar, (blas_single_thread() if cheap else contextlib.nullcontext()):
+            while state["done"] < total:
+                if self._stop(state):
+                    stopped_by = "max_standard_error"
+                    break
+                if clock.expired():
+                    stopped_by = "max_time"
+                    break
+                k = min(batch, total - state["done"])
+                if batches == 0 and not cheap:
+                    k = min(k, per_unit)  # a first unit alone, timed: the warning and the pool decision need it
+                permutations = self._draw(rng, k, m)
+                evaluations_before = game.n_evaluations
+                started = time.perf_counter()
+                if ends is not None and tolerance is not None:
+                    with local_evaluation():
+                        prefixes, cut = _truncated_prefixes(game, permutations, *ends, tolerance)
+                    skipped += cut
+                    count = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,
+                                                    state["mean"], state["m2"], state["units"])
+                    empty, full = ends
+                elif jobs == 1:
+                    with local_evaluation():
+                        count, empty, full = game.accumulate_permutations(permutations, per_unit, unit,
+                                                                          state["mean"], state["m2"], state["units"])
+                else:
+                    prefixes = np.ascontiguousarray(parallel_prefix_values(game, permutations, jobs))
+                    count = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,
+                                                    state["mean"], state["m2"], state["units"])
+                    empty, full = prefixes[0, 0], prefixes[0, -1]
+                seconds = time.perf_counter() - started
+                state["units"] = count
+                if state["empty"] is None:
+                    state["empty"], state["full"] = np.array(empty, dtype=np.float64), np.array(full, dtype=np.float64)
+                state["done"] += k
+                state["evals"] += game.n_evaluations - evaluations_before  # fewer than k (m + 1) when cached
+                state["rng"] = rng.bit_generator.state
+                state["counters"] = _counts_since(counters_before, game.counters())
+                self._save_state(state)
+                bar.update(k)
+                batches += 1
+                left = total - state["done"]
+                # the time left, from the first batch (the second for cheap games, whose first may include
+                # loading compiled kernels): warn about a long run, and decide whether workers are worth it
+                if left and batches == (2 if cheap else 1):
+                    estimate = clock.check_long(seconds / k, left, k)
+                    if not cheap and not truncating:
+                        jobs = plan_workers(self.n_jobs, seconds_left=estimate)
+                if clock.max_time is not None:
+                    bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
+        n = state["units"]
+        if n > 1:  # in place: the peak stays at the two running sums and the work block
+            standard_errors = state["m2"]
+            standard_errors /= (n - 1) * n
+            np.sqrt(standard_errors, out=standard_errors)
+        else:
+            standard_errors = np.full((m, d), np.inf)
+        del unit
+        info = {"n_permutations": state["done"], "antithetic": self.antithetic, "stopped_by": stopped_by,
+                "seconds": clock.elapsed, "n_jobs_used": jobs}
+        if tolerance is not None:
+            gap = state["empty"] + state["mean"].sum(axis=0) - state["full"]
+            info.update(truncation_tolerance=float(tolerance),
+                        efficiency_gap=float(np.max(np.abs(gap), initial=0.0)),
+                        truncated_fraction=skipped / max(1, (state["done"] - done_before) * (m - 1)))
+        return ShapleyResult(
+            values=state["mean"], empty_value=state["empty"], full_value=state["full"],
+            standard_errors=standard_errors, n_evaluations=state["evals"], estimator="permutation",
+            converged=stopped_by == "max_standard_error" or (self.max_standard_error is None and stopped_by is None),
+            info=info,
+        )
+
+    def _stop(self, state: dict[str, Any]) -> bool:
+        if self.max_standard_error is None or state["units"] < 2:
+            return False
+        se = np.sqrt(state["m2"] / (state["units"] - 1) / state["units"])
+        return bool(np.max(se) <= self.max_standard_error)
+
+    _checkpoint_file: CheckpointFile | None = None  # the open CheckpointFile during a checkpointed estimate
+
+    def _load_state(self, fingerprint: dict | None) -> dict | None:
+        return None if self._checkpoint_file is None else self._checkpoint_file.load(fingerprint)
+
+    def _save_state(self, state: dict[str, Any]) -> None:
+        if self._checkpoint_file is not None:  # atomic and durable: a kill never leaves a half-written file
+            self._checkpoint_file.save(state)
+
+
+_HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch that crosses it, with the "
+          "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), or, for means over "
+          "the explained rows (CC plot means, data values), explain one aggregate game instead of every row "
+          "(InstanceKernelExplainer.aggregate, shap_instances.games.AggregateGame).")
+
+
+def _truncated_prefixes(game: Any, permutations: np.ndarray, empty: np.ndarray, full: np.ndarray,
+                        tolerance: float) -> tuple[np.ndarray, int]:
+    """Prefix values of each permutation under Ghorbani & Zou's truncation, and the evaluations it saved.
+
+    ``out[r, t]`` is v(first t players of permutation r) until, for an output, a prefix comes strictly within
+    ``tolerance * |full - empty|`` of ``full``; from there on that output keeps the prefix's value, so the
+    marginal contributions of the players after it are 0. A cheap game's prefixes are all evaluated at once
+    (its fused path costs less than stopping); otherwise the prefixes are evaluated one by one, v(all) is never
+    evaluated again, and a permutation stops being evaluated once every output is truncated.
+    """
+    permutations = np.asarray(permutations, dtype=np.intp)
+    k, m = permutations.shape
+    threshold = tolerance * np.abs(full - empty)
+    if getattr(game, "cheap", False):
+        prefixes = np.require(game.prefix_values(permutations), dtype=np.float64, requirements=["C", "W"])
+        return _freeze(prefixes, full, threshold)
+    prefixes = np.full((k, m + 1, full.shape[0]), np.nan)
+    prefixes[:, 0], prefixes[:, m] = empty, full
+    for r in range(k):
+        mask = np.zeros(m, dtype=bool)
+        for t in range(m - 1):  # prefix t + 1; the full prefix (t = m - 1) is v(all), known
+            if np.all(np.abs(full - prefixes[r, t]) < threshold):
+                break
+            mask[permutations[r, t]] = True
+            prefixes[r, t + 1] = game(mask[None, :])[0]
+    return _freeze(prefixes, full, threshold)
+
+
+def _freeze(prefixes: np.ndarray, full: np.ndarray, threshold: np.ndarray) -> tuple[np.ndarray, int]:
+    """``prefixes`` with every output held at its first prefix strictly within ``threshold`` of ``full``, and
+    the number of prefixes (besides the full one) after every output's truncation point: those a sequential run
+    does not evaluate. In place, one permutation at a time: the temporaries are one permutation's prefixes."""
+    k, length, d = prefixes.shape
+    steps, outputs = np.arange(length)[:, None], np.arange(d)
+    gap = np.empty((length, d))
+    skipped = 0
+    for r in range(k):
+        np.abs(np.subtract(full, prefixes[r], out=gap), out=gap)
+        close = gap < threshold  # (length, d); NaN (never evaluated) compares False
+        first = np.where(close.any(axis=0), close.argmax(axis=0), length)  # (d,)
+        held = prefixes[r, np.minimum(first, length - 1), outputs]  # the value at each output's truncation point
+        np.copyto(prefixes[r], held[None, :], where=steps > first[None, :])
+        skipped += max(0, length - 2 - int(first.max()))
+    return prefixes, skipped
+
+
+def _restored(rng: np.random.Generator, saved: dict) -> np.random.Generator:
+    """``rng`` set to the saved bit-generator state, or a new Generator of the saved kind when ``rng`` differs."""
+    if rng.bit_generator.state["bit_generator"] != saved["bit_generator"]:
+        rng = np.random.Generator(getattr(np.random, saved["bit_generator"])())
+    rng.bit_generator.state = saved
+    return rng
+
+
+def _counts_since(before: dict, now: dict) -> dict:
+    """Numeric counters as increments since ``before``; other entries (a first failure message) as they are."""
+    return {key: value - before.get(key, 0) if isinstance(value, numbers.Number) else value
+            for key, value in now.items()}

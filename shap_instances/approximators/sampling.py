@@ -1,0 +1,155 @@
+"""The Shapley-kernel coalition design shared by :class:`KernelEstimator` and ``IsotonicShapley``."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+from ..utils import RandomStateLike, check_memory, check_random_state
+from ._weights import kernel_weights
+
+__all__ = ["CoalitionDesign", "KernelCoalitionSampler"]
+
+
+class CoalitionDesign(NamedTuple):
+    """Coalitions chosen by a sampler, with their regression weights.
+
+    Attributes
+    ----------
+    masks : ndarray of bool, shape (n_coalitions, n_players)
+        One coalition per row, True = player present. Never the empty or the full coalition.
+    weights : ndarray of float64, shape (n_coalitions,)
+        Shapley-kernel regression weight of each coalition.
+    sampled : ndarray of bool, shape (n_coalitions,)
+        True where the coalition was sampled, False where its size was enumerated completely.
+
+    Examples
+    --------
+    >>> from shap_instances.approximators import KernelCoalitionSampler
+    >>> design = KernelCoalitionSampler(3).sample(6, random_state=0)
+    >>> design.masks.shape, bool(design.sampled.any())
+    ((6, 3), False)
+    """
+
+    masks: np.ndarray
+    weights: np.ndarray
+    sampled: np.ndarray
+
+
+class KernelCoalitionSampler:
+    """Coalitions for Kernel SHAP: paired sizes enumerated from the outside in, then proportional sampling.
+
+    The design follows shap's ``KernelExplainer``. Coalition sizes are taken in pairs (``s`` and
+    ``M - s``) from the outside in; a pair of sizes is enumerated completely while the budget allows every
+    coalition of those sizes to receive at least its share of the kernel weight. The rest of the budget
+    samples coalitions, each together with its complement, from the remaining sizes in proportion to their
+    total kernel weight; duplicates are merged and the remaining kernel mass is shared in proportion to how
+    often each coalition was drawn. Sampling uses a generator from ``random_state``; the global numpy state
+    is never read or changed.
+
+    Parameters
+    ----------
+    n_players : int
+        Number of players M (at least 1).
+
+    Examples
+    --------
+    >>> from shap_instances.approximators import KernelCoalitionSampler
+    >>> sampler = KernelCoalitionSampler(10)
+    >>> design = sampler.sample(100, random_state=0)   # sizes 1 and 9 enumerated, the rest sampled
+    >>> int((~design.sampled).sum()), design.masks.shape[0] <= 100
+    (20, True)
+    >>> again = sampler.sample(100, random_state=0)    # an int seed: the same coalitions every time
+    >>> bool((again.masks == design.masks).all())
+    True
+    """
+
+    def __init__(self, n_players: int) -> None:
+        if not isinstance(n_players, numbers.Integral) or isinstance(n_players, bool | np.bool_) or n_players < 1:
+            raise InvalidParameterError(f"KernelCoalitionSampler: n_players must be an int >= 1; got {n_players!r}.")
+        self.n_players: int = int(n_players)
+
+    def sample(self, budget: int, random_state: RandomStateLike = None) -> CoalitionDesign:
+        """At most ``budget`` coalitions (besides the empty and the full one) and their kernel weights.
+
+        Parameters
+        ----------
+        budget : int
+            Largest number of coalitions to return (a non-negative int). Sampled coalitions come in
+            complementary pairs, so an odd remainder of one coalition is left unused.
+        random_state : None, int, numpy.random.Generator, numpy.random.BitGenerator or numpy.random.RandomState
+            Seed of the sampled part, as :func:`shap_instances.utils.check_random_state` reads it: a Generator
+            is used (and advanced) as is, an int gives the same design on every call.
+
+        Returns
+        -------
+        CoalitionDesign
+            ``(masks, weights, sampled)``, the enumerated coalitions first.
+
+        Examples
+        --------
+        >>> from shap_instances.approximators import KernelCoalitionSampler
+        >>> masks, weights, sampled = KernelCoalitionSampler(4).sample(14)   # every coalition: no sampling
+        >>> masks.shape, bool(sampled.any())
+        ((14, 4), False)
+        """
+        if not isinstance(budget, numbers.Integral) or isinstance(budget, bool | np.bool_) or budget < 0:
+            raise InvalidParameterError(f"KernelCoalitionSampler.sample: budget must be an int >= 0; got {budget!r}.")
+        m = self.n_players
+        coalitions = min(int(budget), 2**m - 2) if m < 63 else int(budget)
+        # the design is built in memory: the masks, and while sampling one random order of the players per draw
+        check_memory(coalitions * m * (1 + 16 + 8), f"the kernel design of {coalitions:,} coalitions of {m} players",
+                     instead="Lower the budget (max_evals), or use the permutation estimator, whose memory does not "
+                             "grow with its budget.")
+        return _kernel_design(self.n_players, int(budget), check_random_state(random_state))
+
+    def __repr__(self) -> str:
+        return f"KernelCoalitionSampler(n_players={self.n_players})"
+
+
+def _kernel_design(m: int, budget: int, rng: np.random.Generator) -> CoalitionDesign:
+    """The unchecked design: enumerated pairs of sizes, then paired proportional sampling with ``rng``."""
+    per_size = kernel_weights(m)  # weight of ONE coalition of each size
+    sizes = np.arange(1, m)
+    mass = (m - 1) / (sizes * (m - sizes))  # total kernel weight of each size: C(m, s) * per_size[s]
+    pairs = [(s, m - s) for s in range(1, m // 2 + 1)]
+    masks, weights = [], []
+    remaining_mass, remaining_budget = mass.sum(), budget
+    done = set()
+    for pair in pairs:
+        group = sorted(set(pair))
+        count = sum(math.comb(m, s) for s in group)
+        share = sum(mass[s - 1] for s in group) / remaining_mass
+        if count > remaining_budget or remaining_budget * share < count * (1 - 1e-8):
+            break
+        for s in group:
+            for members in itertools.combinations(range(m), s):
+                mask = np.zeros(m, bool)
+                mask[list(members)] = True
+                masks.append(mask)
+                weights.append(per_size[s])
+        remaining_budget -= count
+        remaining_mass -= sum(mass[s - 1] for s in group)
+        done.update(group)
+    n_enumerated = len(masks)
+    left = [s for s in sizes if s not in done]
+    if left and remaining_budget >= 2:
+        left_sizes = np.array(left)
+        probabilities = mass[left_sizes - 1] / mass[left_sizes - 1].sum()
+        n_draws = remaining_budget // 2
+        drawn_sizes = rng.choice(left_sizes, size=n_draws, p=probabilities)
+        order = np.argsort(rng.random((n_draws, m)), axis=1)  # a uniformly random order of the players
+        half = np.zeros((n_draws, m), dtype=bool)  # its first `size` players: a uniformly random coalition
+        np.put_along_axis(half, order, np.arange(m)[None, :] < drawn_sizes[:, None], axis=1)
+        both = np.concatenate([half, ~half])  # paired sampling: each coalition with its complement
+        unique, counts = np.unique(np.packbits(both, axis=1), axis=0, return_counts=True)
+        masks.extend(np.unpackbits(unique, axis=1, count=m).astype(bool))
+        weights.extend(remaining_mass * counts / counts.sum())
+    design = np.array(masks, dtype=bool).reshape(-1, m)
+    sampled = np.arange(len(design)) >= n_enumerated
+    return CoalitionDesign(design, np.asarray(weights, dtype=np.float64), sampled)

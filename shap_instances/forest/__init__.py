@@ -1,0 +1,37 @@
+"""Random forests as proximity-weighted sums of training targets (RF-GAP, Rhodes et al., 2023).
+
+* :func:`build_gap_index` / :class:`GapIndex`: the leaf index of a fitted forest over its training rows, in-bag
+  counts and out-of-bag sets, from which every GAP proximity row is computed (numba kernels in ``_kernels``);
+* :func:`gap_proximities`: the proximity matrix ``P[x, i]`` itself;
+* :func:`gap_trust_scores`: proximity-based trust scores of the forest's predictions (Rosaler et al., 2023);
+* :func:`check_forest`, :func:`is_classifier_forest`, :func:`forest_apply`, :func:`encode_target`: the forest
+  adapters, the only place that reads scikit-learn's forest internals.
+
+The computations on rows of weights shared with gradient boosting (quantiles, outlier scores, the plots) live in
+:mod:`shap_instances.weighted_targets`.
+"""
+
+from ._proximities import (
+    SUPPORTED_FORESTS,
+    GapIndex,
+    build_gap_index,
+    check_forest,
+    encode_target,
+    forest_apply,
+    gap_proximities,
+    is_classifier_forest,
+)
+from ._trust import RUNNER_UP_RULES, gap_trust_scores
+
+__all__ = [
+    "RUNNER_UP_RULES",
+    "SUPPORTED_FORESTS",
+    "GapIndex",
+    "build_gap_index",
+    "check_forest",
+    "encode_target",
+    "forest_apply",
+    "gap_proximities",
+    "gap_trust_scores",
+    "is_classifier_forest",
+]

@@ -1,0 +1,657 @@
+"""Sparse RF-GAP proximities of scikit-learn random forests (Rhodes, Cutler & Moon, 2023).
+
+A fitted forest predicts a new point as an exact weighted sum of training targets. With ``c_i(t)`` the
+weight tree ``t`` gave training point ``i`` when it computed its leaf values (the in-bag multiplicity,
+times sample and class weights where they enter the tree), and ``leaf_t(x)`` the leaf of ``x`` in tree
+``t``,
+
+    k(x, i) = (1/T) sum_t c_i(t) [leaf_t(i) = leaf_t(x)] / sum_l c_l(t) [leaf_t(l) = leaf_t(x)]
+
+and ``predict(x) = sum_i k(x, i) y_i``. For a training point the average runs over the trees where it is
+out-of-bag only, which reproduces ``oob_prediction_`` / ``oob_decision_function_``.
+
+This module builds the leaf index once (:class:`GapIndex`, verified against every leaf of every tree; about
+``4 n T`` bytes for a bootstrap forest without weights, plus the out-of-bag points' leaves, about ``0.74 n T``
+bytes, kept so that out-of-bag rows never apply the trees to the training data again)
+and computes rows of proximities as a CSR matrix with a numba kernel
+(:func:`shap_instances._kernels.proximity.gap_rows`). Only public scikit-learn attributes are used:
+``apply``, ``estimators_samples_``, ``estimators_[t].tree_``.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import sklearn
+from joblib import Parallel, delayed
+from numpy.typing import ArrayLike
+from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
+
+from ..exceptions import DataValidationError, UnsupportedModelError
+from ..utils import check_data, check_fitted, check_target
+from ._kernels import gap_fill_rows, gap_row_counts
+
+__all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "check_forest", "encode_target", "forest_apply",
+           "gap_proximities", "is_classifier_forest"]
+
+#: The forests whose predictions are exact proximity-weighted sums of training targets.
+SUPPORTED_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
+
+#: scikit-learn from this version draws bootstrap samples with probabilities proportional to the sample
+#: weights and fits each tree on the draw counts alone; before it, it drew uniformly and multiplied.
+_DRAW_PROBABILITY_VERSION = (1, 9)
+
+
+def _sklearn_version() -> tuple[int, int]:
+    parts = sklearn.__version__.split(".")
+    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+def is_classifier_forest(model: Any) -> bool:
+    """Whether ``model`` is one of the supported forest classifiers (its proximities weight class targets).
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import ExtraTreesClassifier, RandomForestRegressor
+    >>> from shap_instances.forest import is_classifier_forest
+    >>> is_classifier_forest(ExtraTreesClassifier()), is_classifier_forest(RandomForestRegressor())
+    (True, False)
+    """
+    return isinstance(model, RandomForestClassifier | ExtraTreesClassifier)
+
+
+def check_forest(model: Any) -> None:
+    """Refuse models whose leaves are not weighted means of in-bag targets (before any work).
+
+    The model must be one of :data:`SUPPORTED_FORESTS`, fitted, and not use ``criterion="absolute_error"``
+    (whose leaves hold weighted medians).
+
+    Raises
+    ------
+    UnsupportedModelError
+        For another model or the absolute-error criterion, saying what to use instead.
+    NotFittedError
+        For a forest that is not fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.forest import check_forest
+    >>> X, y = np.arange(20.0).reshape(10, 2), np.arange(10.0)
+    >>> check_forest(RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y))
+    >>> try:
+    ...     check_forest(Ridge())
+    ... except TypeError as exc:
+    ...     print(str(exc).split(",")[0])
+    model must be one of ['RandomForestRegressor'
+    """
+    if not isinstance(model, SUPPORTED_FORESTS):
+        raise UnsupportedModelError(
+            f"model must be one of {[c.__name__ for c in SUPPORTED_FORESTS]}, got {type(model).__name__}. "
+            "GapExplainer reconstructs random-forest predictions from leaf co-membership; for other models "
+            "use another explainer (shap_instances.list_explainers())."
+        )
+    check_fitted(model)
+    if getattr(model, "criterion", None) == "absolute_error":
+        raise UnsupportedModelError(
+            "model.criterion='absolute_error': its leaves predict weighted medians, not weighted means, so the "
+            "prediction is not a weighted sum of training targets. Refit with criterion='squared_error', "
+            "'friedman_mse' or 'poisson'."
+        )
+
+
+def forest_apply(model: Any, X: Any) -> np.ndarray:
+    """Leaf (node id) of every row of ``X`` in every tree, int32 (n, T), filled one tree at a time.
+
+    ``X`` must already be validated as float32 (dense C-contiguous or CSR), as ``check_data`` returns it;
+    the per-tree public ``apply`` then skips its own checks exactly as the forest's ``apply`` does, and no
+    (n, T) int64 array is built.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from shap_instances.forest import forest_apply
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(4, random_state=0).fit(X, y)
+    >>> bool(np.array_equal(forest_apply(forest, X.astype(np.float32)), forest.apply(X)))
+    True
+    """
+    trees = model.estimators_
+    out = np.empty((X.shape[0], len(trees)), dtype=np.int32)
+    fast = sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype == np.float32 and X.flags.c_contiguous)
+    for t, tree in enumerate(trees):
+        out[:, t] = tree.apply(X, check_input=not fast)
+    return out
+
+
+def encode_target(model: Any, y: Any, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Targets as the forest sees them: float (n, n_outputs) for regression, class codes for classifiers.
+
+    Returns ``(y_raw, y_codes)`` where ``y_raw`` keeps the user's labels (2-D) and ``y_codes`` is float64
+    (regression) or int64 class indices (classification), shape (n, n_outputs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from shap_instances.forest import encode_target
+    >>> forest = RandomForestClassifier(2, random_state=0).fit([[0], [1], [2]], ["b", "a", "b"])
+    >>> encode_target(forest, ["b", "a", "b"], 3)[1].ravel().tolist()
+    [1, 0, 1]
+    """
+    n_outputs = model.n_outputs_
+    if is_classifier_forest(model):
+        y_raw = np.asarray(check_target(y, n_samples, name="y", numeric=False))
+        y_raw = y_raw.reshape(n_samples, -1)
+        if y_raw.shape[1] != n_outputs:
+            raise DataValidationError(f"y has {y_raw.shape[1]} columns but the forest has {n_outputs} outputs.")
+        classes = [model.classes_] if n_outputs == 1 else list(model.classes_)
+        codes = np.empty(y_raw.shape, dtype=np.int64)
+        for k, cls in enumerate(classes):
+            col = y_raw[:, k]
+            try:
+                pos = np.clip(np.searchsorted(cls, col), 0, len(cls) - 1)
+                ok = cls[pos] == col
+            except TypeError as exc:
+                raise DataValidationError(f"y has labels that cannot be compared with model.classes_: {exc}") from exc
+            if not np.all(ok):
+                bad = np.unique(col[~ok])[:5]
+                raise DataValidationError(
+                    f"y contains labels {bad.tolist()} that are not in the forest's classes_ {cls.tolist()}; "
+                    "pass the training targets the forest was fitted on."
+                )
+            codes[:, k] = pos
+        return y_raw, codes
+    y_float = check_target(y, n_samples, name="y", numeric=True).reshape(n_samples, -1)
+    if y_float.shape[1] != n_outputs:
+        raise DataValidationError(f"y has {y_float.shape[1]} columns but the forest has {n_outputs} outputs.")
+    return y_float, y_float
+
+
+def _fit_class_weights(model: Any, y_raw: np.ndarray, sample_weight: np.ndarray | None,
+                       with_sample_weight: bool) -> np.ndarray | None:
+    """Expanded class weights the forest applied in ``fit`` (None when there are none)."""
+    cw = getattr(model, "class_weight", None)
+    if cw is None or not is_classifier_forest(model):
+        return None
+    target = y_raw[:, 0] if y_raw.shape[1] == 1 else y_raw
+    if isinstance(cw, dict | list):
+        return compute_sample_weight(cw, target)
+    if cw == "balanced_subsample" and model.bootstrap:
+        return None  # computed per bootstrap sample
+    classes = [model.classes_] if model.n_outputs_ == 1 else list(model.classes_)
+    dicts = []
+    accepts_weights = "sample_weight" in inspect.signature(compute_class_weight).parameters
+    for k, cls in enumerate(classes):
+        kwargs = {"sample_weight": sample_weight} if with_sample_weight and accepts_weights else {}
+        values = compute_class_weight("balanced", classes=cls, y=y_raw[:, k], **kwargs)
+        dicts.append(dict(zip(cls, values)))
+    return compute_sample_weight(dicts[0] if model.n_outputs_ == 1 else dicts, target)
+
+
+def _candidate_semantics() -> list[str]:
+    new_first = _sklearn_version() >= _DRAW_PROBABILITY_VERSION
+    return ["draw_probability", "multiplicative"] if new_first else ["multiplicative", "draw_probability"]
+
+
+def _tree_weight_function(model: Any, y_raw: np.ndarray, y_codes: np.ndarray, sample_weight: np.ndarray | None,
+                          semantics: str) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], bool]:
+    """``(weights, integral)``: ``weights(indices_t) -> (counts, c)`` gives tree ``t``'s in-bag counts and leaf
+    weights; ``integral`` is True when ``c`` is the multiplicity alone (stored as a small integer)."""
+    n = y_raw.shape[0]
+    new = semantics == "draw_probability"
+    fit_cw = _fit_class_weights(model, y_raw, sample_weight, with_sample_weight=new)
+    static = np.ones(n)
+    if sample_weight is not None and (not new or not model.bootstrap):
+        static = static * sample_weight
+    if fit_cw is not None and (not new or not model.bootstrap):
+        static = static * fit_cw
+    subsample = is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
+    y_float = np.ascontiguousarray(y_codes, dtype=np.float64)
+    integral = not subsample and bool(np.all(static == 1.0))
+
+    def weights(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        counts = np.bincount(indices, minlength=n).astype(np.float64)
+        if counts.shape[0] != n:
+            raise DataValidationError(
+                f"model.estimators_samples_ refers to row {counts.shape[0] - 1}, but data has only {n} rows; pass "
+                "the training data the forest was fitted on."
+            )
+        c = counts * static
+        if subsample:
+            c = c * compute_sample_weight("balanced", y_float, indices=indices)
+        return counts, c
+
+    return weights, integral
+
+
+def _leaf_ranks(tree: Any) -> np.ndarray:
+    """Rank of every node of ``tree`` among its leaves (node order), int32; internal nodes get garbage."""
+    return np.cumsum(tree.tree_.children_left == -1, dtype=np.int32) - 1
+
+
+def _inbag_column(bits: np.ndarray, t: int) -> np.ndarray:
+    """Column ``t`` of the bit-packed (n, ceil(T / 8)) in-bag matrix, as bool."""
+    return ((bits[:, t >> 3] >> (7 - (t & 7))) & 1).astype(bool)
+
+
+def _estimators_samples(model: Any, chunk: int = 8) -> Iterator[np.ndarray]:
+    """The public ``estimators_samples_``, a few trees at a time.
+
+    The property regenerates the in-bag draws of every tree at once (n_trees arrays of n_train indices, 8 MB
+    for 100 trees and 20,000 points); asking it of a shallow copy holding a slice of ``estimators_`` yields the
+    same arrays with only ``chunk`` of them alive. Every leaf is verified against them afterwards.
+    """
+    trees = model.estimators_
+    for start in range(0, len(trees), chunk):
+        part = copy.copy(model)
+        part.estimators_ = trees[start:start + chunk]
+        yield from part.estimators_samples_
+
+
+@dataclass
+class GapIndex:
+    """Leaf index of a fitted forest: the in-bag members of every leaf and their in-bag weights.
+
+    Built by :func:`build_gap_index`; see :mod:`shap_instances._kernels.proximity` for the layout. Only leaves
+    are stored (no per-node array), members in the smallest integer type that holds a row number, in-bag
+    weights as small integers when they are multiplicities, and the in-bag matrix bit-packed: for 20,000
+    training points and 100 fully grown trees the index holds about 8 MB. The leaf ranks of the out-of-bag
+    points (``oob_leaves``, tree by tree, rows ascending, delimited by ``oob_ptr``; uint16 when every tree has at
+    most 65,536 leaves) are recorded while the index is built, so out-of-bag rows reuse them.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from shap_instances.forest import build_gap_index
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> forest = RandomForestRegressor(10, random_state=0).fit(X, y)
+    >>> index = build_gap_index(forest, X, y)
+    >>> index.n_train, index.n_trees, index.semantics in ("draw_probability", "multiplicative")
+    (442, 10, True)
+    """
+
+    leaf_offsets: np.ndarray
+    leaf_ptr: np.ndarray
+    members: np.ndarray
+    mass: np.ndarray
+    inbag_bits: np.ndarray
+    n_train: int
+    n_trees: int
+    semantics: str
+    bootstrap: bool
+    model: Any = field(repr=False)
+    train_X: Any = field(repr=False)
+    oob_leaves: np.ndarray | None = field(default=None, repr=False)
+    oob_ptr: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index arrays (the training data it refers to excluded)."""
+        arrays = (self.leaf_offsets, self.leaf_ptr, self.members, self.mass, self.inbag_bits, self.oob_leaves,
+                  self.oob_ptr)
+        return int(sum(a.nbytes for a in arrays if a is not None))
+
+    @property
+    def inbag(self) -> np.ndarray:
+        """Bool (n_train, n_trees): training point ``i`` is in-bag in tree ``t`` (unpacked on each access)."""
+        return np.unpackbits(self.inbag_bits, axis=1, count=self.n_trees).view(bool)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Normalised leaf weights ``c_i(t) / sum_l c_l(t)``, aligned with ``members`` (float64, computed)."""
+        mass = self.mass.astype(np.float64)
+        sizes = np.diff(self.leaf_ptr)
+        totals = np.add.reduceat(mass, self.leaf_ptr[:-1][sizes > 0]) if mass.size else mass
+        return mass / np.repeat(totals, sizes[sizes > 0])
+
+    def leaf_query(self, node_leaves: np.ndarray) -> np.ndarray:
+        """Translate (m, T) node ids (as ``apply`` returns them; -1 skips) to the leaf ranks the kernels use."""
+        node_leaves = np.asarray(node_leaves)
+        out = np.empty(node_leaves.shape, dtype=np.int32)
+        for t, tree in enumerate(self.model.estimators_):
+            column = node_leaves[:, t]
+            out[:, t] = np.where(column >= 0, _leaf_ranks(tree)[np.maximum(column, 0)], -1)
+        return out
+
+    def query(self, X: Any, *, oob: bool = False) -> np.ndarray:
+        """Leaf ranks (m, T) int32 of validated float32 ``X`` in every tree, one tree at a time.
+
+        ``oob=True`` (``X`` the training data): -1 where the point is in-bag, so its row averages the trees
+        where it is out-of-bag.
+        """
+        trees = self.model.estimators_
+        out = np.empty((X.shape[0], len(trees)), dtype=np.int32)
+        fast = sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype == np.float32 and X.flags.c_contiguous)
+        for t, tree in enumerate(trees):
+            column = _leaf_ranks(tree)[tree.apply(X, check_input=not fast)]
+            if oob:
+                column[_inbag_column(self.inbag_bits, t)] = -1
+            out[:, t] = column
+        return out
+
+    def rows(self, query_leaves: np.ndarray, *, n_jobs: int | None = None, block_size: int = 2048,
+             leaf_ranks: bool = False) -> sp.csr_matrix:
+        """CSR proximity rows for ``query_leaves`` (m, T) node ids; -1 skips a tree for that row.
+
+        ``leaf_ranks=True``: ``query_leaves`` already holds leaf ranks (int32, from :meth:`query`). Two passes:
+        the number of non-zeros of every row, then the rows written in place into arrays allocated once
+        (blocks of rows run in threads when ``n_jobs`` asks for them; the kernels release the GIL).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances.forest import build_gap_index, forest_apply
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> forest = RandomForestRegressor(10, random_state=0).fit(X, y)
+        >>> index = build_gap_index(forest, X, y)
+        >>> P = index.rows(forest_apply(forest, X[:5].astype(np.float32)))
+        >>> bool(np.allclose(P @ y, forest.predict(X[:5])))
+        True
+        >>> P_oob = index.rows(index.oob_query())   # out-of-bag rows: each point skips its in-bag trees
+        >>> float(P_oob.diagonal().max())
+        0.0
+        """
+        if leaf_ranks:
+            query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
+        else:
+            query_leaves = self.leaf_query(query_leaves)
+        m = query_leaves.shape[0]
+        structure = (self.leaf_offsets, self.leaf_ptr, self.members)
+        starts = list(range(0, m, block_size))
+        threaded = n_jobs not in (None, 1) and len(starts) > 1
+
+        def run(function: Callable[..., Any], args: Callable[[int], tuple[Any, ...]]) -> list[Any]:
+            if not threaded:
+                return [function(query_leaves[s:s + block_size], *args(s)) for s in starts]
+            return Parallel(n_jobs=n_jobs, prefer="threads")(
+                delayed(function)(query_leaves[s:s + block_size], *args(s)) for s in starts)
+
+        counts = run(gap_row_counts, lambda s: (*structure, self.n_train))
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        if m:
+            np.cumsum(np.concatenate(counts), out=indptr[1:])
+        del counts
+        nnz = int(indptr[-1])
+        indices = np.empty(nnz, dtype=np.int32)
+        data = np.empty(nnz, dtype=np.float64)
+        run(gap_fill_rows, lambda s: (*structure, self.mass, self.n_train, indptr[s:s + block_size + 1],
+                                      indices, data))
+        if nnz < np.iinfo(np.int32).max:
+            indptr = indptr.astype(np.int32)
+        else:
+            indices = indices.astype(np.int64)
+        matrix = sp.csr_matrix((data, indices, indptr), shape=(m, self.n_train), copy=False)
+        matrix.has_sorted_indices = True
+        return matrix
+
+    def oob_query(self) -> np.ndarray:
+        """Training leaves (node ids) with -1 where the point is in-bag (its row then averages its OOB trees).
+
+        Examples
+        --------
+        See :meth:`rows`.
+        """
+        ranks = self.oob_leaf_ranks()
+        leaves = np.full(ranks.shape, -1, dtype=np.int32)
+        for t, tree in enumerate(self.model.estimators_):
+            known = ranks[:, t] >= 0
+            leaves[known, t] = np.flatnonzero(tree.tree_.children_left == -1)[ranks[known, t]]
+        return leaves
+
+    def oob_leaf_ranks(self) -> np.ndarray:
+        """Leaf ranks (n_train, T) int32 of the training points, -1 where in-bag: ``query(train_X, oob=True)``.
+
+        Read from the out-of-bag leaves recorded while the index was built (no tree is applied again); an index
+        without them (pickled by an earlier version) applies the trees.
+        """
+        if self.oob_leaves is None or self.oob_ptr is None:
+            return self.query(self.train_X, oob=True)
+        out = np.full((self.n_train, self.n_trees), -1, dtype=np.int32)
+        for t in range(self.n_trees):
+            out[~_inbag_column(self.inbag_bits, t), t] = self.oob_leaves[self.oob_ptr[t]:self.oob_ptr[t + 1]]
+        return out
+
+    def oob_rows(self, *, n_jobs: int | None = None) -> sp.csr_matrix:
+        """Out-of-bag proximities of the training points (CSR, n_train x n_train)."""
+        return self.rows(self.oob_leaf_ranks(), n_jobs=n_jobs, leaf_ranks=True)
+
+    def rows_of(self, X: Any, *, n_jobs: int | None = None) -> sp.csr_matrix:
+        """Proximities of validated float32 points ``X`` (every tree used)."""
+        return self.rows(self.query(X), n_jobs=n_jobs, leaf_ranks=True)
+
+
+def _check_tree(tree: Any, leaves: np.ndarray, counts: np.ndarray, c: np.ndarray, y_codes: np.ndarray,
+                classifier: bool, n_classes: Any) -> str | None:
+    """Reason the weights ``c`` do not reproduce this tree's leaves, or None when they do."""
+    t = tree.tree_
+    n_nodes = t.node_count
+    is_leaf = t.children_left == -1
+    in_bag = c > 0
+    n_in = np.bincount(leaves[in_bag], minlength=n_nodes)
+    if not np.array_equal(n_in[is_leaf], t.n_node_samples[is_leaf]):
+        return "weights"
+    w = np.bincount(leaves, weights=c, minlength=n_nodes)
+    tree_w = t.weighted_n_node_samples
+    if not np.allclose(w[is_leaf], tree_w[is_leaf], rtol=1e-9, atol=1e-12):
+        return "weights"
+    safe_w = np.where(w > 0, w, 1.0)[is_leaf]
+    for k in range(y_codes.shape[1]):
+        if classifier:
+            value = t.value[is_leaf, k, : n_classes[k]]
+            total = value.sum(axis=1, keepdims=True)
+            value = value / np.where(total > 0, total, 1.0)
+            for cls in range(n_classes[k]):
+                mean = np.bincount(leaves, weights=c * (y_codes[:, k] == cls), minlength=n_nodes)[is_leaf] / safe_w
+                if not np.allclose(mean, value[:, cls], rtol=1e-9, atol=1e-9):
+                    return "values"
+        else:
+            mean = np.bincount(leaves, weights=c * y_codes[:, k], minlength=n_nodes)[is_leaf] / safe_w
+            value = t.value[is_leaf, k, 0]
+            scale = max(1.0, float(np.max(np.abs(y_codes[:, k]))))
+            if not np.allclose(mean, value, rtol=1e-9, atol=1e-9 * scale):
+                return "values"
+    return None
+
+
+def build_gap_index(model: Any, X: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None) -> GapIndex:
+    """Build and verify the leaf index of ``model`` fitted on ``(X, y, sample_weight)``.
+
+    Every leaf of every tree is checked: its in-bag count (``tree_.n_node_samples``), its total weight
+    (``tree_.weighted_n_node_samples``) and its value (``tree_.value``) must be reproduced from ``X``,
+    ``y`` and the weights; otherwise the data is not the training data, or a setting (such as
+    ``monotonic_cst`` clipping) breaks the identity, and this function raises.
+
+    Parameters
+    ----------
+    model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
+        Fitted forest.
+    X : array-like of shape (n_train, n_features)
+        The training data the forest was fitted on (a DataFrame's columns are matched to the fitted
+        ``feature_names_in_`` by name).
+    y : array-like of shape (n_train,) or (n_train, n_outputs)
+        The training targets (class labels for classifiers).
+    sample_weight : array-like of shape (n_train,), optional
+        The ``sample_weight`` passed to ``fit``.
+
+    Returns
+    -------
+    GapIndex
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from shap_instances.forest import build_gap_index
+    >>> X, y = load_iris(return_X_y=True)
+    >>> forest = RandomForestClassifier(5, random_state=0).fit(X, y)
+    >>> build_gap_index(forest, X, y).n_trees
+    5
+    """
+    check_forest(model)
+    given = X
+    X = check_data(X, name="data", allow_sparse=True, allow_nan=True, dtype=np.float32,
+                   n_features=model.n_features_in_, feature_names=getattr(model, "feature_names_in_", None))
+    if X is given:  # the index keeps the data for out-of-bag queries: never alias the user's array
+        X = X.copy()
+    n = X.shape[0]
+    y_raw, y_codes = encode_target(model, y, n)
+    if sample_weight is not None:
+        sample_weight = check_target(sample_weight, n, name="sample_weight").astype(np.float64)
+        if sample_weight.ndim != 1 or np.any(sample_weight < 0):
+            raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
+    classifier = is_classifier_forest(model)
+    n_classes = np.atleast_1d(model.n_classes_) if classifier else None
+    trees = model.estimators_
+    n_trees = len(trees)
+    fast = sp.issparse(X) or (X.dtype == np.float32 and X.flags.c_contiguous)
+    leaf_counts = np.array([int(np.count_nonzero(tree.tree_.children_left == -1)) for tree in trees], dtype=np.int64)
+    leaf_offsets = np.concatenate([[0], np.cumsum(leaf_counts)[:-1]]).astype(np.int64)
+    # every in-bag point with positive weight sits in exactly one leaf; the root counts them
+    n_entries = int(sum(int(tree.tree_.n_node_samples[0]) for tree in trees))
+    ptr_dtype = np.int32 if n_entries < np.iinfo(np.int32).max else np.int64
+    member_dtype = np.uint16 if n <= np.iinfo(np.uint16).max + 1 else np.int32
+    oob_dtype = np.uint16 if leaf_counts.max(initial=0) <= np.iinfo(np.uint16).max + 1 else np.int32
+
+    failures = {}
+    for semantics in _candidate_semantics():
+        weight_of, integral = _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics)
+        inbag_bits = np.zeros((n, (n_trees + 7) // 8), dtype=np.uint8)
+        members = np.empty(n_entries, dtype=member_dtype)
+        mass = np.empty(n_entries, dtype=np.uint8 if integral else np.float64)
+        leaf_ptr = np.zeros(int(leaf_counts.sum()) + 1, dtype=ptr_dtype)
+        oob_parts, oob_ptr = [], np.zeros(n_trees + 1, dtype=np.int64)
+        position, reason = 0, None
+        for t, (tree, drawn) in enumerate(zip(trees, _estimators_samples(model), strict=True)):
+            leaves = tree.apply(X, check_input=not fast)
+            counts, c = weight_of(np.asarray(drawn))
+            reason = _check_tree(tree, leaves, counts, c, y_codes, classifier, n_classes)
+            if reason is not None:
+                failures[semantics] = (t, reason)
+                break
+            inbag_bits[:, t >> 3] |= (counts > 0).astype(np.uint8) << np.uint8(7 - (t & 7))
+            oob_parts.append(_leaf_ranks(tree)[leaves[counts == 0]].astype(oob_dtype))
+            oob_ptr[t + 1] = oob_ptr[t] + oob_parts[-1].size
+            idx = np.flatnonzero(c > 0)
+            ranks = _leaf_ranks(tree)[leaves[idx]]
+            order = np.argsort(ranks, kind="stable")
+            idx, ranks = idx[order], ranks[order]
+            stop = position + idx.size
+            if mass.dtype != np.float64 and idx.size and c[idx].max() > np.iinfo(np.uint8).max:
+                mass = mass.astype(np.float64)  # a multiplicity above 255: exact in float64 too
+            members[position:stop] = idx
+            mass[position:stop] = c[idx]
+            offset = leaf_offsets[t]
+            leaf_ptr[offset + 1: offset + leaf_counts[t] + 1] = position + np.cumsum(
+                np.bincount(ranks, minlength=leaf_counts[t]))
+            position = stop
+        if reason is None:
+            break
+    else:
+        has_nan = bool(np.isnan(X.data if sp.issparse(X) else X).any())
+        raise _explain_failure(model, failures, sample_weight, has_nan)
+    return GapIndex(
+        leaf_offsets=leaf_offsets,
+        leaf_ptr=leaf_ptr,
+        members=members,
+        mass=mass,
+        inbag_bits=inbag_bits,
+        n_train=n,
+        n_trees=n_trees,
+        semantics=semantics,
+        bootstrap=bool(model.bootstrap),
+        model=model,
+        train_X=X,
+        oob_leaves=np.concatenate(oob_parts) if oob_parts else np.empty(0, dtype=oob_dtype),
+        oob_ptr=oob_ptr,
+    )
+
+
+def _explain_failure(model: Any, failures: dict[Any, tuple[Any, str]], sample_weight: ArrayLike | None,
+                     has_nan: bool = False) -> Exception:
+    reasons = {reason for _, reason in failures.values()}
+    if has_nan and "values" not in reasons:
+        return UnsupportedModelError(
+            "The training data contains missing values and the forest's leaves are not reproduced by applying it "
+            f"to that data: this scikit-learn ({sklearn.__version__}) routes some training points with missing "
+            "values to another leaf at predict time than during fit, so its predictions are not a "
+            "proximity-weighted sum of training targets. Impute the missing values before fitting, or use "
+            "scikit-learn >= 1.9. (If the data or sample_weight differ from the fit, fix that first.)"
+        )
+    if "values" in reasons:
+        if getattr(model, "monotonic_cst", None) is not None:
+            return UnsupportedModelError(
+                "The forest's leaf values are not weighted means of its in-bag training targets: monotonic_cst "
+                f"= {model.monotonic_cst!r} clipped some leaves, so no proximity-weighted sum reproduces its "
+                "predictions. Refit without monotonic_cst to use GapExplainer."
+            )
+        return DataValidationError(
+            "The training targets y do not reproduce the forest's leaf values (tree_.value): pass the exact y the "
+            "forest was fitted on (same rows, same order)."
+        )
+    hint = "" if sample_weight is not None else " If the forest was fitted with sample_weight, pass it too."
+    return DataValidationError(
+        "The data and weights do not reproduce the forest's leaf sizes (tree_.n_node_samples / "
+        "weighted_n_node_samples): pass the exact training data X the forest was fitted on (same rows, same "
+        f"order) and the same sample_weight.{hint}"
+    )
+
+
+def gap_proximities(model: Any, data: Any, y: ArrayLike, X: Any = None, *, sample_weight: ArrayLike | None = None,
+                    n_jobs: int | None = None) -> sp.csr_matrix:
+    """RF-GAP proximities of ``X`` (or out-of-bag proximities of the training data) as a CSR matrix.
+
+    Parameters
+    ----------
+    model : fitted RandomForest/ExtraTrees regressor or classifier
+    data : array-like of shape (n_train, n_features)
+        The training data the forest was fitted on.
+    y : array-like of shape (n_train,) or (n_train, n_outputs)
+        The training targets.
+    X : array-like of shape (m, n_features), optional
+        Points to compute proximities for. ``None``: out-of-bag proximities of the training points. When the
+        forest was fitted on a DataFrame, DataFrame columns (of ``data`` and ``X``) are matched by name, not by
+        position: they are put in the fitted order, and other columns are refused.
+    sample_weight : array-like of shape (n_train,), optional
+        The ``sample_weight`` passed to ``fit``.
+    n_jobs : int, optional
+        Threads (the kernel releases the GIL).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (m, n_train)
+        Rows sum to one, and ``P @ y`` equals ``model.predict(X)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from shap_instances.forest import gap_proximities
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> forest = RandomForestRegressor(20, random_state=0).fit(X[:300], y[:300])
+    >>> P = gap_proximities(forest, X[:300], y[:300], X[300:])
+    >>> bool(np.max(np.abs(P @ y[:300] - forest.predict(X[300:]))) < 1e-10)
+    True
+    """
+    index = build_gap_index(model, data, y, sample_weight=sample_weight)
+    if X is None:
+        return index.oob_rows(n_jobs=n_jobs)
+    X = check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32, n_features=model.n_features_in_,
+                   feature_names=getattr(model, "feature_names_in_", None))
+    return index.rows_of(X, n_jobs=n_jobs)
+

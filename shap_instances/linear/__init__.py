@@ -1,0 +1,32 @@
+"""Regularised linear models (l1, l2, group penalties) as sums of training-point contributions.
+
+* :func:`linear_objective` / :class:`LinearObjective`: a fitted model's regularised objective (loss, its
+  derivatives, the penalty), the one map from scikit-learn's linear models to the representer and influence
+  maths; :func:`check_supported` / :func:`is_supported` say which models it reads;
+* :func:`l2_representer_scores`: representer values of an l2-regularised model (Yeh et al., 2018);
+* :func:`influence_scores` / :class:`InfluenceFunction`: influence functions (Koh and Liang, 2017).
+"""
+
+from ._influence import InfluenceFunction, influence_scores
+from ._l2_representer import l2_representer_scores, select_output
+from ._objective import (
+    GROUP_PENALTY_MODELS,
+    SUPPORTED_MODELS,
+    LinearObjective,
+    check_supported,
+    is_supported,
+    linear_objective,
+)
+
+__all__ = [
+    "GROUP_PENALTY_MODELS",
+    "SUPPORTED_MODELS",
+    "InfluenceFunction",
+    "LinearObjective",
+    "check_supported",
+    "influence_scores",
+    "is_supported",
+    "l2_representer_scores",
+    "linear_objective",
+    "select_output",
+]

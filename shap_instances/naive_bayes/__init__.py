@@ -1,0 +1,25 @@
+"""Naive Bayes models explained exactly, in linear time (the log-odds are a sum of one term per feature).
+
+* :func:`terms_for`, :func:`contract`, :data:`NB_TYPES`, :data:`SPARSE_NB_TYPES`: the per-feature log-likelihood
+  terms of every scikit-learn naive Bayes type;
+* :func:`columnwise_order`, :func:`dense`: naive Bayes models inside column-wise pipelines (``ColumnTransformer``);
+* :class:`WeightedNaiveBayes`: a selective / weighted naive Bayes (the paper's family of classifiers);
+* :func:`nb_indicators`, :data:`NB_INDICATORS`: the paper's feature-importance indicators.
+"""
+
+from ._columns import columnwise_order, dense
+from ._indicators import NB_INDICATORS, nb_indicators
+from ._terms import NB_TYPES, SPARSE_NB_TYPES, contract, terms_for
+from ._weighted_nb import WeightedNaiveBayes
+
+__all__ = [
+    "NB_INDICATORS",
+    "NB_TYPES",
+    "SPARSE_NB_TYPES",
+    "WeightedNaiveBayes",
+    "columnwise_order",
+    "contract",
+    "dense",
+    "nb_indicators",
+    "terms_for",
+]

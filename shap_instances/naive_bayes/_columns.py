@@ -1,0 +1,368 @@
+"""How a naive Bayes pipeline's preprocessing maps input columns to model columns.
+
+Attributions go to the pipeline's input columns when the preprocessing works column by column. The mapping is
+read from the fitted transformers (a ColumnTransformer's column lists, transformers known to map column i to
+column i) and confirmed by probing each input column inside its fitted range; ambiguous mappings are refused.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import (
+    Binarizer,
+    KBinsDiscretizer,
+    MaxAbsScaler,
+    MinMaxScaler,
+    OrdinalEncoder,
+    PowerTransformer,
+    QuantileTransformer,
+    RobustScaler,
+    StandardScaler,
+)
+
+from ..exceptions import DataValidationError, UnsupportedModelError
+from ..utils import model_input
+
+__all__ = ["columnwise_order", "dense"]
+
+#: Fitted transformers that map input column i to output column i and nothing else (KBinsDiscretizer and
+#: SimpleImputer only with some settings, see _columnwise_step).
+_COLUMNWISE = (OrdinalEncoder, StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, QuantileTransformer,
+               PowerTransformer, Binarizer)
+
+
+def columnwise_order(preprocessing: Any, n_features: int, raw: Any = None) -> np.ndarray:
+    """Which output column of ``preprocessing`` each input column feeds; refuse anything not one to one.
+
+    Two sources, which must agree:
+
+    * the fitted structure: a ColumnTransformer's column lists and ``output_indices_`` say which outputs each
+      input column may reach, and the per-column transformers it knows (KBinsDiscretizer(encode="ordinal"),
+      OrdinalEncoder, scalers, SimpleImputer, ...) map column i to column i; other steps may map anything;
+    * probes: changing input column j may change at most one output column, and each output column may depend
+      on at most one input column. The probe rows are synthetic numbers, values inside each column's fitted
+      range (bin midpoints, categories, mean +- scale, ... read from the fitted transformers), and up to 64
+      rows of ``raw`` (the user's data) when given.
+
+    An input column that changed no output in any probe (a constant column) is paired through the structure;
+    where the structure leaves more than one pairing possible, the mapping is refused.
+    """
+    rng = np.random.default_rng(0)
+    probes = [rng.standard_normal((32, n_features)) * np.repeat([1e-2, 1.0, 1e2, 1e4], 8)[:, None],
+              rng.integers(0, 11, size=(16, n_features)).astype(np.float64), rng.random((16, n_features))]
+    probes = [model_input(preprocessing, probe) for probe in probes]
+    fitted = _fitted_range_probe(preprocessing, n_features, rng)
+    if fitted is not None:
+        probes.append(fitted)
+    if raw is not None:
+        rows = rng.choice(raw.shape[0], min(raw.shape[0], 64), replace=False)
+        probes.append(raw.iloc[rows] if isinstance(raw, pd.DataFrame) else raw[rows])
+    depends, n_out = None, None
+    for number, probe in enumerate(probes):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = dense(preprocessing.transform(_perturbed(probe)), dtype=None)
+        except Exception as exc:  # noqa: BLE001 - a probe the preprocessing refuses (numbers for string columns)
+            if raw is not None and number == len(probes) - 1:
+                raise DataValidationError(f"data: the pipeline's preprocessing refused it ({exc}); pass data in the "
+                                          "format the pipeline was fitted on.") from exc
+            continue
+        n, n_out = probe.shape[0], out.shape[1]
+        if n_out != n_features:
+            raise UnsupportedModelError(
+                f"the pipeline's preprocessing maps {n_features} columns to {n_out}; attributions to input columns "
+                "need a column-by-column transform (e.g. KBinsDiscretizer(encode='ordinal'), OrdinalEncoder)."
+            )
+        blocks = out.reshape(n_features + 1, n, n_out)
+        changed = np.array([_differs(block, blocks[0]).any(axis=0) for block in blocks[1:]])  # (inputs, outputs)
+        depends = changed if depends is None else depends | changed
+    if depends is None:
+        raise DataValidationError(
+            "the pipeline's preprocessing refuses numeric probe rows and values from its fitted state, so "
+            "NaiveBayesExplainer cannot check that it works column by column without example input; pass "
+            "data=<a few rows of the pipeline's input>."
+        )
+    mixed = np.flatnonzero(depends.sum(axis=0) > 1)
+    if mixed.size:
+        raise UnsupportedModelError(
+            f"the pipeline's preprocessing mixes columns (its output column {mixed[0]} depends on input columns "
+            f"{np.flatnonzero(depends[:, mixed[0]]).tolist()}); NaiveBayesExplainer needs column-by-column "
+            "preprocessing (KBinsDiscretizer, OrdinalEncoder, scalers, a ColumnTransformer of those)."
+        )
+    split = np.flatnonzero(depends.sum(axis=1) > 1)
+    if split.size:
+        raise UnsupportedModelError(
+            f"the pipeline's preprocessing spreads input column {split[0]} over output columns "
+            f"{np.flatnonzero(depends[split[0]]).tolist()}; NaiveBayesExplainer needs a one-to-one mapping of "
+            "input to output columns."
+        )
+    routes = _routes(preprocessing, n_features)
+    if routes is None or routes.shape != depends.shape:
+        routes = np.ones_like(depends)
+    stray = np.argwhere(depends & ~routes)
+    if stray.size:
+        raise UnsupportedModelError(
+            f"the pipeline's preprocessing sends input column {stray[0, 0]} to output column {stray[0, 1]}, which "
+            "its fitted ColumnTransformer does not route there; NaiveBayesExplainer cannot tell which column feeds "
+            "which and refuses to guess."
+        )
+    order = np.full(n_features, -1)
+    inputs, outputs = np.nonzero(depends)
+    order[inputs] = outputs
+    return _pair_constant_columns(order, routes)
+
+
+def _pair_constant_columns(order, routes):
+    """Complete ``order`` (-1: an input column that changed nothing in any probe) where the structure
+    ``routes`` leaves one choice; refuse where it leaves several."""
+    order = order.copy()
+    free = np.ones(len(order), dtype=bool)
+    free[order[order >= 0]] = False
+    while (order < 0).any():
+        pending = np.flatnonzero(order < 0)
+        options = routes[pending][:, free]  # (pending inputs, free outputs)
+        unique_input = options.sum(axis=1) == 1
+        if not unique_input.any():
+            raise UnsupportedModelError(
+                f"cannot tell which of the naive Bayes model's columns input columns {pending[:10].tolist()} feed: "
+                "they changed no output of the pipeline's preprocessing in any probe (values inside the fitted "
+                "ranges, and the rows of data when given) and its fitted structure allows more than one pairing. "
+                "Pass data=<rows of the pipeline's input in which these columns vary>, or put the preprocessing in "
+                "a ColumnTransformer of column-wise transformers (KBinsDiscretizer, OrdinalEncoder, scalers)."
+            )
+        j = pending[np.flatnonzero(unique_input)[0]]
+        order[j] = np.flatnonzero(free)[np.flatnonzero(routes[j][free])[0]]
+        free[order[j]] = False
+    return order
+
+
+def _columnwise_step(step):
+    """Whether ``step`` is a fitted transformer known to map input column i to output column i only."""
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return True
+    if isinstance(step, KBinsDiscretizer):
+        return step.encode == "ordinal"
+    if isinstance(step, SimpleImputer):  # it drops all-missing columns unless keep_empty_features
+        return not step.add_indicator and (step.keep_empty_features or not np.any(pd.isna(step.statistics_)))
+    return isinstance(step, _COLUMNWISE)
+
+
+def _routes(step, n_in):
+    """(n_in, n_out) booleans: which output columns each input column of the fitted ``step`` may reach, from
+    its structure alone; None where the structure says nothing (an unknown transformer)."""
+    if _columnwise_step(step):
+        return np.eye(n_in, dtype=bool)
+    if isinstance(step, Pipeline):
+        routes = np.eye(n_in, dtype=bool)
+        for _, sub in step.steps:
+            inner = _routes(sub, routes.shape[1])
+            if inner is None:
+                return None
+            routes = (routes.astype(np.int64) @ inner.astype(np.int64)) > 0
+        return routes
+    if isinstance(step, ColumnTransformer):
+        slices = getattr(step, "output_indices_", None)
+        if not slices:
+            return None
+        routes = np.zeros((n_in, max(s.stop for s in slices.values())), dtype=bool)
+        for name, transformer, columns in step.transformers_:
+            if isinstance(transformer, str) and transformer == "drop":
+                continue
+            out = slices.get(name, slice(0, 0))
+            inputs = _column_indices(step, columns, n_in)
+            if out.stop == out.start:
+                continue
+            if inputs is None:
+                return None
+            inner = _routes(transformer, len(inputs))
+            if inner is None or inner.shape != (len(inputs), out.stop - out.start):
+                inner = np.ones((len(inputs), out.stop - out.start), dtype=bool)
+            routes[np.ix_(inputs, np.arange(out.start, out.stop))] |= inner
+        return routes
+    return None
+
+
+def _column_indices(transformer, columns, n_in):
+    """The input indices a fitted ColumnTransformer selects with ``columns`` (None if it cannot tell)."""
+    names = [str(f) for f in getattr(transformer, "feature_names_in_", [])]
+    try:
+        if isinstance(columns, slice):
+            if isinstance(columns.start, str) or isinstance(columns.stop, str):  # labels: both ends included
+                start = 0 if columns.start is None else names.index(columns.start)
+                stop = n_in if columns.stop is None else names.index(columns.stop) + 1
+                return list(range(start, stop))
+            return list(range(n_in))[columns]
+        selected = np.atleast_1d(np.asarray(columns))
+        if selected.dtype.kind == "b":
+            return np.flatnonzero(selected).tolist() if len(selected) == n_in else None
+        if selected.size == 0:
+            return []
+        if selected.dtype.kind in "iu":
+            return [int(i) % n_in for i in selected]
+        return [names.index(str(c)) for c in selected]
+    except (ValueError, TypeError, IndexError):
+        return None
+
+
+def _fitted_values(step, n_in):
+    """Per input column of the fitted ``step``: a few distinct values inside its fitted range (bin midpoints
+    and one value beyond each end, categories, mean +- 2 scales, ...), or None where its state says nothing."""
+    if isinstance(step, Pipeline):
+        found, earlier = [None] * n_in, []
+        for _, sub in step.steps:
+            if sub is None or (isinstance(sub, str) and sub == "passthrough"):
+                continue
+            if getattr(sub, "n_features_in_", n_in) != n_in:
+                break
+            found = _merged(found, _back_to_input(_fitted_values(sub, n_in), earlier))
+            if not _columnwise_step(sub):
+                break
+            earlier.append(sub)
+        return found
+    if isinstance(step, ColumnTransformer):
+        found = [None] * n_in
+        for _, transformer, columns in getattr(step, "transformers_", []):
+            inputs = _column_indices(step, columns, n_in)
+            if isinstance(transformer, str) or not inputs:
+                continue
+            for i, values in zip(inputs, _fitted_values(transformer, len(inputs))):
+                found[i] = _merged([found[i]], [values])[0]
+        return found
+    return _own_values(step, n_in)
+
+
+def _own_values(step, n_in):
+    def per_column(*arrays):
+        arrays = [np.broadcast_to(np.asarray(a, dtype=np.float64), (n_in,)) for a in arrays]
+        return arrays
+
+    spread = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
+    try:
+        if hasattr(step, "bin_edges_") and len(step.bin_edges_) == n_in:
+            found = []
+            for edges in step.bin_edges_:
+                edges = np.asarray(edges, dtype=np.float64)
+                edges = edges[np.isfinite(edges)]
+                if len(edges) < 2:
+                    found.append(None)
+                    continue
+                width = max(edges[-1] - edges[0], 1e-12 * max(1.0, abs(edges[0])))
+                found.append(np.concatenate([[edges[0] - width], (edges[1:] + edges[:-1]) / 2, [edges[-1] + width]]))
+            return found
+        if hasattr(step, "categories_") and len(step.categories_) == n_in:
+            return [np.asarray(c) for c in step.categories_]
+        if hasattr(step, "quantiles_") and np.shape(step.quantiles_)[1:] == (n_in,):
+            q = np.asarray(step.quantiles_)
+            return [q[np.linspace(0, len(q) - 1, 9).astype(int), j] for j in range(n_in)]
+        if getattr(step, "data_min_", None) is not None and getattr(step, "data_max_", None) is not None:
+            low, high = per_column(step.data_min_, step.data_max_)
+            return [np.linspace(a, b, 7) for a, b in zip(low, high)]
+        if getattr(step, "max_abs_", None) is not None:
+            (top,) = per_column(step.max_abs_)
+            return [t * spread / 2 for t in top]
+        centre = next((getattr(step, a) for a in ("mean_", "center_") if getattr(step, a, None) is not None), None)
+        scale = getattr(step, "scale_", None)
+        if centre is not None or scale is not None:
+            centre, scale = per_column(0.0 if centre is None else centre, 1.0 if scale is None else scale)
+            return [c + s * spread for c, s in zip(centre, scale)]
+        if getattr(step, "statistics_", None) is not None and len(step.statistics_) == n_in:
+            return [np.asarray([v]) for v in step.statistics_]
+    except (TypeError, ValueError, IndexError):
+        pass
+    return [None] * n_in
+
+
+def _merged(found, more):
+    """Per column, the values of ``found`` and ``more`` together (None: none known)."""
+    merged = []
+    for a, b in zip(found, more):
+        if a is None or b is None:
+            merged.append(b if a is None else a)
+            continue
+        a, b = np.asarray(a), np.asarray(b)
+        numeric = a.dtype.kind in "biuf" and b.dtype.kind in "biuf"
+        merged.append(np.concatenate([a, b]) if numeric else np.concatenate([a.astype(object), b.astype(object)]))
+    return merged
+
+
+def _back_to_input(values, earlier):
+    """Values in the input space of a step after the column-wise steps ``earlier``, mapped back to the input
+    space of the first (inverse_transform; SimpleImputer leaves values as they are); None where that fails."""
+    if not earlier or all(v is None for v in values):
+        return values
+    length = max(len(v) for v in values if v is not None)
+    try:  # fitted values that are not numbers (an imputer's string categories) have no numeric inverse either
+        table = np.column_stack([np.zeros(length) if v is None else
+                                 np.resize(np.asarray(v, dtype=np.float64), length) for v in values])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for step in reversed(earlier):
+                if isinstance(step, SimpleImputer) or step is None or isinstance(step, str):
+                    continue
+                table = np.asarray(step.inverse_transform(table))
+    except Exception:  # noqa: BLE001 - no inverse: those values are not used
+        return [None] * len(values)
+    return [None if v is None else table[:len(v), j] for j, v in enumerate(values)]
+
+
+def _fitted_range_probe(preprocessing, n_features, rng):
+    """Probe rows whose column j runs through the fitted values of input column j (None: no fitted state)."""
+    values = _fitted_values(preprocessing, n_features)
+    if all(v is None for v in values):
+        return None
+    distinct = []
+    for v in values:
+        if v is not None:
+            v = np.asarray(pd.unique(pd.Series(np.asarray(v)).dropna()))
+        distinct.append(v if v is not None and len(v) else None)
+    length = int(np.clip(max(len(v) for v in distinct if v is not None), 8, 256))
+    columns = [rng.standard_normal(length) if v is None else np.resize(v, length) for v in distinct]
+    columns = [c if c.dtype.kind in "biuf" or any(isinstance(x, str) for x in c) else c.astype(np.float64)
+               for c in columns]
+    names = getattr(preprocessing, "feature_names_in_", None)
+    if names is not None and len(names) == n_features:
+        return pd.DataFrame({name: column for name, column in zip(names, columns)})
+    if all(c.dtype.kind in "biuf" for c in columns):
+        return np.column_stack(columns).astype(np.float64)
+    table = np.empty((length, n_features), dtype=object)
+    for j, column in enumerate(columns):
+        table[:, j] = column
+    return table
+
+
+def _perturbed(probe):
+    """``probe`` stacked p + 1 times: as is, then with column j cyclically shifted by one row in copy j + 1."""
+    n, p = probe.shape
+    if isinstance(probe, pd.DataFrame):
+        blocks = [probe]
+        for j in range(p):
+            block = probe.copy()
+            block.iloc[:, j] = np.roll(probe.iloc[:, j].to_numpy(), 1)
+            blocks.append(block)
+        return pd.concat(blocks, ignore_index=True)
+    stacked = np.tile(probe, (p + 1, 1))
+    for j in range(p):
+        stacked[(j + 1) * n:(j + 2) * n, j] = np.roll(probe[:, j], 1)
+    return stacked
+
+
+def _differs(a, b):
+    """Elementwise a != b, with NaN equal to NaN."""
+    try:
+        return ~((a == b) | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64))))
+    except (TypeError, ValueError):
+        return a != b
+
+
+def dense(out: Any, dtype: Any = np.float64) -> np.ndarray:
+    out = out.toarray() if sp.issparse(out) else out
+    return np.asarray(out, dtype=dtype)

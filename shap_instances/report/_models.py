@@ -1,0 +1,287 @@
+"""The models that the command line and the instance report fit: one name per model, one place to fit them.
+
+Every model is fitted as a user would fit it: a :class:`~sklearn.pipeline.Pipeline` whose first step
+(``"preprocess"``, a :class:`~sklearn.compose.ColumnTransformer`) standardises the numeric columns and one-hot
+encodes the string and categorical ones, and whose last step (``"model"``) is the estimator. The encoding keeps
+the column names (``"colour_red"`` for the value ``"red"`` of ``colour``), so the encoded matrix that explainers
+of the bare estimator receive (:func:`encode`) names its columns, and explainers that take the whole pipeline
+(naive Bayes) attribute to the original columns.
+
+Both ``cli.py`` and :mod:`shap_instances.report` import it through :mod:`shap_instances.report`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from sklearn.pipeline import Pipeline
+
+__all__ = ["MODELS", "EXPLAINER_MODELS", "fit_model", "auto_model", "make_model", "encode", "final_estimator",
+           "categorical_columns", "describe_preprocessing"]
+
+#: The names ``fit_model`` accepts (the ``--model`` choices of the command line).
+MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn")
+
+#: ``--model auto`` for each explainer: (model for regression, model for classification); None where the
+#: explainer cannot explain that task.
+EXPLAINER_MODELS = {
+    "gap": ("forest", "forest"),
+    "naive_bayes": (None, "naive_bayes"),
+    "knn_shapley": ("knn", "knn"),
+    "representer": ("ridge", "logistic"),
+    "residual": ("ridge", "logistic"),
+}
+
+#: One-hot columns per string column at most; rarer values are pooled into ``<column>_infrequent_sklearn``.
+MAX_CATEGORIES = 20
+
+
+def categorical_columns(X: pd.DataFrame) -> list:
+    """The columns of ``X`` that are encoded as categories: strings, objects, categoricals and booleans.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report import categorical_columns
+    >>> categorical_columns(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "c": [True, False]}))
+    ['b', 'c']
+    """
+    return [c for c in X.columns
+            if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
+
+
+def auto_model(task: str, explainer: str | None = None) -> str:
+    """The model that ``--model auto`` fits for ``task`` and the explainer named ``explainer``.
+
+    Parameters
+    ----------
+    task : {"regression", "classification"}
+    explainer : str, optional
+        A registered explainer name (or None / "auto"): ``gap`` gets a forest, ``naive_bayes`` a naive Bayes
+        pipeline, ``knn_shapley`` a KNN model, ``representer`` and ``residual`` a ridge (regression) or logistic
+        (classification) model; any other explainer the ridge or logistic default.
+
+    Raises
+    ------
+    ValueError
+        When the explainer cannot explain any model for ``task`` (naive Bayes on a regression target).
+
+    Examples
+    --------
+    >>> from shap_instances.report import auto_model
+    >>> auto_model("regression", "gap"), auto_model("classification", "naive_bayes"), auto_model("regression")
+    ('forest', 'naive_bayes', 'ridge')
+    """
+    classification = task == "classification"
+    default = "logistic" if classification else "ridge"
+    if explainer in (None, "auto") or explainer not in EXPLAINER_MODELS:
+        return default
+    name = EXPLAINER_MODELS[explainer][int(classification)]
+    if name is None:
+        raise ValueError(f"--explainer {explainer} explains classifiers only, but the task is {task}; pass "
+                         "--task classification for a target of class labels, or choose another --explainer")
+    return name
+
+
+def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline:
+    """The unfitted pipeline of model ``name`` for ``task``, its preprocessing chosen from ``X``'s columns.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODELS` except "auto" (see :func:`auto_model`).
+    task : {"regression", "classification"}
+    X : DataFrame
+        The training features: their dtypes choose the preprocessing (only the columns are read).
+    seed : int, default=0
+        ``random_state`` of the forest.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Steps ``"preprocess"`` and ``"model"``. Linear, KNN and (numeric) naive Bayes models see standardised
+        numeric columns; the forest sees them unscaled (trees do not depend on scale, and its training rows keep
+        their units); string columns are one-hot encoded, except for naive Bayes on mixed data, which bins the
+        numeric columns into quantiles and codes every column as categories for a CategoricalNB (one model
+        column per input column, so its attributions name the input columns).
+
+    Raises
+    ------
+    ValueError
+        For a regression model on a classification task, or the reverse.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report import make_model
+    >>> X = pd.DataFrame({"size": [1.0, 2.0, 3.0], "colour": ["red", "blue", "red"]})
+    >>> [name for name, _ in make_model("ridge", "regression", X).steps]
+    ['preprocess', 'model']
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+    from sklearn.naive_bayes import CategoricalNB, GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
+
+    classification = task == "classification"
+    if name not in MODELS or name == "auto":
+        raise ValueError(f"--model must be one of {', '.join(MODELS)} (auto resolved first), got {name!r}")
+    if classification and name in ("ridge", "lasso"):
+        raise ValueError(f"--model {name} is a regression model, but the task is classification; use --model "
+                         "logistic, forest, knn or naive_bayes, or --task regression")
+    if not classification and name in ("logistic", "naive_bayes"):
+        raise ValueError(f"--model {name} is a classification model, but the task is regression; use --model "
+                         "ridge, lasso, forest or knn, or --task classification")
+    categorical = categorical_columns(X)
+    numeric = [c for c in X.columns if c not in categorical]
+    one_hot = OneHotEncoder(handle_unknown="infrequent_if_exist", max_categories=MAX_CATEGORIES,
+                            sparse_output=False)
+    if name == "naive_bayes" and categorical:
+        # one model column per input column: quantile bins of the numeric columns, category codes of the others
+        steps = [("bins", KBinsDiscretizer(n_bins=5, encode="ordinal", strategy="quantile",
+                                           quantile_method="averaged_inverted_cdf"), numeric),
+                 ("categories", OrdinalEncoder(), categorical)]
+        estimator = CategoricalNB()
+    else:
+        scale = StandardScaler() if name != "forest" else "passthrough"
+        steps = [("numeric", scale, numeric), ("categories", one_hot, categorical)]
+        estimator = {
+            "ridge": lambda: Ridge(alpha=1.0),
+            "lasso": lambda: Lasso(alpha=0.1, tol=1e-10, max_iter=100_000),
+            "forest": lambda: (RandomForestClassifier if classification else RandomForestRegressor)(
+                n_estimators=100, min_samples_leaf=5, oob_score=True, random_state=seed, n_jobs=-1
+            ),
+            "logistic": lambda: LogisticRegression(max_iter=10_000, tol=1e-10),
+            "naive_bayes": GaussianNB,
+            "knn": lambda: (KNeighborsClassifier if classification else KNeighborsRegressor)(n_neighbors=5),
+        }[name]()
+    preprocess = ColumnTransformer([(label, step, columns) for label, step, columns in steps if columns],
+                                   verbose_feature_names_out=False).set_output(transform="pandas")
+    return Pipeline([("preprocess", preprocess), ("model", estimator)])
+
+
+def fit_model(name: str, task: str, X: Any, y: ArrayLike, seed: int = 0, *, explainer: str | None = None) -> Pipeline:
+    """Fit one of the command line's models (:data:`MODELS`) for ``task``, as a preprocessing pipeline.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MODELS`; "auto" is the model :func:`auto_model` picks for ``explainer`` (a ridge model
+        for regression and a logistic model for classification when no explainer is named).
+    task : {"regression", "classification"}
+    X : DataFrame or array-like
+        Training data (numeric, string and categorical columns; an array is taken as numeric columns).
+    y : array-like
+        Training targets.
+    seed : int, default=0
+        ``random_state`` of the forest.
+    explainer : str, optional
+        The explainer the model is for (resolves "auto").
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Fitted; see :func:`make_model` for its steps. ``final_estimator(model)`` is the bare estimator and
+        ``encode(model, X)`` the matrix it was fitted on.
+
+    Raises
+    ------
+    ValueError
+        For a regression model on a classification task, or the reverse.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.report import fit_model, final_estimator
+    >>> X, y = np.arange(20.0).reshape(10, 2), np.arange(10.0)
+    >>> type(final_estimator(fit_model("auto", "regression", X, y))).__name__
+    'Ridge'
+    """
+    if not isinstance(X, pd.DataFrame):
+        X = pd.DataFrame(X, columns=[f"x{i}" for i in range(pd.DataFrame(X).shape[1])])
+    if name == "auto":
+        name = auto_model(task, explainer)
+    return make_model(name, task, X, seed).fit(X, y)
+
+
+def final_estimator(model: Any) -> Any:
+    """The last step of a pipeline (the model itself otherwise).
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.report import final_estimator
+    >>> final_estimator(Ridge()).__class__.__name__
+    'Ridge'
+    """
+    from sklearn.pipeline import Pipeline
+
+    return model.steps[-1][1] if isinstance(model, Pipeline) else model
+
+
+def encode(model: Any, X: Any) -> pd.DataFrame:
+    """``X`` as the final estimator of ``model`` sees it: the pipeline's preprocessing applied, columns named.
+
+    The index of ``X`` is kept (explainers name training rows by it). A model that is not a pipeline returns
+    ``X`` as a float DataFrame.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report import encode, fit_model
+    >>> X = pd.DataFrame({"size": [1.0, 2.0, 3.0, 4.0], "colour": ["red", "blue", "red", "red"]})
+    >>> list(encode(fit_model("ridge", "regression", X, [1.0, 2.0, 3.0, 4.0]), X).columns)
+    ['size', 'colour_blue', 'colour_red']
+    """
+    from sklearn.pipeline import Pipeline
+
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+    if not isinstance(model, Pipeline) or len(model.steps) < 2:
+        return frame.astype("float64")
+    out = model[:-1].transform(frame)
+    if not isinstance(out, pd.DataFrame):
+        out = pd.DataFrame(out, columns=model[:-1].get_feature_names_out())
+    out = out.astype("float64")
+    out.index = frame.index
+    return out
+
+
+def describe_preprocessing(model: Any) -> str:
+    """One sentence saying what the pipeline does to the columns before its estimator.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report import describe_preprocessing, fit_model
+    >>> X = pd.DataFrame({"size": [1.0, 2.0, 3.0, 4.0], "colour": ["red", "blue", "red", "red"]})
+    >>> describe_preprocessing(fit_model("ridge", "regression", X, [1.0, 2.0, 3.0, 4.0]))
+    'Ridge on 1 numeric column standardised (StandardScaler) and 1 string column one-hot encoded (2 columns)'
+    """
+    from sklearn.pipeline import Pipeline
+
+    estimator = type(final_estimator(model)).__name__
+    if not isinstance(model, Pipeline):
+        return estimator
+    parts = []
+    for label, step, columns in model[0].transformers_:
+        if label == "remainder" or len(columns) == 0:
+            continue
+        count = f"{len(columns)} {'numeric' if label in ('numeric', 'bins') else 'string'} " \
+                f"column{'s' if len(columns) != 1 else ''}"
+        if label == "numeric":
+            scaled = type(step).__name__ == "StandardScaler"  # a fitted "passthrough" is a FunctionTransformer
+            parts.append(count + (" standardised (StandardScaler)" if scaled else " unscaled"))
+        elif label == "bins":
+            parts.append(count + " binned into quantiles (KBinsDiscretizer)")
+        elif label == "categories" and hasattr(step, "drop_idx_"):  # a OneHotEncoder
+            parts.append(f"{count} one-hot encoded ({len(step.get_feature_names_out())} columns)")
+        else:
+            parts.append(f"{count} coded as categories (OrdinalEncoder)")
+    return f"{estimator} on " + " and ".join(parts)
