@@ -1,0 +1,91 @@
+"""The 0.1 import paths keep working until 0.3, each with a ShapInstancesDeprecationWarning naming the new place."""
+
+import importlib
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+import shap_instances
+from shap_instances._deprecated import MOVED_MODULES
+from shap_instances.exceptions import ShapInstancesDeprecationWarning
+
+#: (old module, a name read from it, the module that now holds the name)
+OLD_NAMES = [
+    ("shap_instances.estimators", "PermutationEstimator", "shap_instances.approximators"),
+    ("shap_instances.estimators.exact", "all_coalitions", "shap_instances.approximators.exact"),
+    ("shap_instances.estimators.kernel", "KernelEstimator", "shap_instances.approximators.kernel"),
+    ("shap_instances.estimators.permutation", "PermutationEstimator", "shap_instances.approximators.permutation"),
+    ("shap_instances.estimators.sampling", "KernelCoalitionSampler", "shap_instances.approximators.sampling"),
+    ("shap_instances.estimators.influence", "RidgeInfluenceEstimator", "shap_instances.approximators.influence"),
+    ("shap_instances.estimators.closed_form", "ClosedFormEstimator", "shap_instances.approximators.closed_form"),
+    ("shap_instances.proximities", "build_gap_index", "shap_instances.forest"),
+    ("shap_instances.nb_terms", "terms_for", "shap_instances.naive_bayes"),
+    ("shap_instances.nb_columns", "columnwise_order", "shap_instances.naive_bayes"),
+    ("shap_instances.linear_objective", "linear_objective", "shap_instances.linear"),
+    ("shap_instances.models", "fit_model", "shap_instances.report"),
+    ("shap_instances.models", "WeightedNaiveBayes", "shap_instances.naive_bayes"),
+    ("shap_instances.metrics.trust", "gap_trust_scores", "shap_instances.forest"),
+    ("shap_instances.metrics.trust", "weighted_quantiles", "shap_instances.weighted_targets"),
+    ("shap_instances.plots.gap_weighted_scatter", "gap_weighted_scatter", "shap_instances.plots"),
+    ("shap_instances.plots.gap_cumulative_weight", "gap_cumulative_weight", "shap_instances.plots"),
+    ("shap_instances.plots.gap_predictive_distribution", "gap_predictive_distribution", "shap_instances.plots"),
+    ("shap_instances.plots.gap_weighted_histograms", "gap_weighted_histograms", "shap_instances.plots"),
+    ("shap_instances.plots.isotonic_transform", "isotonic_transform", "shap_instances.plots"),
+    ("shap_instances.plots.trust_deciles", "trust_deciles", "shap_instances.plots"),
+    ("shap_instances.utils", "check_explainer", "shap_instances.testing"),
+    ("shap_instances.utils", "ConformanceProblem", "shap_instances.testing"),
+]
+
+
+@pytest.mark.parametrize(("old", "name", "new"), OLD_NAMES)
+def test_old_path_gives_the_same_object_with_a_warning(old, name, new):
+    with pytest.warns(ShapInstancesDeprecationWarning, match=rf"{old}\.{name} is deprecated.*use {new}\.{name}"):
+        value = getattr(importlib.import_module(old), name)
+    assert value is getattr(importlib.import_module(new), name)
+
+
+def test_every_alias_is_tested():
+    assert set(MOVED_MODULES) <= {old for old, _, _ in OLD_NAMES}
+
+
+def test_from_import_statement_and_top_level_attribute():
+    with pytest.warns(ShapInstancesDeprecationWarning):
+        from shap_instances.estimators import ExactEstimator  # noqa: F401  (the statement users wrote in 0.1)
+    with pytest.warns(ShapInstancesDeprecationWarning, match="shap_instances.estimators.KernelEstimator"):
+        kernel = shap_instances.estimators.KernelEstimator
+    from shap_instances.approximators import KernelEstimator
+    assert kernel is KernelEstimator
+
+
+def test_reading_an_old_path_leaves_the_new_names_in_place():
+    """Importing a plot's old module path must not replace the function ``si.plots.<name>`` by a module."""
+    with pytest.warns(ShapInstancesDeprecationWarning):
+        from shap_instances.plots.gap_weighted_scatter import gap_weighted_scatter
+    assert shap_instances.plots.gap_weighted_scatter is gap_weighted_scatter
+    assert callable(shap_instances.plots.gap_weighted_scatter)
+
+
+def test_unknown_name_on_an_old_path_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        getattr(importlib.import_module("shap_instances.proximities"), "not_a_name")
+
+
+def test_an_old_pickle_loads_through_the_alias():
+    """A 0.1 pickle names the class by its old module: it loads, with the warning, as the new class."""
+    from shap_instances.approximators import PermutationEstimator
+
+    payload = pickle.dumps(PermutationEstimator(max_evals=5), protocol=0)  # text opcodes: names can be replaced
+    old = payload.replace(b"shap_instances.approximators.permutation", b"shap_instances.estimators.permutation")
+    assert old != payload
+    with pytest.warns(ShapInstancesDeprecationWarning):
+        loaded = pickle.loads(old)
+    assert type(loaded) is PermutationEstimator
+
+
+def test_the_warning_is_shown_by_default():
+    """A FutureWarning, so a user's script sees it without turning warnings on."""
+    code = "from shap_instances.proximities import build_gap_index"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "ShapInstancesDeprecationWarning" in run.stderr and "shap_instances.forest.build_gap_index" in run.stderr
