@@ -6,6 +6,7 @@ Every reference here is computed by refitting scikit-learn models in a plain loo
 
 import doctest
 import importlib
+import warnings
 from importlib.metadata import entry_points
 
 import numpy as np
@@ -220,7 +221,9 @@ def test_estimator_failure_is_reported_as_validation_error(diabetes):
     X, y = diabetes
     huge = X.iloc[:20].copy()
     huge.iloc[0, 0] = 1e300  # float64 accepts it; the tree converts to float32 and refuses
-    with pytest.raises(DataValidationError, match="refitting DecisionTreeRegressor on the training rows failed"):
+    with pytest.raises(DataValidationError, match="refitting DecisionTreeRegressor on the training rows failed"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's "overflow encountered in cast", on the way
         LeaveOneOutExplainer(DecisionTreeRegressor(), huge, y=y.iloc[:20], silent=True)(X.iloc[30:31])
 
 
