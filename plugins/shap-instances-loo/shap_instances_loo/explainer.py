@@ -199,15 +199,17 @@ class LeaveOneOutExplainer(InstanceExplainer):
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
-        """A depth-3 tree refitted on 30 diabetes rows, 4 explained rows, values checked against explicit refits."""
-        from sklearn.tree import DecisionTreeRegressor
+        """Ridge refitted (``method="refit"``) on 30 diabetes rows, 4 explained rows, values against explicit refits.
 
+        A model whose fits do not depend on the order of the columns (a tree's tie-breaks do), since the checks
+        reorder them.
+        """
         from shap_instances.datasets import load_diabetes
         from shap_instances.testing import ConformanceProblem
 
         X, y = load_diabetes()
         X_train, y_train = X.iloc[:30, :5], y.iloc[:30]
-        model = DecisionTreeRegressor(max_depth=3, random_state=0)
+        model = Ridge(alpha=0.5)
 
         def refit(rows: np.ndarray) -> Any:
             return clone(model).fit(X_train.iloc[rows], y_train.iloc[rows])
@@ -223,8 +225,8 @@ class LeaveOneOutExplainer(InstanceExplainer):
         extra: dict[str, Any] = {"reference_values": reference_values}
         if "reference_values" not in {f.name for f in dataclasses.fields(ConformanceProblem)}:
             extra = {}  # until the branch adding ConformanceProblem.reference_values is merged (then remove this)
-        return ConformanceProblem(model, X_train, X.iloc[40:44, :5], y=y_train, options={"silent": True},
-                                  explained=explained, **extra)
+        return ConformanceProblem(model, X_train, X.iloc[40:44, :5], y=y_train,
+                                  options={"silent": True, "method": "refit"}, explained=explained, **extra)
 
     def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Leave-one-out values of every training row for each row of ``X``.
