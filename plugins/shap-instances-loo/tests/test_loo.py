@@ -258,3 +258,19 @@ def test_entry_point_discovery_and_no_auto_dispatch(diabetes):
 def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_waterfall_ends_at_the_prediction(diabetes):
+    import matplotlib.pyplot as plt
+    import shap
+
+    X, y = diabetes
+    e = LeaveOneOutExplainer(Ridge(alpha=0.1), X.iloc[:100], y=y.iloc[:100], silent=True)(X.iloc[400:402])
+    prediction = Ridge(alpha=0.1).fit(X.iloc[:100], y.iloc[:100]).predict(X.iloc[400:402])
+    shap.plots.waterfall(e[0], show=False)
+    ticks = {label.get_text().strip(): label.get_position()[0] for axis in plt.gcf().axes
+             for label in axis.get_xticklabels()}
+    plt.close("all")
+    assert ticks["$f(x)$"] == pytest.approx(prediction[0], abs=1e-6)             # the end: the true prediction
+    assert ticks["$E[f(X)]$"] == pytest.approx(e.base_values[0], abs=1e-6)       # the start: the remainder
+    assert abs(e.base_values[0] - prediction[0]) > 1.0  # the values do not add up: start and end differ
