@@ -297,8 +297,8 @@ class LeaveOneOutExplainer(InstanceExplainer):
         if self.max_evals is not None and needed > self.max_evals:
             raise InvalidParameterError(
                 f"LeaveOneOutExplainer needs {needed} refits per call (one per training row and the full model)"
-                f"{why}, more than max_evals={self.max_evals}; raise max_evals, value fewer training rows, or use a "
-                "Ridge or LinearRegression model (closed form, one refit).")
+                f"{why}, more than max_evals={self.max_evals}; raise max_evals or value fewer training rows"
+                + ("." if why else ", or use a Ridge or LinearRegression model (closed form, one refit)."))
 
     def _refit(self, rows: np.ndarray) -> Any:
         return _fit(self.model, self.data_, self.y_train_, rows, self.columns_)
