@@ -1,4 +1,4 @@
-"""Plain-NumPy twins of the numba kernels of ``shap_instances._kernels.prefix_shapley`` and ``knn_prefix``.
+"""Plain-NumPy twins of the numba kernels of ``shap_instances.games._prefix_kernels`` and ``_knn_kernels``.
 
 Each twin computes the same quantity the straightforward way (batched solves of every prefix system, Python
 loops, ``np.diff`` and fancy-index scatter), independently of the kernels' square-root updates; the tests check
