@@ -149,8 +149,9 @@ def first(value: Any) -> float:
 
 def n_players_of(cls: type, problem: ConformanceProblem) -> int:
     """Training rows (instance players) or columns (feature players) of the problem."""
-    table = problem.masker if getattr(cls, "players", None) == "instances" else problem.X
-    return int(np.shape(table)[0 if getattr(cls, "players", None) == "instances" else 1])
+    if getattr(cls, "players", None) == "features":
+        return int(np.shape(problem.X)[1])
+    return int(np.shape(problem.masker)[0])
 
 
 def training_targets(problem: ConformanceProblem, n: int) -> Any:
