@@ -489,3 +489,57 @@ def test_a_raw_exception_is_reported_with_its_type():
 def test_package_errors_pass_the_bad_input_check():
     assert issubclass(DataValidationError, si.exceptions.ShapInstancesError)
     CHECKS["check_bad_input_errors"](ToyExplainer)
+
+
+# ---------------------------------------------------------------------------------------------- strategies
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from shap_instances.testing import strategies as sis  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_the_bad_inputs_strategy_meets_the_package_errors(data):
+    problem = ToyExplainer.conformance_problem()
+    explainer = ToyExplainer(problem.model, problem.masker, y=problem.y)
+    what, bad = data.draw(sis.bad_inputs(problem.X))
+    with pytest.raises(si.exceptions.ShapInstancesError):
+        explainer(bad)
+    broken = _RawErrors(problem.model, problem.masker, y=problem.y)
+    if what in ("a dict",) or what.startswith("a string"):
+        with pytest.raises((TypeError, ValueError)) as info:
+            broken(bad)
+        assert not isinstance(info.value, si.exceptions.ShapInstancesError)
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_the_toy_is_efficient_on_drawn_tables(data):
+    frame = data.draw(sis.tables(min_rows=2, max_rows=8, max_columns=3))
+    y = data.draw(sis.targets(len(frame)))
+    explanation = ToyExplainer(LinearRegression(), frame, y=y)(frame)
+    assert explanation.feature_names == list(frame.index)
+    assert explanation.row_names == list(frame.index)
+    z = _kernel(frame.to_numpy(), frame.to_numpy()) * y
+    assert np.allclose(explanation.values.sum(axis=1), z.mean(axis=1), rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_edited_tables_remember_what_was_done(data):
+    frame = data.draw(sis.tables())
+    table = data.draw(sis.edited_table(frame))
+    if table.layout in sis.SAME_NUMBERS and table.canonical is not None:
+        assert table.canonical.shape[1] == frame.shape[1]
+    if table.layout in ("rename", "drop_column", "extra_column"):
+        assert table.canonical is None
+    assert len(table.rows) == (table.value.shape[0])
+
+
+def test_the_classification_targets_hold_every_class():
+    from hypothesis import find
+
+    assert sorted(set(find(sis.targets(6, kind="classification", n_classes=3), lambda y: True))) == [0, 1, 2]
+    with pytest.raises(ValueError, match="kind must be"):
+        find(sis.targets(3, kind="ranking"), lambda y: True)

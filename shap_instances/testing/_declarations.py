@@ -111,7 +111,7 @@ def check_refused_options(cls: type, problem: ConformanceProblem) -> None:
         if name not in names:
             continue
         try:
-            build(cls, problem, **{name: bad})
+            build(cls, problem, **{name: bad})  # type: ignore[arg-type]  # an option, never alias=
         except (InvalidParameterError, ValueError, TypeError):
             continue
         raise AssertionError(f"{name}={bad!r} was accepted")
