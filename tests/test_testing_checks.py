@@ -423,6 +423,15 @@ def test_the_plots_pass_on_the_other_breaks(name):
         CHECKS["check_shap_plots"](BROKEN[name])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_check_explainer_catches_every_break(name):
+    """The target of issue 23: check_explainer itself catches every break (19 in the issue, 21 rules here)."""
+    broken = BROKEN[name]
+    with pytest.raises(AssertionError, match=f"(?m)^{broken.__name__} fails {name}: "):
+        check_explainer(broken)
+
+
 class _TwiceBroken(_WrongLegacy, _LosesRowNames):
     """Breaks check_legacy_api and check_row_names."""
 
