@@ -50,10 +50,11 @@ def rule(wants: str) -> Callable[[Callable[[type, ConformanceProblem], None]], C
             except SkipCheck:
                 raise
             except AssertionError as exc:
-                raise AssertionError(f"{name} fails {body.__name__}: {exc}. The contract: {wants}") from exc
+                seen = str(exc).rstrip(".")
+                raise AssertionError(f"{name} fails {body.__name__}: {seen}. The contract: {wants}") from exc
             except Exception as exc:
-                raise AssertionError(f"{name} fails {body.__name__}: raised {type(exc).__name__}: {exc}. "
-                                     f"The contract: {wants}") from exc
+                seen = f"raised {type(exc).__name__}: {str(exc).rstrip('.')}"
+                raise AssertionError(f"{name} fails {body.__name__}: {seen}. The contract: {wants}") from exc
             finally:
                 _close_figures()
 

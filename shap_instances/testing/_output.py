@@ -178,7 +178,10 @@ def _permuted(cls: type, problem: ConformanceProblem, order: np.ndarray) -> tupl
         if not np.allclose(as_float(a), as_float(b), rtol=1e-9, atol=1e-9):
             raise SkipCheck(f"{type(model).__name__} fitted on the permuted players predicts otherwise (its fit "
                             "depends on their order), so the permutation is no test of the explainer")
-    else:
+    elif not instances:
+        raise SkipCheck(f"the model ({type(model).__name__}) is not a fitted estimator that can be fitted anew on "
+                        "permuted columns: permuting them would change the function explained")
+    else:  # an estimator the explainer fits itself, on the training rows in whatever order they come
         kept["model"] = moved["model"] = model
     return kept, moved
 
@@ -189,7 +192,8 @@ def check_values_follow_their_players(cls: type, problem: ConformanceProblem) ->
     """Permuted players get their own values back, wherever they stand.
 
     A fitted model is fitted anew (on the problem's ``y``, else on its own predictions) for the original and the
-    permuted layout; the check is skipped when that model's predictions depend on the order (a bootstrap).
+    permuted layout; the check is skipped when that model's predictions depend on the order (a bootstrap), and
+    for feature players explained through a plain function (whose columns cannot be permuted with the data).
 
     Examples
     --------
