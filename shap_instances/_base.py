@@ -104,6 +104,13 @@ class InstanceExplainer(shap.Explainer):
     ``self._finish(build_explanation(...))``, and says in :meth:`supports_model` which models
     ``shap_instances.Explainer(model, algorithm="auto")`` may send it.
 
+    Class attributes declare what the explainer does (``shap_instances.testing`` checks them): ``players``
+    ("instances" or "features"), ``call_y``, ``requires_y``, ``stochastic`` (the values depend on
+    ``random_state``; only then is the option accepted) and ``efficient``: an explainer whose values do not add
+    up (leave-one-out, Banzhaf) sets ``efficient = False`` and returns as ``base_values`` the remainder
+    ``explained - values.sum(axis=1)``, so that shap's plots, which draw ``base + sum(values)``, still end at
+    the explained quantity.
+
     Shared options (accepted only by the explainers that use them)
     -----------------------------------------------------------------
     random_state : None, int, numpy Generator, BitGenerator or RandomState
