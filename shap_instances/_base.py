@@ -57,9 +57,29 @@ class ConformanceProblem:
         Further constructor options (e.g. ``sparsity`` for SISR, ``silent=True``).
     explained : callable, optional
         ``explained(X) -> array`` of shape (n,) or (n, k): the quantity ``base + values.sum(1)`` must equal
-        (the model's prediction, log-odds, residual, ...), computed independently of the explainer.
+        (the model's prediction, log-odds, residual, ...), computed independently of the explainer. It holds
+        for explainers that are not efficient too: their ``base_values`` are the remainder.
     atol : float
-        Tolerance of that comparison (relative to ``max(1, |explained|)``).
+        Tolerance of that comparison (relative to ``max(1, |explained|)``), and of ``reference_values``.
+    reference_values : callable, optional
+        ``reference_values(X) -> array`` shaped like the explanation's ``values``: the values computed
+        independently of the explainer (refits, enumeration, a closed form). The checks compare the values with
+        it; an explainer whose values do not add up (``efficient = False``) must give it.
+    sampling_options : dict, optional
+        Constructor options under which a stochastic explainer (``stochastic = True``) samples, so that its
+        values depend on ``random_state`` (e.g. ``{"estimator": "permutation", "n_permutations": 5}``); added
+        to ``options`` by the random-state and ``n_jobs`` checks.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.datasets import load_diabetes
+    >>> from shap_instances.testing import ConformanceProblem
+    >>> X, y = load_diabetes()
+    >>> model = Ridge().fit(X.iloc[:30], y.iloc[:30])
+    >>> problem = ConformanceProblem(model, X.iloc[:30], X.iloc[30:33], y=y.iloc[:30], explained=model.predict)
+    >>> problem.explained(problem.X).shape
+    (3,)
     """
 
     model: Any
@@ -70,6 +90,8 @@ class ConformanceProblem:
     options: dict = field(default_factory=dict)
     explained: Callable | None = None
     atol: float = 1e-8
+    reference_values: Callable | None = None
+    sampling_options: dict | None = None
 
 
 
@@ -81,6 +103,13 @@ class InstanceExplainer(shap.Explainer):
     table and stores it as an attribute), implements ``__call__(X=None, y=None, **options)`` returning
     ``self._finish(build_explanation(...))``, and says in :meth:`supports_model` which models
     ``shap_instances.Explainer(model, algorithm="auto")`` may send it.
+
+    Class attributes declare what the explainer does (``shap_instances.testing`` checks them): ``players``
+    ("instances" or "features"), ``call_y``, ``requires_y``, ``stochastic`` (the values depend on
+    ``random_state``; only then is the option accepted) and ``efficient``: an explainer whose values do not add
+    up (leave-one-out, Banzhaf) sets ``efficient = False`` and returns as ``base_values`` the remainder
+    ``explained - values.sum(axis=1)``, so that shap's plots, which draw ``base + sum(values)``, still end at
+    the explained quantity.
 
     Shared options (accepted only by the explainers that use them)
     -----------------------------------------------------------------
@@ -128,6 +157,14 @@ class InstanceExplainer(shap.Explainer):
     requires_y: ClassVar[bool] = False
     #: What ``__call__`` does with ``y``: "none" (refused), "optional" or "required".
     call_y: ClassVar[str] = "none"
+    #: Whether ``base_values + values.sum(axis=1)`` is the explained quantity with ``base_values`` the value of the
+    #: empty coalition (Shapley values). An explainer whose values do not add up (leave-one-out, Banzhaf) sets
+    #: False and returns as ``base_values`` the remainder ``explained - values.sum(axis=1)``, so that shap's plots,
+    #: which draw ``base + sum(values)``, still end at the explained quantity.
+    efficient: ClassVar[bool] = True
+    #: Whether the values depend on ``random_state`` (the explainer samples, in some configuration). A class
+    #: accepts ``random_state`` exactly when it is stochastic; a deterministic one must not take the option.
+    stochastic: ClassVar[bool] = False
     #: The options of the constructor and their constraints (see :mod:`shap_instances.utils`).
     _parameter_constraints: ClassVar[dict[str, list]] = {}
 
@@ -187,8 +224,16 @@ class InstanceExplainer(shap.Explainer):
                                       "explainer(X, y).")
 
     def _finish(self, explanation: shap.Explanation) -> shap.Explanation:
-        """Remember the base values (for :attr:`expected_value`) and return ``explanation``."""
+        """Remember the base values (for :attr:`expected_value`), label the explanation, and return it.
+
+        The explanation gets the plain attributes ``players`` ("instances" or "features"), ``efficient`` and
+        ``explained_quantity``, the class's declarations, so that a reader of the explanation alone knows what
+        its columns are and whether ``base + values.sum(1)`` is a sum of shares or ends on a remainder.
+        """
         self._last_base_values = np.asarray(explanation.base_values)
+        explanation.players = self.players
+        explanation.efficient = self.efficient
+        explanation.explained_quantity = self.explained_quantity
         return explanation
 
     def shap_values(self, X: Any = None, y: Any = None, **options: Any) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Hypothesis strategies of the fuzz suite: perturbed explainer problems and CSV tables for the CLI.
 
-:func:`fuzz_cases` starts from a registered explainer class's own
+The table and target edits are the public ones of :mod:`shap_instances.testing.strategies`, which plugin authors
+reuse; this module adds what needs the registry. :func:`fuzz_cases` starts from a registered explainer class's own
 :meth:`~shap_instances.InstanceExplainer.conformance_problem` (so plugins are covered without knowing them) and
 perturbs it: the training side (masker values, targets, then a refit of a fitted model on them), the explained
 rows (values, then their layout: reordered, renamed, dropped or extra columns, arrays, sparse, float32) and the
@@ -15,13 +16,12 @@ second; magnitudes span 1e-300 to 1e300 and int64's extremes.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -29,53 +29,22 @@ from sklearn.utils.validation import check_is_fitted
 
 import shap_instances as si
 from shap_instances.report import MODELS
-
-__all__ = ["Case", "Table", "csv_tables", "fuzz_cases", "base_problem", "MAGNITUDES", "CELL_VALUES"]
+from shap_instances.testing.strategies import (
+    CALL_TARGET_EDITS,
+    CELL_VALUES,
+    MAGNITUDES,
+    SAME_NUMBERS,
+    TARGET_EDITS,
+    Table,
+    edited_table,
+    edited_target,
+    layout_edit,
+)
 
 INT64_MAX = np.iinfo(np.int64).max
-#: Scales applied to a whole table or target.
-MAGNITUDES = (1e-300, 1e-150, 1e-8, 1e8, 1e150, 1e300)
-#: Values written into one cell.
-CELL_VALUES = (np.nan, np.inf, -np.inf, 1e300, -1e300, 1e-300, 0.0, float(INT64_MAX))
-#: Edits of a table's numbers (its column layout kept); then at most one layout edit.
-VALUE_EDITS = ("rows", "duplicate_rows", "cell", "int64_cell", "scale", "constant_column")
-LAYOUT_EDITS = ("reorder", "rename", "drop_column", "extra_column", "array", "sparse", "float32")
-#: Layout edits after which the explainer sees the same numbers as the canonical DataFrame.
-SAME_NUMBERS = ("none", "reorder", "array", "sparse", "float32")
-TARGET_EDITS = ("constant", "scale", "nan", "inf", "int64", "strings")
-CALL_TARGET_EDITS = ("constant", "scale", "nan", "inf", "wrong_length", "strings", "missing")
 
+__all__ = ["Case", "Table", "csv_tables", "fuzz_cases", "base_problem", "MAGNITUDES", "CELL_VALUES", "SAME_NUMBERS"]
 
-@dataclass
-class Table:
-    """A table as the explainer gets it, and the same numbers as a DataFrame in the problem's column layout.
-
-    Attributes
-    ----------
-    value : DataFrame, ndarray or scipy.sparse matrix
-        What the explainer is given.
-    canonical : DataFrame or None
-        The same numbers in the original columns (None when the layout was broken: renamed, dropped or extra
-        columns); the oracles evaluate the problem's explained quantity on it.
-    rows : ndarray of int
-        For each row, the row of the original table it comes from (targets follow it).
-    steps : list of str
-        The edits, in order.
-    layout : str
-        The layout edit ("none" when the columns are as in the problem).
-    """
-
-    value: Any
-    canonical: pd.DataFrame | None
-    rows: np.ndarray
-    steps: list = field(default_factory=list)
-    layout: str = "none"
-
-    def __repr__(self) -> str:
-        return f"Table({'; '.join(self.steps) or 'unperturbed'})"
-
-    def _repr_pretty_(self, printer, cycle):
-        printer.text(repr(self))
 
 
 @dataclass
@@ -144,127 +113,6 @@ def _is_fitted(model) -> bool:
     except (NotFittedError, TypeError):
         return False
     return True
-
-
-# ---------------------------------------------------------------------------------------------- tables
-def _as_float_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.astype(np.float64)
-
-
-@st.composite
-def value_edit(draw, table: Table, *, min_rows: int = 0) -> Table:
-    """One edit of the numbers of ``table.canonical``: rows, a cell, a scale, a constant column, int64."""
-    frame = _as_float_frame(table.canonical)
-    n, p = frame.shape
-    kind = draw(st.sampled_from(VALUE_EDITS))
-    rows = table.rows
-    if kind == "rows":
-        k = draw(st.integers(min_rows, min(2, n)))
-        frame, rows, label = frame.iloc[:k], rows[:k], f"first {k} rows"
-    elif kind == "duplicate_rows":
-        frame, rows, label = pd.concat([frame, frame]), np.concatenate([rows, rows]), "every row twice"
-    elif kind in ("cell", "int64_cell") and n == 0:
-        label = f"{kind} skipped (no rows)"
-    elif kind == "cell":
-        i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, p - 1))
-        v = draw(st.sampled_from(CELL_VALUES))
-        frame = frame.copy()
-        frame.iloc[i, j] = v
-        label = f"cell [{i}, {frame.columns[j]!r}] = {v!r}"
-    elif kind == "int64_cell":
-        j = draw(st.integers(0, p - 1))
-        i = draw(st.integers(0, n - 1))
-        extreme = draw(st.sampled_from([INT64_MAX, np.iinfo(np.int64).min]))
-        with np.errstate(invalid="ignore", over="ignore"):  # NaN or inf from an earlier edit: any int64 will do
-            column = np.round(frame.iloc[:, j].to_numpy() * 100).astype(np.int64)
-        column[i] = extreme
-        frame = frame.copy()
-        frame[frame.columns[j]] = column
-        label = f"column {frame.columns[j]!r} as int64 (x100), cell {i} = {extreme}"
-    elif kind == "scale":
-        s = draw(st.sampled_from(MAGNITUDES)) * draw(st.sampled_from([1.0, -1.0]))
-        with np.errstate(over="ignore", under="ignore"):
-            frame = frame * s
-        label = f"every value x {s:g}"
-    else:  # constant column
-        j = draw(st.integers(0, p - 1))
-        c = draw(st.sampled_from([0.0, 1.0, 1e300, -1e-300, float(frame.iloc[:, j].mean()) if n else 0.0]))
-        frame = frame.copy()
-        frame[frame.columns[j]] = c
-        label = f"column {frame.columns[j]!r} constant {c!r}"
-    return Table(frame, frame, rows, table.steps + [label])
-
-
-@st.composite
-def layout_edit(draw, table: Table, *, allow: tuple = LAYOUT_EDITS) -> Table:
-    """At most one change of how the numbers are handed over: column order or names, arrays, sparse, float32."""
-    kind = draw(st.sampled_from(("none",) + allow))
-    frame = table.canonical
-    canonical, value, label = frame, frame, None
-    p = frame.shape[1]
-    if kind == "reorder":
-        order = draw(st.permutations(range(p)))
-        value, label = frame.iloc[:, list(order)], f"columns reordered {list(order)}"
-    elif kind == "rename":
-        j = draw(st.integers(0, p - 1))
-        value, canonical = frame.rename(columns={frame.columns[j]: f"{frame.columns[j]}_renamed"}), None
-        label = f"column {frame.columns[j]!r} renamed"
-    elif kind == "drop_column":
-        j = draw(st.integers(0, p - 1))
-        value, canonical, label = frame.drop(columns=frame.columns[j]), None, f"column {frame.columns[j]!r} dropped"
-    elif kind == "extra_column":
-        value, canonical, label = frame.assign(extra_column=1.0), None, "an extra column"
-    elif kind == "array":
-        value, label = frame.to_numpy(), "as a NumPy array"
-    elif kind == "sparse":
-        value, label = sp.csr_matrix(frame.to_numpy(dtype=np.float64)), "as a CSR matrix"
-    elif kind == "float32":
-        with np.errstate(over="ignore"):
-            value = frame.astype(np.float32)
-        canonical, label = value.astype(np.float64), "as float32"
-    steps = table.steps + ([label] if label else [])
-    return Table(value, canonical, table.rows, steps, kind)
-
-
-@st.composite
-def edited_table(draw, frame: pd.DataFrame, *, max_value_edits: int = 2, allow: tuple = LAYOUT_EDITS,
-                 min_rows: int = 0) -> Table:
-    """``frame`` after 0 to ``max_value_edits`` value edits and at most one layout edit."""
-    table = Table(frame, frame, np.arange(len(frame)))
-    for _ in range(draw(st.integers(0, max_value_edits))):
-        table = draw(value_edit(table, min_rows=min_rows))
-    return draw(layout_edit(table, allow=allow))
-
-
-@st.composite
-def edited_target(draw, y, edits=TARGET_EDITS):
-    """A target vector after one edit (or none): constant, scaled, NaN, inf, int64 extremes, strings."""
-    y = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y)
-    kind = draw(st.sampled_from(("none",) + tuple(edits)))
-    if kind == "none" or len(y) == 0 and kind not in ("missing", "wrong_length"):
-        return y, None
-    numeric = y.astype(np.float64) if y.dtype.kind in "biuf" else None
-    if kind == "constant":
-        return np.full_like(y, y[0]), "target constant"
-    if kind == "strings":
-        return np.array([f"label{v}" for v in y], dtype=object), "target as strings"
-    if kind == "missing":
-        return None, "target missing"
-    if kind == "wrong_length":
-        return y[:-1], "target one row short"
-    if numeric is None:
-        return y, None
-    i = draw(st.integers(0, len(y) - 1))
-    if kind == "scale":
-        s = draw(st.sampled_from(MAGNITUDES))
-        return numeric * s, f"target x {s:g}"
-    if kind == "int64":
-        out = np.round(numeric).astype(np.int64)
-        out[i] = INT64_MAX
-        return out, f"target int64, cell {i} = int64 max"
-    out = numeric.copy()
-    out[i] = np.nan if kind == "nan" else np.inf
-    return out, f"target cell {i} = {out[i]}"
 
 
 def _refit(model, X: pd.DataFrame, y):

@@ -1,15 +1,21 @@
-"""check_explainer: every registered explainer (the KNN plugin included) passes it; broken plugins fail it."""
+"""The conformance checks over the registry: every registered explainer (the KNN plugin included) passes every
+check, one pytest case per class and check; a minimal plugin passes check_explainer and broken ones fail it.
+
+The checks themselves, each against the broken plugin it must catch, are tested in tests/test_testing_checks.py.
+"""
 
 import numpy as np
 import pytest
 
 import shap_instances as si
-from shap_instances.testing import ConformanceProblem, check_explainer
+from shap_instances.testing import ConformanceProblem, check_explainer, parametrize_with_checks
+
+REGISTERED = [si.get_explainer(name) for name in sorted(si.list_explainers())]
 
 
-@pytest.mark.parametrize("name", sorted(si.list_explainers()))
-def test_every_registered_explainer_conforms(name):
-    check_explainer(si.get_explainer(name))
+@parametrize_with_checks(REGISTERED)
+def test_every_registered_explainer_conforms(explainer_class, check):
+    check(explainer_class)
 
 
 class _RowMean(si.InstanceExplainer):
@@ -86,20 +92,21 @@ class _NotEfficient(_RowMean):
 
 
 @pytest.mark.parametrize("broken, check", [
-    (_PositionalColumns, "columns"),
-    (_WrongLegacy, "legacy_api"),
-    (_AcceptsAnything, "options_refused"),
-    (_PositionalTargets, "signature"),
-    (_NotEfficient, "call"),
+    (_PositionalColumns, "check_column_handling"),
+    (_WrongLegacy, "check_legacy_api"),
+    (_AcceptsAnything, "check_refused_options"),
+    (_PositionalTargets, "check_constructor_signature"),
+    (_NotEfficient, "check_efficiency"),
 ])
 def test_a_broken_plugin_fails_the_check_it_breaks(broken, check):
     with pytest.raises(AssertionError, match=f"{broken.__name__} fails {check}"):
-        check_explainer(broken)
+        getattr(si.testing, check)(broken)
 
 
 def test_a_class_without_a_problem_is_told_what_to_do():
     class _NoProblem(si.InstanceExplainer):
         pass
 
-    with pytest.raises(NotImplementedError, match="pass one to check_explainer"):
+    with pytest.raises(AssertionError, match="fails check_is_shap_explainer: raised NotImplementedError: .*pass one "
+                       "to check_explainer"):
         check_explainer(_NoProblem)

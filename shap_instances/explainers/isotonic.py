@@ -140,6 +140,7 @@ class IsotonicShapley(InstanceExplainer):
     """
 
     players = "features"
+    stochastic = True  # coalitions are sampled beyond max_exact_features
     auto_dispatch = False  # it needs a payoff and a sparsity: ask for it by name
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
@@ -191,7 +192,8 @@ class IsotonicShapley(InstanceExplainer):
         X, y = load_diabetes()
         X = X.iloc[:, :4]
         model = LinearRegression().fit(X, y)
-        return ConformanceProblem(model, X.iloc[:12], X.iloc[40:43], options={"sparsity": 2, "silent": True})
+        return ConformanceProblem(model, X.iloc[:12], X.iloc[40:43], options={"sparsity": 2, "silent": True},
+                                  sampling_options={"max_exact_features": 2, "max_evals": 10})
 
     @classmethod
     def from_game(cls, game: Game, *, sparsity: int | str = "ric", max_exact_features: int = 20,

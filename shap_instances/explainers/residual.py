@@ -157,6 +157,7 @@ class InstanceKernelExplainer(InstanceExplainer):
     auto_priority = 90
     requires_y = True
     call_y = "optional"
+    stochastic = True  # the permutation and kernel estimators sample
     explained_quantity = "the residual f(x_j) - y_j of the model fitted on all training rows"
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
@@ -229,7 +230,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         full = Ridge(alpha=0.5).fit(X.iloc[:10], y[:10])
         return ConformanceProblem(
             Ridge(alpha=0.5), X.iloc[:10], X.iloc[20:24], y=y[:10], y_explained=y[20:24],
-            options={"silent": True}, explained=lambda rows: full.predict(rows[X.columns]) - y[20:24])
+            options={"silent": True}, explained=lambda rows: full.predict(rows[X.columns]) - y[20:24],
+            sampling_options={"estimator": "permutation", "n_permutations": 4})
 
     def _indicator(self, labels: np.ndarray, name: str) -> np.ndarray:
         """1.0 where ``labels`` is the positive (second) class, 0.0 where the other; other labels refused."""

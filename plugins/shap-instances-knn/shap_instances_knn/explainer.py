@@ -19,7 +19,12 @@ from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
 from shap_instances import InstanceExplainer, build_explanation
-from shap_instances.exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
+from shap_instances.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    ReconstructionWarning,
+    UnsupportedModelError,
+)
 from shap_instances.utils import (
     COMMON_CONSTRAINTS,
     Options,
@@ -203,7 +208,7 @@ class KNNShapleyExplainer(InstanceExplainer):
             The explained points (for ``metric="precomputed"``: their distances to the training points,
             shape (n_explained, n_train)).
         y : array-like of shape (n_explained,), optional
-            Their labels; required unless ``utility="prediction"``.
+            Their labels; required unless ``utility="prediction"``, which refuses them (InvalidParameterError).
 
         Returns
         -------
@@ -225,6 +230,10 @@ class KNNShapleyExplainer(InstanceExplainer):
         True
         """
         start = time.perf_counter()
+        if y is not None and self.utility_ == "prediction":
+            raise InvalidParameterError(
+                "KNNShapleyExplainer: utility='prediction' explains the KNN prediction and takes no y when called; "
+                "call explainer(X), or use utility='neg_squared_error' to value the training rows against y.")
         precomputed = self.metric_ == "precomputed"
         X_arr = check_data(X, name="X", allow_sparse=not precomputed, feature_names=self.columns_,
                            n_features=self.n_train_ if precomputed else self.data_.shape[1], min_rows=0)

@@ -181,7 +181,7 @@ def test_explainer_matches_full_enumeration(model_class, utility, k, ties):
         y, ye = rng.normal(size=n) * 3, rng.normal(size=len(Xe))
     model = model_class(n_neighbors=min(k, n)).fit(X, y)
     model.n_neighbors = k  # K > n_train is allowed by the utility (the sum is divided by K)
-    e = KNNShapleyExplainer(model, X, y=y, utility=utility, silent=True)(Xe, ye)
+    e = KNNShapleyExplainer(model, X, y=y, utility=utility, silent=True)(Xe, None if utility == "prediction" else ye)
     expected = enumerate_shapley(pairwise_distances(Xe, X), y, ye, k, utility)
     np.testing.assert_allclose(e.values, expected, rtol=0, atol=1e-12)
     empty = -(ye**2) if utility == "neg_squared_error" else np.zeros(len(Xe))
@@ -265,7 +265,7 @@ def test_duplicate_rows_get_equal_values(model_class, utility):
     X[12], y[12] = X[3], y[3]
     model = model_class(n_neighbors=4).fit(X, y)
     Xe, ye = load_iris(return_X_y=True)[0][1::7], load_iris(return_X_y=True)[1][1::7].astype(float)
-    e = KNNShapleyExplainer(model, X, y=y, utility=utility, silent=True)(Xe, ye)
+    e = KNNShapleyExplainer(model, X, y=y, utility=utility, silent=True)(Xe, None if utility == "prediction" else ye)
     np.testing.assert_array_equal(e.values[:, 3], e.values[:, 7])
     np.testing.assert_array_equal(e.values[:, 3], e.values[:, 12])
     assert np.abs(e.values[:, 3]).max() > 0
@@ -546,3 +546,16 @@ def test_a_squared_error_that_overflows_is_refused():
         explainer(X[40:43], y[40:43] * 1e160)
     e = KNNShapleyExplainer(model, X[:40], y=y[:40] * 1e150, silent=True)(X[40:43], y[40:43] * 1e150)
     assert np.isfinite(e.values).all()
+
+
+def test_the_prediction_utility_refuses_the_call_y():
+    """utility="prediction" has no use for the explained labels: passing them is refused, not ignored."""
+    from shap_instances.exceptions import InvalidParameterError
+
+    X, Xe, rng = small_problem(3, n=9)
+    y = rng.normal(size=9)
+    explainer = KNNShapleyExplainer(KNeighborsRegressor(n_neighbors=3).fit(X, y), X, y=y, utility="prediction",
+                                    silent=True)
+    with pytest.raises(InvalidParameterError, match="utility='prediction' .* takes no y when called"):
+        explainer(Xe, rng.normal(size=len(Xe)))
+    assert explainer(Xe).values.shape == (len(Xe), 9)

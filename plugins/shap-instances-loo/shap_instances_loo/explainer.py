@@ -7,7 +7,6 @@ This module uses only the public API of ``shap_instances``: it is the second wor
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -222,11 +221,9 @@ class LeaveOneOutExplainer(InstanceExplainer):
             full = explained(rows)
             return np.column_stack([full - refit(np.delete(np.arange(30), i)).predict(rows) for i in range(30)])
 
-        extra: dict[str, Any] = {"reference_values": reference_values}
-        if "reference_values" not in {f.name for f in dataclasses.fields(ConformanceProblem)}:
-            extra = {}  # until the branch adding ConformanceProblem.reference_values is merged (then remove this)
         return ConformanceProblem(model, X_train, X.iloc[40:44, :5], y=y_train,
-                                  options={"silent": True, "method": "refit"}, explained=explained, **extra)
+                                  options={"silent": True, "method": "refit"}, explained=explained,
+                                  reference_values=reference_values)
 
     def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Leave-one-out values of every training row for each row of ``X``.

@@ -27,21 +27,12 @@ from shap_instances.exceptions import (
     MemoryBudgetError,
     UnsupportedModelError,
 )
-from shap_instances.testing import check_explainer
-
-try:
-    from shap_instances.testing import parametrize_with_checks
-except ImportError:  # fallback until the branch adding parametrize_with_checks is merged; remove it then
-    parametrize_with_checks = None
+from shap_instances.testing import parametrize_with_checks
 
 
-if parametrize_with_checks is not None:
-    @parametrize_with_checks([LeaveOneOutExplainer])
-    def test_conformance(explainer_class, check):
-        check(explainer_class)
-else:
-    def test_conformance():
-        check_explainer(LeaveOneOutExplainer)
+@parametrize_with_checks([LeaveOneOutExplainer])
+def test_conformance(explainer_class, check):
+    check(explainer_class)
 
 
 def _refit_values(model, X_train, y_train, X, output):
