@@ -8,10 +8,17 @@
 #     bash scripts/test_oldest_sklearn.sh            # a new environment in a temporary directory, removed after
 #     OLDEST_VENV=/tmp/sk14 bash scripts/test_oldest_sklearn.sh   # kept and reused (faster reruns)
 #
+# About 1.5 minutes with pip's cache warm (CI runs it as its own step, .ci/run).
+#
 # The newest supported scikit-learn is the one scripts/setup.sh installs; the default test run covers it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-python=${PYTHON:-python3.11}
+# the pinned releases below have wheels for Python 3.11 and 3.12 (PYTHON=/path/to/python3.X to choose)
+python=${PYTHON:-$(command -v python3.11 || command -v python3.12 || true)}
+if [ -z "$python" ]; then
+  echo "scripts/test_oldest_sklearn.sh: needs python3.11 or python3.12 (set PYTHON=...)." >&2
+  exit 1
+fi
 
 venv=${OLDEST_VENV:-}
 if [ -z "$venv" ]; then
