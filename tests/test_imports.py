@@ -74,7 +74,7 @@ SKLEARN_ADAPTER = "shap_instances.utils._sklearn_internals"
 #: rewritten elsewhere: (reading module, attribute). Being fixed on branch families/checks; empty it after the merge.
 ALLOWED_PRIVATE_READS: set[tuple[str, str]] = {
     ("shap_instances.explainers.isotonic", "_setup"),  # InstanceExplainer._setup (_base) on another explainer
-    ("shap_instances.explainers.naive_bayes", "_joint_log_proba"),  # scikit-learn's naive Bayes: into the adapter
+    ("shap_instances.explainers.naive_bayes", "_joint_log_proba"),  # WeightedNaiveBayes (naive_bayes/_weighted_nb.py)
     ("shap_instances.forest._trust", "_check_X"),  # GapExplainer's (explainers/gap.py)
     ("shap_instances.forest._trust", "_oob_proximities"),  # GapExplainer's
     ("shap_instances.naive_bayes._indicators", "_raw_input"),  # NaiveBayesExplainer's (explainers/naive_bayes.py)
