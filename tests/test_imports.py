@@ -286,6 +286,12 @@ def _layer(subpackage: str) -> int | None:
     return LAYER_OF.get(subpackage or "__init__")
 
 
+def _line(dotted: str) -> int | str:
+    """The line of docs/architecture.md's numbered list (from 1) that holds ``dotted``'s subpackage."""
+    level = _layer(_subpackage(dotted))
+    return "none" if level is None else level + 1
+
+
 def layer_breaks(module: str) -> set[str]:
     """What ``module`` imports from a higher layer (or from a subpackage no layer lists): every import, deferred
     ones inside functions and those under ``TYPE_CHECKING`` included."""
@@ -308,7 +314,7 @@ def test_no_module_imports_from_a_higher_layer():
     found = {(module, target) for module in MODULES for target in layer_breaks(module)}
     unexpected = sorted(found - ALLOWED_LAYER_BREAKS)
     assert not unexpected, "imports from a higher layer (docs/architecture.md, 'Layers'):\n" + "\n".join(
-        f"  {module} (layer {_layer(_subpackage(module))}) -> {target} (layer {_layer(_subpackage(target))})"
+        f"  {module} (line {_line(module)}) -> {target} (line {_line(target)})"
         for module, target in unexpected)
     stale = sorted(ALLOWED_LAYER_BREAKS - found)
     assert not stale, f"no longer needed, remove from ALLOWED_LAYER_BREAKS: {stale}"
