@@ -154,30 +154,11 @@ def build_explanation(
     n, m = values.shape[:2]
     out_shape = (n,) if values.ndim == 2 else (n, values.shape[2])
     base = np.broadcast_to(np.asarray(base_values, dtype=np.float64), out_shape).copy()
-
-    feature_names = [str(f) for f in feature_names]
-    if len(feature_names) != m:
-        raise ValueError(f"feature_names has {len(feature_names)} names for {m} players.")
-    if output_names is not None:
-        output_names = [str(o) for o in output_names]
-        if values.ndim != 3 or len(output_names) != values.shape[2]:
-            raise ValueError(f"output_names has {len(output_names)} names for values of shape {values.shape}.")
-    elif values.ndim == 3:  # the contract: an output axis always has names
-        output_names = [f"output[{k}]" for k in range(values.shape[2])]
-    if row_names is not None:
-        row_names = [str(s) for s in row_names]
-        if len(row_names) != n:
-            raise ValueError(f"row_names has {len(row_names)} names for {n} explained rows.")
-
+    feature_names, output_names, row_names = _checked_names(values.shape, feature_names, output_names, row_names)
     data = np.zeros((n, m)) if data is None else np.asarray(data)
     if data.shape != (n, m):
         raise ValueError(f"data must have shape {(n, m)}, got {data.shape}.")
-
-    se = None
-    if standard_errors is not None:
-        se = np.asarray(standard_errors, dtype=np.float64)
-        if se.shape != values.shape:  # a float64 array of the right shape is used as is (no copy of a large matrix)
-            se = np.broadcast_to(se, values.shape).copy()
+    se = None if standard_errors is None else _broadcast_errors(standard_errors, values.shape)
 
     # with standard errors, the 95% bounds are computed when read: two stored matrices, not four
     explanation = (shap.Explanation if se is None else SampledExplanation)(
@@ -194,6 +175,37 @@ def build_explanation(
     if explained is not None:
         check_efficiency(values, base, explained, atol=atol, on_violation=on_violation, stacklevel=4)
     return explanation
+
+
+def _checked_names(shape: tuple[int, ...], feature_names: Sequence[str], output_names: Sequence[str] | None,
+                   row_names: Sequence[str] | None) -> tuple[list[str], list[str] | None, list[str] | None]:
+    """The players', outputs' and rows' names as lists of str, checked against ``values.shape``; an output axis
+    always gets names (``output[k]`` when none are given)."""
+    n, m = shape[:2]
+    players = [str(f) for f in feature_names]
+    if len(players) != m:
+        raise ValueError(f"feature_names has {len(players)} names for {m} players.")
+    outputs = None
+    if output_names is not None:
+        outputs = [str(o) for o in output_names]
+        if len(shape) != 3 or len(outputs) != shape[2]:
+            raise ValueError(f"output_names has {len(outputs)} names for values of shape {shape}.")
+    elif len(shape) == 3:  # the contract: an output axis always has names
+        outputs = [f"output[{k}]" for k in range(shape[2])]
+    rows = None
+    if row_names is not None:
+        rows = [str(r) for r in row_names]
+        if len(rows) != n:
+            raise ValueError(f"row_names has {len(rows)} names for {n} explained rows.")
+    return players, outputs, rows
+
+
+def _broadcast_errors(standard_errors: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
+    """Standard errors shaped like the values: a float64 array of that shape as is (no copy of a large matrix)."""
+    se = np.asarray(standard_errors, dtype=np.float64)
+    if se.shape != shape:
+        se = np.broadcast_to(se, shape).copy()
+    return se
 
 
 def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, *, atol: float = 1e-8,

@@ -22,6 +22,7 @@ __all__ = [
     "DuplicateExplainerWarning",
     "ReconstructionWarning",
     "BudgetWarning",
+    "SklearnVersionWarning",
     "ShapInstancesDeprecationWarning",
 ]
 
@@ -88,6 +89,11 @@ class ReconstructionWarning(ShapInstancesWarning):
 
 class BudgetWarning(ShapInstancesWarning):
     """A computation is estimated to run long, or asked for more workers than it can use (with what helps)."""
+
+
+class SklearnVersionWarning(ShapInstancesWarning):
+    """The installed scikit-learn is newer than the newest release this package's readers of its internals were
+    tested on (:data:`shap_instances.utils.SKLEARN_SUPPORTED`); results are still verified leaf by leaf."""
 
 
 class ShapInstancesDeprecationWarning(FutureWarning):

@@ -10,11 +10,21 @@
   the others may use. This holds for every import, at module level or inside a function.
 * Module-level imports (outside ``if TYPE_CHECKING:``) among ``shap_instances`` modules form no cycle; imports
   inside functions are deferred and do not count.
+* Layers (``LAYERS``, the list in docs/architecture.md): a module imports only from its own layer and the layers
+  above it, every import counted (deferred ones inside functions and those under ``TYPE_CHECKING`` included).
+* The package root holds the contract modules (``ROOT_MODULES``) and the subpackages of ``LAYERS``, nothing else.
+* No private attribute is read across subpackages: ``x._name`` (or ``getattr(x, "_name")``), where ``x`` is not
+  ``self``, ``cls``, ``super()`` or a module of the reader's own subpackage, is flagged when ``_name`` is a private
+  attribute that another subpackage defines (``self._name = ...``, a private method or class attribute) and the
+  reader's own subpackage does not; and when the package defines ``_name`` nowhere (a third-party object's
+  private attribute, scikit-learn's models above all), unless the reader is the scikit-learn adapter
+  (``utils/_sklearn_internals.py``). A private scikit-learn module is imported by the adapter only.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -26,6 +36,57 @@ PACKAGE_DIR = Path(shap_instances.__file__).parent
 #: Known reach-ins left in files that are being rewritten elsewhere: (importing module, what it reaches).
 #: To be removed when explainers/ is updated (the public replacements exist: see each comment).
 ALLOWED_REACH_INS: set[tuple[str, str]] = set()  # explainers/ now import public names only
+
+#: The layers of docs/architecture.md, top first: a subpackage imports only from its own line and the lines above.
+#: ``__init__`` is the package's own ``__init__``; a top-level module is its own subpackage.
+LAYERS: list[tuple[str, ...]] = [
+    ("exceptions", "_deprecated"),
+    ("utils", "datasets"),
+    ("_explanation", "_base"),
+    ("games",),
+    ("approximators",),
+    ("weighted_targets", "naive_bayes", "linear", "lowrank", "isotonic"),
+    ("forest", "boosting"),
+    ("metrics", "plots"),
+    ("explainers",),
+    ("registry", "testing"),
+    ("report", "cli", "__init__", "__main__"),
+]
+LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
+
+#: The only modules at the package root: the contract (every algorithm module lives in a family package).
+ROOT_MODULES = {"__init__", "__main__", "_base", "_explanation", "_deprecated", "registry", "exceptions", "cli",
+                "datasets"}
+
+#: Imports from a higher layer left in files being rewritten elsewhere: (importing module, imported path).
+#: Being fixed on branch families/checks; empty it after the merge.
+ALLOWED_LAYER_BREAKS: set[tuple[str, str]] = {
+    ("shap_instances.naive_bayes._indicators", "shap_instances.explainers.naive_bayes.NaiveBayesExplainer"),
+    ("shap_instances.weighted_targets._predictive_distribution_plot",
+     "shap_instances.explainers.boosting.BoostingExplainer"),
+    ("shap_instances.weighted_targets._predictive_distribution_plot", "shap_instances.explainers.gap.GapExplainer"),
+}
+
+#: The one module that reads scikit-learn's internals (private attributes, private modules).
+SKLEARN_ADAPTER = "shap_instances.utils._sklearn_internals"
+
+#: Private attributes read across subpackages, or of third-party objects outside the adapter, left in files being
+#: rewritten elsewhere: (reading module, attribute). Being fixed on branch families/checks; empty it after the merge.
+ALLOWED_PRIVATE_READS: set[tuple[str, str]] = {
+    ("shap_instances.explainers.isotonic", "_setup"),  # InstanceExplainer._setup (_base) on another explainer
+    ("shap_instances.explainers.naive_bayes", "_joint_log_proba"),  # WeightedNaiveBayes (naive_bayes/_weighted_nb.py)
+    ("shap_instances.forest._trust", "_check_X"),  # GapExplainer's (explainers/gap.py)
+    ("shap_instances.forest._trust", "_oob_proximities"),  # GapExplainer's
+    ("shap_instances.naive_bayes._indicators", "_raw_input"),  # NaiveBayesExplainer's (explainers/naive_bayes.py)
+    ("shap_instances.naive_bayes._indicators", "_transform"),  # NaiveBayesExplainer's
+    ("shap_instances.utils._clustering", "_player_vectors"),  # the explainers' (explainers/*)
+}
+
+#: Third-party private attributes read on purpose outside the scikit-learn adapter, each with its reason.
+THIRD_PARTY_PRIVATE: dict[tuple[str, str], str] = {
+    ("shap_instances.boosting._lightgbm", "_Booster"): "LightGBM's scikit-learn wrapper: whether it is fitted, "
+                                                       "without the exception its public booster_ raises",
+}
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -218,3 +279,266 @@ def test_reach_in_detection(source, expected, tmp_path, monkeypatch):
 def test_cycle_detection():
     assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+# ------------------------------------------------------------------------------------------------------------ layers
+def _layer(subpackage: str) -> int | None:
+    return LAYER_OF.get(subpackage or "__init__")
+
+
+def _line(dotted: str) -> int | str:
+    """The line of docs/architecture.md's numbered list (from 1) that holds ``dotted``'s subpackage."""
+    level = _layer(_subpackage(dotted))
+    return "none" if level is None else level + 1
+
+
+def layer_breaks(module: str) -> set[str]:
+    """What ``module`` imports from a higher layer (or from a subpackage no layer lists): every import, deferred
+    ones inside functions and those under ``TYPE_CHECKING`` included."""
+    path, is_package = MODULES[module]
+    own = _layer(_subpackage(module))
+    found = set()
+    for dotted, _local in _imported_paths(module, is_package, ast.parse(path.read_text(encoding="utf-8"))):
+        level = _layer(_subpackage(dotted))
+        if own is None or level is None or level > own:
+            found.add(dotted)
+    return found
+
+
+def test_every_subpackage_has_a_layer():
+    missing = sorted({_subpackage(module) or "__init__" for module in MODULES} - set(LAYER_OF))
+    assert not missing, f"add these to LAYERS (and to docs/architecture.md, 'Layers'): {missing}"
+
+
+def test_no_module_imports_from_a_higher_layer():
+    found = {(module, target) for module in MODULES for target in layer_breaks(module)}
+    unexpected = sorted(found - ALLOWED_LAYER_BREAKS)
+    assert not unexpected, "imports from a higher layer (docs/architecture.md, 'Layers'):\n" + "\n".join(
+        f"  {module} (line {_line(module)}) -> {target} (line {_line(target)})"
+        for module, target in unexpected)
+    stale = sorted(ALLOWED_LAYER_BREAKS - found)
+    assert not stale, f"no longer needed, remove from ALLOWED_LAYER_BREAKS: {stale}"
+
+
+def documented_layers(text: str) -> list[tuple[str, ...]]:
+    """The numbered list under '## Layers' in docs/architecture.md, each line's names in backticks (after its
+    colon, when it has one: 'the families built on `weighted_targets`: `forest`, `boosting`')."""
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for line in section.splitlines():
+        match = re.match(r"\d+\.\s+(.*)", line)
+        if match:
+            names = match.group(1).rsplit(":", 1)[-1].split("(", 1)[0]
+            layers.append(tuple(re.findall(r"`([^`]+)`", names)))
+    return layers
+
+
+def test_the_layers_agree_with_docs_architecture():
+    documented = documented_layers((PACKAGE_DIR.parent / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    assert [set(line) for line in documented] == [set(line) for line in LAYERS]
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("from ..explainers import GapExplainer", {"shap_instances.explainers.GapExplainer"}),
+    ("def f():\n    from ..report import fit_model", {"shap_instances.report.fit_model"}),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..approximators import ShapleyResult",
+     {"shap_instances.approximators.ShapleyResult"}),
+    ("import shap_instances", {"shap_instances"}),
+    ("from .. import plots", {"shap_instances.plots"}),
+    ("from ..nowhere import thing", {"shap_instances.nowhere.thing"}),
+    ("from ..utils import check_data\nfrom .._base import InstanceExplainer\nfrom . import residual\n"
+     "from ..exceptions import DataValidationError", set()),
+])
+def test_layer_detection(source, expected, tmp_path, monkeypatch):
+    """The layer rule on snippets placed in ``games/`` (layer 4): a planted import from below is caught."""
+    module = tmp_path / "probe.py"
+    module.write_text(source)
+    monkeypatch.setitem(MODULES, "shap_instances.games.probe", (module, False))
+    assert layer_breaks("shap_instances.games.probe") == expected
+
+
+def test_documented_layers_are_read_as_written():
+    text = ("# A\n\n## Layers\n\nEach line...:\n\n1. `a`, `b`\n2. the families built on `a`: `c` (and `d`)\n"
+            "3. `e`, the package's `__init__`\n\nValidation: `x`.\n\n## Next\n\n1. `z`\n")
+    assert documented_layers(text) == [("a", "b"), ("c",), ("e", "__init__")]
+
+
+# ------------------------------------------------------------------------------------------------ the package root
+def root_problems(entries: dict[str, bool]) -> list[str]:
+    """What the package root should not hold: ``entries`` maps a name to whether it is a package directory."""
+    subpackages = {name for names in LAYERS for name in names} - ROOT_MODULES
+    problems = []
+    for name, is_package in sorted(entries.items()):
+        if is_package and name not in subpackages:
+            problems.append(f"{name}/: a package that LAYERS does not list")
+        elif not is_package and name.endswith(".py") and name[:-3] not in ROOT_MODULES:
+            problems.append(f"{name}: an algorithm module at the root (move it into its family package)")
+    return problems
+
+
+def test_the_root_holds_only_the_contract_and_the_subpackages():
+    entries = {path.name: path.is_dir() and (path / "__init__.py").exists() for path in PACKAGE_DIR.iterdir()
+               if path.name != "__pycache__"}
+    assert not root_problems(entries), root_problems(entries)
+    assert {name for name in entries if entries[name]} | {n[:-3] for n in entries if n.endswith(".py")} == {
+        name for names in LAYERS for name in names}, "LAYERS lists a subpackage or module that does not exist"
+
+
+def test_a_module_or_package_planted_at_the_root_is_caught():
+    assert root_problems({"__init__.py": False, "cli.py": False, "games": True, "py.typed": False,
+                          "proximities.py": False, "stray": True}) == [
+        "proximities.py: an algorithm module at the root (move it into its family package)",
+        "stray/: a package that LAYERS does not list"]
+
+
+# ------------------------------------------------------------------------------------------ private attribute reads
+def private_definitions() -> dict[str, set[str]]:
+    """Subpackage -> the private attributes its code defines: ``x._name = ...`` (``self._name`` above all), and the
+    private methods and class attributes of its classes."""
+    defined: dict[str, set[str]] = {}
+    for module, (path, _) in MODULES.items():
+        names = defined.setdefault(_subpackage(module), set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _is_private(node.attr):
+                names.add(node.attr)
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                        targets = [item.name]
+                    elif isinstance(item, ast.Assign):
+                        targets = [t.id for t in item.targets if isinstance(t, ast.Name)]
+                    elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        targets = [item.target.id]
+                    else:
+                        targets = []
+                    names.update(name for name in targets if _is_private(name))
+    return defined
+
+
+def _package_bindings(tree: ast.AST) -> set[str]:
+    """Local names that imports of this package bind (modules and names, relative or absolute)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith("shap_instances")):
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names
+                         if alias.name.split(".")[0] == "shap_instances")
+    return names
+
+
+def _private_reads(tree: ast.AST) -> set[str]:
+    """Private attributes read on objects other than ``self``, ``cls``, ``super()`` and imported modules or names
+    of this package (``x._name`` and ``getattr`` / ``hasattr(x, "_name")``)."""
+    package_names = _package_bindings(tree)  # the reach-in rule checks what is read on them
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _is_private(node.attr):
+            receiver, attribute = node.value, node.attr
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+              and isinstance(node.args[1].value, str) and _is_private(node.args[1].value)):
+            receiver, attribute = node.args[0], node.args[1].value
+        else:
+            continue
+        if isinstance(receiver, ast.Name) and (receiver.id in ("self", "cls") or receiver.id in package_names):
+            continue
+        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
+            continue
+        found.add(attribute)
+    return found
+
+
+def private_read_problems(module: str, defined: dict[str, set[str]]) -> set[str]:
+    """The private attributes ``module`` reads that another subpackage defines (and its own does not), or that the
+    package defines nowhere (a third-party object's), outside the scikit-learn adapter."""
+    path, _ = MODULES[module]
+    own = _subpackage(module)
+    problems = set()
+    for attribute in _private_reads(ast.parse(path.read_text(encoding="utf-8"))):
+        owners = {subpackage for subpackage, names in defined.items() if attribute in names}
+        if owners and own not in owners:
+            problems.add(attribute)
+        elif not owners and module != SKLEARN_ADAPTER and (module, attribute) not in THIRD_PARTY_PRIVATE:
+            problems.add(attribute)
+    return problems
+
+
+def sklearn_private_imports(module: str) -> set[str]:
+    """Private scikit-learn modules or names ``module`` imports (``sklearn.ensemble._hist_gradient_boosting``)."""
+    path, _ = MODULES[module]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "sklearn":
+            paths = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            paths = [alias.name for alias in node.names if alias.name.split(".")[0] == "sklearn"]
+        else:
+            continue
+        found.update(dotted for dotted in paths if any(_is_private(part) for part in dotted.split(".")))
+    return found
+
+
+def test_no_private_attribute_is_read_across_subpackages_or_of_third_party_objects():
+    defined = private_definitions()
+    found = {(module, attribute) for module in MODULES for attribute in private_read_problems(module, defined)}
+    unexpected = sorted(found - ALLOWED_PRIVATE_READS)
+    assert not unexpected, (
+        "private attributes read outside the subpackage that defines them, or of third-party objects outside "
+        f"{SKLEARN_ADAPTER} (use a public name, or an accessor of the adapter):\n"
+        + "\n".join(f"  {module}: ._{attribute.lstrip('_')}" for module, attribute in unexpected))
+    stale = sorted(ALLOWED_PRIVATE_READS - found)
+    assert not stale, f"no longer needed, remove from ALLOWED_PRIVATE_READS: {stale}"
+    reads = {(module, attribute) for module in MODULES
+             for attribute in _private_reads(ast.parse(MODULES[module][0].read_text(encoding="utf-8")))}
+    assert set(THIRD_PARTY_PRIVATE) <= reads, "no longer read, remove from THIRD_PARTY_PRIVATE"
+
+
+def test_only_the_adapter_imports_private_scikit_learn_modules():
+    found = {module: sklearn_private_imports(module) for module in MODULES if module != SKLEARN_ADAPTER}
+    assert not {m: f for m, f in found.items() if f}, "import these through shap_instances.utils (the adapter)"
+    assert sklearn_private_imports(SKLEARN_ADAPTER)  # the check sees its imports
+
+
+PLANTED_PRIVATE = '''
+import numpy as np
+from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+from . import _kernels
+from ..utils import check_data
+
+
+class Index:
+    _cache = None
+
+    def __init__(self, explainer, model):
+        self._tree = model
+        self.model = model
+        explainer._check_X(model)              # the explainers' private method: flagged
+        explainer._tree                        # forest's own attribute: allowed
+        self._check_X                          # self: allowed
+        super()._setup()                       # super(): allowed
+        _kernels._rows                         # a module of forest: allowed
+        check_data._hidden                     # a name imported from the package: the reach-in rule's business
+        self.model._loss                       # scikit-learn's: flagged
+        getattr(model, "_predictors", None)    # scikit-learn's, by name: flagged
+        np._NoValue                            # numpy's: flagged
+'''
+
+
+def test_private_attribute_detection(tmp_path, monkeypatch):
+    """The rule on a planted module of ``forest/``: what is flagged and what is allowed."""
+    module = tmp_path / "probe.py"
+    module.write_text(PLANTED_PRIVATE)
+    monkeypatch.setitem(MODULES, "shap_instances.forest.probe", (module, False))
+    defined = {"explainers": {"_check_X", "_setup", "_tree"}, "forest": {"_tree", "_cache"}, "utils": {"_hidden"}}
+    assert private_read_problems("shap_instances.forest.probe", defined) == {
+        "_check_X", "_loss", "_predictors", "_NoValue"}
+    assert sklearn_private_imports("shap_instances.forest.probe") == {
+        "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor"}
+    monkeypatch.setitem(MODULES, SKLEARN_ADAPTER, (module, False))  # the adapter may read scikit-learn's, not ours
+    assert private_read_problems(SKLEARN_ADAPTER, defined) == {"_check_X", "_tree"}
+
+
+def test_private_definitions_are_collected():
+    defined = private_definitions()
+    assert {"_setup", "_finish"} <= defined["_base"] and "_checkpoint_file" in defined["approximators"]

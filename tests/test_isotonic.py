@@ -510,7 +510,7 @@ def test_niht_iterates_match_the_direct_update():
         keep = np.argsort(-np.abs(y))[:s]
         direct = np.zeros(p)
         direct[keep] = y[keep] / np.linalg.norm(y[keep])
-        ours = _niht_block(codes, w, t, gamma, p, s, rho, None, 1, 0.0, None)
+        ours = _niht_block(codes, w, t, gamma, p, s, rho, 1, 0.0, None)
         np.testing.assert_allclose(ours, direct, atol=1e-12, err_msg=f"step {step}")
         gamma = direct
 

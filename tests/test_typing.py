@@ -51,7 +51,7 @@ def _functions_of_class(cls: type) -> Iterator[tuple[str, Callable[..., Any]]]:
                 member = member.__func__
             elif isinstance(member, property):
                 member = member.fget
-            if inspect.isfunction(member):
+            if inspect.isfunction(member) and _own(member):  # not typing's __init__ of a Protocol
                 yield f"{klass.__module__}.{klass.__qualname__}.{name}", member
 
 

@@ -1,7 +1,7 @@
 """Shapley-value estimators for vector-valued games.
 
-Every estimator has ``estimate(game) -> ShapleyResult`` and takes its budget and ``random_state`` in
-its constructor, so a new estimator is a small class. ``random_state`` is read by
+Every estimator has ``estimate(game) -> ShapleyResult`` (the :class:`Approximator` protocol) and takes its
+budget and ``random_state`` in its constructor, so a new estimator is a small class. ``random_state`` is read by
 :func:`shap_instances.utils.check_random_state` at every ``estimate``: an int gives the same result on every
 call and for every ``n_jobs``, a ``numpy.random.Generator`` advances from call to call.
 :class:`KernelCoalitionSampler` is the coalition design of :class:`KernelEstimator`, usable on its own;
@@ -10,6 +10,7 @@ call and for every ``n_jobs``, a ``numpy.random.Generator`` advances from call t
 """
 
 from ._parallel import dask_scheduler
+from ._protocol import Approximator
 from ._result import ShapleyResult
 from ._weights import kernel_weights, shapley_weights
 from .closed_form import ClosedFormEstimator
@@ -20,6 +21,7 @@ from .permutation import PermutationEstimator
 from .sampling import CoalitionDesign, KernelCoalitionSampler
 
 __all__ = [
+    "Approximator",
     "ClosedFormEstimator",
     "CoalitionDesign",
     "ExactEstimator",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import numbers
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from os import PathLike
 from typing import TYPE_CHECKING, Any, cast
 
@@ -184,113 +186,154 @@ class PermutationEstimator:
             self._checkpoint_file = None
 
     def _estimate(self, game: Game) -> ShapleyResult:
-        m, d = game.n_players, game.n_outputs
+        m = game.n_players
         total, batch = self._plan(m)
         rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
-        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
-        fingerprint: dict[str, Any] = {"players": m, "outputs": d, "permutations": total, "batch": batch,
-                       "antithetic": bool(self.antithetic), "seed": seed, "game": game.fingerprint()}
-        tolerance = self.truncation_tolerance
-        truncating = tolerance is not None
-        if tolerance is not None:
-            fingerprint["truncation_tolerance"] = float(tolerance)
         counters_before = game.counters()
-        state = self._load_state(fingerprint)  # a file of another run is refused
-        if state is None:
-            state = {"rng": rng.bit_generator.state, "done": 0, "units": 0, "mean": np.zeros((m, d)),
-                     "m2": np.zeros((m, d)), "empty": None, "full": None, "evals": 0,
-                     "fingerprint": fingerprint, "counters": {}}
-        else:  # the counts of the interrupted run (failed fits, ...) carry over, and its generator state
-            game.add_counters({k: v for k, v in state["counters"].items() if k != "n_evaluations"})
-            rng = _restored(rng, state["rng"])
-        per_unit = 2 if self.antithetic else 1
-        ends: tuple[np.ndarray, np.ndarray] | None = None
-        skipped = 0
-        if truncating:  # v(empty) and v(all), once: the truncation rule compares every prefix with v(all)
-            before = game.n_evaluations
-            ends = (np.array(game.empty_value, dtype=np.float64), np.array(game.full_value, dtype=np.float64))
-            state["evals"] += game.n_evaluations - before
+        state, rng = self._start(game, rng, self._fingerprint(game, total, batch))
+        ends = self._ends(game, state)
         clock = RunClock(self.max_time, "permutations", _HELPS)
-        cheap = bool(getattr(game, "cheap", False))
-        unit = np.empty((m, d))  # the one work block of a unit's contributions
-        jobs, batches, stopped_by, done_before = 1, 0, None, state["done"]
-        with tqdm(total=total, initial=state["done"], desc="permutations", unit="perm", disable=self.silent,
-                  leave=False) as bar, (blas_single_thread() if cheap else contextlib.nullcontext()):
-            while state["done"] < total:
-                if self._stop(state):
-                    stopped_by = "max_standard_error"
+        loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done)
+        unit = np.empty((m, game.n_outputs))  # the one work block of a unit's contributions
+        with tqdm(total=total, initial=state.done, desc="permutations", unit="perm", disable=self.silent,
+                  leave=False) as bar, (blas_single_thread() if loop.cheap else contextlib.nullcontext()):
+            while state.done < total:
+                loop.stopped_by = self._stopping_reason(state, clock)
+                if loop.stopped_by is not None:
                     break
-                if clock.expired():
-                    stopped_by = "max_time"
-                    break
-                k = min(batch, total - state["done"])
-                if batches == 0 and not cheap:
-                    k = min(k, per_unit)  # a first unit alone, timed: the warning and the pool decision need it
-                permutations = self._draw(rng, k, m)
-                evaluations_before = game.n_evaluations
-                started = time.perf_counter()
-                if ends is not None and tolerance is not None:
-                    with local_evaluation():
-                        prefixes, cut = _truncated_prefixes(game, permutations, *ends, tolerance)
-                    skipped += cut
-                    count = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,
-                                                    state["mean"], state["m2"], state["units"])
-                    empty, full = ends
-                elif jobs == 1:
-                    with local_evaluation():
-                        count, empty, full = game.accumulate_permutations(permutations, per_unit, unit,
-                                                                          state["mean"], state["m2"], state["units"])
-                else:
-                    prefixes = np.ascontiguousarray(parallel_prefix_values(game, permutations, jobs))
-                    count = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,
-                                                    state["mean"], state["m2"], state["units"])
-                    empty, full = prefixes[0, 0], prefixes[0, -1]
-                seconds = time.perf_counter() - started
-                state["units"] = count
-                if state["empty"] is None:
-                    state["empty"], state["full"] = np.array(empty, dtype=np.float64), np.array(full, dtype=np.float64)
-                state["done"] += k
-                state["evals"] += game.n_evaluations - evaluations_before  # fewer than k (m + 1) when cached
-                state["rng"] = rng.bit_generator.state
-                state["counters"] = _counts_since(counters_before, game.counters())
+                k = self._next_batch_length(loop, batch, total - state.done)
+                seconds = self._run_batch(game, self._draw(rng, k, m), state, unit, ends, loop, counters_before)
+                state.rng = rng.bit_generator.state
                 self._save_state(state)
                 bar.update(k)
-                batches += 1
-                left = total - state["done"]
-                # the time left, from the first batch (the second for cheap games, whose first may include
-                # loading compiled kernels): warn about a long run, and decide whether workers are worth it
-                if left and batches == (2 if cheap else 1):
-                    estimate = clock.check_long(seconds / k, left, k)
-                    if not cheap and not truncating:
-                        jobs = plan_workers(self.n_jobs, seconds_left=estimate)
+                loop.batches += 1
+                self._after_first_batch(loop, clock, seconds, k, total - state.done, ends is not None)
                 if clock.max_time is not None:
                     bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
-        n = state["units"]
-        if n > 1:  # in place: the peak stays at the two running sums and the work block
-            standard_errors = state["m2"]
+        del unit
+        return self._result(state, loop, clock, m)
+
+    def _fingerprint(self, game: Game, total: int, batch: int) -> dict[str, Any]:
+        """What defines the run: a checkpoint saved with another fingerprint is refused."""
+        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else None
+        fingerprint: dict[str, Any] = {"players": game.n_players, "outputs": game.n_outputs, "permutations": total,
+                                       "batch": batch, "antithetic": bool(self.antithetic), "seed": seed,
+                                       "game": game.fingerprint()}
+        if self.truncation_tolerance is not None:
+            fingerprint["truncation_tolerance"] = float(self.truncation_tolerance)
+        return fingerprint
+
+    def _start(self, game: Game, rng: np.random.Generator,
+               fingerprint: dict[str, Any]) -> tuple[_RunState, np.random.Generator]:
+        """A fresh state, or the checkpoint's (a file of another run is refused) with its generator state."""
+        saved = self._load_state(fingerprint)
+        if saved is None:
+            return _RunState.fresh(rng.bit_generator.state, game.n_players, game.n_outputs, fingerprint), rng
+        state = _RunState.from_checkpoint(saved)
+        # the counts of the interrupted run (failed fits, ...) carry over, and its generator state
+        game.add_counters({k: v for k, v in state.counters.items() if k != "n_evaluations"})
+        return state, _restored(rng, state.rng)
+
+    def _ends(self, game: Game, state: _RunState) -> tuple[np.ndarray, np.ndarray] | None:
+        """v(empty) and v(all), once, when truncating (the rule compares every prefix with v(all)); else None."""
+        if self.truncation_tolerance is None:
+            return None
+        before = game.n_evaluations
+        ends = (np.array(game.empty_value, dtype=np.float64), np.array(game.full_value, dtype=np.float64))
+        state.evals += game.n_evaluations - before
+        return ends
+
+    def _stopping_reason(self, state: _RunState, clock: RunClock) -> str | None:
+        """Why the run stops before its next batch (``"max_standard_error"``, ``"max_time"``), or None."""
+        if self._stop(state):
+            return "max_standard_error"
+        if clock.expired():
+            return "max_time"
+        return None
+
+    def _next_batch_length(self, loop: _Loop, batch: int, left: int) -> int:
+        """Permutations in the next batch; a first unit alone when it is timed to plan the rest."""
+        k = min(batch, left)
+        if loop.batches == 0 and not loop.cheap:
+            k = min(k, 2 if self.antithetic else 1)  # the warning and the pool decision need its time
+        return k
+
+    def _run_batch(self, game: Game, permutations: np.ndarray, state: _RunState, unit: np.ndarray,
+                   ends: tuple[np.ndarray, np.ndarray] | None, loop: _Loop, counters_before: dict) -> float:
+        """Evaluate one batch of permutations into ``state``'s running sums; the seconds it took."""
+        evaluations_before = game.n_evaluations
+        started = time.perf_counter()
+        empty, full = self._accumulate(game, permutations, state, unit, ends, loop)
+        seconds = time.perf_counter() - started
+        if state.empty is None:
+            state.empty, state.full = np.array(empty, dtype=np.float64), np.array(full, dtype=np.float64)
+        state.done += len(permutations)
+        state.evals += game.n_evaluations - evaluations_before  # fewer than k (m + 1) when cached
+        state.counters = _counts_since(counters_before, game.counters())
+        return seconds
+
+    def _accumulate(self, game: Game, permutations: np.ndarray, state: _RunState, unit: np.ndarray,
+                    ends: tuple[np.ndarray, np.ndarray] | None, loop: _Loop) -> tuple[np.ndarray, np.ndarray]:
+        """Add the batch's units to ``state.mean`` and ``state.m2``; v(empty) and v(all) as evaluated.
+
+        Truncating runs evaluate prefix by prefix in this process; otherwise the game's fused path runs here
+        (one worker) or the prefixes are evaluated by ``loop.jobs`` joblib workers.
+        """
+        per_unit = 2 if self.antithetic else 1
+        if ends is not None:
+            with local_evaluation():
+                prefixes, cut = _truncated_prefixes(game, permutations, *ends, cast(float, self.truncation_tolerance))
+            loop.skipped += cut
+            empty, full = ends
+        elif loop.jobs == 1:
+            with local_evaluation():
+                state.units, empty, full = game.accumulate_permutations(permutations, per_unit, unit, state.mean,
+                                                                        state.m2, state.units)
+            return empty, full
+        else:
+            prefixes = np.ascontiguousarray(parallel_prefix_values(game, permutations, loop.jobs))
+            empty, full = prefixes[0, 0], prefixes[0, -1]
+        state.units = accumulate_prefix_units(prefixes, np.ascontiguousarray(permutations), per_unit, unit,
+                                              state.mean, state.m2, state.units)
+        return empty, full
+
+    def _after_first_batch(self, loop: _Loop, clock: RunClock, seconds: float, k: int, left: int,
+                           truncating: bool) -> None:
+        """From the first batch's time (the second's for cheap games, whose first may include loading compiled
+        kernels): warn about a long run, and decide whether workers are worth it."""
+        if left and loop.batches == (2 if loop.cheap else 1):
+            estimate = clock.check_long(seconds / k, left, k)
+            if not loop.cheap and not truncating:
+                loop.jobs = plan_workers(self.n_jobs, seconds_left=estimate)
+
+    def _result(self, state: _RunState, loop: _Loop, clock: RunClock, m: int) -> ShapleyResult:
+        """The estimate, its standard errors (in place of the sums of squares) and the run's ``info``."""
+        n = state.units
+        if n > 1:  # in place: the peak stays at the two running sums
+            standard_errors = state.m2
             standard_errors /= (n - 1) * n
             np.sqrt(standard_errors, out=standard_errors)
         else:
-            standard_errors = np.full((m, d), np.inf)
-        del unit
-        info = {"n_permutations": state["done"], "antithetic": self.antithetic, "stopped_by": stopped_by,
-                "seconds": clock.elapsed, "n_jobs_used": jobs}
-        if tolerance is not None:
-            gap = state["empty"] + state["mean"].sum(axis=0) - state["full"]
-            info.update(truncation_tolerance=float(tolerance),
+            standard_errors = np.full(state.mean.shape, np.inf)
+        info = {"n_permutations": state.done, "antithetic": self.antithetic, "stopped_by": loop.stopped_by,
+                "seconds": clock.elapsed, "n_jobs_used": loop.jobs}
+        if self.truncation_tolerance is not None:
+            gap = state.empty + state.mean.sum(axis=0) - state.full
+            info.update(truncation_tolerance=float(self.truncation_tolerance),
                         efficiency_gap=float(np.max(np.abs(gap), initial=0.0)),
-                        truncated_fraction=skipped / max(1, (state["done"] - done_before) * (m - 1)))
+                        truncated_fraction=loop.skipped / max(1, (state.done - loop.done_before) * (m - 1)))
+        converged = (loop.stopped_by == "max_standard_error"
+                     or (self.max_standard_error is None and loop.stopped_by is None))
         return ShapleyResult(
-            values=state["mean"], empty_value=state["empty"], full_value=state["full"],
-            standard_errors=standard_errors, n_evaluations=state["evals"], estimator="permutation",
-            converged=stopped_by == "max_standard_error" or (self.max_standard_error is None and stopped_by is None),
+            values=state.mean, empty_value=cast(np.ndarray, state.empty), full_value=cast(np.ndarray, state.full),
+            standard_errors=standard_errors, n_evaluations=state.evals, estimator="permutation", converged=converged,
             info=info,
         )
 
-    def _stop(self, state: dict[str, Any]) -> bool:
-        if self.max_standard_error is None or state["units"] < 2:
+    def _stop(self, state: _RunState) -> bool:
+        if self.max_standard_error is None or state.units < 2:
             return False
-        se = np.sqrt(state["m2"] / (state["units"] - 1) / state["units"])
+        se = np.sqrt(state.m2 / (state.units - 1) / state.units)
         return bool(np.max(se) <= self.max_standard_error)
 
     _checkpoint_file: CheckpointFile | None = None  # the open CheckpointFile during a checkpointed estimate
@@ -298,9 +341,56 @@ class PermutationEstimator:
     def _load_state(self, fingerprint: dict | None) -> dict | None:
         return None if self._checkpoint_file is None else self._checkpoint_file.load(fingerprint)
 
-    def _save_state(self, state: dict[str, Any]) -> None:
+    def _save_state(self, state: _RunState) -> None:
         if self._checkpoint_file is not None:  # atomic and durable: a kill never leaves a half-written file
-            self._checkpoint_file.save(state)
+            self._checkpoint_file.save(state.to_checkpoint())
+
+
+@dataclass
+class _RunState:
+    """What a run has accumulated: the state a checkpoint saves after each batch and a resumed run starts from.
+
+    ``rng`` is the bit-generator state after the last batch, ``done`` the permutations drawn, ``units`` the
+    sampling units (permutations, or antithetic pairs) in the running ``mean`` and ``m2`` (Welford's sum of
+    squared deviations), ``empty`` and ``full`` v(empty) and v(all) (None before the first batch), ``evals``
+    the evaluations spent, ``counters`` the game's counters since the start.
+    """
+
+    rng: Mapping[str, Any]
+    done: int
+    units: int
+    mean: np.ndarray
+    m2: np.ndarray
+    empty: np.ndarray | None
+    full: np.ndarray | None
+    evals: int
+    fingerprint: dict
+    counters: dict
+
+    @classmethod
+    def fresh(cls, rng: Mapping[str, Any], m: int, d: int, fingerprint: dict) -> _RunState:
+        return cls(rng=rng, done=0, units=0, mean=np.zeros((m, d)), m2=np.zeros((m, d)), empty=None, full=None,
+                   evals=0, fingerprint=fingerprint, counters={})
+
+    @classmethod
+    def from_checkpoint(cls, saved: dict) -> _RunState:
+        return cls(**{field.name: saved[field.name] for field in fields(cls)})
+
+    def to_checkpoint(self) -> dict[str, Any]:
+        """The dict :class:`CheckpointFile` saves (the fields in order, not copied)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@dataclass
+class _Loop:
+    """The bookkeeping of one call's batch loop (not saved: a resumed run starts it afresh)."""
+
+    cheap: bool  # the game's exact refit shortcuts: evaluated in this process, BLAS on one thread
+    done_before: int  # permutations done by an interrupted run this one resumes
+    jobs: int = 1
+    batches: int = 0
+    skipped: int = 0  # intermediate prefixes after every output's truncation point
+    stopped_by: str | None = None
 
 
 _HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch that crosses it, with the "
@@ -355,7 +445,7 @@ def _freeze(prefixes: np.ndarray, full: np.ndarray, threshold: np.ndarray) -> tu
     return prefixes, skipped
 
 
-def _restored(rng: np.random.Generator, saved: dict) -> np.random.Generator:
+def _restored(rng: np.random.Generator, saved: Mapping[str, Any]) -> np.random.Generator:
     """``rng`` set to the saved bit-generator state, or a new Generator of the saved kind when ``rng`` differs."""
     if rng.bit_generator.state["bit_generator"] != saved["bit_generator"]:
         rng = np.random.Generator(getattr(np.random, saved["bit_generator"])())

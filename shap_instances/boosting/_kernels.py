@@ -229,35 +229,51 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
                 position += 1
         if fell_back:
             fallbacks += 1
-        candidates = np.empty(count, dtype=np.int64)
-        values = np.empty(count)
-        i = 0
-        for j in range(n):
-            if size[j] >= threshold:
-                candidates[i] = j
-                i += 1
-        query = query_leaves[r]
-        for i in range(count):
-            j = candidates[i]
-            if exact:
-                values[i] = partial[j]
-                continue
-            value = 0.0
-            own, shares = leaf_rows[j], coef_rows[j]
-            for c in range(n_k):
-                if own[c] == query[trees[c]]:
-                    value += shares[c]
-            values[i] = value
-        order = np.argsort(-np.abs(values), kind="mergesort")[:k]
-        chosen = np.sort(candidates[order])
-        for i in range(k):
-            out_index[r, i] = chosen[i]
-        position = 0
-        for i in range(count):  # the values of the chosen rows, in ascending row order
-            if position < k and candidates[i] == chosen[position]:
-                out_value[r, position] = values[i]
-                position += 1
+        _exact_top_k(size, threshold, count, partial if exact else None, query_leaves[r], trees, leaf_rows, coef_rows,
+                     out_index[r], out_value[r])
     return fallbacks
+
+
+@njit(**JIT_OPTIONS)
+def _exact_top_k(size: np.ndarray, threshold: float, count: int, dense: np.ndarray | None, query: np.ndarray,
+                 trees: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray, out_index: np.ndarray,
+                 out_value: np.ndarray) -> None:
+    """The exact top ``k`` of one explained row among its ``count`` candidates (``size[j] >= threshold``).
+
+    A candidate's value is its row's ``dense`` entry when every leaf was scattered (``dense`` is then the exact
+    row), else the sum, in tree order, of its shares in the trees where it shares the explained row's leaf (as
+    the dense kernel sums it: bit-identical). ``out_index`` gets the chosen training rows ascending, ``out_value``
+    their values.
+    """
+    n, n_k = leaf_rows.shape
+    k = out_index.shape[0]
+    candidates = np.empty(count, dtype=np.int64)
+    values = np.empty(count)
+    i = 0
+    for j in range(n):
+        if size[j] >= threshold:
+            candidates[i] = j
+            i += 1
+    for i in range(count):
+        j = candidates[i]
+        if dense is not None:
+            values[i] = dense[j]
+            continue
+        value = 0.0
+        own, shares = leaf_rows[j], coef_rows[j]
+        for c in range(n_k):
+            if own[c] == query[trees[c]]:
+                value += shares[c]
+        values[i] = value
+    order = np.argsort(-np.abs(values), kind="mergesort")[:k]
+    chosen = np.sort(candidates[order])
+    for i in range(k):
+        out_index[i] = chosen[i]
+    position = 0
+    for i in range(count):  # the values of the chosen rows, in ascending row order
+        if position < k and candidates[i] == chosen[position]:
+            out_value[position] = values[i]
+            position += 1
 
 
 @njit(**JIT_OPTIONS)

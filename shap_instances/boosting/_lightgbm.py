@@ -10,6 +10,7 @@ rounds them the same way, so the gradient decomposition reproduces the raw score
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import lightgbm as lgb
@@ -168,15 +169,51 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
     n = X.shape[0]
     best = booster.best_iteration
     n_iter = best if best and best > 0 else booster.current_iteration()
-    infos = dump["tree_info"][: n_iter * K]
+    n_leaves, leaf_values, counts = _read_trees(dump["tree_info"][: n_iter * K])
+
+    codes, labels = _labels(model, y, n, objective)
+    y64 = codes.astype(np.float32).astype(np.float64)
+    weights = _row_weights(model, labels, sample_weight, n)
+    w32 = np.ones(n, dtype=np.float32) if weights is None else weights.astype(np.float32)
+    w64 = w32.astype(np.float64)
+
+    base = _initial_score(params, objective, codes, y64, w64, K)
+    leaf_values[:K] -= base[:, None]  # tree k of the first iteration holds base_k
+    for k in range(K):
+        leaf_values[k, n_leaves[k]:] = 0.0
+    view = _View(booster, n_iter, K, base)
+    train_leaves = np.ascontiguousarray(view.apply(X).T)
+    _check_leaf_counts(train_leaves, n_leaves, counts)
+
+    gradients = _gradient_function(params, objective, codes, y64, w32, w64, weights is not None, K)
+
+    def add_tree(raw: np.ndarray, t: int) -> None:
+        raw[:, t % K] += leaf_values[t, train_leaves[t]]
+
+    init = "mean" if objective == "regression" and base[0] != 0.0 else "constant"
+    return BoostedTrees(
+        library="lightgbm", loss=objective if objective != "regression" else "squared_error", n_outputs=K,
+        learning_rate=float(params.get("learning_rate", 0.1)), l2=float(params.get("lambda_l2", 0)),
+        tree_output=np.tile(np.arange(K), n_iter).astype(np.int64),
+        n_leaves=n_leaves, train_leaves=train_leaves, leaf_values=leaf_values, row_weight=w64,
+        used=np.ones(n, bool), init=init, init_constant=base.copy(), targets=y64, view=view, float32=True,
+        replay=Replay(raw=np.broadcast_to(base, (n, K)).copy(), gradients=gradients, add_tree=add_tree),
+    )
+
+
+def _read_trees(infos: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Leaves per tree, leaf values (trees x most leaves, zero-padded) and rows per leaf (-1 where not dumped)."""
     n_leaves = np.array([int(info["num_leaves"]) for info in infos], dtype=np.int64)
     leaf_values = np.zeros((len(infos), int(n_leaves.max())))
     hessians, counts = np.zeros_like(leaf_values), np.zeros(leaf_values.shape, dtype=np.int64)
     for t, info in enumerate(infos):
         _walk(info["tree_structure"], leaf_values[t], hessians[t], counts[t])
+    return n_leaves, leaf_values, counts
 
-    codes, labels = _labels(model, y, n, objective)
-    y32 = codes.astype(np.float32)
+
+def _row_weights(model: Any, labels: np.ndarray | None, sample_weight: ArrayLike | None,
+                 n: int) -> np.ndarray | None:
+    """The training rows' weights: ``sample_weight`` times the classifier's ``class_weight`` (None: all 1)."""
     weights = None if sample_weight is None else check_target(sample_weight, n, name="sample_weight")
     class_weight = getattr(model, "class_weight", None)
     if class_weight is not None and labels is not None:
@@ -184,11 +221,12 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
 
         extra = compute_sample_weight(class_weight, labels)
         weights = extra if weights is None else weights * extra
-    w32 = np.ones(n, dtype=np.float32) if weights is None else weights.astype(np.float32)
-    w64 = w32.astype(np.float64)
-    y64 = y32.astype(np.float64)
+    return weights
 
-    # the initial score LightGBM adds to the first tree of each class (boost_from_average)
+
+def _initial_score(params: dict[str, str], objective: str, codes: np.ndarray, y64: np.ndarray, w64: np.ndarray,
+                   K: int) -> np.ndarray:
+    """The initial score LightGBM adds to the first tree of each class (``boost_from_average``), else 0."""
     base = np.zeros(K)
     if params.get("boost_from_average", "1") in ("1", "true", "True"):
         total = w64.sum()
@@ -203,18 +241,21 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
             p = np.bincount(codes.astype(np.int64), weights=w64, minlength=K) / total
             base[:] = np.log(np.maximum(_EPSILON, p))
     base[np.abs(base) <= _EPSILON] = 0.0
-    leaf_values[:K] -= base[:, None]  # tree k of the first iteration holds base_k
-    for k in range(K):
-        leaf_values[k, n_leaves[k]:] = 0.0
-    view = _View(booster, n_iter, K, base)
-    train_leaves = np.ascontiguousarray(view.apply(X).T)
-    for t in range(len(infos)):
+    return base
+
+
+def _check_leaf_counts(train_leaves: np.ndarray, n_leaves: np.ndarray, counts: np.ndarray) -> None:
+    """Refuse training rows that do not fill each tree's leaves with the dumped counts (where dumped)."""
+    for t in range(len(n_leaves)):
         found = np.bincount(train_leaves[t], minlength=n_leaves[t])
         if np.all(counts[t, : n_leaves[t]] >= 0) and not np.array_equal(found, counts[t, : n_leaves[t]]):
             raise DataValidationError(f"The training rows do not fill the leaves of tree {t} as in fitting (rows per "
                                       "leaf): pass exactly the X given to fit (same rows, same order).")
 
-    sigmoid = float(params.get("sigmoid", 1))
+
+def _label_weights(params: dict[str, str], objective: str, y64: np.ndarray) -> np.ndarray:
+    """The binary objective's weights of the negative and positive labels (``is_unbalance``, ``scale_pos_weight``)."""
+    n = y64.shape[0]
     label_weight = np.ones(2)
     if objective == "binary":
         positives = int(np.sum(y64 > 0))
@@ -225,13 +266,22 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
             else:
                 label_weight[1] = negatives / positives
         label_weight[1] *= float(params.get("scale_pos_weight", 1))
+    return label_weight
+
+
+def _gradient_function(params: dict[str, str], objective: str, codes: np.ndarray, y64: np.ndarray,
+                       w32: np.ndarray, w64: np.ndarray, weighted: bool,
+                       K: int) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``gradients(raw) -> (negative gradients, hessians)`` of the objective, rounded through float32 as LightGBM."""
+    n = y64.shape[0]
+    sigmoid = float(params.get("sigmoid", 1))
+    label_weight = _label_weights(params, objective, y64)
     poisson_step = float(params.get("poisson_max_delta_step", 0.7))
-    l2 = float(params.get("lambda_l2", 0))
 
     def gradients(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if objective == "regression":  # LightGBM rounds the residual to float32, then weighs it in float32
             g = (raw[:, 0] - y64).astype(np.float32) * w32
-            h = w64 if weights is not None else np.ones(n)
+            h = w64 if weighted else np.ones(n)
         elif objective == "poisson":
             g, h = (np.exp(raw[:, 0]) - y64) * w64, np.exp(raw[:, 0] + poisson_step) * w64
         elif objective == "binary":
@@ -250,15 +300,4 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
         h = np.asarray(h).reshape(n, K).astype(np.float32).astype(np.float64)
         return -g, h
 
-    def add_tree(raw: np.ndarray, t: int) -> None:
-        raw[:, t % K] += leaf_values[t, train_leaves[t]]
-
-    learning_rate = float(params.get("learning_rate", 0.1))
-    init = "mean" if objective == "regression" and base[0] != 0.0 else "constant"
-    return BoostedTrees(
-        library="lightgbm", loss=objective if objective != "regression" else "squared_error", n_outputs=K,
-        learning_rate=learning_rate, l2=l2, tree_output=np.tile(np.arange(K), n_iter).astype(np.int64),
-        n_leaves=n_leaves, train_leaves=train_leaves, leaf_values=leaf_values, row_weight=w64,
-        used=np.ones(n, bool), init=init, init_constant=base.copy(), targets=y64, view=view, float32=True,
-        replay=Replay(raw=np.broadcast_to(base, (n, K)).copy(), gradients=gradients, add_tree=add_tree),
-    )
+    return gradients

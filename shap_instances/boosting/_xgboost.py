@@ -11,6 +11,7 @@ margin to float32 rounding (see the docs for the bound).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import numpy as np
@@ -147,20 +148,56 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
     booster = _booster(model)
     learner = _config(booster)["learner"]
     objective = learner["objective"]["name"]
-    classifier = objective.startswith(("binary:", "multi:"))
     n = X.shape[0]
     K = max(1, int(learner["learner_model_param"]["num_class"]))
+    n_rounds = _rounds(model, booster)
     raw_model = json.loads(booster.save_raw("json"))["learner"]["gradient_booster"]["model"]
+    trees_json = raw_model["trees"][: n_rounds * K]
+    if any(int(v) for tree in trees_json for v in tree.get("split_type", [])):
+        _refuse("categorical splits", "they are not reproduced here", "encode categories as numbers")
+    tree_param = learner["gradient_booster"]["tree_train_param"]
+    max_step = float(tree_param["max_delta_step"])
+    ranks, covers, n_leaves, leaf_values32 = _read_trees(trees_json)
+    base = np.broadcast_to(_base_margin(learner), (K,)).astype(np.float32)
+    missing = getattr(model, "missing", np.nan) if not isinstance(model, xgb.Booster) else np.nan
+    view = _View(booster, n_rounds, ranks, K, base, missing)
+
+    y32 = _targets(model, y, n, objective.startswith(("binary:", "multi:")), K)
+    weights = None if sample_weight is None else check_target(sample_weight, n, name="sample_weight")
+    w32 = np.ones(n, dtype=np.float32) if weights is None else weights.astype(np.float32)
+    train_leaves = np.ascontiguousarray(view.apply(X).T)
+    if objective == "reg:squarederror":  # the covers are the rows' weights only when every hessian is 1
+        _check_covers(train_leaves, covers, n_leaves, w32)
+    gradients = _gradient_function(learner["objective"], objective, y32, w32, K)
+
+    def add_tree(raw: np.ndarray, t: int) -> None:
+        raw[:, t % K] += leaf_values32[t, train_leaves[t]]
+
+    return BoostedTrees(
+        library="xgboost", loss="squared_error" if objective == "reg:squarederror" else objective, n_outputs=K,
+        learning_rate=float(tree_param["eta"]), l2=float(tree_param["lambda"]),
+        tree_output=np.tile(np.arange(K), n_rounds).astype(np.int64), n_leaves=n_leaves, train_leaves=train_leaves,
+        leaf_values=leaf_values32.astype(np.float64), row_weight=w32.astype(np.float64), used=np.ones(n, bool),
+        init=_init_kind(objective, base, y32, w32), init_constant=base.astype(np.float64),
+        targets=y32.astype(np.float64), view=view, float32=True,
+        replay=Replay(raw=np.broadcast_to(base, (n, K)).astype(np.float32), gradients=gradients, add_tree=add_tree,
+                      max_step=max_step if max_step > 0 else None),
+    )
+
+
+def _rounds(model: Any, booster: Any) -> int:
+    """Boosting rounds the model predicts with: up to its best iteration after early stopping (scikit-learn API)."""
     n_rounds = booster.num_boosted_rounds()
     best = getattr(model, "best_iteration", None) if not isinstance(model, xgb.Booster) else None
     if best is not None:
         n_rounds = int(best) + 1  # what the scikit-learn API predicts with after early stopping
-    trees_json = raw_model["trees"][: n_rounds * K]
-    if any(int(v) for tree in trees_json for v in tree.get("split_type", [])):
-        _refuse("categorical splits", "they are not reproduced here", "encode categories as numbers")
-    eta = float(learner["gradient_booster"]["tree_train_param"]["eta"])
-    max_step = float(learner["gradient_booster"]["tree_train_param"]["max_delta_step"])
-    l2 = float(learner["gradient_booster"]["tree_train_param"]["lambda"])
+    return n_rounds
+
+
+def _read_trees(trees_json: list[dict[str, Any]]) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray,
+                                                             np.ndarray]:
+    """Each tree's leaf ranks and leaf covers (hessian sums), the leaves per tree, and the leaf values (float32,
+    trees x most leaves, zero-padded)."""
     ranks, leaf_lists = [], []
     for tree in trees_json:
         is_leaf = np.asarray(tree["left_children"]) == -1
@@ -171,11 +208,11 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
     leaf_values32 = np.zeros((len(trees_json), int(n_leaves.max())), dtype=np.float32)
     for t, (values, _) in enumerate(leaf_lists):
         leaf_values32[t, : values.size] = values
-    base = _base_margin(learner)
-    base = np.broadcast_to(base, (K,)).astype(np.float32)
-    missing = getattr(model, "missing", np.nan) if not isinstance(model, xgb.Booster) else np.nan
-    view = _View(booster, n_rounds, ranks, K, base, missing)
+    return ranks, [cover for _, cover in leaf_lists], n_leaves, leaf_values32
 
+
+def _targets(model: Any, y: ArrayLike, n: int, classifier: bool, K: int) -> np.ndarray:
+    """The training targets as XGBoost saw them (float32; class indices for a classifier)."""
     labels = check_target(y, n, numeric=not classifier)
     if classifier:
         classes = getattr(model, "classes_", np.arange(max(K, 2)))
@@ -183,19 +220,22 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
         if not np.all(np.asarray(classes)[codes] == labels):
             raise DataValidationError("y holds labels the classifier was not fitted on; pass the y given to fit.")
         labels = codes
-    y32 = np.asarray(labels, dtype=np.float32)
-    weights = None if sample_weight is None else check_target(sample_weight, n, name="sample_weight")
-    w32 = np.ones(n, dtype=np.float32) if weights is None else weights.astype(np.float32)
-    train_leaves = np.ascontiguousarray(view.apply(X).T)
-    for t, (_, cover) in enumerate(leaf_lists):
-        hess_sum = cover if objective in ("reg:squarederror",) else None
-        if hess_sum is not None and not np.allclose(
-                np.bincount(train_leaves[t], weights=w32.astype(np.float64), minlength=n_leaves[t]), hess_sum,
-                rtol=1e-5):
+    return np.asarray(labels, dtype=np.float32)
+
+
+def _check_covers(train_leaves: np.ndarray, covers: list[np.ndarray], n_leaves: np.ndarray, w32: np.ndarray) -> None:
+    """Refuse training rows whose weights do not sum to each leaf's cover (squared error: the hessian sums)."""
+    for t, cover in enumerate(covers):
+        if not np.allclose(np.bincount(train_leaves[t], weights=w32.astype(np.float64), minlength=n_leaves[t]),
+                           cover, rtol=1e-5):
             raise DataValidationError(f"The training rows do not fill the leaves of tree {t} as in fitting (total "
                                       "weight per leaf): pass exactly the X and sample_weight given to fit.")
 
-    params = learner["objective"]
+
+def _gradient_function(params: dict[str, Any], objective: str, y32: np.ndarray, w32: np.ndarray,
+                       K: int) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``gradients(raw) -> (negative gradients, hessians)`` of the objective, in float32 as XGBoost computes them."""
+    n = y32.shape[0]
     scale_pos = float(params.get("reg_loss_param", {}).get("scale_pos_weight", 1.0))
     poisson_step = float(params.get("poisson_regression_param", {}).get("max_delta_step", 0.7))
 
@@ -221,21 +261,14 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
         g, h = (g * w32[:, None]).astype(np.float32), (h * w32[:, None]).astype(np.float32)
         return -g.astype(np.float64), h.astype(np.float64)
 
-    def add_tree(raw: np.ndarray, t: int) -> None:
-        raw[:, t % K] += leaf_values32[t, train_leaves[t]]
+    return gradients
 
-    init = "constant"
+
+def _init_kind(objective: str, base: np.ndarray, y32: np.ndarray, w32: np.ndarray) -> str:
+    """``"mean"`` when base_score was estimated from y (squared error, the default), else ``"constant"``."""
     if objective == "reg:squarederror":
         mean = float(np.average(y32.astype(np.float64), weights=w32.astype(np.float64)))
         spread = float(np.std(y32)) + abs(mean)
         if abs(float(base[0]) - mean) <= 1e-6 * max(spread, 1e-30):
-            init = "mean"  # base_score was estimated from y (the default): the weighted mean, in float32
-    return BoostedTrees(
-        library="xgboost", loss="squared_error" if objective == "reg:squarederror" else objective, n_outputs=K,
-        learning_rate=eta, l2=l2,
-        tree_output=np.tile(np.arange(K), n_rounds).astype(np.int64), n_leaves=n_leaves, train_leaves=train_leaves,
-        leaf_values=leaf_values32.astype(np.float64), row_weight=w32.astype(np.float64), used=np.ones(n, bool),
-        init=init, init_constant=base.astype(np.float64), targets=y32.astype(np.float64), view=view, float32=True,
-        replay=Replay(raw=np.broadcast_to(base, (n, K)).astype(np.float32), gradients=gradients, add_tree=add_tree,
-                      max_step=max_step if max_step > 0 else None),
-    )
+            return "mean"  # base_score was estimated from y (the default): the weighted mean, in float32
+    return "constant"

@@ -15,13 +15,12 @@ This module builds the leaf index once (:class:`GapIndex`, verified against ever
 bytes, kept so that out-of-bag rows never apply the trees to the training data again)
 and computes rows of proximities as a CSR matrix with a numba kernel
 (:func:`shap_instances._kernels.proximity.gap_rows`). Only public scikit-learn attributes are used:
-``apply``, ``estimators_samples_``, ``estimators_[t].tree_``.
+``apply``, ``estimators_samples_``, ``estimators_[t].tree_``; how ``fit`` weighted each bootstrap draw (which
+changed in scikit-learn 1.9) comes from the scikit-learn adapter in :mod:`shap_instances.utils`.
 """
 
 from __future__ import annotations
 
-import copy
-import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,10 +31,17 @@ import sklearn
 from joblib import Parallel, delayed
 from numpy.typing import ArrayLike
 from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
-from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
 
 from ..exceptions import DataValidationError, UnsupportedModelError
-from ..utils import check_data, check_fitted, check_target
+from ..utils import (
+    check_data,
+    check_fitted,
+    check_target,
+    forest_draw_semantics,
+    forest_inbag_draws,
+    forest_tree_weights,
+    sklearn_version,
+)
 from ._kernels import gap_fill_rows, gap_row_counts
 
 __all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "check_forest", "encode_target", "forest_apply",
@@ -44,14 +50,8 @@ __all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "check_forest", "
 #: The forests whose predictions are exact proximity-weighted sums of training targets.
 SUPPORTED_FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
 
-#: scikit-learn from this version draws bootstrap samples with probabilities proportional to the sample
-#: weights and fits each tree on the draw counts alone; before it, it drew uniformly and multiplied.
-_DRAW_PROBABILITY_VERSION = (1, 9)
-
-
-def _sklearn_version() -> tuple[int, int]:
-    parts = sklearn.__version__.split(".")
-    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+#: The installed scikit-learn's ``(major, minor)`` (the adapter's reading; tests pretend to be another release).
+_sklearn_version = sklearn_version
 
 
 def is_classifier_forest(model: Any) -> bool:
@@ -179,61 +179,17 @@ def encode_target(model: Any, y: Any, n_samples: int) -> tuple[np.ndarray, np.nd
     return y_float, y_float
 
 
-def _fit_class_weights(model: Any, y_raw: np.ndarray, sample_weight: np.ndarray | None,
-                       with_sample_weight: bool) -> np.ndarray | None:
-    """Expanded class weights the forest applied in ``fit`` (None when there are none)."""
-    cw = getattr(model, "class_weight", None)
-    if cw is None or not is_classifier_forest(model):
-        return None
-    target = y_raw[:, 0] if y_raw.shape[1] == 1 else y_raw
-    if isinstance(cw, dict | list):
-        return compute_sample_weight(cw, target)
-    if cw == "balanced_subsample" and model.bootstrap:
-        return None  # computed per bootstrap sample
-    classes = [model.classes_] if model.n_outputs_ == 1 else list(model.classes_)
-    dicts = []
-    accepts_weights = "sample_weight" in inspect.signature(compute_class_weight).parameters
-    for k, cls in enumerate(classes):
-        kwargs = {"sample_weight": sample_weight} if with_sample_weight and accepts_weights else {}
-        values = compute_class_weight("balanced", classes=cls, y=y_raw[:, k], **kwargs)
-        dicts.append(dict(zip(cls, values)))
-    return compute_sample_weight(dicts[0] if model.n_outputs_ == 1 else dicts, target)
-
-
 def _candidate_semantics() -> list[str]:
-    new_first = _sklearn_version() >= _DRAW_PROBABILITY_VERSION
-    return ["draw_probability", "multiplicative"] if new_first else ["multiplicative", "draw_probability"]
+    """The bootstrap weighting rules to try, the installed scikit-learn's first (the adapter knows them)."""
+    return forest_draw_semantics(_sklearn_version())
 
 
 def _tree_weight_function(model: Any, y_raw: np.ndarray, y_codes: np.ndarray, sample_weight: np.ndarray | None,
                           semantics: str) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], bool]:
     """``(weights, integral)``: ``weights(indices_t) -> (counts, c)`` gives tree ``t``'s in-bag counts and leaf
     weights; ``integral`` is True when ``c`` is the multiplicity alone (stored as a small integer)."""
-    n = y_raw.shape[0]
-    new = semantics == "draw_probability"
-    fit_cw = _fit_class_weights(model, y_raw, sample_weight, with_sample_weight=new)
-    static = np.ones(n)
-    if sample_weight is not None and (not new or not model.bootstrap):
-        static = static * sample_weight
-    if fit_cw is not None and (not new or not model.bootstrap):
-        static = static * fit_cw
-    subsample = is_classifier_forest(model) and model.bootstrap and model.class_weight == "balanced_subsample"
-    y_float = np.ascontiguousarray(y_codes, dtype=np.float64)
-    integral = not subsample and bool(np.all(static == 1.0))
-
-    def weights(indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        counts = np.bincount(indices, minlength=n).astype(np.float64)
-        if counts.shape[0] != n:
-            raise DataValidationError(
-                f"model.estimators_samples_ refers to row {counts.shape[0] - 1}, but data has only {n} rows; pass "
-                "the training data the forest was fitted on."
-            )
-        c = counts * static
-        if subsample:
-            c = c * compute_sample_weight("balanced", y_float, indices=indices)
-        return counts, c
-
-    return weights, integral
+    return forest_tree_weights(model, y_raw, y_codes, sample_weight, semantics,
+                               classifier=is_classifier_forest(model))
 
 
 def _leaf_ranks(tree: Any) -> np.ndarray:
@@ -247,17 +203,8 @@ def _inbag_column(bits: np.ndarray, t: int) -> np.ndarray:
 
 
 def _estimators_samples(model: Any, chunk: int = 8) -> Iterator[np.ndarray]:
-    """The public ``estimators_samples_``, a few trees at a time.
-
-    The property regenerates the in-bag draws of every tree at once (n_trees arrays of n_train indices, 8 MB
-    for 100 trees and 20,000 points); asking it of a shallow copy holding a slice of ``estimators_`` yields the
-    same arrays with only ``chunk`` of them alive. Every leaf is verified against them afterwards.
-    """
-    trees = model.estimators_
-    for start in range(0, len(trees), chunk):
-        part = copy.copy(model)
-        part.estimators_ = trees[start:start + chunk]
-        yield from part.estimators_samples_
+    """The public ``estimators_samples_``, a few trees at a time (the adapter's :func:`forest_inbag_draws`)."""
+    return forest_inbag_draws(model, chunk)
 
 
 @dataclass

@@ -11,6 +11,7 @@ ties in v pooled, since T is a function of v) with normalised iterative hard thr
 
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -293,7 +294,7 @@ def _niht_step(codes, weights, t, gamma, p, s, rho):
     return _hard_threshold(gamma - gradient / rho, s)
 
 
-def _niht_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta):
+def _niht_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta):
     """The poster's gamma-step: normalised IHT steps until gamma moves less than ``tol`` (or ``inner_max_iter``).
 
     Each step minimises the quadratic majoriser ``l(g) + grad' (x - g) + rho / 2 ||x - g||^2`` over the unit
@@ -314,7 +315,7 @@ def _niht_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, 
     return gamma
 
 
-def _sphere_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta):
+def _sphere_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta, *, gram):
     """Hard-thresholding steps choose the support; each is followed by the exact minimum on that support.
 
     A normalised IHT step does not increase the loss (the poster's theorem), and the exact minimum over
@@ -349,7 +350,10 @@ def _sphere_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol
     return gamma
 
 
-_GAMMA_STEPS = {"sphere": _sphere_block, "niht": _niht_block}
+def _gamma_block(gamma_step, gram):
+    """The gamma-step named ``gamma_step`` as one call ``(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol,
+    huber_delta)``: the sphere step solves on the support with the Gram matrix, the poster's NIHT step needs none."""
+    return {"sphere": functools.partial(_sphere_block, gram=gram), "niht": _niht_block}[gamma_step]
 
 
 def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner_max_iter, tol, isotonic,
@@ -364,9 +368,9 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
     that touches it there, so the Huber objective is non-increasing as well.
     """
     gamma = gamma0.copy()
-    gamma_block = _GAMMA_STEPS[gamma_step]
+    gamma_block = _gamma_block(gamma_step, gram)
     if not gamma.any():  # the poster's start: t = v, the gamma-step first (gamma = 0 is not feasible: no history)
-        gamma = gamma_block(codes, weights, payoffs, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta)
+        gamma = gamma_block(codes, weights, payoffs, gamma, p, s, rho, inner_max_iter, tol, huber_delta)
         if not gamma.any():  # Z^T W v = 0: nothing to threshold, start on the first s players
             gamma[:s] = 1.0 / np.sqrt(s)
     delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
@@ -375,7 +379,7 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
     iterations = 0
     while iterations < max_iter:
         iterations += 1
-        gamma = gamma_block(codes, weights, t, gamma, p, s, rho, gram, inner_max_iter, tol, huber_delta)
+        gamma = gamma_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta)
         delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
         history.append(_objective(weights, t - delta, huber_delta))
         t = isotonic(delta, _robust_weights(weights, t - delta, huber_delta))
@@ -385,7 +389,7 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
     return gamma, t, history, iterations
 
 
-def _starts(codes, payoffs, weights, p, s, shapley, init, n_restarts, random_state):
+def _starts(p, s, shapley, init, n_restarts, random_state):
     """Initial unit vectors with at most ``s`` non-zeros: the chosen start, then the perturbed restarts.
 
     The zero start is the poster's ``gamma = 0`` (with ``t = v``, see :func:`_alternate`). The Shapley start
@@ -476,7 +480,7 @@ def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, 
                           shapley_values=shapley)
     scale = np.linalg.norm(shapley)
     isotonic = _IsotonicStep(payoffs, min_slope / scale if scale > 0 else 0.0)
-    starts = _starts(codes, payoffs, weights, p, s, shapley, init, n_restarts, random_state)
+    starts = _starts(p, s, shapley, init, n_restarts, random_state)
     options = dict(max_iter=max_iter, inner_max_iter=inner_max_iter, tol=tol, gamma_step=gamma_step)
     best = _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, None, shapley, **options)
     if loss == "huber":

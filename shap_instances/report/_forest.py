@@ -155,102 +155,127 @@ class ForestProximities:
 
     @staticmethod
     def build(report: Report, context: Context, bar: Any) -> None:
-        from sklearn.pipeline import Pipeline
-
         from ..explainers.gap import GapExplainer
-        from ..plots import gap_cumulative_weight, trust_deciles
-        from ._models import describe_preprocessing
 
         plan = context.plan
-        from ._plan import PROBE_TREES
-
-        after_per_tree = plan.costs.gap_fixed_per_tree + plan.trust_rows * plan.costs.gap_per_row_tree
-        after_fixed = max(plan.sections["forest"].estimate - (plan.n_trees - PROBE_TREES) * plan.costs.per_tree
-                          - plan.n_trees * after_per_tree, 0.0)
-        forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, deadline=context.deadline,
-                             after_fixed=after_fixed, after_per_tree=after_per_tree)
+        forest = _grown_forest(context, bar)
         n_trees = len(forest.estimators_)
-        pipeline = Pipeline([("preprocess", context.forest_preprocess), ("model", forest)])
-        context.scores[describe_preprocessing(pipeline)] = score(pipeline, context.X_test, context.y_test,
-                                                                 context.classification)
         section = report.section("Random forest: which training rows make each prediction")
         y_train = np.asarray(context.y_train)
         explainer = GapExplainer(forest, context.F_train, y=y_train, max_memory=context.max_memory)
         shown = context.F_test.iloc[:50]
         explanation = explainer(shown)
         bar.advance(n_trees * plan.costs.gap_fixed_per_tree / 2, "RF-GAP index")
-        section.text(
-            f"A random forest ({n_trees} trees, min_samples_leaf=5) predicts exactly a weighted sum of "
-            "training targets (RF-GAP proximities): base value (the mean training target, or the class share) "
-            "plus one contribution per training row, k_ji * (y_i - base). It works on the encoded matrix (numeric "
-            "columns unscaled, string columns one-hot encoded). The waterfall shows the training rows that move "
-            "the first held-out prediction most."
-        )
-        row_name = context.X_test.index[0]
-        if context.classification:
-            classes = list(forest.classes_)
-            predicted = forest.predict(shown.iloc[:1])[0]
-            k = classes.index(predicted)
-            values, base = explanation.values[0, :, k], explanation.base_values[0, k]
-            targets, target_label = y_train, "class"
-            section.text(explained_class_sentence(
-                predicted, f"the forest's predicted class for held-out row {row_name}; the waterfall explains its "
-                           f"probability, and the trust scores below the probability of each row's own predicted "
-                           "class"))
-            what = f"the probability of class {predicted}"
-        else:
-            values, base = explanation.values[0], explanation.base_values[0]
-            targets, target_label, what = y_train, "target", "the prediction"
-        fig = _figures.gap_waterfall(values, base, context.F_train.index, targets, target_label=target_label)
-        section.figure(fig, "gap_waterfall",
-                       f"Training rows behind {what} for held-out row {row_name}: each bar is one training row, "
-                       f"labelled 'row NAME ({target_label} VALUE)' with its row name in the data and its "
-                       f"{target_label}; its length is k_ji * (y_i - base). The bottom bar sums the other training "
-                       "rows; E[f(X)] is the base value and f(x) the forest's prediction.")
-        ax = gap_cumulative_weight(explanation, show=False)
-        section.figure(_figures.figure_of(ax), "gap_cumulative_weight",
-                       f"Cumulative proximity weight against the number of training neighbours ({len(shown)} "
-                       "held-out rows).")
+        _proximity_figures(section, context, forest, explanation, shown, y_train)
         bar.advance(2 * plan.costs.per_figure, "figures")
-
-        positions = np.arange(len(context.F_test))
-        if plan.trust_rows < len(positions):
-            positions = np.sort(np.random.default_rng(context.seed).choice(len(positions), plan.trust_rows,
-                                                                          replace=False))
-        rows = context.F_test.iloc[positions]
-        scores = explainer.trust_scores(rows)
-        bar.advance(n_trees * (plan.costs.gap_fixed_per_tree / 2 + len(rows) * plan.costs.gap_per_row_tree),
-                    "trust scores")
-        y_rows = np.asarray(context.y_test)[positions]
-        prediction = forest.predict(rows)
-        if context.classification:
-            score_column, ylabel = "class_probability", "accuracy"
-            outcome = (prediction == y_rows).astype(float)
-        else:
-            score_column, ylabel = "weighted_oob_error", "mean absolute error"
-            outcome = np.abs(prediction - y_rows.astype(float))
-        from ..weighted_targets import trust_decile_table
-
-        table = trust_decile_table(scores[score_column].to_numpy(), outcome, n_bins=5)
-        ax = trust_deciles(table, show=False, ylabel=ylabel, xlabel=f"{score_column} quintile")
-        sampled = f" (a random sample of {len(rows):,} of {len(context.F_test):,})" if len(rows) < len(
-            context.F_test) else ""
-        section.figure(_figures.figure_of(ax), "trust_scores",
-                       f"Held-out {ylabel} by quintile of the trust score {score_column}, {len(rows):,} held-out "
-                       f"rows{sampled}; bars: one standard error either side.")
-        section.comment(trust_comment(table, scores[score_column].to_numpy(), outcome,
-                                      classification=context.classification, score_name=score_column))
-        shown_columns = [c for c in _SHOWN[context.task] if c in scores.columns]
-        caption = "Trust scores of the first held-out rows (all columns and rows in trust_scores.csv)."
-        if context.classification:
-            caption += (" outlier_margin = outlier z-score of the runner-up class minus that of the predicted class:"
-                        " large when the row is typical of its predicted class and atypical of the alternative (inf"
-                        " when no neighbour has the runner-up class). The paper's outlier_ratio, the quotient of the "
-                        "two z-scores, is in the CSV only: its denominator is centred on 0 for typical rows of the "
-                        "predicted class, so it turns negative or explodes for exactly the rows that deserve trust.")
-        else:
-            caption += (" weighted_oob_error: proximity-weighted out-of-bag absolute error of the training "
-                        "neighbours; q10, q50, q90: quantiles of their targets.")
-        section.table(scores[shown_columns].head(10), caption=caption)
+        scores = _trust_scores(section, context, forest, explainer, bar)
         bar.advance(plan.costs.per_figure, "trust figure")
         context.results["trust_scores"] = scores
+
+
+def _grown_forest(context: Context, bar: Any) -> Any:
+    """The section's forest, grown to the planned size within the time left (and scored on the held-out rows)."""
+    from sklearn.pipeline import Pipeline
+
+    from ._models import describe_preprocessing
+    from ._plan import PROBE_TREES
+
+    plan = context.plan
+    after_per_tree = plan.costs.gap_fixed_per_tree + plan.trust_rows * plan.costs.gap_per_row_tree
+    after_fixed = max(plan.sections["forest"].estimate - (plan.n_trees - PROBE_TREES) * plan.costs.per_tree
+                      - plan.n_trees * after_per_tree, 0.0)
+    forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, deadline=context.deadline,
+                         after_fixed=after_fixed, after_per_tree=after_per_tree)
+    pipeline = Pipeline([("preprocess", context.forest_preprocess), ("model", forest)])
+    context.scores[describe_preprocessing(pipeline)] = score(pipeline, context.X_test, context.y_test,
+                                                             context.classification)
+    return forest
+
+
+def _proximity_figures(section: Any, context: Context, forest: Any, explanation: Any, shown: pd.DataFrame,
+                       y_train: np.ndarray) -> None:
+    """What RF-GAP is, the waterfall of the first held-out prediction, and the cumulative proximity weight."""
+    from ..plots import gap_cumulative_weight
+
+    section.text(
+        f"A random forest ({len(forest.estimators_)} trees, min_samples_leaf=5) predicts exactly a weighted sum of "
+        "training targets (RF-GAP proximities): base value (the mean training target, or the class share) "
+        "plus one contribution per training row, k_ji * (y_i - base). It works on the encoded matrix (numeric "
+        "columns unscaled, string columns one-hot encoded). The waterfall shows the training rows that move "
+        "the first held-out prediction most."
+    )
+    row_name = context.X_test.index[0]
+    if context.classification:
+        classes = list(forest.classes_)
+        predicted = forest.predict(shown.iloc[:1])[0]
+        k = classes.index(predicted)
+        values, base = explanation.values[0, :, k], explanation.base_values[0, k]
+        targets, target_label = y_train, "class"
+        section.text(explained_class_sentence(
+            predicted, f"the forest's predicted class for held-out row {row_name}; the waterfall explains its "
+                       f"probability, and the trust scores below the probability of each row's own predicted "
+                       "class"))
+        what = f"the probability of class {predicted}"
+    else:
+        values, base = explanation.values[0], explanation.base_values[0]
+        targets, target_label, what = y_train, "target", "the prediction"
+    fig = _figures.gap_waterfall(values, base, context.F_train.index, targets, target_label=target_label)
+    section.figure(fig, "gap_waterfall",
+                   f"Training rows behind {what} for held-out row {row_name}: each bar is one training row, "
+                   f"labelled 'row NAME ({target_label} VALUE)' with its row name in the data and its "
+                   f"{target_label}; its length is k_ji * (y_i - base). The bottom bar sums the other training "
+                   "rows; E[f(X)] is the base value and f(x) the forest's prediction.")
+    ax = gap_cumulative_weight(explanation, show=False)
+    section.figure(_figures.figure_of(ax), "gap_cumulative_weight",
+                   f"Cumulative proximity weight against the number of training neighbours ({len(shown)} "
+                   "held-out rows).")
+
+
+def _trust_scores(section: Any, context: Context, forest: Any, explainer: Any, bar: Any) -> pd.DataFrame:
+    """The trust scores of (a sample of) the held-out rows: held-out quality by quintile, a comment, a table."""
+    from ..plots import trust_deciles
+    from ..weighted_targets import trust_decile_table
+
+    plan = context.plan
+    positions = np.arange(len(context.F_test))
+    if plan.trust_rows < len(positions):
+        positions = np.sort(np.random.default_rng(context.seed).choice(len(positions), plan.trust_rows,
+                                                                      replace=False))
+    rows = context.F_test.iloc[positions]
+    scores = explainer.trust_scores(rows)
+    bar.advance(len(forest.estimators_) * (plan.costs.gap_fixed_per_tree / 2 + len(rows) * plan.costs.gap_per_row_tree),
+                "trust scores")
+    y_rows = np.asarray(context.y_test)[positions]
+    prediction = forest.predict(rows)
+    if context.classification:
+        score_column, ylabel = "class_probability", "accuracy"
+        outcome = (prediction == y_rows).astype(float)
+    else:
+        score_column, ylabel = "weighted_oob_error", "mean absolute error"
+        outcome = np.abs(prediction - y_rows.astype(float))
+    table = trust_decile_table(scores[score_column].to_numpy(), outcome, n_bins=5)
+    ax = trust_deciles(table, show=False, ylabel=ylabel, xlabel=f"{score_column} quintile")
+    sampled = f" (a random sample of {len(rows):,} of {len(context.F_test):,})" if len(rows) < len(
+        context.F_test) else ""
+    section.figure(_figures.figure_of(ax), "trust_scores",
+                   f"Held-out {ylabel} by quintile of the trust score {score_column}, {len(rows):,} held-out "
+                   f"rows{sampled}; bars: one standard error either side.")
+    section.comment(trust_comment(table, scores[score_column].to_numpy(), outcome,
+                                  classification=context.classification, score_name=score_column))
+    shown_columns = [c for c in _SHOWN[context.task] if c in scores.columns]
+    section.table(scores[shown_columns].head(10), caption=_trust_caption(context.classification))
+    return scores
+
+
+def _trust_caption(classification: bool) -> str:
+    """The caption of the trust-score table: what its less obvious columns mean."""
+    caption = "Trust scores of the first held-out rows (all columns and rows in trust_scores.csv)."
+    if classification:
+        return caption + (
+            " outlier_margin = outlier z-score of the runner-up class minus that of the predicted class:"
+            " large when the row is typical of its predicted class and atypical of the alternative (inf"
+            " when no neighbour has the runner-up class). The paper's outlier_ratio, the quotient of the "
+            "two z-scores, is in the CSV only: its denominator is centred on 0 for typical rows of the "
+            "predicted class, so it turns negative or explodes for exactly the rows that deserve trust.")
+    return caption + (" weighted_oob_error: proximity-weighted out-of-bag absolute error of the training "
+                      "neighbours; q10, q50, q90: quantiles of their targets.")

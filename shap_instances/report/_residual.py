@@ -13,6 +13,7 @@ CC variance plot and the behaviour outliers, decomposes the residuals of a rando
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
@@ -199,171 +200,224 @@ class ResidualDecomposition:
 
     @staticmethod
     def build(report: Report, context: Context, bar: Any) -> None:
-        from sklearn.decomposition import PCA
-
-        from ..metrics import behaviour_outliers, cc_means, normalised_contributions
-        from ..plots import cc_plot
-
-        plan = context.plan
-        costs = plan.costs
         model, target, label, positive = residual_problem(context)
-        n, k = len(target), costs.n_explained
+        costs = context.plan.costs
         section = report.section(f"Residual decomposition ({type(model).__name__})")
-        # the time the section may use: up to the deadline, less what the later sections and this one's figures
-        # are planned to take; the sampled rows take their planned share first, the aggregate game the rest
-        # (each estimator stops on time by itself: max_time)
-        step = plan.sections["residual"]
-        aggregate_planned = plan.n_permutations * costs.per_aggregate
-        afterwards = max(step.estimate - aggregate_planned - plan.sample_seconds, 0.0)
-        later = sum(s.estimate for key, s in plan.sections.items() if key in ("representer", "forest"))
-        stop_at = context.deadline - afterwards - later
-
-        def time_left(share: float = 1.0) -> float:
-            return max(share * (stop_at - time.perf_counter()), 1.0)
-
-        start = time.perf_counter()
-        sampler = _explainer(context, n_permutations=plan.sample_permutations, silent=context.silent,
-                             batch_size=min(plan.batch_size, plan.sample_permutations),
-                             max_time=time_left(plan.sample_seconds / max(plan.sample_seconds + aggregate_planned,
-                                                                          1e-9)))
-        sample = sampler.explain_sample(k)
-        sample_info = sampler.result_.info
-        sample_seconds = time.perf_counter() - start
-        bar.advance(plan.sample_seconds, f"{len(sample.sampled_rows):,} sampled rows, "
-                                         f"{sample_info['n_permutations']:,} permutations")
-        bar.replan(aggregate_planned + afterwards)
-
-        start = time.perf_counter()
-        explainer = _explainer(context, n_permutations=plan.n_permutations, silent=context.silent,
-                               max_time=time_left())
-        means = cc_means(explainer)  # the aggregate game, eq. 5's signs (helpful rows positive)
-        info = explainer.result_.info
-        spent = time.perf_counter() - start
-        n_permutations = info["n_permutations"]
-        bar.advance(aggregate_planned, f"{n_permutations:,} permutations of the aggregate game")
-        bar.replan(afterwards)
-
-        summary = summary_table(means, sample)
-        contribution = summary["contribution_mean"]
-        spread = float(contribution.std())
-        permutation = float(np.sqrt(np.mean(summary["contribution_mean_se"] ** 2)))
-        stopped = " (stopped by the time budget)" if info.get("stopped_by") == "max_time" else ""
-        section.text(
-            "Each residual is split into Shapley contributions of the training rows: the model is refit on "
-            f"subsets of the {n:,} training rows, exactly, along random permutations. Composition = a residual's "
-            "share per row; contribution = a row's effect on the residuals, positive when it shrinks them "
-            "(each explained residual's sign, eq. 5 of the paper, as cc_plot(sign_by=\"explained\") draws it; the "
-            "paper's figure 3 and cc_plot's default sign each row by its own residual instead, which flips rows "
-            "with negative residuals: see docs/explainers/residual.md). The model sees the "
-            "encoded matrix (standardised numeric columns, one-hot string columns); the preprocessing is fitted "
-            "once on all training rows and held fixed while the model is refit."
-        )
-        section.text(
-            "Means over the explained rows are Shapley values of one scalar game (Shapley values are linear in "
-            "the game): the contribution means, the data values and the lists of helpful and harmful rows come "
-            f"from that aggregate game over all {n:,} training rows, {n_permutations:,} antithetic permutations"
-            f"{stopped} in {spent:.1f} s, never the {n:,} x {n:,} matrix; its permutation error of a "
-            f"contribution mean is {permutation:.3g} (root mean square of the standard errors over training rows), "
-            f"and the contribution means spread with standard deviation {spread:.3g}. The composition means are "
-            "exact: a row's residual / n (efficiency)."
-        )
-        if positive is not None:
-            section.text(explained_class_sentence(
-                positive, f"the residuals are those of a ridge regression of the indicator {label}, a linear "
-                          "probability model: residual = P(class) - 1[row has the class]"))
-        m = len(sample.sampled_rows)
-        sampled = summary.loc[summary["explained"]]
-        var_se = float(np.median(summary["contribution_var_se"] / summary["contribution_var"].where(
-            summary["contribution_var"] > 0)))
-        noise = float(np.median(summary["contribution_var_noise"] / summary["contribution_var"].where(
-            summary["contribution_var"] > 0)))
-        section.text(
-            "The CC variance plot and the behaviour outliers need each row's own decomposition (not a mean): "
-             + (f"they come from the full decomposition of a random sample of {m:,} of the {n:,} explained rows "
-                f"(seed {context.seed}; every training row is a player), {sample_info['n_permutations']:,} "
-                f"permutations in {sample_seconds:.1f} s. Sampling error of a training row's contribution "
-                f"variance: median {var_se:.0%} of it (finite-population corrected); "
-                if m < n else
-                f"every row is decomposed ({sample_info['n_permutations']:,} permutations in {sample_seconds:.1f} "
-                "s); ")
-             + f"the permutations' noise makes up a median {noise:.0%} of a contribution variance."
-        )
-        section.comment(_precision_comment(permutation, spread, spent=spent, capped=n_permutations >= _most(n)))
+        runs = _decompose(context, bar, len(target))
+        _describe(section, context, runs, label, positive)
         colour = target.to_numpy()
-        ax = cc_plot(summary, color=colour, show=False, label=label)
-        section.figure(_figures.figure_of(ax), "cc_plot", "CC plot: mean composition (residual / n) against mean "
-                                             f"contribution (the aggregate game), for all {n:,} training rows.")
-        ax = cc_plot(summary, statistic="var", color=colour, show=False, label=label)
-        section.figure(_figures.figure_of(ax), "cc_variance_plot",
-                       "CC variance plot: variance of the composition against variance of the contribution"
-                       + (f", for the {len(sampled):,} sampled rows (a composition variance needs the row's own "
-                          f"decomposition; contribution variances over the {m:,} sampled residuals)."
-                          if m < n else "."))
+        _cc_plots(section, runs, colour, label)
         bar.advance(2 * costs.per_figure, "CC plots")
-
-        helpful = contribution.to_numpy() > 0
-        table = pd.DataFrame({
-            "contribution_mean": contribution,
-            "standard_error": summary["contribution_mean_se"],
-            "residual": summary["residual"],
-            "target": colour,
-        }, index=summary.index)
-        fig, ax = plt.subplots(figsize=(7.5, 6.5))
-        _figures.helpful_harmful_bars(ax, contribution, k=10)
-        ax.set_title("Most helpful and most harmful training rows")
-        section.figure(fig, "helpful_harmful",
-                       "The training rows with the largest and the smallest mean sign-normalised contribution: "
-                       "helpful rows shrink the other residuals, harmful rows enlarge them.")
-        se_note = " standard_error: the permutation error of the row's contribution mean (aggregate game)."
-        section.table(table.sort_values("contribution_mean", ascending=False).head(8),
-                      caption="Most helpful training rows: they shrink the other residuals the most." + se_note)
-        section.table(table.sort_values("contribution_mean").head(8),
-                      caption="Most harmful training rows: they enlarge the other residuals the most.")
+        _helpful_and_harmful(section, runs.summary, colour)
         bar.advance(costs.per_figure, "helpful and harmful rows")
-
-        outliers = behaviour_outliers(sample, context.Z_train, random_state=context.seed)
-        behaviour = normalised_contributions(sample).T  # one row per training instance
-        pca = PCA(n_components=2, random_state=context.seed).fit(behaviour)
-        components, share = pca.transform(behaviour), pca.explained_variance_ratio_
-        del behaviour
-        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
-        flags = outliers["by_behaviour"].to_numpy(), outliers["by_features"].to_numpy()
-        _figures.outlier_scatter(left, summary["composition_mean"], contribution, *flags,
-                                 xlabel="composition mean (residual / n)",
-                                 ylabel="contribution mean (sign-normalised)")
-        left.set_title("CC plane")
-        _figures.outlier_scatter(right, components[:, 0], components[:, 1], *flags, legend=False,
-                                 xlabel=f"contribution PC 1 ({share[0]:.0%} of variance)",
-                                 ylabel=f"contribution PC 2 ({share[1]:.0%} of variance)")
-        right.set_title("First two principal components of the contribution rows")
-        for axis in (left, right):
-            _figures.short_ticks(axis, "x")
-            _figures.short_ticks(axis, "y")
-        section.figure(fig, "behaviour_outliers",
-                       "Behaviour-based outliers (IsolationForest on each row's contributions to the "
-                       + (f"{m:,} sampled residuals" if m < n else "residuals")
-                       + "; red) against outliers on the encoded features (blue rings), on the CC plane and on "
-                       "the first two principal components of the contribution rows.")
-        counts = pd.crosstab(outliers["by_behaviour"], outliers["by_features"])
-        section.table(counts, caption="IsolationForest outliers on contribution rows (behaviour, rows) against "
-                                      "outliers on the encoded features (columns) (Liu & Barnard, figure 6).")
+        outliers = _behaviour_outliers(section, context, runs)
         bar.advance(costs.per_figure + 1.5 * costs.per_figure / 1.2, "outliers")
+        _data_values(section, runs.summary)
+        context.results["instances"] = runs.summary.join(outliers)
 
-        values = summary["instance_value"].rename("instance_value")
-        top = min(12, len(values))
-        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 2]})
-        _figures.data_value_rank(left, values, helpful, k=top)
-        left.set_title("All training rows, sorted")
-        _figures.data_value_top(right, values, helpful, k=top)
-        right.set_title(f"The {top} largest data values")
-        section.figure(fig, "data_values",
-                       f"Data values (the squared mean contribution of each training row, from the aggregate game), "
-                       f"sorted; the {top} largest are labelled, coloured by the sign of their mean sign-normalised "
-                       "contribution.")
-        section.table(values.sort_values(ascending=False).head(8).to_frame(),
-                      caption="Data values: the squared mean contribution of each training row (the paper's value; "
-                              "all rows, with the CC statistics and outlier flags, in instances.csv).")
-        context.results["instances"] = summary.join(outliers)
+
+@dataclass
+class _Decomposition:
+    """What the section computed: the sampled rows' decomposition and the aggregate game's CC statistics."""
+
+    n: int  # training rows (players)
+    sample: Any  # the decomposition of the sampled explained rows (a shap.Explanation)
+    sample_permutations: int
+    sample_seconds: float
+    summary: pd.DataFrame  # summary_table: every training row's CC statistics
+    n_permutations: int  # of the aggregate game
+    spent: float  # seconds the aggregate game took
+    stopped: bool  # the aggregate game was stopped by the time budget
+
+    @property
+    def m(self) -> int:
+        """Explained rows decomposed (the sample)."""
+        return len(self.sample.sampled_rows)
+
+
+def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
+    """The sampled rows' decomposition, then the aggregate game's, each stopping on time by itself (``max_time``).
+
+    The time the section may use runs up to the deadline, less what the later sections and this one's figures
+    are planned to take; the sampled rows take their planned share first, the aggregate game the rest.
+    """
+    from ..metrics import cc_means
+
+    plan = context.plan
+    aggregate_planned = plan.n_permutations * plan.costs.per_aggregate
+    afterwards = max(plan.sections["residual"].estimate - aggregate_planned - plan.sample_seconds, 0.0)
+    later = sum(s.estimate for key, s in plan.sections.items() if key in ("representer", "forest"))
+    stop_at = context.deadline - afterwards - later
+
+    def time_left(share: float = 1.0) -> float:
+        return max(share * (stop_at - time.perf_counter()), 1.0)
+
+    start = time.perf_counter()
+    sampler = _explainer(context, n_permutations=plan.sample_permutations, silent=context.silent,
+                         batch_size=min(plan.batch_size, plan.sample_permutations),
+                         max_time=time_left(plan.sample_seconds / max(plan.sample_seconds + aggregate_planned, 1e-9)))
+    sample = sampler.explain_sample(plan.costs.n_explained)
+    sample_permutations = sampler.result_.info["n_permutations"]
+    sample_seconds = time.perf_counter() - start
+    bar.advance(plan.sample_seconds, f"{len(sample.sampled_rows):,} sampled rows, {sample_permutations:,} permutations")
+    bar.replan(aggregate_planned + afterwards)
+
+    start = time.perf_counter()
+    explainer = _explainer(context, n_permutations=plan.n_permutations, silent=context.silent, max_time=time_left())
+    means = cc_means(explainer)  # the aggregate game, eq. 5's signs (helpful rows positive)
+    info = explainer.result_.info
+    spent = time.perf_counter() - start
+    bar.advance(aggregate_planned, f"{info['n_permutations']:,} permutations of the aggregate game")
+    bar.replan(afterwards)
+    return _Decomposition(n=n, sample=sample, sample_permutations=sample_permutations, sample_seconds=sample_seconds,
+                          summary=summary_table(means, sample), n_permutations=info["n_permutations"], spent=spent,
+                          stopped=info.get("stopped_by") == "max_time")
+
+
+def _describe(section: Any, context: Context, runs: _Decomposition, label: str, positive: Any) -> None:
+    """The section's text: what is decomposed, the aggregate game's budget and error, the sample, the comment."""
+    n, n_permutations, summary = runs.n, runs.n_permutations, runs.summary
+    spread = float(summary["contribution_mean"].std())
+    permutation = float(np.sqrt(np.mean(summary["contribution_mean_se"] ** 2)))
+    stopped = " (stopped by the time budget)" if runs.stopped else ""
+    section.text(
+        "Each residual is split into Shapley contributions of the training rows: the model is refit on "
+        f"subsets of the {n:,} training rows, exactly, along random permutations. Composition = a residual's "
+        "share per row; contribution = a row's effect on the residuals, positive when it shrinks them "
+        "(each explained residual's sign, eq. 5 of the paper, as cc_plot(sign_by=\"explained\") draws it; the "
+        "paper's figure 3 and cc_plot's default sign each row by its own residual instead, which flips rows "
+        "with negative residuals: see docs/explainers/residual.md). The model sees the "
+        "encoded matrix (standardised numeric columns, one-hot string columns); the preprocessing is fitted "
+        "once on all training rows and held fixed while the model is refit."
+    )
+    section.text(
+        "Means over the explained rows are Shapley values of one scalar game (Shapley values are linear in "
+        "the game): the contribution means, the data values and the lists of helpful and harmful rows come "
+        f"from that aggregate game over all {n:,} training rows, {n_permutations:,} antithetic permutations"
+        f"{stopped} in {runs.spent:.1f} s, never the {n:,} x {n:,} matrix; its permutation error of a "
+        f"contribution mean is {permutation:.3g} (root mean square of the standard errors over training rows), "
+        f"and the contribution means spread with standard deviation {spread:.3g}. The composition means are "
+        "exact: a row's residual / n (efficiency)."
+    )
+    if positive is not None:
+        section.text(explained_class_sentence(
+            positive, f"the residuals are those of a ridge regression of the indicator {label}, a linear "
+                      "probability model: residual = P(class) - 1[row has the class]"))
+    section.text(_sample_sentence(context, runs))
+    section.comment(_precision_comment(permutation, spread, spent=runs.spent, capped=n_permutations >= _most(n)))
+
+
+def _sample_sentence(context: Context, runs: _Decomposition) -> str:
+    """Where the CC variance plot and the behaviour outliers come from: the sampled rows, and their errors."""
+    summary, n, m = runs.summary, runs.n, runs.m
+    variance = summary["contribution_var"].where(summary["contribution_var"] > 0)
+    var_se = float(np.median(summary["contribution_var_se"] / variance))
+    noise = float(np.median(summary["contribution_var_noise"] / variance))
+    return (
+        "The CC variance plot and the behaviour outliers need each row's own decomposition (not a mean): "
+        + (f"they come from the full decomposition of a random sample of {m:,} of the {n:,} explained rows "
+           f"(seed {context.seed}; every training row is a player), {runs.sample_permutations:,} "
+           f"permutations in {runs.sample_seconds:.1f} s. Sampling error of a training row's contribution "
+           f"variance: median {var_se:.0%} of it (finite-population corrected); "
+           if m < n else
+           f"every row is decomposed ({runs.sample_permutations:,} permutations in {runs.sample_seconds:.1f} "
+           "s); ")
+        + f"the permutations' noise makes up a median {noise:.0%} of a contribution variance."
+    )
+
+
+def _cc_plots(section: Any, runs: _Decomposition, colour: np.ndarray, label: str) -> None:
+    """The CC plot (all training rows, aggregate game) and the CC variance plot (the sampled rows)."""
+    from ..plots import cc_plot
+
+    summary, n, m = runs.summary, runs.n, runs.m
+    sampled = summary.loc[summary["explained"]]
+    ax = cc_plot(summary, color=colour, show=False, label=label)
+    section.figure(_figures.figure_of(ax), "cc_plot", "CC plot: mean composition (residual / n) against mean "
+                                         f"contribution (the aggregate game), for all {n:,} training rows.")
+    ax = cc_plot(summary, statistic="var", color=colour, show=False, label=label)
+    section.figure(_figures.figure_of(ax), "cc_variance_plot",
+                   "CC variance plot: variance of the composition against variance of the contribution"
+                   + (f", for the {len(sampled):,} sampled rows (a composition variance needs the row's own "
+                      f"decomposition; contribution variances over the {m:,} sampled residuals)."
+                      if m < n else "."))
+
+
+def _helpful_and_harmful(section: Any, summary: pd.DataFrame, colour: np.ndarray) -> None:
+    """The most helpful and most harmful training rows: a bar chart and two tables."""
+    contribution = summary["contribution_mean"]
+    table = pd.DataFrame({
+        "contribution_mean": contribution,
+        "standard_error": summary["contribution_mean_se"],
+        "residual": summary["residual"],
+        "target": colour,
+    }, index=summary.index)
+    fig, ax = plt.subplots(figsize=(7.5, 6.5))
+    _figures.helpful_harmful_bars(ax, contribution, k=10)
+    ax.set_title("Most helpful and most harmful training rows")
+    section.figure(fig, "helpful_harmful",
+                   "The training rows with the largest and the smallest mean sign-normalised contribution: "
+                   "helpful rows shrink the other residuals, harmful rows enlarge them.")
+    se_note = " standard_error: the permutation error of the row's contribution mean (aggregate game)."
+    section.table(table.sort_values("contribution_mean", ascending=False).head(8),
+                  caption="Most helpful training rows: they shrink the other residuals the most." + se_note)
+    section.table(table.sort_values("contribution_mean").head(8),
+                  caption="Most harmful training rows: they enlarge the other residuals the most.")
+
+
+def _behaviour_outliers(section: Any, context: Context, runs: _Decomposition) -> pd.DataFrame:
+    """IsolationForest outliers on the sampled rows' contributions against those on the features; the flags."""
+    from sklearn.decomposition import PCA
+
+    from ..metrics import behaviour_outliers, normalised_contributions
+
+    summary, sample, n, m = runs.summary, runs.sample, runs.n, runs.m
+    outliers = behaviour_outliers(sample, context.Z_train, random_state=context.seed)
+    behaviour = normalised_contributions(sample).T  # one row per training instance
+    pca = PCA(n_components=2, random_state=context.seed).fit(behaviour)
+    components, share = pca.transform(behaviour), pca.explained_variance_ratio_
+    del behaviour
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5))
+    flags = outliers["by_behaviour"].to_numpy(), outliers["by_features"].to_numpy()
+    _figures.outlier_scatter(left, summary["composition_mean"], summary["contribution_mean"], *flags,
+                             xlabel="composition mean (residual / n)",
+                             ylabel="contribution mean (sign-normalised)")
+    left.set_title("CC plane")
+    _figures.outlier_scatter(right, components[:, 0], components[:, 1], *flags, legend=False,
+                             xlabel=f"contribution PC 1 ({share[0]:.0%} of variance)",
+                             ylabel=f"contribution PC 2 ({share[1]:.0%} of variance)")
+    right.set_title("First two principal components of the contribution rows")
+    for axis in (left, right):
+        _figures.short_ticks(axis, "x")
+        _figures.short_ticks(axis, "y")
+    section.figure(fig, "behaviour_outliers",
+                   "Behaviour-based outliers (IsolationForest on each row's contributions to the "
+                   + (f"{m:,} sampled residuals" if m < n else "residuals")
+                   + "; red) against outliers on the encoded features (blue rings), on the CC plane and on "
+                   "the first two principal components of the contribution rows.")
+    counts = pd.crosstab(outliers["by_behaviour"], outliers["by_features"])
+    section.table(counts, caption="IsolationForest outliers on contribution rows (behaviour, rows) against "
+                                  "outliers on the encoded features (columns) (Liu & Barnard, figure 6).")
+    return outliers
+
+
+def _data_values(section: Any, summary: pd.DataFrame) -> None:
+    """The data values (squared mean contributions): all rows sorted, the largest labelled, and a table."""
+    helpful = summary["contribution_mean"].to_numpy() > 0
+    values = summary["instance_value"].rename("instance_value")
+    top = min(12, len(values))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 2]})
+    _figures.data_value_rank(left, values, helpful, k=top)
+    left.set_title("All training rows, sorted")
+    _figures.data_value_top(right, values, helpful, k=top)
+    right.set_title(f"The {top} largest data values")
+    section.figure(fig, "data_values",
+                   f"Data values (the squared mean contribution of each training row, from the aggregate game), "
+                   f"sorted; the {top} largest are labelled, coloured by the sign of their mean sign-normalised "
+                   "contribution.")
+    section.table(values.sort_values(ascending=False).head(8).to_frame(),
+                  caption="Data values: the squared mean contribution of each training row (the paper's value; "
+                          "all rows, with the CC statistics and outlier flags, in instances.csv).")
 
 
 def _most(n: int) -> int:

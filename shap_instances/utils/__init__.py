@@ -6,6 +6,10 @@
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
+* the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
+  :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
+  (:func:`forest_draw_semantics`, :func:`forest_class_weights`, :func:`forest_tree_weights`,
+  :func:`forest_inbag_draws`) and the gradient-boosting models' private state (``gb_*``, ``hgb_*``);
 * (:func:`check_explainer` moved to :mod:`shap_instances.testing`.)
 """
 
@@ -15,6 +19,26 @@ from ._clustering import player_clustering, row_cohorts
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import RandomStateLike, check_random_state, spawn_seeds
+from ._sklearn_internals import (
+    NEWEST_TESTED_SKLEARN,
+    OLDEST_SKLEARN,
+    SKLEARN_SUPPORTED,
+    check_sklearn_version,
+    forest_class_weights,
+    forest_draw_semantics,
+    forest_inbag_draws,
+    forest_tree_weights,
+    gb_init_raw,
+    gb_loss,
+    hgb_apply_input,
+    hgb_baseline,
+    hgb_loss,
+    hgb_node_id_predictor,
+    hgb_predictors,
+    hgb_sample_weight,
+    hgb_split_seed,
+    sklearn_version,
+)
 from ._validation import (
     available_memory_bytes,
     check_data,
@@ -35,22 +59,40 @@ __all__ = [
     "HasMethods",
     "JIT_OPTIONS",
     "Interval",
+    "NEWEST_TESTED_SKLEARN",
+    "OLDEST_SKLEARN",
     "Options",
     "RandomStateLike",
+    "SKLEARN_SUPPORTED",
     "available_memory_bytes",
     "check_data",
     "check_fitted",
     "check_memory",
     "check_random_state",
+    "check_sklearn_version",
     "check_target",
     "column_names",
     "fitted_columns",
+    "forest_class_weights",
+    "forest_draw_semantics",
+    "forest_inbag_draws",
+    "forest_tree_weights",
+    "gb_init_raw",
+    "gb_loss",
+    "hgb_apply_input",
+    "hgb_baseline",
+    "hgb_loss",
+    "hgb_node_id_predictor",
+    "hgb_predictors",
+    "hgb_sample_weight",
+    "hgb_split_seed",
     "in_column_order",
     "instance_names",
     "model_input",
     "player_clustering",
     "row_cohorts",
     "row_names",
+    "sklearn_version",
     "spawn_seeds",
     "training_names",
     "validate_params",

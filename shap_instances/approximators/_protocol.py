@@ -1,0 +1,49 @@
+"""``Approximator``: the one call through which explainers and metrics use an estimator of Shapley values."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..games import Game
+    from ._result import ShapleyResult
+
+__all__ = ["Approximator"]
+
+
+@runtime_checkable
+class Approximator(Protocol):
+    """What every estimator of this package is: an object with ``estimate(game) -> ShapleyResult``.
+
+    The budget, ``random_state``, ``n_jobs`` and the stopping rules are given to the constructor, so the one
+    call takes the game alone and a new estimator is a small class. A game maps a bool coalition matrix
+    ``(m, n_players)`` to float64 values ``(m, n_outputs)``; the result holds values ``(n_players,
+    n_outputs)``, v(empty), v(full), standard errors where the estimator samples and the evaluations spent.
+    :class:`ExactEstimator`, :class:`PermutationEstimator`, :class:`KernelEstimator`,
+    :class:`ClosedFormEstimator` and :class:`RidgeInfluenceEstimator` satisfy it, and so does any object a
+    caller passes as ``InstanceKernelExplainer(estimator=...)``.
+
+    The protocol is ``runtime_checkable``: ``isinstance(obj, Approximator)`` checks that ``obj`` has an
+    ``estimate`` method (not its signature).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.approximators import Approximator, ExactEstimator, ShapleyResult
+    >>> from shap_instances.games import FunctionGame
+    >>> isinstance(ExactEstimator(), Approximator)
+    True
+    >>> class Equal:  # every player gets an equal share of v(full) - v(empty)
+    ...     def estimate(self, game):
+    ...         empty, full = game.empty_value, game.full_value
+    ...         values = np.tile((full - empty) / game.n_players, (game.n_players, 1))
+    ...         return ShapleyResult(values, empty, full, n_evaluations=2, estimator="equal")
+    >>> isinstance(Equal(), Approximator), isinstance(object(), Approximator)
+    (True, False)
+    >>> Equal().estimate(FunctionGame(lambda m: m.sum(1, keepdims=True) * 1.0, 4)).values.ravel()
+    array([1., 1., 1., 1.])
+    """
+
+    def estimate(self, game: Game) -> ShapleyResult:
+        """Shapley values of ``game`` (its players' shares of ``v(full) - v(empty)``, per output)."""
+        ...
