@@ -55,6 +55,11 @@ FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
         "every report section has applies(context), called by the plan",
     ("shap_instances/report/_sections.py", "Overview.applies", "context"):
         "every report section has applies(context), called by the plan",
+    ("shap_instances/testing/_declarations.py", "check_players_declaration", "problem"):
+        "every conformance check is called as check(cls, problem) by check_explainer and parametrize_with_checks",
+    ("shap_instances/testing/strategies.py", "Table._repr_pretty_", "cycle"): "IPython's pretty-printer protocol",
+    ("plugins/shap-instances-loo/tests/test_loo.py", "_CountingRegressor.fit", "X"):
+        "scikit-learn's fit(X, y); this test regressor predicts the mean of y",
 }
 
 #: Dead parameters in files being rewritten on another branch: being fixed on branch families/checks.
