@@ -280,8 +280,8 @@ class GapExplainer(InstanceExplainer):
         True
         """
         t0 = time.perf_counter()
-        rows, P, explained = self.gap_.oob_rows(rows, n_jobs=self.n_jobs)
-        return self._explanation(P, explained, [self.train_names_[i] for i in rows], t0)
+        explained_rows, P, explained = self.gap_.oob_rows(rows, n_jobs=self.n_jobs)
+        return self._explanation(P, explained, [self.train_names_[i] for i in explained_rows], t0)
 
     # ------------------------------------------------------------------ trust
     def trust_scores(self, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9), level: float = 0.9,

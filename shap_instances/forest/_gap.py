@@ -194,7 +194,7 @@ class GapForest:
         return reference if reference.shape == self.target_columns.shape else None
 
     # ------------------------------------------------------------------ explanations
-    def oob_rows(self, rows: ArrayLike | None = None, *, n_jobs: int | None = None) -> tuple[Any, np.ndarray,
+    def oob_rows(self, rows: ArrayLike | None = None, *, n_jobs: int | None = None) -> tuple[np.ndarray, Any,
                                                                                                np.ndarray]:
         """``(row numbers, their out-of-bag proximities, their explained out-of-bag predictions)``.
 
@@ -202,21 +202,21 @@ class GapForest:
         in-bag in every tree explain the base value (with a :class:`ReconstructionWarning`).
         """
         P = self.oob_proximities(n_jobs=n_jobs)
-        rows = np.arange(self.n_train) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
-        if rows.size and (rows.min() < 0 or rows.max() >= self.n_train):
-            raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train}), got {rows}.")
-        P = P[rows]
+        chosen = np.arange(self.n_train) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
+        if chosen.size and (chosen.min() < 0 or chosen.max() >= self.n_train):
+            raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train}), got {chosen}.")
+        P = P[chosen]
         reference = self.sklearn_oob()
         # check against scikit-learn's own out-of-bag predictions when the forest stored them
-        explained = np.asarray(P @ self.target_columns) if reference is None else reference[rows].copy()
-        never_oob = self.oob_counts()[rows] == 0
+        explained = np.asarray(P @ self.target_columns) if reference is None else reference[chosen].copy()
+        never_oob = self.oob_counts()[chosen] == 0
         if never_oob.any():
             warnings.warn(
                 f"{int(never_oob.sum())} training points are in-bag in every tree, so they have no out-of-bag "
                 "prediction (scikit-learn reports 0); their explanation is empty and explains the base value. "
                 "Use more trees.", ReconstructionWarning, stacklevel=3)
             explained[never_oob] = self.base_values
-        return rows, P, explained
+        return chosen, P, explained
 
     def values(self, P: Any, explained: np.ndarray, *, max_memory: float | None = None) -> tuple[
             np.ndarray, np.ndarray, np.ndarray, bool]:
