@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .exceptions import ShapInstancesError, UnsupportedModelError
-from .registry import SHAP_ALGORITHMS
+from .registry import SHAP_ALGORITHMS, canonical_name
 
 __all__ = ["main"]
 
@@ -173,7 +173,7 @@ def _cmd_explain(args) -> int:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
     _check_output(out, args, folder=False)
     X, y, task = _load(args)
-    name = args.explainer
+    name = canonical_name(args.explainer)  # a name renamed in 0.2 (residual) warns and gives the new one
     cls = None if name in ("auto", *SHAP_ALGORITHMS) else si.get_explainer(name)  # an unknown name fails here
     model_name = auto_model(task, name) if args.model == "auto" else args.model
     model = fit_model(model_name, task, X, y, args.seed, explainer=name)

@@ -1,4 +1,4 @@
-"""``IsotonicShapley``: Sparse Isotonic Shapley Regression over any SHAP payoff or engine game."""
+"""``IsotonicShapleyExplainer``: Sparse Isotonic Shapley Regression over any SHAP payoff or engine game."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike
 from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
+from .._deprecated import warn_moved
 from .._explanation import build_explanation
 from ..approximators import KernelCoalitionSampler
 from ..approximators.exact import all_coalitions
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from ..isotonic import MonotoneTransform, SISRResult
     from ..utils import RandomStateLike
 
-__all__ = ["IsotonicShapley"]
+__all__ = ["IsotonicShapleyExplainer"]
 
 _SISR_KEYWORDS = {name for name in inspect.signature(sisr).parameters} - {"coalition_values", "sparsity",
                                                                           "random_state"}
@@ -49,8 +50,8 @@ def _check_sisr_options(options: dict[str, Any]) -> None:
     """Unknown keywords and bad values fail at construction, not after the payoffs are evaluated."""
     unknown = sorted(set(options) - _SISR_KEYWORDS)
     if unknown:
-        raise TypeError(f"IsotonicShapley got unexpected keyword argument(s) {unknown}; the SISR options are "
-                        f"{sorted(_SISR_KEYWORDS)}.")
+        raise TypeError(f"IsotonicShapleyExplainer got unexpected keyword argument(s) {unknown}; the SISR options "
+                        f"are {sorted(_SISR_KEYWORDS)}.")
     check_options(**options)
 
 
@@ -75,7 +76,7 @@ def _prediction_function(model: Any) -> Any:
     return model
 
 
-class IsotonicShapley(InstanceExplainer):
+class IsotonicShapleyExplainer(InstanceExplainer):
     """Sparse, monotone-transform-robust attributions of a SHAP payoff (SISR).
 
     For each explained row the payoff of every coalition of features ``A`` is the one
@@ -125,11 +126,11 @@ class IsotonicShapley(InstanceExplainer):
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import LinearRegression
-    >>> from shap_instances import IsotonicShapley
+    >>> from shap_instances import IsotonicShapleyExplainer
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 5))
     >>> model = LinearRegression().fit(X, np.exp(X[:, 0] + 0.5 * X[:, 1]))
-    >>> explainer = IsotonicShapley(model.predict, X[:50], sparsity=2)
+    >>> explainer = IsotonicShapleyExplainer(model.predict, X[:50], sparsity=2)
     >>> explanation = explainer(X[:2])
     >>> explanation.values.shape
     (2, 5)
@@ -161,10 +162,10 @@ class IsotonicShapley(InstanceExplainer):
         masker = self._setup(params)
         self.model = predict
         if masker is None:
-            raise DataValidationError("IsotonicShapley needs background data or a shap masker: "
-                                      "IsotonicShapley(model, X_background, sparsity=...).")
+            raise DataValidationError("IsotonicShapleyExplainer needs background data or a shap masker: "
+                                      "IsotonicShapleyExplainer(model, X_background, sparsity=...).")
         if sp.issparse(masker):
-            raise DataValidationError("IsotonicShapley needs dense background data (shap's Independent masker "
+            raise DataValidationError("IsotonicShapleyExplainer needs dense background data (shap's Independent masker "
                                       "replaces columns of dense rows): pass masker.toarray(), or a sample of "
                                       "rows of it if that is too large.")
         self.columns_ = fitted_columns(model, masker)
@@ -196,7 +197,7 @@ class IsotonicShapley(InstanceExplainer):
     @classmethod
     def from_game(cls, game: Game, *, sparsity: int | str = "ric", max_exact_features: int = 20,
                   max_evals: int = 20_000, random_state: RandomStateLike = None,
-                  **sisr_options: Any) -> IsotonicShapley:
+                  **sisr_options: Any) -> IsotonicShapleyExplainer:
         """An explainer of any :class:`~shap_instances.games.Game`: call it with no argument.
 
         Each of the game's outputs is one explained row (its own transform and gamma).
@@ -204,10 +205,10 @@ class IsotonicShapley(InstanceExplainer):
         Examples
         --------
         >>> import numpy as np
-        >>> from shap_instances import IsotonicShapley
+        >>> from shap_instances import IsotonicShapleyExplainer
         >>> from shap_instances.games import FunctionGame
         >>> game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.0])), 4)
-        >>> IsotonicShapley.from_game(game, sparsity=2)().values.shape
+        >>> IsotonicShapleyExplainer.from_game(game, sparsity=2)().values.shape
         (1, 4)
         """
         sparsity = check_sparsity(sparsity, game.n_players)
@@ -270,9 +271,10 @@ class IsotonicShapley(InstanceExplainer):
         output = np.asarray(self.model(rows))
         if output.ndim > 2 or (output.ndim == 2 and output.shape[1] != 1) or output.size != len(rows):
             raise UnsupportedModelError(
-                f"IsotonicShapley explains one model output per row, but the model returned shape {output.shape} for "
-                f"{len(rows)} row(s); explain one output, e.g. IsotonicShapley(lambda X: model.predict_proba(X)[:, 1], "
-                f"background), or use IsotonicShapley.from_game for a game with several outputs.")
+                f"IsotonicShapleyExplainer explains one model output per row, but the model returned shape "
+                f"{output.shape} for {len(rows)} row(s); explain one output, e.g. "
+                f"IsotonicShapleyExplainer(lambda X: model.predict_proba(X)[:, 1], background), or use "
+                f"IsotonicShapleyExplainer.from_game for a game with several outputs.")
 
     def transform(self, i: int = 0) -> MonotoneTransform:
         """The fitted monotone transform T-hat of explained row ``i`` (game output ``i`` for :meth:`from_game`).
@@ -304,9 +306,9 @@ class IsotonicShapley(InstanceExplainer):
         else:
             if self.max_evals < n_players + 2:
                 raise InvalidParameterError(
-                    f"IsotonicShapley: max_evals={self.max_evals} is too small to sample coalitions of {n_players} "
-                    f"features (the empty and full coalitions plus a design); use max_evals >= {n_players + 2}, "
-                    f"and at least {10 * n_players} for a usable fit.")
+                    f"IsotonicShapleyExplainer: max_evals={self.max_evals} is too small to sample coalitions of "
+                    f"{n_players} features (the empty and full coalitions plus a design); use max_evals >= "
+                    f"{n_players + 2}, and at least {10 * n_players} for a usable fit.")
             design = KernelCoalitionSampler(n_players).sample(self.max_evals - 2, random_state=self.random_state)
             masks = np.vstack([np.zeros(n_players, bool), design[0], np.ones(n_players, bool)])
             weights = np.concatenate([[0.0], design[1], [design[1].max()]])
@@ -324,8 +326,8 @@ class IsotonicShapley(InstanceExplainer):
         exact = n_players <= self.max_exact_features
         n_coalitions = 2.0**n_players if exact else float(self.max_evals)
         check_memory(n_coalitions * (n_players + 16 * n_rows + 32),
-                     f"IsotonicShapley's payoffs of {n_coalitions:,.0f} coalitions of {n_players} features for "
-                     f"{n_rows} row(s)", max_memory=self.max_memory,
+                     f"IsotonicShapleyExplainer's payoffs of {n_coalitions:,.0f} coalitions of {n_players} features "
+                     f"for {n_rows} row(s)", max_memory=self.max_memory,
                      instead="Explain fewer rows at a time" + (
                          f", or set max_exact_features below {n_players} (SISR then samples max_evals coalitions)."
                          if exact else ", or lower max_evals."))
@@ -347,3 +349,11 @@ class IsotonicShapley(InstanceExplainer):
             return sisr(payoffs, self.sparsity, random_state=self.random_state, **self.sisr_options)
         return sisr_from_samples(masks, payoffs, weights, self.sparsity, random_state=self.random_state,
                                  **self.sisr_options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "IsotonicShapley":  # the 0.1 name, until 0.3
+        warn_moved("shap_instances.explainers.isotonic.IsotonicShapley",
+                   "shap_instances.explainers.isotonic.IsotonicShapleyExplainer")
+        return IsotonicShapleyExplainer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
