@@ -24,7 +24,7 @@ from ..approximators import (
     dask_scheduler,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
-from ..games import ResidualGame, RidgePath
+from ..games import ResidualGame, RidgePath, aggregate_weights
 from ..utils import (
     COMMON_CONSTRAINTS,
     HasMethods,
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["InstanceKernelExplainer"]
 
 METHODS = ("auto", "exact", "permutation", "kernel", "influence")
-AGGREGATE_WEIGHTS = ("sign", "mean")
 INFLUENCE_VARIANTS = ("all", "largest")
 EFFICIENCY = ("complete", "none")
 
@@ -432,7 +431,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         X_eval, y_eval, names = self._explained(X, y)
         game = self._residual_game(X_eval, y_eval, names)
         residuals = game.full_value  # the explained rows' residuals under the fit on all rows
-        matrix, labels = self._aggregate_weights(weights, residuals)
+        matrix, labels = aggregate_weights(weights, residuals)
         check_memory(8.0 * 40 * matrix.shape[1] * game.n_players, f"the aggregate values of {matrix.shape[1]} x "
                      f"{game.n_players}", max_memory=self.max_memory, instead="Aggregate fewer weightings at once.")
         aggregate = game.aggregate(matrix, output_names=labels)
@@ -446,30 +445,6 @@ class InstanceKernelExplainer(InstanceExplainer):
             data=np.broadcast_to(self.y_train_, (len(labels), game.n_players)), row_names=labels,
             standard_errors=se, explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
-
-    @staticmethod
-    def _aggregate_weights(weights: ArrayLike | str, residuals: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        """``(weights (m, K), names)`` from the ``weights`` argument of :meth:`aggregate`."""
-        m = len(residuals)
-        specs = list(weights) if isinstance(weights, list | tuple) else [weights]
-        if not specs:
-            raise InvalidParameterError("aggregate: weights must not be an empty list.")
-        columns, names = [], []
-        for number, spec in enumerate(specs):
-            if isinstance(spec, str):
-                if spec not in AGGREGATE_WEIGHTS:
-                    raise InvalidParameterError(f"aggregate: weights must be 'sign', 'mean', an array of {m} weights "
-                                                f"or a list of these; got {spec!r}.")
-                columns.append(-np.sign(residuals) / m if spec == "sign" else np.full(m, 1.0 / m))
-                names.append(spec)
-                continue
-            column = np.asarray(spec, dtype=np.float64)
-            if column.shape != (m,) or not np.all(np.isfinite(column)):
-                raise InvalidParameterError(f"aggregate: an array of weights must hold {m} finite numbers, one per "
-                                            f"explained row; got shape {column.shape}.")
-            columns.append(column)
-            names.append(f"weights[{number}]")
-        return np.column_stack(columns), names
 
     def explain_sample(self, n_rows: int, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """The residual decomposition of a uniform random sample of ``n_rows`` explained rows.
