@@ -203,9 +203,10 @@ class NaiveBayesExplainer(InstanceExplainer):
         base = np.asarray(self.base_value_, dtype=np.float64)
         return float(base[0]) if base.size == 1 else base.copy()
 
-    def _player_vectors(self) -> tuple[Any, str]:
+    def player_vectors(self) -> tuple[Any, str]:
+        """The features over the background rows as the model sees them (transformed), ``"features"``."""
         if self.data_ is None:
-            return super()._player_vectors()
+            return super().player_vectors()
         return np.asarray(dense(self.nb_model_.transform(self.data_, name="data")), dtype=np.float64).T, "features"
 
     def _check_against_model(self, transformed: Any, values: np.ndarray, base: np.ndarray) -> None:
