@@ -16,16 +16,20 @@ from shap.utils import MaskedModel
 from .._base import InstanceExplainer
 from .._deprecated import warn_moved
 from .._explanation import build_explanation
-from ..approximators import KernelCoalitionSampler
-from ..approximators.exact import all_coalitions
-from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
-from ..isotonic import check_options, check_sparsity, sisr, sisr_from_samples
+from ..exceptions import DataValidationError, UnsupportedModelError
+from ..isotonic import (
+    check_options,
+    check_payoff_memory,
+    check_sparsity,
+    coalition_payoffs,
+    coalitions_per_batch,
+    fit_payoffs,
+    sisr,
+)
 from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
-    available_memory_bytes,
     check_data,
-    check_memory,
     column_names,
     fitted_columns,
     model_input,
@@ -300,55 +304,20 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     def _payoffs(self, evaluate: Callable[[np.ndarray], np.ndarray],
                  n_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(masks, payoffs (m, D), weights): every coalition, or a Shapley-kernel sample beyond the limit."""
-        if n_players <= self.max_exact_features:
-            masks = all_coalitions(n_players)
-            weights = None
-        else:
-            if self.max_evals < n_players + 2:
-                raise InvalidParameterError(
-                    f"IsotonicShapleyExplainer: max_evals={self.max_evals} is too small to sample coalitions of "
-                    f"{n_players} features (the empty and full coalitions plus a design); use max_evals >= "
-                    f"{n_players + 2}, and at least {10 * n_players} for a usable fit.")
-            design = KernelCoalitionSampler(n_players).sample(self.max_evals - 2, random_state=self.random_state)
-            masks = np.vstack([np.zeros(n_players, bool), design[0], np.ones(n_players, bool)])
-            weights = np.concatenate([[0.0], design[1], [design[1].max()]])
-        batch = self._coalitions_per_batch(n_players, len(masks))
-        values = np.concatenate([np.asarray(evaluate(masks[start:start + batch]), dtype=np.float64).reshape(
-            min(batch, len(masks) - start), -1) for start in range(0, len(masks), batch)])
-        return masks, values - values[:1], weights
+        n_background = 100 if self.data_ is None else len(self.data_)
+        return coalition_payoffs(evaluate, n_players, max_exact_features=self.max_exact_features,
+                                 max_evals=self.max_evals, random_state=self.random_state,
+                                 batch=lambda n_masks: coalitions_per_batch(
+                                     n_players, n_masks, batch_size=self.batch_size, n_background=n_background,
+                                     max_memory=self.max_memory))
 
     def _check_payoff_memory(self, n_players: int, n_rows: int) -> None:
-        """Refuse, before any evaluation, coalition tables that would not fit in ``max_memory``.
-
-        Every coalition (2^p, or ``max_evals`` sampled) keeps its mask (p bytes), each explained row's payoff on
-        it twice while the rows are gathered (16 bytes a row), and SISR's working vectors of one fit (32 bytes).
-        """
-        exact = n_players <= self.max_exact_features
-        n_coalitions = 2.0**n_players if exact else float(self.max_evals)
-        check_memory(n_coalitions * (n_players + 16 * n_rows + 32),
-                     f"IsotonicShapleyExplainer's payoffs of {n_coalitions:,.0f} coalitions of {n_players} features "
-                     f"for {n_rows} row(s)", max_memory=self.max_memory,
-                     instead="Explain fewer rows at a time" + (
-                         f", or set max_exact_features below {n_players} (SISR then samples max_evals coalitions)."
-                         if exact else ", or lower max_evals."))
-
-    def _coalitions_per_batch(self, n_players: int, n_masks: int) -> int:
-        """``batch_size``, or as many coalitions as fit in an eighth of the memory budget.
-
-        One coalition costs the masked background (``n_background x n_players`` floats) and its model outputs.
-        """
-        if self.batch_size is not None:
-            return int(self.batch_size)
-        n_background = 100 if self.data_ is None else len(self.data_)
-        budget = available_memory_bytes() / 2 if self.max_memory is None else self.max_memory
-        per_coalition = 8.0 * n_background * (n_players + 2) * 2
-        return int(max(1, min(n_masks, budget / 8 / per_coalition)))
+        check_payoff_memory(n_players, n_rows, max_exact_features=self.max_exact_features, max_evals=self.max_evals,
+                            max_memory=self.max_memory)
 
     def _fit(self, masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None, n_players: int) -> SISRResult:
-        if weights is None:
-            return sisr(payoffs, self.sparsity, random_state=self.random_state, **self.sisr_options)
-        return sisr_from_samples(masks, payoffs, weights, self.sparsity, random_state=self.random_state,
-                                 **self.sisr_options)
+        return fit_payoffs(masks, payoffs, weights, self.sparsity, random_state=self.random_state,
+                           **self.sisr_options)
 
 
 def __getattr__(name: str) -> Any:
