@@ -19,8 +19,9 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from ._deprecated import REMOVED_IN
 from .exceptions import ShapInstancesError, UnsupportedModelError
-from .registry import SHAP_ALGORITHMS, canonical_name
+from .registry import RENAMED_EXPLAINERS, SHAP_ALGORITHMS, canonical_name
 
 __all__ = ["main"]
 
@@ -173,7 +174,10 @@ def _cmd_explain(args) -> int:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
     _check_output(out, args, folder=False)
     X, y, task = _load(args)
-    name = canonical_name(args.explainer)  # a name renamed in 0.2 (residual) warns and gives the new one
+    if args.explainer in RENAMED_EXPLAINERS:  # the command line shows no FutureWarning: say it on stderr
+        print(f"shap-instances: --explainer {args.explainer} is deprecated and will be removed in shap-instances "
+              f"{REMOVED_IN}; use --explainer {RENAMED_EXPLAINERS[args.explainer]}", file=sys.stderr)
+    name = canonical_name(args.explainer)
     cls = None if name in ("auto", *SHAP_ALGORITHMS) else si.get_explainer(name)  # an unknown name fails here
     model_name = auto_model(task, name) if args.model == "auto" else args.model
     model = fit_model(model_name, task, X, y, args.seed, explainer=name)
