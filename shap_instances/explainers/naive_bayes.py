@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -104,7 +104,7 @@ class NaiveBayesExplainer(InstanceExplainer):
         check_fitted(model)
         split_pipeline(model)  # an unsupported model is refused before its options
         data = self._setup(locals())
-        nb = NaiveBayesModel(model, weights=cast(ArrayLike | None, weights), feature_names=feature_names,
+        nb = NaiveBayesModel(model, weights=weights, feature_names=feature_names,
                              data=self._background(data, expectation))
         self.nb_model_ = nb
         self.preprocessing, self.nb_ = nb.preprocessing, nb.estimator
