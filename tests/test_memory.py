@@ -180,9 +180,7 @@ def test_naive_bayes_values_refused_at_their_estimate_and_chunks_agree(monkeypat
     with pytest.raises(MemoryBudgetError, match="Shapley values of X"):
         si.NaiveBayesExplainer(model, X, max_memory=8.0 * 300 * 6 - 1)(X)
     whole = si.NaiveBayesExplainer(model, X, max_memory=8.0 * 300 * 6)(X)
-    import shap_instances.explainers.naive_bayes as module
-
-    monkeypatch.setattr(module, "_CHUNK_ENTRIES", 6 * 7)  # 7 rows per chunk: 43 chunks
+    monkeypatch.setattr("shap_instances.naive_bayes._model.CHUNK_ENTRIES", 6 * 7)  # 7 rows per chunk: 43 chunks
     chunked = si.NaiveBayesExplainer(model, X)(X)  # the background expectation is summed chunk by chunk too
     np.testing.assert_allclose(chunked.values, whole.values, rtol=1e-13, atol=1e-13)
     assert np.array_equal(chunked.values[:7], si.NaiveBayesExplainer(model, X)(X[:7]).values)
