@@ -74,6 +74,10 @@ class RepresenterExplainer(InstanceExplainer):
 
     Attributes
     ----------
+    representer_ : shap_instances.linear.LinearRepresenter
+        The decomposition the methods delegate to.
+    y_train_ : ndarray of shape (n_train,) or (n_train, n_outputs)
+        The training targets, as given (the name every explainer uses).
     global_importance_ : ndarray of shape (n_train, K)
         ``alpha_i`` per output.
     kernel_weights_ : ndarray of shape (K, p)
@@ -132,6 +136,7 @@ class RepresenterExplainer(InstanceExplainer):
             check_target(y_arr, n)
         self.penalised_intercept = penalised_intercept
         self.atol = float(atol)
+        self.y_train_ = y_arr
         self.objective_ = obj = linear_objective(model, y_arr, sample_weight)
         self.train_names_ = training_names(data, feature_names)
         self.output_names_ = obj.output_names

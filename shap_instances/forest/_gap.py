@@ -23,7 +23,7 @@ from ._proximities import GapIndex, build_gap_index, encode_target, is_classifie
 __all__ = ["GapForest", "gap_target_columns"]
 
 
-def no_sparse_nan(X: Any, name: str) -> Any:
+def _no_sparse_nan(X: Any, name: str) -> Any:
     """Refuse a sparse matrix holding NaN: scikit-learn's forests route missing values in dense input only."""
     if sp.issparse(X) and np.isnan(X.data).any():
         raise DataValidationError(f"{name}: a sparse matrix with NaN values; scikit-learn's forests take missing "
@@ -111,7 +111,7 @@ class GapForest:
 
     def __init__(self, model: Any, data: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None) -> None:
         self.model = model
-        self.index: GapIndex = build_gap_index(model, no_sparse_nan(data, "data"), y, sample_weight=sample_weight)
+        self.index: GapIndex = build_gap_index(model, _no_sparse_nan(data, "data"), y, sample_weight=sample_weight)
         self.n_train = self.index.n_train
         self.is_classifier = is_classifier_forest(model)
         self.y_train = encode_target(model, y, self.n_train)[1]
@@ -122,7 +122,7 @@ class GapForest:
     # ------------------------------------------------------------------ proximities
     def check_X(self, X: Any) -> Any:
         """``X`` validated for the forest: float32, a DataFrame put in the fitted column order."""
-        return no_sparse_nan(check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
+        return _no_sparse_nan(check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
                                         n_features=self.model.n_features_in_,
                                         feature_names=getattr(self.model, "feature_names_in_", None)), "X")
 
