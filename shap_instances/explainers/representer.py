@@ -136,7 +136,7 @@ class RepresenterExplainer(InstanceExplainer):
             check_target(y_arr, n)
         self.penalised_intercept = penalised_intercept
         self.atol = float(atol)
-        self.y_train_ = y_arr
+        self.y_train_ = y_arr.copy()  # never a view of the caller's array
         self.objective_ = obj = linear_objective(model, y_arr, sample_weight)
         self.train_names_ = training_names(data, feature_names)
         self.output_names_ = obj.output_names
