@@ -262,7 +262,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
                 f"the model's payoffs of explained rows {named} are NaN or infinite on some coalitions (the model "
                 "returns them on those rows mixed with the background, e.g. values too large for it): check their "
                 "units, or clip them to the range of the background.")
-        self.results_ = [self._fit(masks, values[:, k], weights, n_players) for k in range(values.shape[1])]
+        self.results_ = [self._fit(masks, values[:, k], weights) for k in range(values.shape[1])]
         gamma = np.array([result.gamma for result in self.results_])
         return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
                                               explained=gamma.sum(axis=1)))
@@ -315,7 +315,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         check_payoff_memory(n_players, n_rows, max_exact_features=self.max_exact_features, max_evals=self.max_evals,
                             max_memory=self.max_memory)
 
-    def _fit(self, masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None, n_players: int) -> SISRResult:
+    def _fit(self, masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None) -> SISRResult:
         return fit_payoffs(masks, payoffs, weights, self.sparsity, random_state=self.random_state,
                            **self.sisr_options)
 
