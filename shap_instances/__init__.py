@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover - what the lazy names below resolve to (re
     from ._explanation import build_explanation as build_explanation
     from .explainers.boosting import BoostingExplainer as BoostingExplainer
     from .explainers.gap import GapExplainer as GapExplainer
-    from .explainers.isotonic import IsotonicShapley as IsotonicShapley
+    from .explainers.isotonic import IsotonicShapleyExplainer as IsotonicShapleyExplainer
     from .explainers.naive_bayes import NaiveBayesExplainer as NaiveBayesExplainer
     from .explainers.representer import RepresenterExplainer as RepresenterExplainer
     from .explainers.residual import InstanceKernelExplainer as InstanceKernelExplainer
@@ -32,12 +32,14 @@ _LAZY = {
     "InstanceExplainer": "shap_instances._base",
     "build_explanation": "shap_instances._explanation",
     "InstanceKernelExplainer": "shap_instances.explainers.residual",
-    "IsotonicShapley": "shap_instances.explainers.isotonic",
+    "IsotonicShapleyExplainer": "shap_instances.explainers.isotonic",
     "NaiveBayesExplainer": "shap_instances.explainers.naive_bayes",
     "GapExplainer": "shap_instances.explainers.gap",
     "RepresenterExplainer": "shap_instances.explainers.representer",
     "BoostingExplainer": "shap_instances.explainers.boosting",
 }
+#: Public names renamed in 0.2: old -> new (the old ones work until 0.3, with a warning).
+_RENAMED = {"IsotonicShapley": "IsotonicShapleyExplainer"}
 _SUBMODULES = {
     "approximators", "boosting", "datasets", "exceptions", "forest", "games", "isotonic", "linear", "lowrank",
     "metrics", "naive_bayes", "plots", "report", "testing", "utils", "weighted_targets",
@@ -58,6 +60,9 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif name in _SUBMODULES:
         value = importlib.import_module(f"shap_instances.{name}")
+    elif name in _RENAMED:
+        _deprecated.warn_moved(f"shap_instances.{name}", f"shap_instances.{_RENAMED[name]}")
+        return __getattr__(_RENAMED[name])  # not cached: each use of the old name warns
     elif (alias := _deprecated.top_level_alias(name)) is not None:
         return alias  # not cached: each use of the old name warns when a name is read from it
     else:

@@ -275,7 +275,7 @@ class InstanceExplainer(shap.Explainer):
         return tqdm(iterable, total=total, desc=desc, unit=unit, disable=getattr(self, "silent", False),
                     leave=False)
 
-    def _player_vectors(self) -> tuple[Any, str]:
+    def player_vectors(self) -> tuple[Any, str]:
         """(players x attributes, kind): what :func:`shap_instances.utils.player_clustering` clusters."""
         data = getattr(self, "data_", None)
         if data is None:

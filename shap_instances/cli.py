@@ -19,8 +19,9 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from ._deprecated import REMOVED_IN
 from .exceptions import ShapInstancesError, UnsupportedModelError
-from .registry import SHAP_ALGORITHMS
+from .registry import RENAMED_EXPLAINERS, SHAP_ALGORITHMS, canonical_name
 
 __all__ = ["main"]
 
@@ -143,11 +144,15 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
 def _cmd_list(args) -> int:
     import shap_instances as si
 
+    rows = []
     for name, cls in si.list_explainers().items():
         module = cls.__module__.split(".")[0]
         origin = "built-in" if module == "shap_instances" else f"plugin ({module})"
         doc = (inspect.getdoc(cls) or "").splitlines()[0] if inspect.getdoc(cls) else ""
-        print(f"{name:<14} {cls.__name__:<26} {origin:<28} {doc}")
+        rows.append((name, cls.__name__, origin, doc))
+    widths = [max(len(row[column]) for row in rows) for column in range(3)] if rows else [0, 0, 0]
+    for name, class_name, origin, doc in rows:  # columns as wide as their longest entry (plugin names vary)
+        print(f"{name:<{widths[0]}}  {class_name:<{widths[1]}}  {origin:<{widths[2]}}  {doc}")
     return 0
 
 
@@ -173,7 +178,10 @@ def _cmd_explain(args) -> int:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
     _check_output(out, args, folder=False)
     X, y, task = _load(args)
-    name = args.explainer
+    if args.explainer in RENAMED_EXPLAINERS:  # the command line shows no FutureWarning: say it on stderr
+        print(f"shap-instances: --explainer {args.explainer} is deprecated and will be removed in shap-instances "
+              f"{REMOVED_IN}; use --explainer {RENAMED_EXPLAINERS[args.explainer]}", file=sys.stderr)
+    name = canonical_name(args.explainer)
     cls = None if name in ("auto", *SHAP_ALGORITHMS) else si.get_explainer(name)  # an unknown name fails here
     model_name = auto_model(task, name) if args.model == "auto" else args.model
     model = fit_model(model_name, task, X, y, args.seed, explainer=name)

@@ -19,6 +19,7 @@ from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
+from ._deprecated import warn_moved
 from .exceptions import (
     DuplicateExplainerWarning,
     InvalidParameterError,
@@ -31,13 +32,24 @@ if TYPE_CHECKING:  # pragma: no cover
     import shap
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "SHAP_ALGORITHMS", "Explainer", "get_explainer", "list_explainers", "register_explainer",
+    "ENTRY_POINT_GROUP", "RENAMED_EXPLAINERS", "SHAP_ALGORITHMS", "Explainer", "canonical_name", "get_explainer",
+    "list_explainers", "register_explainer",
 ]
 
 ENTRY_POINT_GROUP = "shap_instances.explainers"
 _OWN_DISTRIBUTION = "shap-instances"
 #: Algorithm names that ``shap.Explainer`` itself understands: ``Explainer`` always hands these to shap.
 SHAP_ALGORITHMS = ("exact", "permutation", "partition", "tree", "linear", "deep", "additive")
+
+#: Registry names renamed in 0.2, old -> new: the old ones are still accepted, with a warning, until 0.3.
+#: ``residual`` named the explained quantity (a residual), not the explainer; the name is now the class's,
+#: ``InstanceKernelExplainer``, as ``gap``, ``boosting``, ``naive_bayes`` and ``representer`` are.
+RENAMED_EXPLAINERS = {"residual": "instance_kernel"}
+#: This package's entry points as installed before those renames (an editable install whose metadata predates
+#: them): old name or target -> new, so that such an installation finds the new names without a warning.
+_OWN_RENAMED_TARGETS = {
+    "shap_instances.explainers.isotonic:IsotonicShapley": "shap_instances.explainers.isotonic:IsotonicShapleyExplainer",
+}
 
 _runtime: dict[str, type] = {}
 _loaded: dict[str, type] = {}
@@ -58,9 +70,10 @@ def _entry_point_table() -> dict[str, EntryPoint]:
 
     table: dict[str, EntryPoint] = {}
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=rank):
-        winner = table.get(ep.name)
+        name = RENAMED_EXPLAINERS.get(ep.name, ep.name) if _is_own(ep) else ep.name
+        winner = table.get(name)
         if winner is None:
-            table[ep.name] = ep
+            table[name] = ep
         elif winner.value != ep.value:
             warnings.warn(
                 f"Two plugins register the explainer name {ep.name!r}: {winner.value} (from "
@@ -72,6 +85,32 @@ def _entry_point_table() -> dict[str, EntryPoint]:
     return table
 
 
+def _is_own(ep: EntryPoint) -> bool:
+    return _distribution_name(ep).lower().replace("_", "-") == _OWN_DISTRIBUTION
+
+
+def _target(ep: EntryPoint) -> EntryPoint:
+    """The entry point to load: this package's under its current target (its metadata may predate a rename)."""
+    value = _OWN_RENAMED_TARGETS.get(ep.value) if _is_own(ep) else None
+    return ep if value is None else EntryPoint(name=ep.name, value=value, group=ep.group)
+
+
+def canonical_name(name: str) -> str:
+    """The current registry name of ``name``: a name renamed in 0.2 (``"residual"``) warns and gives the new one.
+
+    Examples
+    --------
+    >>> from shap_instances.registry import canonical_name
+    >>> canonical_name("instance_kernel")
+    'instance_kernel'
+    """
+    new = RENAMED_EXPLAINERS.get(name)
+    if new is None:
+        return name
+    warn_moved(f"the explainer name {name!r}", repr(new), stacklevel=4)
+    return new
+
+
 def _load(name: str) -> type | None:
     """Load one entry point, warning (once) instead of failing when its plugin is broken."""
     if name in _loaded:
@@ -80,7 +119,7 @@ def _load(name: str) -> type | None:
     if ep is None or name in _failed:
         return None
     try:
-        cls = ep.load()
+        cls = _target(ep).load()
     except Exception as exc:  # noqa: BLE001 - any plugin error must not break the others
         _failed[name] = exc
         warnings.warn(
@@ -128,6 +167,7 @@ def get_explainer(name: str) -> type:
     >>> si.get_explainer("gap").__name__
     'GapExplainer'
     """
+    name = canonical_name(name) if name not in _runtime else name
     cls = _runtime.get(name) or _load(name)
     if cls is None and name in _failed:
         ep, exc = _entry_point_table()[name], _failed[name]

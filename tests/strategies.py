@@ -252,10 +252,10 @@ def csv_tables(draw):
     # the usable choices come first: hypothesis draws (and shrinks towards) the first elements more often
     model = draw(st.sampled_from(MODELS))
     explainer = draw(st.sampled_from(["auto"] * 4 + [*sorted(si.list_explainers()), "no_such_explainer"]))
-    if explainer == "residual" and model == "forest":  # 2^n forest refits: a budget question, not a fuzz one
+    if explainer == "instance_kernel" and model == "forest":  # 2^n forest refits: a budget question, not a fuzz one
         explainer = "auto"
     # the residual explainer refits the model 2^n times: at most 6 rows keep that under a second
-    n = draw(st.sampled_from([6, 6, 6, 3, 2, 1, 0] if explainer == "residual" else [12, 12, 12, 6, 3, 2, 1, 0]))
+    n = draw(st.sampled_from([6, 6, 6, 3, 2, 1, 0] if explainer == "instance_kernel" else [12, 12, 12, 6, 3, 2, 1, 0]))
     p = draw(st.sampled_from([2, 2, 3, 3, 1, 0]))
     seed = draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)

@@ -16,11 +16,9 @@ from shap_instances.games import FunctionGame
 
 EXPLAINERS_DIR = Path(shap_instances.__file__).parent / "explainers"
 
-#: Parameters that take an approximator but are not yet annotated with ``Approximator``: (file, function,
-#: parameter). Being fixed on branch families/checks (explainers/ is rewritten there); empty it after the merge.
-UNANNOTATED: set[tuple[str, str, str]] = {
-    ("residual.py", "__init__", "estimator"),  # "auto", a method name, or an Approximator
-}
+#: Parameters that take an approximator but are not annotated with ``Approximator``: (file, function, parameter),
+#: each with its reason. Empty: the residual explainer's ``approximator`` is ``str | Approximator``.
+UNANNOTATED: set[tuple[str, str, str]] = set()
 
 ESTIMATOR_CLASSES = [getattr(approximators, name) for name in approximators.__all__
                      if name.endswith("Estimator") and inspect.isclass(getattr(approximators, name))]

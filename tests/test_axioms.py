@@ -29,7 +29,7 @@ from sklearn.tree import DecisionTreeRegressor
 from shap_instances import (
     GapExplainer,
     InstanceKernelExplainer,
-    IsotonicShapley,
+    IsotonicShapleyExplainer,
     NaiveBayesExplainer,
     RepresenterExplainer,
 )
@@ -289,7 +289,7 @@ def test_residual_axioms_on_a_tree(estimator):
     X, y, rows, targets = _residual_data()
 
     def explain(train, explained, **more):
-        return InstanceKernelExplainer(TREE, X, y=train, estimator=estimator, random_state=0, silent=True,
+        return InstanceKernelExplainer(TREE, X, y=train, approximator=estimator, random_state=0, silent=True,
                                        **options, **more)(rows, explained)
 
     e = explain(y, targets)
@@ -315,7 +315,7 @@ def test_residual_null_players_of_a_model_that_ignores_the_data():
     X, y, rows, targets = _residual_data(1)
     constant = DummyRegressor(strategy="constant", constant=0.25)
     for estimator in ("exact", "permutation", "kernel"):
-        e = InstanceKernelExplainer(constant, X, y=y, estimator=estimator, empty_prediction=0.25, random_state=0,
+        e = InstanceKernelExplainer(constant, X, y=y, approximator=estimator, empty_prediction=0.25, random_state=0,
                                     silent=True)(rows, targets)
         np.testing.assert_allclose(e.values, 0.0, atol=1e-12)
 
@@ -323,7 +323,7 @@ def test_residual_null_players_of_a_model_that_ignores_the_data():
 def test_residual_influence_applies_to_ridge_only():
     X, y, _, _ = _residual_data()
     with pytest.raises(UnsupportedModelError, match="Ridge"):
-        InstanceKernelExplainer(TREE, X, y=y, estimator="influence")
+        InstanceKernelExplainer(TREE, X, y=y, approximator="influence")
 
 
 @pytest.mark.parametrize("estimator, options", [
@@ -337,7 +337,7 @@ def test_residual_ridge_axioms(estimator, options):
     y2[3] = y2[2]
 
     def explain(train, explained):
-        return InstanceKernelExplainer(Ridge(alpha=0.5), X, y=train, estimator=estimator, random_state=0,
+        return InstanceKernelExplainer(Ridge(alpha=0.5), X, y=train, approximator=estimator, random_state=0,
                                        silent=True, **options)(rows, explained)
 
     e, e2, both = explain(y, targets), explain(y2, t2), explain(y + y2, targets + t2)
@@ -350,7 +350,7 @@ def test_residual_ridge_axioms(estimator, options):
         _symmetric_within(e, 2, 3, 0)
     elif estimator != "influence":
         _symmetric_within(e, 2, 3, 4)
-    flat = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=np.full(len(y), 2.0), estimator=estimator,
+    flat = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=np.full(len(y), 2.0), approximator=estimator,
                                    empty_prediction=2.0, random_state=0, silent=True, **options)(rows, targets)
     np.testing.assert_allclose(flat.values, 0.0, atol=1e-10)
 
@@ -409,7 +409,7 @@ def test_isotonic_axioms(transform, seed):
     x = background + rng.uniform(0.5, 1.5, p)
     x[1] = x[0] - background[0] + background[1]
     model, row, bg = _sisr_problem(transform, beta, x, background)
-    explainer = IsotonicShapley(model, bg, sparsity=p, random_state=0, silent=True, tol=1e-12, max_iter=1000)
+    explainer = IsotonicShapleyExplainer(model, bg, sparsity=p, random_state=0, silent=True, tol=1e-12, max_iter=1000)
     gamma = explainer(row).values[0]
     result = explainer.results_[0]
     assert result.objective < 1e-20 * result.weights.sum()  # zero loss: the transformed game is additive
@@ -431,6 +431,6 @@ def test_isotonic_symmetric_players_with_duplicated_background_columns():
     row = rng.normal(size=(1, 4))
     row[0, 1] = row[0, 0]
     model = lambda X: np.exp(X[:, 0] + X[:, 1]) + np.tanh(X[:, 2]) - 0.3 * X[:, 3]  # noqa: E731
-    gamma = IsotonicShapley(model, background, sparsity=4, random_state=0, silent=True)(row).values[0]
+    gamma = IsotonicShapleyExplainer(model, background, sparsity=4, random_state=0, silent=True)(row).values[0]
     assert abs(gamma[0] - gamma[1]) < 1e-8
     assert np.isclose(np.linalg.norm(gamma), 1.0)

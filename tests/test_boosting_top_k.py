@@ -15,7 +15,6 @@ from sklearn.ensemble import (
 )
 from threadpoolctl import threadpool_limits
 
-import shap_instances.explainers.boosting as boosting_module
 from shap_instances import BoostingExplainer
 from shap_instances.boosting import gradient_contributions, row_major_contributions, top_gradient_contributions
 
@@ -23,7 +22,7 @@ from shap_instances.boosting import gradient_contributions, row_major_contributi
 @pytest.fixture
 def prune_always(monkeypatch):
     """Prune whatever the number of training rows (the default starts at 20,000)."""
-    monkeypatch.setattr(boosting_module, "_PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr("shap_instances.boosting._analyses.PRUNE_MIN_ROWS", 1)
     return monkeypatch
 
 
@@ -44,7 +43,7 @@ def _sweep(explainer: BoostingExplainer, X: np.ndarray, k: int, column: int = 0)
     n = trees.n_train
     sizes = np.diff(trees.leaf_ptr)
     for leaf_size in sorted({1, n // 50, n // 10, n // 5, n // 2, n}):
-        indices, values, fallbacks = top_gradient_contributions(trees, query, column, k, leaf_size, index, n_jobs=2)
+        indices, values, fallbacks = top_gradient_contributions(trees, query, k, leaf_size, index, n_jobs=2)
         _check(dense, indices, values, k)
         some_big = np.any(sizes[trees.leaf_offsets[trees.tree_output == column][None, :]
                                 + query[:, trees.tree_output == column]] > leaf_size, axis=1)
@@ -92,7 +91,7 @@ def test_pruned_top_k_of_each_class_margin(make, prune_always):
     explainer = BoostingExplainer(model, X, y=y)
     dense = explainer(X[:30]).values
     for leaf_size in (0.02, 0.2):
-        prune_always.setattr(boosting_module, "_PRUNE_LEAF_FRACTION", leaf_size)
+        prune_always.setattr("shap_instances.boosting._analyses.PRUNE_LEAF_FRACTION", leaf_size)
         for output in range(3):
             top = explainer.top_k(X[:30], k=6, output=output)
             _check(dense[:, :, output], top.indices.reshape(30, 6), top.data.reshape(30, 6), 6)
@@ -102,7 +101,7 @@ def test_pruned_top_k_of_each_class_margin(make, prune_always):
 def test_top_k_training_rows_through_the_explainer(prune_always):
     X, y = make_classification(500, n_features=5, random_state=1)
     explainer = BoostingExplainer(GradientBoostingClassifier(n_estimators=30, random_state=0).fit(X, y), X, y=y)
-    prune_always.setattr(boosting_module, "_PRUNE_LEAF_FRACTION", 0.05)
+    prune_always.setattr("shap_instances.boosting._analyses.PRUNE_LEAF_FRACTION", 0.05)
     top = explainer.top_k(None, k=4)
     dense = explainer().values
     _check(dense, top.indices.reshape(500, 4), top.data.reshape(500, 4), 4)
@@ -130,7 +129,7 @@ def test_pruned_top_k_random_models(seed, depth, n, k, fraction):
     trees = explainer.trees_
     query = trees.apply(X[:10])
     dense = gradient_contributions(trees, query)[:, :, 0]
-    indices, values, _ = top_gradient_contributions(trees, query, 0, min(k, n), int(fraction * n),
+    indices, values, _ = top_gradient_contributions(trees, query, min(k, n), int(fraction * n),
                                                     row_major_contributions(trees, 0))
     _check(dense, indices, values, min(k, n))
 

@@ -124,7 +124,7 @@ def test_xgboost_weights_missing_values_booster_and_early_stopping():
     assert explainer.kind_ == "weights" and explainer.trees_.n_trees == model.best_iteration + 1
     W = explainer.weights(X[300:])
     assert np.allclose(W.sum(1), 1.0, atol=1e-12)
-    assert _relative(W @ explainer.targets_, model.predict(X[300:])) <= 1e-5
+    assert _relative(W @ explainer.y_train_, model.predict(X[300:])) <= 1e-5
     booster = xgb.train({"nthread": 1, "max_depth": 2, "objective": "binary:logistic"},
                         xgb.DMatrix(X[:300], y[:300] > 0), 10)
     e = BoostingExplainer(booster, X[:300], y=(y[:300] > 0).astype(int))(X[300:])

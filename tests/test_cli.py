@@ -62,7 +62,7 @@ def test_console_script_has_no_traceback(tmp_path):
 def test_list_shows_builtins_and_the_plugin(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for name in ("gap", "naive_bayes", "residual", "isotonic", "knn_shapley"):
+    for name in ("gap", "naive_bayes", "instance_kernel", "isotonic", "knn_shapley"):
         assert name in out
     assert "plugin (shap_instances_knn)" in out
 
@@ -208,7 +208,7 @@ def test_target_without_data_is_an_error(capsys, tmp_path):
 def test_string_columns_are_one_hot_encoded_and_named(csv, tmp_path):
     frame = _frame(40).assign(colour=np.resize(["red", "green", "blue"], 40))
     out = tmp_path / "values.csv"
-    assert main(["explain", "--data", csv(frame), "--target", "y", "--explainer", "residual", "--rows", "3",
+    assert main(["explain", "--data", csv(frame), "--target", "y", "--explainer", "instance_kernel", "--rows", "3",
                  "--out", str(out)]) == 0
     table = pd.read_csv(out, index_col=0)
     assert table.shape == (3, 1 + 40)  # the players are the 40 training rows, whatever the encoding
@@ -224,7 +224,7 @@ def test_string_columns_are_one_hot_encoded_and_named(csv, tmp_path):
 
 @pytest.mark.parametrize("explainer, explainer_class", [
     ("gap", "GapExplainer"), ("knn_shapley", "KNNShapleyExplainer"), ("representer", "RepresenterExplainer"),
-    ("residual", "InstanceKernelExplainer"),
+    ("instance_kernel", "InstanceKernelExplainer"),
 ])
 def test_model_auto_fits_what_the_explainer_supports(tmp_path, capsys, explainer, explainer_class):
     out = tmp_path / "values.csv"

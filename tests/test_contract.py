@@ -24,7 +24,7 @@ def diabetes():
 def test_every_kind_of_seed_works_in_the_residual_explainer(diabetes, seed, estimator):
     X, y = diabetes
     budget = {"n_permutations": 4} if estimator == "permutation" else {"max_evals": 200}
-    explanation = si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], estimator=estimator, random_state=seed,
+    explanation = si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], approximator=estimator, random_state=seed,
                                              silent=True, **budget)()
     np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1),
                                Ridge().fit(X[:20], y[:20]).predict(X[:20]) - y[:20].to_numpy(), atol=1e-8)
@@ -34,12 +34,12 @@ def test_every_kind_of_seed_works_in_the_residual_explainer(diabetes, seed, esti
 def test_an_int_reproduces_and_a_generator_advances(diabetes, estimator):
     X, y = diabetes
     budget = {"n_permutations": 4} if estimator == "permutation" else {"max_evals": 200}
-    runs = [si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], estimator=estimator, random_state=5, silent=True,
+    runs = [si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], approximator=estimator, random_state=5, silent=True,
                                        n_jobs=n_jobs, **budget)().values for n_jobs in (1, 2, 1)]
     np.testing.assert_array_equal(runs[0], runs[1])
     np.testing.assert_array_equal(runs[0], runs[2])
     generator = np.random.default_rng(5)
-    explainer = si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], estimator=estimator, random_state=generator,
+    explainer = si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], approximator=estimator, random_state=generator,
                                            silent=True, **budget)
     assert not np.array_equal(explainer().values, explainer().values)
 

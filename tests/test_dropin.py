@@ -72,7 +72,7 @@ def test_shaps_options_reach_ours_or_are_refused(data):
     assert explainer(X[:2]).feature_names[0] == "row0"
     with pytest.raises(InvalidParameterError, match="link"):
         si.Explainer(forest, X, y=y, link=shap.links.logit)
-    residual = si.Explainer(Ridge(), X[:20], algorithm="residual", y=y[:20], seed=3, silent=True)
+    residual = si.Explainer(Ridge(), X[:20], algorithm="instance_kernel", y=y[:20], seed=3, silent=True)
     assert residual.random_state == 3
 
 

@@ -70,9 +70,9 @@ def test_ridge_path_survives_extreme_magnitudes(x_factor, y_factor):
         from shap_instances.exceptions import UnsupportedModelError
 
         with pytest.raises(UnsupportedModelError, match="could not be fitted"):
-            InstanceKernelExplainer(Ridge(alpha=1.0), Xs, y=ys, estimator="exact", silent=True)()
+            InstanceKernelExplainer(Ridge(alpha=1.0), Xs, y=ys, approximator="exact", silent=True)()
         return
-    explanation = InstanceKernelExplainer(Ridge(alpha=1.0), Xs, y=ys, estimator="exact", silent=True)()
+    explanation = InstanceKernelExplainer(Ridge(alpha=1.0), Xs, y=ys, approximator="exact", silent=True)()
     assert np.all(np.isfinite(explanation.values))
     if x_factor < 1e300:  # scikit-learn itself overflows at 1e300: compare with its refits elsewhere
         full = Ridge(alpha=1.0).fit(Xs, ys).predict(Xs) - ys

@@ -16,7 +16,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.naive_bayes import GaussianNB
 
-from shap_instances import GapExplainer, IsotonicShapley, NaiveBayesExplainer, RepresenterExplainer
+from shap_instances import GapExplainer, IsotonicShapleyExplainer, NaiveBayesExplainer, RepresenterExplainer
 from shap_instances._explanation import build_explanation, check_efficiency
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import DataValidationError, EfficiencyError, ReconstructionWarning
@@ -169,7 +169,7 @@ def test_isotonic_refuses_non_finite_payoffs(diabetes):
     X, y = diabetes
     X = X.iloc[:, :4]
     model = LinearRegression().fit(X, y)
-    explainer = IsotonicShapley(model, X.iloc[:12], sparsity=2, silent=True)
+    explainer = IsotonicShapleyExplainer(model, X.iloc[:12], sparsity=2, silent=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(DataValidationError, match=r"explained rows \['40', '41'"):
@@ -291,20 +291,21 @@ def _why_residual_int64_max(X, y):
 
 
 def _why_isotonic_max_evals(X, y):
-    """Before: IsotonicShapley(max_evals=3) (or 0, -10) failed with numpy's "zero-size array"."""
+    """Before: IsotonicShapleyExplainer(max_evals=3) (or 0, -10) failed with numpy's "zero-size array"."""
     from shap_instances.exceptions import InvalidParameterError
 
     model = LinearRegression().fit(X, y)
     for budget in (3, 0, -10):
         with pytest.raises(InvalidParameterError, match="max_evals"):
-            IsotonicShapley(model.predict, X.iloc[:20], max_exact_features=5, max_evals=budget, silent=True)(X.iloc[:1])
+            IsotonicShapleyExplainer(model.predict, X.iloc[:20], max_exact_features=5, max_evals=budget,
+                                     silent=True)(X.iloc[:1])
 
 
 def _why_isotonic_sparse_background(X, y):
     """Before: "'csr_matrix' object is not callable"."""
     model = LinearRegression().fit(X, y)
     with pytest.raises(DataValidationError, match="dense"):
-        IsotonicShapley(model.predict, sp.csr_matrix(X.iloc[:20].to_numpy()), silent=True)(X.iloc[:1])
+        IsotonicShapleyExplainer(model.predict, sp.csr_matrix(X.iloc[:20].to_numpy()), silent=True)(X.iloc[:1])
 
 
 def _why_top_k_chunk_size_0(X, y):

@@ -447,7 +447,7 @@ def test_oob_explanation_checked_against_sklearn_multilabel():
     Y = np.c_[y == 0, y == 2, X[:, 0] > 5.8].astype(int)
     model = RandomForestClassifier(25, oob_score=True, random_state=0).fit(X, Y)
     ex = GapExplainer(model, X, y=Y)
-    reference = ex._sklearn_oob()
+    reference = ex.gap_.sklearn_oob()
     assert reference is not None and reference.shape == (len(y), 6)
     e = ex.oob_explanation(rows=np.arange(20))
     assert np.max(np.abs(e.base_values + e.values.sum(1) - reference[:20])) < TOL

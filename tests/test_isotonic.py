@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression
 from sklearn.linear_model import LinearRegression
 
-from shap_instances import IsotonicShapley
+from shap_instances import IsotonicShapleyExplainer
 from shap_instances.approximators import ExactEstimator
 from shap_instances.approximators._weights import kernel_weights, shapley_weights
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
@@ -274,7 +274,7 @@ def test_explainer_uses_shap_payoffs_and_independent_enumeration():
     X = rng.normal(size=(100, 4))
     model = LinearRegression().fit(X, np.exp(X[:, 0] + 0.5 * X[:, 2]))
     background = X[:20]
-    explainer = IsotonicShapley(model, background, sparsity=2)
+    explainer = IsotonicShapleyExplainer(model, background, sparsity=2)
     explanation = explainer(X[:2])
     assert isinstance(explanation, shap.Explanation) and explanation.values.shape == (2, 4)
     x = X[1]
@@ -287,7 +287,7 @@ def test_explainer_uses_shap_payoffs_and_independent_enumeration():
 
 def test_from_game():
     game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.0, 0.0])), 5)
-    explanation = IsotonicShapley.from_game(game, sparsity=2)()
+    explanation = IsotonicShapleyExplainer.from_game(game, sparsity=2)()
     assert np.flatnonzero(explanation.values[0]).tolist() == [0, 1]
 
 
@@ -314,7 +314,7 @@ def test_explainer_payoffs_and_shapley_values_match_shap_exact():
 
     background = X[:12]
     masker = shap.maskers.Independent(background, max_samples=len(background))
-    explainer = IsotonicShapley(model, masker, sparsity=3)
+    explainer = IsotonicShapleyExplainer(model, masker, sparsity=3)
     explained = X[20:23]
     explanation = explainer(explained)
     reference = shap.explainers.Exact(model, masker)(explained)
@@ -333,7 +333,7 @@ def test_explainer_payoffs_and_shapley_values_match_shap_exact():
 
 def test_explainer_transform_is_the_fitted_monotone_interpolant():
     game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 2.0, 0.0])), 5)
-    explainer = IsotonicShapley.from_game(game, sparsity=3)
+    explainer = IsotonicShapleyExplainer.from_game(game, sparsity=3)
     with pytest.raises(RuntimeError, match="call the explainer first"):
         explainer.transform(0)
     explainer()
@@ -353,7 +353,7 @@ def test_explainer_transform_is_the_fitted_monotone_interpolant():
 
 
 def test_explainer_sampled_coalitions_beyond_exact_enumeration():
-    # p = 22 > max_exact_features: IsotonicShapley samples coalitions (Shapley-kernel design). The model is
+    # p = 22 > max_exact_features: IsotonicShapleyExplainer samples coalitions (Shapley-kernel design). The model is
     # additive then monotone, f(x) = exp(a . x); with the independent masker
     # v_A = exp(sum_{j in A} c_j) * const, c_j = a_j x_j - log mean(exp(a_j * background_j)): a monotone
     # transform of a sparse additive game with gamma* proportional to c (zero off the active features).
@@ -369,7 +369,7 @@ def test_explainer_sampled_coalitions_beyond_exact_enumeration():
 
     c = a * x - np.log(np.exp(a * background).mean(axis=0))
     truth = c / np.linalg.norm(c)
-    explainer = IsotonicShapley(model, background, sparsity=3, max_evals=3000, random_state=0, silent=True)
+    explainer = IsotonicShapleyExplainer(model, background, sparsity=3, max_evals=3000, random_state=0, silent=True)
     explanation = explainer(x[None, :])
     gamma = explanation.values[0]
     assert explainer.results_[0].payoffs.size <= 3000  # sampled (distinct coalitions), not 2^22
@@ -395,36 +395,37 @@ def test_explainer_checks_sparsity_before_evaluating_payoffs(sparsity):
     background = np.random.default_rng(0).normal(size=(10, 4))
     model = CountingModel()
     with pytest.raises(DataValidationError, match="sparsity must be"):
-        IsotonicShapley(model, background, sparsity=sparsity)
+        IsotonicShapleyExplainer(model, background, sparsity=sparsity)
     masker = shap.maskers.Independent(background, max_samples=10)  # a masker: p known only at call time
     if sparsity == 5:
-        explainer = IsotonicShapley(model, masker, sparsity=5)
+        explainer = IsotonicShapleyExplainer(model, masker, sparsity=5)
         with pytest.raises(DataValidationError, match=r"\[1, 4\]"):
             explainer(background[:2])
     else:
         with pytest.raises(DataValidationError, match="sparsity must be"):
-            IsotonicShapley(model, masker, sparsity=sparsity)
+            IsotonicShapleyExplainer(model, masker, sparsity=sparsity)
     with pytest.raises(DataValidationError, match="sparsity must be"):
-        IsotonicShapley.from_game(FunctionGame(lambda m: m @ np.ones(4), 4), sparsity=sparsity)
+        IsotonicShapleyExplainer.from_game(FunctionGame(lambda m: m @ np.ones(4), 4), sparsity=sparsity)
     assert model.rows == 0
 
 
 def test_explainer_checks_sisr_options_up_front():
     background = np.zeros((5, 3))
     with pytest.raises(DataValidationError, match="init must be"):
-        IsotonicShapley(CountingModel(), background, sparsity=2, init="foo")
+        IsotonicShapleyExplainer(CountingModel(), background, sparsity=2, init="foo")
     with pytest.raises(TypeError, match="unexpected keyword"):
-        IsotonicShapley(CountingModel(), background, sparsity=2, sparsty=2)
+        IsotonicShapleyExplainer(CountingModel(), background, sparsity=2, sparsty=2)
 
 
 def test_explainer_refuses_multi_output_models_before_the_coalitions():
     background = np.random.default_rng(0).normal(size=(10, 4))
     model = CountingModel(n_outputs=3)
-    explainer = IsotonicShapley(model, background, sparsity=2)
+    explainer = IsotonicShapleyExplainer(model, background, sparsity=2)
     with pytest.raises(UnsupportedModelError, match="one model output per row"):
         explainer(background[:2])
     assert model.rows == 1  # one row checked, not 2^4 coalitions x 10 background rows
-    single = IsotonicShapley(lambda data: CountingModel(3)(data)[:, :1], background, sparsity=2)  # (n, 1) is fine
+    # (n, 1) is fine
+    single = IsotonicShapleyExplainer(lambda data: CountingModel(3)(data)[:, :1], background, sparsity=2)
     assert single(background[:1]).values.shape == (1, 4)
 
 
@@ -435,7 +436,7 @@ def test_explainer_takes_no_y_and_no_positional_options():
     y = X @ np.array([1.0, 0.0, 2.0])
     model = LinearRegression().fit(X, y)
     with pytest.raises(TypeError):
-        IsotonicShapley(model, X[:10], 2)  # options are keyword only
+        IsotonicShapleyExplainer(model, X[:10], 2)  # options are keyword only
     with pytest.raises(TypeError, match="y"):
         si.Explainer(model, X[:10], algorithm="isotonic", y=y, sparsity=2)  # SISR explains a payoff: no targets
     explanation = si.Explainer(model, X[:10], algorithm="isotonic", sparsity=2)(X[:1])
@@ -567,11 +568,11 @@ def test_ric_sample_size_options():
 def test_explainer_passes_the_poster_options_to_sisr():
     game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.5, 0.0])), 5)
     options = dict(init="zero", gamma_step="niht", min_slope=0.0)
-    explanation = IsotonicShapley.from_game(game, sparsity=2, **options)()
+    explanation = IsotonicShapleyExplainer.from_game(game, sparsity=2, **options)()
     direct = sisr(np.sqrt(incidence(5) @ np.array([4.0, 1.0, 0.0, 0.5, 0.0])), 2, **options)
     np.testing.assert_allclose(explanation.values[0], direct.gamma, atol=1e-12)
     with pytest.raises(DataValidationError, match="gamma_step"):
-        IsotonicShapley.from_game(game, sparsity=2, gamma_step="exact")
+        IsotonicShapleyExplainer.from_game(game, sparsity=2, gamma_step="exact")
 
 
 def test_bound_predict_of_a_dataframe_model_gets_its_column_names():
@@ -587,6 +588,6 @@ def test_bound_predict_of_a_dataframe_model_gets_its_column_names():
     model = LinearRegression().fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bound = IsotonicShapley(model.predict, X.iloc[:20], silent=True)(X.iloc[:2])
-    whole = IsotonicShapley(model, X.iloc[:20], silent=True)(X.iloc[:2])
+        bound = IsotonicShapleyExplainer(model.predict, X.iloc[:20], silent=True)(X.iloc[:2])
+    whole = IsotonicShapleyExplainer(model, X.iloc[:20], silent=True)(X.iloc[:2])
     np.testing.assert_array_equal(bound.values, whole.values)

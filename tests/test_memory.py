@@ -39,7 +39,7 @@ def regression():
     (DecisionTreeRegressor(max_depth=2), 20, {"n_permutations": 4}, 3 + 16),  # refits: a batch of prefixes too
     (DecisionTreeRegressor(max_depth=2), 20, {"n_permutations": 4, "batch_size": 4}, 3 + 4),
     # truncated Monte Carlo holds a batch of prefixes even for ridge, and one permutation's while truncating
-    (Ridge(), 20, {"n_permutations": 4, "estimator": "permutation", "truncation_tolerance": 0.1}, 5 + 16),
+    (Ridge(), 20, {"n_permutations": 4, "approximator": "permutation", "truncation_tolerance": 0.1}, 5 + 16),
 ], ids=["exact", "ridge-fused", "tree-batch16", "tree-batch4", "ridge-truncated"])
 def test_residual_values_are_refused_at_their_documented_estimate(regression, model, n, options, blocks):
     X, y = regression
@@ -92,7 +92,8 @@ def test_residual_truncated_peak_within_its_estimate():
     (it was about 53 blocks at batch 16 when the truncation copied the batch of prefixes several times)."""
     n = 300
     X, y = make_regression(n, 5, noise=1.0, random_state=0)
-    options = dict(estimator="permutation", n_permutations=16, truncation_tolerance=0.05, random_state=0, silent=True)
+    options = dict(approximator="permutation", n_permutations=16, truncation_tolerance=0.05, random_state=0,
+                   silent=True)
     si.InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], **options)()  # warm
     explanation, (_, peak) = _traced_peak(si.InstanceKernelExplainer(Ridge(), X, y=y, **options))
     assert peak <= (5 + 16) * explanation.values.nbytes + 1024 * n + 2**20, peak / explanation.values.nbytes
@@ -129,7 +130,7 @@ def test_sampled_explanation_bounds_follow_slices_copies_and_pickles():
     assert type(plain) is not SampledExplanation and plain.lower_bounds is None
 
 
-# ------------------------------------------------------------------ IsotonicShapley: chunked coalitions
+# ------------------------------------------------------------------ IsotonicShapleyExplainer: chunked coalitions
 def test_isotonic_evaluates_coalitions_in_chunks_that_fit_max_memory():
     rng = np.random.default_rng(0)
     background, row = rng.normal(size=(10, 6)), rng.normal(size=(1, 6))
@@ -140,11 +141,11 @@ def test_isotonic_evaluates_coalitions_in_chunks_that_fit_max_memory():
         return np.tanh(Z @ np.arange(1.0, 7.0))
 
     per_coalition = 8.0 * 10 * (6 + 2) * 2  # the masked background and its outputs
-    small = si.IsotonicShapley(model, background, sparsity=3, max_memory=8 * 8 * per_coalition, random_state=0,
+    small = si.IsotonicShapleyExplainer(model, background, sparsity=3, max_memory=8 * 8 * per_coalition, random_state=0,
                                silent=True)(row)
     chunked = max(sizes)
     sizes.clear()
-    whole = si.IsotonicShapley(model, background, sparsity=3, random_state=0, silent=True)(row)
+    whole = si.IsotonicShapleyExplainer(model, background, sparsity=3, random_state=0, silent=True)(row)
     assert chunked <= 8 * 10 < max(sizes)  # 8 coalitions of 10 background rows at a time, against all 64 at once
     np.testing.assert_allclose(small.values, whole.values, rtol=0, atol=1e-12)
 
@@ -160,15 +161,15 @@ def test_isotonic_coalition_tables_refused_before_any_evaluation():
 
     estimate = 2.0**12 * (12 + 16 * 3 + 32)  # masks, the rows' payoffs gathered, SISR's working vectors
     with pytest.raises(MemoryBudgetError, match="max_exact_features below 12"):
-        si.IsotonicShapley(model, background, sparsity=2, max_memory=estimate - 1, silent=True)(rows)
+        si.IsotonicShapleyExplainer(model, background, sparsity=2, max_memory=estimate - 1, silent=True)(rows)
     assert calls == []
     sampled = 500.0 * (12 + 16 * 3 + 32)  # beyond max_exact_features: max_evals coalitions
     with pytest.raises(MemoryBudgetError, match="lower max_evals"):
-        si.IsotonicShapley(model, background, sparsity=2, max_exact_features=10, max_evals=500,
+        si.IsotonicShapleyExplainer(model, background, sparsity=2, max_exact_features=10, max_evals=500,
                            max_memory=sampled - 1, silent=True)(rows)
     assert calls == []
-    e = si.IsotonicShapley(model, background, sparsity=2, max_exact_features=10, max_evals=500, max_memory=sampled,
-                           random_state=0, silent=True)(rows)
+    e = si.IsotonicShapleyExplainer(model, background, sparsity=2, max_exact_features=10, max_evals=500,
+                                    max_memory=sampled, random_state=0, silent=True)(rows)
     assert e.values.shape == (3, 12) and calls
 
 
@@ -179,9 +180,7 @@ def test_naive_bayes_values_refused_at_their_estimate_and_chunks_agree(monkeypat
     with pytest.raises(MemoryBudgetError, match="Shapley values of X"):
         si.NaiveBayesExplainer(model, X, max_memory=8.0 * 300 * 6 - 1)(X)
     whole = si.NaiveBayesExplainer(model, X, max_memory=8.0 * 300 * 6)(X)
-    import shap_instances.explainers.naive_bayes as module
-
-    monkeypatch.setattr(module, "_CHUNK_ENTRIES", 6 * 7)  # 7 rows per chunk: 43 chunks
+    monkeypatch.setattr("shap_instances.naive_bayes._model.CHUNK_ENTRIES", 6 * 7)  # 7 rows per chunk: 43 chunks
     chunked = si.NaiveBayesExplainer(model, X)(X)  # the background expectation is summed chunk by chunk too
     np.testing.assert_allclose(chunked.values, whole.values, rtol=1e-13, atol=1e-13)
     assert np.array_equal(chunked.values[:7], si.NaiveBayesExplainer(model, X)(X[:7]).values)

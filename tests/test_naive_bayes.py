@@ -27,7 +27,6 @@ from sklearn.preprocessing import (
 import shap_instances as si
 from shap_instances import NaiveBayesExplainer
 from shap_instances.exceptions import DataValidationError, NotFittedError, UnsupportedModelError
-from shap_instances.explainers import naive_bayes as nb_module
 
 
 def _exact(model_fn, background, X):
@@ -405,7 +404,8 @@ def test_sparse_input_for_models_linear_in_x(kind, monkeypatch):
     y = rng.integers(0, 3, 300)
     model = kind().fit(sp.csr_matrix(dense), y)
     expected = NaiveBayesExplainer(model, dense[:100])(dense[100:160])
-    monkeypatch.setattr(nb_module, "_CHUNK_ENTRIES", 7 * 40 * 3)  # 7 rows a chunk: densified chunk by chunk
+    # 7 rows a chunk: densified chunk by chunk
+    monkeypatch.setattr("shap_instances.naive_bayes._model.CHUNK_ENTRIES", 7 * 40 * 3)
     densified = []
     original = sp.csr_matrix.toarray
 
@@ -429,7 +429,7 @@ def test_chunks_and_column_order_do_not_change_the_values(name, monkeypatch):
     weights = np.linspace(0.5, 1.5, X.shape[1])
     for woe in (False, True):
         whole = NaiveBayesExplainer(model, X[:40], weights=weights, woe=woe)(X[40:90])
-        monkeypatch.setattr(nb_module, "_CHUNK_ENTRIES", 3)  # one row a chunk
+        monkeypatch.setattr("shap_instances.naive_bayes._model.CHUNK_ENTRIES", 3)  # one row a chunk
         rows = NaiveBayesExplainer(model, X[:40], weights=weights, woe=woe)(X[40:90])
         monkeypatch.undo()
         np.testing.assert_array_equal(rows.values, whole.values)

@@ -168,7 +168,7 @@ def test_random_states_through_the_residual_explainer():
     X, y = rng.normal(size=(14, 3)), rng.normal(size=14)
     for method in ("kernel", "permutation"):
         for random_state in (np.random.RandomState(0), np.random.Generator(np.random.MT19937(0)), 4):  # noqa: NPY002
-            explainer = InstanceKernelExplainer(Ridge(), X, y=y, estimator=method, max_evals=120,
+            explainer = InstanceKernelExplainer(Ridge(), X, y=y, approximator=method, max_evals=120,
                                                 random_state=random_state, silent=True)
             values = explainer(X[:3], y[:3]).values
             assert values.shape == (3, 14) and np.all(np.isfinite(values))

@@ -62,7 +62,7 @@ def brute_force(model, X, y, X_eval, y_eval, empty=None):
 def test_exact_equals_brute_force_and_shap_exact(model):
     X, y = diabetes(6)
     X_eval, y_eval = diabetes(3, start=100)
-    explanation = InstanceKernelExplainer(model, X, y=y, estimator="exact", silent=True)(X_eval, y_eval)
+    explanation = InstanceKernelExplainer(model, X, y=y, approximator="exact", silent=True)(X_eval, y_eval)
     np.testing.assert_allclose(explanation.values, brute_force(model, X, y, X_eval, y_eval), atol=1e-10)
     game = ResidualGame(model, X, y, X_eval, y_eval)
     with warnings.catch_warnings():
@@ -77,7 +77,7 @@ def test_exact_equals_brute_force_and_shap_exact(model):
 def test_efficiency_for_any_budget(n_permutations, seed, method):
     X, y = diabetes(30)
     kwargs = {"n_permutations": n_permutations} if method == "permutation" else {"max_evals": 10 * n_permutations + 40}
-    explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y=y, estimator=method, random_state=seed, silent=True,
+    explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y=y, approximator=method, random_state=seed, silent=True,
                                         **kwargs)
     explanation = explainer()
     full_fit = Ridge(alpha=0.2).fit(X, y).predict(X) - y
@@ -107,8 +107,8 @@ def test_mean_model_closed_form(empty_prediction):
 
 def test_mean_model_closed_form_beyond_enumeration():
     X, y = diabetes(40)
-    explanation = InstanceKernelExplainer(DummyRegressor(), X, y=y, estimator="exact", silent=True)()
-    sampled = InstanceKernelExplainer(DummyRegressor(), X, y=y, estimator="permutation", n_permutations=400,
+    explanation = InstanceKernelExplainer(DummyRegressor(), X, y=y, approximator="exact", silent=True)()
+    sampled = InstanceKernelExplainer(DummyRegressor(), X, y=y, approximator="permutation", n_permutations=400,
                                       random_state=0, silent=True)()
     assert np.abs(explanation.values - sampled.values).max() < 6 * sampled.error_std.max()
     np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), y.mean() - y, atol=1e-10)
@@ -140,8 +140,8 @@ def test_checkpoint_of_another_run_is_refused(tmp_path):
         arguments = dict(model=Ridge(), data=X, y=y, **settings_) | other
         with pytest.raises(ValueError, match="belongs to another run"):
             InstanceKernelExplainer(**arguments)()
-    with pytest.raises(ValueError, match="checkpoint is supported by estimator='permutation' only"):
-        InstanceKernelExplainer(Ridge(), X, y=y, estimator="kernel", checkpoint=path)
+    with pytest.raises(ValueError, match="checkpoint is supported by approximator='permutation' only"):
+        InstanceKernelExplainer(Ridge(), X, y=y, approximator="kernel", checkpoint=path)
 
 
 @pytest.mark.slow  # about 12 s: three runs of 32 permutations of distance-weighted KNN refits
@@ -187,10 +187,10 @@ def test_fast_path_equals_refits_at_every_prefix(model):
 def test_symmetry_invariance_and_seeds():
     X, y = (a.copy() for a in diabetes(7))
     X[3], y[3] = X[1], y[1]  # a duplicated training row
-    values = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, estimator="exact", silent=True)().values
+    values = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, approximator="exact", silent=True)().values
     np.testing.assert_allclose(values[:, 1], values[:, 3], atol=1e-10)
     order = np.array([6, 2, 0, 5, 1, 4, 3])
-    reordered = InstanceKernelExplainer(Ridge(alpha=0.5), X[order], y=y[order], estimator="exact", silent=True)(X,
+    reordered = InstanceKernelExplainer(Ridge(alpha=0.5), X[order], y=y[order], approximator="exact", silent=True)(X,
                                                                                                                 y).values
     np.testing.assert_allclose(reordered, values[:, order], atol=1e-10)
     Xl, yl = diabetes(40)
@@ -203,7 +203,7 @@ def test_symmetry_invariance_and_seeds():
 def test_unfittable_subsets_get_the_empty_value():
     X, y = diabetes(6)
     model = KNeighborsRegressor(n_neighbors=3, weights="distance")  # no fast path: refits that can fail
-    explainer = InstanceKernelExplainer(model, X, y=y, estimator="exact", silent=True)
+    explainer = InstanceKernelExplainer(model, X, y=y, approximator="exact", silent=True)
     with pytest.warns(ShapInstancesWarning, match="could not be fitted"):
         explanation = explainer()
     assert explainer.n_failed_fits_ == 6 + 15  # every subset of 1 or 2 rows
@@ -252,8 +252,8 @@ def test_bad_input():
         InstanceKernelExplainer(Ridge(), X)
     with pytest.raises(DataValidationError, match="y is required with X"):
         InstanceKernelExplainer(Ridge(), X, y=y)(X)
-    with pytest.raises(ValueError, match="estimator must be one of"):
-        InstanceKernelExplainer(Ridge(), X, y=y, estimator="magic")
+    with pytest.raises(ValueError, match="approximator must be one of"):
+        InstanceKernelExplainer(Ridge(), X, y=y, approximator="magic")
     with pytest.raises(DataValidationError, match="NaN"):
         InstanceKernelExplainer(Ridge(), np.where(X > 0, np.nan, X), y=y)
     with pytest.raises(DataValidationError, match="1-D"):
@@ -316,7 +316,7 @@ def test_removal_curve_and_outliers():
 def test_empty_prediction_sets_the_base_values(empty_prediction):
     X, y = diabetes(8)
     X_eval, y_eval = diabetes(4, start=100)
-    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, estimator="exact",
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, approximator="exact",
                                           empty_prediction=empty_prediction,
                                           silent=True)(X_eval, y_eval)
     c = 0.0 if empty_prediction is None else empty_prediction
@@ -449,7 +449,7 @@ def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets
                 expected[:, player] += values[grown] - values[members]
                 members = grown
         expected /= math.factorial(7)
-        explainer = InstanceKernelExplainer(model, X, y=labels, estimator="exact", silent=True)
+        explainer = InstanceKernelExplainer(model, X, y=labels, approximator="exact", silent=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             explanation = explainer()

@@ -49,8 +49,8 @@ def test_influence_over_one_minus_leverage_is_the_exact_leave_one_out_change(mod
 def test_influence_tracks_exact_values(variant, min_corr, min_sign):
     X, y = diabetes(10)
     X_eval, y_eval = diabetes(6, start=100)
-    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="exact", silent=True)(X_eval, y_eval).values
-    approx = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="influence", influence=variant, n_rounds=10,
+    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, approximator="exact", silent=True)(X_eval, y_eval).values
+    approx = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, approximator="influence", influence=variant, n_rounds=10,
                                      random_state=0, silent=True)(X_eval, y_eval).values
     assert np.corrcoef(exact.ravel(), approx.ravel())[0, 1] > min_corr
     big = np.abs(exact) > np.quantile(np.abs(exact), 0.5)  # the larger half: signs must agree
@@ -63,7 +63,7 @@ def test_all_s_with_exact_marginals_converges_to_exact(monkeypatch):
     from shap_instances.approximators import influence
 
     X, y = diabetes(7)
-    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="exact", silent=True)().values
+    exact = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, approximator="exact", silent=True)().values
     original = influence.ridge_influence
 
     def exact_change(*args, **kwargs):
@@ -71,7 +71,7 @@ def test_all_s_with_exact_marginals_converges_to_exact(monkeypatch):
         return change / (1 - leverage)[None, :], leverage
 
     monkeypatch.setattr(influence, "ridge_influence", exact_change)
-    errors = [np.abs(InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="influence", n_rounds=rounds,
+    errors = [np.abs(InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, approximator="influence", n_rounds=rounds,
                                              efficiency="none", random_state=0, silent=True)().values - exact).max()
               for rounds in (1, 400)]
     assert errors[1] < errors[0] / 5 and errors[1] < 0.02 * np.abs(exact).max()
@@ -81,7 +81,7 @@ def test_all_s_with_exact_marginals_converges_to_exact(monkeypatch):
 def test_efficiency_completed_or_not_claimed(variant):
     X, y = diabetes(25)
     residual = Ridge(alpha=0.2).fit(X, y).predict(X) - y
-    kwargs = dict(estimator="influence", influence=variant, random_state=0, silent=True)
+    kwargs = dict(approximator="influence", influence=variant, random_state=0, silent=True)
     explainer = InstanceKernelExplainer(Ridge(alpha=0.2), X, y=y, **kwargs)
     completed = explainer()
     np.testing.assert_allclose(completed.base_values + completed.values.sum(1), residual, atol=1e-10)
@@ -96,11 +96,11 @@ def test_efficiency_completed_or_not_claimed(variant):
 
 def test_largest_s_is_the_influence_on_the_full_set_and_seeds_reproduce():
     X, y = diabetes(20)
-    raw = InstanceKernelExplainer(Ridge(alpha=0.3), X, y=y, estimator="influence", influence="largest",
+    raw = InstanceKernelExplainer(Ridge(alpha=0.3), X, y=y, approximator="influence", influence="largest",
                                   efficiency="none",
                                   silent=True)().values
     np.testing.assert_allclose(raw, ridge_influence(X, y, X, 0.3)[0], atol=1e-12)
-    runs = [InstanceKernelExplainer(Ridge(), X, y=y, estimator="influence", random_state=s, silent=True)().values
+    runs = [InstanceKernelExplainer(Ridge(), X, y=y, approximator="influence", random_state=s, silent=True)().values
             for s in (3, 3, 4)]
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
@@ -111,11 +111,11 @@ def test_influence_refuses_other_models_and_bad_options():
 
     X, y = diabetes(10)
     with pytest.raises(UnsupportedModelError, match="influence"):
-        InstanceKernelExplainer(DecisionTreeRegressor(), X, y=y, estimator="influence")
+        InstanceKernelExplainer(DecisionTreeRegressor(), X, y=y, approximator="influence")
     with pytest.raises(ValueError, match="influence must be one of"):
-        InstanceKernelExplainer(Ridge(), X, y=y, estimator="influence", influence="some")
+        InstanceKernelExplainer(Ridge(), X, y=y, approximator="influence", influence="some")
     with pytest.raises(ValueError, match="efficiency must be one of"):
-        InstanceKernelExplainer(Ridge(), X, y=y, estimator="influence", efficiency="rescale")
+        InstanceKernelExplainer(Ridge(), X, y=y, approximator="influence", efficiency="rescale")
 
 
 def test_instance_force_renders_named_training_instances():
@@ -127,7 +127,7 @@ def test_instance_force_renders_named_training_instances():
     from shap_instances.plots import instance_force
 
     X, y = diabetes(15)
-    explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, estimator="influence", random_state=0,
+    explanation = InstanceKernelExplainer(Ridge(alpha=0.1), X, y=y, approximator="influence", random_state=0,
                                           silent=True)()
     ax = instance_force(explanation, 3, max_display=4, show=False)  # shap.plots.force(matplotlib=True)
     texts = " ".join(t.get_text() for t in ax.figure.findobj(matplotlib.text.Text))

@@ -115,13 +115,13 @@ def test_truncation_tolerance_refused():
             PermutationEstimator(n_permutations=4, truncation_tolerance=bad, silent=True).estimate(game)
     X, y = load_diabetes()
     with pytest.raises(InvalidParameterError, match="truncation_tolerance"):
-        InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], truncation_tolerance=0.1)  # estimator="auto"
+        InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], truncation_tolerance=0.1)  # approximator="auto"
 
 
 def test_explainer_truncated_monte_carlo():
     X, y = load_diabetes()
     X, y = X.iloc[:10], y.iloc[:10]
-    options = dict(estimator="permutation", n_permutations=8, random_state=0, silent=True)
+    options = dict(approximator="permutation", n_permutations=8, random_state=0, silent=True)
     model = DecisionTreeRegressor(max_depth=2, random_state=0)
     plain = InstanceKernelExplainer(model, X, y=y, **options)()
     zero = InstanceKernelExplainer(model, X, y=y, truncation_tolerance=0.0, **options)()

@@ -186,7 +186,7 @@ def test_knn_kernel_equals_numpy_twin():
 @pytest.mark.parametrize("estimator, n", [("exact", 10), ("permutation", 30), ("kernel", 14), ("auto", 30)])
 def test_explainer_aggregate_equals_cc_contribution_mean(estimator, n):
     X, y = diabetes(n)
-    options = dict(estimator=estimator, n_permutations=12, max_evals=300 if estimator == "kernel" else None,
+    options = dict(approximator=estimator, n_permutations=12, max_evals=300 if estimator == "kernel" else None,
                    random_state=0, silent=True)
     explainer = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, **options)
     matrix = explainer()
@@ -224,7 +224,7 @@ def test_explainer_aggregate_weights_asymmetric_and_refused():
 @pytest.mark.parametrize("efficiency", ["complete", "none"])
 def test_influence_estimator_on_aggregate_games(variant, efficiency):
     X, y = diabetes(25)
-    explainer = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, estimator="influence", influence=variant,
+    explainer = InstanceKernelExplainer(Ridge(alpha=0.5), X, y=y, approximator="influence", influence=variant,
                                         efficiency=efficiency, random_state=2, silent=True)
     matrix = explainer(X[:9] + 0.01, y[:9])
     weights = np.random.default_rng(0).normal(size=9)
@@ -339,7 +339,7 @@ def test_huge_budgets_warn_or_refuse_instead_of_hanging(monkeypatch):
         KernelEstimator(max_evals=10**9).estimate(FunctionGame(lambda m: m.sum(1).astype(float), 30))
     X30, y30 = diabetes(30)  # issue 14: max_evals=10**9 with 30 rows hung; refused before any allocation now
     with pytest.raises(MemoryBudgetError, match="max_evals=1000000000"):
-        InstanceKernelExplainer(Ridge(), X30, y=y30, estimator="kernel", max_evals=10**9, silent=True)()
+        InstanceKernelExplainer(Ridge(), X30, y=y30, approximator="kernel", max_evals=10**9, silent=True)()
     with pytest.warns(BudgetWarning, match="remaining coalitions"):
         KernelEstimator(max_evals=600, random_state=0, silent=True).estimate(slow_game(m=10, seconds=0.0005))
 
@@ -372,7 +372,7 @@ def test_scheduler_option_runs_refits_on_a_local_cluster_bitwise_as_serial():
     from sklearn.ensemble import RandomForestRegressor
 
     model = RandomForestRegressor(n_estimators=3, max_depth=3, random_state=0, n_jobs=1)
-    options = dict(estimator="permutation", n_permutations=8, batch_size=2, random_state=3, silent=True)
+    options = dict(approximator="permutation", n_permutations=8, batch_size=2, random_state=3, silent=True)
     serial = InstanceKernelExplainer(model, X, y=y, **options)()
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     with cluster, distributed.Client(cluster) as client:

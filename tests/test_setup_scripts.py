@@ -80,7 +80,7 @@ def test_setup_in_a_fresh_copy_creates_and_uses_its_own_venv(tmp_path):
 
     listed = _bash("scripts/run", "shap-instances", "list", cwd=checkout, env=env)
     assert listed.returncode == 0, listed.stderr
-    assert "residual" in listed.stdout and "knn_shapley" in listed.stdout  # the example plugins are installed
+    assert "instance_kernel" in listed.stdout and "knn_shapley" in listed.stdout  # the example plugins are installed
     assert "LeaveOneOutExplainer" in listed.stdout
 
     again = _bash("scripts/setup.sh", cwd=checkout, env=env, timeout=900)  # a second run reuses .venv

@@ -478,10 +478,10 @@ def test_a_model_whose_fit_depends_on_row_order_skips_the_permutation():
 
 
 def test_feature_players_of_a_plain_function_skip_the_permutation():
-    problem = si.IsotonicShapley.conformance_problem()
+    problem = si.IsotonicShapleyExplainer.conformance_problem()
     problem.model = problem.model.predict  # a function of column positions
     with pytest.raises(unittest.SkipTest, match="permuting them would change the function explained"):
-        check_values_follow_their_players(si.IsotonicShapley, problem)
+        check_values_follow_their_players(si.IsotonicShapleyExplainer, problem)
 
 
 def test_parametrize_with_checks_names_each_case():

@@ -13,7 +13,7 @@ from shap_instances.utils import (
     check_memory,
     check_target,
     column_names,
-    instance_names,
+    row_names,
 )
 
 
@@ -51,8 +51,8 @@ def test_check_fitted():
 
 def test_names():
     frame = pd.DataFrame({"a": [1, 2]}, index=["x", "y"])
-    assert instance_names(frame) == ["x", "y"]
-    assert instance_names(np.zeros((2, 1)), prefix="eval") == ["eval[0]", "eval[1]"]
+    assert row_names(frame) == ["x", "y"]
+    assert row_names(np.zeros((2, 1)), prefix="eval") == ["eval[0]", "eval[1]"]
     assert column_names(frame) == ["a"]
 
 

@@ -229,7 +229,7 @@ def trust():
     gap_weighted_histograms(X_train, weights=W[j], feature="age", point=X_test.iloc[j], ax=axes[2], show=False)
     axes[2].set_title("age of the training rows, weighted the same way")
     save(fig, "trust_plots")
-    prediction = float(W[j] @ boosting.targets_)
+    prediction = float(W[j] @ boosting.y_train_)
     print(f"\nplotted row {X_test.index[j]}: prediction {prediction:.2f}, true {y_test.iloc[j]:.2f}, "
           f"sum |w| {np.abs(W[j]).sum():.2f}")
 

@@ -1,4 +1,4 @@
-"""The Shapley-kernel coalition design shared by :class:`KernelEstimator` and ``IsotonicShapley``."""
+"""The Shapley-kernel coalition design shared by :class:`KernelEstimator` and ``IsotonicShapleyExplainer``."""
 
 from __future__ import annotations
 

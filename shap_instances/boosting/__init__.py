@@ -15,6 +15,17 @@ from typing import Any, cast
 from numpy.typing import ArrayLike
 
 from ..exceptions import UnsupportedModelError
+from ._analyses import (
+    boosting_trust_scores,
+    boosting_values,
+    decomposition_kind,
+    loo_predictions,
+    reconstruction_tolerance,
+    row_chunk,
+    row_major_index,
+    self_weights,
+    top_k_values,
+)
 from ._ensemble import (
     BoostedTrees,
     Replay,
@@ -31,6 +42,15 @@ __all__ = [
     "BoostedTrees",
     "Replay",
     "boosting_library",
+    "boosting_trust_scores",
+    "boosting_values",
+    "decomposition_kind",
+    "loo_predictions",
+    "reconstruction_tolerance",
+    "row_chunk",
+    "row_major_index",
+    "self_weights",
+    "top_k_values",
     "check_boosted_model",
     "gradient_contributions",
     "row_major_contributions",

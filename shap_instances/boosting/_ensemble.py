@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .._deprecated import warn_moved
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ._kernels import gradient_contribution_rows, pruned_top_k_rows, target_weight_rows
 
@@ -398,15 +399,17 @@ def row_major_contributions(trees: BoostedTrees,
     return chosen, leaves, shares, bound
 
 
-def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, output: int, k: int,
-                               leaf_size: int, index: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], *,
+def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *args: Any,
                                n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-    """The ``k`` largest gradient contributions (absolute value) to margin ``output``, by bounded pruning.
+    """The ``k`` largest gradient contributions (absolute value) to one margin, by bounded pruning.
 
-    Leaves with more than ``leaf_size`` members are not scattered; their largest coefficients bound what they can
-    add, which rules out most training rows, and the rest get their exact values from ``index``
-    (:func:`row_major_contributions`); see :func:`shap_instances._kernels.boosting.pruned_top_k_rows`. The
-    values equal the dense ones (:func:`gradient_contributions`) bit for bit.
+    Called as ``top_gradient_contributions(trees, query_leaves, k, leaf_size, index, n_jobs=None)``: ``index``
+    (:func:`row_major_contributions` of a margin) fixes the margin. Leaves with more than ``leaf_size`` members
+    are not scattered; their largest coefficients bound what they can add, which rules out most training rows,
+    and the rest get their exact values from ``index``; see the kernel ``pruned_top_k_rows``
+    in ``boosting/_kernels.py``.
+    The values equal the dense ones (:func:`gradient_contributions`) bit for bit. The former third argument,
+    ``output`` (the margin, unused: ``index`` already holds it), is deprecated: passing it warns.
 
     Returns
     -------
@@ -425,11 +428,19 @@ def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, ou
     >>> X, y = load_diabetes(return_X_y=True)
     >>> trees = read_boosted_model(GradientBoostingRegressor(n_estimators=20).fit(X, y), X, y)
     >>> query = trees.apply(X[:3])
-    >>> index, values, _ = top_gradient_contributions(trees, query, 0, 5, 40, row_major_contributions(trees, 0))
+    >>> index, values, _ = top_gradient_contributions(trees, query, 5, 40, row_major_contributions(trees, 0))
     >>> dense = gradient_contributions(trees, query)[:, :, 0]
     >>> bool(np.array_equal(np.take_along_axis(dense, index, 1), values))
     True
     """
+    if len(args) == 4:  # (output, k, leaf_size, index): the margin is the one ``index`` was built for
+        warn_moved("top_gradient_contributions(trees, query_leaves, output, k, leaf_size, index)",
+                   "top_gradient_contributions(trees, query_leaves, k, leaf_size, index)")
+        args = args[1:]
+    if len(args) != 3:
+        raise TypeError("top_gradient_contributions(trees, query_leaves, k, leaf_size, index, *, n_jobs=None) takes "
+                        f"5 positional arguments, got {2 + len(args)}.")
+    k, leaf_size, index = cast("tuple[int, int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]", args)
     query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
     m = query_leaves.shape[0]
     offsets, ptr, members, coef = cast("tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]",

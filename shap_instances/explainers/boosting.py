@@ -28,13 +28,18 @@ from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..boosting import (
     boosting_library,
+    boosting_trust_scores,
+    boosting_values,
     check_boosted_model,
-    gradient_contributions,
+    decomposition_kind,
+    loo_predictions,
     n_model_features,
     read_boosted_model,
-    row_major_contributions,
+    reconstruction_tolerance,
+    row_major_index,
+    self_weights,
     target_weights,
-    top_gradient_contributions,
+    top_k_values,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, NotFittedError, UnsupportedModelError
 from ..utils import (
@@ -46,22 +51,12 @@ from ..utils import (
     row_names,
     training_names,
 )
-from ..weighted_targets import trust_columns
+from ._renamed import renamed_attribute
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
 
 __all__ = ["BoostingExplainer"]
-
-#: Relative reconstruction tolerance of libraries whose gradients and leaf values are float64.
-_ATOL = 1e-9
-
-#: ``top_k`` of ``kind="gradients"`` prunes (see ``docs/explainers/boosting.md``) from this many training rows on;
-#: below it the dense scatter per row is cheap.
-_PRUNE_MIN_ROWS = 20_000
-#: Leaves with more than this fraction of the training rows are bounded rather than scattered when pruning.
-_PRUNE_LEAF_FRACTION = 0.2
-
 
 class BoostingExplainer(InstanceExplainer):
     """Explain a gradient-boosted model's predictions exactly by its training rows.
@@ -101,8 +96,8 @@ class BoostingExplainer(InstanceExplainer):
         gap between a recomputed and a stored leaf value, relative to the tree's largest leaf value).
     kind_ : str
         The decomposition used.
-    targets_ : ndarray of shape (n_train,)
-        The targets as the model saw them (class indices for classifiers).
+    y_train_ : ndarray of shape (n_train,)
+        The training targets as the model saw them (class indices for classifiers); was ``targets_``.
     output_names_ : list of str or None
         Class labels of a multi-class model (one margin each).
 
@@ -151,29 +146,17 @@ class BoostingExplainer(InstanceExplainer):
         self.data_ = self._check_X(data, name="masker")
         self.train_names_ = training_names(data, feature_names)
         self.trees_ = read_boosted_model(model, self.data_, cast(ArrayLike, y), sample_weight)  # y: _setup required it
-        self.kind_ = self._resolve_kind(kind)
-        self.targets_ = self.trees_.targets
+        self.kind_ = decomposition_kind(self.trees_, kind)
+        self.y_train_ = self.trees_.targets
         self.n_train_ = self.data_.shape[0]
         classes = getattr(model, "classes_", None)
         K = self.trees_.n_outputs
         self.output_names_ = [str(c) for c in classes] if K > 1 and classes is not None else (
             [f"margin[{k}]" for k in range(K)] if K > 1 else None)
 
-    # ------------------------------------------------------------------ set-up helpers
-    def _resolve_kind(self, kind: str) -> str:
-        trees = self.trees_
-        weights_ok = trees.loss == "squared_error" and trees.n_outputs == 1 and trees.init in ("mean", "constant")
-        if kind == "auto":
-            return "weights" if weights_ok else "gradients"
-        if kind == "weights" and not weights_ok:
-            reason = (f"the model's loss is {trees.loss!r}" if trees.loss != "squared_error"
-                      else "its initial prediction is an estimator that is not the mean of y or a constant")
-            raise UnsupportedModelError(
-                f"kind='weights' writes the prediction as a weighted sum of training targets, which holds for "
-                f"squared-error regression only, and {reason}; use kind='gradients' (contributions through the "
-                "training gradients, exact for this model).")
-        return kind
+    targets_ = renamed_attribute("BoostingExplainer", "targets_", "y_train_")
 
+    # ------------------------------------------------------------------ set-up helpers
     def _check_X(self, X: Any, name: str = "X") -> Any:
         library = boosting_library(self.model)
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
@@ -262,32 +245,16 @@ class BoostingExplainer(InstanceExplainer):
         True
         """
         if self.trees_.loss != "squared_error" or self.trees_.n_outputs != 1 or self.trees_.init == "other":
-            self._resolve_kind("weights")  # raises, naming why
+            decomposition_kind(self.trees_, "weights")  # raises, naming why
         leaves, _, _ = self._query(X)
         check_memory(8.0 * leaves.shape[0] * self.n_train_, f"The weights of shape ({leaves.shape[0]}, "
                      f"{self.n_train_})", max_memory=self.max_memory, instead="Explain fewer rows at a time.")
         return target_weights(self.trees_, leaves, n_jobs=self.n_jobs)
 
-    def _row_chunk(self, bytes_per_row: float) -> int:
-        """Explained rows per chunk so that a chunk's temporaries fit in ``max_memory`` (default 256 MiB)."""
-        budget = 256 * 2**20 if self.max_memory is None else self.max_memory
-        return max(1, int(budget // bytes_per_row))
-
     def _self_weights(self) -> np.ndarray:
-        """``w_jj``: the weight of every training row on its own in-sample prediction (cached), in chunks."""
+        """``w_jj``: the weight of every training row on its own in-sample prediction (cached)."""
         if getattr(self, "_self_weights_cache", None) is None:
-            self._resolve_kind("weights")
-            n = self.n_train_
-            leaves = self.trees_.train_leaves
-            diagonal = np.empty(n)
-            chunk = self._row_chunk(8.0 * n)
-            for a in range(0, n, chunk):
-                rows = np.arange(a, min(n, a + chunk))
-                W = target_weights(self.trees_, np.ascontiguousarray(leaves[:, rows].T), n_jobs=self.n_jobs)
-                diagonal[rows] = W[np.arange(rows.size), rows]
-                del W
-            diagonal.flags.writeable = False
-            self._self_weights_cache = diagonal
+            self._self_weights_cache = self_weights(self.trees_, n_jobs=self.n_jobs, max_memory=self.max_memory)
         return self._self_weights_cache
 
     def loo_predictions(self) -> np.ndarray:
@@ -315,13 +282,45 @@ class BoostingExplainer(InstanceExplainer):
         >>> bool(np.allclose(ex.loo_predictions(), W @ y[:200] / (1 - d)))
         True
         """
-        diagonal = self._self_weights()
-        y = self.targets_
-        fitted = self.trees_.margin(self.data_)[:, 0]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = y - (y - fitted) / (1.0 - diagonal)
-        out[~(diagonal < 1.0 - 1e-9)] = np.nan
-        return out
+        return loo_predictions(self.trees_, self.data_, self.y_train_, self._self_weights())
+
+    def regression_targets(self) -> np.ndarray:
+        """The training targets, 1-D float, of a ``kind="weights"`` model (the others are refused).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X, y)
+        >>> BoostingExplainer(model, X, y=y).regression_targets().shape
+        (442,)
+        """
+        if self.kind_ != "weights":
+            raise UnsupportedModelError(
+                "gap_predictive_distribution draws the training targets weighted by a squared-error model's target "
+                "weights; this BoostingExplainer uses kind='gradients' (a classifier or another loss), whose values "
+                "are not weights on the targets.")
+        return np.asarray(self.y_train_, dtype=np.float64)
+
+    def training_errors(self, kind: str = "loo") -> np.ndarray:
+        """Absolute leave-self-out errors ``|y_j - loo_j|`` of the training rows (``kind="loo"``, the only one).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> model = GradientBoostingRegressor(n_estimators=5, random_state=0).fit(X[:100], y[:100])
+        >>> BoostingExplainer(model, X[:100], y=y[:100]).training_errors("loo").shape
+        (100,)
+        """
+        if kind != "loo":
+            raise DataValidationError('errors="oob" needs a GapExplainer and errors="loo" a BoostingExplainer as '
+                                      "first argument; otherwise pass an array of absolute training errors.")
+        return np.abs(self.regression_targets() - self.loo_predictions())
 
     def trust_scores(self, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9),
                      level: float = 0.9) -> pd.DataFrame:
@@ -361,29 +360,10 @@ class BoostingExplainer(InstanceExplainer):
                 "through gradients, not weights on the targets.")
         index = row_names(X)
         leaves, X, _ = self._query(X)
-        predictions = self.trees_.margin(X)[:, 0]
-        errors = np.abs(self.targets_ - self.loo_predictions())
-        frames = []
-        chunk = self._row_chunk(64.0 * self.n_train_)  # dense weights, their CSR copy and the sorts of the quantiles
-        for a in range(0, leaves.shape[0], chunk):
-            W = target_weights(self.trees_, leaves[a:a + chunk], n_jobs=self.n_jobs)
-            frames.append(pd.DataFrame(trust_columns(
-                W, self.targets_, predictions[a:a + chunk], errors, quantiles=quantiles, level=level,
-                error_name="weighted_loo_error", concentration=True)))
-            del W
-        frame = pd.concat(frames, ignore_index=True)
+        frame = boosting_trust_scores(self.trees_, leaves, X, self.y_train_, self.loo_predictions(),
+                                      quantiles=quantiles, level=level, n_jobs=self.n_jobs, max_memory=self.max_memory)
         frame.index = index
         return frame
-
-    def _values(self, leaves: np.ndarray) -> np.ndarray:
-        """The explanation values (m, n_train, K) of validated leaf ranks, as a new array."""
-        trees = self.trees_
-        if self.kind_ == "weights":
-            values = target_weights(trees, leaves, n_jobs=self.n_jobs)
-            init = cast(np.ndarray, trees.init_constant)  # weights need a constant start
-            values *= (self.targets_ - init[0])[None, :]  # in place: the weights become the values
-            return values[:, :, None]
-        return gradient_contributions(trees, leaves, n_jobs=self.n_jobs)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -391,19 +371,13 @@ class BoostingExplainer(InstanceExplainer):
         return state
 
     def _row_major_index(self, column: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """The row-major leaves and shares of margin ``column``'s trees (cached), or None if over ``max_memory``.
-
-        ``12 n T_k`` bytes (an int32 leaf and a float64 share per training row and tree of the margin) plus the
-        per-leaf bounds; the default budget is half the machine's memory.
-        """
+        """The row-major leaves and shares of margin ``column``'s trees (cached), or None if over ``max_memory``."""
         cache = self.__dict__.setdefault("_row_major_cache", {})
         if column not in cache:
-            n_k = int(np.sum(self.trees_.tree_output == column))
-            try:
-                check_memory(12.0 * self.n_train_ * n_k, "top_k's row-major index", max_memory=self.max_memory)
-            except MemoryError:
+            index = row_major_index(self.trees_, column, max_memory=self.max_memory)
+            if index is None:
                 return None
-            cache[column] = row_major_contributions(self.trees_, column)
+            cache[column] = index
         return cache[column]
 
     def top_k(self, X: Any = None, k: int = 10, *, output: int | str | None = None) -> sp.csr_matrix:
@@ -458,29 +432,9 @@ class BoostingExplainer(InstanceExplainer):
             names = list(cast(list[str], self.output_names_))  # K > 1: the margins are named
             column = names.index(str(output)) if str(output) in names else int(output)
         leaves, _, _ = self._query(X)
-        m = leaves.shape[0]
-        if self.kind_ == "gradients" and n >= _PRUNE_MIN_ROWS:
-            index = self._row_major_index(column)
-            if index is not None:
-                indices, data, _ = top_gradient_contributions(
-                    self.trees_, leaves, column, int(k), max(1, int(_PRUNE_LEAF_FRACTION * n)), index,
-                    n_jobs=self.n_jobs)
-                indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
-                return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
-        budget = 256 * 2**20 if self.max_memory is None else self.max_memory
-        check_memory(8.0 * n * K + 12.0 * m * k, f"top_k's result ({m} x {k}) and one row of values",
-                     max_memory=budget, instead="Raise max_memory, or ask for fewer rows or a smaller k.")
-        chunk = max(1, min(m, int((budget - 12.0 * m * k) // (8.0 * n * K))))
-        indices = np.empty((m, k), dtype=np.int64)
-        data = np.empty((m, k))
-        for a in range(0, m, chunk):
-            values = self._values(leaves[a:a + chunk])[:, :, column]
-            for i, row in enumerate(values, start=a):  # one row at a time: O(n) temporaries
-                keep = np.sort(np.argpartition(-np.abs(row), k - 1)[:k]) if k < n else np.arange(n)
-                indices[i], data[i] = keep, row[keep]
-            del values, row  # the row is a view: it would keep the chunk alive while the next one is computed
-        indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
-        return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
+        return top_k_values(self.trees_, self.kind_, self.y_train_, leaves, column, int(k),
+                            row_major=lambda: self._row_major_index(column), n_jobs=self.n_jobs,
+                            max_memory=self.max_memory)
 
     def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain ``X`` (``None``: the training rows, in-sample).
@@ -519,7 +473,7 @@ class BoostingExplainer(InstanceExplainer):
                      max_memory=self.max_memory, instead="Explain fewer rows at a time, or keep the largest values "
                      "of each row with explainer.top_k(X, k), which works in chunks.")
         explained = trees.margin(X)
-        values = self._values(leaves)
+        values = boosting_values(trees, self.kind_, self.y_train_, leaves, n_jobs=self.n_jobs)
         if self.kind_ == "weights":
             base, explained = np.full(m, cast(np.ndarray, trees.init_constant)[0]), explained[:, 0]
         else:
@@ -529,26 +483,8 @@ class BoostingExplainer(InstanceExplainer):
             if self.kind_ != "weights":
                 base, explained = base[:, 0], explained[:, 0]
         return self._finish(build_explanation(
-            values, base, feature_names=self.train_names_, data=np.broadcast_to(self.targets_, (m, n)),
+            values, base, feature_names=self.train_names_, data=np.broadcast_to(self.y_train_, (m, n)),
             row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
-            atol=self._tolerance(leaves), compute_time=time.perf_counter() - t0,
+            atol=reconstruction_tolerance(trees, self.kind_, self.y_train_, leaves),
+            compute_time=time.perf_counter() - t0,
         ))
-
-    def _tolerance(self, leaves: np.ndarray) -> float:
-        """Tolerance of the reconstruction check: 1e-9 where the replay is exact, else a float32 bound.
-
-        XGBoost stores leaf values and sums margins in float32: ``(T + 2) 2^-23 (|F_0| + sum_t |v_t(x)|)``.
-        Target weights use exact residuals where HistGradientBoosting, XGBoost and LightGBM fitted their trees
-        on float32-rounded gradients: ``(T + 2) 2^-23 max_j |y_j - F_0|``. (Both are absolute bounds, hence also
-        bounds of the relative gap the check measures.)
-        """
-        trees = self.trees_
-        T, unit = trees.n_trees, 2.0 ** -23
-        bound = _ATOL
-        init = cast(np.ndarray, trees.init_constant)  # xgboost and the weights kind start from a constant
-        if trees.library == "xgboost":
-            stored = np.abs(trees.leaf_values[np.arange(T)[None, :], leaves]).sum(axis=1)
-            bound += (T + 2) * unit * float(np.max(np.abs(init)) + np.max(stored, initial=0.0))
-        if trees.float32 and self.kind_ == "weights":
-            bound += (T + 2) * unit * float(np.max(np.abs(self.targets_ - init[0])))
-        return bound

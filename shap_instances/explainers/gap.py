@@ -10,7 +10,6 @@ and plots build on the same weights. The derivation is in ``docs/explainers/gap.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -22,35 +21,15 @@ from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
-from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
-from ..forest import (
-    SUPPORTED_FORESTS,
-    build_gap_index,
-    check_forest,
-    encode_target,
-    is_classifier_forest,
-)
-from ..utils import COMMON_CONSTRAINTS, check_data, check_memory, fitted_columns, model_input, row_names, training_names
+from ..exceptions import DataValidationError
+from ..forest import SUPPORTED_FORESTS, GapForest, check_forest
+from ..utils import COMMON_CONSTRAINTS, fitted_columns, row_names, training_names
+from ._renamed import renamed_attribute
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
 
 __all__ = ["GapExplainer"]
-
-
-def _no_sparse_nan(X: Any, name: str) -> Any:
-    """Refuse a sparse matrix holding NaN: scikit-learn's forests route missing values in dense input only."""
-    if sp.issparse(X) and np.isnan(X.data).any():
-        raise DataValidationError(f"{name}: a sparse matrix with NaN values; scikit-learn's forests take missing "
-                                  f"values in dense input only: pass {name} dense ({name}.toarray()), or impute them.")
-    return X
-
-
-def _read_only(matrix: Any) -> Any:
-    """``matrix`` with its arrays made read-only, so a cached matrix cannot be changed in place by mistake."""
-    for array in (matrix.data, matrix.indices, matrix.indptr):
-        array.flags.writeable = False
-    return matrix
 
 
 class GapExplainer(InstanceExplainer):
@@ -81,11 +60,16 @@ class GapExplainer(InstanceExplainer):
 
     Attributes
     ----------
+    gap_ : shap_instances.forest.GapForest
+        The forest's RF-GAP decomposition, which the methods below delegate to.
     index_ : shap_instances.forest.GapIndex
         The verified leaf index.
-    targets_ : ndarray of shape (n_train, n_outputs_total)
+    y_train_ : ndarray of shape (n_train, n_outputs)
+        The training targets as the forest sees them (float, or class indices for classifiers); was
+        ``y_codes_``.
+    target_columns_ : ndarray of shape (n_train, n_outputs_total)
         The explained targets: ``y`` (regression) or one-hot class indicators (classification, all outputs
-        concatenated).
+        concatenated); was ``targets_``.
     base_values_ : ndarray of shape (n_outputs_total,)
         Mean training target (class priors for classifiers).
     output_names_ : list of str
@@ -130,31 +114,21 @@ class GapExplainer(InstanceExplainer):
         if data is None:
             raise DataValidationError("GapExplainer needs the training X the forest was fitted on: "
                                       "GapExplainer(forest, X_train, y=y_train).")
-        y_train = cast(ArrayLike, y)  # not None: _setup refused it (requires_y)
-        self.index_ = build_gap_index(model, _no_sparse_nan(data, "data"), y_train, sample_weight=sample_weight)
+        self.gap_ = GapForest(model, data, cast(ArrayLike, y), sample_weight=sample_weight)  # y: _setup required it
+        self.index_ = self.gap_.index
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data)
         self.train_names_ = training_names(data, feature_names)
-        self.n_train_ = self.index_.n_train
-        self.is_classifier_ = is_classifier_forest(model)
-        y_raw, y_codes = encode_target(model, y, self.n_train_)
-        self.y_codes_ = y_codes
-        if self.is_classifier_:
-            classes = [model.classes_] if model.n_outputs_ == 1 else list(model.classes_)
-            blocks, out_names = [], []
-            for k, cls in enumerate(classes):
-                blocks.append((y_codes[:, [k]] == np.arange(len(cls))[None, :]).astype(np.float64))
-                prefix = "" if model.n_outputs_ == 1 else f"y{k}="
-                out_names += [f"{prefix}{c}" for c in cls]
-            self.targets_ = np.hstack(blocks)
-            self.output_names_ = out_names
-            self.colour_by_ = y_codes[:, 0].astype(np.float64)
-        else:
-            self.targets_ = np.asarray(y_codes, dtype=np.float64)
-            self.output_names_ = [f"y{k}" for k in range(self.targets_.shape[1])]
-            self.colour_by_ = self.targets_[:, 0]
-        self.base_values_ = self.targets_.mean(axis=0)
-        self._oob: Any = None  # the out-of-bag proximities (sparse), once computed
+        self.n_train_ = self.gap_.n_train
+        self.is_classifier_ = self.gap_.is_classifier
+        self.y_train_ = self.gap_.y_train
+        self.target_columns_ = self.gap_.target_columns
+        self.output_names_ = self.gap_.output_names
+        self.colour_by_ = self.gap_.colour_by
+        self.base_values_ = self.gap_.base_values
+
+    targets_ = renamed_attribute("GapExplainer", "targets_", "target_columns_")
+    y_codes_ = renamed_attribute("GapExplainer", "y_codes_", "y_train_")
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
@@ -185,23 +159,7 @@ class GapExplainer(InstanceExplainer):
     # ------------------------------------------------------------------ proximities
     def _check_X(self, X: Any) -> Any:
         # a DataFrame is put in the column order the forest was fitted on (other columns are refused)
-        return _no_sparse_nan(check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
-                                         n_features=self.model.n_features_in_,
-                                         feature_names=getattr(self.model, "feature_names_in_", None)), "X")
-
-    def _require_bootstrap(self) -> None:
-        if not self.index_.bootstrap:
-            raise DataValidationError(
-                "The forest was fitted with bootstrap=False, so no training point is out-of-bag and there are "
-                "no out-of-bag proximities; pass X (proximities(X_train) gives the in-sample ones)."
-            )
-
-    def _oob_proximities(self) -> Any:
-        """The cached out-of-bag proximities, for internal use only (arrays read-only; never hand them out)."""
-        self._require_bootstrap()
-        if self._oob is None:
-            self._oob = _read_only(self.index_.oob_rows(n_jobs=self.n_jobs))
-        return self._oob
+        return self.gap_.check_X(X)
 
     def proximities(self, X: Any = None, *, dense: bool = False) -> np.ndarray | sp.csr_matrix:
         """RF-GAP proximities: a CSR matrix of shape (m, n_train) whose rows sum to one.
@@ -234,74 +192,20 @@ class GapExplainer(InstanceExplainer):
         >>> bool(np.allclose(P @ Y, forest.oob_decision_function_, atol=1e-12)), float(P.diagonal().max())
         (True, 0.0)
         """
-        if X is None:
-            self._require_bootstrap()
-            # the caller owns what it gets: a copy of the cache when there is one, else a fresh matrix (not
-            # cached, so the first call holds the matrix only once)
-            cached = self._oob is not None
-            matrix = self._oob if cached else self.index_.oob_rows(n_jobs=self.n_jobs)
-        else:
-            cached = False
-            matrix = self.index_.rows_of(self._check_X(X), n_jobs=self.n_jobs)
-        if dense:
-            check_memory(matrix.shape[0] * matrix.shape[1] * 8.0, "A dense proximity matrix",
-                         max_memory=self.max_memory, instead="Use dense=False (sparse CSR) instead.")
-            return matrix.toarray()
-        return matrix.copy() if cached else matrix
+        return self.gap_.proximities(X, dense=dense, n_jobs=self.n_jobs, max_memory=self.max_memory)
 
     def oob_counts(self) -> np.ndarray:
         """Number of trees where each training point is out-of-bag (its OOB row averages those trees)."""
-        inbag = np.unpackbits(self.index_.inbag_bits, axis=1, count=self.index_.n_trees).sum(axis=1)
-        return self.index_.n_trees - inbag.astype(np.int64)
-
-    # ------------------------------------------------------------------ predictions
-    def _model_output(self, X: Any) -> np.ndarray:
-        if self.is_classifier_:
-            proba = self.model.predict_proba(model_input(self.model, X))
-            return np.hstack(proba) if isinstance(proba, list) else proba
-        return self.model.predict(model_input(self.model, X)).reshape(X.shape[0], -1)
+        return self.gap_.oob_counts()
 
     def oob_predictions(self) -> np.ndarray:
-        """Out-of-bag predictions ``P_oob @ targets_`` (n_train, n_outputs_total); NaN where never out-of-bag."""
-        P = self._oob_proximities()
-        out = np.asarray(P @ self.targets_)
-        out[self.oob_counts() == 0] = np.nan
-        return out
-
-    def _sklearn_oob(self) -> np.ndarray | None:
-        """``oob_prediction_`` / ``oob_decision_function_`` as (n_train, n_outputs_total), or None."""
-        model = self.model
-        attribute = "oob_decision_function_" if self.is_classifier_ else "oob_prediction_"
-        reference = getattr(model, attribute, None)
-        if reference is None:
-            return None
-        reference = np.asarray(reference, dtype=np.float64)
-        if reference.ndim == 3:  # (n, n_classes, n_outputs) of multi-output classifiers
-            reference = reference.transpose(0, 2, 1)
-        reference = reference.reshape(reference.shape[0], -1)
-        return reference if reference.shape == self.targets_.shape else None
+        """Out-of-bag predictions ``P_oob @ target_columns_`` (n_train, n_outputs_total); NaN where never out-of-bag."""
+        return self.gap_.oob_predictions(n_jobs=self.n_jobs)
 
     # ------------------------------------------------------------------ explanations
     def _explanation(self, P: Any, explained: np.ndarray, names: list[str], t0: float) -> shap.Explanation:
+        values, base, explained, three_d = self.gap_.values(P, explained, max_memory=self.max_memory)
         n = P.shape[0]
-        k = self.targets_.shape[1]
-        three_d = self.is_classifier_ or k > 1
-        n_bytes = 8.0 * n * self.n_train_ * (k + 1)
-        shape = f"({n}, {self.n_train_}, {k})" if three_d else f"({n}, {self.n_train_})"
-        check_memory(n_bytes, f"The Explanation values of shape {shape}",
-                     max_memory=self.max_memory,
-                     instead="Explain fewer rows at a time, or use ex.proximities(X), the sparse weights.")
-        dense = P.toarray()
-        centred = self.targets_ - self.base_values_
-        if three_d:
-            values = dense[:, :, None] * centred[None, :, :]
-            base = np.broadcast_to(self.base_values_, (n, k))
-            explained = explained.reshape(n, k)
-        else:
-            values = dense * centred[:, 0][None, :]
-            base = np.full(n, self.base_values_[0])
-            explained = explained.reshape(n)
-        del dense
         return self._finish(build_explanation(
             values, base, feature_names=self.train_names_,
             data=np.broadcast_to(self.colour_by_, (n, self.n_train_)),
@@ -348,7 +252,7 @@ class GapExplainer(InstanceExplainer):
         names = row_names(X)
         X = self._check_X(X)
         P = self.index_.rows_of(X, n_jobs=self.n_jobs)
-        return self._explanation(P, self._model_output(X), names, t0)
+        return self._explanation(P, self.gap_.model_output(X), names, t0)
 
     def oob_explanation(self, rows: ArrayLike | None = None) -> shap.Explanation:
         """Explain the out-of-bag predictions of the training points (``ex(None)`` does the same).
@@ -376,22 +280,8 @@ class GapExplainer(InstanceExplainer):
         True
         """
         t0 = time.perf_counter()
-        P = self._oob_proximities()
-        rows = np.arange(self.n_train_) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
-        if rows.size and (rows.min() < 0 or rows.max() >= self.n_train_):
-            raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train_}), got {rows}.")
-        P = P[rows]
-        reference = self._sklearn_oob()
-        # check against scikit-learn's own out-of-bag predictions when the forest stored them
-        explained = np.asarray(P @ self.targets_) if reference is None else reference[rows].copy()
-        never_oob = self.oob_counts()[rows] == 0
-        if never_oob.any():
-            warnings.warn(
-                f"{int(never_oob.sum())} training points are in-bag in every tree, so they have no out-of-bag "
-                "prediction (scikit-learn reports 0); their explanation is empty and explains the base value. "
-                "Use more trees.", ReconstructionWarning, stacklevel=2)
-            explained[never_oob] = self.base_values_
-        return self._explanation(P, explained, [self.train_names_[i] for i in rows], t0)
+        explained_rows, P, explained = self.gap_.oob_rows(rows, n_jobs=self.n_jobs)
+        return self._explanation(P, explained, [self.train_names_[i] for i in explained_rows], t0)
 
     # ------------------------------------------------------------------ trust
     def trust_scores(self, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9), level: float = 0.9,
@@ -414,16 +304,38 @@ class GapExplainer(InstanceExplainer):
         >>> list(scores.columns)[:3]
         ['prediction', 'weighted_oob_error', 'q10']
         """
-        from ..forest import gap_trust_scores
-
-        if not self.index_.bootstrap:
-            raise UnsupportedModelError(
-                "Trust scores use out-of-bag errors of the training points, which need a forest fitted with "
-                "bootstrap=True."
-            )
-        index = row_names(X)
-        frame = gap_trust_scores(self, X, quantiles=quantiles, level=level, outlier_scale=outlier_scale,
-                                 runner_up=runner_up)
-        frame.index = index
+        frame = self.gap_.trust_scores(X, quantiles=quantiles, level=level, outlier_scale=outlier_scale,
+                                       runner_up=runner_up, n_jobs=self.n_jobs)
+        frame.index = row_names(X)
         return frame
 
+    # ------------------------------------------------------------------ what the weighted-target plots read
+    def regression_targets(self) -> np.ndarray:
+        """The training targets of a single-output regression forest, 1-D (others are refused).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances import GapExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> forest = RandomForestRegressor(5, random_state=0).fit(X, y)
+        >>> GapExplainer(forest, X, y=y).regression_targets().shape
+        (442,)
+        """
+        return self.gap_.regression_targets()
+
+    def training_errors(self, kind: str = "oob") -> np.ndarray:
+        """Absolute out-of-bag errors ``|y_i - oob_i|`` of the training rows (``kind="oob"``, the only one).
+
+        Examples
+        --------
+        >>> from sklearn.datasets import load_diabetes
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances import GapExplainer
+        >>> X, y = load_diabetes(return_X_y=True)
+        >>> forest = RandomForestRegressor(20, random_state=0).fit(X, y)
+        >>> GapExplainer(forest, X, y=y).training_errors("oob").shape
+        (442,)
+        """
+        return self.gap_.training_errors(kind, n_jobs=self.n_jobs)

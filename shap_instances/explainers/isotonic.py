@@ -1,4 +1,4 @@
-"""``IsotonicShapley``: Sparse Isotonic Shapley Regression over any SHAP payoff or engine game."""
+"""``IsotonicShapleyExplainer``: Sparse Isotonic Shapley Regression over any SHAP payoff or engine game."""
 
 from __future__ import annotations
 
@@ -14,17 +14,22 @@ from numpy.typing import ArrayLike
 from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
+from .._deprecated import warn_moved
 from .._explanation import build_explanation
-from ..approximators import KernelCoalitionSampler
-from ..approximators.exact import all_coalitions
-from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
-from ..isotonic import check_options, check_sparsity, sisr, sisr_from_samples
+from ..exceptions import DataValidationError, UnsupportedModelError
+from ..isotonic import (
+    check_options,
+    check_payoff_memory,
+    check_sparsity,
+    coalition_payoffs,
+    coalitions_per_batch,
+    fit_payoffs,
+    sisr,
+)
 from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
-    available_memory_bytes,
     check_data,
-    check_memory,
     column_names,
     fitted_columns,
     model_input,
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
     from ..isotonic import MonotoneTransform, SISRResult
     from ..utils import RandomStateLike
 
-__all__ = ["IsotonicShapley"]
+__all__ = ["IsotonicShapleyExplainer"]
 
 _SISR_KEYWORDS = {name for name in inspect.signature(sisr).parameters} - {"coalition_values", "sparsity",
                                                                           "random_state"}
@@ -49,8 +54,8 @@ def _check_sisr_options(options: dict[str, Any]) -> None:
     """Unknown keywords and bad values fail at construction, not after the payoffs are evaluated."""
     unknown = sorted(set(options) - _SISR_KEYWORDS)
     if unknown:
-        raise TypeError(f"IsotonicShapley got unexpected keyword argument(s) {unknown}; the SISR options are "
-                        f"{sorted(_SISR_KEYWORDS)}.")
+        raise TypeError(f"IsotonicShapleyExplainer got unexpected keyword argument(s) {unknown}; the SISR options "
+                        f"are {sorted(_SISR_KEYWORDS)}.")
     check_options(**options)
 
 
@@ -75,7 +80,7 @@ def _prediction_function(model: Any) -> Any:
     return model
 
 
-class IsotonicShapley(InstanceExplainer):
+class IsotonicShapleyExplainer(InstanceExplainer):
     """Sparse, monotone-transform-robust attributions of a SHAP payoff (SISR).
 
     For each explained row the payoff of every coalition of features ``A`` is the one
@@ -125,11 +130,11 @@ class IsotonicShapley(InstanceExplainer):
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import LinearRegression
-    >>> from shap_instances import IsotonicShapley
+    >>> from shap_instances import IsotonicShapleyExplainer
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 5))
     >>> model = LinearRegression().fit(X, np.exp(X[:, 0] + 0.5 * X[:, 1]))
-    >>> explainer = IsotonicShapley(model.predict, X[:50], sparsity=2)
+    >>> explainer = IsotonicShapleyExplainer(model.predict, X[:50], sparsity=2)
     >>> explanation = explainer(X[:2])
     >>> explanation.values.shape
     (2, 5)
@@ -162,10 +167,10 @@ class IsotonicShapley(InstanceExplainer):
         masker = self._setup(params)
         self.model = predict
         if masker is None:
-            raise DataValidationError("IsotonicShapley needs background data or a shap masker: "
-                                      "IsotonicShapley(model, X_background, sparsity=...).")
+            raise DataValidationError("IsotonicShapleyExplainer needs background data or a shap masker: "
+                                      "IsotonicShapleyExplainer(model, X_background, sparsity=...).")
         if sp.issparse(masker):
-            raise DataValidationError("IsotonicShapley needs dense background data (shap's Independent masker "
+            raise DataValidationError("IsotonicShapleyExplainer needs dense background data (shap's Independent masker "
                                       "replaces columns of dense rows): pass masker.toarray(), or a sample of "
                                       "rows of it if that is too large.")
         self.columns_ = fitted_columns(model, masker)
@@ -198,7 +203,7 @@ class IsotonicShapley(InstanceExplainer):
     @classmethod
     def from_game(cls, game: Game, *, sparsity: int | str = "ric", max_exact_features: int = 20,
                   max_evals: int = 20_000, random_state: RandomStateLike = None,
-                  **sisr_options: Any) -> IsotonicShapley:
+                  **sisr_options: Any) -> IsotonicShapleyExplainer:
         """An explainer of any :class:`~shap_instances.games.Game`: call it with no argument.
 
         Each of the game's outputs is one explained row (its own transform and gamma).
@@ -206,21 +211,26 @@ class IsotonicShapley(InstanceExplainer):
         Examples
         --------
         >>> import numpy as np
-        >>> from shap_instances import IsotonicShapley
+        >>> from shap_instances import IsotonicShapleyExplainer
         >>> from shap_instances.games import FunctionGame
         >>> game = FunctionGame(lambda m: np.sqrt(m @ np.array([4.0, 1.0, 0.0, 0.0])), 4)
-        >>> IsotonicShapley.from_game(game, sparsity=2)().values.shape
+        >>> IsotonicShapleyExplainer.from_game(game, sparsity=2)().values.shape
         (1, 4)
         """
         sparsity = check_sparsity(sparsity, game.n_players)
         _check_sisr_options(sisr_options)
         explainer = cls.__new__(cls)
-        explainer._setup(dict(model=None, masker=None, max_exact_features=max_exact_features, max_evals=max_evals,
-                              batch_size=None, random_state=random_state, silent=True, max_memory=None,
-                              feature_names=game.player_names))
-        explainer.columns_, explainer.data_, explainer.game = None, None, game
-        explainer.sparsity, explainer.sisr_options = sparsity, sisr_options
+        explainer._init_from_game(game, sparsity, max_exact_features, max_evals, random_state, sisr_options)
         return explainer
+
+    def _init_from_game(self, game: Game, sparsity: int, max_exact_features: int, max_evals: int,
+                        random_state: RandomStateLike, sisr_options: dict[str, Any]) -> None:
+        """What ``__init__`` sets, for an explainer of a game rather than of a model and its data."""
+        self._setup(dict(model=None, masker=None, max_exact_features=max_exact_features, max_evals=max_evals,
+                         batch_size=None, random_state=random_state, silent=True, max_memory=None,
+                         feature_names=game.player_names))
+        self.columns_, self.data_, self.game = None, None, game
+        self.sparsity, self.sisr_options = sparsity, sisr_options
 
     def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain the rows of ``X`` (or, for an explainer built by :meth:`from_game`, the game's outputs).
@@ -259,7 +269,7 @@ class IsotonicShapley(InstanceExplainer):
                 f"the model's payoffs of explained rows {named} are NaN or infinite on some coalitions (the model "
                 "returns them on those rows mixed with the background, e.g. values too large for it): check their "
                 "units, or clip them to the range of the background.")
-        self.results_ = [self._fit(masks, values[:, k], weights, n_players) for k in range(values.shape[1])]
+        self.results_ = [self._fit(masks, values[:, k], weights) for k in range(values.shape[1])]
         gamma = np.array([result.gamma for result in self.results_])
         return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
                                               explained=gamma.sum(axis=1)))
@@ -272,9 +282,10 @@ class IsotonicShapley(InstanceExplainer):
         output = np.asarray(self.model(rows))
         if output.ndim > 2 or (output.ndim == 2 and output.shape[1] != 1) or output.size != len(rows):
             raise UnsupportedModelError(
-                f"IsotonicShapley explains one model output per row, but the model returned shape {output.shape} for "
-                f"{len(rows)} row(s); explain one output, e.g. IsotonicShapley(lambda X: model.predict_proba(X)[:, 1], "
-                f"background), or use IsotonicShapley.from_game for a game with several outputs.")
+                f"IsotonicShapleyExplainer explains one model output per row, but the model returned shape "
+                f"{output.shape} for {len(rows)} row(s); explain one output, e.g. "
+                f"IsotonicShapleyExplainer(lambda X: model.predict_proba(X)[:, 1], background), or use "
+                f"IsotonicShapleyExplainer.from_game for a game with several outputs.")
 
     def transform(self, i: int = 0) -> MonotoneTransform:
         """The fitted monotone transform T-hat of explained row ``i`` (game output ``i`` for :meth:`from_game`).
@@ -300,52 +311,25 @@ class IsotonicShapley(InstanceExplainer):
     def _payoffs(self, evaluate: Callable[[np.ndarray], np.ndarray],
                  n_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(masks, payoffs (m, D), weights): every coalition, or a Shapley-kernel sample beyond the limit."""
-        if n_players <= self.max_exact_features:
-            masks = all_coalitions(n_players)
-            weights = None
-        else:
-            if self.max_evals < n_players + 2:
-                raise InvalidParameterError(
-                    f"IsotonicShapley: max_evals={self.max_evals} is too small to sample coalitions of {n_players} "
-                    f"features (the empty and full coalitions plus a design); use max_evals >= {n_players + 2}, "
-                    f"and at least {10 * n_players} for a usable fit.")
-            design = KernelCoalitionSampler(n_players).sample(self.max_evals - 2, random_state=self.random_state)
-            masks = np.vstack([np.zeros(n_players, bool), design[0], np.ones(n_players, bool)])
-            weights = np.concatenate([[0.0], design[1], [design[1].max()]])
-        batch = self._coalitions_per_batch(n_players, len(masks))
-        values = np.concatenate([np.asarray(evaluate(masks[start:start + batch]), dtype=np.float64).reshape(
-            min(batch, len(masks) - start), -1) for start in range(0, len(masks), batch)])
-        return masks, values - values[:1], weights
+        n_background = 100 if self.data_ is None else len(self.data_)
+        return coalition_payoffs(evaluate, n_players, max_exact_features=self.max_exact_features,
+                                 max_evals=self.max_evals, random_state=self.random_state,
+                                 batch=lambda n_masks: coalitions_per_batch(
+                                     n_players, n_masks, batch_size=self.batch_size, n_background=n_background,
+                                     max_memory=self.max_memory))
 
     def _check_payoff_memory(self, n_players: int, n_rows: int) -> None:
-        """Refuse, before any evaluation, coalition tables that would not fit in ``max_memory``.
+        check_payoff_memory(n_players, n_rows, max_exact_features=self.max_exact_features, max_evals=self.max_evals,
+                            max_memory=self.max_memory)
 
-        Every coalition (2^p, or ``max_evals`` sampled) keeps its mask (p bytes), each explained row's payoff on
-        it twice while the rows are gathered (16 bytes a row), and SISR's working vectors of one fit (32 bytes).
-        """
-        exact = n_players <= self.max_exact_features
-        n_coalitions = 2.0**n_players if exact else float(self.max_evals)
-        check_memory(n_coalitions * (n_players + 16 * n_rows + 32),
-                     f"IsotonicShapley's payoffs of {n_coalitions:,.0f} coalitions of {n_players} features for "
-                     f"{n_rows} row(s)", max_memory=self.max_memory,
-                     instead="Explain fewer rows at a time" + (
-                         f", or set max_exact_features below {n_players} (SISR then samples max_evals coalitions)."
-                         if exact else ", or lower max_evals."))
+    def _fit(self, masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None) -> SISRResult:
+        return fit_payoffs(masks, payoffs, weights, self.sparsity, random_state=self.random_state,
+                           **self.sisr_options)
 
-    def _coalitions_per_batch(self, n_players: int, n_masks: int) -> int:
-        """``batch_size``, or as many coalitions as fit in an eighth of the memory budget.
 
-        One coalition costs the masked background (``n_background x n_players`` floats) and its model outputs.
-        """
-        if self.batch_size is not None:
-            return int(self.batch_size)
-        n_background = 100 if self.data_ is None else len(self.data_)
-        budget = available_memory_bytes() / 2 if self.max_memory is None else self.max_memory
-        per_coalition = 8.0 * n_background * (n_players + 2) * 2
-        return int(max(1, min(n_masks, budget / 8 / per_coalition)))
-
-    def _fit(self, masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None, n_players: int) -> SISRResult:
-        if weights is None:
-            return sisr(payoffs, self.sparsity, random_state=self.random_state, **self.sisr_options)
-        return sisr_from_samples(masks, payoffs, weights, self.sparsity, random_state=self.random_state,
-                                 **self.sisr_options)
+def __getattr__(name: str) -> Any:
+    if name == "IsotonicShapley":  # the 0.1 name, until 0.3
+        warn_moved("shap_instances.explainers.isotonic.IsotonicShapley",
+                   "shap_instances.explainers.isotonic.IsotonicShapleyExplainer")
+        return IsotonicShapleyExplainer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

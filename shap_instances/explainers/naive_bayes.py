@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -14,27 +14,16 @@ from sklearn.pipeline import Pipeline
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation, check_efficiency
-from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
-from ..naive_bayes import NB_TYPES, SPARSE_NB_TYPES, WeightedNaiveBayes, columnwise_order, contract, dense, terms_for
-from ..utils import (
-    COMMON_CONSTRAINTS,
-    Options,
-    check_data,
-    check_fitted,
-    check_memory,
-    column_names,
-    in_column_order,
-    model_input,
-    row_names,
-)
+from ..exceptions import DataValidationError
+from ..naive_bayes import NB_TYPES, NaiveBayesModel, WeightedNaiveBayes, chunk_rows, contract, dense, split_pipeline
+from ..utils import COMMON_CONSTRAINTS, Options, check_fitted, check_memory, row_names
+from ._renamed import renamed_attribute
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
 
 __all__ = ["NaiveBayesExplainer"]
 
-#: Entries (rows x features x outputs) computed per chunk: about 2 MB, so the in-place passes stay in cache.
-_CHUNK_ENTRIES = 2**18
 #: Rows checked against the model's own predict_joint_log_proba on every call.
 _CHECK_ROWS = 2_000
 
@@ -113,66 +102,33 @@ class NaiveBayesExplainer(InstanceExplainer):
                  expectation: str = "background", woe: bool = False, output: str = "centered",
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
         check_fitted(model)
-        self.preprocessing, self.nb_ = _split_pipeline(model)
+        split_pipeline(model)  # an unsupported model is refused before its options
         data = self._setup(locals())
-        if isinstance(model, WeightedNaiveBayes):
-            if weights is not None:
-                raise InvalidParameterError("NaiveBayesExplainer: a WeightedNaiveBayes model carries its weights "
-                                            "(model.weights_); pass weights=None, or explain model.estimator_ "
-                                            "with weights=... to use other ones.")
-            weights = model.weights_
-        self.n_features_ = model.n_features_in_
-        self.classes_ = self.nb_.classes_
-        if len(self.classes_) < 2:
-            raise DataValidationError(
-                f"the naive Bayes model was fitted on a single class ({self.classes_.tolist()}): it predicts that "
-                "class for every row, and there are no log-odds to explain; refit it on at least two classes."
-            )
-        # the columns X and data must come in (a DataFrame in another order is put in this order)
-        names_in = getattr(model, "feature_names_in_", None)
-        self.fitted_names_ = None if names_in is None else [str(f) for f in names_in]
+        nb = NaiveBayesModel(model, weights=weights, feature_names=feature_names,
+                             data=self._background(data, expectation))
+        self.nb_model_ = nb
+        self.preprocessing, self.nb_ = nb.preprocessing, nb.estimator
+        self.n_features_, self.classes_, self.columns_, self.data_ = nb.n_features, nb.classes, nb.columns, nb.data
+        self.feature_names_, self.terms_, self.weights_ = nb.feature_names, nb.terms, nb.weights
+        self.order_, self.identity_order_, self.nb_weights_ = nb.order, nb.identity_order, nb.nb_weights
+        self.input_terms_ = nb.input_terms
+        self.expected_terms_ = nb.expected_terms(
+            nb.transform(self.data_, name="data") if expectation == "background" else None)
+        self.contraction_, self.output_names_ = _contraction(self.classes_, output)
+        # everything __call__ needs, in input-column order, folded into the model's coefficients once
+        expected = contract(self.expected_terms_, self.contraction_)  # (p, D), naive Bayes column order
+        self.base_value_ = contract(self.terms_.class_terms, self.contraction_) + (
+            0.0 if woe else (expected * self.nb_weights_[:, None]).sum(0))
+        self.input_shift_ = None if woe else expected[self.order_]
+
+    fitted_names_ = renamed_attribute("NaiveBayesExplainer", "fitted_names_", "columns_")
+
+    @staticmethod
+    def _background(data: Any, expectation: str) -> Any:
         if expectation == "background" and data is None:
             raise DataValidationError("expectation='background' needs background data; pass "
                                       "NaiveBayesExplainer(model, X_background) or use expectation='training'.")
-        raw = None if data is None else self._raw_input(data, name="data")
-        self.data_ = raw
-        if feature_names is None:
-            feature_names = (self.fitted_names_ or (column_names(data) if isinstance(data, pd.DataFrame) else None) or
-                             [f"x{i}" for i in range(self.n_features_)])
-        self.feature_names = [str(f) for f in feature_names]
-        if len(self.feature_names) != self.n_features_:
-            raise DataValidationError(f"feature_names has {len(self.feature_names)} names, but the model has "
-                                      f"{self.n_features_} input columns.")
-        self.terms_ = terms_for(self.nb_)
-        self.weights = np.ones(self.n_features_) if weights is None else np.asarray(weights, dtype=np.float64)
-        if self.weights.shape != (self.n_features_,) or not np.all(np.isfinite(self.weights)):
-            raise DataValidationError(f"weights must be {self.n_features_} finite numbers, got shape "
-                                      f"{self.weights.shape}.")
-        # order_[j]: the naive Bayes column fed by input column j (the identity without preprocessing)
-        self.order_ = (np.arange(self.n_features_) if self.preprocessing is None else
-                       columnwise_order(self.preprocessing, self.n_features_, raw))
-        self.identity_order_ = bool(np.array_equal(self.order_, np.arange(self.n_features_)))
-        self.nb_weights_ = np.empty(self.n_features_)
-        self.nb_weights_[self.order_] = self.weights
-        if expectation == "background":
-            background = self._transform(raw, name="data")
-            k = len(self.classes_)
-            evaluate = self.terms_.evaluator(np.eye(k))
-            total = np.zeros((self.n_features_, k))
-            for chunk in _dense_chunks(background, self.n_features_ * k):
-                total += evaluate(chunk, np.empty(chunk.shape + (k,))).sum(axis=0)
-            self.expected_terms_ = total / background.shape[0]
-        else:
-            self.expected_terms_ = self.terms_.training_expectation()
-        self.expectation, self.woe = expectation, woe
-        self.contraction_, self.output_names_ = _contraction(self.classes_, output)
-        # everything __call__ needs, in input-column order, folded into the model's coefficients once
-        A = self.contraction_
-        expected = contract(self.expected_terms_, A)  # (p, D), naive Bayes column order
-        self.base_value_ = contract(self.terms_.class_terms, A) + (0.0 if woe else
-                                                                   (expected * self.nb_weights_[:, None]).sum(0))
-        self.input_terms_ = self.terms_ if self.identity_order_ else self.terms_.permuted(self.order_)
-        self.input_shift_ = None if woe else expected[self.order_]
+        return data
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
@@ -199,51 +155,14 @@ class NaiveBayesExplainer(InstanceExplainer):
         last = model.steps[-1][1] if isinstance(model, Pipeline) else model
         return isinstance(last, NB_TYPES)
 
-    def _raw_input(self, X: Any, *, name: str) -> Any:
-        """``X`` validated at the boundary, its columns in the fitted order: a float array (or CSR matrix, for
-        the models linear in x) for a bare model; for a pipeline, the user's values (any dtype the pipeline
-        accepts) checked for shape only, as the preprocessing expects them."""
-        if self.preprocessing is None or sp.issparse(X):
-            sparse_ok = self.preprocessing is None and isinstance(self.nb_, SPARSE_NB_TYPES)
-            return check_data(X, name=name, n_features=self.n_features_, allow_sparse=sparse_ok,
-                              feature_names=self.fitted_names_)
-        if isinstance(X, pd.DataFrame):
-            X = X if self.fitted_names_ is None else in_column_order(X, self.fitted_names_, name)
-        else:
-            X = np.asarray(X)
-        if X.ndim != 2 or X.shape[0] == 0:
-            raise DataValidationError(f"{name} must be a non-empty 2-D table (rows x {self.n_features_} columns), "
-                                      f"got shape {X.shape}.")
-        if X.shape[1] != self.n_features_:
-            raise DataValidationError(f"{name} has {X.shape[1]} columns, but the model was fitted on "
-                                      f"{self.n_features_}; pass data with the same columns as the training data.")
-        return model_input(self.preprocessing, X)
-
-    def _transform(self, raw: Any, *, name: str = "X") -> Any:
-        """The naive Bayes model's input: the pipeline's preprocessing of ``raw``, checked to be finite."""
-        if self.preprocessing is None:
-            return raw
-        try:
-            transformed = dense(self.preprocessing.transform(raw))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise DataValidationError(f"{name}: the pipeline's preprocessing refused it ({exc}); pass data in the "
-                                      "format the pipeline was fitted on.") from exc
-        bad = ~np.isfinite(transformed).all(axis=0)
-        if bad.any():
-            inputs = np.flatnonzero(bad[self.order_]).tolist()
-            raise DataValidationError(f"{name}: the pipeline's preprocessing gives NaN or infinite values for input "
-                                      f"columns {inputs[:10]} (missing values?); impute them, e.g. with a "
-                                      "SimpleImputer step in the pipeline.")
-        return transformed
-
     def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Shapley values of the rows of ``X``: (n, p) for two classes, (n, p, k) for more.
 
         ``y`` is not used (the model's output is explained) and is refused when given.
         """
         self._check_call_y(y)
-        raw = self._raw_input(X, name="X")
-        transformed = self._transform(raw, name="X")
+        raw = self.nb_model_.raw_input(X, name="X")
+        transformed = self.nb_model_.transform(raw, name="X")
         n, p, D = transformed.shape[0], self.n_features_, self.contraction_.shape[1]
         sparse = sp.issparse(transformed)
         check_memory(8.0 * n * p * (D + sparse), "the Shapley values of X", max_memory=self.max_memory,
@@ -251,8 +170,8 @@ class NaiveBayesExplainer(InstanceExplainer):
         # computed chunk by chunk in place, already in input-column order: no temporary of the size of X
         values = np.empty((n, p, D))
         data: Any = np.empty((n, p)) if sparse else None
-        evaluate = self.input_terms_.evaluator(self.contraction_, self.input_shift_, self.weights)
-        rows = _chunk_rows(p * D)
+        evaluate = self.input_terms_.evaluator(self.contraction_, self.input_shift_, self.weights_)
+        rows = chunk_rows(p * D)
         with np.errstate(over="ignore", invalid="ignore"):  # overflowing rows are refused just below
             for start in range(0, n, rows):
                 chunk = transformed[start:start + rows]
@@ -276,7 +195,7 @@ class NaiveBayesExplainer(InstanceExplainer):
             values, base, output_names = values[:, :, 0], base[0], None
         else:
             output_names = self.output_names_
-        return self._finish(build_explanation(values, base, feature_names=self.feature_names, data=data,
+        return self._finish(build_explanation(values, base, feature_names=self.feature_names_, data=data,
                                               display_data=display_data, output_names=output_names,
                                               row_names=row_names(X)))
 
@@ -284,10 +203,11 @@ class NaiveBayesExplainer(InstanceExplainer):
         base = np.asarray(self.base_value_, dtype=np.float64)
         return float(base[0]) if base.size == 1 else base.copy()
 
-    def _player_vectors(self) -> tuple[Any, str]:
+    def player_vectors(self) -> tuple[Any, str]:
+        """The features over the background rows as the model sees them (transformed), ``"features"``."""
         if self.data_ is None:
-            return super()._player_vectors()
-        return np.asarray(dense(self._transform(self.data_, name="data")), dtype=np.float64).T, "features"
+            return super().player_vectors()
+        return np.asarray(dense(self.nb_model_.transform(self.data_, name="data")), dtype=np.float64).T, "features"
 
     def _check_against_model(self, transformed: Any, values: np.ndarray, base: np.ndarray) -> None:
         """Efficiency against the model's own joint log-likelihoods (unweighted models and WeightedNaiveBayes),
@@ -296,12 +216,9 @@ class NaiveBayesExplainer(InstanceExplainer):
         A gap that only float64 rounding of values far larger than the log-odds explains (an outlying value
         in the data or the background) is refused as such, not reported as a bug."""
         with np.errstate(over="ignore", invalid="ignore"):
-            if isinstance(self.model, WeightedNaiveBayes):
-                jll = self.model._joint_log_proba(dense(transformed))
-            elif np.all(self.weights == 1.0):
-                jll = self.nb_.predict_joint_log_proba(model_input(self.nb_, transformed))
-            else:
-                return
+            jll = self.nb_model_.joint_log_proba(transformed)
+        if jll is None:
+            return
         overflow = np.flatnonzero(~np.isfinite(jll).all(axis=1))
         if overflow.size:  # a term the explanation cancels exactly (a null feature) can still overflow the model
             raise _overflow(overflow)
@@ -316,22 +233,6 @@ def _overflow(rows: Any) -> DataValidationError:
         f"X: rows {rows[:10].tolist()} have values so far from the training data that the model's "
         "log-likelihoods overflow (its own predict_joint_log_proba is infinite or NaN there), so their "
         "log-odds are undefined; check the units of those rows, or clip them to the training range.")
-
-
-def _split_pipeline(model: Any) -> tuple[Any, Any]:
-    if isinstance(model, WeightedNaiveBayes):
-        return _split_pipeline(model.estimator_)
-    if isinstance(model, Pipeline):
-        last = model.steps[-1][1]
-        if not isinstance(last, NB_TYPES):
-            raise UnsupportedModelError(f"the pipeline ends in a {type(last).__name__}, not a naive Bayes model.")
-        return (model[:-1] if len(model.steps) > 1 else None), last
-    if not isinstance(model, NB_TYPES):
-        raise UnsupportedModelError(
-            f"NaiveBayesExplainer explains scikit-learn naive Bayes models (GaussianNB, BernoulliNB, MultinomialNB, "
-            f"ComplementNB, CategoricalNB) and pipelines ending in one, not a {type(model).__name__}."
-        )
-    return None, model
 
 
 def _display(raw: Any, transformed: Any, order: np.ndarray) -> tuple[Any, Any]:
@@ -365,15 +266,3 @@ def _contraction(classes: np.ndarray, output: str) -> tuple[np.ndarray, list[str
     A = np.eye(k)
     A[matches[0]] -= 1.0
     return A, names
-
-
-def _chunk_rows(width: int) -> int:
-    return max(1, _CHUNK_ENTRIES // max(1, width))
-
-
-def _dense_chunks(X: Any, width: int) -> Iterator[np.ndarray]:
-    """Row chunks of ``X`` as dense arrays (a sparse matrix is densified one chunk at a time)."""
-    rows = _chunk_rows(width)
-    for start in range(0, X.shape[0], rows):
-        chunk = X[start:start + rows]
-        yield chunk.toarray() if sp.issparse(chunk) else chunk

@@ -13,10 +13,9 @@ import numbers
 import time
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 import shap
 from numpy.typing import ArrayLike
 from sklearn.base import is_classifier
@@ -24,7 +23,7 @@ from sklearn.base import is_classifier
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError, ReconstructionWarning
-from ..linear import check_supported, is_supported, linear_objective
+from ..linear import LinearRepresenter, TopK, check_supported, is_supported, largest_magnitude, linear_objective
 from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
@@ -42,54 +41,6 @@ if TYPE_CHECKING:
     from .._base import ConformanceProblem
 
 __all__ = ["RepresenterExplainer", "TopK"]
-
-
-class TopK(NamedTuple):
-    """The ``k`` most positive and most negative training instances per explained point.
-
-    Arrays are of shape (n_explained, k), ordered from the strongest; indices point into the training data.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> top = TopK(np.array([[2, 0]]), np.array([[0.5, 0.1]]), np.array([[1, 3]]), np.array([[-0.4, -0.2]]))
-    >>> top.positive_indices[0].tolist()
-    [2, 0]
-    """
-
-    positive_indices: np.ndarray
-    positive_values: np.ndarray
-    negative_indices: np.ndarray
-    negative_values: np.ndarray
-
-
-def kernel_weights(coef: np.ndarray, lam1: float, lam2: float, positive: bool = False) -> tuple[np.ndarray, float]:
-    """Diagonal ``d`` of the inverse subdifferential map and the scale ``s`` (``alpha_i = g_i / s``).
-
-    ``w = d * sum_i (g_i / s) x_i`` at the optimum, with ``d_j = s |w_j| / (lam1 + lam2 |w_j|)`` on the
-    support when ``lam1 > 0`` (zero off it) and ``d_j = 1`` for pure l2 (zero off the support when
-    ``positive``). ``s = lam1`` when ``lam1 > 0`` else ``lam2``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> d, s = kernel_weights(np.array([0.5, 0.0, -2.0]), 0.1, 0.0)
-    >>> d.tolist(), s
-    ([0.5, 0.0, 2.0], 0.1)
-    """
-    absw = np.abs(np.asarray(coef, dtype=np.float64))
-    if lam1 > 0:
-        return lam1 * absw / (lam1 + lam2 * absw), float(lam1)
-    d = np.ones_like(absw)
-    if positive:
-        d[absw == 0] = 0.0
-    return d, float(lam2)
-
-
-def _largest(X: Any) -> float:
-    """The largest absolute value of a dense or sparse matrix (0 when empty)."""
-    data = X.data if sp.issparse(X) else np.asarray(X)
-    return float(np.max(np.abs(data), initial=0.0))
 
 
 class RepresenterExplainer(InstanceExplainer):
@@ -123,6 +74,10 @@ class RepresenterExplainer(InstanceExplainer):
 
     Attributes
     ----------
+    representer_ : shap_instances.linear.LinearRepresenter
+        The decomposition the methods delegate to.
+    y_train_ : ndarray of shape (n_train,) or (n_train, n_outputs)
+        The training targets, as given (the name every explainer uses).
     global_importance_ : ndarray of shape (n_train, K)
         ``alpha_i`` per output.
     kernel_weights_ : ndarray of shape (K, p)
@@ -181,44 +136,16 @@ class RepresenterExplainer(InstanceExplainer):
             check_target(y_arr, n)
         self.penalised_intercept = penalised_intercept
         self.atol = float(atol)
+        self.y_train_ = y_arr.copy()  # never a view of the caller's array
         self.objective_ = obj = linear_objective(model, y_arr, sample_weight)
         self.train_names_ = training_names(data, feature_names)
         self.output_names_ = obj.output_names
 
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
-            F = obj.decision(self.data_)
-            g = obj.negative_gradient(F)  # (n, K)
-        K = obj.coef.shape[0]
-        self.kernel_weights_ = np.empty_like(obj.coef)
-        self.global_importance_ = np.empty_like(g)
-        scales = np.empty(K)
-        for k in range(K):
-            self.kernel_weights_[k], scales[k] = kernel_weights(obj.coef[k], obj.lam1[k], obj.lam2[k], obj.positive)
-            self.global_importance_[:, k] = g[:, k] / scales[k]
-        # The representer reconstruction of the coefficients and its distance to the fitted ones.
-        with np.errstate(over="ignore", invalid="ignore"):
-            Xt_alpha = np.asarray(self.data_.T @ self.global_importance_).T  # (K, p)
-        self.coef_reconstruction_ = self.kernel_weights_ * Xt_alpha
-        scale = max(float(np.max(np.abs(obj.coef))), 1e-300)
-        self.optimality_violation_ = float(np.max(np.abs(self.coef_reconstruction_ - obj.coef)) / scale)
-        if not (np.isfinite(self.global_importance_).all() and np.isfinite(self.coef_reconstruction_).all()):
-            raise DataValidationError(
-                "masker: the representer weights overflow float64 (the decision function or X^T alpha of the "
-                f"training data is not finite; its largest value is {_largest(self.data_):.3g}); pass the data and "
-                "y the model was fitted on, rescaled if they are that large.")
-        # liblinear: the synthetic feature a = intercept_scaling carries weight b / a, penalised like w.
-        self.intercept_weights_ = np.zeros(K)
-        if obj.intercept_scaling is not None:
-            a = obj.intercept_scaling
-            for k in range(K):
-                d_b, _ = kernel_weights(np.array([obj.intercept[k] / a]), obj.lam1[k], obj.lam2[k])
-                self.intercept_weights_[k] = d_b[0] * a * a
-        self.intercept_reconstruction_ = self.intercept_weights_ * self.global_importance_.sum(axis=0)
-        # Precompute the projected training data sqrt(d) * x on the union of active coordinates.
-        active = np.flatnonzero(np.any(self.kernel_weights_ != 0, axis=0))
-        self.active_features_ = active
-        Xa = self.data_[:, active]
-        self.data_a = Xa.tocsr() if sp.issparse(Xa) else np.ascontiguousarray(Xa)
+        rep = self.representer_ = LinearRepresenter(obj, self.data_)
+        self.kernel_weights_, self.global_importance_ = rep.kernel_weights, rep.global_importance
+        self.coef_reconstruction_, self.optimality_violation_ = rep.coef_reconstruction, rep.optimality_violation
+        self.intercept_weights_, self.intercept_reconstruction_ = rep.intercept_weights, rep.intercept_reconstruction
+        self.active_features_, self.data_a = rep.active_features, rep.data_active
         self.reconstruction_gap_ = float("nan")
 
     @classmethod
@@ -247,32 +174,6 @@ class RepresenterExplainer(InstanceExplainer):
         [True, False, False]
         """
         return is_supported(model)
-
-    # ------------------------------------------------------------------ core computation
-    def _values_block(self, Xq: Any) -> np.ndarray:
-        """Representer values for validated rows ``Xq`` (sparse or dense): shape (m, n_train, K)."""
-        obj = self.objective_
-        K = obj.coef.shape[0]
-        Xa_q = Xq[:, self.active_features_]
-        out = np.empty((Xq.shape[0], self.data_.shape[0], K))
-        for k in range(K):
-            d = self.kernel_weights_[k, self.active_features_]
-            if sp.issparse(Xa_q):
-                gram = (Xa_q.multiply(d[None, :]).tocsr() @ self.data_a.T)
-                gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
-            else:
-                gram = np.asarray(self.data_a @ (Xa_q * d).T).T  # sparse training data stays sparse
-            np.multiply(gram, self.global_importance_[:, k][None, :], out=gram)  # in place: values and one gram
-            out[:, :, k] = gram
-            if self.penalised_intercept == "instances":
-                out[:, :, k] += self.intercept_weights_[k] * self.global_importance_[:, k][None, :]
-        return out
-
-    def _base(self) -> np.ndarray:
-        obj = self.objective_
-        if self.penalised_intercept == "instances" and obj.intercept_scaling is not None:
-            return np.zeros_like(obj.intercept)
-        return obj.intercept
 
     def _validate_X(self, X: Any) -> Any:
         return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
@@ -313,16 +214,16 @@ class RepresenterExplainer(InstanceExplainer):
                      max_memory=self.max_memory,
                      instead="Use explainer.top_k(X, k), which works in chunks, or explain fewer rows at once.")
         with np.errstate(over="ignore", invalid="ignore"):  # overflowing rows are refused just below
-            values = self._values_block(Xq)
+            values = self.representer_.values(Xq, penalised_intercept=self.penalised_intercept)
             explained = obj.decision(Xq)
         overflow = np.flatnonzero(~(np.isfinite(values).reshape(n, -1).all(axis=1) & np.isfinite(explained).all(1)))
         if overflow.size:
             raise DataValidationError(
-                f"X: rows {overflow[:10].tolist()} have values so large (up to {_largest(Xq[overflow]):.3g}) that "
-                "their decision function or their kernel with the training rows overflows float64; rescale X "
-                "(and refit the model on the rescaled training data).")
-        base = np.broadcast_to(self._base(), (n, K))
-        colour = np.broadcast_to(self._colour_by(), (n, n_train))
+                f"X: rows {overflow[:10].tolist()} have values so large (up to "
+                f"{largest_magnitude(Xq[overflow]):.3g}) that their decision function or their kernel with the "
+                "training rows overflows float64; rescale X (and refit the model on the rescaled training data).")
+        base = np.broadcast_to(self.representer_.base(self.penalised_intercept), (n, K))
+        colour = np.broadcast_to(self.representer_.colour_by(), (n, n_train))
         if obj.squeeze:
             values, explained, base = values[:, :, 0], explained[:, 0], base[:, 0]
         with warnings.catch_warnings(record=True) as caught:
@@ -349,17 +250,8 @@ class RepresenterExplainer(InstanceExplainer):
         return self._finish(explanation)
 
     def _expected_value(self) -> float | np.ndarray:
-        base = np.asarray(self._base(), dtype=np.float64)
+        base = np.asarray(self.representer_.base(self.penalised_intercept), dtype=np.float64)
         return float(base[0]) if self.objective_.squeeze else base.copy()
-
-    def _colour_by(self) -> np.ndarray:
-        """Per training instance: the regression target, or the class index (what plots colour by)."""
-        t = self.objective_.targets
-        if self.objective_.loss == "squared":
-            return t[:, 0]
-        if t.shape[1] == 1:
-            return t[:, 0]
-        return np.argmax(t, axis=1).astype(np.float64)
 
     def top_k(self, X: Any, k: int = 5, *, output: int | str | None = None, chunk_size: int = 256) -> TopK:
         """The ``k`` most positive and most negative training instances for each row of ``X``.
@@ -408,17 +300,5 @@ class RepresenterExplainer(InstanceExplainer):
             out_index = int(output)
         else:
             raise DataValidationError(f"output={output!r} is not one of {self.output_names_} nor an index < {K}.")
-        n = Xq.shape[0]
-        result = [np.empty((n, k), dtype=np.intp), np.empty((n, k)), np.empty((n, k), dtype=np.intp),
-                  np.empty((n, k))]
-        for start in range(0, n, chunk_size):
-            block = self._values_block(Xq[start:start + chunk_size])[:, :, out_index]
-            rows = np.arange(block.shape[0])[:, None]
-            for slot, sign in ((0, -1.0), (2, 1.0)):  # argpartition finds the smallest: negate for the largest
-                part = np.argpartition(sign * block, k - 1, axis=1)[:, :k]
-                order = np.argsort(sign * block[rows, part], axis=1, kind="stable")
-                idx = part[rows, order]
-                result[slot][start:start + block.shape[0]] = idx
-                result[slot + 1][start:start + block.shape[0]] = block[rows, idx]
-        return TopK(*result)
-
+        return self.representer_.top_k(Xq, int(k), out_index, chunk_size=int(chunk_size),
+                                       penalised_intercept=self.penalised_intercept)

@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, is_classifier, is_regressor
 from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..approximators import (
+    Approximator,
     ClosedFormEstimator,
     ExactEstimator,
     KernelEstimator,
@@ -24,7 +25,7 @@ from ..approximators import (
     dask_scheduler,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
-from ..games import ResidualGame, RidgePath
+from ..games import ResidualGame, RidgePath, aggregate_weights
 from ..utils import (
     COMMON_CONSTRAINTS,
     HasMethods,
@@ -37,6 +38,7 @@ from ..utils import (
     row_names,
     training_names,
 )
+from ._renamed import renamed_attribute, renamed_keyword
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
@@ -47,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["InstanceKernelExplainer"]
 
 METHODS = ("auto", "exact", "permutation", "kernel", "influence")
-AGGREGATE_WEIGHTS = ("sign", "mean")
 INFLUENCE_VARIANTS = ("all", "largest")
 EFFICIENCY = ("complete", "none")
 
@@ -72,7 +73,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         Training rows (the players); a DataFrame's index names them. ``data=`` is an alias.
     y : array-like of shape (n_train,)
         Training targets (required).
-    estimator : {"auto", "exact", "permutation", "kernel", "influence"} or an estimator object, default="auto"
+    approximator : {"auto", "exact", "permutation", "kernel", "influence"} or an approximator, default="auto"
         "auto": exact enumeration up to 12 training rows, else antithetic permutation sampling. Ridge,
         LinearRegression and DummyRegressor(strategy="mean") refit exactly by running sums; for
         uniform-weight KNeighborsRegressor and DummyRegressor(strategy="mean") "auto" and "exact" use
@@ -82,23 +83,23 @@ class InstanceKernelExplainer(InstanceExplainer):
         An object with ``estimate(game) -> ShapleyResult`` (e.g. ``PermutationEstimator(...)`` from
         :mod:`shap_instances.approximators`) is used as given; the budget options below then do not apply.
     influence : {"all", "largest"}, default="all"
-        estimator="influence": the all-S or the largest-S variant.
+        approximator="influence": the all-S or the largest-S variant.
     efficiency : {"complete", "none"}, default="complete"
-        estimator="influence": share each row's efficiency gap equally among the training rows (then
+        approximator="influence": share each row's efficiency gap equally among the training rows (then
         ``base + sum == residual`` exactly), or return the raw approximation, which does not sum to the
         residual (the Explanation is then built without the efficiency check).
     n_rounds : int, default=1
-        estimator="influence", influence="all": rounds of coalitions (about n ln n ridge fits each).
+        approximator="influence", influence="all": rounds of coalitions (about n ln n ridge fits each).
     empty_prediction : float, optional
         Prediction of the model fitted on no data (default: v(empty) = 0, the paper's convention).
     n_permutations : int, optional
-        Budget of the permutation estimator in permutations (default ``3 n_train``).
+        Budget of the permutation approximator in permutations (default ``3 n_train``).
     max_evals : int, optional
         Budget in value-function evaluations (model refits) for the whole game. Unlike shap's explainers,
         which play one game per explained row, one residual game covers all explained rows at once: each
         evaluation refits the model once and predicts every explained row.
     truncation_tolerance : float, optional
-        estimator="permutation": truncated Monte Carlo (Ghorbani & Zou), see
+        approximator="permutation": truncated Monte Carlo (Ghorbani & Zou), see
         :class:`~shap_instances.approximators.PermutationEstimator`. Along each permutation, once the prefix's
         residuals are all within ``truncation_tolerance * |e_j - v(empty)_j|`` of the full fit's, the remaining
         training rows get 0 and are not refitted. Biased (the dropped contributions; docs, "Truncated Monte
@@ -106,10 +107,10 @@ class InstanceKernelExplainer(InstanceExplainer):
         without the efficiency check and ``result_.info["efficiency_gap"]`` records the largest miss. 0 equals
         plain permutation sampling.
     batch_size : int, optional
-        Permutations per batch of the permutation estimator (the unit of parallel work, progress and
+        Permutations per batch of the permutation approximator (the unit of parallel work, progress and
         checkpoints; default 16).
     checkpoint : str or Path, optional
-        Permutation estimator: save progress here after every batch and resume from it (a file written by a
+        Permutation approximator: save progress here after every batch and resume from it (a file written by a
         run with other data, model parameters, budget or seed is refused).
     max_time : float, optional
         Seconds: the permutation and kernel estimators stop after the batch that crosses it (anytime), with
@@ -130,6 +131,10 @@ class InstanceKernelExplainer(InstanceExplainer):
         Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process whatever
         ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the cores is capped to
         them.
+    estimator : deprecated
+        The 0.1 name of ``approximator`` (a Shapley approximator, not a scikit-learn estimator): accepted with a
+        warning until 0.3.
+
     Notes
     -----
     *At scale.* The full matrix costs O(n m) memory and O(n m p) time per permutation. Means over the
@@ -162,7 +167,7 @@ class InstanceKernelExplainer(InstanceExplainer):
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "y": [None, "array-like"],
-        "estimator": [Options(*METHODS), HasMethods("estimate")],
+        "approximator": [Options(*METHODS), HasMethods("estimate")],
         "influence": [Options(*INFLUENCE_VARIANTS)],
         "efficiency": [Options(*EFFICIENCY)],
         "n_rounds": [Interval(numbers.Integral, 1, None)],
@@ -175,29 +180,35 @@ class InstanceKernelExplainer(InstanceExplainer):
     }
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
-                 estimator: Any = "auto", influence: str = "all", efficiency: str = "complete", n_rounds: int = 1,
+                 approximator: str | Approximator = "auto", influence: str = "all", efficiency: str = "complete",
+                 n_rounds: int = 1,
                  empty_prediction: float | None = None, n_permutations: int | None = None, max_evals: int | None = None,
                  truncation_tolerance: float | None = None, batch_size: int | None = None,
                  checkpoint: str | os.PathLike[str] | None = None, max_time: float | None = None, scheduler: Any = None,
                  random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
-                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None,
+                 estimator: str | Approximator | None = None) -> None:
+        approximator = renamed_keyword("InstanceKernelExplainer", "estimator", "approximator", estimator,
+                                       approximator, "auto")
+        del estimator  # the deprecated name of approximator: not an option of its own
         if not (_is_regressor(model) or _is_probabilistic_classifier(model)):
             raise UnsupportedModelError(
                 f"InstanceKernelExplainer decomposes residuals of a scikit-learn regressor, or of a binary "
                 f"classifier with predict_proba; {type(model).__name__} is neither."
             )
         data = self._setup(locals())
-        if estimator == "influence" and not RidgePath.supports(model):
+        if approximator == "influence" and not RidgePath.supports(model):
             raise UnsupportedModelError(
-                f"estimator='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got "
+                f"approximator='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got "
                 f"{type(model).__name__}."
             )
-        if truncation_tolerance is not None and not (isinstance(estimator, str) and estimator == "permutation"):
-            raise InvalidParameterError(f"truncation_tolerance (truncated Monte Carlo) needs estimator='permutation' "
-                                        f"(an estimator object takes its own), got estimator={estimator!r}.")
-        if checkpoint is not None and estimator not in ("auto", "permutation"):
-            raise InvalidParameterError(f"checkpoint is supported by estimator='permutation' only, got "
-                                        f"estimator={estimator!r}.")
+        if truncation_tolerance is not None and not (isinstance(approximator, str) and approximator == "permutation"):
+            raise InvalidParameterError(f"truncation_tolerance (truncated Monte Carlo) needs "
+                                        f"approximator='permutation' (an approximator object takes its own), got "
+                                        f"approximator={approximator!r}.")
+        if checkpoint is not None and approximator not in ("auto", "permutation"):
+            raise InvalidParameterError(f"checkpoint is supported by approximator='permutation' only, got "
+                                        f"approximator={approximator!r}.")
         if data is None:
             raise DataValidationError("InstanceKernelExplainer needs the training rows: "
                                       "InstanceKernelExplainer(model, X_train, y=y_train).")
@@ -217,6 +228,8 @@ class InstanceKernelExplainer(InstanceExplainer):
                                       "decompose one target at a time.")
         self.train_names_ = training_names(data, feature_names)
 
+    estimator = renamed_attribute("InstanceKernelExplainer", "estimator", "approximator")
+
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
         """Ridge refits on 10 diabetes rows (exact enumeration), 4 explained rows and their residuals."""
@@ -231,7 +244,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         return ConformanceProblem(
             Ridge(alpha=0.5), X.iloc[:10], X.iloc[20:24], y=y[:10], y_explained=y[20:24],
             options={"silent": True}, explained=lambda rows: full.predict(rows[X.columns]) - y[20:24],
-            sampling_options={"estimator": "permutation", "n_permutations": 4})
+            sampling_options={"approximator": "permutation", "n_permutations": 4})
 
     def _indicator(self, labels: np.ndarray, name: str) -> np.ndarray:
         """1.0 where ``labels`` is the positive (second) class, 0.0 where the other; other labels refused."""
@@ -274,9 +287,9 @@ class InstanceKernelExplainer(InstanceExplainer):
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
                             output_names=names, model_seed=seed)
 
-    def _estimator(self, n_players: int) -> Any:
-        """The estimator that ``estimator`` and the budget select."""
-        method = self.estimator
+    def _approximator(self, n_players: int) -> Any:
+        """The approximator that ``approximator`` and the budget select."""
+        method = self.approximator
         if not isinstance(method, str):
             return method
         if method == "auto":
@@ -302,21 +315,21 @@ class InstanceKernelExplainer(InstanceExplainer):
         return -1 if self.n_jobs is None and self.scheduler is not None else self.n_jobs
 
     def _estimate(self, game: Game) -> ShapleyResult:
-        """Shapley values of ``game`` by the closed form, or the estimator that the options select."""
-        if self.estimator in ("auto", "exact") and ClosedFormEstimator.supports(game):
+        """Shapley values of ``game`` by the closed form, or the approximator that the options select."""
+        if self.approximator in ("auto", "exact") and ClosedFormEstimator.supports(game):
             return ClosedFormEstimator().estimate(game)
-        if self.checkpoint is not None and self.estimator == "auto" and game.n_players <= 12:
+        if self.checkpoint is not None and self.approximator == "auto" and game.n_players <= 12:
             warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "
                           "checkpointed.", ShapInstancesWarning, stacklevel=3)
-        if self.estimator == "kernel":  # the design and its regression live in memory: refuse before building them
+        if self.approximator == "kernel":  # the design and its regression live in memory: refuse before building
             m, d = game.n_players, game.n_outputs
             budget = self.max_evals if self.max_evals is not None else 2 * m + 2048
             check_memory(float(min(budget, 2.0 ** min(m, 62))) * (48 * m + 24 * d),
                          f"Kernel SHAP with max_evals={budget} on {m} training rows and {d} outputs",
-                         max_memory=self.max_memory, instead="Lower max_evals, use estimator='permutation' (memory "
+                         max_memory=self.max_memory, instead="Lower max_evals, use approximator='permutation' (memory "
                          "independent of the budget), or pass max_time=.")
         with dask_scheduler(None if game.cheap else self.scheduler):
-            return self._estimator(game.n_players).estimate(game)
+            return self._approximator(game.n_players).estimate(game)
 
     def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Decompose the residuals of the rows ``X`` with targets ``y`` (default: the training rows).
@@ -326,7 +339,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         shap.Explanation
             ``values`` of shape (n_explained, n_train); ``data`` holds each training row's target (what
             plots colour by); ``row_names`` the explained rows' names; standard errors as ``error_std`` and
-            95% bounds when the estimator samples.
+            95% bounds when the approximator samples.
         """
         game = self.game(X, y)
         broken = np.flatnonzero(~np.isfinite(np.asarray(game.full_value, dtype=np.float64).reshape(-1)))
@@ -339,9 +352,10 @@ class InstanceKernelExplainer(InstanceExplainer):
 
     def _explain(self, game: ResidualGame) -> shap.Explanation:
         """The full matrix of ``game`` (every explained row) as an Explanation, efficiency checked."""
-        sampled = self.estimator not in ("exact", "influence") and not (
-            self.estimator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
-        # values and standard errors (the 95% bounds are computed when read), the permutation estimator's work block
+        sampled = self.approximator not in ("exact", "influence") and not (
+            self.approximator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
+        # values and standard errors (the 95% bounds are computed when read), the permutation approximator's work
+        # block
         # and, for models without a fused refit kernel, the prefix values of one batch of permutations; truncated
         # Monte Carlo holds that batch whatever the model, plus one permutation's prefixes while truncating them
         fused = getattr(game.fast_path, "fused", False)
@@ -366,7 +380,7 @@ class InstanceKernelExplainer(InstanceExplainer):
 
     def _claims_efficiency(self) -> bool:
         """False where the values need not sum to the residuals: raw influence, or truncated Monte Carlo."""
-        if self.estimator == "influence" and self.efficiency == "none":
+        if self.approximator == "influence" and self.efficiency == "none":
             return False
         return not self.truncation_tolerance  # None or 0: no truncation
 
@@ -378,7 +392,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         full matrix) is the Shapley value of training row i in the scalar game ``v(S) = sum_j w_j
         (f_S(x_j) - y_j)``. This explains that game directly: the exact refit shortcuts evaluate it without
         ever holding the n_explained x n_train matrix (ridge: O(p^2) per prefix), and its standard errors are
-        those of the weighted sums. With the same random state and estimator the result equals the weighted
+        those of the weighted sums. With the same random state and approximator the result equals the weighted
         sums of :meth:`__call__`'s matrix (to rounding).
 
         Parameters
@@ -399,9 +413,9 @@ class InstanceKernelExplainer(InstanceExplainer):
         shap.Explanation
             ``values`` of shape (K, n_train), K the number of weightings (1 unless a list is given);
             ``base_values`` the weighted sums of v(empty); ``base_values + values.sum(1)`` equals the weighted
-            sums of the residuals (checked); ``error_std`` where the estimator samples; ``row_names`` name the
+            sums of the residuals (checked); ``error_std`` where the approximator samples; ``row_names`` name the
             weightings. ``explained_residuals_`` keeps the explained rows' residuals (the composition means
-            times n) and ``result_`` the estimator's result.
+            times n) and ``result_`` the approximator's result.
 
         Examples
         --------
@@ -421,7 +435,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         X_eval, y_eval, names = self._explained(X, y)
         game = self._residual_game(X_eval, y_eval, names)
         residuals = game.full_value  # the explained rows' residuals under the fit on all rows
-        matrix, labels = self._aggregate_weights(weights, residuals)
+        matrix, labels = aggregate_weights(weights, residuals)
         check_memory(8.0 * 40 * matrix.shape[1] * game.n_players, f"the aggregate values of {matrix.shape[1]} x "
                      f"{game.n_players}", max_memory=self.max_memory, instead="Aggregate fewer weightings at once.")
         aggregate = game.aggregate(matrix, output_names=labels)
@@ -435,30 +449,6 @@ class InstanceKernelExplainer(InstanceExplainer):
             data=np.broadcast_to(self.y_train_, (len(labels), game.n_players)), row_names=labels,
             standard_errors=se, explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
-
-    @staticmethod
-    def _aggregate_weights(weights: ArrayLike | str, residuals: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        """``(weights (m, K), names)`` from the ``weights`` argument of :meth:`aggregate`."""
-        m = len(residuals)
-        specs = list(weights) if isinstance(weights, list | tuple) else [weights]
-        if not specs:
-            raise InvalidParameterError("aggregate: weights must not be an empty list.")
-        columns, names = [], []
-        for number, spec in enumerate(specs):
-            if isinstance(spec, str):
-                if spec not in AGGREGATE_WEIGHTS:
-                    raise InvalidParameterError(f"aggregate: weights must be 'sign', 'mean', an array of {m} weights "
-                                                f"or a list of these; got {spec!r}.")
-                columns.append(-np.sign(residuals) / m if spec == "sign" else np.full(m, 1.0 / m))
-                names.append(spec)
-                continue
-            column = np.asarray(spec, dtype=np.float64)
-            if column.shape != (m,) or not np.all(np.isfinite(column)):
-                raise InvalidParameterError(f"aggregate: an array of weights must hold {m} finite numbers, one per "
-                                            f"explained row; got shape {column.shape}.")
-            columns.append(column)
-            names.append(f"weights[{number}]")
-        return np.column_stack(columns), names
 
     def explain_sample(self, n_rows: int, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """The residual decomposition of a uniform random sample of ``n_rows`` explained rows.

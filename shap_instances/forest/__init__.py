@@ -3,6 +3,8 @@
 * :func:`build_gap_index` / :class:`GapIndex`: the leaf index of a fitted forest over its training rows, in-bag
   counts and out-of-bag sets, from which every GAP proximity row is computed (numba kernels in ``_kernels``);
 * :func:`gap_proximities`: the proximity matrix ``P[x, i]`` itself;
+* :class:`GapForest`: a forest with its index and target columns, computing proximities, out-of-bag predictions,
+  explanation values and trust scores (what ``GapExplainer`` delegates to);
 * :func:`gap_trust_scores`: proximity-based trust scores of the forest's predictions (Rosaler et al., 2023);
 * :func:`check_forest`, :func:`is_classifier_forest`, :func:`forest_apply`, :func:`encode_target`: the forest
   adapters, the only place that reads scikit-learn's forest internals.
@@ -11,6 +13,7 @@ The computations on rows of weights shared with gradient boosting (quantiles, ou
 :mod:`shap_instances.weighted_targets`.
 """
 
+from ._gap import GapForest, gap_target_columns
 from ._proximities import (
     SUPPORTED_FORESTS,
     GapIndex,
@@ -26,12 +29,14 @@ from ._trust import RUNNER_UP_RULES, gap_trust_scores
 __all__ = [
     "RUNNER_UP_RULES",
     "SUPPORTED_FORESTS",
+    "GapForest",
     "GapIndex",
     "build_gap_index",
     "check_forest",
     "encode_target",
     "forest_apply",
     "gap_proximities",
+    "gap_target_columns",
     "gap_trust_scores",
     "is_classifier_forest",
 ]

@@ -382,8 +382,8 @@ class GapIndex:
         return self.rows(self.query(X), n_jobs=n_jobs, leaf_ranks=True)
 
 
-def _check_tree(tree: Any, leaves: np.ndarray, counts: np.ndarray, c: np.ndarray, y_codes: np.ndarray,
-                classifier: bool, n_classes: Any) -> str | None:
+def _check_tree(tree: Any, leaves: np.ndarray, c: np.ndarray, y_codes: np.ndarray, classifier: bool,
+                n_classes: Any) -> str | None:
     """Reason the weights ``c`` do not reproduce this tree's leaves, or None when they do."""
     t = tree.tree_
     n_nodes = t.node_count
@@ -461,71 +461,87 @@ def build_gap_index(model: Any, X: Any, y: ArrayLike, *, sample_weight: ArrayLik
         sample_weight = check_target(sample_weight, n, name="sample_weight").astype(np.float64)
         if sample_weight.ndim != 1 or np.any(sample_weight < 0):
             raise DataValidationError("sample_weight must be a 1-D array of non-negative weights, one per row.")
-    classifier = is_classifier_forest(model)
-    n_classes = np.atleast_1d(model.n_classes_) if classifier else None
-    trees = model.estimators_
-    n_trees = len(trees)
-    fast = sp.issparse(X) or (X.dtype == np.float32 and X.flags.c_contiguous)
-    leaf_counts = np.array([int(np.count_nonzero(tree.tree_.children_left == -1)) for tree in trees], dtype=np.int64)
-    leaf_offsets = np.concatenate([[0], np.cumsum(leaf_counts)[:-1]]).astype(np.int64)
-    # every in-bag point with positive weight sits in exactly one leaf; the root counts them
-    n_entries = int(sum(int(tree.tree_.n_node_samples[0]) for tree in trees))
-    ptr_dtype = np.int32 if n_entries < np.iinfo(np.int32).max else np.int64
-    member_dtype = np.uint16 if n <= np.iinfo(np.uint16).max + 1 else np.int32
-    oob_dtype = np.uint16 if leaf_counts.max(initial=0) <= np.iinfo(np.uint16).max + 1 else np.int32
-
+    layout = _IndexLayout.of(model.estimators_, n)
     failures = {}
     for semantics in _candidate_semantics():
         weight_of, integral = _tree_weight_function(model, y_raw, y_codes, sample_weight, semantics)
-        inbag_bits = np.zeros((n, (n_trees + 7) // 8), dtype=np.uint8)
-        members = np.empty(n_entries, dtype=member_dtype)
-        mass = np.empty(n_entries, dtype=np.uint8 if integral else np.float64)
-        leaf_ptr = np.zeros(int(leaf_counts.sum()) + 1, dtype=ptr_dtype)
-        oob_parts, oob_ptr = [], np.zeros(n_trees + 1, dtype=np.int64)
-        position, reason = 0, None
-        for t, (tree, drawn) in enumerate(zip(trees, _estimators_samples(model), strict=True)):
-            leaves = tree.apply(X, check_input=not fast)
-            counts, c = weight_of(np.asarray(drawn))
-            reason = _check_tree(tree, leaves, counts, c, y_codes, classifier, n_classes)
-            if reason is not None:
-                failures[semantics] = (t, reason)
-                break
-            inbag_bits[:, t >> 3] |= (counts > 0).astype(np.uint8) << np.uint8(7 - (t & 7))
-            oob_parts.append(_leaf_ranks(tree)[leaves[counts == 0]].astype(oob_dtype))
-            oob_ptr[t + 1] = oob_ptr[t] + oob_parts[-1].size
-            idx = np.flatnonzero(c > 0)
-            ranks = _leaf_ranks(tree)[leaves[idx]]
-            order = np.argsort(ranks, kind="stable")
-            idx, ranks = idx[order], ranks[order]
-            stop = position + idx.size
-            if mass.dtype != np.float64 and idx.size and c[idx].max() > np.iinfo(np.uint8).max:
-                mass = mass.astype(np.float64)  # a multiplicity above 255: exact in float64 too
-            members[position:stop] = idx
-            mass[position:stop] = c[idx]
-            offset = leaf_offsets[t]
-            leaf_ptr[offset + 1: offset + leaf_counts[t] + 1] = position + np.cumsum(
-                np.bincount(ranks, minlength=leaf_counts[t]))
-            position = stop
-        if reason is None:
+        index, failure = _index_trees(model, X, y_codes, weight_of, integral, layout)
+        if failure is None:
             break
+        failures[semantics] = failure
     else:
         has_nan = bool(np.isnan(X.data if sp.issparse(X) else X).any())
         raise _explain_failure(model, failures, sample_weight, has_nan)
-    return GapIndex(
-        leaf_offsets=leaf_offsets,
-        leaf_ptr=leaf_ptr,
-        members=members,
-        mass=mass,
-        inbag_bits=inbag_bits,
-        n_train=n,
-        n_trees=n_trees,
-        semantics=semantics,
-        bootstrap=bool(model.bootstrap),
-        model=model,
-        train_X=X,
-        oob_leaves=np.concatenate(oob_parts) if oob_parts else np.empty(0, dtype=oob_dtype),
-        oob_ptr=oob_ptr,
-    )
+    return GapIndex(**index, n_train=n, n_trees=layout.n_trees, semantics=semantics, bootstrap=bool(model.bootstrap),
+                    model=model, train_X=X)
+
+
+@dataclass
+class _IndexLayout:
+    """Sizes and dtypes of a forest's leaf index over ``n`` training rows, fixed before any tree is read."""
+
+    n: int
+    n_trees: int
+    leaf_counts: np.ndarray
+    leaf_offsets: np.ndarray
+    n_entries: int
+    ptr_dtype: Any
+    member_dtype: Any
+    oob_dtype: Any
+
+    @classmethod
+    def of(cls, trees: Any, n: int) -> _IndexLayout:
+        leaf_counts = np.array([int(np.count_nonzero(tree.tree_.children_left == -1)) for tree in trees],
+                               dtype=np.int64)
+        # every in-bag point with positive weight sits in exactly one leaf; the root counts them
+        n_entries = int(sum(int(tree.tree_.n_node_samples[0]) for tree in trees))
+        return cls(
+            n=n, n_trees=len(trees), leaf_counts=leaf_counts,
+            leaf_offsets=np.concatenate([[0], np.cumsum(leaf_counts)[:-1]]).astype(np.int64), n_entries=n_entries,
+            ptr_dtype=np.int32 if n_entries < np.iinfo(np.int32).max else np.int64,
+            member_dtype=np.uint16 if n <= np.iinfo(np.uint16).max + 1 else np.int32,
+            oob_dtype=np.uint16 if leaf_counts.max(initial=0) <= np.iinfo(np.uint16).max + 1 else np.int32,
+        )
+
+
+def _index_trees(model: Any, X: Any, y_codes: np.ndarray, weight_of: Callable[[np.ndarray], Any], integral: bool,
+                 layout: _IndexLayout) -> tuple[dict[str, Any], tuple[int, str] | None]:
+    """The index arrays of every tree under one weight semantics, or ``(partial, (tree, reason))`` on a mismatch."""
+    classifier = is_classifier_forest(model)
+    n_classes = np.atleast_1d(model.n_classes_) if classifier else None
+    fast = sp.issparse(X) or (X.dtype == np.float32 and X.flags.c_contiguous)
+    n, n_trees = layout.n, layout.n_trees
+    inbag_bits = np.zeros((n, (n_trees + 7) // 8), dtype=np.uint8)
+    members = np.empty(layout.n_entries, dtype=layout.member_dtype)
+    mass = np.empty(layout.n_entries, dtype=np.uint8 if integral else np.float64)
+    leaf_ptr = np.zeros(int(layout.leaf_counts.sum()) + 1, dtype=layout.ptr_dtype)
+    oob_parts, oob_ptr = [], np.zeros(n_trees + 1, dtype=np.int64)
+    position = 0
+    for t, (tree, drawn) in enumerate(zip(model.estimators_, _estimators_samples(model), strict=True)):
+        leaves = tree.apply(X, check_input=not fast)
+        counts, c = weight_of(np.asarray(drawn))
+        reason = _check_tree(tree, leaves, c, y_codes, classifier, n_classes)
+        if reason is not None:
+            return {}, (t, reason)
+        inbag_bits[:, t >> 3] |= (counts > 0).astype(np.uint8) << np.uint8(7 - (t & 7))
+        oob_parts.append(_leaf_ranks(tree)[leaves[counts == 0]].astype(layout.oob_dtype))
+        oob_ptr[t + 1] = oob_ptr[t] + oob_parts[-1].size
+        idx = np.flatnonzero(c > 0)
+        ranks = _leaf_ranks(tree)[leaves[idx]]
+        order = np.argsort(ranks, kind="stable")
+        idx, ranks = idx[order], ranks[order]
+        stop = position + idx.size
+        if mass.dtype != np.float64 and idx.size and c[idx].max() > np.iinfo(np.uint8).max:
+            mass = mass.astype(np.float64)  # a multiplicity above 255: exact in float64 too
+        members[position:stop] = idx
+        mass[position:stop] = c[idx]
+        offset = layout.leaf_offsets[t]
+        leaf_ptr[offset + 1: offset + layout.leaf_counts[t] + 1] = position + np.cumsum(
+            np.bincount(ranks, minlength=layout.leaf_counts[t]))
+        position = stop
+    oob_leaves = np.concatenate(oob_parts) if oob_parts else np.empty(0, dtype=layout.oob_dtype)
+    return dict(leaf_offsets=layout.leaf_offsets, leaf_ptr=leaf_ptr, members=members, mass=mass,
+                inbag_bits=inbag_bits, oob_leaves=oob_leaves, oob_ptr=oob_ptr), None
 
 
 def _explain_failure(model: Any, failures: dict[Any, tuple[Any, str]], sample_weight: ArrayLike | None,

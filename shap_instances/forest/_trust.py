@@ -42,7 +42,8 @@ def _runner_up(key: np.ndarray, proba: np.ndarray, predicted: np.ndarray) -> np.
 
 
 def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.1, 0.5, 0.9), level: float = 0.9,
-                     outlier_scale: str = "raw", runner_up: str = "outlier") -> pd.DataFrame:
+                     outlier_scale: str = "raw", runner_up: str = "outlier", n_jobs: int | None = None
+                     ) -> pd.DataFrame:
     """Trust scores of a :class:`~shap_instances.explainers.gap.GapExplainer`'s predictions at ``X``.
 
     Columns, regression:
@@ -78,7 +79,8 @@ def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.
 
     Parameters
     ----------
-    explainer : GapExplainer
+    explainer : GapExplainer or GapForest
+        The explainer (its public ``gap_`` and ``n_jobs`` are read), or a :class:`GapForest`.
     X : array-like of shape (m, n_features)
     quantiles : sequence of float in (0, 1], default=(0.1, 0.5, 0.9)
         Regression only.
@@ -99,6 +101,8 @@ def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.
         with the second-largest probability (the largest total proximity after the predicted class). Both
         are the same for two classes; on those runs they picked different classes for 1% (iris), 5% (wine)
         and 36% (digits) of points, and the margins ranked correctness about equally well.
+    n_jobs : int, optional
+        Threads for the proximity kernel (default: the explainer's ``n_jobs``).
 
     Examples
     --------
@@ -116,29 +120,37 @@ def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.
         raise DataValidationError(f"outlier_scale must be one of {OUTLIER_SCALES}, got {outlier_scale!r}.")
     if runner_up not in RUNNER_UP_RULES:
         raise DataValidationError(f"runner_up must be one of {RUNNER_UP_RULES}, got {runner_up!r}.")
-    model = explainer.model
-    if explainer.is_classifier_ and model.n_outputs_ != 1:
+    gap = getattr(explainer, "gap_", explainer)
+    n_jobs = getattr(explainer, "n_jobs", None) if n_jobs is None else n_jobs
+    model = gap.model
+    if gap.is_classifier and model.n_outputs_ != 1:
         raise UnsupportedModelError(
             "Trust scores support single-output classifiers only: the class probability, the out-of-bag "
             "accuracy and the class-wise outlier scores are defined for one class label per point. Explain "
             "each output with its own single-output forest."
         )
-    X = explainer._check_X(X)  # validated once: a DataFrame in the fitted column order, as an array
-    P = explainer.index_.rows_of(X, n_jobs=explainer.n_jobs)
-    P_oob = explainer._oob_proximities()
-    oob = explainer.oob_predictions()
-    valid = ~np.isnan(oob).any(axis=1)
-    level_name = f"n_neighbours_{round(100 * level)}"
-    targets = explainer.targets_
-    if not explainer.is_classifier_:
+    X = gap.check_X(X)  # validated once: a DataFrame in the fitted column order, as an array
+    P = gap.index.rows_of(X, n_jobs=n_jobs)
+    P_oob = gap.oob_proximities(n_jobs=n_jobs)
+    oob = gap.oob_predictions(n_jobs=n_jobs)
+    targets = gap.target_columns
+    if not gap.is_classifier:
         pred = model.predict(model_input(model, X)).reshape(X.shape[0], -1)
         return pd.DataFrame(trust_columns(P, targets, pred, np.abs(targets - oob), quantiles=quantiles, level=level,
-                                          output_names=explainer.output_names_, error_name="weighted_oob_error"))
+                                          output_names=gap.output_names, error_name="weighted_oob_error"))
+    columns = _classifier_columns(model, P, P_oob, oob, gap.y_train[:, 0], model.predict_proba(model_input(model, X)),
+                                  outlier_scale=outlier_scale, runner_up=runner_up)
+    columns[f"n_neighbours_{round(100 * level)}"] = neighbours_for_weight(P, level)
+    return pd.DataFrame(columns)
+
+
+def _classifier_columns(model: Any, P: Any, P_oob: Any, oob: np.ndarray, codes: np.ndarray, proba: np.ndarray, *,
+                        outlier_scale: str, runner_up: str) -> dict[str, Any]:
+    """The classification columns of :func:`gap_trust_scores`, in order, ``n_neighbours_*`` excepted."""
+    valid = ~np.isnan(oob).any(axis=1)
     columns = {}
-    proba = model.predict_proba(model_input(model, X))
     rows = np.arange(proba.shape[0])
     predicted = np.argmax(proba, axis=1)  # what predict returns (first class on ties)
-    codes = explainer.y_codes_[:, 0]
     columns["predicted_class"] = model.classes_[predicted]
     columns["class_probability"] = proba[rows, predicted]
     correct = (np.nan_to_num(oob).argmax(axis=1) == codes) & valid
@@ -155,5 +167,4 @@ def gap_trust_scores(explainer: Any, X: Any, *, quantiles: Sequence[float] = (0.
     with np.errstate(invalid="ignore", divide="ignore"):
         columns["outlier_margin"] = z[rows, other] - z[rows, predicted]
         columns["outlier_ratio"] = z[rows, other] / z[rows, predicted]
-    columns[level_name] = neighbours_for_weight(P, level)
-    return pd.DataFrame(columns)
+    return columns

@@ -11,12 +11,13 @@ from ._fast_knn import KNNPath
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath, RidgeProblem
 from ._prefix_kernels import accumulate_prefix_units
-from .aggregate import AggregateGame
+from .aggregate import AGGREGATE_WEIGHTS, AggregateGame, aggregate_weights
 from .function import FunctionGame
 from .loss import LossGame
 from .residual import ResidualGame
 
 __all__ = [
+    "AGGREGATE_WEIGHTS",
     "AggregateGame",
     "CoalitionMatrix",
     "FunctionGame",
@@ -29,4 +30,5 @@ __all__ = [
     "RidgePath",
     "RidgeProblem",
     "accumulate_prefix_units",
+    "aggregate_weights",
 ]

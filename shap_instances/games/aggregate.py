@@ -10,9 +10,50 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..exceptions import InvalidParameterError
 from ._base import CoalitionMatrix, Game, GameValues
 
-__all__ = ["AggregateGame"]
+__all__ = ["AGGREGATE_WEIGHTS", "AggregateGame", "aggregate_weights"]
+
+#: The named weightings of :func:`aggregate_weights`.
+AGGREGATE_WEIGHTS = ("sign", "mean")
+
+
+def aggregate_weights(weights: ArrayLike | str | Sequence[Any], residuals: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """``(weights (m, K), names)`` of K weightings of the m explained rows, from names, arrays or a list of them.
+
+    ``"sign"``: ``w_j = -sgn(e_j) / m`` (Liu & Barnard's eq. 5 sign normalisation, ``e_j = residuals[j]``);
+    ``"mean"``: ``w_j = 1 / m``; an array of m finite numbers is used as given (named ``"weights[k]"``); a list
+    or tuple gives one column per entry. See :meth:`shap_instances.InstanceKernelExplainer.aggregate`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.games import aggregate_weights
+    >>> matrix, names = aggregate_weights(["sign", "mean"], np.array([2.0, -1.0]))
+    >>> matrix.tolist(), names
+    ([[-0.5, 0.5], [0.5, 0.5]], ['sign', 'mean'])
+    """
+    m = len(residuals)
+    specs = list(weights) if isinstance(weights, list | tuple) else [weights]
+    if not specs:
+        raise InvalidParameterError("aggregate: weights must not be an empty list.")
+    columns, names = [], []
+    for number, spec in enumerate(specs):
+        if isinstance(spec, str):
+            if spec not in AGGREGATE_WEIGHTS:
+                raise InvalidParameterError(f"aggregate: weights must be 'sign', 'mean', an array of {m} weights "
+                                            f"or a list of these; got {spec!r}.")
+            columns.append(-np.sign(residuals) / m if spec == "sign" else np.full(m, 1.0 / m))
+            names.append(spec)
+            continue
+        column = np.asarray(spec, dtype=np.float64)
+        if column.shape != (m,) or not np.all(np.isfinite(column)):
+            raise InvalidParameterError(f"aggregate: an array of weights must hold {m} finite numbers, one per "
+                                        f"explained row; got shape {column.shape}.")
+        columns.append(column)
+        names.append(f"weights[{number}]")
+    return np.column_stack(columns), names
 
 
 class AggregateGame(Game):

@@ -25,7 +25,7 @@ def isotonic_transform(result: SISRResult, *, ax: Axes | None = None, show: bool
     Parameters
     ----------
     result : SISRResult
-        From :func:`shap_instances.isotonic.sisr` or ``IsotonicShapley(...).results_[i]``.
+        From :func:`shap_instances.isotonic.sisr` or ``IsotonicShapleyExplainer(...).results_[i]``.
     ax : matplotlib Axes, optional
     show : bool, default=True
         Call ``plt.show()``; with ``show=False`` the Axes is returned.

@@ -4,6 +4,8 @@
   derivatives, the penalty), the one map from scikit-learn's linear models to the representer and influence
   maths; :func:`check_supported` / :func:`is_supported` say which models it reads;
 * :func:`l2_representer_scores`: representer values of an l2-regularised model (Yeh et al., 2018);
+* :class:`LinearRepresenter`, :class:`TopK`, :func:`representer_kernel_weights`: the high-dimensional representer
+  of l1, elastic-net and l2 models (Tsai et al., 2023), what ``RepresenterExplainer`` delegates to;
 * :func:`influence_scores` / :class:`InfluenceFunction`: influence functions (Koh and Liang, 2017).
 """
 
@@ -17,16 +19,21 @@ from ._objective import (
     is_supported,
     linear_objective,
 )
+from ._representer import LinearRepresenter, TopK, largest_magnitude, representer_kernel_weights
 
 __all__ = [
     "GROUP_PENALTY_MODELS",
     "SUPPORTED_MODELS",
     "InfluenceFunction",
     "LinearObjective",
+    "LinearRepresenter",
+    "TopK",
     "check_supported",
     "influence_scores",
     "is_supported",
+    "largest_magnitude",
     "l2_representer_scores",
     "linear_objective",
+    "representer_kernel_weights",
     "select_output",
 ]

@@ -13,7 +13,7 @@ from sklearn.base import clone
 from ..approximators import PermutationEstimator
 from ..games.loss import LossGame
 from ..games.residual import ResidualGame
-from ..utils import check_data, check_target, instance_names
+from ..utils import check_data, check_target, row_names
 
 if TYPE_CHECKING:
     from ..utils import RandomStateLike
@@ -42,14 +42,15 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
     >>> values.shape
     (40,)
     """
-    names = instance_names(X_train)
+    names = row_names(X_train, prefix="train")
     X_train, X_test = check_data(X_train, name="X_train"), check_data(X_test, name="X_test")
     y_train = check_target(y_train, len(X_train), name="y_train")
     y_test = check_target(y_test, len(X_test), name="y_test")
     game = LossGame(ResidualGame(model, X_train, y_train, X_test, y_test, empty_prediction=y_train.mean()))
-    estimator = PermutationEstimator(n_permutations=n_permutations or 3 * len(y_train), random_state=random_state,
-                                     n_jobs=n_jobs, silent=silent, truncation_tolerance=truncation_tolerance)
-    return pd.Series(-estimator.estimate(game).values[:, 0], index=names, name="data_shapley")
+    approximator = PermutationEstimator(n_permutations=n_permutations or 3 * len(y_train),
+                                        random_state=random_state, n_jobs=n_jobs, silent=silent,
+                                        truncation_tolerance=truncation_tolerance)
+    return pd.Series(-approximator.estimate(game).values[:, 0], index=names, name="data_shapley")
 
 
 def removal_curve(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_test: ArrayLike, scores: ArrayLike, *,

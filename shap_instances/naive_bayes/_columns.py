@@ -240,45 +240,68 @@ def _fitted_values(step, n_in):
     return _own_values(step, n_in)
 
 
-def _own_values(step, n_in):
-    def per_column(*arrays):
-        arrays = [np.broadcast_to(np.asarray(a, dtype=np.float64), (n_in,)) for a in arrays]
-        return arrays
+def _per_column(values, n_in):
+    """``values`` (one number, or one per column) as ``n_in`` float64 numbers, or None when it is neither (a
+    state fitted on other columns, or not numeric): then the step's state says nothing usable."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf" or array.shape not in ((), (1,), (n_in,)):
+        return None
+    return np.broadcast_to(array.astype(np.float64), (n_in,))
 
+
+def _bin_values(bin_edges):
+    """Per column of a fitted discretiser: a value beyond each end and every bin's midpoint (None: no bins);
+    None overall when some column's edges are not numbers."""
+    found = []
+    for edges in bin_edges:
+        edges = np.asarray(edges)
+        if edges.dtype.kind not in "biuf":
+            return None
+        edges = edges.astype(np.float64)
+        edges = edges[np.isfinite(edges)]
+        if len(edges) < 2:
+            found.append(None)
+            continue
+        width = max(edges[-1] - edges[0], 1e-12 * max(1.0, abs(edges[0])))
+        found.append(np.concatenate([[edges[0] - width], (edges[1:] + edges[:-1]) / 2, [edges[-1] + width]]))
+    return found
+
+
+def _sized(values, n_in):
+    """Whether ``values`` holds one entry per input column."""
+    return hasattr(values, "__len__") and len(values) == n_in
+
+
+def _own_values(step, n_in):
+    """Per input column of a fitted step that is not a container: values its fitted state marks as typical
+    (bins, categories, quantiles, ranges, centre and scale, imputed values), or None where it says nothing."""
+    unknown = [None] * n_in
+    if _sized(getattr(step, "bin_edges_", None), n_in):
+        return _bin_values(step.bin_edges_) or unknown
+    if _sized(getattr(step, "categories_", None), n_in):
+        return [np.asarray(c) for c in step.categories_]
+    quantiles = getattr(step, "quantiles_", None)
+    if quantiles is not None and np.ndim(quantiles) == 2 and np.shape(quantiles)[1] == n_in:
+        q = np.asarray(quantiles)
+        if len(q) == 0:
+            return unknown
+        return [q[np.linspace(0, len(q) - 1, 9).astype(int), j] for j in range(n_in)]
     spread = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
-    try:
-        if hasattr(step, "bin_edges_") and len(step.bin_edges_) == n_in:
-            found = []
-            for edges in step.bin_edges_:
-                edges = np.asarray(edges, dtype=np.float64)
-                edges = edges[np.isfinite(edges)]
-                if len(edges) < 2:
-                    found.append(None)
-                    continue
-                width = max(edges[-1] - edges[0], 1e-12 * max(1.0, abs(edges[0])))
-                found.append(np.concatenate([[edges[0] - width], (edges[1:] + edges[:-1]) / 2, [edges[-1] + width]]))
-            return found
-        if hasattr(step, "categories_") and len(step.categories_) == n_in:
-            return [np.asarray(c) for c in step.categories_]
-        if hasattr(step, "quantiles_") and np.shape(step.quantiles_)[1:] == (n_in,):
-            q = np.asarray(step.quantiles_)
-            return [q[np.linspace(0, len(q) - 1, 9).astype(int), j] for j in range(n_in)]
-        if getattr(step, "data_min_", None) is not None and getattr(step, "data_max_", None) is not None:
-            low, high = per_column(step.data_min_, step.data_max_)
-            return [np.linspace(a, b, 7) for a, b in zip(low, high)]
-        if getattr(step, "max_abs_", None) is not None:
-            (top,) = per_column(step.max_abs_)
-            return [t * spread / 2 for t in top]
-        centre = next((getattr(step, a) for a in ("mean_", "center_") if getattr(step, a, None) is not None), None)
-        scale = getattr(step, "scale_", None)
-        if centre is not None or scale is not None:
-            centre, scale = per_column(0.0 if centre is None else centre, 1.0 if scale is None else scale)
-            return [c + s * spread for c, s in zip(centre, scale)]
-        if getattr(step, "statistics_", None) is not None and len(step.statistics_) == n_in:
-            return [np.asarray([v]) for v in step.statistics_]
-    except (TypeError, ValueError, IndexError):
-        pass
-    return [None] * n_in
+    if getattr(step, "data_min_", None) is not None and getattr(step, "data_max_", None) is not None:
+        low, high = _per_column(step.data_min_, n_in), _per_column(step.data_max_, n_in)
+        return unknown if low is None or high is None else [np.linspace(a, b, 7) for a, b in zip(low, high)]
+    if getattr(step, "max_abs_", None) is not None:
+        top = _per_column(step.max_abs_, n_in)
+        return unknown if top is None else [t * spread / 2 for t in top]
+    centre = next((getattr(step, a) for a in ("mean_", "center_") if getattr(step, a, None) is not None), None)
+    scale = getattr(step, "scale_", None)
+    if centre is not None or scale is not None:
+        centre = _per_column(0.0 if centre is None else centre, n_in)
+        scale = _per_column(1.0 if scale is None else scale, n_in)
+        return unknown if centre is None or scale is None else [c + s * spread for c, s in zip(centre, scale)]
+    if _sized(getattr(step, "statistics_", None), n_in):
+        return [np.asarray([v]) for v in step.statistics_]
+    return unknown
 
 
 def _merged(found, more):

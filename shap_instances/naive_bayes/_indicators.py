@@ -26,7 +26,8 @@ from scipy.special import logsumexp
 
 from .._explanation import build_explanation
 from ..exceptions import InvalidParameterError
-from ..utils import row_names
+from ..utils import check_fitted, row_names
+from ._model import NaiveBayesModel
 
 __all__ = ["nb_indicators", "NB_INDICATORS"]
 
@@ -76,40 +77,54 @@ def nb_indicators(model: Any, X: Any, *, indicators: Sequence[str] | None = None
     >>> bool(np.allclose(e["DOP"].values, p[:, None] - np.exp(np.log(p)[:, None] - e["IDI"].values)))
     True
     """
-    from ..explainers.naive_bayes import NaiveBayesExplainer
-
     wanted = NB_INDICATORS if indicators is None else tuple(str(i).upper() for i in np.atleast_1d(indicators))
     unknown = [i for i in wanted if i not in NB_INDICATORS]
     if unknown or not wanted:
         raise InvalidParameterError(f"nb_indicators: indicators must be some of {list(NB_INDICATORS)}; got "
                                     f"{indicators!r}.")
-    # the explainer does the validation and the column bookkeeping (pipelines, names, weights)
-    explainer = NaiveBayesExplainer(model, expectation="training", woe=True, weights=weights,
-                                    feature_names=feature_names)
-    raw = explainer._raw_input(X, name="X")
-    transformed = explainer._transform(raw, name="X")
+    # the model reader does the validation and the column bookkeeping (pipelines, names, weights)
+    check_fitted(model)
+    nb = NaiveBayesModel(model, weights=weights, feature_names=feature_names)
+    raw = nb.raw_input(X, name="X")
+    transformed = nb.transform(raw, name="X")
     if hasattr(transformed, "toarray"):
         transformed = transformed.toarray()
-    transformed = np.asarray(transformed, dtype=np.float64)[:, explainer.order_]
-    classes = explainer.classes_
-    k = len(classes)
+    transformed = np.asarray(transformed, dtype=np.float64)[:, nb.order]
+    classes = nb.classes
     # terms[i, m, c] = w_m log P(x_im | c), input-column order
-    terms = explainer.input_terms_.terms(transformed, np.eye(k)) * explainer.weights[None, :, None]
-    jll = explainer.terms_.class_terms + terms.sum(axis=1)  # (n, k)
+    terms = nb.input_terms.terms(transformed, np.eye(len(classes))) * nb.weights[None, :, None]
+    jll = nb.terms.class_terms + terms.sum(axis=1)  # (n, k)
+    z = _target_classes(classes, target, jll)
+    data, names = _display_data(raw), row_names(X)
+    results = {}
+    for name, (values, base) in _indicator_values(wanted, jll, terms, z).items():
+        explanation = build_explanation(np.array(values, dtype=np.float64), np.array(base, dtype=np.float64),
+                                        feature_names=list(nb.feature_names), data=data, row_names=names)
+        explanation.target_class = classes[z]
+        explanation.indicator = name
+        results[name] = explanation
+    return results
+
+
+def _target_classes(classes: np.ndarray, target: Any, jll: np.ndarray) -> np.ndarray:
+    """The class index ``z`` of each row: ``target``'s, or the predicted class."""
+    if target is None:
+        return np.argmax(jll, axis=1)
+    matches = [i for i, c in enumerate(classes) if c == target or str(c) == str(target)]
+    if not matches:
+        raise InvalidParameterError(f"nb_indicators: target must be one of the model's classes "
+                                    f"{classes.tolist()}; got {target!r}.")
+    return np.full(jll.shape[0], matches[0])
+
+
+def _indicator_values(wanted: Sequence[str], jll: np.ndarray, terms: np.ndarray, z: np.ndarray
+                      ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{indicator: (values (n, p), base (n,))}`` from the joint log-likelihoods and the weighted terms."""
+    n, _, k = terms.shape
     log_post = jll - logsumexp(jll, axis=1, keepdims=True)
     reduced = jll[:, None, :] - terms  # (n, p, k): without variable j
     log_post_without = reduced - logsumexp(reduced, axis=2, keepdims=True)
-    n = transformed.shape[0]
-    if target is None:
-        z = np.argmax(jll, axis=1)
-    else:
-        matches = [i for i, c in enumerate(classes) if c == target or str(c) == str(target)]
-        if not matches:
-            raise InvalidParameterError(f"nb_indicators: target must be one of the model's classes "
-                                        f"{classes.tolist()}; got {target!r}.")
-        z = np.full(n, matches[0])
     rows = np.arange(n)
-    data, names = _display_data(raw), row_names(X)
     lp = log_post[rows, z]  # (n,)
     lpw = log_post_without[rows, :, z]  # (n, p)
     # log(1 - P(z | .)) as the log-sum of the other classes' posteriors: exact where P(z | .) rounds to 1
@@ -120,25 +135,20 @@ def nb_indicators(model: Any, X: Any, *, indicators: Sequence[str] | None = None
     results = {}
     for name in wanted:
         if name == "IDI":
-            values, base = lp[:, None] - lpw, lp
+            results[name] = lp[:, None] - lpw, lp
         elif name == "WOE":
-            values, base = (lp - lq)[:, None] - (lpw - lqw), lp - lq
+            results[name] = (lp - lq)[:, None] - (lpw - lqw), lp - lq
         elif name == "DOP":
-            values, base = np.exp(lp)[:, None] - np.exp(lpw), np.exp(lp)
+            results[name] = np.exp(lp)[:, None] - np.exp(lpw), np.exp(lp)
         elif name == "KLD":
-            values, base = np.exp(lp)[:, None] * (lp[:, None] - lpw), np.exp(lp)
+            results[name] = np.exp(lp)[:, None] * (lp[:, None] - lpw), np.exp(lp)
         elif name == "LMOP":
-            values, base = own, np.zeros(n)
+            results[name] = own, np.zeros(n)
         elif name == "MOP":
-            values, base = np.exp(own), np.zeros(n)
+            results[name] = np.exp(own), np.zeros(n)
         else:  # VPD
-            others = np.where(np.arange(k)[None, None, :] == z[:, None, None], -np.inf, terms)
-            values, base = np.exp(own) - np.exp(others.max(axis=2)), np.zeros(n)
-        explanation = build_explanation(np.array(values, dtype=np.float64), np.array(base, dtype=np.float64),
-                                        feature_names=list(explainer.feature_names), data=data, row_names=names)
-        explanation.target_class = classes[z]
-        explanation.indicator = name
-        results[name] = explanation
+            rest = np.where(np.arange(k)[None, None, :] == z[:, None, None], -np.inf, terms)
+            results[name] = np.exp(own) - np.exp(rest.max(axis=2)), np.zeros(n)
     return results
 
 

@@ -214,10 +214,22 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         if transformed.shape[1] != self.nb_weights_.shape[0]:
             raise DataValidationError(f"X has {transformed.shape[1]} columns after preprocessing, but the model was "
                                       f"fitted on {self.nb_weights_.shape[0]}.")
-        return self._joint_log_proba(transformed)
+        return self.transformed_joint_log_proba(transformed)
 
-    def _joint_log_proba(self, transformed: Any) -> np.ndarray:
-        """The weighted joint log-likelihoods of rows already in the naive Bayes model's input space."""
+    def transformed_joint_log_proba(self, transformed: Any) -> np.ndarray:
+        """The weighted joint log-likelihoods of rows already in the naive Bayes model's input space.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from shap_instances.naive_bayes import WeightedNaiveBayes
+        >>> X, y = load_iris(return_X_y=True)
+        >>> model = WeightedNaiveBayes(GaussianNB()).fit(X, y)
+        >>> bool(np.allclose(model.transformed_joint_log_proba(X[:2]), model.predict_joint_log_proba(X[:2])))
+        True
+        """
         k = len(self.classes_)
         evaluate = self.terms_.evaluator(np.eye(k), None, self.nb_weights_)
         n, p = transformed.shape

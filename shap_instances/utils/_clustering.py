@@ -51,7 +51,7 @@ def player_clustering(explainer: Any, *, max_memory: float | None = None) -> np.
     >>> si.utils.player_clustering(explainer).shape
     (79, 4)
     """
-    vectors, kind = explainer._player_vectors()
+    vectors, kind = explainer.player_vectors()
     m = vectors.shape[0]
     if m < 2:
         raise DataValidationError(f"a clustering needs at least two players, the explainer has {m}.")

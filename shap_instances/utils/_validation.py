@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from .._deprecated import warn_moved
 from ..exceptions import DataValidationError, MemoryBudgetError, NotFittedError
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite (the old name left in 1.8).
@@ -217,17 +218,19 @@ def row_names(X: Any, prefix: str = "x") -> list[str]:
 
 
 def instance_names(X: Any, prefix: str = "train") -> list[str]:
-    """Names of the rows of ``X``: its index for a DataFrame or Series, else ``"{prefix}[i]"``.
+    """Deprecated alias of :func:`row_names` with ``prefix="train"`` (removed in 0.3).
 
     Examples
     --------
+    >>> import warnings
     >>> from shap_instances.utils import instance_names
-    >>> instance_names([[0], [1]])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     instance_names([[0], [1]])
     ['train[0]', 'train[1]']
     """
-    if isinstance(X, pd.DataFrame | pd.Series):
-        return [str(i) for i in X.index]
-    return [f"{prefix}[{i}]" for i in range(X.shape[0] if hasattr(X, "shape") else len(X))]
+    warn_moved("shap_instances.utils.instance_names(X)", 'shap_instances.utils.row_names(X, prefix="train")')
+    return row_names(X, prefix)
 
 
 def column_names(X: Any, n_columns: int | None = None) -> list[str]:

@@ -12,19 +12,17 @@ import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from ..exceptions import DataValidationError, UnsupportedModelError
+from ..exceptions import DataValidationError
 from ._plot_common import draw_weighted_histogram, weight_row
+from ._targets import weighted_error, weighted_quantiles
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from ..explainers.boosting import BoostingExplainer
-    from ..explainers.gap import GapExplainer
-
 __all__ = ["gap_predictive_distribution"]
 
 
-def gap_predictive_distribution(targets: ArrayLike | GapExplainer | BoostingExplainer, *, weights: ArrayLike,
+def gap_predictive_distribution(targets: Any, *, weights: ArrayLike,
                                 true_value: float | None = None, errors: ArrayLike | str | None = None,
                                 quantiles: Sequence[float] = (0.1, 0.5, 0.9), bins: int = 30,
                                 ax: Axes | None = None, show: bool = True, color: str = "#0D47A1") -> Axes | None:
@@ -41,7 +39,8 @@ def gap_predictive_distribution(targets: ArrayLike | GapExplainer | BoostingExpl
     Parameters
     ----------
     targets : array-like of shape (n_train,), a GapExplainer or a BoostingExplainer
-        The training targets; for a (single-output regression) explainer, its targets.
+        The training targets; for a (single-output regression) explainer, its targets. Any object with the
+        explainers' public methods ``regression_targets()`` and ``training_errors(kind)`` is read as they are.
     weights : array-like of shape (n_train,) or a one-row sparse matrix
         The weights of the explained point, e.g. ``ex.proximities(x)[0]`` or ``ex.weights(x)[0]``; divided by
         their sum (which must be positive).
@@ -86,52 +85,17 @@ def gap_predictive_distribution(targets: ArrayLike | GapExplainer | BoostingExpl
     >>> bool(np.isclose(line.get_xdata()[0], forest.predict(X[400:401])[0]))
     True
     """
-    from ..explainers.boosting import BoostingExplainer
-    from ..explainers.gap import GapExplainer
-    from ._targets import weighted_error, weighted_quantiles
-
-    explainer = targets if isinstance(targets, GapExplainer | BoostingExplainer) else None
-    name = "target"
-    if isinstance(explainer, GapExplainer):
-        if explainer.is_classifier_ or explainer.targets_.shape[1] != 1:
-            raise UnsupportedModelError(
-                "gap_predictive_distribution draws the weighted distribution of a single regression target; for a "
-                "classifier that distribution is predict_proba itself (and multi-output forests: pass one output's "
-                "targets and weights)."
-            )
-        y: Any = explainer.targets_[:, 0]
-    elif explainer is not None:
-        if explainer.kind_ != "weights":
-            raise UnsupportedModelError(
-                "gap_predictive_distribution draws the training targets weighted by a squared-error model's target "
-                "weights; this BoostingExplainer uses kind='gradients' (a classifier or another loss), whose values "
-                "are not weights on the targets.")
-        y = np.asarray(explainer.targets_, dtype=np.float64)
-    else:
-        if isinstance(targets, pd.Series) and targets.name is not None:
-            name = str(targets.name)
-        y = np.asarray(targets, dtype=np.float64) if not sp.issparse(targets) else None
-        if y is None or y.ndim != 1 or not np.all(np.isfinite(y)):
-            raise DataValidationError("targets must be a 1-D array of finite training targets, or a GapExplainer "
-                                      "or BoostingExplainer.")
-    w = weight_row(weights, y.shape[0])
-    total = w.sum()
-    if not w.any():
-        raise DataValidationError("weights are all zero: the explained point has no training neighbour.")
-    if total <= 0:
-        raise DataValidationError(f"weights sum to {total:.4g}: a distribution needs a positive sum.")
-    w = w / total
+    source = targets if hasattr(targets, "regression_targets") and hasattr(targets, "training_errors") else None
+    y, name = _targets(targets) if source is None else (np.asarray(source.regression_targets(), np.float64), "target")
+    w = _normalised(weights, y.shape[0])
     prediction = float(w @ y)
     qs = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
     levels = weighted_quantiles(w, y, qs)[0] if qs.size else np.array([])
     if isinstance(errors, str):
-        if errors == "oob" and isinstance(explainer, GapExplainer):
-            errors = np.abs(y - explainer.oob_predictions()[:, 0])
-        elif errors == "loo" and isinstance(explainer, BoostingExplainer):
-            errors = np.abs(y - explainer.loo_predictions())
-        else:
+        if source is None:
             raise DataValidationError('errors="oob" needs a GapExplainer and errors="loo" a BoostingExplainer as first '
                                       "argument; otherwise pass an array of absolute training errors.")
+        errors = source.training_errors(errors)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
     edges: Any = np.histogram_bin_edges(y, bins=bins)
@@ -143,14 +107,7 @@ def gap_predictive_distribution(targets: ArrayLike | GapExplainer | BoostingExpl
     if true_value is not None:
         ax.axvline(float(true_value), color="#D50000", linewidth=2, label=f"true value {float(true_value):.4g}")
     if errors is not None:
-        errors = np.asarray(errors, dtype=np.float64)
-        if errors.shape != y.shape:
-            raise DataValidationError(f"errors must have one entry per training point ({y.shape[0]}), got shape "
-                                      f"{errors.shape}.")
-        valid = np.isfinite(errors)  # points never out of bag have no out-of-bag error
-        weighted = float(weighted_error(w, np.where(valid, errors, np.nan))[0, 0])
-        ax.plot([], [], " ", label=f"weighted training error {weighted:.4g} (all training: "
-                                   f"{errors[valid].mean():.4g})")
+        _error_legend(ax, w, np.asarray(errors, dtype=np.float64), y.shape)
     ax.set_xlabel(name)
     ax.set_ylabel("density")
     ax.legend(loc="best", frameon=False, fontsize=7)
@@ -158,3 +115,35 @@ def gap_predictive_distribution(targets: ArrayLike | GapExplainer | BoostingExpl
         plt.show()
         return None
     return ax
+
+
+def _targets(targets: Any) -> tuple[np.ndarray, str]:
+    """``(y, axis label)`` of an array of training targets, validated."""
+    name = str(targets.name) if isinstance(targets, pd.Series) and targets.name is not None else "target"
+    y = np.asarray(targets, dtype=np.float64) if not sp.issparse(targets) else None
+    if y is None or y.ndim != 1 or not np.all(np.isfinite(y)):
+        raise DataValidationError("targets must be a 1-D array of finite training targets, or a GapExplainer "
+                                  "or BoostingExplainer.")
+    return y, name
+
+
+def _normalised(weights: Any, n: int) -> np.ndarray:
+    """One row of weights divided by its (positive) sum."""
+    w = weight_row(weights, n)
+    total = w.sum()
+    if not w.any():
+        raise DataValidationError("weights are all zero: the explained point has no training neighbour.")
+    if total <= 0:
+        raise DataValidationError(f"weights sum to {total:.4g}: a distribution needs a positive sum.")
+    return w / total
+
+
+def _error_legend(ax: Axes, w: np.ndarray, errors: np.ndarray, shape: tuple[int, ...]) -> None:
+    """A legend entry: the weighted mean of the training errors beside their plain mean."""
+    if errors.shape != shape:
+        raise DataValidationError(f"errors must have one entry per training point ({shape[0]}), got shape "
+                                  f"{errors.shape}.")
+    valid = np.isfinite(errors)  # points never out of bag have no out-of-bag error
+    weighted = float(weighted_error(w, np.where(valid, errors, np.nan))[0, 0])
+    ax.plot([], [], " ", label=f"weighted training error {weighted:.4g} (all training: "
+                               f"{errors[valid].mean():.4g})")

@@ -70,29 +70,9 @@ def gap_weighted_scatter(data: Any, *, weights: ArrayLike, features: Sequence[in
                                   "gap_predictive_distribution, which draw the negative part.")
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 4.5))
-    if labels is not None:
-        labels = np.asarray(labels)
-        if labels.shape[0] != x.shape[0]:
-            raise DataValidationError(f"labels has {labels.shape[0]} entries but data has {x.shape[0]} rows.")
-        classes = np.unique(labels)
-        palette = plt.get_cmap("tab10")
-        colours = {c: palette(i % 10) for i, c in enumerate(classes)}
-        for c in classes:
-            ax.scatter(x[labels == c], y[labels == c], s=8, color=colours[c], alpha=0.15, linewidths=0,
-                       label=f"class {c}")
-    else:
-        ax.scatter(x, y, s=8, color="#9E9E9E", alpha=0.3, linewidths=0, label="training points")
-    near = np.flatnonzero(w > 0)
-    if near.size:
-        order = near[np.argsort(w[near])]
-        alpha = np.clip(w[order] / w[order].max(), 0.05, 1.0)
-        if labels is not None:
-            rgba = np.array([colours[c] for c in labels[order]], dtype=float)
-        else:
-            rgba = np.tile(np.array(plt.matplotlib.colors.to_rgba(color)), (order.size, 1))
-        rgba[:, 3] = alpha
-        ax.scatter(x[order], y[order], s=18 + 120 * w[order] / w[order].max(), c=rgba, linewidths=0,
-                   label="neighbours (opacity = weight)")
+    labels = None if labels is None else np.asarray(labels)
+    colours = _draw_training_points(ax, x, y, labels)
+    _draw_neighbours(ax, x, y, w, labels, colours, color)
     if point is not None:
         x_point = cast(float, point_value(point, data, features[0]))  # a point: its values are numbers
         y_point = cast(float, point_value(point, data, features[1]))
@@ -105,3 +85,36 @@ def gap_weighted_scatter(data: Any, *, weights: ArrayLike, features: Sequence[in
         plt.show()
         return None
     return ax
+
+
+def _draw_training_points(ax: Axes, x: np.ndarray, y: np.ndarray, labels: np.ndarray | None) -> dict[Any, Any]:
+    """Every training point, faint, coloured by class when there are labels; the class colours."""
+    if labels is None:
+        ax.scatter(x, y, s=8, color="#9E9E9E", alpha=0.3, linewidths=0, label="training points")
+        return {}
+    if labels.shape[0] != x.shape[0]:
+        raise DataValidationError(f"labels has {labels.shape[0]} entries but data has {x.shape[0]} rows.")
+    classes = np.unique(labels)
+    palette = plt.get_cmap("tab10")
+    colours = {c: palette(i % 10) for i, c in enumerate(classes)}
+    for c in classes:
+        ax.scatter(x[labels == c], y[labels == c], s=8, color=colours[c], alpha=0.15, linewidths=0,
+                   label=f"class {c}")
+    return colours
+
+
+def _draw_neighbours(ax: Axes, x: np.ndarray, y: np.ndarray, w: np.ndarray, labels: np.ndarray | None,
+                     colours: dict[Any, Any], color: Any) -> None:
+    """The points with positive weight, opacity and size by weight, heaviest drawn last."""
+    near = np.flatnonzero(w > 0)
+    if not near.size:
+        return
+    order = near[np.argsort(w[near])]
+    alpha = np.clip(w[order] / w[order].max(), 0.05, 1.0)
+    if labels is not None:
+        rgba = np.array([colours[c] for c in labels[order]], dtype=float)
+    else:
+        rgba = np.tile(np.array(plt.matplotlib.colors.to_rgba(color)), (order.size, 1))
+    rgba[:, 3] = alpha
+    ax.scatter(x[order], y[order], s=18 + 120 * w[order] / w[order].max(), c=rgba, linewidths=0,
+               label="neighbours (opacity = weight)")

@@ -12,6 +12,6 @@ def explanations():
     symmetric = InstanceKernelExplainer(Ridge(alpha=0.1), X.iloc[:40], y=y.iloc[:40], n_permutations=20,
                                         random_state=0, silent=True)()
     forest = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0)
-    asymmetric = InstanceKernelExplainer(forest, X.iloc[:10], y=y.iloc[:10], estimator="exact", silent=True)(
+    asymmetric = InstanceKernelExplainer(forest, X.iloc[:10], y=y.iloc[:10], approximator="exact", silent=True)(
         X.iloc[100:106], y.iloc[100:106])
     return {"residual_ridge": symmetric, "residual_forest": asymmetric}

@@ -325,7 +325,7 @@ def _check_model(model):
         raise UnsupportedModelError(
             f"KNNShapleyExplainer needs weights='uniform', got weights={model.weights!r}: distance-weighted "
             "KNN has no exact closed form. Refit with weights='uniform', or use the residual explainer "
-            "(shap_instances.Explainer(model, data, algorithm='residual', y=...))."
+            "(shap_instances.Explainer(model, data, algorithm='instance_kernel', y=...))."
         )
     if _multi_output(model):
         raise UnsupportedModelError(

@@ -1,0 +1,116 @@
+"""The coalition payoffs SISR is fitted on: every coalition, or a Shapley-kernel sample beyond a size limit.
+
+What ``IsotonicShapleyExplainer`` delegates to: the memory check before any evaluation, the batching of the
+payoff calls, and the fit of one payoff column (:func:`sisr` on the full table, :func:`sisr_from_samples` on
+a sample).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..approximators import KernelCoalitionSampler
+from ..approximators.exact import all_coalitions
+from ..exceptions import InvalidParameterError
+from ..utils import available_memory_bytes, check_memory
+from ._sisr import SISRResult, sisr, sisr_from_samples
+
+__all__ = ["check_payoff_memory", "coalition_payoffs", "coalitions_per_batch", "fit_payoffs"]
+
+
+def check_payoff_memory(n_players: int, n_rows: int, *, max_exact_features: int, max_evals: int,
+                        max_memory: float | None = None) -> None:
+    """Refuse, before any evaluation, coalition tables that would not fit in ``max_memory``.
+
+    Every coalition (2^p, or ``max_evals`` sampled) keeps its mask (p bytes), each explained row's payoff on
+    it twice while the rows are gathered (16 bytes a row), and SISR's working vectors of one fit (32 bytes).
+
+    Examples
+    --------
+    >>> from shap_instances.isotonic import check_payoff_memory
+    >>> check_payoff_memory(10, 5, max_exact_features=20, max_evals=1000, max_memory=1e9)  # fits: no error
+    """
+    exact = n_players <= max_exact_features
+    n_coalitions = 2.0**n_players if exact else float(max_evals)
+    check_memory(n_coalitions * (n_players + 16 * n_rows + 32),
+                 f"IsotonicShapleyExplainer's payoffs of {n_coalitions:,.0f} coalitions of {n_players} features "
+                 f"for {n_rows} row(s)", max_memory=max_memory,
+                 instead="Explain fewer rows at a time" + (
+                     f", or set max_exact_features below {n_players} (SISR then samples max_evals coalitions)."
+                     if exact else ", or lower max_evals."))
+
+
+def coalitions_per_batch(n_players: int, n_masks: int, *, batch_size: int | None = None, n_background: int = 100,
+                         max_memory: float | None = None) -> int:
+    """``batch_size``, or as many coalitions as fit in an eighth of the memory budget.
+
+    One coalition costs the masked background (``n_background x n_players`` floats) and its model outputs.
+
+    Examples
+    --------
+    >>> from shap_instances.isotonic import coalitions_per_batch
+    >>> coalitions_per_batch(4, 16, batch_size=5), coalitions_per_batch(4, 16, max_memory=1e9)
+    (5, 16)
+    """
+    if batch_size is not None:
+        return int(batch_size)
+    budget = available_memory_bytes() / 2 if max_memory is None else max_memory
+    per_coalition = 8.0 * n_background * (n_players + 2) * 2
+    return int(max(1, min(n_masks, budget / 8 / per_coalition)))
+
+
+def coalition_payoffs(evaluate: Callable[[np.ndarray], Any], n_players: int, *, max_exact_features: int,
+                      max_evals: int, batch: Callable[[int], int],
+                      random_state: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(masks, payoffs (m, D) less the empty coalition's, weights): every coalition up to ``max_exact_features``
+    players, else a Shapley-kernel sample of ``max_evals`` coalitions (weights None for the full table).
+
+    ``batch(n_masks)`` gives the coalitions per call of ``evaluate`` (:func:`coalitions_per_batch`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.isotonic import coalition_payoffs
+    >>> masks, payoffs, weights = coalition_payoffs(lambda m: m.sum(1), 3, max_exact_features=10, max_evals=100,
+    ...                                             batch=lambda n: n)
+    >>> masks.shape, payoffs[:, 0].tolist()[-1], weights
+    ((8, 3), 3.0, None)
+    """
+    if n_players <= max_exact_features:
+        masks = all_coalitions(n_players)
+        weights = None
+    else:
+        if max_evals < n_players + 2:
+            raise InvalidParameterError(
+                f"IsotonicShapleyExplainer: max_evals={max_evals} is too small to sample coalitions of "
+                f"{n_players} features (the empty and full coalitions plus a design); use max_evals >= "
+                f"{n_players + 2}, and at least {10 * n_players} for a usable fit.")
+        design = KernelCoalitionSampler(n_players).sample(max_evals - 2, random_state=random_state)
+        masks = np.vstack([np.zeros(n_players, bool), design[0], np.ones(n_players, bool)])
+        weights = np.concatenate([[0.0], design[1], [design[1].max()]])
+    size = batch(len(masks))
+    values = np.concatenate([np.asarray(evaluate(masks[start:start + size]), dtype=np.float64).reshape(
+        min(size, len(masks) - start), -1) for start in range(0, len(masks), size)])
+    return masks, values - values[:1], weights
+
+
+def fit_payoffs(masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None, sparsity: int | str, *,
+                random_state: Any = None, **options: Any) -> SISRResult:
+    """SISR of one payoff column: :func:`sisr` on the full table (``weights`` None), else
+    :func:`sisr_from_samples`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.isotonic import coalition_payoffs, fit_payoffs
+    >>> masks, payoffs, weights = coalition_payoffs(lambda m: m @ [3.0, 1.0, 0.0], 3, max_exact_features=10,
+    ...                                             max_evals=100, batch=lambda n: n)
+    >>> fit_payoffs(masks, payoffs[:, 0], weights, 2, random_state=0).gamma.shape
+    (3,)
+    """
+    if weights is None:
+        return sisr(payoffs, sparsity, random_state=random_state, **options)
+    return sisr_from_samples(masks, payoffs, weights, sparsity, random_state=random_state, **options)
