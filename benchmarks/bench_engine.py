@@ -48,7 +48,7 @@ from _common import REPEATS, Bench, Timing, first_call, markdown_table, ratio, r
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 
-from shap_instances.approximators import ExactEstimator, KernelEstimator, PermutationEstimator
+from shap_instances.approximators import ExactApproximator, KernelApproximator, PermutationApproximator
 from shap_instances.games import FunctionGame, ResidualGame
 
 GROUP = 10
@@ -86,7 +86,7 @@ class GroupNonlinearGame:
         for start in range(0, self.m, GROUP):
             w = self.w[start:start + GROUP]
             group = FunctionGame(lambda masks, w=w: self.g(masks @ w), len(w), self.d)
-            phi[start:start + GROUP] = ExactEstimator(silent=True).estimate(group).values
+            phi[start:start + GROUP] = ExactApproximator(silent=True).estimate(group).values
         return phi
 
 
@@ -94,7 +94,7 @@ def run_ours(game_fn, m, d, budget, seed, standard_errors, full=False):
     """(seconds, seconds inside the value function, values); with ``full``, the result too."""
     game_fn.seconds = 0.0
     start = time.perf_counter()
-    result = KernelEstimator(max_evals=budget, standard_errors=standard_errors, random_state=seed,
+    result = KernelApproximator(max_evals=budget, standard_errors=standard_errors, random_state=seed,
                              silent=True).estimate(FunctionGame(game_fn, m, d))
     out = (time.perf_counter() - start, game_fn.seconds, result.values)
     return (*out, result) if full else out
@@ -155,16 +155,16 @@ def error_vs_evaluations(quick):
     game = ResidualGame(Ridge(alpha=0.1), X, y)
     n_reference = 2_000 if quick else 20_000
     start = time.perf_counter()
-    reference = PermutationEstimator(n_permutations=n_reference, random_state=123, silent=True).estimate(game)
+    reference = PermutationApproximator(n_permutations=n_reference, random_state=123, silent=True).estimate(game)
     reference_seconds = time.perf_counter() - start
     scale = np.sqrt(np.mean(reference.values**2))
     reference_error = np.sqrt(np.mean(reference.standard_errors**2)) / scale
     rows = []
     for evaluations in ((2_000, 8_000) if quick else (2_000, 8_000, 32_000)):
         for name, make in (
-            ("permutation", lambda seed, e=evaluations: PermutationEstimator(max_evals=e, random_state=seed,
+            ("permutation", lambda seed, e=evaluations: PermutationApproximator(max_evals=e, random_state=seed,
                                                                              silent=True)),
-            ("kernel", lambda seed, e=evaluations: KernelEstimator(max_evals=e, standard_errors=False,
+            ("kernel", lambda seed, e=evaluations: KernelApproximator(max_evals=e, standard_errors=False,
                                                                    random_state=seed, silent=True)),
         ):
             timing, errors, used = Timing([]), [], []
@@ -193,7 +193,7 @@ def standard_error_cost(m, d, budget, repeats):
         for standard_errors in ((False, True) if rep % 2 == 0 else (True, False)):
             game_fn.seconds = game_fn.cpu_seconds = 0.0
             wall, cpu = time.perf_counter(), time.process_time()
-            KernelEstimator(max_evals=budget, standard_errors=standard_errors, random_state=rep,
+            KernelApproximator(max_evals=budget, standard_errors=standard_errors, random_state=rep,
                             silent=True).estimate(FunctionGame(game_fn, m, d))
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             pair[standard_errors] = (cpu, wall, cpu - game_fn.cpu_seconds)
@@ -250,13 +250,13 @@ def coverage_small(n_games):
     rows = []
     for kind, make in SMALL_GAMES.items():
         games = [make(seed) for seed in range(n_games)]
-        truths = [ExactEstimator(silent=True).estimate(game).values for game in games]
+        truths = [ExactApproximator(silent=True).estimate(game).values for game in games]
         m = games[0].n_players
         for share in (0.1, 0.25, 0.5):
             budget = int(share * 2**m)
             z = []
             for seed, (game, truth) in enumerate(zip(games, truths)):
-                result = KernelEstimator(max_evals=budget, random_state=seed, silent=True).estimate(game)
+                result = KernelApproximator(max_evals=budget, random_state=seed, silent=True).estimate(game)
                 z.append((result.values - truth) / result.standard_errors)
             rows.append((kind, share, budget, *_coverage(z)))
     return rows

@@ -39,7 +39,7 @@ from sklearn.linear_model import Ridge
 from threadpoolctl import threadpool_limits
 
 from shap_instances import InstanceKernelExplainer
-from shap_instances.approximators import KernelEstimator, PermutationEstimator
+from shap_instances.approximators import KernelApproximator, PermutationApproximator
 from shap_instances.datasets import load_boston, load_diabetes
 from shap_instances.games import ResidualGame
 from shap_instances.metrics import cc_means
@@ -120,15 +120,15 @@ def child_ridge(quick: bool) -> dict:
     gap = float(np.max(np.abs(ours.base_values + ours.values.sum(1) - full)))
     timed = 2 if quick else 4  # permutations (antithetic pairs) refitted with scikit-learn
     slow = ResidualGame(Ridge(alpha=0.1), X, y, use_fast_path=False)
-    refit, refit_wall, refit_cpu, _ = measured(lambda: PermutationEstimator(n_permutations=timed, random_state=0,
+    refit, refit_wall, refit_cpu, _ = measured(lambda: PermutationApproximator(n_permutations=timed, random_state=0,
                                                                              silent=True).estimate(slow))
-    same = PermutationEstimator(n_permutations=timed, random_state=0, silent=True).estimate(ResidualGame(
+    same = PermutationApproximator(n_permutations=timed, random_state=0, silent=True).estimate(ResidualGame(
         Ridge(alpha=0.1), X, y))
     agreement = float(np.max(np.abs(same.values - refit.values)) / np.max(np.abs(refit.values)))
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):  # a fairer baseline: scikit-learn without BLAS threads
-        _, one_wall, one_cpu, _ = measured(lambda: PermutationEstimator(n_permutations=2, random_state=0,
+        _, one_wall, one_cpu, _ = measured(lambda: PermutationApproximator(n_permutations=2, random_state=0,
                                                                          silent=True).estimate(slow))
     return {"n": n, "ours_wall": wall, "ours_cpu": cpu, "gap": gap, "timed": timed,
             "refit_wall": refit_wall / timed * 3 * n, "refit_cpu": refit_cpu / timed * 3 * n,
@@ -172,7 +172,7 @@ def child_memory(n: int, permutations: int, what: str) -> dict:
     baseline = current_rss_mib()
     if what == "estimator":
         game = ResidualGame(Ridge(alpha=1.0), X, y)
-        call = lambda: PermutationEstimator(n_permutations=permutations, random_state=0, silent=True).estimate(game)  # noqa: E731
+        call = lambda: PermutationApproximator(n_permutations=permutations, random_state=0, silent=True).estimate(game)  # noqa: E731
     else:
         explainer = InstanceKernelExplainer(Ridge(alpha=1.0), X, y=y, n_permutations=permutations, random_state=0,
                                             silent=True)
@@ -317,9 +317,9 @@ def forest_budgets(quick: bool) -> None:
           "reported median SE / RMS value |")
     print("|---|---|---|---|---|")
     estimators = {
-        "permutation": lambda budget, seed: PermutationEstimator(max_evals=budget, random_state=seed, n_jobs=2,
+        "permutation": lambda budget, seed: PermutationApproximator(max_evals=budget, random_state=seed, n_jobs=2,
                                                                  silent=True),
-        "kernel": lambda budget, seed: KernelEstimator(max_evals=budget, random_state=seed, n_jobs=2, silent=True),
+        "kernel": lambda budget, seed: KernelApproximator(max_evals=budget, random_state=seed, n_jobs=2, silent=True),
     }
     for budget in (2 * (n + 1), 4 * (n + 1)):
         for name, make in estimators.items():

@@ -33,7 +33,7 @@ from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 
 from shap_instances import InstanceKernelExplainer
-from shap_instances.approximators import PermutationEstimator
+from shap_instances.approximators import PermutationApproximator
 from shap_instances.datasets import load_boston
 from shap_instances.games import ResidualGame
 from shap_instances.metrics import cc_summary
@@ -71,7 +71,7 @@ def refit_seconds(X, y, n_permutations):
     """Seconds of ``n_permutations`` permutations with a scikit-learn refit per prefix, from two timed."""
     game = ResidualGame(Ridge(alpha=1.0), X.to_numpy(), y.to_numpy(), use_fast_path=False, model_seed=0)
     start = time.perf_counter()
-    PermutationEstimator(n_permutations=2, random_state=0, silent=True).estimate(game)
+    PermutationApproximator(n_permutations=2, random_state=0, silent=True).estimate(game)
     return (time.perf_counter() - start) / 2 * n_permutations
 
 

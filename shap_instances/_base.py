@@ -150,7 +150,6 @@ class InstanceExplainer(shap.Explainer):
     auto_dispatch: ClassVar[bool] = True
     #: One line saying what ``base_values + values.sum(axis=1)`` equals.
     explained_quantity: ClassVar[str] = ""
-    efficient: ClassVar[bool] = True
     #: What the players are: "instances" (training rows) or "features".
     players: ClassVar[str] = "instances"
     #: Whether the constructor needs the training targets ``y`` (automatic dispatch then needs ``y=``).

@@ -36,6 +36,22 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: classes renamed in 0.2 (old name -> new name): the Shapley approximators were called estimators, a word the
+#: package keeps for scikit-learn models. The old names resolve, with a warning, wherever the new ones live.
+RENAMED_CLASSES: dict[str, str] = {
+    f"{kind}Estimator": f"{kind}Approximator"
+    for kind in ("Exact", "Permutation", "Kernel", "ClosedForm", "RidgeInfluence")
+}
+
+
+def renamed_class(module: Any, name: str) -> Any:
+    """``module``'s class that ``name`` (a 0.1 class name) now is, with a warning; AttributeError otherwise."""
+    if name not in RENAMED_CLASSES or not hasattr(module, RENAMED_CLASSES[name]):
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+    warn_moved(f"{module.__name__}.{name}", f"{module.__name__}.{RENAMED_CLASSES[name]}", stacklevel=4)
+    return getattr(module, RENAMED_CLASSES[name])
+
+
 def warn_moved(old: str, new: str, stacklevel: int = 3) -> None:
     """Warn that ``old`` (a dotted name) is deprecated in favour of ``new``."""
     warnings.warn(f"{old} is deprecated and will be removed in shap-instances {REMOVED_IN}; use {new} instead.",
@@ -52,11 +68,12 @@ class MovedModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        new_name = RENAMED_CLASSES.get(name, name)
         for target in self._targets:
             module = importlib.import_module(target)
-            if hasattr(module, name):
-                warn_moved(f"{self.__name__}.{name}", f"{target}.{name}")
-                return getattr(module, name)
+            if hasattr(module, new_name):
+                warn_moved(f"{self.__name__}.{name}", f"{target}.{new_name}")
+                return getattr(module, new_name)
         raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
     def __dir__(self) -> list[str]:

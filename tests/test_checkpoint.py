@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shap_instances.approximators import PermutationEstimator
+from shap_instances.approximators import PermutationApproximator
 from shap_instances.approximators._checkpoint import FORMAT, VERSION, CheckpointFile
 from shap_instances.exceptions import CheckpointError, ShapInstancesError
 from shap_instances.games import FunctionGame
@@ -46,7 +46,7 @@ def _interrupted_run(path, fail_on_call=3, **settings):
     """A run interrupted in its ``fail_on_call``-th batch, leaving a checkpoint of the batches before."""
     with pytest.raises(Interrupt):
         game = interrupting_game(_tanh, 6, 2, fail_on_call)
-        PermutationEstimator(**(SETTINGS | settings), checkpoint=path).estimate(game)
+        PermutationApproximator(**(SETTINGS | settings), checkpoint=path).estimate(game)
 
 
 def _header(path):
@@ -58,7 +58,7 @@ def _refused(path, match, game=None):
     """Run on ``path``; assert a CheckpointError naming the file and matching ``match``; return the game."""
     game = _game() if game is None else game
     with pytest.raises(CheckpointError, match=match) as info:
-        PermutationEstimator(**SETTINGS, checkpoint=path).estimate(game)
+        PermutationApproximator(**SETTINGS, checkpoint=path).estimate(game)
     assert f"checkpoint '{path}'" in str(info.value)
     assert isinstance(info.value, ValueError) and isinstance(info.value, ShapInstancesError)
     return game
@@ -109,11 +109,11 @@ def test_every_bit_generator_state_and_big_seeds_round_trip(tmp_path, name):
 
 
 def test_resume_after_an_interruption_is_bitwise_and_leaves_no_lock(tmp_path):
-    reference = PermutationEstimator(**SETTINGS).estimate(_game())
+    reference = PermutationApproximator(**SETTINGS).estimate(_game())
     path = tmp_path / "run.npz"
     _interrupted_run(path)
     assert path.exists() and not Path(f"{path}.lock").exists()  # released however the run ended
-    resumed = PermutationEstimator(**SETTINGS, checkpoint=path).estimate(_game())
+    resumed = PermutationApproximator(**SETTINGS, checkpoint=path).estimate(_game())
     assert resumed.values.tobytes() == reference.values.tobytes()
     assert resumed.standard_errors.tobytes() == reference.standard_errors.tobytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]  # no lock, no temporary file left
@@ -181,12 +181,12 @@ def test_a_file_of_another_run_is_refused_naming_what_differs(tmp_path):
     path = tmp_path / "run.npz"
     _interrupted_run(path)
     with pytest.raises(CheckpointError, match=r"belongs to another run \(seed 11 in the file, 12 now\); delete it"):
-        PermutationEstimator(**(SETTINGS | dict(random_state=12)), checkpoint=path).estimate(_game())
+        PermutationApproximator(**(SETTINGS | dict(random_state=12)), checkpoint=path).estimate(_game())
     with pytest.raises(ValueError, match=r"belongs to another run \(permutations 24 in the file, 32 now\)"):
-        PermutationEstimator(**(SETTINGS | dict(n_permutations=32)), checkpoint=path).estimate(_game())
+        PermutationApproximator(**(SETTINGS | dict(n_permutations=32)), checkpoint=path).estimate(_game())
     wider = FunctionGame(lambda masks: np.tanh(masks @ _WEIGHTS[:, :1]), 6, 1)
     with pytest.raises(CheckpointError, match=r"outputs 2 in the file, 1 now"):
-        PermutationEstimator(**SETTINGS, checkpoint=path).estimate(wider)
+        PermutationApproximator(**SETTINGS, checkpoint=path).estimate(wider)
 
 
 def _rewrite_state(path, **changes):
@@ -347,8 +347,8 @@ def test_the_lock_of_a_dead_process_is_taken_over(tmp_path):
     lock = _write_lock(path, pid=finished.pid, token="dead")
     (tmp_path / ".run.npz.partial-abc123.tmp").write_bytes(b"half a write")  # left by the killed run
     (tmp_path / "unrelated.tmp").write_bytes(b"not ours")
-    reference = PermutationEstimator(**SETTINGS).estimate(_game())
-    result = PermutationEstimator(**SETTINGS, checkpoint=path).estimate(_game())
+    reference = PermutationApproximator(**SETTINGS).estimate(_game())
+    result = PermutationApproximator(**SETTINGS, checkpoint=path).estimate(_game())
     assert result.values.tobytes() == reference.values.tobytes()
     assert not lock.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["run.npz", "unrelated.tmp"]
 
@@ -360,7 +360,7 @@ def test_an_unreadable_lock_is_refused_while_fresh_and_taken_over_when_old(tmp_p
     _refused(path, r"is being opened by another run \(its lock file '.*' is being written\)")
     old = time.time() - 60
     os.utime(lock, (old, old))
-    PermutationEstimator(**SETTINGS, checkpoint=path).estimate(_game())
+    PermutationApproximator(**SETTINGS, checkpoint=path).estimate(_game())
     assert not lock.exists()
 
 
@@ -389,7 +389,7 @@ def test_a_run_whose_lock_was_taken_stops_writing(tmp_path):
 
     game = Thief(lambda masks: np.tanh(masks @ _WEIGHTS), 6, 2)
     with pytest.raises(CheckpointError, match=r"lost its lock file .* not writing, so the other run's state is kept"):
-        PermutationEstimator(**SETTINGS, checkpoint=path).estimate(game)
+        PermutationApproximator(**SETTINGS, checkpoint=path).estimate(game)
     assert _header(path)["state"]["done"] == 2  # the first batch (one timed pair); the second was not written
     assert json.loads(Path(f"{path}.lock").read_text())["token"] == "someone else"  # and not released by us
 
@@ -410,7 +410,7 @@ def test_a_failed_write_keeps_the_previous_checkpoint_and_leaves_no_temporary(tm
 
     monkeypatch.setattr(np, "savez", failing_savez)
     with pytest.raises(OSError, match="No space left"):
-        PermutationEstimator(**SETTINGS, checkpoint=path).estimate(_game())
+        PermutationApproximator(**SETTINGS, checkpoint=path).estimate(_game())
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.npz"]
 
@@ -427,7 +427,7 @@ def test_every_write_syncs_the_file_and_its_directory(tmp_path, monkeypatch):
     if not Path("/proc/self/fd").exists():
         pytest.skip("needs /proc to name the synced descriptors")
     monkeypatch.setattr(os, "fsync", recording_fsync)
-    PermutationEstimator(**SETTINGS, checkpoint=path).estimate(_game())
+    PermutationApproximator(**SETTINGS, checkpoint=path).estimate(_game())
     saves = 1 + -(-(24 - 2) // 4)  # a first batch of one timed pair, then batches of 4 permutations
     assert synced[0] == "run.npz.lock"  # the lock, once
     writes = synced[1:]

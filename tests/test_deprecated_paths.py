@@ -13,13 +13,13 @@ from shap_instances.exceptions import ShapInstancesDeprecationWarning
 
 #: (old module, a name read from it, the module that now holds the name)
 OLD_NAMES = [
-    ("shap_instances.estimators", "PermutationEstimator", "shap_instances.approximators"),
+    ("shap_instances.estimators", "PermutationApproximator", "shap_instances.approximators"),
     ("shap_instances.estimators.exact", "all_coalitions", "shap_instances.approximators.exact"),
-    ("shap_instances.estimators.kernel", "KernelEstimator", "shap_instances.approximators.kernel"),
-    ("shap_instances.estimators.permutation", "PermutationEstimator", "shap_instances.approximators.permutation"),
+    ("shap_instances.estimators.kernel", "KernelApproximator", "shap_instances.approximators.kernel"),
+    ("shap_instances.estimators.permutation", "PermutationApproximator", "shap_instances.approximators.permutation"),
     ("shap_instances.estimators.sampling", "KernelCoalitionSampler", "shap_instances.approximators.sampling"),
-    ("shap_instances.estimators.influence", "RidgeInfluenceEstimator", "shap_instances.approximators.influence"),
-    ("shap_instances.estimators.closed_form", "ClosedFormEstimator", "shap_instances.approximators.closed_form"),
+    ("shap_instances.estimators.influence", "RidgeInfluenceApproximator", "shap_instances.approximators.influence"),
+    ("shap_instances.estimators.closed_form", "ClosedFormApproximator", "shap_instances.approximators.closed_form"),
     ("shap_instances.proximities", "build_gap_index", "shap_instances.forest"),
     ("shap_instances.nb_terms", "terms_for", "shap_instances.naive_bayes"),
     ("shap_instances.nb_columns", "columnwise_order", "shap_instances.naive_bayes"),
@@ -39,6 +39,42 @@ OLD_NAMES = [
 ]
 
 
+#: (old module, old class name, new module, new class name): the approximators were called estimators in 0.1.
+RENAMED = [
+    ("shap_instances.estimators", "PermutationEstimator", "shap_instances.approximators", "PermutationApproximator"),
+    ("shap_instances.estimators.exact", "ExactEstimator", "shap_instances.approximators.exact", "ExactApproximator"),
+    ("shap_instances.estimators.kernel", "KernelEstimator", "shap_instances.approximators.kernel",
+     "KernelApproximator"),
+    ("shap_instances.estimators.permutation", "PermutationEstimator", "shap_instances.approximators.permutation",
+     "PermutationApproximator"),
+    ("shap_instances.estimators.influence", "RidgeInfluenceEstimator", "shap_instances.approximators.influence",
+     "RidgeInfluenceApproximator"),
+    ("shap_instances.estimators.closed_form", "ClosedFormEstimator", "shap_instances.approximators.closed_form",
+     "ClosedFormApproximator"),
+    *[("shap_instances.approximators", f"{kind}Estimator", "shap_instances.approximators", f"{kind}Approximator")
+      for kind in ("Exact", "Permutation", "Kernel", "ClosedForm", "RidgeInfluence")],
+    ("shap_instances.approximators.exact", "ExactEstimator", "shap_instances.approximators.exact", "ExactApproximator"),
+    ("shap_instances.approximators.kernel", "KernelEstimator", "shap_instances.approximators.kernel",
+     "KernelApproximator"),
+]
+
+
+@pytest.mark.parametrize(("old", "name", "new", "new_name"), RENAMED)
+def test_old_class_name_gives_the_renamed_class_with_a_warning(old, name, new, new_name):
+    with pytest.warns(ShapInstancesDeprecationWarning, match=rf"{old}\.{name} is deprecated.*use {new}\.{new_name}"):
+        value = getattr(importlib.import_module(old), name)
+    assert value is getattr(importlib.import_module(new), new_name)
+
+
+def test_shapley_result_estimator_is_the_approximator_with_a_warning():
+    from shap_instances.approximators import ExactApproximator
+    from shap_instances.games import FunctionGame
+
+    result = ExactApproximator().estimate(FunctionGame(lambda masks: masks.sum(1, keepdims=True) * 1.0, 3))
+    with pytest.warns(ShapInstancesDeprecationWarning, match="ShapleyResult.approximator"):
+        assert result.estimator == result.approximator == "exact"
+
+
 @pytest.mark.parametrize(("old", "name", "new"), OLD_NAMES)
 def test_old_path_gives_the_same_object_with_a_warning(old, name, new):
     with pytest.warns(ShapInstancesDeprecationWarning, match=rf"{old}\.{name} is deprecated.*use {new}\.{name}"):
@@ -47,16 +83,16 @@ def test_old_path_gives_the_same_object_with_a_warning(old, name, new):
 
 
 def test_every_alias_is_tested():
-    assert set(MOVED_MODULES) <= {old for old, _, _ in OLD_NAMES}
+    assert set(MOVED_MODULES) <= {old for old, _, _ in OLD_NAMES} | {old for old, *_ in RENAMED}
 
 
 def test_from_import_statement_and_top_level_attribute():
     with pytest.warns(ShapInstancesDeprecationWarning):
         from shap_instances.estimators import ExactEstimator  # noqa: F401  (the statement users wrote in 0.1)
-    with pytest.warns(ShapInstancesDeprecationWarning, match="shap_instances.estimators.KernelEstimator"):
-        kernel = shap_instances.estimators.KernelEstimator
-    from shap_instances.approximators import KernelEstimator
-    assert kernel is KernelEstimator
+    with pytest.warns(ShapInstancesDeprecationWarning, match="shap_instances.estimators.KernelApproximator"):
+        kernel = shap_instances.estimators.KernelApproximator
+    from shap_instances.approximators import KernelApproximator
+    assert kernel is KernelApproximator
 
 
 def test_reading_an_old_path_leaves_the_new_names_in_place():
@@ -74,14 +110,15 @@ def test_unknown_name_on_an_old_path_is_an_attribute_error():
 
 def test_an_old_pickle_loads_through_the_alias():
     """A 0.1 pickle names the class by its old module: it loads, with the warning, as the new class."""
-    from shap_instances.approximators import PermutationEstimator
+    from shap_instances.approximators import PermutationApproximator
 
-    payload = pickle.dumps(PermutationEstimator(max_evals=5), protocol=0)  # text opcodes: names can be replaced
-    old = payload.replace(b"shap_instances.approximators.permutation", b"shap_instances.estimators.permutation")
+    payload = pickle.dumps(PermutationApproximator(max_evals=5), protocol=0)  # text opcodes: names can be replaced
+    old = payload.replace(b"shap_instances.approximators.permutation\nPermutationApproximator",
+                          b"shap_instances.estimators.permutation\nPermutationEstimator")
     assert old != payload
     with pytest.warns(ShapInstancesDeprecationWarning):
         loaded = pickle.loads(old)
-    assert type(loaded) is PermutationEstimator
+    assert type(loaded) is PermutationApproximator
 
 
 def test_the_warning_is_shown_by_default():

@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shap_instances.approximators import (
-    ClosedFormEstimator,
-    ExactEstimator,
+    ClosedFormApproximator,
+    ExactApproximator,
+    KernelApproximator,
     KernelCoalitionSampler,
-    KernelEstimator,
-    PermutationEstimator,
-    RidgeInfluenceEstimator,
+    PermutationApproximator,
+    RidgeInfluenceApproximator,
 )
 from shap_instances.exceptions import GameTooLargeError, InvalidParameterError, UnsupportedModelError
 from shap_instances.games import FunctionGame, Game
@@ -60,7 +60,7 @@ def shapley_by_permutations(game):
 @pytest.mark.parametrize("m", [1, 2, 5])
 def test_exact_equals_definition(m):
     game = random_table_game(m, 3, seed=m)
-    np.testing.assert_allclose(ExactEstimator().estimate(game).values, shapley_by_permutations(game), atol=1e-12)
+    np.testing.assert_allclose(ExactApproximator().estimate(game).values, shapley_by_permutations(game), atol=1e-12)
 
 
 def test_exact_equals_shap_exact_explainer():
@@ -71,15 +71,15 @@ def test_exact_equals_shap_exact_explainer():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         reference = shap.explainers.Exact(model, masker)(np.ones((1, m))).values[0]
-    np.testing.assert_allclose(ExactEstimator().estimate(game).values[:, 0], reference, atol=1e-12)
+    np.testing.assert_allclose(ExactApproximator().estimate(game).values[:, 0], reference, atol=1e-12)
 
 
 def test_closed_forms():
     unanimity = FunctionGame(lambda s: s[:, [1, 3, 4]].all(axis=1).astype(float), 6)
-    np.testing.assert_allclose(ExactEstimator().estimate(unanimity).values[:, 0], [0, 1 / 3, 0, 1 / 3, 1 / 3, 0],
+    np.testing.assert_allclose(ExactApproximator().estimate(unanimity).values[:, 0], [0, 1 / 3, 0, 1 / 3, 1 / 3, 0],
                                atol=1e-12)
     glove = FunctionGame(lambda s: np.minimum(s[:, :1].sum(1), s[:, 1:].sum(1)).astype(float), 3)
-    np.testing.assert_allclose(ExactEstimator().estimate(glove).values[:, 0], [2 / 3, 1 / 6, 1 / 6], atol=1e-12)
+    np.testing.assert_allclose(ExactApproximator().estimate(glove).values[:, 0], [2 / 3, 1 / 6, 1 / 6], atol=1e-12)
     # weighted voting [quota 6; 4, 3, 2, 1]: the Shapley-Shubik index, counting pivotal players over all 24 orders
     weights, quota = np.array([4, 3, 2, 1]), 6
     pivots = np.zeros(4)
@@ -90,12 +90,12 @@ def test_closed_forms():
                 pivots[player] += 1
             running += weights[player]
     voting = FunctionGame(lambda s: (s @ weights >= quota).astype(float), 4)
-    np.testing.assert_allclose(ExactEstimator().estimate(voting).values[:, 0], pivots / 24, atol=1e-12)
+    np.testing.assert_allclose(ExactApproximator().estimate(voting).values[:, 0], pivots / 24, atol=1e-12)
 
 
 def test_exact_refuses_large_games():
-    with pytest.raises(GameTooLargeError, match="PermutationEstimator or KernelEstimator") as info:
-        ExactEstimator(max_players=10).estimate(FunctionGame(lambda s: s.sum(1), 11))
+    with pytest.raises(GameTooLargeError, match="PermutationApproximator or KernelApproximator") as info:
+        ExactApproximator(max_players=10).estimate(FunctionGame(lambda s: s.sum(1), 11))
     assert "estimator='permutation'" in str(info.value) and "estimator='kernel'" in str(info.value)
 
 
@@ -109,15 +109,15 @@ def test_exact_refuses_large_games():
 def test_permutation_budget_errors_name_the_argument(kwargs, match):
     game = random_table_game(5, 1, seed=0)
     with pytest.raises(ValueError, match=match) as info:
-        PermutationEstimator(silent=True, **kwargs).estimate(game)
+        PermutationApproximator(silent=True, **kwargs).estimate(game)
     if "n_permutations" in kwargs:
         assert "max_evals" not in str(info.value)
 
 
 ESTIMATORS = {
-    "exact": lambda seed: ExactEstimator(),
-    "permutation": lambda seed: PermutationEstimator(n_permutations=40, random_state=seed, silent=True),
-    "kernel": lambda seed: KernelEstimator(max_evals=20, random_state=seed),
+    "exact": lambda seed: ExactApproximator(),
+    "permutation": lambda seed: PermutationApproximator(n_permutations=40, random_state=seed, silent=True),
+    "kernel": lambda seed: KernelApproximator(max_evals=20, random_state=seed),
 }
 
 
@@ -141,20 +141,20 @@ def test_axioms(m, d, seed, name):
     swapped = (codes & ~6) | ((codes & 2) << 1) | ((codes & 4) >> 1)
     table = (table + table[swapped]) / 2 if m >= 3 else table
     structured = TableGame(table)
-    phi = ExactEstimator().estimate(structured).values
+    phi = ExactApproximator().estimate(structured).values
     np.testing.assert_allclose(phi[0], 0.0, atol=1e-10)
     if m >= 3:
         np.testing.assert_allclose(phi[1], phi[2], atol=1e-10)
-    sampled = PermutationEstimator(n_permutations=20, random_state=seed, silent=True).estimate(structured).values
+    sampled = PermutationApproximator(n_permutations=20, random_state=seed, silent=True).estimate(structured).values
     np.testing.assert_allclose(sampled[0], 0.0, atol=1e-10)  # a null player's marginals are all zero
 
 
 def test_permutation_converges_and_standard_errors_cover():
     game = random_table_game(7, 20, seed=3)
-    truth = ExactEstimator().estimate(game).values
+    truth = ExactApproximator().estimate(game).values
     errors, coverage = [], []
     for n in (16, 64, 256, 1024):
-        result = PermutationEstimator(n_permutations=n, random_state=5, silent=True).estimate(game)
+        result = PermutationApproximator(n_permutations=n, random_state=5, silent=True).estimate(game)
         errors.append(np.sqrt(np.mean((result.values - truth) ** 2)))
         coverage.append(np.mean(np.abs(result.values - truth) <= 1.96 * result.standard_errors))
     assert errors[-1] < errors[0] / 4  # error falls like 1/sqrt(n): 64x the budget, about 8x smaller
@@ -164,20 +164,20 @@ def test_permutation_converges_and_standard_errors_cover():
 
 def test_permutation_budget_and_reproducibility():
     game = random_table_game(5, 2, seed=4)
-    a = PermutationEstimator(max_evals=600, random_state=7, silent=True).estimate(game)
-    b = PermutationEstimator(max_evals=600, random_state=7, silent=True, n_jobs=2).estimate(game)
-    c = PermutationEstimator(max_evals=600, random_state=8, silent=True).estimate(game)
+    a = PermutationApproximator(max_evals=600, random_state=7, silent=True).estimate(game)
+    b = PermutationApproximator(max_evals=600, random_state=7, silent=True, n_jobs=2).estimate(game)
+    c = PermutationApproximator(max_evals=600, random_state=8, silent=True).estimate(game)
     assert a.n_evaluations <= 600 and a.info["n_permutations"] == 100
     np.testing.assert_array_equal(a.values, b.values)
     assert not np.array_equal(a.values, c.values)
     state = np.random.get_state()[1].copy()  # noqa: NPY002 - checks the legacy global state
-    PermutationEstimator(n_permutations=10, silent=True).estimate(game)
+    PermutationApproximator(n_permutations=10, silent=True).estimate(game)
     np.testing.assert_array_equal(np.random.get_state()[1], state)  # noqa: NPY002 - global RNG untouched
 
 
 def test_stopping_rule():
     game = random_table_game(4, 1, seed=2)
-    result = PermutationEstimator(n_permutations=10_000, max_standard_error=0.05, random_state=0,
+    result = PermutationApproximator(n_permutations=10_000, max_standard_error=0.05, random_state=0,
                                   silent=True).estimate(game)
     assert result.converged and result.info["n_permutations"] < 10_000
     assert result.standard_errors.max() <= 0.05
@@ -186,7 +186,7 @@ def test_stopping_rule():
 def test_checkpoint_resume_equals_uninterrupted(tmp_path):
     game = random_table_game(6, 3, seed=9)
     settings_ = dict(n_permutations=64, batch_size=8, random_state=11, silent=True)
-    reference = PermutationEstimator(**settings_).estimate(game)
+    reference = PermutationApproximator(**settings_).estimate(game)
     path = tmp_path / "state.pkl"
 
     class Interrupt(Exception):
@@ -202,12 +202,12 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
             return super().prefix_values(permutations)
 
     with pytest.raises(Interrupt):
-        PermutationEstimator(**settings_, checkpoint=path).estimate(FlakyGame(game.table))
-    resumed = PermutationEstimator(**settings_, checkpoint=path).estimate(TableGame(game.table))
+        PermutationApproximator(**settings_, checkpoint=path).estimate(FlakyGame(game.table))
+    resumed = PermutationApproximator(**settings_, checkpoint=path).estimate(TableGame(game.table))
     np.testing.assert_array_equal(resumed.values, reference.values)
     np.testing.assert_array_equal(resumed.standard_errors, reference.standard_errors)
     with pytest.raises(ValueError, match="belongs to another run"):
-        PermutationEstimator(n_permutations=32, batch_size=8, checkpoint=path, silent=True).estimate(game)
+        PermutationApproximator(n_permutations=32, batch_size=8, checkpoint=path, silent=True).estimate(game)
 
 
 @pytest.mark.slow
@@ -222,8 +222,8 @@ def test_dask_backend_gives_identical_results():
 
     rng = np.random.default_rng(12)
     X, y = rng.normal(size=(8, 3)), rng.normal(size=8)
-    estimators = [PermutationEstimator(n_permutations=8, random_state=1, silent=True, n_jobs=2),
-                  KernelEstimator(max_evals=60, random_state=1, n_jobs=2)]
+    estimators = [PermutationApproximator(n_permutations=8, random_state=1, silent=True, n_jobs=2),
+                  KernelApproximator(max_evals=60, random_state=1, n_jobs=2)]
     serial = [type(e)(**{**vars(e), "n_jobs": None}).estimate(ResidualGame(DecisionTreeRegressor(random_state=0), X, y))
               for e in estimators]
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -237,13 +237,13 @@ def test_dask_backend_gives_identical_results():
 
 def test_kernel_is_exact_with_full_budget_and_converges():
     game = random_table_game(9, 4, seed=21)
-    truth = ExactEstimator().estimate(game).values
-    full = KernelEstimator(max_evals=2**9, random_state=0).estimate(game)
+    truth = ExactApproximator().estimate(game).values
+    full = KernelApproximator(max_evals=2**9, random_state=0).estimate(game)
     np.testing.assert_allclose(full.values, truth, atol=1e-10)
     assert full.standard_errors.max() == 0.0
     errors = []
     for budget in (60, 150, 400):
-        result = KernelEstimator(max_evals=budget, random_state=3).estimate(game)
+        result = KernelApproximator(max_evals=budget, random_state=3).estimate(game)
         assert result.n_evaluations <= budget
         assert result.efficiency_gap() < 1e-10
         errors.append(np.sqrt(np.mean((result.values - truth) ** 2)))
@@ -268,12 +268,12 @@ def test_kernel_standard_errors_cover_at_the_measured_rate(kind, budgets):
 
     games = ([random_table_game(9, 20, seed) for seed in range(6)] if kind == "table"
              else [smooth_game(12, 20, seed) for seed in range(4)])
-    truths = [ExactEstimator(silent=True).estimate(game).values for game in games]
+    truths = [ExactApproximator(silent=True).estimate(game).values for game in games]
     for budget in budgets:
         z = []
         for seed, (game, truth) in enumerate(zip(games, truths)):
             with threadpool_limits(1):
-                result = KernelEstimator(max_evals=budget, random_state=seed, silent=True).estimate(game)
+                result = KernelApproximator(max_evals=budget, random_state=seed, silent=True).estimate(game)
             assert result.n_evaluations <= budget and result.info["n_draws"] >= 10
             z.append((result.values - truth) / result.standard_errors)
         z = np.concatenate(z).ravel()
@@ -290,7 +290,7 @@ def test_kernel_standard_errors_match_the_spread_over_seeds():
     game = smooth_game(12, 3, seed=7)
     for budget in (300, 1200):
         with threadpool_limits(1):  # small solves: two BLAS threads on a loaded machine are 10x slower
-            results = [KernelEstimator(max_evals=budget, random_state=seed, silent=True).estimate(game)
+            results = [KernelApproximator(max_evals=budget, random_state=seed, silent=True).estimate(game)
                        for seed in range(300)]
         spread = np.stack([r.values for r in results]).std(axis=0, ddof=1)
         stated = np.sqrt(np.mean(np.stack([r.standard_errors for r in results]) ** 2, axis=0))
@@ -329,7 +329,7 @@ def naive_pair_standard_errors(masks, weights, sampled, values, empty, full, phi
 @pytest.mark.parametrize(("m", "budget"), [(7, 60), (7, 110), (10, 300), (20, 400)])
 def test_kernel_standard_errors_equal_their_plain_twin(m, budget):
     game = random_table_game(m, 3, seed=m) if m <= 10 else smooth_game(m, 3, seed=m)
-    result = KernelEstimator(max_evals=budget, random_state=4, silent=True).estimate(game)
+    result = KernelApproximator(max_evals=budget, random_state=4, silent=True).estimate(game)
     masks, weights, sampled = KernelCoalitionSampler(m).sample(budget - 2, random_state=4)  # the same design
     assert sampled.any() and result.info["n_coalitions"] == len(masks)
     values = game(masks)
@@ -340,34 +340,34 @@ def test_kernel_standard_errors_equal_their_plain_twin(m, budget):
 
 def test_kernel_standard_error_options():
     game = smooth_game(10, 2, seed=1)
-    on = KernelEstimator(max_evals=200, random_state=0, silent=True).estimate(game)
-    off = KernelEstimator(max_evals=200, random_state=0, silent=True, standard_errors=False).estimate(game)
+    on = KernelApproximator(max_evals=200, random_state=0, silent=True).estimate(game)
+    off = KernelApproximator(max_evals=200, random_state=0, silent=True, standard_errors=False).estimate(game)
     assert off.standard_errors is None and np.all(on.standard_errors > 0)
     assert on.values.tobytes() == off.values.tobytes()  # the same values, bitwise
     with pytest.warns(FutureWarning, match="n_bootstrap=20 is deprecated and ignored"):
-        legacy = KernelEstimator(max_evals=200, random_state=0, silent=True, n_bootstrap=20).estimate(game)
+        legacy = KernelApproximator(max_evals=200, random_state=0, silent=True, n_bootstrap=20).estimate(game)
     np.testing.assert_array_equal(legacy.standard_errors, on.standard_errors)
     with pytest.warns(FutureWarning, match="n_bootstrap=0"):
-        assert KernelEstimator(max_evals=200, n_bootstrap=0, silent=True).estimate(game).standard_errors is None
+        assert KernelApproximator(max_evals=200, n_bootstrap=0, silent=True).estimate(game).standard_errors is None
     with pytest.raises(InvalidParameterError, match="standard_errors must be"):
-        KernelEstimator(standard_errors="yes").estimate(game)
-    exact = KernelEstimator(max_evals=2**10, random_state=0, silent=True).estimate(game)  # all enumerated
+        KernelApproximator(standard_errors="yes").estimate(game)
+    exact = KernelApproximator(max_evals=2**10, random_state=0, silent=True).estimate(game)  # all enumerated
     assert exact.info["n_draws"] == 0 and exact.standard_errors.max() == 0.0
-    few = KernelEstimator(max_evals=13, random_state=0, silent=True).estimate(smooth_game(4, 2, seed=1))
+    few = KernelApproximator(max_evals=13, random_state=0, silent=True).estimate(smooth_game(4, 2, seed=1))
     assert (few.info["n_enumerated"], few.info["n_draws"]) == (8, 1)  # one pair drawn: no variance to estimate
     assert np.isinf(few.standard_errors).all()
     wide = smooth_game(40, 2, seed=1)  # 20 coalitions for 40 players: values not identified
-    assert np.isinf(KernelEstimator(max_evals=22, random_state=0, silent=True).estimate(wide).standard_errors).all()
+    assert np.isinf(KernelApproximator(max_evals=22, random_state=0, silent=True).estimate(wide).standard_errors).all()
 
 
 def test_kernel_reproducible_and_leaves_global_rng_alone():
     game = random_table_game(8, 2, seed=5)
-    a = KernelEstimator(max_evals=100, random_state=1).estimate(game)
-    b = KernelEstimator(max_evals=100, random_state=1, n_jobs=2).estimate(game)
+    a = KernelApproximator(max_evals=100, random_state=1).estimate(game)
+    b = KernelApproximator(max_evals=100, random_state=1, n_jobs=2).estimate(game)
     np.testing.assert_array_equal(a.values, b.values)
-    assert not np.array_equal(a.values, KernelEstimator(max_evals=100, random_state=2).estimate(game).values)
+    assert not np.array_equal(a.values, KernelApproximator(max_evals=100, random_state=2).estimate(game).values)
     with pytest.raises(ValueError, match="l1_reg"):
-        KernelEstimator(l1_reg="num_features(10)")
+        KernelApproximator(l1_reg="num_features(10)")
 
 
 def _structured_game(m, seed):
@@ -385,9 +385,9 @@ def test_sampled_symmetry_and_null_player_within_standard_errors(name, seed):
     """Sampled estimators honour symmetry and the null player up to their stated standard errors (4 sigma)."""
     game = _structured_game(7, seed)
     if name == "permutation":
-        result = PermutationEstimator(n_permutations=200, random_state=seed, silent=True).estimate(game)
+        result = PermutationApproximator(n_permutations=200, random_state=seed, silent=True).estimate(game)
     else:
-        result = KernelEstimator(max_evals=90, random_state=seed).estimate(game)
+        result = KernelApproximator(max_evals=90, random_state=seed).estimate(game)
     phi, se = result.values, result.standard_errors
     assert result.n_evaluations <= (90 if name == "kernel" else 200 * 8)
     assert np.all(np.abs(phi[0]) <= 4 * se[0] + 1e-10)
@@ -397,13 +397,13 @@ def test_sampled_symmetry_and_null_player_within_standard_errors(name, seed):
 def test_kernel_leaves_global_rng_state_untouched():
     game = random_table_game(8, 2, seed=5)
     state = np.random.get_state()[1].copy()  # noqa: NPY002 - checks the legacy global state
-    KernelEstimator(max_evals=100).estimate(game)
+    KernelApproximator(max_evals=100).estimate(game)
     np.testing.assert_array_equal(np.random.get_state()[1], state)  # noqa: NPY002
 
 
 @pytest.mark.parametrize("max_evals", [12, 18, 25, 60])
 def test_permutation_never_exceeds_max_evals(max_evals):
-    result = PermutationEstimator(max_evals=max_evals, random_state=0, silent=True).estimate(
+    result = PermutationApproximator(max_evals=max_evals, random_state=0, silent=True).estimate(
         random_table_game(5, 1, seed=1))
     assert result.n_evaluations <= max_evals
     assert result.n_evaluations == result.info["n_permutations"] * 6
@@ -416,13 +416,13 @@ def test_evaluation_count_is_real_with_a_cache():
     for n_jobs in (None, 2):
         game = TableGame(table)
         game.cache = True
-        result = PermutationEstimator(n_permutations=200, random_state=0, silent=True, n_jobs=n_jobs).estimate(game)
+        result = PermutationApproximator(n_permutations=200, random_state=0, silent=True, n_jobs=n_jobs).estimate(game)
         counted.append(result.n_evaluations)
         assert result.n_evaluations <= 200 * 5
     assert counted[0] <= 16  # every coalition of 4 players evaluated once at most
     game = TableGame(table)
     game.cache = True
-    KernelEstimator(max_evals=16, random_state=0, n_jobs=2).estimate(game)
+    KernelApproximator(max_evals=16, random_state=0, n_jobs=2).estimate(game)
     assert game.n_evaluations == 16
 
 
@@ -440,7 +440,7 @@ def test_parallel_workers_report_evaluations_and_failed_fits():
         # distance weights: no exact shortcut (KNNPath), so real refits, which fail on fewer than 3 rows
         game = ResidualGame(KNeighborsRegressor(n_neighbors=3, weights="distance"), X, y)
         with pytest.warns(ShapInstancesWarning, match="could not be fitted") as record:
-            results.append(PermutationEstimator(n_permutations=8, random_state=0, silent=True,
+            results.append(PermutationApproximator(n_permutations=8, random_state=0, silent=True,
                                                 n_jobs=n_jobs).estimate(game))
         assert len([w for w in record if issubclass(w.category, ShapInstancesWarning)]) == 1
         games.append(game)
@@ -534,14 +534,14 @@ def test_closed_form_estimator_equals_enumeration_of_refits(model, name, empty_p
     X, y, X_eval, y_eval = _knn_data()
     model = KNeighborsRegressor(n_neighbors=3) if model == "knn" else DummyRegressor()
     game = ResidualGame(model, X, y, X_eval, y_eval, empty_prediction=empty_prediction)
-    assert ClosedFormEstimator.supports(game) and game.closed_form == name
-    result = ClosedFormEstimator().estimate(game)
-    assert result.estimator == f"closed form ({name})" and result.n_evaluations == 2 == game.n_evaluations
+    assert ClosedFormApproximator.supports(game) and game.closed_form == name
+    result = ClosedFormApproximator().estimate(game)
+    assert result.approximator == f"closed form ({name})" and result.n_evaluations == 2 == game.n_evaluations
     assert result.standard_errors is None and result.values.shape == (8, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the KNN refits below 3 rows fail and get v(empty)
         refits = ResidualGame(model, X, y, X_eval, y_eval, empty_prediction=empty_prediction, use_fast_path=False)
-        reference = ExactEstimator().estimate(refits)
+        reference = ExactApproximator().estimate(refits)
     np.testing.assert_allclose(result.values, reference.values, atol=1e-10)
     np.testing.assert_array_equal(result.empty_value, reference.empty_value)
     np.testing.assert_allclose(result.full_value, reference.full_value, atol=1e-12)
@@ -558,9 +558,9 @@ def test_closed_form_estimator_refuses_games_without_one():
              ResidualGame(KNeighborsRegressor(n_neighbors=3, weights="distance"), X, y),
              ResidualGame(KNeighborsRegressor(n_neighbors=3), X, y, use_fast_path=False)]
     for game in games:
-        assert not ClosedFormEstimator.supports(game) and game.closed_form is None
+        assert not ClosedFormApproximator.supports(game) and game.closed_form is None
         with pytest.raises(UnsupportedModelError, match="no closed form"):
-            ClosedFormEstimator().estimate(game)
+            ClosedFormApproximator().estimate(game)
 
 
 def test_residual_game_picks_the_knn_path_itself():
@@ -593,13 +593,13 @@ def test_ridge_influence_reads_the_games_ridge_problem():
     assert isinstance(problem, RidgeProblem) and (problem.alpha, problem.fit_intercept) == (0.7, False)
     assert ResidualGame(LinearRegression(), X, y).ridge_problem.alpha == 0.0
     slow = ResidualGame(Ridge(alpha=0.7, fit_intercept=False), X, y, X_eval, y_eval, use_fast_path=False)
-    assert RidgeInfluenceEstimator.supports(game) and RidgeInfluenceEstimator.supports(slow)
+    assert RidgeInfluenceApproximator.supports(game) and RidgeInfluenceApproximator.supports(slow)
     for variant in ("all", "largest"):  # the problem, not the fast path, is what the estimator reads
-        fast = RidgeInfluenceEstimator(variant, random_state=0).estimate(game).values
-        np.testing.assert_allclose(RidgeInfluenceEstimator(variant, random_state=0).estimate(slow).values, fast,
+        fast = RidgeInfluenceApproximator(variant, random_state=0).estimate(game).values
+        np.testing.assert_allclose(RidgeInfluenceApproximator(variant, random_state=0).estimate(slow).values, fast,
                                    atol=1e-9)
     for other in (ResidualGame(DecisionTreeRegressor(random_state=0), X, y), ResidualGame(Ridge(alpha=0.0), X, y),
                   random_table_game(3, 1, seed=0)):
-        assert getattr(other, "ridge_problem", None) is None and not RidgeInfluenceEstimator.supports(other)
+        assert getattr(other, "ridge_problem", None) is None and not RidgeInfluenceApproximator.supports(other)
         with pytest.raises(UnsupportedModelError, match="ridge_problem"):
-            RidgeInfluenceEstimator("largest").estimate(other)
+            RidgeInfluenceApproximator("largest").estimate(other)

@@ -5,7 +5,7 @@
 * A module may import anything of its own subpackage, private modules and names included. From another
   subpackage it imports public names only: a path whose components after the subpackage's own name start with
   an underscore (``games._fast_knn``, ``isotonic._sisr._check_options``, ``utils._validation``) is a reach-in,
-  and so is ``Name._member`` on a name imported from another subpackage (``KernelEstimator._design``). Private
+  and so is ``Name._member`` on a name imported from another subpackage (``KernelApproximator._design``). Private
   top-level modules (``_base``, ``_explanation``, ``_kernels``) are internal subpackages whose public names
   the others may use. This holds for every import, at module level or inside a function.
 * Module-level imports (outside ``if TYPE_CHECKING:``) among ``shap_instances`` modules form no cycle; imports
@@ -249,8 +249,8 @@ def test_no_import_cycle():
     ("from ..isotonic._sisr import check_options", {"shap_instances.isotonic._sisr.check_options"}),
     ("from ..forest import _check_forest", {"shap_instances.forest._check_forest"}),
     ("import shap_instances.utils._random", {"shap_instances.utils._random"}),
-    ("from ..approximators import KernelEstimator\nKernelEstimator._design(3, 4, None)",
-     {"shap_instances.approximators.KernelEstimator._design"}),
+    ("from ..approximators import KernelApproximator\nKernelEstimator._design(3, 4, None)",
+     {"shap_instances.approximators.KernelApproximator._design"}),
     ("def f():\n    from ..report._data import load_table", {"shap_instances.report._data.load_table"}),
     ("from ..utils import check_data\nfrom .._base import InstanceExplainer\nfrom ._nb_terms import x", set()),
     ("from ..games import Game\nGame.__init__\nfrom . import _nb_terms", set()),

@@ -9,7 +9,7 @@ from scipy.optimize import isotonic_regression
 from sklearn.linear_model import LinearRegression
 
 from shap_instances import IsotonicShapleyExplainer
-from shap_instances.approximators import ExactEstimator
+from shap_instances.approximators import ExactApproximator
 from shap_instances.approximators._weights import kernel_weights, shapley_weights
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
 from shap_instances.games import FunctionGame
@@ -59,7 +59,7 @@ def test_bit_kernels_match_dense_incidence_matrix():
     values = rng.normal(size=2**p)
     game = FunctionGame(lambda m: values[m.astype(np.int64) @ (1 << np.arange(p))], p)
     np.testing.assert_allclose(shapley_from_codes(values, p, *shapley_weights(p)),
-                               ExactEstimator().estimate(game).values[:, 0], atol=1e-12)
+                               ExactApproximator().estimate(game).values[:, 0], atol=1e-12)
 
 
 def test_additive_sparse_game_gives_normalised_shapley_and_linear_transform():

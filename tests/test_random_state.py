@@ -11,10 +11,10 @@ import pytest
 from sklearn.linear_model import Ridge
 
 from shap_instances.approximators import (
+    KernelApproximator,
     KernelCoalitionSampler,
-    KernelEstimator,
-    PermutationEstimator,
-    RidgeInfluenceEstimator,
+    PermutationApproximator,
+    RidgeInfluenceApproximator,
 )
 from shap_instances.exceptions import InvalidParameterError
 from shap_instances.games import FunctionGame, ResidualGame
@@ -40,11 +40,11 @@ def _ridge_game():
 
 
 ESTIMATORS = {
-    "permutation": (lambda rs, n_jobs=None: PermutationEstimator(n_permutations=12, batch_size=4, random_state=rs,
+    "permutation": (lambda rs, n_jobs=None: PermutationApproximator(n_permutations=12, batch_size=4, random_state=rs,
                                                                  silent=True, n_jobs=n_jobs), _function_game),
-    "kernel": (lambda rs, n_jobs=None: KernelEstimator(max_evals=80, random_state=rs, n_jobs=n_jobs, silent=True),
+    "kernel": (lambda rs, n_jobs=None: KernelApproximator(max_evals=80, random_state=rs, n_jobs=n_jobs, silent=True),
                _function_game),
-    "influence": (lambda rs, n_jobs=None: RidgeInfluenceEstimator("all", n_rounds=2, random_state=rs), _ridge_game),
+    "influence": (lambda rs, n_jobs=None: RidgeInfluenceApproximator("all", n_rounds=2, random_state=rs), _ridge_game),
 }
 
 STATES = {
@@ -119,7 +119,7 @@ def test_invalid_random_states_are_refused_clearly(name, bad):
 def test_largest_s_influence_checks_random_state_too():
     """The largest-S variant draws nothing, but a bad seed is still an error, not silently ignored."""
     with pytest.raises(InvalidParameterError, match="random_state"):
-        RidgeInfluenceEstimator("largest", random_state=-1).estimate(_ridge_game())
+        RidgeInfluenceApproximator("largest", random_state=-1).estimate(_ridge_game())
 
 
 def test_the_sampler_follows_the_same_policy():
@@ -137,24 +137,24 @@ def test_checkpoint_resume_with_a_generator(tmp_path, bit_generator):
     Generator passed to the resumed run ends where the uninterrupted run's Generator ended."""
     settings = dict(n_permutations=24, batch_size=4, silent=True)
     reference_rng = np.random.Generator(bit_generator(11))
-    reference = PermutationEstimator(**settings, random_state=reference_rng).estimate(_function_game())
+    reference = PermutationApproximator(**settings, random_state=reference_rng).estimate(_function_game())
     path = tmp_path / "state.pkl"
     with pytest.raises(Interrupt):
-        PermutationEstimator(**settings, random_state=np.random.Generator(bit_generator(11)),
+        PermutationApproximator(**settings, random_state=np.random.Generator(bit_generator(11)),
                              checkpoint=path).estimate(interrupting_game(_smooth, 9, 2, 3))
     resumed_rng = np.random.Generator(bit_generator(99))  # replaced by the saved state
-    resumed = PermutationEstimator(**settings, random_state=resumed_rng, checkpoint=path).estimate(_function_game())
+    resumed = PermutationApproximator(**settings, random_state=resumed_rng, checkpoint=path).estimate(_function_game())
     assert resumed.values.tobytes() == reference.values.tobytes()
     np.testing.assert_array_equal(resumed_rng.random(4), reference_rng.random(4))  # the same state
 
 
 def test_checkpoint_resume_with_an_int_is_bitwise_identical(tmp_path):
     settings = dict(n_permutations=24, batch_size=4, silent=True, random_state=5)
-    reference = PermutationEstimator(**settings).estimate(_function_game())
+    reference = PermutationApproximator(**settings).estimate(_function_game())
     path = tmp_path / "state.pkl"
     with pytest.raises(Interrupt):
-        PermutationEstimator(**settings, checkpoint=path).estimate(interrupting_game(_smooth, 9, 2, 2))
-    resumed = PermutationEstimator(**settings, checkpoint=path).estimate(_function_game())
+        PermutationApproximator(**settings, checkpoint=path).estimate(interrupting_game(_smooth, 9, 2, 2))
+    resumed = PermutationApproximator(**settings, checkpoint=path).estimate(_function_game())
     assert resumed.values.tobytes() == reference.values.tobytes()
     assert resumed.standard_errors.tobytes() == reference.standard_errors.tobytes()
 

@@ -17,7 +17,7 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
-from shap_instances.approximators import ExactEstimator
+from shap_instances.approximators import ExactApproximator
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
 from shap_instances.games import ResidualGame
@@ -91,7 +91,7 @@ def test_mean_model_closed_form(empty_prediction):
     X_eval, y_eval = diabetes(4, start=20)
     explainer = InstanceKernelExplainer(DummyRegressor(), X, y=y, empty_prediction=empty_prediction, silent=True)
     explanation = explainer(X_eval, y_eval)
-    assert explainer.result_.estimator == "closed form (Mean)"
+    assert explainer.result_.approximator == "closed form (Mean)"
     n = len(y)
     harmonic = sum(1 / k for k in range(1, n + 1))
     others = (y.sum() - y) / (n - 1)
@@ -99,7 +99,7 @@ def test_mean_model_closed_form(empty_prediction):
     closed = (y + (harmonic - 1) * (y - others))[None, :] / n - stands_for[:, None] / n
     np.testing.assert_allclose(explanation.values, closed, atol=1e-12)
     empty = None if empty_prediction is None else empty_prediction - y_eval
-    refits = ExactEstimator(silent=True).estimate(
+    refits = ExactApproximator(silent=True).estimate(
         ResidualGame(DummyRegressor(), X, y, X_eval, y_eval, empty_prediction=empty_prediction, use_fast_path=False))
     np.testing.assert_allclose(explanation.values, refits.values.T, atol=1e-10)
     np.testing.assert_allclose(explanation.base_values, 0.0 if empty is None else empty, atol=1e-12)
@@ -276,14 +276,14 @@ def test_evaluation_columns_are_matched_by_name():
 
 
 def test_data_shapley_equals_brute_force_mse_game():
-    from shap_instances.approximators import ExactEstimator
+    from shap_instances.approximators import ExactApproximator
     from shap_instances.games import LossGame
     from shap_instances.metrics import data_shapley
 
     X, y = diabetes(6)
     X_test, y_test = diabetes(20, start=300)
     game = LossGame(ResidualGame(Ridge(alpha=0.5), X, y, X_test, y_test, empty_prediction=y.mean()))
-    exact = ExactEstimator().estimate(game).values[:, 0]
+    exact = ExactApproximator().estimate(game).values[:, 0]
     values = np.zeros(6)
     for order in itertools.permutations(range(6)):
         previous = np.mean((y.mean() - y_test) ** 2)
@@ -361,18 +361,18 @@ def test_knn_fast_path_equals_refits_on_prefixes_and_coalitions(k):
 @pytest.mark.parametrize("k,empty_prediction", [(1, None), pytest.param(3, None, marks=pytest.mark.slow),
                                                  pytest.param(3, 2.5, marks=pytest.mark.slow), (9, None)])
 def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction):
-    from shap_instances.approximators import ExactEstimator
+    from shap_instances.approximators import ExactApproximator
 
     X, y, X_eval, y_eval = _knn_data(9)
     explainer = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=k), X, y=y, empty_prediction=empty_prediction,
                                         silent=True)
     explanation = explainer(X_eval, y_eval)
-    assert explainer.result_.estimator == "closed form (KNN)"
+    assert explainer.result_.approximator == "closed form (KNN)"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         game = ResidualGame(KNeighborsRegressor(n_neighbors=k), X, y, X_eval, y_eval, empty_prediction=empty_prediction,
                             use_fast_path=False)
-        reference = ExactEstimator().estimate(game).values.T
+        reference = ExactApproximator().estimate(game).values.T
     np.testing.assert_allclose(explanation.values, reference, atol=1e-10)
 
 

@@ -6,7 +6,7 @@ from sklearn.linear_model import Ridge
 from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
-from shap_instances.approximators import PermutationEstimator
+from shap_instances.approximators import PermutationApproximator
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import InvalidParameterError
 from shap_instances.games import FunctionGame, ResidualGame
@@ -50,8 +50,8 @@ def truncated_by_hand(table, powers, permutations, tolerance):
 def test_tolerance_zero_is_plain_permutation_sampling_bitwise(antithetic):
     game, _, _ = table_game(7, d=3)
     options = dict(n_permutations=40, antithetic=antithetic, batch_size=8, random_state=5, silent=True)
-    plain = PermutationEstimator(**options).estimate(game)
-    zero = PermutationEstimator(truncation_tolerance=0.0, **options).estimate(game)
+    plain = PermutationApproximator(**options).estimate(game)
+    zero = PermutationApproximator(truncation_tolerance=0.0, **options).estimate(game)
     assert np.array_equal(plain.values, zero.values)
     assert np.array_equal(plain.standard_errors, zero.standard_errors)
     assert zero.info["truncated_fraction"] == 0 and zero.info["efficiency_gap"] < 1e-12
@@ -62,8 +62,8 @@ def test_tolerance_zero_on_a_refit_game_is_plain_sampling_bitwise():
     X, y = X.iloc[:9].to_numpy(), y.iloc[:9].to_numpy(dtype=float)
     game = ResidualGame(DecisionTreeRegressor(max_depth=2, random_state=0), X, y, model_seed=0)
     assert not game.cheap  # a refit for every coalition: the sequential truncation path
-    plain = PermutationEstimator(n_permutations=6, random_state=1, silent=True).estimate(game)
-    zero = PermutationEstimator(n_permutations=6, truncation_tolerance=0, random_state=1, silent=True).estimate(game)
+    plain = PermutationApproximator(n_permutations=6, random_state=1, silent=True).estimate(game)
+    zero = PermutationApproximator(n_permutations=6, truncation_tolerance=0, random_state=1, silent=True).estimate(game)
     assert np.array_equal(plain.values, zero.values)
 
 
@@ -71,11 +71,11 @@ def test_tolerance_zero_on_a_refit_game_is_plain_sampling_bitwise():
 def test_truncated_estimate_equals_the_truncated_contributions_by_hand(tolerance):
     m, k, seed = 6, 30, 11
     game, table, powers = table_game(m, d=2, seed=3)
-    result = PermutationEstimator(n_permutations=k, antithetic=False, batch_size=k, random_state=seed,
+    result = PermutationApproximator(n_permutations=k, antithetic=False, batch_size=k, random_state=seed,
                                   truncation_tolerance=tolerance, silent=True).estimate(game)
     permutations = np.argsort(np.random.default_rng(seed).random((k, m)), axis=1)  # the estimator's draws
     np.testing.assert_allclose(result.values, truncated_by_hand(table, powers, permutations, tolerance), atol=1e-12)
-    plain = PermutationEstimator(n_permutations=k, antithetic=False, batch_size=k, random_state=seed,
+    plain = PermutationApproximator(n_permutations=k, antithetic=False, batch_size=k, random_state=seed,
                                  silent=True).estimate(game)
     np.testing.assert_allclose(plain.values, truncated_by_hand(table, powers, permutations, 0.0), atol=1e-12)
 
@@ -87,8 +87,8 @@ def test_truncation_bias_bound_and_saved_evaluations():
     game, table, powers = table_game(8, d=2, seed=4, monotone=True)
     bound = tolerance * np.abs(table[powers.sum()] - table[0])
     options = dict(n_permutations=60, random_state=2, silent=True)
-    plain = PermutationEstimator(**options).estimate(game)
-    tmc = PermutationEstimator(truncation_tolerance=tolerance, **options).estimate(game)
+    plain = PermutationApproximator(**options).estimate(game)
+    tmc = PermutationApproximator(truncation_tolerance=tolerance, **options).estimate(game)
     gap = np.abs(tmc.empty_value + tmc.values.sum(0) - tmc.full_value)
     assert np.all(gap < bound) and tmc.info["efficiency_gap"] == pytest.approx(gap.max())
     assert gap.max() > 0  # it did truncate
@@ -96,14 +96,15 @@ def test_truncation_bias_bound_and_saved_evaluations():
     assert np.all(plain.values - tmc.values < bound)
     assert tmc.n_evaluations < plain.n_evaluations and tmc.info["truncated_fraction"] > 0
     arbitrary, table, powers = table_game(7, d=1, seed=9)  # not monotone: the total still obeys the bound
-    result = PermutationEstimator(truncation_tolerance=0.3, **options).estimate(arbitrary)
+    result = PermutationApproximator(truncation_tolerance=0.3, **options).estimate(arbitrary)
     assert result.info["efficiency_gap"] < 0.3 * abs(table[powers.sum(), 0] - table[0, 0])
 
 
 def test_truncation_is_exact_where_nothing_changes_after_the_truncation_point():
     game = FunctionGame(lambda masks: np.minimum(masks.sum(1), 3.0), 9)  # saturates after any 3 players
-    plain = PermutationEstimator(n_permutations=20, random_state=0, silent=True).estimate(game)
-    tmc = PermutationEstimator(n_permutations=20, truncation_tolerance=1e-9, random_state=0, silent=True).estimate(game)
+    plain = PermutationApproximator(n_permutations=20, random_state=0, silent=True).estimate(game)
+    tmc = PermutationApproximator(n_permutations=20, truncation_tolerance=1e-9, random_state=0,
+                                  silent=True).estimate(game)
     assert np.array_equal(plain.values, tmc.values) and tmc.info["efficiency_gap"] == 0
     assert tmc.n_evaluations == 2 + 20 * 3  # v(empty), v(all), then three prefixes per permutation
 
@@ -112,7 +113,7 @@ def test_truncation_tolerance_refused():
     game, _, _ = table_game(4)
     for bad in (-0.1, np.inf, "0.1", True):
         with pytest.raises(ValueError, match="truncation_tolerance"):
-            PermutationEstimator(n_permutations=4, truncation_tolerance=bad, silent=True).estimate(game)
+            PermutationApproximator(n_permutations=4, truncation_tolerance=bad, silent=True).estimate(game)
     X, y = load_diabetes()
     with pytest.raises(InvalidParameterError, match="truncation_tolerance"):
         InstanceKernelExplainer(Ridge(), X[:20], y=y[:20], truncation_tolerance=0.1)  # approximator="auto"
@@ -181,8 +182,8 @@ def test_cheap_and_sequential_truncation_agree():
     fast = ResidualGame(Ridge(alpha=0.5), X, y, model_seed=0)
     slow = ResidualGame(Ridge(alpha=0.5), X, y, model_seed=0, use_fast_path=False)
     assert fast.cheap and not slow.cheap
-    a = PermutationEstimator(**options).estimate(fast)
-    b = PermutationEstimator(**options).estimate(slow)
+    a = PermutationApproximator(**options).estimate(fast)
+    b = PermutationApproximator(**options).estimate(slow)
     np.testing.assert_allclose(a.values, b.values, atol=1e-8)
     assert a.info["truncated_fraction"] == b.info["truncated_fraction"] > 0
     assert b.n_evaluations < a.n_evaluations

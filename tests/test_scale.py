@@ -13,10 +13,10 @@ from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
 from shap_instances.approximators import (
-    ClosedFormEstimator,
-    ExactEstimator,
-    KernelEstimator,
-    PermutationEstimator,
+    ClosedFormApproximator,
+    ExactApproximator,
+    KernelApproximator,
+    PermutationApproximator,
 )
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import BudgetWarning, InvalidParameterError, MemoryBudgetError
@@ -50,11 +50,11 @@ def relative(a, b):
 
 
 ESTIMATORS = {
-    "exact": lambda: ExactEstimator(silent=True),
-    "permutation": lambda: PermutationEstimator(n_permutations=24, random_state=3, silent=True),
-    "permutation, not antithetic": lambda: PermutationEstimator(n_permutations=10, antithetic=False,
+    "exact": lambda: ExactApproximator(silent=True),
+    "permutation": lambda: PermutationApproximator(n_permutations=24, random_state=3, silent=True),
+    "permutation, not antithetic": lambda: PermutationApproximator(n_permutations=10, antithetic=False,
                                                                 random_state=5, silent=True),
-    "kernel": lambda: KernelEstimator(max_evals=150, random_state=7, silent=True),
+    "kernel": lambda: KernelApproximator(max_evals=150, random_state=7, silent=True),
 }
 
 
@@ -92,9 +92,9 @@ def test_residual_aggregate_equals_weighted_sum_of_the_matrix(model_name, name):
     weights = np.random.default_rng(2).normal(size=(7, 2))
     aggregate = game.aggregate(weights)
     assert aggregate.n_outputs == 2 and (aggregate.fast_path is None) == (game.fast_path is None)
-    make = {"exact": lambda: ExactEstimator(silent=True),
-            "permutation": lambda: PermutationEstimator(n_permutations=20, random_state=4, silent=True),
-            "kernel": lambda: KernelEstimator(max_evals=200, random_state=4, silent=True)}[name]
+    make = {"exact": lambda: ExactApproximator(silent=True),
+            "permutation": lambda: PermutationApproximator(n_permutations=20, random_state=4, silent=True),
+            "kernel": lambda: KernelApproximator(max_evals=200, random_state=4, silent=True)}[name]
     full, agg = make().estimate(game), make().estimate(aggregate)
     assert relative(agg.values, full.values @ weights) < 1e-10
     assert agg.efficiency_gap() < 1e-9 * max(1.0, np.abs(agg.full_value).max())
@@ -107,7 +107,8 @@ def test_aggregate_closed_forms(model):
     X, y = diabetes(40)
     game = ResidualGame(model, X, y)
     weights = np.random.default_rng(3).normal(size=(40, 3))
-    full, aggregate = ClosedFormEstimator().estimate(game), ClosedFormEstimator().estimate(game.aggregate(weights))
+    full = ClosedFormApproximator().estimate(game)
+    aggregate = ClosedFormApproximator().estimate(game.aggregate(weights))
     assert relative(aggregate.values, full.values @ weights) < 1e-12
 
 
@@ -251,9 +252,9 @@ def test_full_matrix_estimate_peaks_at_three_blocks():
     """Issue 14: the estimator holds the two running sums and one unit's block (3x the values) plus O(n)."""
     X, y = diabetes(400)
     game = ResidualGame(Ridge(alpha=0.1), X, y)
-    PermutationEstimator(n_permutations=2, random_state=0, silent=True).estimate(game)
+    PermutationApproximator(n_permutations=2, random_state=0, silent=True).estimate(game)
     tracemalloc.start()
-    PermutationEstimator(n_permutations=32, random_state=0, silent=True).estimate(game)
+    PermutationApproximator(n_permutations=32, random_state=0, silent=True).estimate(game)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     block = 8 * 400 * 400
@@ -274,22 +275,22 @@ def slow_game(m=8, d=3, seconds=0.002):
 def test_permutation_max_time_stops_with_exact_efficiency():
     game = slow_game()
     start = time.perf_counter()
-    result = PermutationEstimator(n_permutations=10**6, batch_size=4, max_time=0.5, random_state=0,
+    result = PermutationApproximator(n_permutations=10**6, batch_size=4, max_time=0.5, random_state=0,
                                   silent=True).estimate(game)
     assert time.perf_counter() - start < 5
     assert result.info["stopped_by"] == "max_time" and not result.converged
     assert 0 < result.info["n_permutations"] < 10**6 and result.info["n_permutations"] % 2 == 0
     assert result.efficiency_gap() < 1e-12 and np.all(np.isfinite(result.standard_errors))
-    unlimited = PermutationEstimator(n_permutations=result.info["n_permutations"], batch_size=4, random_state=0,
+    unlimited = PermutationApproximator(n_permutations=result.info["n_permutations"], batch_size=4, random_state=0,
                                      silent=True).estimate(slow_game(seconds=0))
     np.testing.assert_array_equal(result.values, unlimited.values)  # the same permutations, in the same order
 
 
 def test_kernel_max_time_replans_or_truncates():
-    fits = KernelEstimator(max_evals=200, random_state=0, silent=True).estimate(slow_game(seconds=0))
-    roomy = KernelEstimator(max_evals=200, random_state=0, silent=True, max_time=60).estimate(slow_game())
+    fits = KernelApproximator(max_evals=200, random_state=0, silent=True).estimate(slow_game(seconds=0))
+    roomy = KernelApproximator(max_evals=200, random_state=0, silent=True, max_time=60).estimate(slow_game())
     np.testing.assert_array_equal(fits.values, roomy.values)  # a design that fits: identical to no budget
-    replanned = KernelEstimator(max_evals=240, random_state=0, silent=True, max_time=0.15).estimate(slow_game())
+    replanned = KernelApproximator(max_evals=240, random_state=0, silent=True, max_time=0.15).estimate(slow_game())
     assert replanned.info["stopped_by"].startswith("max_time") and replanned.info["n_coalitions"] < 240
     assert replanned.efficiency_gap() < 1e-10
 
@@ -302,10 +303,10 @@ def test_kernel_max_time_replans_or_truncates():
                 time.sleep(0.004 * len(coalitions))
             return super().value_function(coalitions)
 
-    truncated = KernelEstimator(max_evals=1000, random_state=0, silent=True, max_time=0.3).estimate(Slower(10, 3, 4))
+    truncated = KernelApproximator(max_evals=1000, random_state=0, silent=True, max_time=0.3).estimate(Slower(10, 3, 4))
     assert truncated.info["stopped_by"] == "max_time" and truncated.efficiency_gap() < 1e-10
     assert truncated.info["n_coalitions"] < 1000
-    truth = ExactEstimator(silent=True).estimate(TableGame(10, 3, seed=4)).values
+    truth = ExactApproximator(silent=True).estimate(TableGame(10, 3, seed=4)).values
     error = np.sqrt(np.mean((truncated.values - truth) ** 2))
     assert error < 3 * np.sqrt(np.mean(truncated.standard_errors**2))
 
@@ -333,15 +334,15 @@ def test_huge_budgets_warn_or_refuse_instead_of_hanging(monkeypatch):
     game = ResidualGame(Ridge(), X, y)
     start = time.perf_counter()
     with pytest.warns(BudgetWarning, match="max_time=.*aggregate"):
-        result = PermutationEstimator(max_evals=10**12, max_time=1.0, random_state=0, silent=True).estimate(game)
+        result = PermutationApproximator(max_evals=10**12, max_time=1.0, random_state=0, silent=True).estimate(game)
     assert time.perf_counter() - start < 20 and result.info["stopped_by"] == "max_time"
     with pytest.raises(MemoryBudgetError, match="max_evals"):
-        KernelEstimator(max_evals=10**9).estimate(FunctionGame(lambda m: m.sum(1).astype(float), 30))
+        KernelApproximator(max_evals=10**9).estimate(FunctionGame(lambda m: m.sum(1).astype(float), 30))
     X30, y30 = diabetes(30)  # issue 14: max_evals=10**9 with 30 rows hung; refused before any allocation now
     with pytest.raises(MemoryBudgetError, match="max_evals=1000000000"):
         InstanceKernelExplainer(Ridge(), X30, y=y30, approximator="kernel", max_evals=10**9, silent=True)()
     with pytest.warns(BudgetWarning, match="remaining coalitions"):
-        KernelEstimator(max_evals=600, random_state=0, silent=True).estimate(slow_game(m=10, seconds=0.0005))
+        KernelApproximator(max_evals=600, random_state=0, silent=True).estimate(slow_game(m=10, seconds=0.0005))
 
 
 # ------------------------------------------------------------------ workers
@@ -357,9 +358,9 @@ def test_n_jobs_beyond_the_cores_is_capped_and_cheap_games_never_start_a_pool():
     np.testing.assert_array_equal(cheap.values, serial.values)
     game = slow_game(m=6, seconds=0.02)
     with pytest.warns(BudgetWarning, match="cores"):
-        capped = PermutationEstimator(n_permutations=8, random_state=0, silent=True, n_jobs=1000).estimate(game)
+        capped = PermutationApproximator(n_permutations=8, random_state=0, silent=True, n_jobs=1000).estimate(game)
     assert capped.info["n_jobs_used"] <= 2
-    reference = PermutationEstimator(n_permutations=8, random_state=0, silent=True).estimate(slow_game(m=6,
+    reference = PermutationApproximator(n_permutations=8, random_state=0, silent=True).estimate(slow_game(m=6,
                                                                                                        seconds=0))
     np.testing.assert_array_equal(capped.values, reference.values)
 

@@ -92,7 +92,7 @@ def test_the_walk_finds_the_public_api() -> None:
     names = _public_callables()
     assert len(names) > 150
     assert "shap_instances.explainers.gap.GapExplainer.__call__" in names
-    assert "shap_instances.approximators.permutation.PermutationEstimator.estimate" in names
+    assert "shap_instances.approximators.permutation.PermutationApproximator.estimate" in names
 
 
 def test_every_public_function_is_annotated() -> None:

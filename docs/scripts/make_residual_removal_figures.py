@@ -23,7 +23,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from shap_instances import InstanceKernelExplainer  # noqa: E402
-from shap_instances.approximators import PermutationEstimator  # noqa: E402
+from shap_instances.approximators import PermutationApproximator  # noqa: E402
 from shap_instances.datasets import load_boston  # noqa: E402
 from shap_instances.games import LossGame, ResidualGame  # noqa: E402
 from shap_instances.metrics import data_shapley, instance_values, removal_curve  # noqa: E402
@@ -50,7 +50,7 @@ for label, tolerance in ((f"TMC Data Shapley (tolerance {TOLERANCE})", TOLERANCE
 # what truncation did: the same game and permutations as data_shapley's, with the estimator's diagnostics
 game = LossGame(ResidualGame(model, X_train.to_numpy(), y_train.to_numpy(dtype=float), X_test.to_numpy(),
                              y_test.to_numpy(dtype=float), empty_prediction=float(y_train.mean())))
-tmc = PermutationEstimator(n_permutations=3 * n, random_state=0, silent=True, truncation_tolerance=TOLERANCE)
+tmc = PermutationApproximator(n_permutations=3 * n, random_state=0, silent=True, truncation_tolerance=TOLERANCE)
 result = tmc.estimate(game)
 full, empty = float(result.full_value[0]), float(result.empty_value[0])
 tmc_values, plain_values = scores[f"TMC Data Shapley (tolerance {TOLERANCE})"], scores["Data Shapley (plain)"]

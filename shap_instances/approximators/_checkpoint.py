@@ -41,7 +41,8 @@ _STALE_UNREADABLE_LOCK_S = 10.0  # a lock file without a readable holder, older 
 
 
 class CheckpointFile:
-    """The file in which :class:`~shap_instances.approximators.PermutationEstimator` saves its state after each batch.
+    """The file in which :class:`~shap_instances.approximators.PermutationApproximator` saves its state after each
+    batch.
 
     Used as a context manager around one run: entering checks that the directory exists and is writable and
     takes the lock ``<path>.lock`` (created with ``O_CREAT | O_EXCL``, holding this process's id, so a

@@ -19,8 +19,8 @@ class Approximator(Protocol):
     call takes the game alone and a new estimator is a small class. A game maps a bool coalition matrix
     ``(m, n_players)`` to float64 values ``(m, n_outputs)``; the result holds values ``(n_players,
     n_outputs)``, v(empty), v(full), standard errors where the estimator samples and the evaluations spent.
-    :class:`ExactEstimator`, :class:`PermutationEstimator`, :class:`KernelEstimator`,
-    :class:`ClosedFormEstimator` and :class:`RidgeInfluenceEstimator` satisfy it, and so does any object a
+    :class:`ExactApproximator`, :class:`PermutationApproximator`, :class:`KernelApproximator`,
+    :class:`ClosedFormApproximator` and :class:`RidgeInfluenceApproximator` satisfy it, and so does any object a
     caller passes as ``InstanceKernelExplainer(estimator=...)``.
 
     The protocol is ``runtime_checkable``: ``isinstance(obj, Approximator)`` checks that ``obj`` has an
@@ -29,15 +29,15 @@ class Approximator(Protocol):
     Examples
     --------
     >>> import numpy as np
-    >>> from shap_instances.approximators import Approximator, ExactEstimator, ShapleyResult
+    >>> from shap_instances.approximators import Approximator, ExactApproximator, ShapleyResult
     >>> from shap_instances.games import FunctionGame
-    >>> isinstance(ExactEstimator(), Approximator)
+    >>> isinstance(ExactApproximator(), Approximator)
     True
     >>> class Equal:  # every player gets an equal share of v(full) - v(empty)
     ...     def estimate(self, game):
     ...         empty, full = game.empty_value, game.full_value
     ...         values = np.tile((full - empty) / game.n_players, (game.n_players, 1))
-    ...         return ShapleyResult(values, empty, full, n_evaluations=2, estimator="equal")
+    ...         return ShapleyResult(values, empty, full, n_evaluations=2, approximator="equal")
     >>> isinstance(Equal(), Approximator), isinstance(object(), Approximator)
     (True, False)
     >>> Equal().estimate(FunctionGame(lambda m: m.sum(1, keepdims=True) * 1.0, 4)).values.ravel()

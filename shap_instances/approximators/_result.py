@@ -1,10 +1,12 @@
-"""``ShapleyResult``: what every estimator returns."""
+"""``ShapleyResult``: what every approximator returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .._deprecated import warn_moved
 
 __all__ = ["ShapleyResult"]
 
@@ -22,8 +24,8 @@ class ShapleyResult:
         None for exact methods.
     n_evaluations : int
         Value-function evaluations spent.
-    estimator : str
-        Name of the estimator that produced the values.
+    approximator : str
+        Name of the approximator that produced the values (``estimator`` before 0.2: deprecated).
     converged : bool
         Whether a stopping rule was met (always True for exact methods).
     info : dict
@@ -43,9 +45,15 @@ class ShapleyResult:
     full_value: np.ndarray
     standard_errors: np.ndarray | None = None
     n_evaluations: int = 0
-    estimator: str = ""
+    approximator: str = ""
     converged: bool = True
     info: dict = field(default_factory=dict)
+
+    @property
+    def estimator(self) -> str:
+        """Deprecated name of :attr:`approximator` (until 0.3)."""
+        warn_moved("ShapleyResult.estimator", "ShapleyResult.approximator")
+        return self.approximator
 
     def efficiency_gap(self) -> float:
         """Largest absolute violation of ``empty + sum(values) == full``."""

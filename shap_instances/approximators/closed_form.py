@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecated import renamed_class
 from ..exceptions import UnsupportedModelError
 from ._result import ShapleyResult
 
 if TYPE_CHECKING:
     from ..games import Game
 
-__all__ = ["ClosedFormEstimator"]
+__all__ = ["ClosedFormApproximator"]
 
 
-class ClosedFormEstimator:
+class ClosedFormApproximator:
     """Exact Shapley values of a game that has them in closed form, for two evaluations.
 
     A game with a closed form names it in ``game.closed_form`` and returns the values from
@@ -30,16 +32,17 @@ class ClosedFormEstimator:
     >>> import numpy as np
     >>> from sklearn.dummy import DummyRegressor
     >>> from sklearn.tree import DecisionTreeRegressor
-    >>> from shap_instances.approximators import ClosedFormEstimator, ExactEstimator
+    >>> from shap_instances.approximators import ClosedFormApproximator, ExactApproximator
     >>> from shap_instances.games import ResidualGame
     >>> X, y = np.arange(10.0).reshape(5, 2), np.array([1.0, 2.0, 2.0, 5.0, 4.0])
     >>> game = ResidualGame(DummyRegressor(), X, y)
-    >>> ClosedFormEstimator.supports(game), ClosedFormEstimator.supports(ResidualGame(DecisionTreeRegressor(), X, y))
+    >>> tree_game = ResidualGame(DecisionTreeRegressor(), X, y)
+    >>> ClosedFormApproximator.supports(game), ClosedFormApproximator.supports(tree_game)
     (True, False)
-    >>> result = ClosedFormEstimator().estimate(game)
-    >>> result.estimator, result.n_evaluations
+    >>> result = ClosedFormApproximator().estimate(game)
+    >>> result.approximator, result.n_evaluations
     ('closed form (Mean)', 2)
-    >>> bool(np.allclose(result.values, ExactEstimator().estimate(game).values))
+    >>> bool(np.allclose(result.values, ExactApproximator().estimate(game).values))
     True
     """
 
@@ -52,15 +55,20 @@ class ClosedFormEstimator:
         """Exact Shapley values of ``game``; refused (UnsupportedModelError) when :meth:`supports` is False."""
         if not self.supports(game):
             raise UnsupportedModelError(
-                f"{type(game).__name__} has no closed form of its Shapley values (ClosedFormEstimator.supports(game) "
-                "is False); use ExactEstimator, PermutationEstimator or KernelEstimator."
+                f"{type(game).__name__} has no closed form of its Shapley values "
+                "(ClosedFormApproximator.supports(game) is False); use ExactApproximator, PermutationApproximator or "
+                "KernelApproximator."
             )
         m = game.n_players
         start = game.n_evaluations
         ends = game(np.array([np.zeros(m, bool), np.ones(m, bool)]))
         values = np.asarray(game.closed_form_values(), dtype=np.float64)
         return ShapleyResult(values, ends[0], ends[1], n_evaluations=game.n_evaluations - start,
-                             estimator=f"closed form ({game.closed_form})")
+                             approximator=f"closed form ({game.closed_form})")
 
     def __repr__(self) -> str:
-        return "ClosedFormEstimator()"
+        return "ClosedFormApproximator()"
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._deprecated import renamed_class
 from ..exceptions import GameTooLargeError
 from ._parallel import parallel_values
 from ._result import ShapleyResult
@@ -15,7 +17,7 @@ from ._weights import shapley_weights
 if TYPE_CHECKING:
     from ..games import Game
 
-__all__ = ["ExactEstimator", "all_coalitions"]
+__all__ = ["ExactApproximator", "all_coalitions"]
 
 
 def all_coalitions(n_players: int, start: int = 0, stop: int | None = None) -> np.ndarray:
@@ -32,7 +34,7 @@ def all_coalitions(n_players: int, start: int = 0, stop: int | None = None) -> n
     return ((codes[:, None] >> np.arange(n_players, dtype=np.int64)[None, :]) & 1).astype(bool)
 
 
-class ExactEstimator:
+class ExactApproximator:
     """Exact Shapley values of a vector-valued game by full enumeration of the 2^M coalitions.
 
     ``phi_i = sum_S w(|S|) (v(S + i) - v(S))`` is evaluated as one weighted sum over coalitions, in chunks
@@ -41,8 +43,8 @@ class ExactEstimator:
     Parameters
     ----------
     max_players : int, default=16
-        Refuse larger games (2^M evaluations): use :class:`PermutationEstimator` or
-        :class:`KernelEstimator` instead (``estimator="permutation"`` or ``estimator="kernel"`` in
+        Refuse larger games (2^M evaluations): use :class:`PermutationApproximator` or
+        :class:`KernelApproximator` instead (``approximator="permutation"`` or ``approximator="kernel"`` in
         :class:`~shap_instances.InstanceKernelExplainer`).
     chunk_size : int, default=8192
         Coalitions evaluated per call of the game.
@@ -55,9 +57,9 @@ class ExactEstimator:
     --------
     >>> import numpy as np
     >>> from shap_instances.games import FunctionGame
-    >>> from shap_instances.approximators import ExactEstimator
+    >>> from shap_instances.approximators import ExactApproximator
     >>> glove = FunctionGame(lambda m: np.minimum(m[:, :1].sum(1), m[:, 1:].sum(1)).astype(float), 3)
-    >>> ExactEstimator().estimate(glove).values.ravel().round(4).tolist()
+    >>> ExactApproximator().estimate(glove).values.ravel().round(4).tolist()
     [0.6667, 0.1667, 0.1667]
     """
 
@@ -74,7 +76,7 @@ class ExactEstimator:
         if m > self.max_players:
             raise GameTooLargeError(
                 f"exact enumeration of a game with {m} players needs 2^{m} = {2**m:,} evaluations (max_players="
-                f"{self.max_players}); use PermutationEstimator or KernelEstimator (in InstanceKernelExplainer: "
+                f"{self.max_players}); use PermutationApproximator or KernelApproximator (in InstanceKernelExplainer: "
                 "estimator='permutation' or estimator='kernel'), or raise max_players."
             )
         w_in, w_out = shapley_weights(m)
@@ -95,5 +97,9 @@ class ExactEstimator:
         assert empty is not None and full is not None  # the first chunk sets both
         return ShapleyResult(
             values=phi, empty_value=empty, full_value=full, n_evaluations=game.n_evaluations - start_evals,
-            estimator="exact",
+            approximator="exact",
         )
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

@@ -27,10 +27,12 @@ the largest gap before completion. ``efficiency="none"`` returns the raw approxi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecated import renamed_class
 from ..exceptions import UnsupportedModelError
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
@@ -38,7 +40,7 @@ from ._result import ShapleyResult
 if TYPE_CHECKING:
     from ..games import Game
 
-__all__ = ["RidgeInfluenceEstimator", "ridge_influence"]
+__all__ = ["RidgeInfluenceApproximator", "ridge_influence"]
 
 
 def _ridge_fit(X: np.ndarray, y: np.ndarray, alpha: float,
@@ -69,7 +71,7 @@ def ridge_influence(X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, alpha: flo
     return kernel * errors[None, :], leverage
 
 
-class RidgeInfluenceEstimator:
+class RidgeInfluenceApproximator:
     """All-S or largest-S influence approximation of the residual game of Ridge / LinearRegression.
 
     The game must describe its refits as a penalised least-squares problem: ``game.ridge_problem`` (a
@@ -93,10 +95,10 @@ class RidgeInfluenceEstimator:
     >>> import numpy as np
     >>> from sklearn.linear_model import Ridge
     >>> from shap_instances.games import ResidualGame
-    >>> from shap_instances.approximators.influence import RidgeInfluenceEstimator
+    >>> from shap_instances.approximators.influence import RidgeInfluenceApproximator
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(8, 2)), rng.normal(size=8)
-    >>> r = RidgeInfluenceEstimator("largest").estimate(ResidualGame(Ridge(), X, y))
+    >>> r = RidgeInfluenceApproximator("largest").estimate(ResidualGame(Ridge(), X, y))
     >>> r.values.shape, r.efficiency_gap() < 1e-12
     ((8, 8), True)
     """
@@ -113,10 +115,10 @@ class RidgeInfluenceEstimator:
         --------
         >>> import numpy as np
         >>> from sklearn.linear_model import Lasso, Ridge
-        >>> from shap_instances.approximators import RidgeInfluenceEstimator
+        >>> from shap_instances.approximators import RidgeInfluenceApproximator
         >>> from shap_instances.games import ResidualGame
         >>> X, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
-        >>> RidgeInfluenceEstimator.supports(ResidualGame(Ridge(), X, y)), RidgeInfluenceEstimator.supports(
+        >>> RidgeInfluenceApproximator.supports(ResidualGame(Ridge(), X, y)), RidgeInfluenceApproximator.supports(
         ...     ResidualGame(Lasso(), X, y))
         (True, False)
         """
@@ -128,9 +130,9 @@ class RidgeInfluenceEstimator:
         problem = getattr(game, "ridge_problem", None)
         if problem is None:
             raise UnsupportedModelError(
-                f"RidgeInfluenceEstimator needs the residual game of Ridge (scalar alpha > 0) or LinearRegression "
-                f"(game.ridge_problem); {type(game).__name__} has none. Use ExactEstimator, PermutationEstimator or "
-                "KernelEstimator."
+                f"RidgeInfluenceApproximator needs the residual game of Ridge (scalar alpha > 0) or LinearRegression "
+                f"(game.ridge_problem); {type(game).__name__} has none. Use ExactApproximator, "
+                "PermutationApproximator or KernelApproximator."
             )
         X, y, X_eval, y_eval, alpha, fit_intercept, ones = problem
         ones = np.ones(len(X_eval)) if ones is None else ones
@@ -145,7 +147,7 @@ class RidgeInfluenceEstimator:
         gap = full - empty - values.sum(axis=1)
         if self.efficiency == "complete":
             values = values + gap[:, None] / n
-        return ShapleyResult(values.T, empty, full, n_evaluations=n_fits, estimator=f"influence-{self.variant}",
+        return ShapleyResult(values.T, empty, full, n_evaluations=n_fits, approximator=f"influence-{self.variant}",
                              info={"raw_efficiency_gap": float(np.max(np.abs(gap))), "n_fits": n_fits})
 
     def _all_subsets(self, X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, y_eval: np.ndarray, empty: np.ndarray,
@@ -174,3 +176,7 @@ class RidgeInfluenceEstimator:
                     n_fits += 1
             values += total / count[None, :]
         return values / n, n_fits
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor
 from scipy.linalg.lapack import dpotri
 
+from .._deprecated import renamed_class
 from ..utils import RandomStateLike, check_random_state, validate_params
 from ._anytime import evaluate_design
 from ._result import ShapleyResult
@@ -17,10 +19,10 @@ from .sampling import KernelCoalitionSampler
 if TYPE_CHECKING:
     from ..games import Game
 
-__all__ = ["KernelEstimator"]
+__all__ = ["KernelApproximator"]
 
 
-class KernelEstimator:
+class KernelApproximator:
     """Shapley values as the solution of the Shapley-kernel weighted regression (Lundberg & Lee, 2017).
 
     The coalitions come from :class:`~shap_instances.approximators.KernelCoalitionSampler`, whose design
@@ -64,7 +66,7 @@ class KernelEstimator:
         bitwise identical results on every call and for every ``n_jobs``; a Generator advances, so two calls
         differ; -1, a string or a float raise :class:`~shap_instances.exceptions.InvalidParameterError`.
     n_jobs, silent
-        As in :class:`PermutationEstimator`.
+        As in :class:`PermutationApproximator`.
     max_time : float, optional
         Seconds. A first batch is timed; when the design of ``max_evals`` would not fit in the time, the design
         of the budget that fits is drawn instead (``info["stopped_by"] == "max_time (re-planned)"``). The
@@ -82,13 +84,13 @@ class KernelEstimator:
     --------
     >>> import numpy as np
     >>> from shap_instances.games import FunctionGame
-    >>> from shap_instances.approximators import KernelEstimator
+    >>> from shap_instances.approximators import KernelApproximator
     >>> game = FunctionGame(lambda m: (m @ np.arange(1.0, 5.0)) ** 2, 4)
-    >>> r = KernelEstimator(max_evals=16, random_state=0).estimate(game)  # 2^4 coalitions: exact
+    >>> r = KernelApproximator(max_evals=16, random_state=0).estimate(game)  # 2^4 coalitions: exact
     >>> r.values.ravel().round(6).tolist(), float(r.standard_errors.max())
     ([10.0, 20.0, 30.0, 40.0], 0.0)
     >>> game = FunctionGame(lambda m: np.tanh(m @ np.linspace(-1.0, 1.0, 12)), 12)
-    >>> r = KernelEstimator(max_evals=500, random_state=0, silent=True).estimate(game)  # sampled: SEs
+    >>> r = KernelApproximator(max_evals=500, random_state=0, silent=True).estimate(game)  # sampled: SEs
     >>> bool(r.standard_errors.min() > 0), r.info["n_draws"]
     (True, 171)
     """
@@ -99,7 +101,8 @@ class KernelEstimator:
                  random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
                  n_bootstrap: int | str = "deprecated", max_time: float | None = None) -> None:
         if l1_reg is not False:
-            raise ValueError(f"l1_reg={l1_reg!r} is not supported: KernelEstimator keeps every player (l1_reg=False).")
+            raise ValueError(f"l1_reg={l1_reg!r} is not supported: KernelApproximator keeps every player "
+                             "(l1_reg=False).")
         self.max_evals = max_evals
         self.l1_reg = l1_reg
         self.standard_errors = standard_errors
@@ -111,12 +114,12 @@ class KernelEstimator:
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with analytic standard errors."""
-        validate_params("KernelEstimator", self._parameter_constraints, {"standard_errors": self.standard_errors})
+        validate_params("KernelApproximator", self._parameter_constraints, {"standard_errors": self.standard_errors})
         with_se = self.standard_errors
         if not (isinstance(self.n_bootstrap, str) and self.n_bootstrap == "deprecated"):
-            warnings.warn(f"KernelEstimator: n_bootstrap={self.n_bootstrap!r} is deprecated and ignored; the standard "
-                          "errors are analytic now (docs/engine.md). Use standard_errors=False to turn them off "
-                          "(n_bootstrap=0 still does).", FutureWarning, stacklevel=2)
+            warnings.warn(f"KernelApproximator: n_bootstrap={self.n_bootstrap!r} is deprecated and ignored; the "
+                          "standard errors are analytic now (docs/engine.md). Use standard_errors=False to turn them "
+                          "off (n_bootstrap=0 still does).", FutureWarning, stacklevel=2)
             with_se = with_se and self.n_bootstrap != 0
         m, d = game.n_players, game.n_outputs
         rng = check_random_state(self.random_state)
@@ -129,7 +132,7 @@ class KernelEstimator:
         if m == 1:
             return ShapleyResult(values=(full - empty)[None, :], empty_value=empty, full_value=full,
                                  standard_errors=np.zeros((1, d)) if with_se else None, n_evaluations=2,
-                                 estimator="kernel")
+                                 approximator="kernel")
         (masks, weights, sampled), values, stopped_by = evaluate_design(
             game, KernelCoalitionSampler(m), budget - 2, rng, self.n_jobs, silent=self.silent, max_time=self.max_time)
         X, Y = _design(masks, values, empty, full)
@@ -143,7 +146,7 @@ class KernelEstimator:
             se = _sandwich_se(masks, X, Y, weights, sampled, phi, n_draws) if sampled.any() else np.zeros((m, d))
         return ShapleyResult(
             values=phi, empty_value=empty, full_value=full, standard_errors=se,
-            n_evaluations=game.n_evaluations - start, estimator="kernel", converged=stopped_by is None,
+            n_evaluations=game.n_evaluations - start, approximator="kernel", converged=stopped_by is None,
             info={"n_coalitions": len(masks), "n_enumerated": int((~sampled).sum()), "n_draws": n_draws,
                   "stopped_by": stopped_by},
         )
@@ -172,7 +175,7 @@ def _complements(masks: np.ndarray) -> np.ndarray:
     order = np.argsort(keys)
     partner = order[np.minimum(np.searchsorted(keys[order], complements), len(keys) - 1)]
     if not np.array_equal(keys[partner], complements):  # the sampler's contract; a bug if broken
-        raise RuntimeError("KernelEstimator: a sampled coalition lacks its complement in the design (a bug).")
+        raise RuntimeError("KernelApproximator: a sampled coalition lacks its complement in the design (a bug).")
     return partner
 
 
@@ -228,3 +231,7 @@ def _inverse_spd(gram: np.ndarray) -> np.ndarray | None:
         return None
     inverse = np.triu(inverse)
     return inverse + np.triu(inverse, 1).T
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

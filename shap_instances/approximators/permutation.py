@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from tqdm.auto import tqdm
 
+from .._deprecated import renamed_class
 from ..games import accumulate_prefix_units
 from ..utils import RandomStateLike, check_random_state
 from ._budget import RunClock, format_seconds
@@ -23,10 +25,10 @@ from ._result import ShapleyResult
 if TYPE_CHECKING:
     from ..games import Game
 
-__all__ = ["PermutationEstimator"]
+__all__ = ["PermutationApproximator"]
 
 
-class PermutationEstimator:
+class PermutationApproximator:
     """Monte-Carlo Shapley values from random permutations of the players.
 
     Along one permutation the marginal contributions ``v(prefix + i) - v(prefix)`` telescope to
@@ -103,18 +105,18 @@ class PermutationEstimator:
     --------
     >>> import numpy as np
     >>> from shap_instances.games import FunctionGame
-    >>> from shap_instances.approximators import PermutationEstimator
+    >>> from shap_instances.approximators import PermutationApproximator
     >>> game = FunctionGame(lambda m: (m @ np.arange(1.0, 5.0)) ** 2, 4)
-    >>> r = PermutationEstimator(n_permutations=64, random_state=0, silent=True).estimate(game)
+    >>> r = PermutationApproximator(n_permutations=64, random_state=0, silent=True).estimate(game)
     >>> bool(abs(r.values.sum() - 100.0) < 1e-9)
     True
     >>> saturating = FunctionGame(lambda m: np.minimum(m.sum(1), 3.0), 8)   # nothing changes after 3 players
-    >>> plain = PermutationEstimator(n_permutations=64, random_state=0, silent=True).estimate(saturating)
-    >>> tmc = PermutationEstimator(n_permutations=64, truncation_tolerance=0.01, random_state=0, silent=True)
+    >>> plain = PermutationApproximator(n_permutations=64, random_state=0, silent=True).estimate(saturating)
+    >>> tmc = PermutationApproximator(n_permutations=64, truncation_tolerance=0.01, random_state=0, silent=True)
     >>> r = tmc.estimate(saturating)         # each permutation stops after its third player: exact here
     >>> bool(np.array_equal(r.values, plain.values)), r.n_evaluations < plain.n_evaluations
     (True, True)
-    >>> quick = PermutationEstimator(n_permutations=10**9, max_time=0.5, random_state=0, silent=True).estimate(game)
+    >>> quick = PermutationApproximator(n_permutations=10**9, max_time=0.5, random_state=0, silent=True).estimate(game)
     >>> quick.info["stopped_by"], quick.info["n_permutations"] < 10**9, bool(abs(quick.values.sum() - 100.0) < 1e-9)
     ('max_time', True, True)
     """
@@ -326,7 +328,7 @@ class PermutationEstimator:
                      or (self.max_standard_error is None and loop.stopped_by is None))
         return ShapleyResult(
             values=state.mean, empty_value=cast(np.ndarray, state.empty), full_value=cast(np.ndarray, state.full),
-            standard_errors=standard_errors, n_evaluations=state.evals, estimator="permutation", converged=converged,
+            standard_errors=standard_errors, n_evaluations=state.evals, approximator="permutation", converged=converged,
             info=info,
         )
 
@@ -457,3 +459,7 @@ def _counts_since(before: dict, now: dict) -> dict:
     """Numeric counters as increments since ``before``; other entries (a first failure message) as they are."""
     return {key: value - before.get(key, 0) if isinstance(value, numbers.Number) else value
             for key, value in now.items()}
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

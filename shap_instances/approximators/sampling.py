@@ -1,4 +1,4 @@
-"""The Shapley-kernel coalition design shared by :class:`KernelEstimator` and ``IsotonicShapleyExplainer``."""
+"""The Shapley-kernel coalition design shared by :class:`KernelApproximator` and ``IsotonicShapleyExplainer``."""
 
 from __future__ import annotations
 

@@ -223,7 +223,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         explainer._init_from_game(game, sparsity, max_exact_features, max_evals, random_state, sisr_options)
         return explainer
 
-    def _init_from_game(self, game: Game, sparsity: int, max_exact_features: int, max_evals: int,
+    def _init_from_game(self, game: Game, sparsity: int | str, max_exact_features: int, max_evals: int,
                         random_state: RandomStateLike, sisr_options: dict[str, Any]) -> None:
         """What ``__init__`` sets, for an explainer of a game rather than of a model and its data."""
         self._setup(dict(model=None, masker=None, max_exact_features=max_exact_features, max_evals=max_evals,

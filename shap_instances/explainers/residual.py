@@ -17,11 +17,11 @@ from .._base import InstanceExplainer
 from .._explanation import build_explanation
 from ..approximators import (
     Approximator,
-    ClosedFormEstimator,
-    ExactEstimator,
-    KernelEstimator,
-    PermutationEstimator,
-    RidgeInfluenceEstimator,
+    ClosedFormApproximator,
+    ExactApproximator,
+    KernelApproximator,
+    PermutationApproximator,
+    RidgeInfluenceApproximator,
     dask_scheduler,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
@@ -79,8 +79,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         uniform-weight KNeighborsRegressor and DummyRegressor(strategy="mean") "auto" and "exact" use
         closed forms (exact for any n).
         "influence" (Ridge / LinearRegression only): the influence-function approximation of section 5,
-        see :class:`~shap_instances.approximators.influence.RidgeInfluenceEstimator`.
-        An object with ``estimate(game) -> ShapleyResult`` (e.g. ``PermutationEstimator(...)`` from
+        see :class:`~shap_instances.approximators.influence.RidgeInfluenceApproximator`.
+        An object with ``estimate(game) -> ShapleyResult`` (e.g. ``PermutationApproximator(...)`` from
         :mod:`shap_instances.approximators`) is used as given; the budget options below then do not apply.
     influence : {"all", "largest"}, default="all"
         approximator="influence": the all-S or the largest-S variant.
@@ -100,7 +100,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         evaluation refits the model once and predicts every explained row.
     truncation_tolerance : float, optional
         approximator="permutation": truncated Monte Carlo (Ghorbani & Zou), see
-        :class:`~shap_instances.approximators.PermutationEstimator`. Along each permutation, once the prefix's
+        :class:`~shap_instances.approximators.PermutationApproximator`. Along each permutation, once the prefix's
         residuals are all within ``truncation_tolerance * |e_j - v(empty)_j|`` of the full fit's, the remaining
         training rows get 0 and are not refitted. Biased (the dropped contributions; docs, "Truncated Monte
         Carlo"): ``base + sum`` then misses each residual by less than that bound, so the Explanation is built
@@ -295,17 +295,17 @@ class InstanceKernelExplainer(InstanceExplainer):
         if method == "auto":
             method = "exact" if n_players <= 12 else "permutation"
         if method == "exact":
-            return ExactEstimator(n_jobs=self._n_jobs(), silent=self.silent)
+            return ExactApproximator(n_jobs=self._n_jobs(), silent=self.silent)
         if method == "influence":
-            return RidgeInfluenceEstimator(self.influence, n_rounds=self.n_rounds, efficiency=self.efficiency,
+            return RidgeInfluenceApproximator(self.influence, n_rounds=self.n_rounds, efficiency=self.efficiency,
                                            random_state=self.random_state)
         if method == "kernel":
-            return KernelEstimator(max_evals=self.max_evals, random_state=self.random_state, n_jobs=self._n_jobs(),
+            return KernelApproximator(max_evals=self.max_evals, random_state=self.random_state, n_jobs=self._n_jobs(),
                                    silent=self.silent, max_time=self.max_time)
         n_permutations = self.n_permutations
         if n_permutations is None and self.max_evals is None:
             n_permutations = 3 * n_players  # the benchmark's 3n, a common default for instance games
-        return PermutationEstimator(n_permutations=n_permutations, max_evals=self.max_evals,
+        return PermutationApproximator(n_permutations=n_permutations, max_evals=self.max_evals,
                                     batch_size=self.batch_size, random_state=self.random_state, n_jobs=self._n_jobs(),
                                     silent=self.silent, checkpoint=self.checkpoint, max_time=self.max_time,
                                     truncation_tolerance=self.truncation_tolerance)
@@ -316,8 +316,8 @@ class InstanceKernelExplainer(InstanceExplainer):
 
     def _estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` by the closed form, or the approximator that the options select."""
-        if self.approximator in ("auto", "exact") and ClosedFormEstimator.supports(game):
-            return ClosedFormEstimator().estimate(game)
+        if self.approximator in ("auto", "exact") and ClosedFormApproximator.supports(game):
+            return ClosedFormApproximator().estimate(game)
         if self.checkpoint is not None and self.approximator == "auto" and game.n_players <= 12:
             warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "
                           "checkpointed.", ShapInstancesWarning, stacklevel=3)
@@ -353,7 +353,7 @@ class InstanceKernelExplainer(InstanceExplainer):
     def _explain(self, game: ResidualGame) -> shap.Explanation:
         """The full matrix of ``game`` (every explained row) as an Explanation, efficiency checked."""
         sampled = self.approximator not in ("exact", "influence") and not (
-            self.approximator == "auto" and (game.n_players <= 12 or ClosedFormEstimator.supports(game)))
+            self.approximator == "auto" and (game.n_players <= 12 or ClosedFormApproximator.supports(game)))
         # values and standard errors (the 95% bounds are computed when read), the permutation approximator's work
         # block
         # and, for models without a fused refit kernel, the prefix values of one batch of permutations; truncated

@@ -114,7 +114,7 @@ class Game:
 
         A game that knows its Shapley values without enumerating coalitions (a mean model's residual game,
         say) returns a short name here and implements :meth:`closed_form_values`;
-        :class:`~shap_instances.approximators.ClosedFormEstimator` then uses them.
+        :class:`~shap_instances.approximators.ClosedFormApproximator` then uses them.
 
         Examples
         --------
@@ -132,7 +132,7 @@ class Game:
     def closed_form_values(self) -> np.ndarray:
         """Exact Shapley values, shape (n_players, n_outputs), of a game whose :attr:`closed_form` is not None."""
         raise NotImplementedError(f"{type(self).__name__} has no closed form of its Shapley values; estimate them "
-                                  "(ExactEstimator, PermutationEstimator or KernelEstimator).")
+                                  "(ExactApproximator, PermutationApproximator or KernelApproximator).")
 
     def fingerprint(self) -> str | None:
         """A digest of what defines the game's values, or None when unknown.

@@ -40,7 +40,7 @@ class RidgeProblem(NamedTuple):
     game's value is ``X_eval w + ones * b - y_eval``: the residuals of the explained rows (``ones`` = 1, the
     default None), or, for an aggregate game, their weighted sums (``X_eval = W^T X``, ``ones = W^T 1``,
     ``y_eval = W^T y``). Estimators that exploit this structure
-    (:class:`~shap_instances.approximators.RidgeInfluenceEstimator`) read it from
+    (:class:`~shap_instances.approximators.RidgeInfluenceApproximator`) read it from
     :attr:`ResidualGame.ridge_problem <shap_instances.games.ResidualGame.ridge_problem>` instead of the model.
 
     Attributes

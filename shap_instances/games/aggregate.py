@@ -82,11 +82,11 @@ class AggregateGame(Game):
     Examples
     --------
     >>> import numpy as np
-    >>> from shap_instances.approximators import ExactEstimator
+    >>> from shap_instances.approximators import ExactApproximator
     >>> from shap_instances.games import AggregateGame, FunctionGame
     >>> game = FunctionGame(lambda m: np.stack([m.sum(1), m[:, 0] * m[:, 1]], axis=1).astype(float), 3, 2)
     >>> total = AggregateGame(game, [1.0, 1.0])
-    >>> ExactEstimator(silent=True).estimate(total).values.ravel().round(3).tolist()
+    >>> ExactApproximator(silent=True).estimate(total).values.ravel().round(3).tolist()
     [1.5, 1.5, 1.0]
     """
 

@@ -47,9 +47,9 @@ class ResidualGame(Game):
     model); everything else refits clones. The KNN shortcut gives coalitions of fewer than ``n_neighbors``
     rows v(empty), as the failure policy does, without counting them as failed fits. The mean and KNN
     models also have their Shapley values in closed form (:attr:`closed_form`, used by
-    :class:`~shap_instances.approximators.ClosedFormEstimator`), and ridge models expose the least-squares
+    :class:`~shap_instances.approximators.ClosedFormApproximator`), and ridge models expose the least-squares
     problem of their refits (:attr:`ridge_problem`, used by
-    :class:`~shap_instances.approximators.RidgeInfluenceEstimator`).
+    :class:`~shap_instances.approximators.RidgeInfluenceApproximator`).
 
     Examples
     --------
@@ -148,8 +148,8 @@ class ResidualGame(Game):
     def closed_form_values(self) -> np.ndarray:
         """Exact Shapley values from the fast path's closed form, shape (n_players, n_outputs)."""
         if self.closed_form is None:
-            raise NotImplementedError(f"the residual game of {type(self.model).__name__} has no closed form; "
-                                      "estimate its values (ExactEstimator, PermutationEstimator, KernelEstimator).")
+            raise NotImplementedError(f"the residual game of {type(self.model).__name__} has no closed form; estimate "
+                                      "its values (ExactApproximator, PermutationApproximator, KernelApproximator).")
         return self.fast_path.shapley_values().T
 
     @property

@@ -600,7 +600,7 @@ def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, spars
     """SISR on a sample of coalitions (p beyond exact enumeration); an approximation.
 
     ``masks`` (m, p) bool, ``payoffs`` (m,) baseline-adjusted (empty = 0), ``weights`` (m,) regression
-    weights, e.g. the Shapley-kernel design of :class:`~shap_instances.approximators.KernelEstimator`. The
+    weights, e.g. the Shapley-kernel design of :class:`~shap_instances.approximators.KernelApproximator`. The
     initial attributions are the weighted least-squares (Kernel SHAP) solution on the sample, and rho is
     the top eigenvalue of the sample's Z^T W Z. Other keywords as in :func:`sisr`.
 

@@ -10,7 +10,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import clone
 
-from ..approximators import PermutationEstimator
+from ..approximators import PermutationApproximator
 from ..games.loss import LossGame
 from ..games.residual import ResidualGame
 from ..utils import check_data, check_target, row_names
@@ -30,7 +30,7 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
 
     ``truncation_tolerance`` gives their truncated Monte Carlo (TMC-Shapley): each permutation stops once the
     prefix's test MSE is within that fraction of ``|MSE(all rows) - MSE(no rows)|`` of the full set's (see
-    :class:`~shap_instances.approximators.PermutationEstimator`); None (the default) samples plain permutations.
+    :class:`~shap_instances.approximators.PermutationApproximator`); None (the default) samples plain permutations.
 
     Examples
     --------
@@ -47,7 +47,7 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
     y_train = check_target(y_train, len(X_train), name="y_train")
     y_test = check_target(y_test, len(X_test), name="y_test")
     game = LossGame(ResidualGame(model, X_train, y_train, X_test, y_test, empty_prediction=y_train.mean()))
-    approximator = PermutationEstimator(n_permutations=n_permutations or 3 * len(y_train),
+    approximator = PermutationApproximator(n_permutations=n_permutations or 3 * len(y_train),
                                         random_state=random_state, n_jobs=n_jobs, silent=silent,
                                         truncation_tolerance=truncation_tolerance)
     return pd.Series(-approximator.estimate(game).values[:, 0], index=names, name="data_shapley")

@@ -67,7 +67,7 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
     run is timed and the faster per permutation kept. Games without a refit shortcut are timed once, on the
     aggregate (their refits dominate: the vector game is given the same cost).
     """
-    from ..approximators import PermutationEstimator
+    from ..approximators import PermutationApproximator
     from ..games import AggregateGame
 
     explainer = _explainer(context, silent=True)
@@ -81,7 +81,7 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
         while len(timings) < 2 and (game.cheap or sum(timings) < repeat_below):
             count = 8 if timings and game.cheap else 2  # a shortcut's call has a fixed cost: spread it
             start = time.perf_counter()
-            PermutationEstimator(n_permutations=count, random_state=context.seed, silent=True).estimate(game)
+            PermutationApproximator(n_permutations=count, random_state=context.seed, silent=True).estimate(game)
             timings.append((time.perf_counter() - start) / count)
         return min(timings)
 
