@@ -447,7 +447,7 @@ _KILLED_RUN = textwrap.dedent("""
 
     X, y = load_diabetes(return_X_y=True)
     explainer = InstanceKernelExplainer(DecisionTreeRegressor(max_depth=4, random_state=0), X[:40], y=y[:40],
-                                        estimator="permutation", n_permutations=96, batch_size=4, random_state=5,
+                                        approximator="permutation", n_permutations=96, batch_size=4, random_state=5,
                                         silent=True, checkpoint=sys.argv[1])
     np.save(sys.argv[2], explainer().values)
 """)
@@ -480,7 +480,7 @@ def test_sigkill_mid_run_then_resume_is_bitwise_identical(tmp_path):
     assert json.loads(Path(f"{path}.lock").read_text())["pid"] == child.pid  # its lock is left behind
 
     X, y = load_diabetes(return_X_y=True)
-    settings = dict(estimator="permutation", n_permutations=96, batch_size=4, random_state=5, silent=True)
+    settings = dict(approximator="permutation", n_permutations=96, batch_size=4, random_state=5, silent=True)
     model = DecisionTreeRegressor(max_depth=4, random_state=0)
     resumed = InstanceKernelExplainer(model, X[:40], y=y[:40], checkpoint=path, **settings)().values
     reference = InstanceKernelExplainer(model, X[:40], y=y[:40], **settings)().values

@@ -96,7 +96,7 @@ def test_closed_forms():
 def test_exact_refuses_large_games():
     with pytest.raises(GameTooLargeError, match="PermutationApproximator or KernelApproximator") as info:
         ExactApproximator(max_players=10).estimate(FunctionGame(lambda s: s.sum(1), 11))
-    assert "estimator='permutation'" in str(info.value) and "estimator='kernel'" in str(info.value)
+    assert "approximator='permutation'" in str(info.value) and "approximator='kernel'" in str(info.value)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [

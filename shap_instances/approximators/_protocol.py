@@ -21,7 +21,7 @@ class Approximator(Protocol):
     n_outputs)``, v(empty), v(full), standard errors where the estimator samples and the evaluations spent.
     :class:`ExactApproximator`, :class:`PermutationApproximator`, :class:`KernelApproximator`,
     :class:`ClosedFormApproximator` and :class:`RidgeInfluenceApproximator` satisfy it, and so does any object a
-    caller passes as ``InstanceKernelExplainer(estimator=...)``.
+    caller passes as ``InstanceKernelExplainer(approximator=...)``.
 
     The protocol is ``runtime_checkable``: ``isinstance(obj, Approximator)`` checks that ``obj`` has an
     ``estimate`` method (not its signature).

@@ -77,7 +77,7 @@ class ExactApproximator:
             raise GameTooLargeError(
                 f"exact enumeration of a game with {m} players needs 2^{m} = {2**m:,} evaluations (max_players="
                 f"{self.max_players}); use PermutationApproximator or KernelApproximator (in InstanceKernelExplainer: "
-                "estimator='permutation' or estimator='kernel'), or raise max_players."
+                "approximator='permutation' or approximator='kernel'), or raise max_players."
             )
         w_in, w_out = shapley_weights(m)
         phi = np.zeros((m, game.n_outputs))
