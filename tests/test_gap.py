@@ -6,6 +6,7 @@ The independent references are the forest's own ``predict`` / ``predict_proba`` 
 
 from __future__ import annotations
 
+import unittest
 import warnings
 
 import numpy as np
@@ -502,3 +503,21 @@ def test_proximities_returns_a_matrix_the_caller_owns():
     dense = ex.proximities(dense=True)
     dense[:] = 0.0
     assert (ex.proximities() != reference).nnz == 0
+
+
+def test_gap_values_follow_their_training_rows():
+    """The registry-wide check skips GAP (a bootstrap forest refitted on permuted rows is another forest); a forest
+    without bootstrap or feature sampling grows the same trees in any row order, so the check applies to it."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from shap_instances.datasets import load_diabetes
+    from shap_instances.testing import ConformanceProblem, check_values_follow_their_players
+
+    X, y = load_diabetes()
+    forest = RandomForestRegressor(10, max_depth=4, bootstrap=False, max_features=None, random_state=0)
+    forest.fit(X.iloc[:60], y.iloc[:60])
+    problem = ConformanceProblem(forest, X.iloc[:60], X.iloc[60:66], y=y.iloc[:60], explained=forest.predict)
+    try:
+        check_values_follow_their_players(GapExplainer, problem)  # AssertionError when a value lands elsewhere
+    except unittest.SkipTest as skipped:  # the check must run here, not skip
+        pytest.fail(f"the check skipped: {skipped}")
