@@ -249,7 +249,7 @@ def test_no_import_cycle():
     ("from ..isotonic._sisr import check_options", {"shap_instances.isotonic._sisr.check_options"}),
     ("from ..forest import _check_forest", {"shap_instances.forest._check_forest"}),
     ("import shap_instances.utils._random", {"shap_instances.utils._random"}),
-    ("from ..approximators import KernelApproximator\nKernelEstimator._design(3, 4, None)",
+    ("from ..approximators import KernelApproximator\nKernelApproximator._design(3, 4, None)",
      {"shap_instances.approximators.KernelApproximator._design"}),
     ("def f():\n    from ..report._data import load_table", {"shap_instances.report._data.load_table"}),
     ("from ..utils import check_data\nfrom .._base import InstanceExplainer\nfrom ._nb_terms import x", set()),
