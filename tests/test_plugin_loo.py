@@ -27,5 +27,9 @@ else:
     sys.modules[_NAME] = _module
     _spec.loader.exec_module(_module)
 
+#: tests/test_conformance.py already runs every conformance check over every registered explainer, this plugin
+#: included: the plugin's own copy (for its standalone runs) is not collected twice here.
+_DUPLICATES = {"test_conformance"}
+
 globals().update({name: value for name, value in vars(_module).items()
-                  if name.startswith("test_") or name in ("diabetes", "pytestmark")})
+                  if (name.startswith("test_") and name not in _DUPLICATES) or name in ("diabetes", "pytestmark")})
