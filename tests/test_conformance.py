@@ -13,7 +13,9 @@ from shap_instances.testing import ConformanceProblem, check_explainer, parametr
 REGISTERED = [si.get_explainer(name) for name in sorted(si.list_explainers())]
 
 
-@parametrize_with_checks(REGISTERED)
+#: shap's plots of every explainer render in the default run through tests/test_plots_render.py (and boosting's
+#: through test_boosting's check_explainer); here they join the slow step, which keeps the default run short.
+@parametrize_with_checks(REGISTERED, marks={"check_shap_plots": pytest.mark.slow})
 def test_every_registered_explainer_conforms(explainer_class, check):
     check(explainer_class)
 

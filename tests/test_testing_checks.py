@@ -559,3 +559,14 @@ def test_the_classification_targets_hold_every_class():
     assert sorted(set(find(sis.targets(6, kind="classification", n_classes=3), lambda y: True))) == [0, 1, 2]
     with pytest.raises(ValueError, match="kind must be"):
         find(sis.targets(3, kind="ranking"), lambda y: True)
+
+
+def test_parametrize_with_checks_marks_the_named_checks_and_refuses_unknown_names():
+    import pytest as _pytest
+
+    decorator = parametrize_with_checks([ToyExplainer], marks={"check_shap_plots": _pytest.mark.slow})
+    marked = {case.id: [mark.name for mark in case.marks] for case in decorator.args[1]}
+    assert marked["ToyExplainer-check_shap_plots"] == ["slow"]
+    assert marked["ToyExplainer-check_n_players"] == []
+    with _pytest.raises(ValueError, match="marks names no check: \\['check_plots'\\]"):
+        parametrize_with_checks([ToyExplainer], marks={"check_plots": _pytest.mark.slow})

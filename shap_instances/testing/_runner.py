@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .._base import ConformanceProblem
@@ -103,7 +103,7 @@ def check_explainer(cls: type, problem: ConformanceProblem | None = None) -> Non
         raise AssertionError("\n".join(lines))
 
 
-def parametrize_with_checks(classes: Iterable[type]) -> Any:
+def parametrize_with_checks(classes: Iterable[type], *, marks: Mapping[str, Any] | None = None) -> Any:
     """A ``pytest.mark.parametrize("explainer_class, check", ...)`` with one case per class and check.
 
     As scikit-learn's ``parametrize_with_checks``: each case is one rule for one class, with an id such as
@@ -114,6 +114,9 @@ def parametrize_with_checks(classes: Iterable[type]) -> Any:
     ----------
     classes : iterable of type
         Explainer classes (each with a ``conformance_problem()``).
+    marks : mapping of str to pytest marks, optional
+        Marks for the cases of the named checks, e.g. ``{"check_shap_plots": pytest.mark.slow}`` to run shap's
+        plots in a separate, slow test step; a name that is no check is refused.
 
     Returns
     -------
@@ -139,5 +142,10 @@ def parametrize_with_checks(classes: Iterable[type]) -> Any:
     for cls in classes:
         if not isinstance(cls, type):
             raise TypeError(f"parametrize_with_checks takes explainer classes, got {cls!r}; pass [MyExplainer].")
-    cases = [pytest.param(cls, check, id=f"{cls.__name__}-{check.__name__}") for cls in classes for check in CHECKS]
+    marks = dict(marks or {})
+    unknown = sorted(set(marks) - {check.__name__ for check in CHECKS})
+    if unknown:
+        raise ValueError(f"marks names no check: {unknown}; the checks are {[c.__name__ for c in CHECKS]}.")
+    cases = [pytest.param(cls, check, id=f"{cls.__name__}-{check.__name__}", marks=marks.get(check.__name__, ()))
+             for cls in classes for check in CHECKS]
     return pytest.mark.parametrize("explainer_class, check", cases)
