@@ -27,38 +27,40 @@ LAYOUT_BASELINE = "9f8aa73"  # the last commit before "Layout: one package per m
 
 #: name -> Python source run in a fresh process: ``setup`` once, then ``work()`` timed (names common to both trees).
 WORKLOADS: dict[str, str] = {
-    "residual ridge, n=300, 20 permutations": (
+    "residual: ridge, 442 rows, 200 permutations, explain 442": (
         "from sklearn.linear_model import Ridge\n"
-        "X, y = load_diabetes(); X, y = X.iloc[:300], y.iloc[:300]\n"
+        "X, y = load_diabetes()\n"
         "def work():\n"
-        "    return si.InstanceKernelExplainer(Ridge(alpha=1.0), X, y=y, n_permutations=20, random_state=0,"
-        " silent=True)(X.iloc[:100], y.iloc[:100]).values\n"),
-    "GAP forest 100 trees, 442 rows, explain 100": (
+        "    return si.InstanceKernelExplainer(Ridge(alpha=1.0), X, y=y, n_permutations=200, random_state=0,"
+        " silent=True)(X, y).values\n"),
+    "GAP: forest of 300 trees, 442 rows, explain 442": (
         "from sklearn.ensemble import RandomForestRegressor\n"
         "X, y = load_diabetes()\n"
-        "forest = RandomForestRegressor(100, random_state=0).fit(X, y)\n"
+        "forest = RandomForestRegressor(300, random_state=0).fit(X, y)\n"
         "def work():\n"
-        "    return si.GapExplainer(forest, X, y=y)(X.iloc[:100]).values\n"),
-    "boosting HGB 100 iterations, 442 rows, explain 100": (
+        "    return si.GapExplainer(forest, X, y=y)(X).values\n"),
+    "boosting: HGB of 300 iterations, 442 rows, explain 442": (
         "from sklearn.ensemble import HistGradientBoostingRegressor\n"
         "X, y = load_diabetes()\n"
-        "model = HistGradientBoostingRegressor(max_iter=100, random_state=0).fit(X, y)\n"
+        "model = HistGradientBoostingRegressor(max_iter=300, random_state=0).fit(X, y)\n"
         "def work():\n"
-        "    return si.BoostingExplainer(model, X, y=y)(X.iloc[:100]).values\n"),
-    "naive Bayes Gaussian, breast cancer, explain 569": (
+        "    return si.BoostingExplainer(model, X, y=y)(X).values\n"),
+    "naive Bayes: Gaussian, breast cancer x 200 (113,800 rows)": (
+        "import pandas as pd\n"
         "from sklearn.naive_bayes import GaussianNB\n"
-        "X, y = load_breast_cancer()\n"
-        "model = GaussianNB().fit(X, y)\n"
+        "X, y = load_breast_cancer(); X = pd.concat([X] * 200, ignore_index=True)\n"
+        "model = GaussianNB().fit(X, pd.concat([y] * 200, ignore_index=True))\n"
         "def work():\n"
         "    return si.NaiveBayesExplainer(model, X)(X).values\n"),
-    "representer logistic, breast cancer, explain 100": (
+    "representer: logistic, breast cancer x 10 (5,690 rows), explain 569": (
         "from sklearn.linear_model import LogisticRegression\n"
         "from sklearn.preprocessing import StandardScaler\n"
         "import pandas as pd\n"
         "X, y = load_breast_cancer(); X = pd.DataFrame(StandardScaler().fit_transform(X), columns=X.columns)\n"
+        "X, y = pd.concat([X] * 10, ignore_index=True), pd.concat([y] * 10, ignore_index=True)\n"
         "model = LogisticRegression(C=0.1, tol=1e-10, max_iter=10000).fit(X, y)\n"
         "def work():\n"
-        "    return si.RepresenterExplainer(model, X, y=y)(X.iloc[:100]).values\n"),
+        "    return si.RepresenterExplainer(model, X, y=y)(X.iloc[:569]).values\n"),
 }
 
 RUNNER = """
@@ -86,10 +88,12 @@ def time_once(tree: Path, setup: str, repeats: int) -> float:
     return float(json.loads(run.stdout.strip().splitlines()[-1]))
 
 
-def compare(baseline: Path, current: Path, pairs: int, repeats: int) -> list[tuple[str, float, float]]:
+def compare(baseline: Path, current: Path, pairs: int, repeats: int, only: str = "") -> list[tuple[str, float, float]]:
     """(workload, median baseline seconds, median current seconds), alternating the trees pair by pair."""
     rows = []
     for name, setup in WORKLOADS.items():
+        if only not in name:
+            continue
         old, new = [], []
         for pair in range(pairs):
             order = [(baseline, old), (current, new)] if pair % 2 == 0 else [(current, new), (baseline, old)]
@@ -106,6 +110,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5, help="alternating (baseline, current) pairs per workload")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per process (the fastest counts)")
     parser.add_argument("--quick", action="store_true", help="2 pairs of 1 run: checks that the script works")
+    parser.add_argument("--only", default="", help="run the workloads whose name contains this text")
     args = parser.parse_args()
     pairs, repeats = (2, 1) if args.quick else (args.pairs, args.repeats)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
@@ -115,7 +120,7 @@ def main() -> None:
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(baseline), args.baseline], cwd=ROOT,
                        check=True)
         try:
-            rows = compare(baseline, ROOT, pairs, repeats)
+            rows = compare(baseline, ROOT, pairs, repeats, args.only)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False)
     load = os.getloadavg()
