@@ -73,6 +73,9 @@ def test_shapley_result_estimator_is_the_approximator_with_a_warning():
     result = ExactApproximator().estimate(FunctionGame(lambda masks: masks.sum(1, keepdims=True) * 1.0, 3))
     with pytest.warns(ShapInstancesDeprecationWarning, match="ShapleyResult.approximator"):
         assert result.estimator == result.approximator == "exact"
+    with pytest.warns(ShapInstancesDeprecationWarning, match=r"ShapleyResult\(approximator=...\)"):
+        built = type(result)(result.values, result.empty_value, result.full_value, estimator="mine")
+    assert built.approximator == "mine"
 
 
 @pytest.mark.parametrize(("old", "name", "new"), OLD_NAMES)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 
-from .._deprecated import warn_moved
+from .._deprecated import renamed_attribute, warn_moved
 
 __all__ = ["ShapleyResult"]
 
@@ -48,13 +48,18 @@ class ShapleyResult:
     approximator: str = ""
     converged: bool = True
     info: dict = field(default_factory=dict)
+    #: The 0.1 name of ``approximator`` as a constructor keyword, accepted with a warning until 0.3.
+    estimator: InitVar[str | None] = None
 
-    @property
-    def estimator(self) -> str:
-        """Deprecated name of :attr:`approximator` (until 0.3)."""
-        warn_moved("ShapleyResult.estimator", "ShapleyResult.approximator")
-        return self.approximator
+    def __post_init__(self, estimator: str | None) -> None:
+        if estimator is not None:
+            warn_moved("ShapleyResult(estimator=...)", "ShapleyResult(approximator=...)", stacklevel=4)
+            self.approximator = estimator
 
     def efficiency_gap(self) -> float:
         """Largest absolute violation of ``empty + sum(values) == full``."""
         return float(np.max(np.abs(self.empty_value + self.values.sum(axis=0) - self.full_value), initial=0.0))
+
+
+# read as an attribute, the 0.1 name warns too (set after the class: the dataclass keeps estimator= in __init__)
+ShapleyResult.estimator = renamed_attribute("ShapleyResult", "estimator", "approximator")  # type: ignore[attr-defined]

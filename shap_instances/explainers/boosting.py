@@ -25,6 +25,7 @@ import shap
 from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
+from .._deprecated import renamed_attribute
 from .._explanation import build_explanation
 from ..boosting import (
     boosting_library,
@@ -51,7 +52,6 @@ from ..utils import (
     row_names,
     training_names,
 )
-from ._renamed import renamed_attribute
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem

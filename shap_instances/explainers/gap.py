@@ -20,11 +20,11 @@ import shap
 from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
+from .._deprecated import renamed_attribute
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError
 from ..forest import SUPPORTED_FORESTS, GapForest, check_forest
 from ..utils import COMMON_CONSTRAINTS, fitted_columns, row_names, training_names
-from ._renamed import renamed_attribute
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem

@@ -13,11 +13,11 @@ from numpy.typing import ArrayLike
 from sklearn.pipeline import Pipeline
 
 from .._base import InstanceExplainer
+from .._deprecated import renamed_attribute
 from .._explanation import build_explanation, check_efficiency
 from ..exceptions import DataValidationError
 from ..naive_bayes import NB_TYPES, NaiveBayesModel, WeightedNaiveBayes, chunk_rows, contract, dense, split_pipeline
 from ..utils import COMMON_CONSTRAINTS, Options, check_fitted, check_memory, row_names
-from ._renamed import renamed_attribute
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem

@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 from .._base import InstanceExplainer
+from .._deprecated import renamed_attribute, renamed_keyword
 from .._explanation import build_explanation
 from ..approximators import (
     Approximator,
@@ -38,7 +39,6 @@ from ..utils import (
     row_names,
     training_names,
 )
-from ._renamed import renamed_attribute, renamed_keyword
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
