@@ -9,6 +9,7 @@ before.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from . import _deprecated
@@ -38,8 +39,6 @@ _LAZY = {
     "RepresenterExplainer": "shap_instances.explainers.representer",
     "BoostingExplainer": "shap_instances.explainers.boosting",
 }
-#: Public names renamed in 0.2: old -> new (the old ones work until 0.3, with a warning).
-_RENAMED = {"IsotonicShapley": "IsotonicShapleyExplainer"}
 _SUBMODULES = {
     "approximators", "boosting", "datasets", "exceptions", "forest", "games", "isotonic", "linear", "lowrank",
     "metrics", "naive_bayes", "plots", "report", "testing", "utils", "weighted_targets",
@@ -60,9 +59,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif name in _SUBMODULES:
         value = importlib.import_module(f"shap_instances.{name}")
-    elif name in _RENAMED:
-        _deprecated.warn_moved(f"shap_instances.{name}", f"shap_instances.{_RENAMED[name]}")
-        return __getattr__(_RENAMED[name])  # not cached: each use of the old name warns
+    elif name in _deprecated.RENAMED_CLASSES:  # not cached: each use of the old name warns
+        return _deprecated.renamed_class(sys.modules[__name__], name)
     elif (alias := _deprecated.top_level_alias(name)) is not None:
         return alias  # not cached: each use of the old name warns when a name is read from it
     else:

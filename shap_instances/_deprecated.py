@@ -37,10 +37,12 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
 
 
 #: classes renamed in 0.2 (old name -> new name): the Shapley approximators were called estimators, a word the
-#: package keeps for scikit-learn models. The old names resolve, with a warning, wherever the new ones live.
+#: package keeps for scikit-learn models. The old names resolve, with a warning, through the 0.1 module aliases
+#: and the ``__getattr__`` of the modules that held them (``renamed_class``).
 RENAMED_CLASSES: dict[str, str] = {
-    f"{kind}Estimator": f"{kind}Approximator"
-    for kind in ("Exact", "Permutation", "Kernel", "ClosedForm", "RidgeInfluence")
+    **{f"{kind}Estimator": f"{kind}Approximator"
+       for kind in ("Exact", "Permutation", "Kernel", "ClosedForm", "RidgeInfluence")},
+    "IsotonicShapley": "IsotonicShapleyExplainer",  # the Explainer suffix of every other explainer
 }
 
 

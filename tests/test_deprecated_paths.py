@@ -51,11 +51,6 @@ RENAMED = [
      "RidgeInfluenceApproximator"),
     ("shap_instances.estimators.closed_form", "ClosedFormEstimator", "shap_instances.approximators.closed_form",
      "ClosedFormApproximator"),
-    *[("shap_instances.approximators", f"{kind}Estimator", "shap_instances.approximators", f"{kind}Approximator")
-      for kind in ("Exact", "Permutation", "Kernel", "ClosedForm", "RidgeInfluence")],
-    ("shap_instances.approximators.exact", "ExactEstimator", "shap_instances.approximators.exact", "ExactApproximator"),
-    ("shap_instances.approximators.kernel", "KernelEstimator", "shap_instances.approximators.kernel",
-     "KernelApproximator"),
 ]
 
 

@@ -9,10 +9,6 @@ call and for every ``n_jobs``, a ``numpy.random.Generator`` advances from call t
 :func:`dask_scheduler` sends the parallel work of the estimators inside a ``with`` block to a dask cluster.
 """
 
-import sys
-from typing import Any
-
-from .._deprecated import renamed_class
 from ._parallel import dask_scheduler
 from ._protocol import Approximator
 from ._result import ShapleyResult
@@ -38,7 +34,3 @@ __all__ = [
     "kernel_weights",
     "shapley_weights",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

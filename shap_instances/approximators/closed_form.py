@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._deprecated import renamed_class
 from ..exceptions import UnsupportedModelError
 from ._result import ShapleyResult
 
@@ -68,7 +66,3 @@ class ClosedFormApproximator:
 
     def __repr__(self) -> str:
         return "ClosedFormApproximator()"
-
-
-def __getattr__(name: str) -> Any:
-    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._deprecated import renamed_class
 from ..exceptions import GameTooLargeError
 from ._parallel import parallel_values
 from ._result import ShapleyResult
@@ -99,7 +97,3 @@ class ExactApproximator:
             values=phi, empty_value=empty, full_value=full, n_evaluations=game.n_evaluations - start_evals,
             approximator="exact",
         )
-
-
-def __getattr__(name: str) -> Any:
-    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

@@ -27,12 +27,10 @@ the largest gap before completion. ``efficiency="none"`` returns the raw approxi
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._deprecated import renamed_class
 from ..exceptions import UnsupportedModelError
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
@@ -176,7 +174,3 @@ class RidgeInfluenceApproximator:
                     n_fits += 1
             values += total / count[None, :]
         return values / n, n_fits
-
-
-def __getattr__(name: str) -> Any:
-    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

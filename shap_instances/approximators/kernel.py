@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor
 from scipy.linalg.lapack import dpotri
 
-from .._deprecated import renamed_class
 from ..utils import RandomStateLike, check_random_state, validate_params
 from ._anytime import evaluate_design
 from ._result import ShapleyResult
@@ -231,7 +229,3 @@ def _inverse_spd(gram: np.ndarray) -> np.ndarray | None:
         return None
     inverse = np.triu(inverse)
     return inverse + np.triu(inverse, 1).T
-
-
-def __getattr__(name: str) -> Any:
-    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

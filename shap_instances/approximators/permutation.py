@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import numbers
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -14,7 +13,6 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._deprecated import renamed_class
 from ..games import accumulate_prefix_units
 from ..utils import RandomStateLike, check_random_state
 from ._budget import RunClock, format_seconds
@@ -459,7 +457,3 @@ def _counts_since(before: dict, now: dict) -> dict:
     """Numeric counters as increments since ``before``; other entries (a first failure message) as they are."""
     return {key: value - before.get(key, 0) if isinstance(value, numbers.Number) else value
             for key, value in now.items()}
-
-
-def __getattr__(name: str) -> Any:
-    return renamed_class(sys.modules[__name__], name)  # the 0.1 class names (ExactEstimator, ...), until 0.3

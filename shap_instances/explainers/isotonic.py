@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -14,7 +15,7 @@ from numpy.typing import ArrayLike
 from shap.utils import MaskedModel
 
 from .._base import InstanceExplainer
-from .._deprecated import warn_moved
+from .._deprecated import renamed_class
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ..isotonic import (
@@ -328,8 +329,4 @@ class IsotonicShapleyExplainer(InstanceExplainer):
 
 
 def __getattr__(name: str) -> Any:
-    if name == "IsotonicShapley":  # the 0.1 name, until 0.3
-        warn_moved("shap_instances.explainers.isotonic.IsotonicShapley",
-                   "shap_instances.explainers.isotonic.IsotonicShapleyExplainer")
-        return IsotonicShapleyExplainer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return renamed_class(sys.modules[__name__], name)  # IsotonicShapley, the 0.1 name, until 0.3
