@@ -6,6 +6,7 @@
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
+* :func:`shap_explainer_class`, shap's own ``Explainer`` even where ``shap.Explainer`` was reassigned;
 * the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
   :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
   (:func:`forest_draw_semantics`, :func:`forest_class_weights`, :func:`forest_tree_weights`,
@@ -19,6 +20,7 @@ from ._clustering import player_clustering, row_cohorts
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import RandomStateLike, check_random_state, spawn_seeds
+from ._shap import shap_explainer_class
 from ._sklearn_internals import (
     NEWEST_TESTED_SKLEARN,
     OLDEST_SKLEARN,
@@ -92,6 +94,7 @@ __all__ = [
     "player_clustering",
     "row_cohorts",
     "row_names",
+    "shap_explainer_class",
     "sklearn_version",
     "spawn_seeds",
     "training_names",
