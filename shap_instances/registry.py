@@ -319,23 +319,7 @@ class Explainer(metaclass=_ExplainerType):
             return shap_explainer(model, masker, algorithm=algorithm, **shap_options, **kwargs)
         if algorithm != "auto":
             return _build(get_explainer(algorithm), model, masker, shap_options, kwargs)
-        candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
-        for name, chosen in candidates:
-            if not getattr(chosen, "auto_dispatch", True):
-                continue
-            if getattr(chosen, "requires_y", False) and kwargs.get("y") is None:
-                continue
-            if _supports(name, chosen, model, masker):
-                if "y" not in getattr(chosen, "_parameter_constraints", {"y": None}):
-                    kwargs = {k: v for k, v in kwargs.items() if k != "y"}  # offered to choose; it takes none
-                return _build(chosen, model, masker, shap_options, kwargs)
-        if kwargs:
-            raise UnsupportedModelError(
-                f"No registered explainer supports a {type(model).__name__} automatically, and shap's own choice "
-                f"does not take the options {sorted(kwargs)}. Pass algorithm= one of "
-                f"{', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
-            )
-        return shap_explainer(model, masker, algorithm="auto", **shap_options)
+        return _auto(model, masker, shap_options, kwargs)
 
     @classmethod
     def load(cls, in_file: BinaryIO, model_loader: Any = None, masker_loader: Any = None,
@@ -376,6 +360,29 @@ class Explainer(metaclass=_ExplainerType):
                 return shap_explainer_class().load(in_file, instantiate=instantiate, **loaders)
             except Exception:  # noqa: BLE001 - shap's reader failed too: the file is not an explainer's
                 raise ours from None
+
+
+def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
+    """``Explainer(..., algorithm="auto")``: the first registered class that claims the model, else shap's choice."""
+    from .utils import shap_explainer_class
+
+    candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
+    for name, cls in candidates:
+        if not getattr(cls, "auto_dispatch", True):
+            continue
+        if getattr(cls, "requires_y", False) and kwargs.get("y") is None:
+            continue
+        if _supports(name, cls, model, masker):
+            if "y" not in getattr(cls, "_parameter_constraints", {"y": None}):
+                kwargs = {k: v for k, v in kwargs.items() if k != "y"}  # offered to choose; this class takes none
+            return _build(cls, model, masker, shap_options, kwargs)
+    if kwargs:
+        raise UnsupportedModelError(
+            f"No registered explainer supports a {type(model).__name__} automatically, and shap's own choice "
+            f"does not take the options {sorted(kwargs)}. Pass algorithm= one of "
+            f"{', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
+        )
+    return shap_explainer_class()(model, masker, algorithm="auto", **shap_options)
 
 
 def _build(cls: type, model: Any, masker: Any, shap_options: dict, kwargs: dict) -> shap.Explainer:
