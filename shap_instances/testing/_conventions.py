@@ -43,9 +43,9 @@ def check_shap_conventions(cls: type, problem: ConformanceProblem) -> None:
     y = problem.y_explained if explainer.call_y != "none" else training_targets(problem, len(explanation.values))
     same(explainer.shap_values(problem.X, y, check_additivity=False, silent=True), plain,
          "shap_values(X, y, check_additivity=False, silent=True) against shap_values(X)")
-    assert isinstance(explainer, Explainer) and issubclass(cls, Explainer), "not a shap_instances.Explainer"
     buffer = io.BytesIO()
     explainer.save(buffer)
+    assert isinstance(explainer, Explainer) and issubclass(cls, Explainer), "not a shap_instances.Explainer"
     buffer.seek(0)
     loaded = Explainer.load(buffer)
     assert type(loaded) is cls, f"shap_instances.Explainer.load returned a {type(loaded).__name__}"
