@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
-from .._explanation import build_explanation
+from .._explanation import build_explanation, training_row_data
 from ..boosting import (
     boosting_library,
     boosting_trust_scores,
@@ -49,6 +49,7 @@ from ..utils import (
     check_data,
     check_memory,
     fitted_columns,
+    model_input,
     row_names,
     training_names,
 )
@@ -436,6 +437,16 @@ class BoostingExplainer(InstanceExplainer):
                             row_major=lambda: self._row_major_index(column), n_jobs=self.n_jobs,
                             max_memory=self.max_memory)
 
+    def _training_row_data(self, X: Any, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``data`` and ``display_data`` (``docs/pictures.md``): a classifier's predicted class from the margins
+        (binary: ``margin > 0``), a regressor's prediction from ``model.predict``."""
+        classes = getattr(self.model, "classes_", None)
+        if classes is None:
+            predicted = np.asarray(self.model.predict(model_input(self.model, X)), dtype=np.float64)
+            return training_row_data(self.y_train_, predicted, classification=False)
+        codes = (margin[:, 0] > 0).astype(np.intp) if margin.shape[1] == 1 else np.argmax(margin, axis=1)
+        return training_row_data(self.y_train_, codes, classification=True, labels=classes)
+
     def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain ``X`` (``None``: the training rows, in-sample).
 
@@ -447,8 +458,9 @@ class BoostingExplainer(InstanceExplainer):
         -------
         shap.Explanation
             ``values`` of shape (n, n_train) (regression, binary classification: the log-odds of
-            ``classes_[1]``) or (n, n_train, n_classes) (multi-class: one raw margin per class). ``data`` holds
-            each training row's target (class index for classifiers), what plots colour by.
+            ``classes_[1]``) or (n, n_train, n_classes) (multi-class: one raw margin per class). ``data`` compares
+            each training row's target with the explained row's prediction (``y_i - prediction``, or 1.0 where the
+            labels agree: ``docs/pictures.md``), what plots colour by; ``display_data`` holds the targets as text.
 
         Examples
         --------
@@ -473,6 +485,7 @@ class BoostingExplainer(InstanceExplainer):
                      max_memory=self.max_memory, instead="Explain fewer rows at a time, or keep the largest values "
                      "of each row with explainer.top_k(X, k), which works in chunks.")
         explained = trees.margin(X)
+        data, display = self._training_row_data(X, explained)
         values = boosting_values(trees, self.kind_, self.y_train_, leaves, n_jobs=self.n_jobs)
         if self.kind_ == "weights":
             base, explained = np.full(m, cast(np.ndarray, trees.init_constant)[0]), explained[:, 0]
@@ -483,8 +496,7 @@ class BoostingExplainer(InstanceExplainer):
             if self.kind_ != "weights":
                 base, explained = base[:, 0], explained[:, 0]
         return self._finish(build_explanation(
-            values, base, feature_names=self.train_names_, data=np.broadcast_to(self.y_train_, (m, n)),
-            row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
+            values, base, feature_names=self.train_names_, data=data, display_data=display, row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
             atol=reconstruction_tolerance(trees, self.kind_, self.y_train_, leaves),
             compute_time=time.perf_counter() - t0,
         ))

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
-from .._explanation import build_explanation
+from .._explanation import build_explanation, training_row_data
 from ..exceptions import DataValidationError
 from ..forest import SUPPORTED_FORESTS, GapForest, check_forest
 from ..utils import COMMON_CONSTRAINTS, fitted_columns, row_names, training_names
@@ -205,13 +205,23 @@ class GapExplainer(InstanceExplainer):
     # ------------------------------------------------------------------ explanations
     def _explanation(self, P: Any, explained: np.ndarray, names: list[str], t0: float) -> shap.Explanation:
         values, base, explained, three_d = self.gap_.values(P, explained, max_memory=self.max_memory)
-        n = P.shape[0]
+        data, display = self._training_row_data(explained)
         return self._finish(build_explanation(
-            values, base, feature_names=self.train_names_,
-            data=np.broadcast_to(self.colour_by_, (n, self.n_train_)),
+            values, base, feature_names=self.train_names_, data=data, display_data=display,
             row_names=names, output_names=self.output_names_ if three_d else None,
             explained=explained, atol=1e-10, compute_time=time.perf_counter() - t0,
         ))
+
+    def _training_row_data(self, explained: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``data`` and ``display_data`` (``docs/pictures.md``) of the first output, from the explained rows'
+        predictions (class probabilities for a classifier: the predicted label is their argmax)."""
+        classes = getattr(self.model, "classes_", None)
+        first = explained.reshape(len(explained), -1)
+        if classes is None:
+            return training_row_data(self.colour_by_, first[:, 0], classification=False)
+        labels = classes[0] if isinstance(classes, list) else classes  # a multi-output forest: its first output's
+        predicted = np.argmax(first[:, :len(labels)], axis=1)
+        return training_row_data(self.colour_by_, predicted, classification=True, labels=labels)
 
     def _expected_value(self) -> float | np.ndarray:
         base = self.base_values_
@@ -228,8 +238,9 @@ class GapExplainer(InstanceExplainer):
         -------
         shap.Explanation
             ``values`` of shape (n, n_train) (single-output regression) or (n, n_train, k) (classifiers:
-            one output per class; multi-output: outputs stacked). ``data`` holds the training target (the class
-            index for classifiers) of every training instance, what plots colour by.
+            one output per class; multi-output: outputs stacked). ``data`` compares each training row's target with the explained row's
+            prediction (``y_i - prediction``, or 1.0 where the labels agree: ``docs/pictures.md``), what plots colour
+            by; ``display_data`` holds the training targets as text (class labels, not codes).
 
         Examples
         --------

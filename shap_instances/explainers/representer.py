@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import is_classifier
 
 from .._base import InstanceExplainer
-from .._explanation import build_explanation
+from .._explanation import build_explanation, training_row_data
 from ..exceptions import DataValidationError, ReconstructionWarning
 from ..linear import LinearRepresenter, TopK, check_supported, is_supported, largest_magnitude, linear_objective
 from ..utils import (
@@ -179,6 +179,16 @@ class RepresenterExplainer(InstanceExplainer):
         return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
                           feature_names=self.columns_)
 
+    def _training_row_data(self, decision: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``data`` and ``display_data`` (``docs/pictures.md``) of the first output: a classifier's predicted class
+        from its decision function (binary: ``decision > 0``), a regressor's prediction (its decision)."""
+        classes = getattr(self.model, "classes_", None) if is_classifier(self.model) else None
+        if classes is None:
+            y = self.y_train_.reshape(len(self.y_train_), -1)[:, 0]
+            return training_row_data(y, decision[:, 0], classification=False)
+        codes = (decision[:, 0] > 0).astype(np.intp) if decision.shape[1] == 1 else np.argmax(decision, axis=1)
+        return training_row_data(np.searchsorted(classes, self.y_train_), codes, classification=True, labels=classes)
+
     def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain the rows of ``X``: an Explanation of shape (n, n_train) or (n, n_train, K).
 
@@ -191,8 +201,9 @@ class RepresenterExplainer(InstanceExplainer):
         Returns
         -------
         shap.Explanation
-            ``values[j, i] = alpha_i k(x_i, x'_j)``, ``base_values`` the intercept, ``data`` the training
-            targets (what plots colour by).
+            ``values[j, i] = alpha_i k(x_i, x'_j)``, ``base_values`` the intercept, ``data`` each training
+            target compared with the explained row's prediction (``y_i - prediction``, or 1.0 where the labels
+            agree: ``docs/pictures.md``), what plots colour by; ``display_data`` the targets as text.
 
         Examples
         --------
@@ -223,13 +234,13 @@ class RepresenterExplainer(InstanceExplainer):
                 f"{largest_magnitude(Xq[overflow]):.3g}) that their decision function or their kernel with the "
                 "training rows overflows float64; rescale X (and refit the model on the rescaled training data).")
         base = np.broadcast_to(self.representer_.base(self.penalised_intercept), (n, K))
-        colour = np.broadcast_to(self.representer_.colour_by(), (n, n_train))
+        colour, display = self._training_row_data(explained)
         if obj.squeeze:
             values, explained, base = values[:, :, 0], explained[:, 0], base[:, 0]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ReconstructionWarning)
             explanation = build_explanation(
-                values, base, feature_names=self.train_names_, data=colour,
+                values, base, feature_names=self.train_names_, data=colour, display_data=display,
                 row_names=row_names(X), output_names=None if obj.squeeze
                 else self.output_names_, explained=explained, atol=self.atol, on_violation="warn",
                 compute_time=time.perf_counter() - start,
