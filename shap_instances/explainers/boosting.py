@@ -496,7 +496,8 @@ class BoostingExplainer(InstanceExplainer):
             if self.kind_ != "weights":
                 base, explained = base[:, 0], explained[:, 0]
         return self._finish(build_explanation(
-            values, base, feature_names=self.train_names_, data=data, display_data=display, row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
+            values, base, feature_names=self.train_names_, data=data, display_data=display, row_names=names,
+            output_names=self.output_names_ if K > 1 else None, explained=explained,
             atol=reconstruction_tolerance(trees, self.kind_, self.y_train_, leaves),
             compute_time=time.perf_counter() - t0,
         ))

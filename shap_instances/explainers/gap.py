@@ -238,9 +238,10 @@ class GapExplainer(InstanceExplainer):
         -------
         shap.Explanation
             ``values`` of shape (n, n_train) (single-output regression) or (n, n_train, k) (classifiers:
-            one output per class; multi-output: outputs stacked). ``data`` compares each training row's target with the explained row's
-            prediction (``y_i - prediction``, or 1.0 where the labels agree: ``docs/pictures.md``), what plots colour
-            by; ``display_data`` holds the training targets as text (class labels, not codes).
+            one output per class; multi-output: outputs stacked). ``data`` compares each training row's target
+            with the explained row's prediction (``y_i - prediction``, or 1.0 where the labels agree:
+            ``docs/pictures.md``), what plots colour by; ``display_data`` holds the training targets as text
+            (class labels, not codes).
 
         Examples
         --------
