@@ -204,8 +204,11 @@ def _finish(ax: Axes, explanation: shap.Explanation, show: bool) -> Axes | None:
 def _relabel(ax: Axes, explanation: shap.Explanation) -> None:
     """Name the training rows on ``ax``'s y-axis (the axis that lists players) and fix "features" wherever shap
     wrote it; ``<data> = <name>`` labels (the waterfall's) become the row's label."""
-    names = [explanation.feature_names] if isinstance(explanation.feature_names, str) else explanation.feature_names
-    labels = dict(zip([str(n) for n in names], row_labels(explanation) if names else []))
+    names = explanation.feature_names
+    if isinstance(names, str):  # one column (a scatter plot's)
+        labels = {names: column_label(explanation)}
+    else:
+        labels = dict(zip([str(n) for n in names], row_labels(explanation)))
     new = [_relabelled(t.get_text(), labels) for t in ax.get_yticklabels()]
     ax.set_yticks(ax.get_yticks(), new)
     for axes in ax.figure.axes:
