@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import shap
 from sklearn.datasets import load_diabetes
-from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.naive_bayes import GaussianNB
 
