@@ -269,22 +269,6 @@ class Explainer(metaclass=_ExplainerType):
     ``shap.Explainer``), so ``shap.Explainer = si.Explainer`` makes this package shap's default in every import
     order without recursion.
 
-    Parameters
-    ----------
-    model : object
-        The fitted model (for the residual explainer, the estimator to refit).
-    masker : array-like or shap masker, optional
-        Training or background data; ``data=`` is accepted as an alias.
-    link, output_names, linearize_link, seed
-        shap's options, passed to shap's explainers; ``link=None`` (the default) is shap's default,
-        ``shap.links.identity``. This package's explainers accept ``seed`` as their ``random_state`` and refuse
-        a non-identity ``link`` or ``output_names``, which they do not use.
-    algorithm : str, default="auto"
-    feature_names : sequence of str, optional
-        Passed to the chosen explainer.
-    **kwargs
-        Passed to the chosen class, e.g. ``y=y_train`` (which this package's instance explainers need).
-
     Examples
     --------
     >>> import shap_instances as si
@@ -303,6 +287,29 @@ class Explainer(metaclass=_ExplainerType):
     def __new__(cls, model: Any, masker: Any = None, link: Any = None, algorithm: str = "auto",
                 output_names: Sequence[str] | None = None, feature_names: Sequence[str] | None = None,
                 linearize_link: bool = True, seed: int | None = None, **kwargs: Any) -> Any:
+        """Build the chosen explainer (an instance of that class, not of ``Explainer``).
+
+        Parameters
+        ----------
+        model : object
+            The fitted model (for the residual explainer, the estimator to refit).
+        masker : array-like or shap masker, optional
+            Training or background data; ``data=`` is accepted as an alias.
+        link, output_names, linearize_link, seed
+            shap's options, passed to shap's explainers; ``link=None`` (the default) is shap's default,
+            ``shap.links.identity``. This package's explainers accept ``seed`` as their ``random_state`` and refuse
+            a non-identity ``link`` or ``output_names``, which they do not use.
+        algorithm : str, default="auto"
+        feature_names : sequence of str, optional
+            Passed to the chosen explainer.
+        **kwargs
+            Passed to the chosen class, e.g. ``y=y_train`` (which this package's instance explainers need).
+
+        Returns
+        -------
+        shap.Explainer
+            This package's (or a plugin's) explainer, or shap's own.
+        """
         import shap
 
         from .utils import shap_explainer_class

@@ -439,10 +439,12 @@ class BoostingExplainer(InstanceExplainer):
 
     def _training_row_data(self, X: Any, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``data`` and ``display_data`` (``docs/pictures.md``): a classifier's predicted class from the margins
-        (binary: ``margin > 0``), a regressor's prediction from ``model.predict``."""
+        (binary: ``margin > 0``), a regressor's prediction from its scikit-learn ``predict`` (a native booster's
+        margin, the prediction for the squared error)."""
         classes = getattr(self.model, "classes_", None)
         if classes is None:
-            predicted = np.asarray(self.model.predict(model_input(self.model, X)), dtype=np.float64)
+            predicted = (np.asarray(self.model.predict(model_input(self.model, X)), dtype=np.float64)
+                         if hasattr(self.model, "get_params") else margin[:, 0])
             return training_row_data(self.y_train_, predicted, classification=False)
         codes = (margin[:, 0] > 0).astype(np.intp) if margin.shape[1] == 1 else np.argmax(margin, axis=1)
         return training_row_data(self.y_train_, codes, classification=True, labels=classes)
