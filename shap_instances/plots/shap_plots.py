@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import shap
 
+from ..exceptions import DataValidationError
 from ._training_rows import colour_legend, column_label, over_training_rows, row_labels
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ def waterfall(explanation: shap.Explanation, *, max_display: int = 10, show: boo
 
 
 def bar(explanation: shap.Explanation, *, show: bool = True, **options: Any) -> Axes | None:
-    """:func:`shap.plots.bar` (mean absolute values over explained rows, or one row's), relabelled.
+    """:func:`shap.plots.bar` (mean absolute values over explained rows, or one row's), relabelled; a
+    ``clustering=`` of another number of players (shap's feature clustering) is refused with
+    :class:`~shap_instances.exceptions.DataValidationError` (shap's own bar raises an IndexError).
 
     Examples
     --------
@@ -58,6 +61,13 @@ def bar(explanation: shap.Explanation, *, show: bool = True, **options: Any) -> 
     >>> [t.get_text() for t in ax.get_yticklabels()][-1]
     'Sum of 31 other training rows'
     """
+    clustering = options.get("clustering")
+    n_players = np.shape(explanation.values)[-1]
+    if clustering is not None and not isinstance(clustering, bool) and np.shape(clustering)[0] + 1 != n_players:
+        raise DataValidationError(
+            f"clustering= merges {np.shape(clustering)[0] + 1} leaves, but the explanation has {n_players} players"
+            + (" (training rows): a clustering of features, e.g. shap.utils.hclust(X), does not apply to them; use "
+               "shap_instances.utils.player_clustering(explainer)." if over_training_rows(explanation) else "."))
     return _finish(shap.plots.bar(explanation, show=False, **options), explanation, show)
 
 
