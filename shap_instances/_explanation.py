@@ -224,9 +224,8 @@ def training_row_data(y_train: ArrayLike, predicted: ArrayLike, *, classificatio
         text = np.array([str(label) for label in (np.asarray(labels, dtype=object)[codes] if labels is not None
                                                   else codes)], dtype=object)
     else:
-        y = y.astype(np.float64)
-        data = (y[None, :] - predicted.astype(np.float64)[:, None]).astype(np.float32)
-        text = np.array([f"{v:.4g}" for v in y], dtype=object)
+        data = np.subtract(y.astype(np.float32)[None, :], predicted.astype(np.float32)[:, None])  # no float64 copy
+        text = np.array([f"{v:.4g}" for v in y.astype(np.float64)], dtype=object)
     return data, np.broadcast_to(text, data.shape)
 
 
