@@ -74,13 +74,14 @@ def _texts(figure):
     return [t for t in texts if t]
 
 
-#: Drawn in the default run (shap's violin plot, seconds each, and the other cases run with the slow tests).
-DEFAULT_RUN = {"gap_regression", "boosting_classification"}
+#: Pairs drawn in the default run (about 10 s); every other pair runs with the slow tests.
+DEFAULT_CASES = {"gap_regression", "boosting_classification"}
+DEFAULT_PLOTS = {"waterfall", "bar", "beeswarm", "scatter", "force"}
+PAIRS = [(case, plot) if case in DEFAULT_CASES and plot in DEFAULT_PLOTS else
+         pytest.param(case, plot, marks=pytest.mark.slow) for case in sorted(_cases()) for plot in PLOTS]
 
 
-@pytest.mark.parametrize("plot", [pytest.param(p, marks=pytest.mark.slow) if p == "violin" else p for p in PLOTS])
-@pytest.mark.parametrize("case", [c if c in DEFAULT_RUN else pytest.param(c, marks=pytest.mark.slow)
-                                  for c in sorted(_cases())])
+@pytest.mark.parametrize(("case", "plot"), PAIRS)
 def test_every_picture_tells_the_truth(case, plot):
     e = _explanation(case)
     instances = case != "naive_bayes"
