@@ -51,6 +51,7 @@ from ..utils import (
     fitted_columns,
     row_names,
     training_names,
+    unwrap_model,
 )
 
 if TYPE_CHECKING:
@@ -69,7 +70,9 @@ class BoostingExplainer(InstanceExplainer):
         ``HistGradientBoostingClassifier`` (losses ``squared_error``, ``poisson``, ``gamma``, ``log_loss``;
         no ``monotonic_cst``; missing values, categorical splits and the early-stopping validation split are
         reproduced); XGBoost and LightGBM models when those libraries are installed (see the docs for the
-        settings each supports). Anything else is refused with a message naming the setting.
+        settings each supports). Anything else is refused with a message naming the setting. A fitted pipeline
+        or meta-estimator around one is accepted (see the supported-models page): its fitted steps transform the
+        training rows once and the explained rows on every call.
     masker : array-like of shape (n_train, n_features)
         The training data ``X`` given to ``fit`` (same rows, same order); ``data=`` is an alias.
     y : array-like of shape (n_train,)
@@ -127,6 +130,7 @@ class BoostingExplainer(InstanceExplainer):
     )
     auto_priority = 25
     requires_y = True
+    unwraps_models = True
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "y": [None, "array-like"],
@@ -138,13 +142,14 @@ class BoostingExplainer(InstanceExplainer):
                  kind: str = "auto", sample_weight: ArrayLike | None = None, max_memory: float | None = None,
                  n_jobs: int | None = None, feature_names: Sequence[str] | None = None) -> None:
         data = self._setup(locals())
-        check_boosted_model(model)
+        check_boosted_model(unwrap_model(model).estimator)
         if data is None:
             raise DataValidationError("BoostingExplainer needs the training X the model was fitted on: "
                                       "BoostingExplainer(model, X_train, y=y_train).")
+        raw, (model, data, y) = data, self._unwrap(data, y)
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data, name="masker")
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
         self.trees_ = read_boosted_model(model, self.data_, cast(ArrayLike, y), sample_weight)  # y: _setup required it
         self.kind_ = decomposition_kind(self.trees_, kind)
         self.y_train_ = self.trees_.targets
@@ -223,7 +228,7 @@ class BoostingExplainer(InstanceExplainer):
         if X is None:
             return np.ascontiguousarray(self.trees_.train_leaves.T), self.data_, list(self.train_names_)
         names = row_names(X)
-        X = self._check_X(X)
+        X = self._check_X(self._prepare(X))
         return self.trees_.apply(X), X, names
 
     def weights(self, X: Any = None) -> np.ndarray:
