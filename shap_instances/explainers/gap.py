@@ -23,7 +23,7 @@ from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError
-from ..forest import SUPPORTED_FORESTS, GapForest, check_forest
+from ..forest import SUPPORTED_FORESTS, GapForest, check_forest, is_tree_bagging
 from ..utils import COMMON_CONSTRAINTS, fitted_columns, row_names, training_names, unwrap_model
 
 if TYPE_CHECKING:
@@ -38,7 +38,8 @@ class GapExplainer(InstanceExplainer):
     Parameters
     ----------
     model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
-        A fitted forest, single- or multi-output, or a fitted pipeline / meta-estimator around one (see the
+        A fitted forest, single- or multi-output (or a ``BaggingRegressor`` / ``BaggingClassifier`` of decision
+        trees on all columns, the same construction over its bootstrap draws), or a fitted pipeline / meta-estimator around one (see the
         supported-models page): the pipeline's fitted steps transform the training rows once and the explained
         rows on every call. ``criterion="absolute_error"`` (median leaves) is refused,
         and so is any forest whose leaves the training data does not reproduce (``monotonic_cst`` clipping).
@@ -150,7 +151,7 @@ class GapExplainer(InstanceExplainer):
 
     @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:
-        """True for fitted RandomForest / ExtraTrees regressors and classifiers.
+        """True for RandomForest / ExtraTrees regressors and classifiers, and Bagging ensembles of decision trees.
 
         Examples
         --------
@@ -159,7 +160,8 @@ class GapExplainer(InstanceExplainer):
         >>> GapExplainer.supports_model(RandomForestRegressor())
         True
         """
-        return isinstance(model, SUPPORTED_FORESTS) and getattr(model, "criterion", None) != "absolute_error"
+        forest = isinstance(model, SUPPORTED_FORESTS) or is_tree_bagging(model)
+        return forest and getattr(getattr(model, "estimator", None) or model, "criterion", None) != "absolute_error"
 
     # ------------------------------------------------------------------ proximities
     def _check_X(self, X: Any) -> Any:
