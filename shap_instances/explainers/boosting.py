@@ -49,6 +49,7 @@ from ..utils import (
     check_data,
     check_memory,
     fitted_columns,
+    in_column_order,
     row_names,
     training_names,
     unwrap_model,
@@ -163,6 +164,8 @@ class BoostingExplainer(InstanceExplainer):
 
     # ------------------------------------------------------------------ set-up helpers
     def _check_X(self, X: Any, name: str = "X") -> Any:
+        if isinstance(X, pd.DataFrame) and any(isinstance(t, pd.CategoricalDtype) for t in X.dtypes):
+            return self._categorical_frame(X, name)
         library = boosting_library(self.model)
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
         gb = library == "scikit-learn" and not hist
@@ -177,6 +180,20 @@ class BoostingExplainer(InstanceExplainer):
                 f"{name}: rows {rows[:10].tolist()} hold values beyond float32's range (3.4e38); tree models compare "
                 "features in float32, so those rows have no prediction to explain: rescale those columns.")
         return X
+
+    def _categorical_frame(self, X: pd.DataFrame, name: str) -> pd.DataFrame:
+        """A DataFrame with pandas categorical columns, kept as one: the model's library routes its categories.
+
+        HistGradientBoosting (``categorical_features="from_dtype"``), LightGBM and XGBoost
+        (``enable_categorical=True``) read the categories from the DataFrame itself; the leaves of the training rows
+        are then checked against the model like any others.
+        """
+        if self.columns_ is not None:
+            X = in_column_order(X, self.columns_, name)
+        if X.shape[1] != n_model_features(self.model):
+            raise DataValidationError(f"{name} has {X.shape[1]} columns, but the model was fitted on "
+                                      f"{n_model_features(self.model)}; pass the training columns.")
+        return X.copy() if name == "masker" else X  # the explainer keeps its training rows: never alias them
 
     @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:
