@@ -253,3 +253,72 @@ def test_unwrap_model_of_a_bare_estimator_is_itself():
     assert unwrapped.estimator is model and not unwrapped.wrapped
     frame = pd.DataFrame(np.eye(3))
     assert unwrapped.transform(frame) is frame
+
+
+def _categorical(table, task, n=300):
+    """``n`` rows of ``table`` with its string columns as pandas categoricals (NaN kept), and a numeric target."""
+    X, y = load_table(table, task, n=n)
+    X = X.copy()
+    for column in X.columns:
+        if not pd.api.types.is_numeric_dtype(X[column]):
+            X[column] = X[column].astype("category")
+    return X, (y if task == "regression" else (y == "common").astype(int))
+
+
+def _native(library, task):
+    """A model of ``library`` that splits the pandas categorical columns natively."""
+    regression = task == "regression"
+    if library == "scikit-learn":
+        cls = HistGradientBoostingRegressor if regression else HistGradientBoostingClassifier
+        return cls(max_iter=10, categorical_features="from_dtype", random_state=0)
+    module = pytest.importorskip(library)
+    if library == "xgboost":
+        cls = module.XGBRegressor if regression else module.XGBClassifier
+        return cls(n_estimators=10, enable_categorical=True, tree_method="hist", max_cat_to_onehot=1)
+    cls = module.LGBMRegressor if regression else module.LGBMClassifier
+    return cls(n_estimators=10, verbose=-1, min_data_per_group=5, cat_smooth=1)  # many-vs-many splits, cat_l2
+
+
+def _margin(model, X, task):
+    if hasattr(model, "get_booster"):
+        return model.predict(X, output_margin=True)
+    if hasattr(model, "booster_"):
+        return model.predict(X, raw_score=True)
+    return model.predict(X) if task == "regression" else model.decision_function(X)
+
+
+@pytest.mark.parametrize("table", SLOW_TABLES)
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("library", ["scikit-learn", pytest.param("xgboost", marks=pytest.mark.slow),
+                                     pytest.param("lightgbm", marks=pytest.mark.slow)])
+def test_native_categorical_splits(library, task, table):
+    X, y = _categorical(table, task)
+    X_train, y_train, X_explained = split(X, y, n_explained=20)
+    model = _native(library, task).fit(X_train, y_train)
+    explainer = si.Explainer(model, X_train, y=y_train)
+    assert type(explainer).__name__ == "BoostingExplainer"
+    e = explainer(rng_columns(X_explained))
+    margin = _margin(model, X_explained, task)
+    # the libraries fit regression trees on float32 gradients (xgboost also sums in float32): the documented bound
+    tolerance = 1e-9 if task == "classification" and library != "xgboost" else 1e-6
+    np.testing.assert_allclose(e.base_values + e.values.sum(1), margin, rtol=0,
+                               atol=tolerance * max(1.0, np.abs(margin).max()))
+
+
+def test_lightgbm_cat_l2_is_replayed():
+    """Without the per-leaf cat_l2 the leaves of many-vs-many splits are not reproduced (checked at construction)."""
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = _categorical("hotel_rates", "regression")
+    model = lightgbm.LGBMRegressor(n_estimators=5, verbose=-1, min_data_per_group=5, cat_smooth=1).fit(X, y)
+    assert any(node.get("decision_type") == "==" for node in _nodes(model.booster_.dump_model()["tree_info"]))
+    e = si.BoostingExplainer(model, X, y=y)(X.iloc[:10])
+    margin = model.predict(X.iloc[:10], raw_score=True)
+    np.testing.assert_allclose(e.base_values + e.values.sum(1), margin, atol=1e-6 * np.abs(margin).max())
+
+
+def _nodes(trees):
+    stack = [tree["tree_structure"] for tree in trees]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node[key] for key in ("left_child", "right_child") if key in node)
