@@ -322,3 +322,15 @@ def _nodes(trees):
         node = stack.pop()
         yield node
         stack.extend(node[key] for key in ("left_child", "right_child") if key in node)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "explainer", "players"), [("hist_gradient_boosting", "boosting", 442),
+                                                             ("bagging", "gap", 442),
+                                                             ("hist_gradient_boosting", "auto", 442)])
+def test_command_line_models(tmp_path, model, explainer, players):
+    from shap_instances.cli import main
+
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--model", model, "--explainer", explainer, "--rows", "3", "--out", str(out)]) == 0
+    assert pd.read_csv(out, index_col=0).shape == (3, 1 + players)
