@@ -160,8 +160,9 @@ class GapExplainer(InstanceExplainer):
         >>> GapExplainer.supports_model(RandomForestRegressor())
         True
         """
-        forest = isinstance(model, SUPPORTED_FORESTS) or is_tree_bagging(model)
-        return forest and getattr(getattr(model, "estimator", None) or model, "criterion", None) != "absolute_error"
+        if is_tree_bagging(model):  # the criterion is its trees' (None: the default tree)
+            return getattr(model.estimator, "criterion", None) != "absolute_error"
+        return isinstance(model, SUPPORTED_FORESTS) and getattr(model, "criterion", None) != "absolute_error"
 
     # ------------------------------------------------------------------ proximities
     def _check_X(self, X: Any) -> Any:
