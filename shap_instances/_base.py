@@ -205,9 +205,10 @@ class InstanceExplainer(shap.Explainer):
         object; the training rows go through the pipeline's fitted steps once, here, and :meth:`_prepare`
         applies them to the explained rows on every call.
         """
-        self.unwrapped_ = unwrap_model(self.model)
-        self.model = self.unwrapped_.estimator
-        return self.model, self.unwrapped_.transform(data, "masker"), self.unwrapped_.transform_y(y)
+        unwrapped = self.unwrapped_ = unwrap_model(getattr(self, "model"))  # noqa: B009 - set by shap.Explainer
+        estimator: Any = unwrapped.estimator
+        self.model = estimator
+        return estimator, unwrapped.transform(data, "masker"), unwrapped.transform_y(y)
 
     def _prepare(self, X: Any) -> Any:
         """Rows as the explained estimator sees them: the unwrapped pipeline's fitted steps applied."""

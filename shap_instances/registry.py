@@ -242,10 +242,11 @@ def Explainer(model: Any, masker: Any = None, link: Any = None,  # noqa: N802 - 
     ``"linear"``, ``"deep"``, ``"additive"``, passed to :class:`shap.Explainer` unchanged), or ``"auto"``:
     the registered explainers are asked in order of their ``auto_priority`` (then name) whether
     ``cls.supports_model(model, masker)`` (for a class with ``unwraps_models``, also about the estimator inside
-    a fitted pipeline, search object or other meta-estimator: the last step of a ``Pipeline``), skipping those that need training targets when no ``y=`` is given
-    and those that are never chosen automatically (``isotonic``); when none claims the model, shap's own
-    automatic choice decides. A ``y=`` offered in automatic mode goes only to a chosen class that takes it.
-    So ``si.Explainer`` in place of ``shap.Explainer`` in working shap code, which never passes ``y``, gives
+    a fitted pipeline, search object or other meta-estimator: the last step of a ``Pipeline``), skipping those
+    that need training targets when no ``y=`` is given and those that are never chosen automatically
+    (``isotonic``); when none claims the model, shap's own automatic choice decides. A ``y=`` offered in automatic
+    mode goes only to a chosen class that takes it. So ``si.Explainer`` in place of ``shap.Explainer`` in working
+    shap code, which never passes ``y``, gives
     shap's own explainer for every model but naive Bayes ones.
 
     Parameters
@@ -330,7 +331,9 @@ def _supports(name: str, cls: type, model: Any, data: Any) -> bool:
     if supports is None:
         return False
     try:
-        return bool(supports(model, data)) or (getattr(cls, "unwraps_models", False) and _inner_supported(supports, model))
+        if bool(supports(model, data)):
+            return True
+        return getattr(cls, "unwraps_models", False) and _inner_supported(supports, model)
     except Exception as exc:  # noqa: BLE001 - one plugin's faulty check must not break dispatch
         warnings.warn(f"{name}.supports_model raised {type(exc).__name__}: {exc}; skipping it.", PluginLoadWarning,
                       stacklevel=3)

@@ -39,10 +39,10 @@ class GapExplainer(InstanceExplainer):
     ----------
     model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
         A fitted forest, single- or multi-output (or a ``BaggingRegressor`` / ``BaggingClassifier`` of decision
-        trees on all columns, the same construction over its bootstrap draws), or a fitted pipeline / meta-estimator around one (see the
-        supported-models page): the pipeline's fitted steps transform the training rows once and the explained
-        rows on every call. ``criterion="absolute_error"`` (median leaves) is refused,
-        and so is any forest whose leaves the training data does not reproduce (``monotonic_cst`` clipping).
+        trees on all columns, the same construction over its bootstrap draws), or a fitted pipeline /
+        meta-estimator around one (see the supported-models page): the pipeline's fitted steps transform the
+        training rows once and the explained rows on every call. ``criterion="absolute_error"`` (median leaves)
+        is refused, and so is any forest whose leaves the training data does not reproduce (``monotonic_cst`` clipping).
     masker : array-like of shape (n_train, n_features)
         The training data ``X`` the forest (or its pipeline) was fitted on (same rows, same order); ``data=`` is
         an alias.

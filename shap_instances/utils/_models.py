@@ -102,8 +102,8 @@ class UnwrappedModel:
                 out = step.transform(out)
         except (ValueError, TypeError, KeyError) as exc:
             shown = " -> ".join(type(step).__name__ for step in self.steps)
-            raise DataValidationError(f"{name}: the pipeline's preprocessing ({shown}) failed on it: {exc}; pass rows with the columns the pipeline was fitted "
-                                      "on.") from exc
+            raise DataValidationError(f"{name}: the pipeline's preprocessing ({shown}) failed on it: {exc}; pass "
+                                      "rows with the columns the pipeline was fitted on.") from exc
         if isinstance(out, pd.DataFrame) and isinstance(X, pd.DataFrame):
             out = out.set_axis(X.index, axis=0)
         return out
