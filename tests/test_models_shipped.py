@@ -334,3 +334,15 @@ def test_command_line_models(tmp_path, model, explainer, players):
     out = tmp_path / "values.csv"
     assert main(["explain", "--model", model, "--explainer", explainer, "--rows", "3", "--out", str(out)]) == 0
     assert pd.read_csv(out, index_col=0).shape == (3, 1 + players)
+
+
+def test_pipeline_explainer_saves_and_loads():
+    import io
+
+    model, X_train, y_train, X_explained = _fit("forest", "regression", "creditcard", n=60)
+    explainer = si.GapExplainer(model, X_train, y=y_train)
+    buffer = io.BytesIO()
+    explainer.save(buffer)
+    buffer.seek(0)
+    loaded = si.GapExplainer.load(buffer)
+    np.testing.assert_array_equal(loaded(X_explained).values, explainer(X_explained).values)
