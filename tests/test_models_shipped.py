@@ -138,6 +138,10 @@ def test_residual_refits_the_pipeline(mode):
                                                                  y_train.iloc[:8]))
     np.testing.assert_allclose(game.value_function(subset[None])[0], refit.predict(X_explained) - y_explained,
                                atol=1e-9)
+    sample = explainer.explain_sample(2, X_explained, y_explained)  # rows of the raw table taken by position
+    rows = sample.sampled_rows
+    np.testing.assert_allclose(sample.base_values + sample.values.sum(1),
+                               model.predict(X_explained.iloc[rows]) - y_explained[rows], atol=1e-9)
 
 
 def test_search_objects_explain_their_best_estimator():

@@ -519,7 +519,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         population = len(y_eval)
         rows = np.sort(self._rng().spawn(1)[0].choice(population, size=min(int(n_rows), population), replace=False))
         names = [names[i] for i in rows]
-        explanation = self._explain(self._residual_game(X_eval[rows], y_eval[rows], names))
+        sample = X_eval.iloc[rows] if isinstance(X_eval, pd.DataFrame) else X_eval[rows]  # raw rows: by position
+        explanation = self._explain(self._residual_game(sample, y_eval[rows], names))
         explanation.sampled_rows, explanation.population_size = rows, population
         return explanation
 
