@@ -241,11 +241,31 @@ AUTO_KINDS = {
 }
 
 
-@pytest.mark.parametrize("kind", list(AUTO_KINDS))
+#: Model kinds fitted on the regression table.
+AUTO_REGRESSION_KINDS = {
+    "transformed_target": lambda X, y: __import__("sklearn.compose").compose.TransformedTargetRegressor(
+        make_pipeline(preprocessing(X), RandomForestRegressor(5, random_state=0)), func=np.log1p,
+        inverse_func=np.expm1),
+    "pipeline_knn": lambda X, y: make_pipeline(preprocessing(X), __import__("sklearn.neighbors").neighbors.
+                                               KNeighborsRegressor(5)),
+    "bagging_regressor": lambda X, y: make_pipeline(preprocessing(X), BaggingRegressor(n_estimators=5,
+                                                                                         random_state=0)),
+}
+
+
+@pytest.mark.parametrize("kind", [*AUTO_KINDS, *AUTO_REGRESSION_KINDS, "native_categorical"])
 def test_auto_chooses_an_instance_explainer(kind):
-    X, y = load_table("creditcard", "classification", n=60)
+    if kind == "pipeline_knn":
+        pytest.importorskip("shap_instances_knn")
+    regression = kind in AUTO_REGRESSION_KINDS
+    X, y = load_table("creditcard", "regression" if regression else "classification", n=60)
     y_fit = (y == "common").astype(float) if kind == "pipeline_lasso" else y
-    model = AUTO_KINDS[kind](X, y_fit).fit(X, y_fit)
+    if kind == "native_categorical":
+        X, y_fit = _categorical("creditcard", "classification", n=60)
+        model = HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype").fit(X, y_fit)
+        assert type(si.Explainer(model, X, y=y_fit)).__name__ == "BoostingExplainer"
+        return
+    model = (AUTO_REGRESSION_KINDS if regression else AUTO_KINDS)[kind](X, y_fit).fit(X, y_fit)
     explainer = si.Explainer(model, X, y=y_fit)
     assert explainer.players == "instances", type(explainer).__name__
     assert explainer.unwrapped_.model is model
