@@ -69,7 +69,9 @@ def _fit(kind, task, table, n=120):
 
 @pytest.mark.parametrize("table", SLOW_TABLES)
 @pytest.mark.parametrize("task", ["regression", "classification"])
-@pytest.mark.parametrize("kind", list(KINDS))
+# HistGradientBoosting runs by default in test_native_categorical_splits
+@pytest.mark.parametrize("kind", [pytest.param(kind, marks=pytest.mark.slow) if kind.startswith("hist") else kind
+                                  for kind in KINDS])
 def test_pipeline_explained_by_its_last_step(kind, task, table):
     model, X_train, y_train, X_explained = _fit(kind, task, table)
     before = pickle.dumps(model)
@@ -120,7 +122,7 @@ def test_knn_plugin_takes_a_pipeline():
 
 @pytest.mark.parametrize("mode", ["refit", "last_step"])
 def test_residual_refits_the_pipeline(mode):
-    X, y = load_table("creditcard", "regression", n=20)
+    X, y = load_table("creditcard", "regression", n=9)
     X_train, y_train, X_explained = split(X, y, n_explained=3)
     y_explained = y.iloc[-3:].to_numpy()
     model = make_pipeline(preprocessing(X_train), Ridge(alpha=1.0)).fit(X_train, y_train)
@@ -130,12 +132,12 @@ def test_residual_refits_the_pipeline(mode):
     np.testing.assert_allclose(e.base_values + e.values.sum(1), model.predict(X_explained) - y_explained, atol=1e-9)
     game = explainer.game(X_explained, y_explained)
     subset = np.zeros(len(X_train), dtype=bool)
-    subset[:8] = True
+    subset[:4] = True
     if mode == "refit":  # the whole pipeline refitted on the raw rows of the coalition: imputers and scalers too
-        refit = clone(model).fit(X_train.iloc[:8], y_train.iloc[:8])
+        refit = clone(model).fit(X_train.iloc[:4], y_train.iloc[:4])
     else:  # the preprocessing fitted once, the last step refitted
-        refit = make_pipeline(model[:-1], clone(model[-1]).fit(model[:-1].transform(X_train.iloc[:8]),
-                                                                 y_train.iloc[:8]))
+        refit = make_pipeline(model[:-1], clone(model[-1]).fit(model[:-1].transform(X_train.iloc[:4]),
+                                                                 y_train.iloc[:4]))
     np.testing.assert_allclose(game.value_function(subset[None])[0], refit.predict(X_explained) - y_explained,
                                atol=1e-9)
     sample = explainer.explain_sample(2, X_explained, y_explained)  # rows of the raw table taken by position
@@ -329,6 +331,7 @@ def test_native_categorical_splits(library, task, table):
                                atol=tolerance * max(1.0, np.abs(margin).max()))
 
 
+@pytest.mark.slow
 def test_lightgbm_cat_l2_is_replayed():
     """Without the per-leaf cat_l2 the leaves of many-vs-many splits are not reproduced (checked at construction)."""
     lightgbm = pytest.importorskip("lightgbm")
