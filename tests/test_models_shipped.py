@@ -373,3 +373,22 @@ def test_pipeline_explainer_saves_and_loads():
     buffer.seek(0)
     loaded = si.GapExplainer.load(buffer)
     np.testing.assert_array_equal(loaded(X_explained).values, explainer(X_explained).values)
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_catboost_in_a_pipeline(task):
+    catboost = pytest.importorskip("catboost")
+    X, y = load_table("creditcard", task, n=150)
+    X_train, y_train, X_explained = split(X, y, n_explained=10)
+    options = {"iterations": 20, "depth": 4, "boosting_type": "Plain", "bootstrap_type": "No",
+               "leaf_estimation_iterations": 1, "verbose": 0, "thread_count": 1, "random_seed": 0}
+    cls = catboost.CatBoostRegressor if task == "regression" else catboost.CatBoostClassifier
+    model = make_pipeline(preprocessing(X_train), cls(**options)).fit(X_train, y_train)  # string labels as given
+    explainer = si.Explainer(model, X_train, y=y_train)
+    assert type(explainer).__name__ == "BoostingExplainer"
+    e = explainer(X_explained)
+    margin = model.predict(X_explained, prediction_type="RawFormulaVal")
+    np.testing.assert_allclose(e.base_values + e.values.sum(1), margin, atol=1e-6 * max(1.0, np.abs(margin).max()))
+    with pytest.raises(UnsupportedModelError, match="bootstrap_type='MVS'"):  # CatBoost's default: random weights
+        si.BoostingExplainer(cls(iterations=2, verbose=0).fit(model[:-1].transform(X_train), y_train),
+                             model[:-1].transform(X_train), y=y_train)
