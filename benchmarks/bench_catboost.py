@@ -33,7 +33,8 @@ def _models(trees: int) -> dict:
 
     return {
         "catboost": catboost.CatBoostRegressor(iterations=trees, depth=6, boosting_type="Plain", bootstrap_type="No",
-                                               verbose=0, thread_count=2, random_seed=0, allow_writing_files=False),
+                                               verbose=0, thread_count=2, random_seed=0,
+                                               allow_writing_files=False),
         "lightgbm": lightgbm.LGBMRegressor(n_estimators=trees, num_leaves=63, verbose=-1, n_jobs=2),
     }
 

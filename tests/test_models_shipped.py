@@ -391,5 +391,6 @@ def test_catboost_in_a_pipeline(task):
     margin = model.predict(X_explained, prediction_type="RawFormulaVal")
     np.testing.assert_allclose(e.base_values + e.values.sum(1), margin, atol=1e-6 * max(1.0, np.abs(margin).max()))
     with pytest.raises(UnsupportedModelError, match="bootstrap_type='MVS'"):  # CatBoost's default: random weights
-        si.BoostingExplainer(cls(iterations=2, verbose=0, allow_writing_files=False).fit(model[:-1].transform(X_train), y_train),
-                             model[:-1].transform(X_train), y=y_train)
+        encoded = model[:-1].transform(X_train)
+        si.BoostingExplainer(cls(iterations=2, verbose=0, allow_writing_files=False).fit(encoded, y_train), encoded,
+                             y=y_train)

@@ -70,8 +70,8 @@ class BoostingExplainer(InstanceExplainer):
         losses ``squared_error``, ``log_loss``, ``exponential``) or ``HistGradientBoostingRegressor`` /
         ``HistGradientBoostingClassifier`` (losses ``squared_error``, ``poisson``, ``gamma``, ``log_loss``;
         no ``monotonic_cst``; missing values, categorical splits and the early-stopping validation split are
-        reproduced); XGBoost and LightGBM models when those libraries are installed (see the docs for the
-        settings each supports). Anything else is refused with a message naming the setting. A fitted pipeline
+        reproduced); XGBoost, LightGBM and CatBoost models when those libraries are installed (see the docs for
+        the settings each supports). Anything else is refused with a message naming the setting. A fitted pipeline
         or meta-estimator around one is accepted (see the supported-models page): its fitted steps transform the
         training rows once and the explained rows on every call.
     masker : array-like of shape (n_train, n_features)
