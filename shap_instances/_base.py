@@ -29,7 +29,7 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from .exceptions import DataValidationError, InvalidParameterError
-from .utils import check_random_state, shap_explainer_class, validate_params
+from .utils import check_random_state, shap_explainer_class, unwrap_model, validate_params
 
 __all__ = ["ConformanceProblem", "InstanceExplainer"]
 
@@ -180,6 +180,9 @@ class InstanceExplainer(_ShapExplainer):
     #: Whether the values depend on ``random_state`` (the explainer samples, in some configuration). A class
     #: accepts ``random_state`` exactly when it is stochastic; a deterministic one must not take the option.
     stochastic: ClassVar[bool] = False
+    #: Whether the constructor takes fitted pipelines and meta-estimators (it calls :meth:`_unwrap`), so that
+    #: ``Explainer(model, algorithm="auto")`` asks :meth:`supports_model` about the estimator inside them.
+    unwraps_models: ClassVar[bool] = False
     #: The options of the constructor and their constraints (see :mod:`shap_instances.utils`).
     _parameter_constraints: ClassVar[dict[str, list]] = {}
 
@@ -209,6 +212,24 @@ class InstanceExplainer(_ShapExplainer):
         for name, value in params.items():
             setattr(self, name, value)
         return masker
+
+    def _unwrap(self, data: Any, y: Any = None) -> tuple[Any, Any, Any]:
+        """Unwrap ``self.model`` (a pipeline, search object, ...): ``(estimator, data, y)`` as the estimator saw them.
+
+        Sets ``self.model`` to the estimator explained and ``self.unwrapped_`` (a
+        :class:`~shap_instances.utils.UnwrappedModel`) to what was unwrapped, whose ``model`` is the user's
+        object; the training rows go through the pipeline's fitted steps once, here, and :meth:`_prepare`
+        applies them to the explained rows on every call.
+        """
+        unwrapped = self.unwrapped_ = unwrap_model(getattr(self, "model"))  # noqa: B009 - set by shap.Explainer
+        estimator: Any = unwrapped.estimator
+        self.model = estimator
+        return estimator, unwrapped.transform(data, "masker"), unwrapped.transform_y(y)
+
+    def _prepare(self, X: Any) -> Any:
+        """Rows as the explained estimator sees them: the unwrapped pipeline's fitted steps applied."""
+        unwrapped = getattr(self, "unwrapped_", None)
+        return X if unwrapped is None else unwrapped.transform(X)
 
     @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:

@@ -256,10 +256,12 @@ class Explainer(metaclass=_ExplainerType):
     plugins included), one of shap's own (``"exact"``, ``"permutation"``, ``"partition"``, ``"tree"``,
     ``"linear"``, ``"deep"``, ``"additive"``, passed to :class:`shap.Explainer` unchanged), or ``"auto"``:
     the registered explainers are asked in order of their ``auto_priority`` (then name) whether
-    ``cls.supports_model(model, masker)``, skipping those that need training targets when no ``y=`` is given
-    and those that are never chosen automatically (``isotonic``); when none claims the model, shap's own
-    automatic choice decides. A ``y=`` offered in automatic mode goes only to a chosen class that takes it.
-    So ``si.Explainer`` in place of ``shap.Explainer`` in working shap code, which never passes ``y``, gives
+    ``cls.supports_model(model, masker)`` (for a class with ``unwraps_models``, also about the estimator inside
+    a fitted pipeline, search object or other meta-estimator: the last step of a ``Pipeline``), skipping those
+    that need training targets when no ``y=`` is given and those that are never chosen automatically
+    (``isotonic``); when none claims the model, shap's own automatic choice decides. A ``y=`` offered in automatic
+    mode goes only to a chosen class that takes it. So ``si.Explainer`` in place of ``shap.Explainer`` in working
+    shap code, which never passes ``y``, gives
     shap's own explainer for every model but naive Bayes ones.
 
     It is a class, as shap's is: constructing it returns the chosen explainer (an instance of that class, not of
@@ -422,11 +424,25 @@ def _supports(name: str, cls: type, model: Any, data: Any) -> bool:
     if supports is None:
         return False
     try:
-        return bool(supports(model, data))
+        if bool(supports(model, data)):
+            return True
+        return getattr(cls, "unwraps_models", False) and _inner_supported(supports, model)
     except Exception as exc:  # noqa: BLE001 - one plugin's faulty check must not break dispatch
         warnings.warn(f"{name}.supports_model raised {type(exc).__name__}: {exc}; skipping it.", PluginLoadWarning,
                       stacklevel=3)
         return False
+
+
+def _inner_supported(supports: Callable, model: Any) -> bool:
+    """Whether ``supports`` takes the estimator inside a pipeline or meta-estimator (False for a bare one)."""
+    from .exceptions import ShapInstancesError
+    from .utils import unwrap_model
+
+    try:
+        unwrapped = unwrap_model(model)
+    except ShapInstancesError:  # not fitted, or a meta-estimator no explainer can see into
+        return False
+    return unwrapped.wrapped and bool(supports(unwrapped.estimator, None))
 
 
 def _clear_cache() -> None:

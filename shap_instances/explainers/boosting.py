@@ -49,9 +49,11 @@ from ..utils import (
     check_data,
     check_memory,
     fitted_columns,
+    in_column_order,
     model_input,
     row_names,
     training_names,
+    unwrap_model,
 )
 
 if TYPE_CHECKING:
@@ -69,8 +71,10 @@ class BoostingExplainer(InstanceExplainer):
         losses ``squared_error``, ``log_loss``, ``exponential``) or ``HistGradientBoostingRegressor`` /
         ``HistGradientBoostingClassifier`` (losses ``squared_error``, ``poisson``, ``gamma``, ``log_loss``;
         no ``monotonic_cst``; missing values, categorical splits and the early-stopping validation split are
-        reproduced); XGBoost and LightGBM models when those libraries are installed (see the docs for the
-        settings each supports). Anything else is refused with a message naming the setting.
+        reproduced); XGBoost, LightGBM and CatBoost models when those libraries are installed (see the docs for
+        the settings each supports). Anything else is refused with a message naming the setting. A fitted pipeline
+        or meta-estimator around one is accepted (see the supported-models page): its fitted steps transform the
+        training rows once and the explained rows on every call.
     masker : array-like of shape (n_train, n_features)
         The training data ``X`` given to ``fit`` (same rows, same order); ``data=`` is an alias.
     y : array-like of shape (n_train,)
@@ -128,6 +132,7 @@ class BoostingExplainer(InstanceExplainer):
     )
     auto_priority = 25
     requires_y = True
+    unwraps_models = True
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "y": [None, "array-like"],
@@ -139,13 +144,14 @@ class BoostingExplainer(InstanceExplainer):
                  kind: str = "auto", sample_weight: ArrayLike | None = None, max_memory: float | None = None,
                  n_jobs: int | None = None, feature_names: Sequence[str] | None = None) -> None:
         data = self._setup(locals())
-        check_boosted_model(model)
+        check_boosted_model(unwrap_model(model).estimator)
         if data is None:
             raise DataValidationError("BoostingExplainer needs the training X the model was fitted on: "
                                       "BoostingExplainer(model, X_train, y=y_train).")
+        raw, (model, data, y) = data, self._unwrap(data, y)
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data, name="masker")
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
         self.trees_ = read_boosted_model(model, self.data_, cast(ArrayLike, y), sample_weight)  # y: _setup required it
         self.kind_ = decomposition_kind(self.trees_, kind)
         self.y_train_ = self.trees_.targets
@@ -159,6 +165,8 @@ class BoostingExplainer(InstanceExplainer):
 
     # ------------------------------------------------------------------ set-up helpers
     def _check_X(self, X: Any, name: str = "X") -> Any:
+        if isinstance(X, pd.DataFrame) and any(isinstance(t, pd.CategoricalDtype) for t in X.dtypes):
+            return self._categorical_frame(X, name)
         library = boosting_library(self.model)
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
         gb = library == "scikit-learn" and not hist
@@ -173,6 +181,20 @@ class BoostingExplainer(InstanceExplainer):
                 f"{name}: rows {rows[:10].tolist()} hold values beyond float32's range (3.4e38); tree models compare "
                 "features in float32, so those rows have no prediction to explain: rescale those columns.")
         return X
+
+    def _categorical_frame(self, X: pd.DataFrame, name: str) -> pd.DataFrame:
+        """A DataFrame with pandas categorical columns, kept as one: the model's library routes its categories.
+
+        HistGradientBoosting (``categorical_features="from_dtype"``), LightGBM and XGBoost
+        (``enable_categorical=True``) read the categories from the DataFrame itself; the leaves of the training rows
+        are then checked against the model like any others.
+        """
+        if self.columns_ is not None:
+            X = in_column_order(X, self.columns_, name)
+        if X.shape[1] != n_model_features(self.model):
+            raise DataValidationError(f"{name} has {X.shape[1]} columns, but the model was fitted on "
+                                      f"{n_model_features(self.model)}; pass the training columns.")
+        return X.copy() if name == "masker" else X  # the explainer keeps its training rows: never alias them
 
     @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:
@@ -224,7 +246,7 @@ class BoostingExplainer(InstanceExplainer):
         if X is None:
             return np.ascontiguousarray(self.trees_.train_leaves.T), self.data_, list(self.train_names_)
         names = row_names(X)
-        X = self._check_X(X)
+        X = self._check_X(self._prepare(X))
         return self.trees_.apply(X), X, names
 
     def weights(self, X: Any = None) -> np.ndarray:

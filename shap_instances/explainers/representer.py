@@ -35,6 +35,7 @@ from ..utils import (
     fitted_columns,
     row_names,
     training_names,
+    unwrap_model,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ class RepresenterExplainer(InstanceExplainer):
         The model; l1 and elastic-net models use the high-dimensional representer (Tsai et al., 2023),
         l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused,
         and so are ``MultiTaskLasso`` / ``MultiTaskElasticNet`` (and their CV variants), whose group penalty
-        couples the outputs.
+        couples the outputs. A fitted pipeline or meta-estimator around one is accepted (see the
+        supported-models page): its fitted steps transform the training rows once and the explained rows on
+        every call.
     masker : array-like or scipy.sparse matrix of shape (n_train, p)
         The training data the model was fitted on (sparse stays sparse); ``data=`` is an alias. A DataFrame
         sets the column names that explained DataFrames are matched by.
@@ -107,6 +110,7 @@ class RepresenterExplainer(InstanceExplainer):
     explained_quantity: ClassVar[str] = "the decision function (log-odds for logistic models, prediction otherwise)"
 
     requires_y = True
+    unwraps_models = True
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "y": [None, "array-like"],
@@ -119,11 +123,12 @@ class RepresenterExplainer(InstanceExplainer):
                  sample_weight: ArrayLike | None = None, penalised_intercept: str = "base", atol: float = 1e-6,
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
         check_fitted(model)
-        check_supported(model)
+        check_supported(unwrap_model(model).estimator)
         data = self._setup(locals())
         if data is None:
             raise DataValidationError("RepresenterExplainer needs the training data the model was fitted on: "
                                       "RepresenterExplainer(model, X_train, y=y_train).")
+        raw, (model, data, y) = data, self._unwrap(data, y)
         n_features = np.asarray(model.coef_).shape[-1]
         self.columns_ = fitted_columns(model, data)
         self.data_ = check_data(data, name="masker", allow_sparse=True, n_features=n_features,
@@ -138,7 +143,7 @@ class RepresenterExplainer(InstanceExplainer):
         self.atol = float(atol)
         self.y_train_ = y_arr.copy()  # never a view of the caller's array
         self.objective_ = obj = linear_objective(model, y_arr, sample_weight)
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
         self.output_names_ = obj.output_names
 
         rep = self.representer_ = LinearRepresenter(obj, self.data_)
@@ -176,7 +181,7 @@ class RepresenterExplainer(InstanceExplainer):
         return is_supported(model)
 
     def _validate_X(self, X: Any) -> Any:
-        return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
+        return check_data(self._prepare(X), name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
                           feature_names=self.columns_)
 
     def _training_row_data(self, decision: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

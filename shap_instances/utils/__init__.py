@@ -11,12 +11,14 @@
   :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
   (:func:`forest_draw_semantics`, :func:`forest_class_weights`, :func:`forest_tree_weights`,
   :func:`forest_inbag_draws`) and the gradient-boosting models' private state (``gb_*``, ``hgb_*``);
+* :func:`unwrap_model`, the one reader of pipelines, search objects and other meta-estimators;
 * (:func:`check_explainer` moved to :mod:`shap_instances.testing`.)
 """
 
 from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
+from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import RandomStateLike, check_random_state, spawn_seeds
@@ -66,6 +68,7 @@ __all__ = [
     "Options",
     "RandomStateLike",
     "SKLEARN_SUPPORTED",
+    "UnwrappedModel",
     "available_memory_bytes",
     "check_data",
     "check_fitted",
@@ -98,6 +101,7 @@ __all__ = [
     "sklearn_version",
     "spawn_seeds",
     "training_names",
+    "unwrap_model",
     "validate_params",
 ]
 
