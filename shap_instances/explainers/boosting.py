@@ -464,7 +464,7 @@ class BoostingExplainer(InstanceExplainer):
         (binary: ``margin > 0``), a regressor's prediction from its scikit-learn ``predict`` (a native booster's
         margin, the prediction for the squared error)."""
         classes = getattr(self.model, "classes_", None)
-        if classes is None:
+        if classes is None or len(classes) == 0:  # a regressor (CatBoostRegressor has an empty classes_)
             predicted = (np.asarray(self.model.predict(model_input(self.model, X)), dtype=np.float64)
                          if hasattr(self.model, "get_params") else margin[:, 0])
             return training_row_data(self.y_train_, predicted, classification=False)
