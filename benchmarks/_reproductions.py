@@ -69,6 +69,8 @@ REPRODUCTIONS = {
                      "docs/scripts/make_gap_figures.py", (), None),
     "gap_predictive_distribution": R("004", "Figs. 3 and 6: predictive distribution of a bad and a good prediction",
                                      "docs/scripts/make_gap_predictive_distribution.py", (), None),
+    "gap_shap_views": R("004", "Figs. 4, 5, 7, 8: top-2 SHAP features and proximity-weighted distributions, "
+                        "tail score over 5 seeds", "docs/scripts/make_gap_shap_views.py", (), ("--quick",)),
 }
 
 

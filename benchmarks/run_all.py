@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="run only these (e.g. gap naive_bayes); 'reproductions [NAME ...]' "
                         "runs the scripts behind docs/reproductions.md instead")
     parser.add_argument("--list", action="store_true", help="with 'reproductions': print the commands, run nothing")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # "reproductions --quick NAME": names on both sides of options
     if args.names[:1] == ["reproductions"]:
         return run_reproductions(args.names[1:], args)
     out = args.out or (HERE / "results" / "benchmarks-quick.md" if args.quick else ROOT / "docs" / "benchmarks.md")

@@ -57,7 +57,7 @@ def concrete(rows, out):
     X.loc[:, :] = StandardScaler().fit_transform(X)
     start = time.perf_counter()
     explanation, _ = decompose(X, y, 0)
-    summary = cc_summary(explanation)
+    summary = cc_summary(explanation, "training")  # the sign the CC plot uses (its default)
     ax = cc_plot(explanation, show=False, label="compressive strength")
     ax.set_title(f"Concrete ({rows} rows), Ridge: CC plot (the paper's Fig. 11 panel)")
     ax.figure.savefig(out / "residual_appendix_concrete_ridge_cc_mean.png", dpi=90, bbox_inches="tight")
@@ -83,13 +83,14 @@ def toy(name, seed):
 
 
 def toy_figure(name, result, out):
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(18, 4.5))
     cc_plot(result["explanation"], ax=axes[0], show=False, label="y")
     cc_plot(result["explanation"], statistic="var", ax=axes[1], show=False, label="y")
     points = axes[2].scatter(result["x"], result["y"], c=result["explanation"].values.mean(axis=0), cmap="coolwarm")
     fig.colorbar(points, ax=axes[2], label="raw mean contribution")
     axes[2].set(xlabel="x", ylabel="y", title="the data, coloured by raw mean contribution")
     fig.suptitle(f"2-D toy set '{name}' ({len(result['x'])} rows), Ridge, seed 0 (the paper's Figs. 13-15)")
+    fig.tight_layout()
     fig.savefig(out / f"residual_appendix_toy_{name}.png", dpi=90, bbox_inches="tight")
     plt.close(fig)
 
