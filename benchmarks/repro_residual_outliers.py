@@ -64,6 +64,12 @@ def counts(explanation, X, capped, seed):
     return result
 
 
+def spread(values, share):
+    """``mean [min, max]``: a share with two decimals, a count with its mean to one."""
+    mean, ends = (".2f", ".2f") if share else (".1f", ".0f")
+    return f"{values.mean():{mean}} [{values.min():{ends}}, {values.max():{ends}}]"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the first 120 rows, 2 seeds: a smoke run")
@@ -87,8 +93,7 @@ def main(argv=None):
     print("|---|---|---|---|---|---|")
     for sign_by, values in table.items():
         values = np.array(values, dtype=float)
-        cells = [f"{c.mean():.{2 if k == 3 else 1}f} [{c.min():.{2 if k == 3 else 0}f}, {c.max():.{2 if k == 3 else 0}f}]"
-                 for k, c in enumerate(values.T)]
+        cells = [spread(c, share=k == 3) for k, c in enumerate(values.T)]
         label = "eq. 5 literally (explained row's residual)" if sign_by == "explained" else "row's own residual"
         print(f"| {label} | " + " | ".join(cells) + " |")
     print(f"\nload average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
