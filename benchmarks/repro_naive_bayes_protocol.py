@@ -165,6 +165,9 @@ def print_readings(rows, seeds, tolerance):
         _, pearson, kendall, _ = PAPER[r["name"]]
         cells = []
         for key in [(a, b) for a in READINGS for b in OUTPUTS]:
+            if key not in r["runs"]:  # the log-odds runs with seed 0 only
+                cells.append("- (seed 0 only)")
+                continue
             pairs = np.array(r["runs"][key])
             near = int(np.sum((np.abs(pairs[:, 0] - pearson) <= tolerance) & (np.abs(pairs[:, 1] - kendall)
                                                                               <= tolerance)))
