@@ -88,6 +88,10 @@ class BoostingExplainer(InstanceExplainer):
         Threads over explained rows (the kernels release the GIL).
     feature_names : sequence of str, optional
         Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see the [scale](../scale.md) page).
 
     Attributes
     ----------
@@ -136,7 +140,8 @@ class BoostingExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  kind: str = "auto", sample_weight: ArrayLike | None = None, max_memory: float | None = None,
-                 n_jobs: int | None = None, feature_names: Sequence[str] | None = None) -> None:
+                 n_jobs: int | None = None, feature_names: Sequence[str] | None = None,
+                 scheduler: Any = None) -> None:
         data = self._setup(locals())
         check_boosted_model(model)
         if data is None:
@@ -465,6 +470,8 @@ class BoostingExplainer(InstanceExplainer):
         True
         """
         self._check_call_y(y)
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         t0 = time.perf_counter()
         leaves, X, names = self._query(X)
         trees = self.trees_

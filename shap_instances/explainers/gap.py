@@ -57,6 +57,10 @@ class GapExplainer(InstanceExplainer):
         Threads for the proximity kernel.
     feature_names : sequence of str, optional
         Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see the [scale](../scale.md) page).
 
     Attributes
     ----------
@@ -108,7 +112,7 @@ class GapExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  sample_weight: ArrayLike | None = None, max_memory: float | None = None, n_jobs: int | None = None,
-                 feature_names: Sequence[str] | None = None) -> None:
+                 feature_names: Sequence[str] | None = None, scheduler: Any = None) -> None:
         check_forest(model)
         data = self._setup(locals())
         if data is None:
@@ -246,6 +250,8 @@ class GapExplainer(InstanceExplainer):
         True
         """
         self._check_call_y(y)
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         if X is None:
             return self.oob_explanation()
         t0 = time.perf_counter()
