@@ -24,7 +24,7 @@ from .._deprecated import renamed_attribute
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError
 from ..forest import SUPPORTED_FORESTS, GapForest, check_forest
-from ..utils import COMMON_CONSTRAINTS, fitted_columns, row_names, training_names
+from ..utils import COMMON_CONSTRAINTS, explain_partitions, fitted_columns, row_names, training_names
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
@@ -271,7 +271,8 @@ class GapExplainer(InstanceExplainer):
         Parameters
         ----------
         rows : array-like of int, optional
-            Training rows to explain (default all of them; the values are dense, (n, n_train[, k])).
+            Training rows to explain (default all of them; the values are dense, (n, n_train[, k])); with a
+            ``scheduler`` they are split over its workers, each computing only its rows' proximities.
 
         Examples
         --------
@@ -285,6 +286,9 @@ class GapExplainer(InstanceExplainer):
         >>> bool(np.allclose(e.base_values + e.values.sum(1), forest.oob_prediction_[:5], atol=1e-10))
         True
         """
+        if self.scheduler is not None:  # the training rows split over the workers
+            chosen = np.arange(self.n_train_) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
+            return self._finish(explain_partitions(self, chosen, scheduler=self.scheduler, call=_oob_part))
         t0 = time.perf_counter()
         explained_rows, P, explained = self.gap_.oob_rows(rows, n_jobs=self.n_jobs)
         return self._explanation(P, explained, [self.train_names_[i] for i in explained_rows], t0)
@@ -345,3 +349,8 @@ class GapExplainer(InstanceExplainer):
         (442,)
         """
         return self.gap_.training_errors(kind, n_jobs=self.n_jobs)
+
+
+def _oob_part(explainer: GapExplainer, rows: np.ndarray, y: None) -> shap.Explanation:
+    """The out-of-bag explanation of some training rows, on a worker (``explain_partitions``' call)."""
+    return explainer.oob_explanation(rows)

@@ -18,7 +18,14 @@
 from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
-from ._dask import available_cores, concat_explanations, dask_client, explain_partitions, is_dask_collection, row_partitions
+from ._dask import (
+    available_cores,
+    concat_explanations,
+    dask_client,
+    explain_partitions,
+    is_dask_collection,
+    row_partitions,
+)
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import RandomStateLike, check_random_state, spawn_seeds

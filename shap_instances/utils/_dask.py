@@ -27,7 +27,8 @@ import scipy.sparse as sp
 
 from ..exceptions import DataValidationError
 
-__all__ = ["available_cores", "concat_explanations", "dask_client", "explain_partitions", "is_dask_collection", "row_partitions"]
+__all__ = ["available_cores", "concat_explanations", "dask_client", "explain_partitions", "is_dask_collection",
+           "row_partitions"]
 
 #: Bytes of values one in-memory partition produces at most (its rows x players x outputs x 8).
 PARTITION_BYTES = 64 * 2**20
@@ -87,8 +88,8 @@ def dask_client(scheduler: Any) -> Iterator[Any]:
         if isinstance(scheduler, Client):
             client = scheduler
         elif scheduler == "local":
-            cluster = stack.enter_context(LocalCluster(n_workers=available_cores(), threads_per_worker=1, processes=True,
-                                                       dashboard_address=None))
+            cluster = stack.enter_context(LocalCluster(n_workers=available_cores(), threads_per_worker=1,
+                                                       processes=True, dashboard_address=None))
             client = stack.enter_context(Client(cluster))
         else:
             client = stack.enter_context(Client(scheduler))
@@ -186,7 +187,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     call = call or _explain
     with dask_client(scheduler) as client:
         n_workers = len(client.scheduler_info()["workers"]) if client is not None else 1
-        size = rows_per_part or _rows_per_part(explainer, X, n_workers)
+        size = rows_per_part or (1 if is_dask_collection(X) else _rows_per_part(explainer, X, n_workers))
         parts, lengths = row_partitions(X, size)
         y_parts = _split_targets(y, X, parts, lengths)
         results = _run(worker, call, parts, y_parts, client, max_in_flight or 2 * max(n_workers, 1))
@@ -233,12 +234,12 @@ def _run(worker: Any, call: Callable[..., Any], parts: list[Any], y_parts: list[
         for part, y_part in zip(parts, y_parts):
             yield _explain_part(worker, call, part, y_part)
         return
-    state = client.scatter(worker, broadcast=True)  # the training-side state travels once
+    state = client.scatter(worker, broadcast=True, hash=False)  # the training-side state travels once
     pending: list[Any] = []
 
     def submit(i: int) -> None:
         part = parts[i]
-        part = client.compute(part) if hasattr(part, "dask") else client.scatter(part)
+        part = client.compute(part) if hasattr(part, "dask") else client.scatter(part, hash=False)
         pending.append(client.submit(_explain_part, state, call, part, y_parts[i], pure=False))
 
     for i in range(min(max_in_flight, len(parts))):
@@ -248,7 +249,7 @@ def _run(worker: Any, call: Callable[..., Any], parts: list[Any], y_parts: list[
         if i + max_in_flight < len(parts):
             submit(i + max_in_flight)
         yield future.result()
-        future.release()
+        del future  # released: the cluster forgets the part
 
 
 def concat_explanations(parts: Sequence[Any]) -> Any:
