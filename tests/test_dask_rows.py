@@ -102,10 +102,13 @@ def test_gap_out_of_bag_rows_split_over_workers(client):
     X, y = load_diabetes(return_X_y=True)
     forest = RandomForestRegressor(25, oob_score=True, random_state=0).fit(X, y)
     serial = si.GapExplainer(forest, X, y=y).oob_explanation()
-    parallel = si.GapExplainer(forest, X, y=y, scheduler=client)(None)
+    parallel_explainer = si.GapExplainer(forest, X, y=y, scheduler=client)
+    parallel = parallel_explainer(None)
     _assert_same(serial, parallel)
     some = si.GapExplainer(forest, X, y=y, scheduler=client).oob_explanation(rows=[5, 400, 3])
     assert np.array_equal(some.values, serial.values[[5, 400, 3]])
+    expected, got = si.GapExplainer(forest, X, y=y).proximities(), parallel_explainer.proximities()
+    assert (got != expected).nnz == 0 and np.array_equal(got.indptr, expected.indptr)
 
 
 @pytest.mark.parametrize("kind", ["auto", "gradients"])

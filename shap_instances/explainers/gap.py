@@ -177,6 +177,9 @@ class GapExplainer(InstanceExplainer):
         dense : bool, default=False
             Return a dense ndarray instead (checked against ``max_memory`` first).
 
+        With a ``scheduler``, the out-of-bag matrix (``X=None``, sparse) is computed by blocks of rows on its
+        workers, the same matrix as here.
+
         Returns
         -------
         scipy.sparse.csr_matrix or ndarray
@@ -196,6 +199,10 @@ class GapExplainer(InstanceExplainer):
         >>> bool(np.allclose(P @ Y, forest.oob_decision_function_, atol=1e-12)), float(P.diagonal().max())
         (True, 0.0)
         """
+        if X is None and self.scheduler is not None and not dense:  # the out-of-bag rows split over the workers
+            self.gap_.require_bootstrap()
+            return explain_partitions(self, np.arange(self.n_train_), scheduler=self.scheduler,
+                                      call=_oob_proximity_part)
         return self.gap_.proximities(X, dense=dense, n_jobs=self.n_jobs, max_memory=self.max_memory)
 
     def oob_counts(self) -> np.ndarray:
@@ -354,3 +361,8 @@ class GapExplainer(InstanceExplainer):
 def _oob_part(explainer: GapExplainer, rows: np.ndarray, y: None) -> shap.Explanation:
     """The out-of-bag explanation of some training rows, on a worker (``explain_partitions``' call)."""
     return explainer.oob_explanation(rows)
+
+
+def _oob_proximity_part(explainer: GapExplainer, rows: np.ndarray, y: None) -> sp.csr_matrix:
+    """The out-of-bag proximity rows of some training rows, on a worker (``explain_partitions``' call)."""
+    return explainer.gap_.oob_rows(rows, n_jobs=explainer.n_jobs)[1]
