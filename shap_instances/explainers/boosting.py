@@ -93,7 +93,7 @@ class BoostingExplainer(InstanceExplainer):
     scheduler : str or distributed.Client, optional
         Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
         ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
-        those of the serial call; see the [scale](../scale.md) page).
+        those of the serial call; see :func:`~shap_instances.utils.explain_partitions`).
 
     Attributes
     ----------

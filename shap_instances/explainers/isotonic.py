@@ -120,7 +120,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     scheduler : str or distributed.Client, optional
         Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
         ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
-        those of the serial call with exact games; see the [scale](../scale.md) page).
+        those of the serial call with exact games; see :func:`~shap_instances.utils.explain_partitions`).
     **sisr_options
         Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ``gamma_step="niht"``,
         ``init="zero"``, ``min_slope=0``, ``ric_n``, ...); checked here.

@@ -134,7 +134,7 @@ def _explain(explainer: Any, X: Any, y: Any = None) -> Any:
 
 
 def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any = None,
-                       call: Callable[..., Any] | None = None, sink: Callable[[int, Any], None] | None = None,
+                       call: Callable[..., Any] | None = None, sink: Callable[[int, Any], object] | None = None,
                        rows_per_part: int | None = None, max_in_flight: int | None = None) -> Any:
     """Explain the rows of ``X`` partition by partition, on a dask cluster when ``scheduler`` is given.
 
@@ -272,10 +272,10 @@ def concat_explanations(parts: Sequence[Any]) -> Any:
     first = parts[0]
 
     def stacked(name: str) -> Any:
-        arrays = [getattr(part, name, None) for part in parts]
-        if any(a is None for a in arrays):
+        found = [getattr(part, name, None) for part in parts]
+        if any(a is None for a in found):
             return None
-        arrays = [np.asarray(a) for a in arrays]
+        arrays = [np.asarray(a) for a in found]
         if name == "data" and _one_row_repeated(arrays):  # kept a broadcast view, as the serial run does
             return np.broadcast_to(arrays[0][0], (sum(len(a) for a in arrays), *arrays[0].shape[1:]))
         return np.concatenate(arrays)
@@ -286,7 +286,7 @@ def concat_explanations(parts: Sequence[Any]) -> Any:
         error_std=stacked("error_std"),
         compute_time=sum(part.compute_time or 0.0 for part in parts) if first.compute_time is not None else None,
     )
-    names = [getattr(part, "row_names", None) for part in parts]
+    names: list[Any] = [getattr(part, "row_names", None) for part in parts]
     joined.row_names = None if any(n is None for n in names) else [name for n in names for name in n]
     for label in ("players", "efficient", "explained_quantity"):
         if hasattr(first, label):
@@ -296,5 +296,5 @@ def concat_explanations(parts: Sequence[Any]) -> Any:
 
 def _one_row_repeated(arrays: list[np.ndarray]) -> bool:
     """Whether every array is one row broadcast over its rows (stride 0), the same row in all."""
-    return all(a.ndim > 1 and a.strides[0] == 0 and len(a) for a in arrays) and all(
+    return all(a.ndim > 1 and a.strides[0] == 0 and len(a) > 0 for a in arrays) and all(
         np.array_equal(a[0], arrays[0][0]) for a in arrays)
