@@ -320,7 +320,7 @@ def _chosen_top_k(args, explainer, n_rows: int) -> int | None:
     return 10
 
 
-def _part_table(explainer, part, _y, *, encoder, columns: list[str], target: str | None, long: bool,
+def _part_table(explainer, part, *, encoder, columns: list[str], target: str | None, long: bool,
                 top_k: int | None):
     """The table of one partition's values (run on a worker): rows numbered from 0 within the partition."""
     from .report import encode

@@ -512,7 +512,7 @@ class BoostingExplainer(InstanceExplainer):
         ))
 
 
-def _top_k_part(explainer: BoostingExplainer, rows: Any, y: None, *, training: bool, k: int,
+def _top_k_part(explainer: BoostingExplainer, rows: Any, *, training: bool, k: int,
                 output: int | str | None) -> sp.csr_matrix:
     """``top_k`` of a partition on a worker: rows of ``X``, or training row numbers (``training``)."""
     if not training:

@@ -358,11 +358,11 @@ class GapExplainer(InstanceExplainer):
         return self.gap_.training_errors(kind, n_jobs=self.n_jobs)
 
 
-def _oob_part(explainer: GapExplainer, rows: np.ndarray, y: None) -> shap.Explanation:
+def _oob_part(explainer: GapExplainer, rows: np.ndarray) -> shap.Explanation:
     """The out-of-bag explanation of some training rows, on a worker (``explain_partitions``' call)."""
     return explainer.oob_explanation(rows)
 
 
-def _oob_proximity_part(explainer: GapExplainer, rows: np.ndarray, y: None) -> sp.csr_matrix:
+def _oob_proximity_part(explainer: GapExplainer, rows: np.ndarray) -> sp.csr_matrix:
     """The out-of-bag proximity rows of some training rows, on a worker (``explain_partitions``' call)."""
     return explainer.gap_.oob_rows(rows, n_jobs=explainer.n_jobs)[1]

@@ -122,10 +122,10 @@ def row_partitions(X: Any, rows_per_part: int) -> tuple[list[Any], list[int] | N
 
 
 def _explain_part(worker: Any, call: Callable[..., Any], part: Any, y: Any) -> Any:
-    """``call(worker, part, y)`` on a worker (or here); a dask partition that reached here as Delayed is computed."""
+    """``call(worker, part[, y])`` on a worker (or here); a dask partition that arrives as Delayed is computed."""
     if hasattr(part, "compute"):
         part = part.compute()
-    return call(worker, part, y)
+    return call(worker, part) if y is None else call(worker, part, y)
 
 
 def _explain(explainer: Any, X: Any, y: Any = None) -> Any:
@@ -151,8 +151,9 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     scheduler : str, distributed.Client or None
         As in :func:`dask_client`; None explains here, one partition at a time.
     call : callable, optional
-        ``call(explainer, part, y_part) -> Explanation``; default ``explainer(part)`` (``explainer(part, y_part)``
-        when ``y`` is given).
+        ``call(explainer, part) -> Explanation`` (or a sparse matrix, or a table for a ``sink``), and
+        ``call(explainer, part, y_part)`` when ``y`` is given; default ``explainer(part)`` (``explainer(part,
+        y_part)``).
     sink : callable, optional
         ``sink(i, explanation)`` receives the parts in order instead of their being joined; the function then
         returns the number of rows explained.
