@@ -175,10 +175,8 @@ class GapExplainer(InstanceExplainer):
             each row averaging the trees where that point is out-of-bag (its weight on itself is 0); rows of
             points that are in-bag in every tree are empty.
         dense : bool, default=False
-            Return a dense ndarray instead (checked against ``max_memory`` first).
-
-        With a ``scheduler``, the out-of-bag matrix (``X=None``, sparse) is computed by blocks of rows on its
-        workers, the same matrix as here.
+            Return a dense ndarray instead (checked against ``max_memory`` first). With a ``scheduler``, the
+            sparse out-of-bag matrix (``X=None``) is computed by blocks of rows on its workers (the same matrix).
 
         Returns
         -------
