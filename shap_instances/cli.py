@@ -271,30 +271,38 @@ def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> 
 
     from .utils import explain_partitions
 
-    frame, n_rows = _read_partitions(Path(args.explain), args.block_size)
+    frame, offsets = _read_partitions(Path(args.explain), args.block_size)
+    n_rows = offsets[-1] if isinstance(offsets, list) else offsets
     missing = [column for column in columns if column not in frame.columns]
     if missing:
         raise ValueError(f"--explain {args.explain} lacks the columns {missing[:10]} of --data")
     takes_y = getattr(explainer, "call_y", "none") != "none" and target in frame.columns
     frame = frame[[*columns, target] if takes_y else columns]
     top_k = _chosen_top_k(args, explainer, n_rows)
+    sink = _PartWriter(Path(args.out), args.force)
+    # Parquet row groups into Parquet parts: each worker writes its own parts (their first rows are known)
+    here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
     call = functools.partial(_part_table, encoder=encoder, columns=columns, target=target if takes_y else None,
-                             long=args.format == "long", top_k=top_k)
-    written = explain_partitions(explainer, frame, scheduler=args.scheduler, call=call,
-                                 sink=_PartWriter(Path(args.out), args.force))
+                             long=args.format == "long", top_k=top_k,
+                             out=None if here else str(Path(args.out).resolve()), offsets=None if here else offsets)
+    explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here)
     shape = "top " + str(top_k) if top_k else args.format
-    print(f"{type(explainer).__name__}: {n_rows} rows -> {args.out} ({shape}, {written} lines)")
+    print(f"{type(explainer).__name__}: {n_rows} rows -> {args.out} ({shape}, {sink.lines} lines)")
     return 0
 
 
 def _read_partitions(path: Path, block_size: int):
-    """(dask DataFrame of ``path``, its number of rows): a partition per Parquet row group, or per CSV block."""
+    """(dask DataFrame of ``path``, the first row of each row group and the number of rows (Parquet), or the
+    number of rows (CSV)): a partition per Parquet row group, or per CSV block."""
     import dask.dataframe as dd
+    import numpy as np
 
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        return dd.read_parquet(path, split_row_groups=True), pq.ParquetFile(path).metadata.num_rows
+        metadata = pq.ParquetFile(path).metadata
+        sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+        return dd.read_parquet(path, split_row_groups=True), np.cumsum([0, *sizes]).tolist()
     with path.open("rb") as handle:  # lines, less the header (a last line without a newline counts too)
         n_lines, last = 0, b"\n"
         while block := handle.read(2**24):
@@ -315,22 +323,35 @@ def _chosen_top_k(args, explainer, n_rows: int) -> int | None:
     if needed <= budget:
         return None
     print(f"shap-instances: the values of {n_rows} rows x {players} training rows would take {needed / 2**20:,.0f} "
-          f"MiB, more than --max-memory ({budget / 2**20:,.0f} MiB): writing each row's 10 largest (--top-k 10; pass --top-k K "
-          "or a larger --max-memory to choose)", file=sys.stderr)
+          f"MiB, more than --max-memory ({budget / 2**20:,.0f} MiB): writing each row's 10 largest (--top-k 10; "
+          "pass --top-k K or a larger --max-memory to choose)", file=sys.stderr)
     return 10
 
 
 def _part_table(explainer, part, *, encoder, columns: list[str], target: str | None, long: bool,
-                top_k: int | None):
-    """The table of one partition's values (run on a worker): rows numbered from 0 within the partition."""
+                top_k: int | None, out: str | None = None, offsets: list[int] | None = None, index: int = 0):
+    """The table of one partition's values (run on a worker), its rows numbered from 0 within the partition; or,
+    given ``out``, that table numbered from the partition's first row in the file and written to ``out`` as part
+    ``index`` (the number of lines written is returned)."""
     from .report import encode
 
     part = part.reset_index(drop=True)
     X = part[columns] if encoder is None else encode(encoder, part[columns])
     explanation = explainer(X) if target is None else explainer(X, part[target])
-    if top_k is not None or long:
-        return _long_table(explanation, top_k)
-    return _wide_table(explanation, X.index)
+    table = _long_table(explanation, top_k) if top_k is not None or long else _wide_table(explanation, X.index)
+    if out is None or offsets is None:
+        return table
+    table = _numbered(table, offsets[index])
+    table.to_parquet(Path(out) / f"part-{index:05d}.parquet", index=False)
+    return len(table)
+
+
+def _numbered(table, offset: int):
+    """A part's table with the column ``row`` (first) counted from ``offset``, the partition's first row in the file."""
+    if "row" in table.columns:
+        return table.assign(row=table["row"] + offset)
+    table = table.set_axis(table.index + offset)
+    return table.rename_axis("row").reset_index()
 
 
 def _long_table(explanation, top_k: int | None):
@@ -379,14 +400,17 @@ class _PartWriter:
         elif out.exists() and force:
             out.unlink()
 
+    @property
+    def folder(self) -> bool:
+        """Whether the output is a folder of Parquet parts."""
+        return self.out.suffix == ".parquet"
+
     def __call__(self, i: int, table) -> int:
+        if isinstance(table, int):  # written by the worker
+            self.lines += table
+            return table
         rows = int(table["row"].max()) + 1 if "row" in table.columns and len(table) else len(table)
-        if "row" in table.columns:
-            table["row"] += self.offset
-        else:
-            table.index = table.index + self.offset
-            table.index.name = "row"
-            table = table.reset_index()
+        table = _numbered(table, self.offset)
         if self.out.suffix == ".parquet":
             table.to_parquet(self.out / f"part-{i:05d}.parquet", index=False)
         else:

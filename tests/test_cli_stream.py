@@ -95,3 +95,14 @@ def test_missing_columns_are_refused(files, capsys):
     assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / "other.parquet"),
                     "--out", str(files / "o.parquet")) == 2
     assert "lacks the columns" in capsys.readouterr().err
+
+
+def test_a_cluster_writes_the_same_parts(files):
+    distributed = pytest.importorskip("distributed")
+    here, there = files / "here.parquet", files / "there.parquet"
+    args = ["--explainer", "naive_bayes", "--explain", str(files / "rows.parquet"), "--out"]
+    assert _explain(files, *args, str(here)) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+        assert _explain(files, *args, str(there), "--scheduler", c.scheduler_address) == 0
+    for part in sorted(here.glob("part-*.parquet")):
+        assert pd.read_parquet(part).equals(pd.read_parquet(there / part.name))

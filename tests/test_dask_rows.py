@@ -136,8 +136,8 @@ def test_sink_receives_the_parts_in_order():
     make, X, _ = _problem(si.NaiveBayesExplainer, repeat=10)
     explainer = make()
     seen = []
-    n_rows = explain_partitions(explainer, X, rows_per_part=7, sink=lambda i, part: seen.append((i, part)))
-    assert n_rows == len(X) and [i for i, _ in seen] == list(range(len(seen))) and len(seen) == -(-len(X) // 7)
+    n_parts = explain_partitions(explainer, X, rows_per_part=7, sink=lambda i, part: seen.append((i, part)))
+    assert n_parts == len(seen) == -(-len(X) // 7) and [i for i, _ in seen] == list(range(n_parts))
     assert np.array_equal(concat_explanations([part for _, part in seen]).values, explainer(X).values)
 
 

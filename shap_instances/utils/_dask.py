@@ -121,11 +121,13 @@ def row_partitions(X: Any, rows_per_part: int) -> tuple[list[Any], list[int] | N
     return [take(s, min(s + rows_per_part, n)) for s in starts], [min(s + rows_per_part, n) - s for s in starts]
 
 
-def _explain_part(worker: Any, call: Callable[..., Any], part: Any, y: Any) -> Any:
-    """``call(worker, part[, y])`` on a worker (or here); a dask partition that arrives as Delayed is computed."""
+def _explain_part(worker: Any, call: Callable[..., Any], part: Any, y: Any, index: int | None) -> Any:
+    """``call(worker, part[, y][, index=i])`` on a worker (or here); a dask partition arriving as Delayed is
+    computed first."""
     if hasattr(part, "compute"):
         part = part.compute()
-    return call(worker, part) if y is None else call(worker, part, y)
+    numbered = {} if index is None else {"index": index}
+    return call(worker, part, **numbered) if y is None else call(worker, part, y, **numbered)
 
 
 def _explain(explainer: Any, X: Any, y: Any = None) -> Any:
@@ -135,7 +137,8 @@ def _explain(explainer: Any, X: Any, y: Any = None) -> Any:
 
 def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any = None,
                        call: Callable[..., Any] | None = None, sink: Callable[[int, Any], object] | None = None,
-                       rows_per_part: int | None = None, max_in_flight: int | None = None) -> Any:
+                       rows_per_part: int | None = None, max_in_flight: int | None = None,
+                       numbered: bool = False) -> Any:
     """Explain the rows of ``X`` partition by partition, on a dask cluster when ``scheduler`` is given.
 
     Parameters
@@ -156,19 +159,21 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         y_part)``).
     sink : callable, optional
         ``sink(i, explanation)`` receives the parts in order instead of their being joined; the function then
-        returns the number of rows explained.
+        returns the number of parts.
     rows_per_part : int, optional
         Rows of an in-memory partition (default: at most :data:`PARTITION_BYTES` of values, and at least one
         partition per worker).
     max_in_flight : int, optional
         Partitions computed ahead of the one being collected (default twice the workers).
+    numbered : bool, default=False
+        Pass each partition's number to ``call`` as ``index=i`` (a call that writes its part itself names it so).
 
     Returns
     -------
     shap.Explanation, scipy.sparse.csr_matrix or int
         The parts joined by :func:`concat_explanations` (row names ``x[i]`` numbered over the whole of ``X``
         when it has no index), or stacked when ``call`` returns sparse matrices (``top_k``), or the number of
-        rows when a ``sink`` took them.
+        parts when a ``sink`` took them.
 
     Examples
     --------
@@ -191,13 +196,13 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         size = rows_per_part or (1 if is_dask_collection(X) else _rows_per_part(explainer, X, n_workers))
         parts, lengths = row_partitions(X, size)
         y_parts = _split_targets(y, X, parts, lengths)
-        results = _run(worker, call, parts, y_parts, client, max_in_flight or 2 * max(n_workers, 1))
+        results = _run(worker, call, parts, y_parts, client, max_in_flight or 2 * max(n_workers, 1), numbered)
         if sink is not None:
-            n_rows = 0
+            n_parts = 0
             for i, part in enumerate(results):
-                n_rows += part.shape[0]
                 sink(i, part)
-            return n_rows
+                n_parts += 1
+            return n_parts
         done = list(results)
     if sp.issparse(done[0]) if done else False:
         return sp.vstack(done, format="csr")
@@ -229,11 +234,11 @@ def _split_targets(y: Any, X: Any, parts: list[Any], lengths: list[int] | None) 
 
 
 def _run(worker: Any, call: Callable[..., Any], parts: list[Any], y_parts: list[Any], client: Any,
-         max_in_flight: int) -> Iterator[Any]:
+         max_in_flight: int, numbered: bool) -> Iterator[Any]:
     """The explanations of the parts, in order: here one by one, or on the cluster a window at a time."""
     if client is None:
-        for part, y_part in zip(parts, y_parts):
-            yield _explain_part(worker, call, part, y_part)
+        for i, (part, y_part) in enumerate(zip(parts, y_parts)):
+            yield _explain_part(worker, call, part, y_part, i if numbered else None)
         return
     state = client.scatter(worker, broadcast=True, hash=False)  # the training-side state travels once
     pending: list[Any] = []
@@ -241,7 +246,8 @@ def _run(worker: Any, call: Callable[..., Any], parts: list[Any], y_parts: list[
     def submit(i: int) -> None:
         part = parts[i]
         part = client.compute(part) if hasattr(part, "dask") else client.scatter(part, hash=False)
-        pending.append(client.submit(_explain_part, state, call, part, y_parts[i], pure=False))
+        pending.append(client.submit(_explain_part, state, call, part, y_parts[i], i if numbered else None,
+                                     pure=False))
 
     for i in range(min(max_in_flight, len(parts))):
         submit(i)
