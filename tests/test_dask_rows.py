@@ -95,6 +95,12 @@ def test_dask_array_on_the_cluster_numbers_rows_over_the_whole_array(client):
     assert parallel.row_names[-1] == f"x[{len(X) - 1}]"
 
 
+def test_sampled_isotonic_with_an_int_seed_gives_the_serial_values(client):
+    make, X, _ = _problem(si.IsotonicShapleyExplainer)
+    options = {"max_exact_features": 2, "max_evals": 12, "random_state": 0}
+    _assert_same(make(**options)(X), make(**options, scheduler=client)(X))
+
+
 def test_gap_out_of_bag_rows_split_over_workers(client):
     from sklearn.datasets import load_diabetes
     from sklearn.ensemble import RandomForestRegressor
