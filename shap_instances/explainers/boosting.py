@@ -433,7 +433,8 @@ class BoostingExplainer(InstanceExplainer):
         if self.scheduler is not None:  # the explained rows (None: the training rows) split over the workers
             rows = np.arange(self.n_train_) if X is None else X
             return explain_partitions(self, rows, scheduler=self.scheduler,
-                                      call=functools.partial(_top_k_part, training=X is None, k=int(k), output=output))
+                                      call=functools.partial(_top_k_part, training=X is None, k=int(k), output=output),
+                                      sparse=True)
         leaves, _, _ = self._query(X)
         return self._top_k_of(leaves, column, int(k))
 

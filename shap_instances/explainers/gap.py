@@ -200,7 +200,7 @@ class GapExplainer(InstanceExplainer):
         if X is None and self.scheduler is not None and not dense:  # the out-of-bag rows split over the workers
             self.gap_.require_bootstrap()
             return explain_partitions(self, np.arange(self.n_train_), scheduler=self.scheduler,
-                                      call=_oob_proximity_part)
+                                      call=_oob_proximity_part, sparse=True)
         return self.gap_.proximities(X, dense=dense, n_jobs=self.n_jobs, max_memory=self.max_memory)
 
     def oob_counts(self) -> np.ndarray:

@@ -138,7 +138,7 @@ def _explain(explainer: Any, X: Any, y: Any = None) -> Any:
 def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any = None,
                        call: Callable[..., Any] | None = None, sink: Callable[[int, Any], object] | None = None,
                        rows_per_part: int | None = None, max_in_flight: int | None = None,
-                       numbered: bool = False) -> Any:
+                       numbered: bool = False, sparse: bool = False) -> Any:
     """Explain the rows of ``X`` partition by partition, on a dask cluster when ``scheduler`` is given.
 
     Parameters
@@ -167,6 +167,9 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         Partitions computed ahead of the one being collected (default twice the workers).
     numbered : bool, default=False
         Pass each partition's number to ``call`` as ``index=i`` (a call that writes its part itself names it so).
+    sparse : bool, default=False
+        ``call`` returns a few values per row (sparse rows, ``top_k``): in-memory ``X`` is split into four
+        partitions per worker, not by the memory of dense values.
 
     Returns
     -------
@@ -193,7 +196,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     call = call or _explain
     with dask_client(scheduler) as client:
         n_workers = len(client.scheduler_info()["workers"]) if client is not None else 1
-        size = rows_per_part or (1 if is_dask_collection(X) else _rows_per_part(explainer, X, n_workers))
+        size = rows_per_part or (1 if is_dask_collection(X) else _rows_per_part(explainer, X, n_workers, sparse))
         parts, lengths = row_partitions(X, size)
         y_parts = _split_targets(y, X, parts, lengths)
         results = _run(worker, call, parts, y_parts, client, max_in_flight or 2 * max(n_workers, 1), numbered)
@@ -212,9 +215,12 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     return joined
 
 
-def _rows_per_part(explainer: Any, X: Any, n_workers: int) -> int:
-    """Rows of an in-memory partition: values of at most PARTITION_BYTES, and one partition per worker at least."""
+def _rows_per_part(explainer: Any, X: Any, n_workers: int, sparse: bool) -> int:
+    """Rows of an in-memory partition: values of at most PARTITION_BYTES, and one partition per worker at least;
+    ``sparse``: four partitions per worker."""
     n = X.shape[0] if hasattr(X, "shape") else len(X)
+    if sparse:
+        return max(1, -(-n // (4 * max(n_workers, 1))))
     players = len(getattr(explainer, "train_names_", None) or getattr(explainer, "feature_names_", None) or [0])
     by_memory = max(1, PARTITION_BYTES // (8 * max(players, 1)))
     return max(1, min(by_memory, -(-n // max(n_workers, 1))))
