@@ -29,12 +29,35 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from .exceptions import DataValidationError, InvalidParameterError
-from .utils import check_random_state, explain_partitions, is_dask_collection, validate_params
+from .utils import (
+    check_random_state,
+    explain_partitions,
+    is_dask_collection,
+    shap_explainer_class,
+    unwrap_model,
+    validate_params,
+)
 
 __all__ = ["ConformanceProblem", "InstanceExplainer"]
 
 _SAVE_FORMAT = "shap_instances.InstanceExplainer"
 _SAVE_VERSION = 1
+
+#: shap's own Explainer, not what ``shap.Explainer`` names now: users may have set ``shap.Explainer =
+#: shap_instances.Explainer``, and a subclass of that dispatcher would recurse.
+_ShapExplainer: Any = shap_explainer_class()
+
+#: Keywords of shap's legacy ``shap_values`` methods (Tree, Kernel, Permutation, Gradient, Deep) that
+#: :meth:`InstanceExplainer.shap_values` accepts and ignores: name -> the only value accepted (``_ANY``: any
+#: value). They tune shap's own estimators, or ask for a check this package always makes (efficiency); a value
+#: that asks for something else (``tree_limit=10``, ``ranked_outputs=3``, ...) is refused, never ignored.
+_ANY = object()
+SHAP_VALUES_KEYWORDS: dict[str, Any] = {
+    "check_additivity": _ANY, "from_call": _ANY, "silent": _ANY, "gc_collect": _ANY, "batch_evals": _ANY,
+    "nsamples": _ANY, "l1_reg": _ANY, "npermutations": _ANY, "rseed": _ANY, "output_rank_order": _ANY,
+    "approximate": False, "tree_limit": None, "main_effects": False, "error_bounds": False,
+    "ranked_outputs": None, "return_variances": False,
+}
 
 
 @dataclass
@@ -95,7 +118,7 @@ class ConformanceProblem:
 
 
 
-class InstanceExplainer(shap.Explainer):
+class InstanceExplainer(_ShapExplainer):
     """Base class of the explainers of this package (and of plugins): a :class:`shap.Explainer` subclass.
 
     A subclass declares its options in ``_parameter_constraints``, stores them in ``__init__`` with
@@ -164,6 +187,9 @@ class InstanceExplainer(shap.Explainer):
     #: Whether the values depend on ``random_state`` (the explainer samples, in some configuration). A class
     #: accepts ``random_state`` exactly when it is stochastic; a deterministic one must not take the option.
     stochastic: ClassVar[bool] = False
+    #: Whether the constructor takes fitted pipelines and meta-estimators (it calls :meth:`_unwrap`), so that
+    #: ``Explainer(model, algorithm="auto")`` asks :meth:`supports_model` about the estimator inside them.
+    unwraps_models: ClassVar[bool] = False
     #: The options of the constructor and their constraints (see :mod:`shap_instances.utils`).
     _parameter_constraints: ClassVar[dict[str, list]] = {}
 
@@ -193,6 +219,24 @@ class InstanceExplainer(shap.Explainer):
         for name, value in params.items():
             setattr(self, name, value)
         return masker
+
+    def _unwrap(self, data: Any, y: Any = None) -> tuple[Any, Any, Any]:
+        """Unwrap ``self.model`` (a pipeline, search object, ...): ``(estimator, data, y)`` as the estimator saw them.
+
+        Sets ``self.model`` to the estimator explained and ``self.unwrapped_`` (a
+        :class:`~shap_instances.utils.UnwrappedModel`) to what was unwrapped, whose ``model`` is the user's
+        object; the training rows go through the pipeline's fitted steps once, here, and :meth:`_prepare`
+        applies them to the explained rows on every call.
+        """
+        unwrapped = self.unwrapped_ = unwrap_model(getattr(self, "model"))  # noqa: B009 - set by shap.Explainer
+        estimator: Any = unwrapped.estimator
+        self.model = estimator
+        return estimator, unwrapped.transform(data, "masker"), unwrapped.transform_y(y)
+
+    def _prepare(self, X: Any) -> Any:
+        """Rows as the explained estimator sees them: the unwrapped pipeline's fitted steps applied."""
+        unwrapped = getattr(self, "unwrapped_", None)
+        return X if unwrapped is None else unwrapped.transform(X)
 
     @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:
@@ -239,9 +283,94 @@ class InstanceExplainer(shap.Explainer):
         """shap's legacy API: ``explainer(X, y, **options).values``.
 
         Shapes as shap's Kernel and Tree explainers return them: ``(n, M)`` for one output, ``(n, M, k)``
-        for ``k`` outputs.
+        for ``k`` outputs. As shap's ``TreeExplainer.shap_values`` does, it takes ``y`` and ignores it where
+        the explainer does not use it (``call_y == "none"``). The keywords of shap's own ``shap_values``
+        methods (:data:`SHAP_VALUES_KEYWORDS`: ``check_additivity``, ``nsamples``, ``silent``, ...) are
+        accepted and ignored where they change nothing here; one that asks for what this package does not
+        compute (``tree_limit=10``, ``ranked_outputs=3``, ``main_effects=True``) is refused. Other keywords
+        are the explainer's own call options.
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from sklearn.datasets import load_iris
+        >>> import shap_instances as si
+        >>> X, y = load_iris(return_X_y=True)
+        >>> explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, y), X)
+        >>> explainer.shap_values(X[:2], y[:2], check_additivity=False).shape
+        (2, 4, 3)
         """
+        for name in [k for k in options if k in SHAP_VALUES_KEYWORDS]:
+            value, accepted = options.pop(name), SHAP_VALUES_KEYWORDS[name]
+            if accepted is not _ANY and value != accepted:
+                raise InvalidParameterError(
+                    f"{type(self).__name__}.shap_values: {name}={value!r} asks shap's explainers for something "
+                    f"this explainer does not compute; leave {name} at {accepted!r}.")
+        if self.call_y == "none":
+            y = None  # shap's TreeExplainer takes y and uses it only for loss outputs
         return self(X, y, **options).values
+
+    def shap_interaction_values(self, X: Any = None, y: Any = None, **options: Any) -> np.ndarray:
+        """Refused: shap's interaction values are between pairs of features of one row's prediction.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, naming what to use instead (see ``docs/plots.md``).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no interaction values: shap's interaction values split a prediction over "
+            f"pairs of features, and this explainer's players are {self.players} ("
+            + ("training rows: their pairwise interactions are not computed" if self.players == "instances"
+               else "feature interactions are not part of its model") + "). Use explainer(X) for the values, or "
+            "shap.TreeExplainer(model).shap_interaction_values(X) for feature interactions.")
+
+    @property
+    def data(self) -> Any:
+        """shap's name for the background data: ``data_``, read-only (``explainer(explainer.data)`` as in shap).
+
+        Examples
+        --------
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from sklearn.datasets import load_iris
+        >>> import shap_instances as si
+        >>> X, y = load_iris(return_X_y=True)
+        >>> si.NaiveBayesExplainer(GaussianNB().fit(X, y), X).data.shape
+        (150, 4)
+        """
+        try:
+            return self.data_
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__} holds no data_ (it was built without training data)") \
+                from None
+
+    @property
+    def data_feature_names(self) -> list[str]:
+        """shap's name for the names of the explanation's columns, read-only: the training rows' names
+        (``train_names_``) for instance explainers, the features' for feature explainers.
+
+        shap code passes them where an explanation's columns are named (``shap.plots.group_difference(values,
+        group, feature_names=explainer.data_feature_names)``), so they name the players, which for this package
+        are training rows; the data's own columns are ``columns_``.
+
+        Examples
+        --------
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from shap_instances.datasets import load_diabetes
+        >>> import shap_instances as si
+        >>> X, y = load_diabetes()
+        >>> forest = RandomForestRegressor(5, random_state=0).fit(X[:20], y[:20])
+        >>> si.GapExplainer(forest, X[:20], y=y[:20]).data_feature_names[:2]
+        ['0', '1']
+        """
+        if self.players == "instances":
+            names = getattr(self, "train_names_", None)
+        else:
+            names = getattr(self, "feature_names_", None)
+            names = getattr(self, "columns_", None) if names is None else names
+        if names is None:
+            raise AttributeError(f"{type(self).__name__} has no names for its players yet.")
+        return list(names)
 
     @property
     def expected_value(self) -> float | np.ndarray:

@@ -27,7 +27,15 @@ from numpy.typing import ArrayLike
 
 from .exceptions import DataValidationError, EfficiencyError, ReconstructionWarning
 
-__all__ = ["SampledExplanation", "build_explanation", "check_efficiency", "efficiency_gap", "Z_95"]
+__all__ = ["SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency", "efficiency_gap",
+           "training_row_data", "Z_95"]
+
+#: What ``data`` holds in an explanation over training rows, by task: the colour legend of the plots
+#: (``docs/pictures.md``).
+TRAINING_ROW_COLOURS = {
+    "regression": "training target - prediction",
+    "classification": "training label = predicted label",
+}
 
 #: Normal quantile used to turn standard errors into 95% bounds.
 Z_95 = 1.959963984540054
@@ -175,6 +183,50 @@ def build_explanation(
     if explained is not None:
         check_efficiency(values, base, explained, atol=atol, on_violation=on_violation, stacklevel=4)
     return explanation
+
+
+def training_row_data(y_train: ArrayLike, predicted: ArrayLike, *, classification: bool,
+                      labels: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(data, display_data)`` of an explanation whose players are training rows (``docs/pictures.md``).
+
+    ``data[j, i]``, what shap's plots colour by and put on a scatter plot's x-axis, compares training row ``i``'s
+    target with explained row ``j``'s prediction, so it varies down a column and says something about the pair:
+    ``y_i - prediction_j`` for regression (in the target's units: above 0, the training row's target is above this
+    prediction), and ``1.0`` where ``y_i`` is the predicted label of row ``j``, else ``0.0``, for classification.
+    It is float32: a colour needs no more, and it is half the size of the values. ``display_data[j, i]`` is training
+    row ``i``'s target as text (``"239"``, or the class label ``"female"``, not its code); it does not depend on
+    ``j`` and is a broadcast view (no copy per explained row).
+
+    Parameters
+    ----------
+    y_train : array-like of shape (n_train,)
+        The training targets (numbers), or the class codes ``0 .. k-1`` for classification.
+    predicted : array-like of shape (n,)
+        The explained rows' predictions, in the same units (the predicted class code for classification).
+    classification : bool
+    labels : sequence, optional
+        The class labels, ``labels[code]`` (``model.classes_``), used for the text.
+
+    Examples
+    --------
+    >>> from shap_instances._explanation import training_row_data
+    >>> data, text = training_row_data([0, 1, 1], [1, 0], classification=True, labels=["male", "female"])
+    >>> data.tolist(), text[0].tolist()
+    ([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]], ['male', 'female', 'female'])
+    >>> training_row_data([3.0, 5.0], [4.0], classification=False)[0].tolist()
+    [[-1.0, 1.0]]
+    """
+    y = np.asarray(y_train).ravel()
+    predicted = np.asarray(predicted).ravel()
+    if classification:
+        data = (y[None, :] == predicted[:, None]).astype(np.float32)
+        codes = y.astype(np.intp)
+        text = np.array([str(label) for label in (np.asarray(labels, dtype=object)[codes] if labels is not None
+                                                  else codes)], dtype=object)
+    else:
+        data = np.subtract(y.astype(np.float32)[None, :], predicted.astype(np.float32)[:, None])  # no float64 copy
+        text = np.array([f"{v:.4g}" for v in y.astype(np.float64)], dtype=object)
+    return data, np.broadcast_to(text, data.shape)
 
 
 def _checked_names(shape: tuple[int, ...], feature_names: Sequence[str], output_names: Sequence[str] | None,

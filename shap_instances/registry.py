@@ -13,11 +13,13 @@ with a :class:`~shap_instances.exceptions.PluginLoadWarning` and left out; the o
 
 from __future__ import annotations
 
+import inspect
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ._deprecated import warn_moved
 from .exceptions import (
@@ -210,9 +212,9 @@ def register_explainer(name: str, *, replace: bool = False) -> Callable[[type], 
         raise ValueError(f"name must be a non-empty string, got {name!r}.")
 
     def decorator(cls: type) -> type:
-        import shap
+        from .utils import shap_explainer_class
 
-        if not (isinstance(cls, type) and issubclass(cls, shap.Explainer)):
+        if not (isinstance(cls, type) and issubclass(cls, shap_explainer_class())):
             raise TypeError(f"register_explainer({name!r}) expects a shap.Explainer subclass, got {cls!r}.")
         if name in _runtime and _runtime[name] is not cls and not replace:
             raise ValueError(
@@ -231,37 +233,43 @@ def register_explainer(name: str, *, replace: bool = False) -> Callable[[type], 
     return decorator
 
 
-def Explainer(model: Any, masker: Any = None, link: Any = None,  # noqa: N802 - mirrors shap
-              algorithm: str = "auto", output_names: Sequence[str] | None = None,
-              feature_names: Sequence[str] | None = None, linearize_link: bool = True, seed: int | None = None,
-              **kwargs: Any) -> shap.Explainer:
+class _ExplainerType(type):
+    """The type of :class:`Explainer`: any shap explainer (this package's included) is an instance of it."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return cls.__subclasscheck__(type(instance))
+
+    def __subclasscheck__(cls, subclass: Any) -> bool:
+        if type.__subclasscheck__(cls, subclass):
+            return True
+        if "shap" not in sys.modules:  # nothing can be a shap explainer before shap is imported
+            return False
+        from .utils import shap_explainer_class
+
+        return isinstance(subclass, type) and issubclass(subclass, shap_explainer_class())
+
+
+class Explainer(metaclass=_ExplainerType):
     """A superset of :class:`shap.Explainer`: this package's explainers by name or model, shap's for the rest.
 
     The signature is shap's. ``algorithm`` may be a name registered here (see :func:`list_explainers`,
     plugins included), one of shap's own (``"exact"``, ``"permutation"``, ``"partition"``, ``"tree"``,
     ``"linear"``, ``"deep"``, ``"additive"``, passed to :class:`shap.Explainer` unchanged), or ``"auto"``:
     the registered explainers are asked in order of their ``auto_priority`` (then name) whether
-    ``cls.supports_model(model, masker)``, skipping those that need training targets when no ``y=`` is given
-    and those that are never chosen automatically (``isotonic``); when none claims the model, shap's own
-    automatic choice decides. A ``y=`` offered in automatic mode goes only to a chosen class that takes it.
-    So ``si.Explainer`` in place of ``shap.Explainer`` in working shap code, which never passes ``y``, gives
+    ``cls.supports_model(model, masker)`` (for a class with ``unwraps_models``, also about the estimator inside
+    a fitted pipeline, search object or other meta-estimator: the last step of a ``Pipeline``), skipping those
+    that need training targets when no ``y=`` is given and those that are never chosen automatically
+    (``isotonic``); when none claims the model, shap's own automatic choice decides. A ``y=`` offered in automatic
+    mode goes only to a chosen class that takes it. So ``si.Explainer`` in place of ``shap.Explainer`` in working
+    shap code, which never passes ``y``, gives
     shap's own explainer for every model but naive Bayes ones.
 
-    Parameters
-    ----------
-    model : object
-        The fitted model (for the residual explainer, the estimator to refit).
-    masker : array-like or shap masker, optional
-        Training or background data; ``data=`` is accepted as an alias.
-    link, output_names, linearize_link, seed
-        shap's options, passed to shap's explainers; ``link=None`` (the default) is shap's default,
-        ``shap.links.identity``. This package's explainers accept ``seed`` as their ``random_state`` and refuse
-        a non-identity ``link`` or ``output_names``, which they do not use.
-    algorithm : str, default="auto"
-    feature_names : sequence of str, optional
-        Passed to the chosen explainer.
-    **kwargs
-        Passed to the chosen class, e.g. ``y=y_train`` (which this package's instance explainers need).
+    It is a class, as shap's is: constructing it returns the chosen explainer (an instance of that class, not of
+    ``Explainer`` itself); ``isinstance(e, si.Explainer)`` holds for every shap explainer, this package's and
+    plugins' included, ``issubclass(si.GapExplainer, si.Explainer)`` likewise, and :meth:`load` reads any saved
+    explainer. It hands shap's algorithms to shap's own class, found once (never through the attribute
+    ``shap.Explainer``), so ``shap.Explainer = si.Explainer`` makes this package shap's default in every import
+    order without recursion.
 
     Examples
     --------
@@ -274,20 +282,99 @@ def Explainer(model: Any, masker: Any = None, link: Any = None,  # noqa: N802 - 
     'NaiveBayesExplainer'
     >>> type(si.Explainer(DecisionTreeRegressor(max_depth=3).fit(X, y), X[:50])).__name__   # shap's choice
     'TreeExplainer'
+    >>> isinstance(si.Explainer(GaussianNB().fit(X, y), X[:50]), si.Explainer)
+    True
     """
-    import shap
 
-    if "data" in kwargs:
-        if masker is not None:
-            raise InvalidParameterError("pass the data once, as masker= (or its alias data=), not both.")
-        masker = kwargs.pop("data")
-    link = shap.links.identity if link is None else link
-    shap_options = dict(link=link, output_names=output_names, feature_names=feature_names,
-                        linearize_link=linearize_link, seed=seed)
-    if algorithm in SHAP_ALGORITHMS:
-        return shap.Explainer(model, masker, algorithm=algorithm, **shap_options, **kwargs)
-    if algorithm != "auto":
-        return _build(get_explainer(algorithm), model, masker, shap_options, kwargs)
+    def __new__(cls, model: Any, masker: Any = None, link: Any = None, algorithm: str = "auto",
+                output_names: Sequence[str] | None = None, feature_names: Sequence[str] | None = None,
+                linearize_link: bool = True, seed: int | None = None, **kwargs: Any) -> Any:
+        """Build the chosen explainer (an instance of that class, not of ``Explainer``).
+
+        Parameters
+        ----------
+        model : object
+            The fitted model (for the residual explainer, the estimator to refit).
+        masker : array-like or shap masker, optional
+            Training or background data; ``data=`` is accepted as an alias.
+        link, output_names, linearize_link, seed
+            shap's options, passed to shap's explainers; ``link=None`` (the default) is shap's default,
+            ``shap.links.identity``. This package's explainers accept ``seed`` as their ``random_state`` and refuse
+            a non-identity ``link`` or ``output_names``, which they do not use.
+        algorithm : str, default="auto"
+        feature_names : sequence of str, optional
+            Passed to the chosen explainer.
+        **kwargs
+            Passed to the chosen class, e.g. ``y=y_train`` (which this package's instance explainers need).
+
+        Returns
+        -------
+        shap.Explainer
+            This package's (or a plugin's) explainer, or shap's own.
+        """
+        import shap
+
+        from .utils import shap_explainer_class
+
+        shap_explainer = shap_explainer_class()
+        if "data" in kwargs:
+            if masker is not None:
+                raise InvalidParameterError("pass the data once, as masker= (or its alias data=), not both.")
+            masker = kwargs.pop("data")
+        link = shap.links.identity if link is None else link
+        shap_options = dict(link=link, output_names=output_names, feature_names=feature_names,
+                            linearize_link=linearize_link, seed=seed)
+        if algorithm in SHAP_ALGORITHMS:
+            return shap_explainer(model, masker, algorithm=algorithm, **shap_options, **kwargs)
+        if algorithm != "auto":
+            return _build(get_explainer(algorithm), model, masker, shap_options, kwargs)
+        return _auto(model, masker, shap_options, kwargs)
+
+    @classmethod
+    def load(cls, in_file: BinaryIO, model_loader: Any = None, masker_loader: Any = None,
+             instantiate: bool = True) -> Any:
+        """Read an explainer saved with ``explainer.save(f)``: the class the file names, this package's or shap's.
+
+        A file written by one of this package's explainers is read by its class's own ``load`` (through
+        :meth:`InstanceExplainer.load <shap_instances.InstanceExplainer.load>`, which accepts every subclass);
+        any other is handed to ``shap.Explainer.load`` with the loaders and ``instantiate``. When neither reads
+        it, the error of this package's reader is raised. A stream that cannot seek is read as this package's.
+
+        Examples
+        --------
+        >>> import io
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> import shap_instances as si
+        >>> X, y = load_iris(return_X_y=True)
+        >>> buffer = io.BytesIO()
+        >>> si.Explainer(GaussianNB().fit(X, y), X).save(buffer); _ = buffer.seek(0)
+        >>> loaded = si.Explainer.load(buffer)
+        >>> type(loaded).__name__, isinstance(loaded, si.Explainer)
+        ('NaiveBayesExplainer', True)
+        """
+        from ._base import InstanceExplainer
+        from .utils import shap_explainer_class
+
+        start = in_file.tell() if in_file.seekable() else None
+        try:
+            return InstanceExplainer.load(in_file)
+        except Exception as ours:  # noqa: BLE001 - not this package's file: try shap's reader, else raise ours
+            if start is None:
+                raise
+            in_file.seek(start)
+            loaders = {k: v for k, v in (("model_loader", model_loader), ("masker_loader", masker_loader))
+                       if v is not None}
+            try:
+                return shap_explainer_class().load(in_file, instantiate=instantiate, **loaders)
+            except Exception:  # noqa: BLE001 - shap's reader failed too: the file is not an explainer's
+                raise ours from None
+
+
+def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
+    """``Explainer(..., algorithm="auto")``: the first registered class that claims the model, else shap's choice."""
+    from .utils import shap_explainer_class
+
     candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
     for name, cls in candidates:
         if not getattr(cls, "auto_dispatch", True):
@@ -304,7 +391,7 @@ def Explainer(model: Any, masker: Any = None, link: Any = None,  # noqa: N802 - 
             f"does not take the options {sorted(kwargs)}. Pass algorithm= one of "
             f"{', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
         )
-    return shap.Explainer(model, masker, algorithm="auto", **shap_options)
+    return shap_explainer_class()(model, masker, algorithm="auto", **shap_options)
 
 
 def _build(cls: type, model: Any, masker: Any, shap_options: dict, kwargs: dict) -> shap.Explainer:
@@ -318,9 +405,17 @@ def _build(cls: type, model: Any, masker: Any, shap_options: dict, kwargs: dict)
         raise InvalidParameterError(f"{cls.__name__} names its outputs itself and takes no output_names.")
     if shap_options["feature_names"] is not None:
         kwargs = {**kwargs, "feature_names": shap_options["feature_names"]}
-    if shap_options["seed"] is not None:
-        kwargs = {**kwargs, "random_state": shap_options["seed"]}
+    if shap_options["seed"] is not None and _takes_random_state(cls):
+        kwargs = {**kwargs, "random_state": shap_options["seed"]}  # a deterministic class ignores seed, as shap's
     return cls(model, masker, **kwargs)
+
+
+def _takes_random_state(cls: type) -> bool:
+    """Whether the constructor of ``cls`` takes ``random_state`` (a stochastic explainer's does)."""
+    try:
+        return "random_state" in inspect.signature(cls).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a constructor without a signature
+        return False
 
 
 def _supports(name: str, cls: type, model: Any, data: Any) -> bool:
@@ -329,11 +424,25 @@ def _supports(name: str, cls: type, model: Any, data: Any) -> bool:
     if supports is None:
         return False
     try:
-        return bool(supports(model, data))
+        if bool(supports(model, data)):
+            return True
+        return getattr(cls, "unwraps_models", False) and _inner_supported(supports, model)
     except Exception as exc:  # noqa: BLE001 - one plugin's faulty check must not break dispatch
         warnings.warn(f"{name}.supports_model raised {type(exc).__name__}: {exc}; skipping it.", PluginLoadWarning,
                       stacklevel=3)
         return False
+
+
+def _inner_supported(supports: Callable, model: Any) -> bool:
+    """Whether ``supports`` takes the estimator inside a pipeline or meta-estimator (False for a bare one)."""
+    from .exceptions import ShapInstancesError
+    from .utils import unwrap_model
+
+    try:
+        unwrapped = unwrap_model(model)
+    except ShapInstancesError:  # not fitted, or a meta-estimator no explainer can see into
+        return False
+    return unwrapped.wrapped and bool(supports(unwrapped.estimator, None))
 
 
 def _clear_cache() -> None:

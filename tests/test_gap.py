@@ -206,7 +206,9 @@ def test_explanation_contract_regression():
     assert e.values.shape == (10, X.shape[0])
     assert np.allclose(e.base_values, y.mean())
     assert np.max(np.abs(e.base_values + e.values.sum(axis=1) - model.predict(Xt[:10]))) < TOL
-    assert np.array_equal(e.data[3], y)  # plots colour by the training target
+    # plots colour by the training target relative to the row's prediction (docs/pictures.md)
+    np.testing.assert_allclose(e.data[3], y - model.predict(Xt[3:4])[0], rtol=1e-6, atol=1e-4)
+    assert e.display_data[3, 0] == f"{y[0]:.4g}"
     assert e.feature_names[0] == "train[0]"
     P = ex.proximities(Xt[:10]).toarray()
     np.testing.assert_allclose(e.values, P * (y - y.mean())[None, :], atol=1e-14)

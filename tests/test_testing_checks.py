@@ -339,6 +339,12 @@ class _BrokenPlots(ToyExplainer):
         return explanation
 
 
+class _WritableData(ToyExplainer):
+    """Breaks check_shap_conventions: ``data`` is a plain attribute, not the read-only alias of ``data_``."""
+
+    data = None  # shadows the alias: explainer(explainer.data) in shap code would get None
+
+
 BROKEN = {
     "check_is_shap_explainer": _NotAShapExplainer,
     "check_constructor_signature": _PositionalY,
@@ -360,6 +366,7 @@ BROKEN = {
     "check_random_state_reproduces": _Irreproducible,
     "check_random_state_is_used": _UnusedRandomState,
     "check_n_jobs_invariance": _NJobsDependent,
+    "check_shap_conventions": _WritableData,
     "check_shap_plots": _BrokenPlots,
 }
 

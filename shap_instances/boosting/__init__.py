@@ -64,11 +64,11 @@ __all__ = [
 
 #: Leaf values are recomputed from the replayed gradients and must match the stored ones to this fraction of
 #: the tree's largest leaf value (float64 libraries; float32 storage gets its own bound).
-_RTOL = {"scikit-learn": 1e-9, "lightgbm": 1e-9, "xgboost": 1e-5}
+_RTOL = {"scikit-learn": 1e-9, "lightgbm": 1e-9, "xgboost": 1e-5, "catboost": 1e-6}
 
 
 def boosting_library(model: Any) -> str | None:
-    """``"scikit-learn"``, ``"xgboost"``, ``"lightgbm"`` for a supported boosted model, else None.
+    """``"scikit-learn"``, ``"xgboost"``, ``"lightgbm"``, ``"catboost"`` for a supported boosted model, else None.
 
     XGBoost and LightGBM models are recognised by their class's module, without importing either library.
 
@@ -87,6 +87,8 @@ def boosting_library(model: Any) -> str | None:
         return "xgboost"
     if module == "lightgbm" and name in ("LGBMRegressor", "LGBMClassifier", "Booster"):
         return "lightgbm"
+    if module == "catboost" and name in ("CatBoostRegressor", "CatBoostClassifier"):
+        return "catboost"
     return None
 
 
@@ -139,7 +141,8 @@ def check_boosted_model(model: Any) -> None:
     if library is None:
         raise UnsupportedModelError(
             f"BoostingExplainer explains scikit-learn's GradientBoosting* / HistGradientBoosting*, XGBoost's "
-            f"XGBRegressor / XGBClassifier / Booster and LightGBM's LGBMRegressor / LGBMClassifier / Booster; "
+            f"XGBRegressor / XGBClassifier / Booster, LightGBM's LGBMRegressor / LGBMClassifier / Booster and "
+            f"CatBoost's CatBoostRegressor / CatBoostClassifier; "
             f"got {type(model).__name__}. Random forests have GapExplainer.")
     if isinstance(model, GB_MODELS):
         check_gb(model)

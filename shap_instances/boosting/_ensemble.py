@@ -86,8 +86,9 @@ class BoostedTrees:
     n_outputs : int
         Number of raw margins ``K`` (1 for regression and binary classification).
     learning_rate : float
-    l2 : float
-        What the library adds to a leaf's hessian sum (its L2 penalty, plus any epsilon it adds).
+    l2 : float or ndarray (T, max leaves)
+        What the library adds to a leaf's hessian sum (its L2 penalty, plus any epsilon it adds); per leaf where
+        it differs between leaves (LightGBM adds ``cat_l2`` to the leaves of many-vs-many categorical splits).
     tree_output : ndarray (T,) int64
         The margin each tree adds to.
     n_leaves : ndarray (T,) int64
@@ -137,7 +138,7 @@ class BoostedTrees:
     loss: str
     n_outputs: int
     learning_rate: float
-    l2: float
+    l2: float | np.ndarray
     tree_output: np.ndarray
     n_leaves: np.ndarray
     train_leaves: np.ndarray
@@ -222,7 +223,7 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
             t = i * K + k
             leaves = trees.train_leaves[t, used]
             n_l = int(trees.n_leaves[t])
-            denominator = np.bincount(leaves, weights=hess[:, k], minlength=n_l) + trees.l2
+            denominator = np.bincount(leaves, weights=hess[:, k], minlength=n_l) + leaf_l2(trees, t, n_l)
             safe = np.where(denominator != 0, denominator, 1.0)
             share = eta * replay.numerator_factor * neg_grad[:, k] / safe[leaves]
             if replay.zero_denominator_is_zero:
@@ -308,13 +309,14 @@ def target_weights(trees: BoostedTrees, query_leaves: np.ndarray, *, out: np.nda
     row_weight = np.where(trees.used, trees.row_weight, 0.0)
     for t in range(trees.n_trees):
         leaves = trees.train_leaves[t]
-        total = np.bincount(leaves, weights=row_weight, minlength=int(trees.n_leaves[t])) + trees.l2
+        total = np.bincount(leaves, weights=row_weight, minlength=int(trees.n_leaves[t])) + leaf_l2(
+            trees, t, int(trees.n_leaves[t]))
         scale[t, :total.size] = np.where(total > 0, eta / np.where(total > 0, total, 1.0), 0.0)
     if trees.init == "mean":
         init_share = row_weight / row_weight.sum()
     else:
         init_share = np.zeros(trees.n_train)
-    exact = trees.l2 == 0.0
+    exact = bool(np.all(np.asarray(trees.l2) == 0.0))
     factor = (1.0 - eta) ** trees.n_trees
     n_leaves = trees.n_leaves.astype(np.int64)
     train_leaves = np.ascontiguousarray(trees.train_leaves, dtype=np.int32)
@@ -457,3 +459,8 @@ def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *a
 
     _run(work, _chunks(m, n_jobs))
     return indices, values, int(fallbacks.sum())
+
+
+def leaf_l2(trees: BoostedTrees, t: int, n_leaves: int) -> float | np.ndarray:
+    """The L2 term added to the hessian sums of tree ``t``'s ``n_leaves`` leaves (a scalar when all share it)."""
+    return trees.l2 if np.ndim(trees.l2) == 0 else np.asarray(trees.l2)[t, :n_leaves]

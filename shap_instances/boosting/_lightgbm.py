@@ -114,15 +114,35 @@ def check(model: Any) -> None:
     _check_parameters(_parameters(_booster(model)))
 
 
-def _walk(node: dict[str, Any], values: list[float], hessians: list[float], counts: list[float]) -> None:
+def _walk(node: dict[str, Any], values: list[float], l2s: list[float], counts: list[float], l2: float,
+          split_l2: Callable[[dict[str, Any]], float]) -> None:
+    """Fill each leaf's value, row count and L2 term (``l2``: that of the split that made the leaf)."""
     if "leaf_value" in node:
         leaf = node.get("leaf_index", 0)
         values[leaf] = node["leaf_value"]
-        hessians[leaf] = node.get("leaf_weight", np.nan)
+        l2s[leaf] = l2
         counts[leaf] = node.get("leaf_count", -1)
         return
-    _walk(node["left_child"], values, hessians, counts)
-    _walk(node["right_child"], values, hessians, counts)
+    for child in (node["left_child"], node["right_child"]):
+        _walk(child, values, l2s, counts, split_l2(node), split_l2)
+
+
+def _split_l2(params: dict[str, str], feature_infos: list[dict[str, Any]]) -> Callable[[dict[str, Any]], float]:
+    """The L2 term of the leaves a split makes: ``lambda_l2``, plus ``cat_l2`` below a many-vs-many categorical split.
+
+    LightGBM splits a categorical feature one-vs-rest when it has at most ``max_cat_to_onehot`` bins (its
+    ``feature_infos`` values), else many-vs-many, and then adds ``cat_l2`` to the leaf outputs' L2 penalty.
+    """
+    l2 = float(params.get("lambda_l2", 0))
+    cat_l2, one_hot = float(params.get("cat_l2", 10)), int(float(params.get("max_cat_to_onehot", 4)))
+
+    def split_l2(node: dict[str, Any]) -> float:
+        if node.get("decision_type") != "==":
+            return l2
+        bins = len(feature_infos[int(node["split_feature"])].get("values", []))
+        return l2 if bins <= one_hot else l2 + cat_l2
+
+    return split_l2
 
 
 class _View:
@@ -169,7 +189,8 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
     n = X.shape[0]
     best = booster.best_iteration
     n_iter = best if best and best > 0 else booster.current_iteration()
-    n_leaves, leaf_values, counts = _read_trees(dump["tree_info"][: n_iter * K])
+    infos = [dump["feature_infos"].get(name, {}) for name in dump["feature_names"]]  # unused columns: absent
+    n_leaves, leaf_values, counts, l2 = _read_trees(dump["tree_info"][: n_iter * K], _split_l2(params, infos))
 
     codes, labels = _labels(model, y, n, objective)
     y64 = codes.astype(np.float32).astype(np.float64)
@@ -193,7 +214,7 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
     init = "mean" if objective == "regression" and base[0] != 0.0 else "constant"
     return BoostedTrees(
         library="lightgbm", loss=objective if objective != "regression" else "squared_error", n_outputs=K,
-        learning_rate=float(params.get("learning_rate", 0.1)), l2=float(params.get("lambda_l2", 0)),
+        learning_rate=float(params.get("learning_rate", 0.1)), l2=l2,
         tree_output=np.tile(np.arange(K), n_iter).astype(np.int64),
         n_leaves=n_leaves, train_leaves=train_leaves, leaf_values=leaf_values, row_weight=w64,
         used=np.ones(n, bool), init=init, init_constant=base.copy(), targets=y64, view=view, float32=True,
@@ -201,14 +222,17 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
     )
 
 
-def _read_trees(infos: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Leaves per tree, leaf values (trees x most leaves, zero-padded) and rows per leaf (-1 where not dumped)."""
+def _read_trees(infos: list[dict[str, Any]], split_l2: Callable[[dict[str, Any]], float]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float | np.ndarray]:
+    """Leaves per tree, leaf values (trees x most leaves, zero-padded), rows per leaf (-1 where not dumped) and the
+    L2 term of the leaves (one number when every leaf has the same, else per leaf)."""
     n_leaves = np.array([int(info["num_leaves"]) for info in infos], dtype=np.int64)
     leaf_values = np.zeros((len(infos), int(n_leaves.max())))
-    hessians, counts = np.zeros_like(leaf_values), np.zeros(leaf_values.shape, dtype=np.int64)
+    base_l2 = split_l2({})
+    l2s, counts = np.full_like(leaf_values, base_l2), np.zeros(leaf_values.shape, dtype=np.int64)
     for t, info in enumerate(infos):
-        _walk(info["tree_structure"], leaf_values[t], hessians[t], counts[t])
-    return n_leaves, leaf_values, counts
+        _walk(info["tree_structure"], leaf_values[t], l2s[t], counts[t], base_l2, split_l2)
+    return n_leaves, leaf_values, counts, base_l2 if np.all(l2s == base_l2) else l2s
 
 
 def _row_weights(model: Any, labels: np.ndarray | None, sample_weight: ArrayLike | None,

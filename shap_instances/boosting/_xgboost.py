@@ -127,7 +127,9 @@ class _View:
             booster, n_rounds, ranks, K, base, missing)
 
     def _matrix(self, X: Any) -> Any:
-        return xgb.DMatrix(X, missing=self.missing, feature_names=self.booster.feature_names)
+        categorical = hasattr(X, "dtypes") and any(str(t) == "category" for t in X.dtypes)
+        return xgb.DMatrix(X, missing=self.missing, feature_names=self.booster.feature_names,
+                           enable_categorical=categorical)
 
     def apply(self, X: Any) -> np.ndarray:
         nodes = self.booster.predict(self._matrix(X), pred_leaf=True, iteration_range=(0, self.n_rounds))
@@ -153,8 +155,8 @@ def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedT
     n_rounds = _rounds(model, booster)
     raw_model = json.loads(booster.save_raw("json"))["learner"]["gradient_booster"]["model"]
     trees_json = raw_model["trees"][: n_rounds * K]
-    if any(int(v) for tree in trees_json for v in tree.get("split_type", [])):
-        _refuse("categorical splits", "they are not reproduced here", "encode categories as numbers")
+    # categorical splits (split_type 1) are routed by XGBoost itself (pred_leaf on a DataFrame with pandas
+    # categories); the leaves of the training rows are checked against the stored covers below
     tree_param = learner["gradient_booster"]["tree_train_param"]
     max_step = float(tree_param["max_delta_step"])
     ranks, covers, n_leaves, leaf_values32 = _read_trees(trees_json)

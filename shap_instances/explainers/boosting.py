@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
-from .._explanation import build_explanation
+from .._explanation import build_explanation, training_row_data
 from ..boosting import (
     boosting_library,
     boosting_trust_scores,
@@ -51,8 +51,11 @@ from ..utils import (
     check_memory,
     explain_partitions,
     fitted_columns,
+    in_column_order,
+    model_input,
     row_names,
     training_names,
+    unwrap_model,
 )
 
 if TYPE_CHECKING:
@@ -70,8 +73,10 @@ class BoostingExplainer(InstanceExplainer):
         losses ``squared_error``, ``log_loss``, ``exponential``) or ``HistGradientBoostingRegressor`` /
         ``HistGradientBoostingClassifier`` (losses ``squared_error``, ``poisson``, ``gamma``, ``log_loss``;
         no ``monotonic_cst``; missing values, categorical splits and the early-stopping validation split are
-        reproduced); XGBoost and LightGBM models when those libraries are installed (see the docs for the
-        settings each supports). Anything else is refused with a message naming the setting.
+        reproduced); XGBoost, LightGBM and CatBoost models when those libraries are installed (see the docs for
+        the settings each supports). Anything else is refused with a message naming the setting. A fitted pipeline
+        or meta-estimator around one is accepted (see the supported-models page): its fitted steps transform the
+        training rows once and the explained rows on every call.
     masker : array-like of shape (n_train, n_features)
         The training data ``X`` given to ``fit`` (same rows, same order); ``data=`` is an alias.
     y : array-like of shape (n_train,)
@@ -133,6 +138,7 @@ class BoostingExplainer(InstanceExplainer):
     )
     auto_priority = 25
     requires_y = True
+    unwraps_models = True
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "y": [None, "array-like"],
@@ -145,13 +151,14 @@ class BoostingExplainer(InstanceExplainer):
                  n_jobs: int | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
         data = self._setup(locals())
-        check_boosted_model(model)
+        check_boosted_model(unwrap_model(model).estimator)
         if data is None:
             raise DataValidationError("BoostingExplainer needs the training X the model was fitted on: "
                                       "BoostingExplainer(model, X_train, y=y_train).")
+        raw, (model, data, y) = data, self._unwrap(data, y)
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data, name="masker")
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
         self.trees_ = read_boosted_model(model, self.data_, cast(ArrayLike, y), sample_weight)  # y: _setup required it
         self.kind_ = decomposition_kind(self.trees_, kind)
         self.y_train_ = self.trees_.targets
@@ -165,6 +172,8 @@ class BoostingExplainer(InstanceExplainer):
 
     # ------------------------------------------------------------------ set-up helpers
     def _check_X(self, X: Any, name: str = "X") -> Any:
+        if isinstance(X, pd.DataFrame) and any(isinstance(t, pd.CategoricalDtype) for t in X.dtypes):
+            return self._categorical_frame(X, name)
         library = boosting_library(self.model)
         hist = type(self.model).__name__.startswith("HistGradientBoosting")
         gb = library == "scikit-learn" and not hist
@@ -179,6 +188,20 @@ class BoostingExplainer(InstanceExplainer):
                 f"{name}: rows {rows[:10].tolist()} hold values beyond float32's range (3.4e38); tree models compare "
                 "features in float32, so those rows have no prediction to explain: rescale those columns.")
         return X
+
+    def _categorical_frame(self, X: pd.DataFrame, name: str) -> pd.DataFrame:
+        """A DataFrame with pandas categorical columns, kept as one: the model's library routes its categories.
+
+        HistGradientBoosting (``categorical_features="from_dtype"``), LightGBM and XGBoost
+        (``enable_categorical=True``) read the categories from the DataFrame itself; the leaves of the training rows
+        are then checked against the model like any others.
+        """
+        if self.columns_ is not None:
+            X = in_column_order(X, self.columns_, name)
+        if X.shape[1] != n_model_features(self.model):
+            raise DataValidationError(f"{name} has {X.shape[1]} columns, but the model was fitted on "
+                                      f"{n_model_features(self.model)}; pass the training columns.")
+        return X.copy() if name == "masker" else X  # the explainer keeps its training rows: never alias them
 
     @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:
@@ -230,7 +253,7 @@ class BoostingExplainer(InstanceExplainer):
         if X is None:
             return np.ascontiguousarray(self.trees_.train_leaves.T), self.data_, list(self.train_names_)
         names = row_names(X)
-        X = self._check_X(X)
+        X = self._check_X(self._prepare(X))
         return self.trees_.apply(X), X, names
 
     def weights(self, X: Any = None) -> np.ndarray:
@@ -457,6 +480,18 @@ class BoostingExplainer(InstanceExplainer):
                             row_major=lambda: self._row_major_index(column), n_jobs=self.n_jobs,
                             max_memory=self.max_memory)
 
+    def _training_row_data(self, X: Any, margin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``data`` and ``display_data`` (``docs/pictures.md``): a classifier's predicted class from the margins
+        (binary: ``margin > 0``), a regressor's prediction from its scikit-learn ``predict`` (a native booster's
+        margin, the prediction for the squared error)."""
+        classes = getattr(self.model, "classes_", None)
+        if classes is None or len(classes) == 0:  # a regressor (CatBoostRegressor has an empty classes_)
+            predicted = (np.asarray(self.model.predict(model_input(self.model, X)), dtype=np.float64)
+                         if hasattr(self.model, "get_params") else margin[:, 0])
+            return training_row_data(self.y_train_, predicted, classification=False)
+        codes = (margin[:, 0] > 0).astype(np.intp) if margin.shape[1] == 1 else np.argmax(margin, axis=1)
+        return training_row_data(self.y_train_, codes, classification=True, labels=classes)
+
     def __call__(self, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain ``X`` (``None``: the training rows, in-sample).
 
@@ -468,8 +503,9 @@ class BoostingExplainer(InstanceExplainer):
         -------
         shap.Explanation
             ``values`` of shape (n, n_train) (regression, binary classification: the log-odds of
-            ``classes_[1]``) or (n, n_train, n_classes) (multi-class: one raw margin per class). ``data`` holds
-            each training row's target (class index for classifiers), what plots colour by.
+            ``classes_[1]``) or (n, n_train, n_classes) (multi-class: one raw margin per class). ``data`` compares
+            each training row's target with the explained row's prediction (``y_i - prediction``, or 1.0 where the
+            labels agree: ``docs/pictures.md``), what plots colour by; ``display_data`` holds the targets as text.
 
         Examples
         --------
@@ -496,6 +532,7 @@ class BoostingExplainer(InstanceExplainer):
                      max_memory=self.max_memory, instead="Explain fewer rows at a time, or keep the largest values "
                      "of each row with explainer.top_k(X, k), which works in chunks.")
         explained = trees.margin(X)
+        data, display = self._training_row_data(X, explained)
         values = boosting_values(trees, self.kind_, self.y_train_, leaves, n_jobs=self.n_jobs)
         if self.kind_ == "weights":
             base, explained = np.full(m, cast(np.ndarray, trees.init_constant)[0]), explained[:, 0]
@@ -506,8 +543,8 @@ class BoostingExplainer(InstanceExplainer):
             if self.kind_ != "weights":
                 base, explained = base[:, 0], explained[:, 0]
         return self._finish(build_explanation(
-            values, base, feature_names=self.train_names_, data=np.broadcast_to(self.y_train_, (m, n)),
-            row_names=names, output_names=self.output_names_ if K > 1 else None, explained=explained,
+            values, base, feature_names=self.train_names_, data=data, display_data=display, row_names=names,
+            output_names=self.output_names_ if K > 1 else None, explained=explained,
             atol=reconstruction_tolerance(trees, self.kind_, self.y_train_, leaves),
             compute_time=time.perf_counter() - t0,
         ))

@@ -21,10 +21,10 @@ from numpy.typing import ArrayLike
 
 from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
-from .._explanation import build_explanation
+from .._explanation import build_explanation, training_row_data
 from ..exceptions import DataValidationError
-from ..forest import SUPPORTED_FORESTS, GapForest, check_forest
-from ..utils import COMMON_CONSTRAINTS, explain_partitions, fitted_columns, row_names, training_names
+from ..forest import SUPPORTED_FORESTS, GapForest, check_forest, is_tree_bagging
+from ..utils import COMMON_CONSTRAINTS, explain_partitions, fitted_columns, row_names, training_names, unwrap_model
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
@@ -38,10 +38,14 @@ class GapExplainer(InstanceExplainer):
     Parameters
     ----------
     model : RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor or ExtraTreesClassifier
-        A fitted forest, single- or multi-output. ``criterion="absolute_error"`` (median leaves) is refused,
-        and so is any forest whose leaves the training data does not reproduce (``monotonic_cst`` clipping).
+        A fitted forest, single- or multi-output (or a ``BaggingRegressor`` / ``BaggingClassifier`` of decision
+        trees on all columns, the same construction over its bootstrap draws), or a fitted pipeline /
+        meta-estimator around one (see the supported-models page): the pipeline's fitted steps transform the
+        training rows once and the explained rows on every call. ``criterion="absolute_error"`` (median leaves)
+        is refused, and so is any forest whose leaves the training data does not reproduce (``monotonic_cst`` clipping).
     masker : array-like of shape (n_train, n_features)
-        The training data ``X`` the forest was fitted on (same rows, same order); ``data=`` is an alias.
+        The training data ``X`` the forest (or its pipeline) was fitted on (same rows, same order); ``data=`` is
+        an alias.
     y : array-like of shape (n_train,) or (n_train, n_outputs)
         The training targets (class labels for classifiers). Required.
     sample_weight : array-like of shape (n_train,), optional
@@ -104,6 +108,7 @@ class GapExplainer(InstanceExplainer):
 
     auto_priority = 20
     requires_y = True
+    unwraps_models = True
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "y": [None, "array-like"],
@@ -113,16 +118,17 @@ class GapExplainer(InstanceExplainer):
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  sample_weight: ArrayLike | None = None, max_memory: float | None = None, n_jobs: int | None = None,
                  feature_names: Sequence[str] | None = None, scheduler: Any = None) -> None:
-        check_forest(model)
         data = self._setup(locals())
+        check_forest(unwrap_model(model).estimator)
         if data is None:
             raise DataValidationError("GapExplainer needs the training X the forest was fitted on: "
                                       "GapExplainer(forest, X_train, y=y_train).")
+        raw, (model, data, y) = data, self._unwrap(data, y)
         self.gap_ = GapForest(model, data, cast(ArrayLike, y), sample_weight=sample_weight)  # y: _setup required it
         self.index_ = self.gap_.index
         self.columns_ = fitted_columns(model, data)
         self.data_ = self._check_X(data)
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
         self.n_train_ = self.gap_.n_train
         self.is_classifier_ = self.gap_.is_classifier
         self.y_train_ = self.gap_.y_train
@@ -149,7 +155,7 @@ class GapExplainer(InstanceExplainer):
 
     @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:
-        """True for fitted RandomForest / ExtraTrees regressors and classifiers.
+        """True for RandomForest / ExtraTrees regressors and classifiers, and Bagging ensembles of decision trees.
 
         Examples
         --------
@@ -158,6 +164,8 @@ class GapExplainer(InstanceExplainer):
         >>> GapExplainer.supports_model(RandomForestRegressor())
         True
         """
+        if is_tree_bagging(model):  # the criterion is its trees' (None: the default tree)
+            return getattr(model.estimator, "criterion", None) != "absolute_error"
         return isinstance(model, SUPPORTED_FORESTS) and getattr(model, "criterion", None) != "absolute_error"
 
     # ------------------------------------------------------------------ proximities
@@ -201,7 +209,7 @@ class GapExplainer(InstanceExplainer):
             self.gap_.require_bootstrap()
             return explain_partitions(self, np.arange(self.n_train_), scheduler=self.scheduler,
                                       call=_oob_proximity_part, sparse=True)
-        return self.gap_.proximities(X, dense=dense, n_jobs=self.n_jobs, max_memory=self.max_memory)
+        return self.gap_.proximities(self._prepare(X), dense=dense, n_jobs=self.n_jobs, max_memory=self.max_memory)
 
     def oob_counts(self) -> np.ndarray:
         """Number of trees where each training point is out-of-bag (its OOB row averages those trees)."""
@@ -214,13 +222,23 @@ class GapExplainer(InstanceExplainer):
     # ------------------------------------------------------------------ explanations
     def _explanation(self, P: Any, explained: np.ndarray, names: list[str], t0: float) -> shap.Explanation:
         values, base, explained, three_d = self.gap_.values(P, explained, max_memory=self.max_memory)
-        n = P.shape[0]
+        data, display = self._training_row_data(explained)
         return self._finish(build_explanation(
-            values, base, feature_names=self.train_names_,
-            data=np.broadcast_to(self.colour_by_, (n, self.n_train_)),
+            values, base, feature_names=self.train_names_, data=data, display_data=display,
             row_names=names, output_names=self.output_names_ if three_d else None,
             explained=explained, atol=1e-10, compute_time=time.perf_counter() - t0,
         ))
+
+    def _training_row_data(self, explained: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``data`` and ``display_data`` (``docs/pictures.md``) of the first output, from the explained rows'
+        predictions (class probabilities for a classifier: the predicted label is their argmax)."""
+        classes = getattr(self.model, "classes_", None)
+        first = explained.reshape(len(explained), -1)
+        if classes is None:
+            return training_row_data(self.colour_by_, first[:, 0], classification=False)
+        labels = classes[0] if isinstance(classes, list) else classes  # a multi-output forest: its first output's
+        predicted = np.argmax(first[:, :len(labels)], axis=1)
+        return training_row_data(self.colour_by_, predicted, classification=True, labels=labels)
 
     def _expected_value(self) -> float | np.ndarray:
         base = self.base_values_
@@ -237,8 +255,10 @@ class GapExplainer(InstanceExplainer):
         -------
         shap.Explanation
             ``values`` of shape (n, n_train) (single-output regression) or (n, n_train, k) (classifiers:
-            one output per class; multi-output: outputs stacked). ``data`` holds the training target (the class
-            index for classifiers) of every training instance, what plots colour by.
+            one output per class; multi-output: outputs stacked). ``data`` compares each training row's target
+            with the explained row's prediction (``y_i - prediction``, or 1.0 where the labels agree:
+            ``docs/pictures.md``), what plots colour by; ``display_data`` holds the training targets as text
+            (class labels, not codes).
 
         Examples
         --------
@@ -261,7 +281,7 @@ class GapExplainer(InstanceExplainer):
             return self.oob_explanation()
         t0 = time.perf_counter()
         names = row_names(X)
-        X = self._check_X(X)
+        X = self._check_X(self._prepare(X))
         P = self.index_.rows_of(X, n_jobs=self.n_jobs)
         return self._explanation(P, self.gap_.model_output(X), names, t0)
 
@@ -319,7 +339,7 @@ class GapExplainer(InstanceExplainer):
         >>> list(scores.columns)[:3]
         ['prediction', 'weighted_oob_error', 'q10']
         """
-        frame = self.gap_.trust_scores(X, quantiles=quantiles, level=level, outlier_scale=outlier_scale,
+        frame = self.gap_.trust_scores(self._prepare(X), quantiles=quantiles, level=level, outlier_scale=outlier_scale,
                                        runner_up=runner_up, n_jobs=self.n_jobs)
         frame.index = row_names(X)
         return frame

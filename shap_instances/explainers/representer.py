@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import is_classifier
 
 from .._base import InstanceExplainer
-from .._explanation import build_explanation
+from .._explanation import build_explanation, training_row_data
 from ..exceptions import DataValidationError, ReconstructionWarning
 from ..linear import LinearRepresenter, TopK, check_supported, is_supported, largest_magnitude, linear_objective
 from ..utils import (
@@ -35,6 +35,7 @@ from ..utils import (
     fitted_columns,
     row_names,
     training_names,
+    unwrap_model,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ class RepresenterExplainer(InstanceExplainer):
         The model; l1 and elastic-net models use the high-dimensional representer (Tsai et al., 2023),
         l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused,
         and so are ``MultiTaskLasso`` / ``MultiTaskElasticNet`` (and their CV variants), whose group penalty
-        couples the outputs.
+        couples the outputs. A fitted pipeline or meta-estimator around one is accepted (see the
+        supported-models page): its fitted steps transform the training rows once and the explained rows on
+        every call.
     masker : array-like or scipy.sparse matrix of shape (n_train, p)
         The training data the model was fitted on (sparse stays sparse); ``data=`` is an alias. A DataFrame
         sets the column names that explained DataFrames are matched by.
@@ -111,6 +114,7 @@ class RepresenterExplainer(InstanceExplainer):
     explained_quantity: ClassVar[str] = "the decision function (log-odds for logistic models, prediction otherwise)"
 
     requires_y = True
+    unwraps_models = True
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "y": [None, "array-like"],
@@ -124,11 +128,12 @@ class RepresenterExplainer(InstanceExplainer):
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
         check_fitted(model)
-        check_supported(model)
+        check_supported(unwrap_model(model).estimator)
         data = self._setup(locals())
         if data is None:
             raise DataValidationError("RepresenterExplainer needs the training data the model was fitted on: "
                                       "RepresenterExplainer(model, X_train, y=y_train).")
+        raw, (model, data, y) = data, self._unwrap(data, y)
         n_features = np.asarray(model.coef_).shape[-1]
         self.columns_ = fitted_columns(model, data)
         self.data_ = check_data(data, name="masker", allow_sparse=True, n_features=n_features,
@@ -143,7 +148,7 @@ class RepresenterExplainer(InstanceExplainer):
         self.atol = float(atol)
         self.y_train_ = y_arr.copy()  # never a view of the caller's array
         self.objective_ = obj = linear_objective(model, y_arr, sample_weight)
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
         self.output_names_ = obj.output_names
 
         rep = self.representer_ = LinearRepresenter(obj, self.data_)
@@ -181,8 +186,18 @@ class RepresenterExplainer(InstanceExplainer):
         return is_supported(model)
 
     def _validate_X(self, X: Any) -> Any:
-        return check_data(X, name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
+        return check_data(self._prepare(X), name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],
                           feature_names=self.columns_)
+
+    def _training_row_data(self, decision: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``data`` and ``display_data`` (``docs/pictures.md``) of the first output: a classifier's predicted class
+        from its decision function (binary: ``decision > 0``), a regressor's prediction (its decision)."""
+        classes = getattr(self.model, "classes_", None) if is_classifier(self.model) else None
+        if classes is None:
+            y = self.y_train_.reshape(len(self.y_train_), -1)[:, 0]
+            return training_row_data(y, decision[:, 0], classification=False)
+        codes = (decision[:, 0] > 0).astype(np.intp) if decision.shape[1] == 1 else np.argmax(decision, axis=1)
+        return training_row_data(np.searchsorted(classes, self.y_train_), codes, classification=True, labels=classes)
 
     def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Explain the rows of ``X``: an Explanation of shape (n, n_train) or (n, n_train, K).
@@ -196,8 +211,9 @@ class RepresenterExplainer(InstanceExplainer):
         Returns
         -------
         shap.Explanation
-            ``values[j, i] = alpha_i k(x_i, x'_j)``, ``base_values`` the intercept, ``data`` the training
-            targets (what plots colour by).
+            ``values[j, i] = alpha_i k(x_i, x'_j)``, ``base_values`` the intercept, ``data`` each training
+            target compared with the explained row's prediction (``y_i - prediction``, or 1.0 where the labels
+            agree: ``docs/pictures.md``), what plots colour by; ``display_data`` the targets as text.
 
         Examples
         --------
@@ -230,13 +246,13 @@ class RepresenterExplainer(InstanceExplainer):
                 f"{largest_magnitude(Xq[overflow]):.3g}) that their decision function or their kernel with the "
                 "training rows overflows float64; rescale X (and refit the model on the rescaled training data).")
         base = np.broadcast_to(self.representer_.base(self.penalised_intercept), (n, K))
-        colour = np.broadcast_to(self.representer_.colour_by(), (n, n_train))
+        colour, display = self._training_row_data(explained)
         if obj.squeeze:
             values, explained, base = values[:, :, 0], explained[:, 0], base[:, 0]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ReconstructionWarning)
             explanation = build_explanation(
-                values, base, feature_names=self.train_names_, data=colour,
+                values, base, feature_names=self.train_names_, data=colour, display_data=display,
                 row_names=row_names(X), output_names=None if obj.squeeze
                 else self.output_names_, explained=explained, atol=self.atol, on_violation="warn",
                 compute_time=time.perf_counter() - start,

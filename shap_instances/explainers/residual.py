@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
+import pandas as pd
 import shap
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, is_classifier, is_regressor
@@ -35,7 +36,9 @@ from ..utils import (
     check_data,
     check_memory,
     check_target,
+    column_names,
     fitted_columns,
+    in_column_order,
     row_names,
     training_names,
 )
@@ -131,6 +134,14 @@ class InstanceKernelExplainer(InstanceExplainer):
         Models with an exact refit shortcut (ridge, least squares, mean, KNN) run in this process whatever
         ``n_jobs`` (one evaluation costs far less than starting a worker); ``n_jobs`` beyond the cores is capped to
         them.
+    pipeline : {"refit", "last_step"}, default="refit"
+        For a ``Pipeline`` model: ``"refit"`` refits a clone of the whole pipeline on every coalition of raw
+        training rows (strings, categories and missing values are the pipeline's to handle; preprocessing fitted
+        on the targets or on the coalition's rows is refitted with it: exact for any pipeline). ``"last_step"``
+        applies the fitted pipeline's preprocessing once and refits only its last step on the transformed rows,
+        where the exact refit shortcuts (ridge, mean, KNN) apply: the residuals of the pipeline refitted on a
+        coalition only when its preprocessing does not depend on the training rows (or is taken as given, fitted
+        on all of them); the pipeline (or search object, ...) must then be fitted.
     estimator : deprecated
         The 0.1 name of ``approximator`` (a Shapley approximator, not a scikit-learn estimator): accepted with a
         warning until 0.3.
@@ -177,6 +188,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         "checkpoint": [None, "path"],
         "max_time": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
+        "pipeline": [Options("refit", "last_step")],
     }
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
@@ -187,7 +199,7 @@ class InstanceKernelExplainer(InstanceExplainer):
                  checkpoint: str | os.PathLike[str] | None = None, max_time: float | None = None, scheduler: Any = None,
                  random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
-                 estimator: str | Approximator | None = None) -> None:
+                 pipeline: str = "refit", estimator: str | Approximator | None = None) -> None:
         approximator = renamed_keyword("InstanceKernelExplainer", "estimator", "approximator", estimator,
                                        approximator, "auto")
         del estimator  # the deprecated name of approximator: not an option of its own
@@ -197,6 +209,9 @@ class InstanceKernelExplainer(InstanceExplainer):
                 f"classifier with predict_proba; {type(model).__name__} is neither."
             )
         data = self._setup(locals())
+        raw = data
+        if pipeline == "last_step":  # the pipeline's fitted preprocessing once; refits of its last step
+            model, data, y = self._unwrap(data, y)
         if approximator == "influence" and not RidgePath.supports(model):
             raise UnsupportedModelError(
                 f"approximator='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got "
@@ -212,8 +227,9 @@ class InstanceKernelExplainer(InstanceExplainer):
         if data is None:
             raise DataValidationError("InstanceKernelExplainer needs the training rows: "
                                       "InstanceKernelExplainer(model, X_train, y=y_train).")
-        self.data_ = check_data(data, name="masker")
         self.columns_ = fitted_columns(model, data)
+        self.raw_rows_ = pipeline == "refit" and _is_pipeline(model)
+        self.data_ = self._rows(data, "masker")
         self.classes_: Any = None  # the two labels, for a classifier
         if _is_probabilistic_classifier(model):
             y = check_target(y, len(self.data_), name="y", numeric=False)
@@ -226,7 +242,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         if self.y_train_.ndim != 1:
             raise DataValidationError(f"y must be one target per training row (1-D), got shape {self.y_train_.shape}; "
                                       "decompose one target at a time.")
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
 
     estimator = renamed_attribute("InstanceKernelExplainer", "estimator", "approximator")
 
@@ -273,13 +289,26 @@ class InstanceKernelExplainer(InstanceExplainer):
         if y is None:
             raise DataValidationError("y is required with X: residuals need the true targets, explainer(X, y).")
         names = row_names(X)
-        X_eval = check_data(X, name="X", n_features=self.data_.shape[1], feature_names=self.columns_)
+        X_eval = self._rows(self._prepare(X), "X")
         if self.classes_ is not None:
             y = self._indicator(check_target(y, len(X_eval), name="y", numeric=False), "y")
         y_eval = check_target(y, len(X_eval), name="y")
         if y_eval.ndim != 1:
             raise DataValidationError(f"y must be 1-D, got shape {y_eval.shape}.")
         return X_eval, y_eval, names
+
+    def _rows(self, X: Any, name: str) -> Any:
+        """Rows validated as the refitted model takes them: floats, or raw DataFrame rows for a whole pipeline."""
+        if not self.raw_rows_:
+            n_features = None if name == "masker" else self.data_.shape[1]
+            return check_data(X, name=name, n_features=n_features, feature_names=self.columns_)
+        columns = self.columns_ if self.columns_ is not None else column_names(X)
+        if not isinstance(X, pd.DataFrame):
+            X = pd.DataFrame(X, columns=columns) if np.ndim(X) == 2 and np.shape(X)[1] == len(columns) else X
+        if not isinstance(X, pd.DataFrame) or len(X) == 0:
+            raise DataValidationError(f"{name}: a pipeline refitted on raw rows needs a non-empty DataFrame (or a "
+                                      f"2-D array) with the columns {columns[:10]}.")
+        return in_column_order(X, columns, name)
 
     def _residual_game(self, X_eval: Any, y_eval: np.ndarray | None, names: list[str]) -> ResidualGame:
         seed = cast(int, self.random_state) if isinstance(self.random_state, numbers.Integral) else 0
@@ -490,7 +519,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         population = len(y_eval)
         rows = np.sort(self._rng().spawn(1)[0].choice(population, size=min(int(n_rows), population), replace=False))
         names = [names[i] for i in rows]
-        explanation = self._explain(self._residual_game(X_eval[rows], y_eval[rows], names))
+        sample = X_eval.iloc[rows] if isinstance(X_eval, pd.DataFrame) else X_eval[rows]  # raw rows: by position
+        explanation = self._explain(self._residual_game(sample, y_eval[rows], names))
         explanation.sampled_rows, explanation.population_size = rows, population
         return explanation
 
@@ -498,6 +528,12 @@ class InstanceKernelExplainer(InstanceExplainer):
         if self.empty_prediction is None:
             return 0.0  # v(empty) = 0 for every explained row
         return super()._expected_value()
+
+
+def _is_pipeline(model: Any) -> bool:
+    from sklearn.pipeline import Pipeline
+
+    return isinstance(model, Pipeline)
 
 
 def _is_regressor(model: Any) -> bool:

@@ -6,6 +6,7 @@
 * :class:`GapForest`: a forest with its index and target columns, computing proximities, out-of-bag predictions,
   explanation values and trust scores (what ``GapExplainer`` delegates to);
 * :func:`gap_trust_scores`: proximity-based trust scores of the forest's predictions (Rosaler et al., 2023);
+* :func:`as_forest` / :class:`BaggedTrees`: a bagging ensemble of decision trees seen as a forest;
 * :func:`check_forest`, :func:`is_classifier_forest`, :func:`forest_apply`, :func:`encode_target`: the forest
   adapters, the only place that reads scikit-learn's forest internals.
 
@@ -13,6 +14,7 @@ The computations on rows of weights shared with gradient boosting (quantiles, ou
 :mod:`shap_instances.weighted_targets`.
 """
 
+from ._bagging import BaggedTrees, as_forest, is_tree_bagging
 from ._gap import GapForest, gap_target_columns
 from ._proximities import (
     SUPPORTED_FORESTS,
@@ -27,10 +29,12 @@ from ._proximities import (
 from ._trust import RUNNER_UP_RULES, gap_trust_scores
 
 __all__ = [
+    "BaggedTrees",
     "RUNNER_UP_RULES",
     "SUPPORTED_FORESTS",
     "GapForest",
     "GapIndex",
+    "as_forest",
     "build_gap_index",
     "check_forest",
     "encode_target",
@@ -39,4 +43,5 @@ __all__ = [
     "gap_target_columns",
     "gap_trust_scores",
     "is_classifier_forest",
+    "is_tree_bagging",
 ]

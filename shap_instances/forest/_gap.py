@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
 from ..utils import check_data, check_memory, model_input
+from ._bagging import as_forest
 from ._proximities import GapIndex, build_gap_index, encode_target, is_classifier_forest
 
 __all__ = ["GapForest", "gap_target_columns"]
@@ -110,7 +111,7 @@ class GapForest:
     """
 
     def __init__(self, model: Any, data: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None) -> None:
-        self.model = model
+        self.model = model = as_forest(model)
         self.index: GapIndex = build_gap_index(model, _no_sparse_nan(data, "data"), y, sample_weight=sample_weight)
         self.n_train = self.index.n_train
         self.is_classifier = is_classifier_forest(model)

@@ -42,6 +42,7 @@ from ..utils import (
     forest_tree_weights,
     sklearn_version,
 )
+from ._bagging import BaggedTrees, as_forest
 from ._kernels import gap_fill_rows, gap_row_counts
 
 __all__ = ["GapIndex", "SUPPORTED_FORESTS", "build_gap_index", "check_forest", "encode_target", "forest_apply",
@@ -64,6 +65,8 @@ def is_classifier_forest(model: Any) -> bool:
     >>> is_classifier_forest(ExtraTreesClassifier()), is_classifier_forest(RandomForestRegressor())
     (True, False)
     """
+    if isinstance(model, BaggedTrees):
+        return model.classifier
     return isinstance(model, RandomForestClassifier | ExtraTreesClassifier)
 
 
@@ -94,13 +97,16 @@ def check_forest(model: Any) -> None:
     ...     print(str(exc).split(",")[0])
     model must be one of ['RandomForestRegressor'
     """
-    if not isinstance(model, SUPPORTED_FORESTS):
+    model = as_forest(model)  # bagged decision trees: a forest without per-split feature sampling
+    if not isinstance(model, SUPPORTED_FORESTS + (BaggedTrees,)):
         raise UnsupportedModelError(
-            f"model must be one of {[c.__name__ for c in SUPPORTED_FORESTS]}, got {type(model).__name__}. "
+            f"model must be one of {[c.__name__ for c in SUPPORTED_FORESTS]} or a Bagging ensemble of decision "
+            f"trees, got {type(model).__name__}. "
             "GapExplainer reconstructs random-forest predictions from leaf co-membership; for other models "
             "use another explainer (shap_instances.list_explainers())."
         )
-    check_fitted(model)
+    if not isinstance(model, BaggedTrees):  # a view is of a fitted ensemble
+        check_fitted(model)
     if getattr(model, "criterion", None) == "absolute_error":
         raise UnsupportedModelError(
             "model.criterion='absolute_error': its leaves predict weighted medians, not weighted means, so the "
@@ -457,6 +463,10 @@ def build_gap_index(model: Any, X: Any, y: ArrayLike, *, sample_weight: ArrayLik
     5
     """
     check_forest(model)
+    model = as_forest(model)
+    if isinstance(model, BaggedTrees) and sample_weight is not None:
+        raise UnsupportedModelError("sample_weight with a Bagging ensemble is not supported (it sets the draw "
+                                    "probabilities of each tree's rows); explain a model fitted without it.")
     given = X
     X = check_data(X, name="data", allow_sparse=True, allow_nan=True, dtype=np.float32,
                    n_features=model.n_features_in_, feature_names=getattr(model, "feature_names_in_", None))

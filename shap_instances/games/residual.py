@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import clone, is_classifier
 
@@ -186,7 +187,7 @@ class ResidualGame(Game):
     def _refit(self, mask: np.ndarray) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fitted = clone(self.model).fit(self.X[mask], self.y[mask])
+            fitted = clone(self.model).fit(_rows(self.X, mask), self.y[mask])
         if not self.probability:
             residuals = fitted.predict(self.X_eval) - self.y_eval
         else:
@@ -202,6 +203,8 @@ class ResidualGame(Game):
         digest = hashlib.sha256(repr(sorted(self.model.get_params(deep=True).items())).encode())
         arrays = (self.X, self.y, self.X_eval, self.y_eval, self.empty)
         for array in arrays if self.weights is None else (*arrays, self.weights):
+            if isinstance(array, pd.DataFrame):  # raw rows a pipeline refits on (strings, categories)
+                array = pd.util.hash_pandas_object(array, index=True).to_numpy()
             digest.update(np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()
 
@@ -267,6 +270,11 @@ class ResidualGame(Game):
         for r, permutation in enumerate(permutations):
             out[r, 1:] = self.fast_path.prefix_residuals(permutation)
         return out
+
+
+def _rows(X: Any, mask: np.ndarray) -> Any:
+    """The rows of ``X`` in ``mask`` (by position for a DataFrame, the raw rows a pipeline refits on)."""
+    return X.iloc[np.flatnonzero(mask)] if isinstance(X, pd.DataFrame) else X[mask]
 
 
 def _seeded(model: Any, seed: int) -> Any:

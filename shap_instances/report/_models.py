@@ -24,7 +24,7 @@ __all__ = ["MODELS", "EXPLAINER_MODELS", "fit_model", "auto_model", "make_model"
            "categorical_columns", "describe_preprocessing"]
 
 #: The names ``fit_model`` accepts (the ``--model`` choices of the command line).
-MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn")
+MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn", "hist_gradient_boosting", "bagging")
 
 #: ``--model auto`` for each explainer: (model for regression, model for classification); None where the
 #: explainer cannot explain that task.
@@ -34,7 +34,11 @@ EXPLAINER_MODELS = {
     "knn_shapley": ("knn", "knn"),
     "representer": ("ridge", "logistic"),
     "residual": ("ridge", "logistic"),
+    "boosting": ("hist_gradient_boosting", "hist_gradient_boosting"),
 }
+
+#: The tree models, which see the numeric columns unscaled (trees do not depend on scale).
+TREE_MODELS = ("forest", "hist_gradient_boosting", "bagging")
 
 #: One-hot columns per string column at most; rarer values are pooled into ``<column>_infrequent_sklearn``.
 MAX_CATEGORIES = 20
@@ -98,13 +102,14 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
     X : DataFrame
         The training features: their dtypes choose the preprocessing (only the columns are read).
     seed : int, default=0
-        ``random_state`` of the forest.
+        ``random_state`` of the forest, the gradient boosting and the bagging.
 
     Returns
     -------
     sklearn.pipeline.Pipeline
         Steps ``"preprocess"`` and ``"model"``. Linear, KNN and (numeric) naive Bayes models see standardised
-        numeric columns; the forest sees them unscaled (trees do not depend on scale, and its training rows keep
+        numeric columns; the tree models (forest, ``hist_gradient_boosting``, ``bagging`` of decision trees) see
+        them unscaled (trees do not depend on scale, and its training rows keep
         their units); string columns are one-hot encoded, except for naive Bayes on mixed data, which bins the
         numeric columns into quantiles and codes every column as categories for a CategoricalNB (one model
         column per input column, so its attributions name the input columns).
@@ -123,7 +128,14 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
     ['preprocess', 'model']
     """
     from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+    from sklearn.ensemble import (
+        BaggingClassifier,
+        BaggingRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
     from sklearn.linear_model import Lasso, LogisticRegression, Ridge
     from sklearn.naive_bayes import CategoricalNB, GaussianNB
     from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
@@ -150,7 +162,7 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
                  ("categories", OrdinalEncoder(), categorical)]
         estimator = CategoricalNB()
     else:
-        scale = StandardScaler() if name != "forest" else "passthrough"
+        scale = StandardScaler() if name not in TREE_MODELS else "passthrough"
         steps = [("numeric", scale, numeric), ("categories", one_hot, categorical)]
         estimator = {
             "ridge": lambda: Ridge(alpha=1.0),
@@ -161,6 +173,10 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
             "logistic": lambda: LogisticRegression(max_iter=10_000, tol=1e-10),
             "naive_bayes": GaussianNB,
             "knn": lambda: (KNeighborsClassifier if classification else KNeighborsRegressor)(n_neighbors=5),
+            "hist_gradient_boosting": lambda: (HistGradientBoostingClassifier if classification
+                                               else HistGradientBoostingRegressor)(max_iter=100, random_state=seed),
+            "bagging": lambda: (BaggingClassifier if classification else BaggingRegressor)(
+                n_estimators=50, oob_score=True, random_state=seed, n_jobs=-1),  # decision trees on all columns
         }[name]()
     preprocess = ColumnTransformer([(label, step, columns) for label, step, columns in steps if columns],
                                    verbose_feature_names_out=False).set_output(transform="pandas")

@@ -22,6 +22,7 @@ from ._behaviour import (
     check_random_state_reproduces,
     check_serialisation,
 )
+from ._conventions import check_shap_conventions
 from ._declarations import (
     check_constructor_signature,
     check_is_shap_explainer,
@@ -62,6 +63,7 @@ __all__ = [
     "check_refused_options",
     "check_row_names",
     "check_serialisation",
+    "check_shap_conventions",
     "check_shap_plots",
     "check_values_follow_their_players",
     "explainer_checks",

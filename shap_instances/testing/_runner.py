@@ -18,6 +18,7 @@ from ._behaviour import (
     check_serialisation,
 )
 from ._common import Check, SkipCheck
+from ._conventions import check_shap_conventions
 from ._declarations import (
     check_constructor_signature,
     check_is_shap_explainer,
@@ -43,7 +44,8 @@ CHECKS: tuple[Check, ...] = (
     check_explanation_shapes, check_n_players, check_feature_names, check_row_names, check_efficiency,
     check_values_follow_their_players, check_finish_is_called, check_legacy_api, check_serialisation,
     check_column_handling, check_bad_input_errors, check_call_y, check_model_not_mutated,
-    check_random_state_reproduces, check_random_state_is_used, check_n_jobs_invariance, check_shap_plots,
+    check_random_state_reproduces, check_random_state_is_used, check_n_jobs_invariance, check_shap_conventions,
+    check_shap_plots,
 )
 
 

@@ -8,10 +8,12 @@
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
 * :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
   :func:`concat_explanations` or streamed to a sink;
+* :func:`shap_explainer_class`, shap's own ``Explainer`` even where ``shap.Explainer`` was reassigned;
 * the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
   :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
   (:func:`forest_draw_semantics`, :func:`forest_class_weights`, :func:`forest_tree_weights`,
   :func:`forest_inbag_draws`) and the gradient-boosting models' private state (``gb_*``, ``hgb_*``);
+* :func:`unwrap_model`, the one reader of pipelines, search objects and other meta-estimators;
 * (:func:`check_explainer` moved to :mod:`shap_instances.testing`.)
 """
 
@@ -26,9 +28,11 @@ from ._dask import (
     is_dask_collection,
     row_partitions,
 )
+from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import RandomStateLike, check_random_state, spawn_seeds
+from ._shap import shap_explainer_class
 from ._sklearn_internals import (
     NEWEST_TESTED_SKLEARN,
     OLDEST_SKLEARN,
@@ -80,6 +84,7 @@ __all__ = [
     "Options",
     "RandomStateLike",
     "SKLEARN_SUPPORTED",
+    "UnwrappedModel",
     "available_memory_bytes",
     "check_data",
     "check_fitted",
@@ -108,9 +113,11 @@ __all__ = [
     "player_clustering",
     "row_cohorts",
     "row_names",
+    "shap_explainer_class",
     "sklearn_version",
     "spawn_seeds",
     "training_names",
+    "unwrap_model",
     "validate_params",
 ]
 

@@ -35,6 +35,7 @@ from shap_instances.utils import (
     model_input,
     row_names,
     training_names,
+    unwrap_model,
 )
 
 from .values import (
@@ -86,7 +87,9 @@ class KNNShapleyExplainer(InstanceExplainer):
     ----------
     model : KNeighborsClassifier or KNeighborsRegressor
         A fitted model with ``weights="uniform"``; it supplies ``K`` and the metric. Distance-weighted
-        KNN (``weights="distance"`` or a callable) has no known closed form and is refused.
+        KNN (``weights="distance"`` or a callable) has no known closed form and is refused. A fitted pipeline
+        or meta-estimator around one is accepted: its fitted steps transform the training rows once and the
+        explained rows on every call.
     masker : array-like or sparse matrix of shape (n_train, n_features)
         The training instances to value (the players); ``data=`` is an alias. For ``metric="precomputed"``,
         any array with ``n_train`` rows. A DataFrame (or a model fitted on one) sets the column names that
@@ -146,6 +149,7 @@ class KNNShapleyExplainer(InstanceExplainer):
     )
 
     requires_y = True
+    unwraps_models = True
     call_y = "optional"
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
@@ -157,8 +161,9 @@ class KNNShapleyExplainer(InstanceExplainer):
                  utility: str = "auto", n_jobs: int | None = None, silent: bool = False,
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
-        _check_model(model)
+        _check_model(unwrap_model(model).estimator)
         data = self._setup(locals())
+        raw, (model, data, y) = data, self._unwrap(data, y)
         self.metric_ = model.effective_metric_
         self.metric_params_ = dict(model.effective_metric_params_ or {})
         precomputed = self.metric_ == "precomputed"
@@ -171,7 +176,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         self._train_z, _, self._codes = _encode(self.y_train_, None, self.utility_)
         self.n_neighbors_ = int(model.n_neighbors)
         self.n_train_ = self.data_.shape[0]
-        self.train_names_ = training_names(data, feature_names)
+        self.train_names_ = training_names(raw, feature_names)
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
@@ -242,7 +247,7 @@ class KNNShapleyExplainer(InstanceExplainer):
                 "KNNShapleyExplainer: utility='prediction' explains the KNN prediction and takes no y when called; "
                 "call explainer(X), or use utility='neg_squared_error' to value the training rows against y.")
         precomputed = self.metric_ == "precomputed"
-        X_arr = check_data(X, name="X", allow_sparse=not precomputed, feature_names=self.columns_,
+        X_arr = check_data(self._prepare(X), name="X", allow_sparse=not precomputed, feature_names=self.columns_,
                            n_features=self.n_train_ if precomputed else self.data_.shape[1], min_rows=0)
         n = X_arr.shape[0]
         shape = (n, self.n_train_)
