@@ -29,7 +29,14 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from .exceptions import DataValidationError, InvalidParameterError
-from .utils import check_random_state, shap_explainer_class, unwrap_model, validate_params
+from .utils import (
+    check_random_state,
+    explain_partitions,
+    is_dask_collection,
+    shap_explainer_class,
+    unwrap_model,
+    validate_params,
+)
 
 __all__ = ["ConformanceProblem", "InstanceExplainer"]
 
@@ -382,6 +389,18 @@ class InstanceExplainer(_ShapExplainer):
         return _collapse_rows(base)
 
     # ------------------------------------------------------------------ helpers for subclasses
+    def _explain_partitioned(self, X: Any, y: Any = None) -> shap.Explanation | None:
+        """``X`` explained partition by partition on the explainer's dask ``scheduler``, or here for a dask ``X``;
+        None when ``X`` is in memory and no scheduler is set (the caller explains it itself).
+
+        For explainers whose explained rows are independent: each partition is explained by the serial call
+        of a copy scattered once (:func:`shap_instances.utils.explain_partitions`), so values are bitwise equal.
+        """
+        scheduler = getattr(self, "scheduler", None)
+        if X is None or (scheduler is None and not is_dask_collection(X)):
+            return None
+        return self._finish(explain_partitions(self, X, y, scheduler=scheduler))
+
     def _rng(self) -> np.random.Generator:
         """The generator of this call: an int ``random_state`` gives the same stream on every call."""
         return check_random_state(getattr(self, "random_state", None))

@@ -117,6 +117,10 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     random_state, silent, max_memory, feature_names
         See :class:`~shap_instances.InstanceExplainer`; ``feature_names`` names the features (default: the
         DataFrame's or the model's column names, else ``"x{i}"``).
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call with exact games; see :func:`~shap_instances.utils.explain_partitions`).
     **sisr_options
         Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ``gamma_step="niht"``,
         ``init="zero"``, ``min_slope=0``, ``ric_n``, ...); checked here.
@@ -156,7 +160,8 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, sparsity: int | str = "ric",
                  max_exact_features: int = 20, max_evals: int = 20_000, batch_size: int | None = None,
                  random_state: RandomStateLike = None, silent: bool = False, max_memory: float | None = None,
-                 feature_names: Sequence[str] | None = None, **sisr_options: Any) -> None:
+                 feature_names: Sequence[str] | None = None, scheduler: Any = None,
+                 **sisr_options: Any) -> None:
         sparsity = check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
         predict = _prediction_function(model)
@@ -239,6 +244,8 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         ``y`` is not used (SISR explains the payoff) and is refused when given.
         """
         self._check_call_y(y)
+        if self.game is None and (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         if self.game is not None:
             n_players, names = self.game.n_players, self.game.player_names
             self._check_payoff_memory(n_players, self.game.n_outputs)

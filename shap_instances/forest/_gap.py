@@ -200,13 +200,17 @@ class GapForest:
         """``(row numbers, their out-of-bag proximities, their explained out-of-bag predictions)``.
 
         The explained quantity is scikit-learn's own out-of-bag prediction when the forest stored it; rows
-        in-bag in every tree explain the base value (with a :class:`ReconstructionWarning`).
+        in-bag in every tree explain the base value (with a :class:`ReconstructionWarning`). Given rows with no
+        cached out-of-bag matrix, only their proximities are computed (and not cached).
         """
-        P = self.oob_proximities(n_jobs=n_jobs)
         chosen = np.arange(self.n_train) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
         if chosen.size and (chosen.min() < 0 or chosen.max() >= self.n_train):
             raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train}), got {chosen}.")
-        P = P[chosen]
+        if rows is not None and self.oob_cache is None:  # some rows, no cache: only theirs (row-parallel OOB)
+            self.require_bootstrap()
+            P = self.index.oob_rows(chosen, n_jobs=n_jobs)
+        else:
+            P = self.oob_proximities(n_jobs=n_jobs)[chosen]
         reference = self.sklearn_oob()
         # check against scikit-learn's own out-of-bag predictions when the forest stored them
         explained = np.asarray(P @ self.target_columns) if reference is None else reference[chosen].copy()

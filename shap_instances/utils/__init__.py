@@ -6,6 +6,8 @@
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
+* :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
+  :func:`concat_explanations` or streamed to a sink;
 * :func:`shap_explainer_class`, shap's own ``Explainer`` even where ``shap.Explainer`` was reassigned;
 * the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
   :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
@@ -18,6 +20,14 @@
 from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
+from ._dask import (
+    available_cores,
+    concat_explanations,
+    dask_client,
+    explain_partitions,
+    is_dask_collection,
+    row_partitions,
+)
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
@@ -59,6 +69,12 @@ from ._validation import (
 )
 
 __all__ = [
+    "available_cores",
+    "concat_explanations",
+    "dask_client",
+    "explain_partitions",
+    "is_dask_collection",
+    "row_partitions",
     "COMMON_CONSTRAINTS",
     "HasMethods",
     "JIT_OPTIONS",

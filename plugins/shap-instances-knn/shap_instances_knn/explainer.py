@@ -109,6 +109,10 @@ class KNNShapleyExplainer(InstanceExplainer):
         Byte budget of one call's dense values (default: half the machine's memory).
     feature_names : sequence of str, optional
         Names of the training rows (the players).
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see ``shap_instances.utils.explain_partitions``).
 
     Attributes
     ----------
@@ -155,7 +159,8 @@ class KNNShapleyExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  utility: str = "auto", n_jobs: int | None = None, silent: bool = False,
-                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None,
+                 scheduler: Any = None) -> None:
         _check_model(unwrap_model(model).estimator)
         data = self._setup(locals())
         raw, (model, data, y) = data, self._unwrap(data, y)
@@ -234,6 +239,8 @@ class KNNShapleyExplainer(InstanceExplainer):
         >>> bool(abs(e.base_values + e.values.sum(axis=1) - model.predict(X[300:305])).max() < 1e-9)
         True
         """
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         start = time.perf_counter()
         if y is not None and self.utility_ == "prediction":
             raise InvalidParameterError(
