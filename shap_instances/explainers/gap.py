@@ -24,7 +24,7 @@ from .._deprecated import renamed_attribute
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError
 from ..forest import SUPPORTED_FORESTS, GapForest, check_forest
-from ..utils import COMMON_CONSTRAINTS, fitted_columns, row_names, training_names
+from ..utils import COMMON_CONSTRAINTS, row_names, training_names
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
@@ -116,7 +116,7 @@ class GapExplainer(InstanceExplainer):
                                       "GapExplainer(forest, X_train, y=y_train).")
         self.gap_ = GapForest(model, data, cast(ArrayLike, y), sample_weight=sample_weight)  # y: _setup required it
         self.index_ = self.gap_.index
-        self.columns_ = fitted_columns(model, data)
+        self.columns_ = self.gap_.columns
         self.data_ = self._check_X(data)
         self.train_names_ = training_names(data, feature_names)
         self.n_train_ = self.gap_.n_train

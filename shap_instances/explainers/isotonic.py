@@ -31,6 +31,7 @@ from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
     check_data,
+    check_fitted,
     column_names,
     fitted_columns,
     model_input,
@@ -162,6 +163,9 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         predict = _prediction_function(model)
         if not callable(predict):
             raise UnsupportedModelError(f"model must be callable or have predict(), got {type(model).__name__}.")
+        owner = getattr(model, "__self__", model)  # a bound model.predict: its estimator
+        if callable(getattr(owner, "fit", None)) and hasattr(owner, "get_params"):
+            check_fitted(owner)  # an unfitted estimator is refused here, not inside scikit-learn at the first call
         params = dict(locals())
         params.pop("sisr_options")
         params.pop("predict")
@@ -281,6 +285,11 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     def _check_single_output(self, rows: Any) -> None:
         """One model output per row, checked on one row before the 2^p coalitions are evaluated."""
         output = np.asarray(self.model(rows))
+        if output.dtype.kind not in "biuf":
+            raise UnsupportedModelError(
+                f"IsotonicShapleyExplainer explains a numeric model output, but the model returned "
+                f"{output.dtype} values ({output.ravel()[:3].tolist()}), class labels perhaps; explain a score, "
+                f"e.g. IsotonicShapleyExplainer(lambda X: model.predict_proba(X)[:, 1], background).")
         if output.ndim > 2 or (output.ndim == 2 and output.shape[1] != 1) or output.size != len(rows):
             raise UnsupportedModelError(
                 f"IsotonicShapleyExplainer explains one model output per row, but the model returned shape "

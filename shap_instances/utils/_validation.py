@@ -27,6 +27,7 @@ _FINITE = (
 __all__ = [
     "check_data",
     "check_target",
+    "check_unique_columns",
     "check_fitted",
     "instance_names",
     "row_names",
@@ -54,6 +55,8 @@ def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan
     >>> check_data([[1, 2], [3, 4]]).dtype
     dtype('float64')
     """
+    if isinstance(X, pd.DataFrame):
+        check_unique_columns(X.columns, name)
     if feature_names is not None and isinstance(X, pd.DataFrame):
         X = in_column_order(X, [str(f) for f in feature_names], name)
     try:
@@ -90,7 +93,8 @@ def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd
     >>> list(in_column_order(pd.DataFrame({"b": [1], "a": [2]}), ["a", "b"]).columns)
     ['a', 'b']
     """
-    columns = [str(c) for c in X.columns]
+    columns = check_unique_columns(X.columns, name)
+    check_unique_columns(expected, "the fitted columns")
     if columns == expected:
         return X
     if sorted(columns) != sorted(expected):
@@ -101,6 +105,31 @@ def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd
             f"{_listed(unexpected)}; pass a DataFrame with the training columns {_listed(expected)}."
         )
     return X.iloc[:, [columns.index(c) for c in expected]]
+
+
+def check_unique_columns(columns: Any, name: str = "X") -> list[str]:
+    """The column names as strings; names that repeat (as strings: ``1`` and ``"1"`` too) are refused.
+
+    Columns are matched by name, so a repeated name could not say which column is which.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_unique_columns
+    >>> check_unique_columns(["a", 1])
+    ['a', '1']
+    >>> try:
+    ...     check_unique_columns(["a", "b", "a"], "X")
+    ... except ValueError as exc:
+    ...     print(exc)
+    X has repeated column names ['a']: columns are matched by name; rename them so that each name is used once.
+    """
+    names = [str(c) for c in columns]
+    seen: set[str] = set()
+    repeated = sorted({c for c in names if c in seen or seen.add(c)})
+    if repeated:
+        raise DataValidationError(f"{name} has repeated column names {_listed(repeated)}: columns are matched by "
+                                  "name; rename them so that each name is used once.")
+    return names
 
 
 def check_target(y: Any, n_samples: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
@@ -171,7 +200,7 @@ def fitted_columns(model: Any, data: Any = None) -> list[str] | None:
     names = getattr(owner, "feature_names_in_", None)
     if names is None and isinstance(data, pd.DataFrame):
         names = data.columns
-    return None if names is None else [str(c) for c in names]
+    return None if names is None else check_unique_columns(names, "the training data")
 
 
 def training_names(data: Any, feature_names: Sequence[str] | None = None) -> list[str]:
