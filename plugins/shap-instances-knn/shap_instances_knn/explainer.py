@@ -348,8 +348,12 @@ _OWN_DATA_ROWS = 256
 def _warn_unless_own_data(model, data, y):
     """Warn when ``(data, y)`` is not the model's training set: a copy of the model refitted on them predicts
     other values on (up to 256 of) those rows. The values then describe that refitted KNN, not ``model``."""
-    refit = clone(model).fit(model_input(model, data), y)
-    rows = model_input(model, data[np.linspace(0, data.shape[0] - 1, min(data.shape[0], _OWN_DATA_ROWS)).astype(int)])
+    if model.n_neighbors > min(data.shape[0], model.n_samples_fit_):
+        return  # neither the model nor a refitted copy can predict: nothing to compare (the values are still exact)
+    sparse = hasattr(data, "toarray")
+    refit = clone(model).set_params(**({"algorithm": "brute"} if sparse else {})).fit(model_input(model, data), y)
+    rows = data[np.linspace(0, data.shape[0] - 1, min(data.shape[0], _OWN_DATA_ROWS)).astype(int)]
+    rows = model_input(model, rows.toarray() if sparse else rows)
     if isinstance(model, KNeighborsClassifier):
         same = (np.array_equal(refit.classes_, model.classes_)
                 and np.allclose(refit.predict_proba(rows), model.predict_proba(rows), rtol=0.0, atol=1e-12))
