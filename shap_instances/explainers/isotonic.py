@@ -71,6 +71,13 @@ class _Predict:
         return getattr(self.model, self.method)(model_input(self.model, X))
 
 
+def _check_fitted_estimator(model: Any) -> None:
+    """Refuse an unfitted estimator (or its bound method) here, not inside scikit-learn at the first call."""
+    owner = getattr(model, "__self__", model)
+    if callable(getattr(owner, "fit", None)) and hasattr(owner, "get_params"):
+        check_fitted(owner)
+
+
 def _prediction_function(model: Any) -> Any:
     """``model`` as a function of rows: an estimator's ``predict``, or a fitted estimator's bound method (e.g.
     ``model.predict_proba``, as shap users pass it) given the column names the estimator was fitted with."""
@@ -163,9 +170,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         predict = _prediction_function(model)
         if not callable(predict):
             raise UnsupportedModelError(f"model must be callable or have predict(), got {type(model).__name__}.")
-        owner = getattr(model, "__self__", model)  # a bound model.predict: its estimator
-        if callable(getattr(owner, "fit", None)) and hasattr(owner, "get_params"):
-            check_fitted(owner)  # an unfitted estimator is refused here, not inside scikit-learn at the first call
+        _check_fitted_estimator(model)
         params = dict(locals())
         params.pop("sisr_options")
         params.pop("predict")
