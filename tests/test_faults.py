@@ -3,6 +3,8 @@ what it does now. Checkpoints are tested in tests/test_checkpoint.py, the KNN pl
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -105,3 +107,79 @@ def test_cli_isotonic_with_a_string_target_is_one_clear_line(tmp_path, capsys, t
                  "--out", str(tmp_path / "v.csv")])
     err = capsys.readouterr().err
     assert code == 2 and "numeric model output" in err and "internal error" not in err
+
+
+# ---------------------------------------------------------------------------------------------- the user's folder
+def _tiny_report(figures=("a",), tables=("t",)):
+    import matplotlib.pyplot as plt
+
+    from shap_instances.report import Report
+
+    report = Report("tiny")
+    section = report.section("one")
+    for name in figures:
+        section.figure(plt.figure(figsize=(1, 1)), name, name)
+    report.tables = {name: pd.DataFrame({"x": [1]}) for name in tables}
+    return report
+
+
+def test_a_report_replaces_only_the_files_its_manifest_lists(tmp_path):
+    """Before: shutil.rmtree of the whole folder, the user's other files included."""
+    from shap_instances.report import report_files
+
+    out = tmp_path / "report"
+    _tiny_report(figures=("a", "b")).write(out)
+    assert report_files(out) == {"a.png", "b.png", "index.html", "t.csv"}
+    (out / "notes.txt").write_text("precious")
+    _tiny_report(figures=("a",)).write(out)
+    assert (out / "notes.txt").read_text() == "precious"
+    assert not (out / "b.png").exists() and report_files(out) == {"a.png", "index.html", "t.csv"}
+
+
+def test_a_report_never_replaces_a_file_it_did_not_write(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "a.png").write_bytes(b"my picture")
+    with pytest.raises(FileExistsError, match=r"no earlier report wrote: \['a.png'\]"):
+        _tiny_report().write(out)
+    assert (out / "a.png").read_bytes() == b"my picture" and sorted(p.name for p in out.iterdir()) == ["a.png"]
+    assert [p.name for p in tmp_path.iterdir()] == ["mine"]  # no staging folder left
+
+
+def test_cli_a_folder_with_an_index_html_but_no_manifest_is_not_a_report(tmp_path, capsys):
+    """Before: any folder holding an index.html was taken for an earlier report and its other files deleted."""
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("my site")
+    (out / "style.css").write_text("body {}")
+    assert main(["report", "--out", str(out), "--silent"]) == 2
+    assert "something other than a shap-instances report" in capsys.readouterr().err
+    assert main(["report", "--out", str(out), "--silent", "--force"]) == 2
+    assert "index.html that no shap-instances report wrote" in capsys.readouterr().err
+    assert (out / "index.html").read_text() == "my site" and (out / "style.css").read_text() == "body {}"
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+def test_cli_explain_refuses_an_out_that_is_a_link_to_the_input(tmp_path, capsys, table, link):
+    """Before: --force with --out a hard link to --data overwrote the input (the resolved paths differ)."""
+    X, y = table
+    data = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(data, index=False)
+    before = data.read_bytes()
+    out = tmp_path / "values.csv"
+    os.link(data, out) if link == "hard" else os.symlink(data, out)
+    assert main(["explain", "--data", str(data), "--target", "y", "--out", str(out), "--force"]) == 2
+    assert "is the input file --data (or a link to it)" in capsys.readouterr().err
+    assert data.read_bytes() == before
+
+
+def test_cli_explain_replaces_a_hard_link_instead_of_writing_through_it(tmp_path, table):
+    X, y = table
+    data = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(data, index=False)
+    elsewhere = tmp_path / "elsewhere.csv"
+    elsewhere.write_text("keep me")
+    out = tmp_path / "values.csv"
+    os.link(elsewhere, out)
+    assert main(["explain", "--data", str(data), "--target", "y", "--out", str(out), "--force", "--rows", "2"]) == 0
+    assert elsewhere.read_text() == "keep me" and out.read_text().startswith(",base_value")

@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import Ridge
-from sklearn.naive_bayes import GaussianNB
 
 from shap_instances import GapExplainer, InstanceExplainer, IsotonicShapleyExplainer, NaiveBayesExplainer
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning

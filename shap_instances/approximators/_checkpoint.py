@@ -14,10 +14,10 @@ import json
 import numbers
 import os
 import socket
+import struct
 import tempfile
 import time
 import uuid
-import struct
 import zipfile
 import zlib
 from pathlib import Path

@@ -79,9 +79,9 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
             np.nanmax(np.abs(frame[c].to_numpy(dtype=np.float64)), initial=0.0) > LARGEST_FEATURE]
     if huge:
         sizes = ", ".join(f"{c} (up to {np.nanmax(np.abs(frame[c].to_numpy(dtype=np.float64))):.3g})" for c in huge)
-        problems.append(f"values too large in column(s) {sizes}: the models standardise every column, and the sums of "
-                        f"squares of values beyond {LARGEST_FEATURE:.0e} come near float64's limit; rescale those columns (divide "
-                        "them by a power of ten, or take logarithms)")
+        problems.append(f"values too large in column(s) {sizes}: the models standardise every column, and the "
+                        f"sums of squares of values beyond {LARGEST_FEATURE:.0e} come near float64's limit; rescale "
+                        "those columns (divide them by a power of ten, or take logarithms)")
     X = frame.drop(columns=target)
     if X.shape[1] == 0 or len(X) < 2:
         problems.append(f"{path.name} needs at least one feature column and two rows, got {X.shape[0]} rows and "
