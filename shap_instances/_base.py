@@ -130,7 +130,7 @@ class InstanceExplainer(shap.Explainer):
     silent : bool, default=False
         Turn off progress bars.
     max_memory : float or None
-        Byte budget of the largest array the explainer allocates (default: half the machine's memory).
+        Byte budget of the largest array the explainer allocates (default: half the memory this process can still allocate).
     feature_names : sequence of str or None
         Names of the players (features for naive Bayes and SISR, training instances otherwise).
     batch_size : int or None

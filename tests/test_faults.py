@@ -183,3 +183,69 @@ def test_cli_explain_replaces_a_hard_link_instead_of_writing_through_it(tmp_path
     os.link(elsewhere, out)
     assert main(["explain", "--data", str(data), "--target", "y", "--out", str(out), "--force", "--rows", "2"]) == 0
     assert elsewhere.read_text() == "keep me" and out.read_text().startswith(",base_value")
+
+
+# ---------------------------------------------------------------------------------------------- memory budget
+_UNDER_ULIMIT = """
+import resource, numpy as np
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.linear_model import Ridge
+import shap_instances as si
+from shap_instances.exceptions import MemoryBudgetError
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2000, 4)); y = X.sum(1); Xe = rng.normal(size=(100_000, 4))
+mapped = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (mapped + 3 * 2**29, resource.RLIM_INFINITY))  # 1.5 GiB more
+for name, run in {
+    "gap": lambda: si.GapExplainer(RandomForestRegressor(3, random_state=0).fit(X, y), X, y=y)(Xe),
+    "representer": lambda: si.RepresenterExplainer(Ridge().fit(X, y), X, y=y)(Xe),
+    "residual": lambda: si.InstanceKernelExplainer(Ridge(), X, y=y, silent=True)(Xe, np.zeros(len(Xe))),
+}.items():
+    try:
+        run(); print(name, "ran")
+    except MemoryBudgetError:
+        print(name, "refused")
+    except MemoryError:
+        print(name, "MemoryError")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmSize from /proc (Linux)")
+def test_under_ulimit_v_the_budget_refuses_before_numpy_runs_out():
+    """Before: the default budget was half the machine's memory, so under `ulimit -v` the estimates passed and
+    numpy died with MemoryError (values of 100000 x 2000 rows: 1.5 GiB, under 1.5 GiB of address space left)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _UNDER_ULIMIT], capture_output=True, text=True, timeout=300)
+    assert result.stdout.split() == ["gap", "refused", "representer", "refused", "residual", "refused"], result.stderr
+
+
+def test_memory_limits_read_cgroup_v2_and_v1_files(tmp_path):
+    from shap_instances.utils._memory import _cgroup_left
+
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "memory.max").write_text("6442450944\n")
+    (v2 / "memory.current").write_text("1073741824\n")
+    assert _cgroup_left(v2) == 5 * 2**30
+    (v2 / "memory.max").write_text("max\n")
+    assert _cgroup_left(v2) is None
+    v1 = tmp_path / "v1" / "memory"
+    v1.mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text(str(2 * 2**30))
+    (v1 / "memory.usage_in_bytes").write_text(str(2**29))
+    assert _cgroup_left(tmp_path / "v1") == 3 * 2**29
+    (v1 / "memory.limit_in_bytes").write_text(str(2**63 - 4096))  # v1's "no limit"
+    assert _cgroup_left(tmp_path / "v1") is None
+
+
+def test_the_default_budget_is_half_the_least_limit(monkeypatch):
+    from shap_instances.exceptions import MemoryBudgetError
+    from shap_instances.utils import _memory, check_memory
+
+    monkeypatch.setattr(_memory, "memory_limits", lambda: {"available": 8 * 2**30, "cgroup": 2**30})
+    check_memory(2**29, "half a GiB")
+    with pytest.raises(MemoryBudgetError, match="memory budget of 0.50 GiB"):
+        check_memory(2**29 + 1, "a bit more")

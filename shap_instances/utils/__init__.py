@@ -16,6 +16,7 @@
 from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
+from ._memory import available_memory_bytes, default_memory_budget
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._random import RandomStateLike, check_random_state, spawn_seeds
@@ -40,7 +41,6 @@ from ._sklearn_internals import (
     sklearn_version,
 )
 from ._validation import (
-    available_memory_bytes,
     check_data,
     check_fitted,
     check_memory,
@@ -66,6 +66,7 @@ __all__ = [
     "RandomStateLike",
     "SKLEARN_SUPPORTED",
     "available_memory_bytes",
+    "default_memory_budget",
     "check_data",
     "check_fitted",
     "check_memory",

@@ -6,7 +6,6 @@ Games, estimators and kernels trust their inputs; everything a user passes goes 
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._deprecated import warn_moved
 from ..exceptions import DataValidationError, MemoryBudgetError, NotFittedError
+from ._memory import available_memory_bytes, default_memory_budget
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite (the old name left in 1.8).
 _FINITE = (
@@ -277,23 +277,16 @@ def column_names(X: Any, n_columns: int | None = None) -> list[str]:
     return [f"x{i}" for i in range(n_columns)]
 
 
-def available_memory_bytes() -> int:
-    """Physical memory of this machine in bytes (a conservative fallback of 4 GiB when unknown)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 4 * 2**30
-
-
 def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, instead: str = "") -> None:
-    """Refuse an allocation of ``n_bytes`` larger than ``max_memory`` (default: half the machine's memory).
+    """Refuse an allocation of ``n_bytes`` larger than ``max_memory`` (default: half the memory this process can
+    still allocate: the least of the available memory, the cgroup's limit and ``ulimit -v``).
 
     Examples
     --------
     >>> from shap_instances.utils import check_memory
     >>> check_memory(1e3, "a small matrix")
     """
-    budget = available_memory_bytes() / 2 if max_memory is None else max_memory
+    budget = default_memory_budget() if max_memory is None else max_memory
     if n_bytes > budget:
         raise MemoryBudgetError(
             f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
