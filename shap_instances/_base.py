@@ -130,7 +130,8 @@ class InstanceExplainer(shap.Explainer):
     silent : bool, default=False
         Turn off progress bars.
     max_memory : float or None
-        Byte budget of the largest array the explainer allocates (default: half the memory this process can still allocate).
+        Byte budget of the largest array the explainer allocates (default: half the memory available, the
+        least of the free memory, the cgroup limit and ``ulimit -v``; see ``utils.available_memory_bytes``).
     feature_names : sequence of str or None
         Names of the players (features for naive Bayes and SISR, training instances otherwise).
     batch_size : int or None

@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--max-memory", type=float, default=None, metavar="GIB",
                         help="memory budget in GiB for the report's large arrays: the sampled residual decomposition "
                              "is sized to it, and a budget too small for the data is refused before any work "
-                             "(default: half the memory this process can still allocate)")
+                             "(default: half the memory available)")
     report.add_argument("--force", action="store_true", help="write into --out even if it is a folder that holds "
                         "something other than an earlier report: only the report's files are written (listed in "
                         "the folder's .shap-instances-report.json); nothing else in the folder is touched, and a "

@@ -415,11 +415,11 @@ def _disagreement(state: _RunState, fingerprint: dict[str, Any]) -> str | None:
         return f"'done' is {state.done} but v(empty) and v(all) are {'missing' if state.empty is None else 'saved'}"
     if not (np.isfinite(state.mean).all() and np.isfinite(state.m2).all() and (state.m2 >= 0).all()):
         return "its running sums hold NaN, infinite or negative sums of squares"
-    if state.empty is None:
+    if state.empty is None or state.full is None:
         return None
     if not (np.isfinite(state.empty).all() and np.isfinite(state.full).all()):
         return "v(empty) or v(all) is NaN or infinite"
-    total = cast(np.ndarray, state.full) - state.empty
+    total = state.full - state.empty
     gap = np.abs(state.mean.sum(axis=0) - total)
     allowed = 1e-9 * (np.abs(state.mean).sum(axis=0) + np.abs(state.full) + np.abs(state.empty)) + 1e-12
     if "truncation_tolerance" in fingerprint:

@@ -52,7 +52,7 @@ class GapExplainer(InstanceExplainer):
         ``sample_weight`` raises :class:`~shap_instances.exceptions.DataValidationError`.
     max_memory : float, optional
         Byte budget for dense arrays (the ``(n, n_train[, k])`` Explanation values, dense proximities);
-        default half the memory this process can still allocate.
+        default half the memory available.
     n_jobs : int, optional
         Threads for the proximity kernel.
     feature_names : sequence of str, optional

@@ -68,7 +68,7 @@ class RepresenterExplainer(InstanceExplainer):
         Relative reconstruction gap above which a :class:`~shap_instances.exceptions.ReconstructionWarning`
         is issued (the solver stopped far from the optimum: refit with a smaller ``tol``).
     max_memory : float, optional
-        Byte budget of the dense values of one call (default: half the memory this process can still allocate).
+        Byte budget of the dense values of one call (default: half the memory available).
     feature_names : sequence of str, optional
         Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
 

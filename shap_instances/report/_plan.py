@@ -10,7 +10,7 @@ measured (figures, outlier forests) are small and estimated from the data's size
 
 Memory: the large arrays are the sampled decomposition (``BYTES_PER_SAMPLED_ENTRY`` per explained row and
 training row), the forest and copies of the data. :func:`memory_plan` sizes the sample to the memory budget
-(``max_memory``, default half the memory this process can still allocate) and refuses, before anything is allocated, a budget too
+(``max_memory``, default half the memory available) and refuses, before anything is allocated, a budget too
 small for the data and the forest with the estimate and the option that helps.
 Each section then runs under a :class:`SectionBar`: a tqdm bar in planned seconds, advanced as each piece of
 work ends, so its ETA moves with the measured speed.

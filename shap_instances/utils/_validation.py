@@ -6,6 +6,7 @@ Games, estimators and kernels trust their inputs; everything a user passes goes 
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -124,8 +125,7 @@ def check_unique_columns(columns: Any, name: str = "X") -> list[str]:
     X has repeated column names ['a']: columns are matched by name; rename them so that each name is used once.
     """
     names = [str(c) for c in columns]
-    seen: set[str] = set()
-    repeated = sorted({c for c in names if c in seen or seen.add(c)})
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if repeated:
         raise DataValidationError(f"{name} has repeated column names {_listed(repeated)}: columns are matched by "
                                   "name; rename them so that each name is used once.")
