@@ -36,8 +36,7 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning
-from .utils import check_random_state, validate_params
-from .utils._persistence import dump_safely, load_safely, read_file
+from .utils import check_random_state, dump_safely, load_safely, read_file, validate_params
 
 __all__ = ["ConformanceProblem", "InstanceExplainer"]
 

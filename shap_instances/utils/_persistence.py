@@ -41,7 +41,15 @@ def file_name(stream: Any) -> str:
 
 
 def read_file(in_file: Any) -> tuple[bytes, str]:
-    """The bytes of a binary stream and its name; a path, a text stream or an unreadable stream is refused."""
+    """The bytes of a binary stream and its name; a path, a text stream or an unreadable stream is refused.
+
+    Examples
+    --------
+    >>> import io
+    >>> from shap_instances.utils import read_file
+    >>> read_file(io.BytesIO(b"abc"))
+    (b'abc', 'the BytesIO stream')
+    """
     if isinstance(in_file, str | bytes | os.PathLike):
         raise DataValidationError(f"load and save take an open binary file, not the path {os.fsdecode(in_file)!r}: "
                                   f"pass open({os.fsdecode(in_file)!r}, 'rb') (or 'wb' to save).")
@@ -57,7 +65,17 @@ def read_file(in_file: Any) -> tuple[bytes, str]:
 
 
 def dump_safely(bundle: dict[str, Any]) -> bytes:
-    """``bundle`` in skops' format, pandas objects as columns; a TypeError names what skops cannot store."""
+    """``bundle`` in skops' format, pandas objects as columns; a TypeError names what skops cannot store.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.utils import dump_safely, load_safely
+    >>> data = dump_safely({"frame": pd.DataFrame({"a": [1.0, 2.0]}), "option": 3})
+    >>> back = load_safely(data, "example")
+    >>> back["frame"]["a"].tolist(), back["option"]
+    ([1.0, 2.0], 3)
+    """
     import skops.io as sio
 
     data = sio.dumps(_encode(bundle))
@@ -68,7 +86,17 @@ def dump_safely(bundle: dict[str, Any]) -> bytes:
 
 
 def load_safely(data: bytes, name: str, *, trusted: bool = False) -> dict[str, Any]:
-    """The bundle :func:`dump_safely` wrote, refusing types outside :data:`TRUSTED_LIBRARIES` unless ``trusted``."""
+    """The bundle :func:`dump_safely` wrote, refusing types outside :data:`TRUSTED_LIBRARIES` unless ``trusted``.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import load_safely
+    >>> try:
+    ...     load_safely(b"PK garbage", "'x.bin'")
+    ... except ValueError as exc:
+    ...     print(str(exc)[:33])
+    'x.bin' is damaged or truncated (
+    """
     import skops.io as sio
 
     try:
