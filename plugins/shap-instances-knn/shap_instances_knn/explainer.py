@@ -171,7 +171,7 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.n_train_ = self.data_.shape[0]
         self.train_names_ = training_names(data, feature_names)
         if not precomputed or self.data_.shape == (self.n_train_, self.n_train_):
-            _warn_unless_own_data(model, self.data_, _as_array(y))
+            _warn_unless_own_data(model, self.data_, self.y_train_)
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
