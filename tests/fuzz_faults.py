@@ -39,6 +39,8 @@ FAILURES = ("silently wrong", "data loss", "code execution", "obscure crash", "h
 OUTCOMES = ("right answer", "clear error", "warning", *FAILURES)
 #: Seconds after which a case counts as a hang.
 HANG_SECONDS = 60.0
+#: The exceptions of the cases classified as obscure crashes, for their report.
+CRASHES: list[str] = []
 
 
 class _Payload:
@@ -65,9 +67,9 @@ def classify(run: Callable[[], np.ndarray | None], expected: np.ndarray | None, 
             return "clear error" if isinstance(exc, ShapInstancesError) else "memory failure"
         except (ShapInstancesError, CheckpointError) as exc:
             ok = not isinstance(exc, EfficiencyError) and names in str(exc)
-            outcome = "clear error" if ok else "obscure crash"
-        except Exception:  # noqa: BLE001 - everything else is an obscure crash
-            outcome = "obscure crash"
+            outcome = "clear error" if ok else _crash(exc)
+        except Exception as exc:  # noqa: BLE001 - everything else is an obscure crash
+            outcome = _crash(exc)
         else:
             warned = any(issubclass(w.category, ShapInstancesWarning) for w in caught)
             if expected is None or values is None:
@@ -80,6 +82,11 @@ def classify(run: Callable[[], np.ndarray | None], expected: np.ndarray | None, 
     if marker is not None and marker.exists():
         return "code execution"
     return "hang" if time.perf_counter() - started > HANG_SECONDS else outcome
+
+
+def _crash(exc: BaseException) -> str:
+    CRASHES.append(f"{type(exc).__name__}: {str(exc)[:300]}")
+    return "obscure crash"
 
 
 # ------------------------------------------------------------------------------------------ saved explainers
@@ -296,4 +303,6 @@ if __name__ == "__main__":  # pragma: no cover - the full run, for docs/reliabil
     for (category, what), count in sorted(result.items()):
         if category == "failure":
             print(f"FAILURE x{count}: {what}")
+    for crash in CRASHES:
+        print(f"CRASH: {crash}")
     print(f"{time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.1f}")

@@ -20,9 +20,9 @@ from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
 from ._memory import available_memory_bytes, default_memory_budget
-from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_safely, read_file
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
+from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_safely, read_file
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._sklearn_internals import (
     NEWEST_TESTED_SKLEARN,
