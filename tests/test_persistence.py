@@ -20,6 +20,8 @@ from sklearn.naive_bayes import GaussianNB
 from shap_instances import GapExplainer, InstanceExplainer, NaiveBayesExplainer
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning
 
+from .fuzz_faults import _Payload
+
 
 @pytest.fixture(scope="module")
 def saved():
@@ -40,16 +42,6 @@ def test_a_saved_explainer_is_a_zip_of_plain_types_and_loads_to_the_same_values(
     assert type(loaded) is GapExplainer and loaded.train_names_ == explainer.train_names_
     np.testing.assert_array_equal(loaded(X.iloc[:3]).values, explainer(X.iloc[:3]).values)
     assert loaded.y_train_.tolist() == explainer.y_train_.tolist()
-
-
-class _Payload:
-    """Unpickling this creates the directory ``marker``: proof that code ran."""
-
-    def __init__(self, marker):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return os.makedirs, (self.marker,)
 
 
 def test_a_crafted_pickle_is_refused_without_running_its_code(tmp_path):
