@@ -10,10 +10,12 @@ interrupted run leaves no half report.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import inspect
 import os
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -67,9 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--max-memory", type=float, default=None, metavar="GIB",
                         help="memory budget in GiB for the report's large arrays: the sampled residual decomposition "
                              "is sized to it, and a budget too small for the data is refused before any work "
-                             "(default: half the machine's memory)")
+                             "(default: half the memory available)")
     report.add_argument("--force", action="store_true", help="write into --out even if it is a folder that holds "
-                        "something other than an earlier report")
+                        "something other than an earlier report: only the report's files are written (listed in "
+                        "the folder's .shap-instances-report.json); nothing else in the folder is touched, and a "
+                        "file of the same name as one of the report's is refused, not replaced")
 
     sub.add_parser("list", help="list the registered explainers, plugins included")
 
@@ -142,22 +146,54 @@ def _load(args):
 
 
 def _check_output(out: Path, args, *, folder: bool) -> None:
-    """Refuse an output that would destroy data: the input file itself, or something else there already."""
+    """Refuse an output that would destroy data: the input file itself (by path, symbolic or hard link), a folder
+    holding it, or something else there already (a folder is taken for an earlier report only by its manifest)."""
     data = getattr(args, "data", None)
-    if data is not None and out.resolve() == Path(data).resolve():
-        raise ValueError(f"--out {out} is the input file --data; choose another path")
+    if data is not None and (out.resolve() == Path(data).resolve() or _same_file(out, Path(data))):
+        raise ValueError(f"--out {out} is the input file --data (or a link to it); choose another path")
     if data is not None and folder and Path(data).resolve().is_relative_to(out.resolve()):
         raise ValueError(f"--out {out} contains the input file --data; choose another folder")
-    if not out.exists() or args.force:
+    if not os.path.lexists(out):
         return
-    if folder:
-        if not out.is_dir():
-            raise ValueError(f"--out {out} is a file, not a report folder; choose another path or pass --force")
-        if any(out.iterdir()) and not (out / "index.html").is_file():
-            raise ValueError(f"--out {out} is a folder that holds something other than a shap-instances report; "
-                             "choose another folder or pass --force")
-    else:
-        raise ValueError(f"--out {out} exists; choose another path or pass --force to overwrite it")
+    if not folder:
+        if not args.force:
+            raise ValueError(f"--out {out} exists; choose another path or pass --force to overwrite it")
+        return
+    from .report import report_files
+
+    if not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder; choose another path")
+    earlier = report_files(out)
+    if earlier or not any(out.iterdir()):
+        return
+    if not args.force:
+        raise ValueError(f"--out {out} is a folder that holds something other than a shap-instances report (it has "
+                         "no report manifest); choose another folder, or pass --force to add the report's files to "
+                         "it (the folder's other files are kept)")
+    if os.path.lexists(out / "index.html"):
+        raise ValueError(f"--out {out} holds an index.html that no shap-instances report wrote (the folder has no "
+                         "report manifest); it is not replaced: choose another folder")
+
+
+def _replace_file(out: Path, write) -> None:
+    """``write(path)`` into a temporary file beside ``out``, then renamed onto it: a link at ``out`` is replaced,
+    never written through, and an interrupted write leaves ``out`` as it was."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=out.suffix, dir=out.parent)
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths are one file (same device and inode: hard links, symbolic links)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _cmd_list(args) -> int:
@@ -220,7 +256,7 @@ def _cmd_explain(args) -> int:
     rows = data.iloc[: args.rows]
     explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     table = _wide_table(explanation, rows.index.astype(str))
-    table.to_parquet(out) if out.suffix == ".parquet" else table.to_csv(out)
+    _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
     return 0
 
@@ -256,8 +292,8 @@ def _check_stream_options(args, out: Path) -> None:
     if importlib.util.find_spec("dask") is None:
         raise ValueError("--explain reads its file partition by partition with dask: "
                          "pip install 'shap-instances[dask]'")
-    if source.resolve() == out.resolve():
-        raise ValueError(f"--out {out} is the --explain file; choose another path")
+    if source.resolve() == out.resolve() or _same_file(source, out):
+        raise ValueError(f"--out {out} is the --explain file (or a link to it); choose another path")
     if args.top_k is not None and args.top_k < 1:
         raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
     if out.is_dir() and args.force and any(not p.name.startswith("part-") for p in out.iterdir()):

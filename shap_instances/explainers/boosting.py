@@ -90,7 +90,7 @@ class BoostingExplainer(InstanceExplainer):
     sample_weight : array-like of shape (n_train,), optional
         The ``sample_weight`` given to ``fit``.
     max_memory : float, optional
-        Byte budget of the Explanation values (default half the machine's memory).
+        Byte budget of the Explanation values (default half the memory available).
     n_jobs : int, optional
         Threads over explained rows (the kernels release the GIL).
     feature_names : sequence of str, optional
@@ -420,7 +420,7 @@ class BoostingExplainer(InstanceExplainer):
         least 20,000 training rows, each row's largest leaves are bounded instead of scattered and only the rows
         the bound cannot rule out get their (exact, bit-identical) values, from a row-major copy of the leaves
         and shares of ``12 n_train T`` bytes (``T`` the trees of the margin) built on the first call and
-        counted against ``max_memory`` (default there: half the machine's memory); see the docs.
+        counted against ``max_memory`` (default there: half the memory available); see the docs.
 
         Parameters
         ----------

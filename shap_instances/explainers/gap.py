@@ -56,7 +56,7 @@ class GapExplainer(InstanceExplainer):
         ``sample_weight`` raises :class:`~shap_instances.exceptions.DataValidationError`.
     max_memory : float, optional
         Byte budget for dense arrays (the ``(n, n_train[, k])`` Explanation values, dense proximities);
-        default half the machine's memory.
+        default half the memory available.
     n_jobs : int, optional
         Threads for the proximity kernel.
     feature_names : sequence of str, optional
@@ -126,7 +126,7 @@ class GapExplainer(InstanceExplainer):
         raw, (model, data, y) = data, self._unwrap(data, y)
         self.gap_ = GapForest(model, data, cast(ArrayLike, y), sample_weight=sample_weight)  # y: _setup required it
         self.index_ = self.gap_.index
-        self.columns_ = fitted_columns(model, data)
+        self.columns_ = self.gap_.columns
         self.data_ = self._check_X(data)
         self.train_names_ = training_names(raw, feature_names)
         self.n_train_ = self.gap_.n_train

@@ -31,6 +31,7 @@ from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
     check_data,
+    check_fitted,
     column_names,
     fitted_columns,
     model_input,
@@ -68,6 +69,13 @@ class _Predict:
 
     def __call__(self, X: Any) -> np.ndarray:
         return getattr(self.model, self.method)(model_input(self.model, X))
+
+
+def _check_fitted_estimator(model: Any) -> None:
+    """Refuse an unfitted estimator (or its bound method) here, not inside scikit-learn at the first call."""
+    owner = getattr(model, "__self__", model)
+    if callable(getattr(owner, "fit", None)) and hasattr(owner, "get_params"):
+        check_fitted(owner)
 
 
 def _prediction_function(model: Any) -> Any:
@@ -167,6 +175,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         predict = _prediction_function(model)
         if not callable(predict):
             raise UnsupportedModelError(f"model must be callable or have predict(), got {type(model).__name__}.")
+        _check_fitted_estimator(model)
         params = dict(locals())
         params.pop("sisr_options")
         params.pop("predict")
@@ -288,6 +297,11 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     def _check_single_output(self, rows: Any) -> None:
         """One model output per row, checked on one row before the 2^p coalitions are evaluated."""
         output = np.asarray(self.model(rows))
+        if output.dtype.kind not in "biuf":
+            raise UnsupportedModelError(
+                f"IsotonicShapleyExplainer explains a numeric model output, but the model returned "
+                f"{output.dtype} values ({output.ravel()[:3].tolist()}), class labels perhaps; explain a score, "
+                f"e.g. IsotonicShapleyExplainer(lambda X: model.predict_proba(X)[:, 1], background).")
         if output.ndim > 2 or (output.ndim == 2 and output.shape[1] != 1) or output.size != len(rows):
             raise UnsupportedModelError(
                 f"IsotonicShapleyExplainer explains one model output per row, but the model returned shape "

@@ -69,7 +69,7 @@ class NaiveBayesExplainer(InstanceExplainer):
     output : {"centered", "joint"} or class label, default="centered"
         The explained quantity for more than two classes.
     max_memory : float, optional
-        Byte budget of the values of one call (``8 n p k`` bytes); default half the machine's memory.
+        Byte budget of the values of one call (``8 n p k`` bytes); default half the memory available.
     feature_names : sequence of str, optional
         Names of the input columns (default: the model's ``feature_names_in_``, the DataFrame's columns, or
         ``"x{i}"``).

@@ -71,7 +71,7 @@ class RepresenterExplainer(InstanceExplainer):
         Relative reconstruction gap above which a :class:`~shap_instances.exceptions.ReconstructionWarning`
         is issued (the solver stopped far from the optimum: refit with a smaller ``tol``).
     max_memory : float, optional
-        Byte budget of the dense values of one call (default: half the machine's memory).
+        Byte budget of the dense values of one call (default: half the memory available).
     feature_names : sequence of str, optional
         Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
     scheduler : str or distributed.Client, optional

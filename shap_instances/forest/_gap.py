@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
-from ..utils import check_data, check_memory, model_input
+from ..utils import check_data, check_memory, fitted_columns, model_input
 from ._bagging import as_forest
 from ._proximities import GapIndex, build_gap_index, encode_target, is_classifier_forest
 
@@ -112,6 +112,8 @@ class GapForest:
 
     def __init__(self, model: Any, data: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None) -> None:
         self.model = model = as_forest(model)
+        # the columns later inputs are matched by: the forest's feature_names_in_, else a training DataFrame's
+        self.columns = fitted_columns(model, data)
         self.index: GapIndex = build_gap_index(model, _no_sparse_nan(data, "data"), y, sample_weight=sample_weight)
         self.n_train = self.index.n_train
         self.is_classifier = is_classifier_forest(model)
@@ -125,7 +127,7 @@ class GapForest:
         """``X`` validated for the forest: float32, a DataFrame put in the fitted column order."""
         return _no_sparse_nan(check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
                                         n_features=self.model.n_features_in_,
-                                        feature_names=getattr(self.model, "feature_names_in_", None)), "X")
+                                        feature_names=self.columns), "X")
 
     def require_bootstrap(self) -> None:
         """Refuse out-of-bag quantities of a forest fitted with ``bootstrap=False``."""

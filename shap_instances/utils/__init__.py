@@ -1,5 +1,8 @@
 """Public helpers shared by every explainer and by plugins: validation, random state, options, grouping.
 
+* files that load without running code: :func:`dump_safely`, :func:`load_safely` (skops' format, pandas as
+  columns, types outside :data:`TRUSTED_LIBRARIES` refused), :func:`read_file`; the memory left to allocate,
+  :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
   other columns refused with the names listed, wrong widths refused), :func:`check_target`,
   :func:`check_fitted`, :func:`check_memory`, :func:`row_names`, :func:`column_names`;
@@ -29,8 +32,10 @@ from ._dask import (
     row_partitions,
 )
 from ._models import UnwrappedModel, unwrap_model
+from ._memory import available_memory_bytes, default_memory_budget
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
+from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_safely, read_file
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._shap import shap_explainer_class
 from ._sklearn_internals import (
@@ -54,11 +59,11 @@ from ._sklearn_internals import (
     sklearn_version,
 )
 from ._validation import (
-    available_memory_bytes,
     check_data,
     check_fitted,
     check_memory,
     check_target,
+    check_unique_columns,
     column_names,
     fitted_columns,
     in_column_order,
@@ -85,13 +90,17 @@ __all__ = [
     "RandomStateLike",
     "SKLEARN_SUPPORTED",
     "UnwrappedModel",
+    "TRUSTED_LIBRARIES",
     "available_memory_bytes",
+    "default_memory_budget",
+    "dump_safely",
     "check_data",
     "check_fitted",
     "check_memory",
     "check_random_state",
     "check_sklearn_version",
     "check_target",
+    "check_unique_columns",
     "column_names",
     "fitted_columns",
     "forest_class_weights",
@@ -109,8 +118,10 @@ __all__ = [
     "hgb_split_seed",
     "in_column_order",
     "instance_names",
+    "load_safely",
     "model_input",
     "player_clustering",
+    "read_file",
     "row_cohorts",
     "row_names",
     "shap_explainer_class",
