@@ -12,17 +12,32 @@ import numpy as np
 import pytest
 from scipy.special import beta as beta_function
 from sklearn.datasets import load_breast_cancer, load_iris
-from sklearn.ensemble import (BaggingClassifier, BaggingRegressor, ExtraTreesRegressor, GradientBoostingClassifier,
-                              RandomForestClassifier, RandomForestRegressor)
-from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.ensemble import (
+    BaggingClassifier,
+    BaggingRegressor,
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.linear_model import Ridge
 from sklearn.metrics import get_scorer, roc_auc_score
 from sklearn.naive_bayes import GaussianNB
 from sklearn.tree import DecisionTreeClassifier
 
 from shap_instances.exceptions import InvalidParameterError, UnsupportedModelError
 from shap_instances.games import FunctionGame
-from shap_instances.valuation import (MSRBanzhafApproximator, Semivalue, WeightedPermutationApproximator,
-                                      classwise_shapley, data_oob, data_values, semivalue_approximator, utility_game)
+from shap_instances.valuation import (
+    MSRBanzhafApproximator,
+    Semivalue,
+    WeightedPermutationApproximator,
+    classwise_shapley,
+    data_oob,
+    data_values,
+    label_issues,
+    semivalue_approximator,
+    utility_game,
+)
 
 SEMIVALUES = [Semivalue("shapley"), Semivalue("banzhaf"), Semivalue("beta", 16.0, 1.0), Semivalue("beta", 4.0, 2.0),
               Semivalue("loo")]
@@ -263,3 +278,23 @@ def test_weighted_permutations_reproducible():
     a = WeightedPermutationApproximator(Semivalue("beta", 16.0, 1.0), 50, random_state=3).estimate(game)
     b = WeightedPermutationApproximator(Semivalue("beta", 16.0, 1.0), 50, random_state=3).estimate(game)
     np.testing.assert_array_equal(a.values, b.values)
+
+
+def test_label_issues_finds_flipped_labels_with_evidence():
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:200], np.where(y[:200] == 1, "benign", "malignant")
+    flipped = np.random.default_rng(0).choice(200, 20, replace=False)
+    noisy = y.copy()
+    noisy[flipped] = np.where(y[flipped] == "benign", "malignant", "benign")
+    found = label_issues(X, noisy, random_state=0)
+    assert list(found.columns) == ["label", "suggested_label", "label_quality", "is_issue", "rank", "p_logistic",
+                                   "p_forest", "p_knn"]
+    is_flipped = np.isin(np.arange(200), flipped)
+    assert roc_auc_score(is_flipped, -found["label_quality"]) > 0.9
+    assert found.loc[found["is_issue"], "suggested_label"].ne(found.loc[found["is_issue"], "label"]).all()
+    np.testing.assert_allclose(found["label_quality"], found[["p_logistic", "p_forest", "p_knn"]].mean(axis=1))
+    assert found["is_issue"].to_numpy()[is_flipped].mean() > 0.7
+    with pytest.raises(InvalidParameterError, match="evidence"):
+        label_issues(X, noisy, evidence=("svm",))
+    with pytest.raises(InvalidParameterError, match="at least 2 classes"):
+        label_issues(X[:8], noisy[:8])

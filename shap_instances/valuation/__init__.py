@@ -17,6 +17,7 @@ from ._estimators import (
     WeightedPermutationApproximator,
     semivalue_approximator,
 )
+from ._label_issues import EVIDENCE, label_issues
 from ._oob import data_oob
 from ._result import DataValues
 from ._semivalues import SEMIVALUES, Semivalue, check_semivalue
@@ -24,6 +25,7 @@ from ._utility import ClasswiseScorer, RestrictedGame, ScoreGame, check_scoring
 
 __all__ = [
     "ESTIMATORS",
+    "EVIDENCE",
     "SEMIVALUES",
     "ClasswiseScorer",
     "DataValues",
@@ -38,6 +40,7 @@ __all__ = [
     "classwise_shapley",
     "data_oob",
     "data_values",
+    "label_issues",
     "semivalue_approximator",
     "utility_game",
 ]

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import is_classifier
 
 from ..approximators import ExactApproximator, PermutationApproximator
+from ..approximators.exact import all_coalitions
 from ..exceptions import InvalidParameterError
 from ..utils import RandomStateLike, check_data, check_random_state, check_target, row_names
 from ._estimators import semivalue_approximator
@@ -177,15 +178,14 @@ def _class_samples(game: ScoreGame, own: np.ndarray, others: np.ndarray, exact: 
         if len(own) > 10 or len(others) > 12:
             raise InvalidParameterError(f"exact class-wise Shapley enumerates 2^{len(others)} contexts times "
                                         f"2^{len(own)} coalitions; use exact=False for more than 10 rows per class.")
-        codes = np.arange(2 ** len(others))
-        contexts = (codes[:, None] >> np.arange(len(others))[None, :]) & 1
+        contexts = all_coalitions(len(others))
         approximator: Any = ExactApproximator(silent=True)
     else:
         contexts = rng.random((n_contexts, len(others))) < 0.5
         approximator = PermutationApproximator(n_permutations=n_permutations or max(8, 2 * len(own)),
                                                random_state=rng, silent=True)
     out = np.empty((len(contexts), len(own)))
-    for k, chosen in enumerate(contexts.astype(bool)):
+    for k, chosen in enumerate(contexts):
         context = np.zeros(game.n_players, dtype=bool)
         context[others[chosen]] = True
         out[k] = approximator.estimate(RestrictedGame(game, own, context)).values[:, 0]
