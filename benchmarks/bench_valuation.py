@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _common import markdown_table
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
@@ -138,7 +139,7 @@ def ours(data, budget, seed):
     return out, forest
 
 
-def peers(data, budget, seed, forest):
+def peers(data, budget, seed, forest, semivalues):
     import joblib
     from cleanlab.filter import find_label_issues
     from cleanlab.rank import get_label_quality_scores
@@ -146,11 +147,9 @@ def peers(data, budget, seed, forest):
         DataOOBValuation,
         Dataset,
         KNNShapleyValuation,
-        MaxSamples,
+        MaxUpdates,
         ModelUtility,
         MSRBanzhafValuation,
-        MSRSampler,
-        PermutationSampler,
         RelativeTruncation,
         SupervisedScorer,
         TMCShapleyValuation,
@@ -173,20 +172,17 @@ def peers(data, budget, seed, forest):
             valuation.fit(train)
         return valuation.result.values
 
-    def msr():
-        sampler = MSRSampler(seed=seed)
-        return pydvl_fit(MSRBanzhafValuation(utility(), MaxSamples(sampler, budget), seed=seed))
+    def msr():  # MSR: every sample updates every index once, so MaxUpdates(budget) is `budget` samples
+        return pydvl_fit(MSRBanzhafValuation(utility(), MaxUpdates(budget), seed=seed))
 
-    def tmc():
-        valuation = TMCShapleyValuation(utility(), truncation=RelativeTruncation(0.05), seed=seed,
-                                        is_done=MaxSamples(PermutationSampler(), max(1, budget // (len(y) + 1))))
-        valuation.sampler.n_samples = 0
-        valuation.is_done = MaxSamples(valuation.sampler, max(1, budget // (len(y) + 1)))
-        return pydvl_fit(valuation)
+    def tmc():  # one update per index per permutation
+        return pydvl_fit(TMCShapleyValuation(utility(), truncation=RelativeTruncation(0.05), seed=seed,
+                                             is_done=MaxUpdates(max(1, budget // (len(y) + 1)))))
 
     run("pyDVL: Data-OOB", lambda: pydvl_fit(DataOOBValuation(forest)))
-    run("pyDVL: Banzhaf-MSR", msr)
-    run("pyDVL: TMC-Shapley", tmc)
+    if semivalues:  # about 0.5 s per utility evaluation in pyDVL 0.10 on this machine: off by default
+        run("pyDVL: Banzhaf-MSR", msr)
+        run("pyDVL: TMC-Shapley", tmc)
     from sklearn.neighbors import KNeighborsClassifier
     run("pyDVL: KNN-Shapley", lambda: pydvl_fit(KNNShapleyValuation(KNeighborsClassifier(5), val, progress=False)))
     flags = {}
@@ -222,7 +218,7 @@ def detection(args):
             data = split(name, seed, args.n_train, args.n_val, args.n_test)
             found, forest = ours(data, args.budget, seed)
             if not args.no_peers:
-                found |= peers(data, args.budget, seed, forest)
+                found |= peers(data, args.budget, seed, forest, args.peer_semivalues)
             base = model().fit(data[0], data[1]).score(data[4], data[5])
             for method, (values, seconds, *flags) in found.items():
                 rows.append({"dataset": name, "seed": seed, "method": method, "seconds": seconds, "acc all": base,
@@ -236,7 +232,8 @@ def summarise(frame: pd.DataFrame) -> None:
     grouped = frame.groupby(["dataset", "method"])[metrics]
     mean, sem = grouped.mean(), grouped.sem()
     table = mean.round(3).astype(str) + " ± " + sem.round(3).astype(str)
-    print(table.to_markdown() if hasattr(table, "to_markdown") else table.to_string())
+    print(markdown_table(["dataset", "method", *metrics], [[*key, *row] for key, row in zip(table.index,
+                                                                                          table.to_numpy().tolist())]))
     auc = mean["AUC"].unstack()
     auc_sem = sem["AUC"].unstack()
     print("\nAUC by dataset (mean over seeds):")
@@ -254,10 +251,9 @@ def speed(args) -> None:
     from pydvl.valuation import (
         DataOOBValuation,
         Dataset,
-        MaxSamples,
+        MaxUpdates,
         ModelUtility,
         MSRBanzhafValuation,
-        MSRSampler,
         SupervisedScorer,
     )
     data = split("breast_cancer", 0, args.n_train, args.n_val, args.n_test)
@@ -285,9 +281,8 @@ def speed(args) -> None:
         mine = data_values(model(), X, y, Xv, yv, semivalue="banzhaf", scoring="accuracy", default_score=0.0,
                            max_evals=evals + 2, random_state=0)
         t_ours = time.perf_counter() - start
-        sampler = MSRSampler(seed=0)
         valuation = MSRBanzhafValuation(ModelUtility(model(), SupervisedScorer("accuracy", Dataset(Xv, yv), 0.0),
-                                                     show_warnings=False), MaxSamples(sampler, evals), seed=0)
+                                                     show_warnings=False), MaxUpdates(evals), seed=0)
         start = time.perf_counter()
         with joblib.parallel_config(n_jobs=1):
             valuation.fit(Dataset(X, y))
@@ -298,12 +293,14 @@ def speed(args) -> None:
           f"x{t_theirs / t_ours:.2f}; |ours - pyDVL| <= 3 joint SE for "
           f"{np.mean(np.abs(mine.values - theirs) <= 3 * se):.0%} of rows")
     game = utility_game(model(), X, y, Xv, yv, scoring="accuracy", default_score=0.0)
+    se_evals = 10 * (len(y) + 1)  # ten permutations: enough for Monte Carlo Shapley to have a standard error
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        banzhaf = MSRBanzhafApproximator(evals, random_state=0).estimate(game)
-        shapley = WeightedPermutationApproximator(Semivalue("shapley"), max_evals=evals, random_state=0).estimate(game)
+        banzhaf = MSRBanzhafApproximator(se_evals, random_state=0).estimate(game)
+        shapley = WeightedPermutationApproximator(Semivalue("shapley"), max_evals=se_evals, random_state=0).estimate(
+            game)
     ratio = np.median(banzhaf.standard_errors / shapley.standard_errors)
-    print(f"standard error at {evals} evaluations: Banzhaf-MSR / MC Shapley median ratio {ratio:.3f}; "
+    print(f"standard error at {se_evals} evaluations: Banzhaf-MSR / MC Shapley median ratio {ratio:.3f}; "
           f"load {os.getloadavg()}")
 
 
@@ -317,13 +314,14 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000, help="utility evaluations of each sampling method")
     parser.add_argument("--speed-evals", type=int, default=1000)
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--peer-semivalues", action="store_true",
+                        help="also run pyDVL's Banzhaf-MSR and TMC in the detection table (slow)")
     parser.add_argument("--csv", default=None)
     args = parser.parse_args()
     threadpool_limits(1)  # one BLAS / OpenMP thread for every method: no oversubscription on a shared machine
     print(f"# bench_valuation: {vars(args)}; load {os.getloadavg()}")
     frame = detection(args)
-    if args.csv:
-        frame.to_csv(args.csv, index=False)
+    frame.to_csv(args.csv or "bench_valuation.csv", index=False)
     summarise(frame)
     if not args.no_peers:
         speed(args)
