@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
-from ._label_issues import label_issue_seconds
-
 if TYPE_CHECKING:
     from ._context import Context
 
@@ -308,8 +306,6 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
     trust = f"trust scores of {rows:,} held-out rows" + (f" (a sample of {c.n_test:,})" if rows < c.n_test else "")
     plan.sections["forest"] = SectionStep("random forest", f"{trees} trees; RF-GAP explanations; {trust}",
                                           forest + forest_fixed)
-    plan.sections["label_issues"] = SectionStep("label issues", "out-of-sample probabilities of the given labels",
-                                                label_issue_seconds(c.n_train))
     return plan
 
 
