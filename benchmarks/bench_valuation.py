@@ -111,7 +111,7 @@ def model():
     return LogisticRegression(max_iter=200)
 
 
-def ours(data, budget, seed):
+def ours(data, budget, seed, tmc=False):
     X, y, Xv, yv = data[:4]
     forest = RandomForestClassifier(100, random_state=seed, n_jobs=1).fit(X, y)
     out = {}
@@ -133,7 +133,8 @@ def ours(data, budget, seed):
             .to_numpy())
         run("ours: Beta(16,1)", lambda: data_values(model(), X, y, Xv, yv, semivalue="beta", **common).values
             .to_numpy())
-        run("ours: TMC-Shapley", lambda: data_values(model(), X, y, Xv, yv, **common).values.to_numpy())
+        if tmc:
+            run("ours: TMC-Shapley", lambda: data_values(model(), X, y, Xv, yv, **common).values.to_numpy())
         run("ours: LOO", lambda: data_values(model(), X, y, Xv, yv, semivalue="loo", scoring="accuracy",
                                              default_score=0.0).values.to_numpy())
     return out, forest
@@ -216,7 +217,7 @@ def detection(args):
     for name in args.datasets:
         for seed in range(args.seeds):
             data = split(name, seed, args.n_train, args.n_val, args.n_test)
-            found, forest = ours(data, args.budget, seed)
+            found, forest = ours(data, args.budget, seed, args.tmc)
             if not args.no_peers:
                 found |= peers(data, args.budget, seed, forest, args.peer_semivalues)
             base = model().fit(data[0], data[1]).score(data[4], data[5])
@@ -314,6 +315,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1000, help="utility evaluations of each sampling method")
     parser.add_argument("--speed-evals", type=int, default=1000)
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--tmc", action="store_true", help="also Monte Carlo Shapley in the detection table")
     parser.add_argument("--peer-semivalues", action="store_true",
                         help="also run pyDVL's Banzhaf-MSR and TMC in the detection table (slow)")
     parser.add_argument("--csv", default=None)

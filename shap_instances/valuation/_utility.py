@@ -89,9 +89,6 @@ class _Predictions(RegressorMixin, BaseEstimator):
     def __init__(self, values: np.ndarray | None = None) -> None:
         self.values = values
 
-    def fit(self, X: Any, y: Any) -> _Predictions:  # pragma: no cover - never fitted
-        return self
-
     def predict(self, X: Any) -> np.ndarray:
         return self.values  # type: ignore[return-value]
 
