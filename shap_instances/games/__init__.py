@@ -2,8 +2,8 @@
 
 :class:`ResidualGame` picks the first of its exact refit shortcuts (:class:`RidgePath`, :class:`MeanPath`,
 :class:`KNNPath`, :class:`LogisticPath`, in ``residual.FAST_PATHS``) that supports the model.
-:class:`AggregateGame` (or :meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its outputs, whose Shapley values
-are the same weighted sums (linearity).
+:class:`AggregateGame` (or :meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its
+outputs, whose Shapley values are the same weighted sums (linearity).
 """
 
 from ._base import CoalitionMatrix, Game, GameValues

@@ -1,10 +1,10 @@
 """Refits of l2 LogisticRegression on coalitions and permutation prefixes, to a tolerance finer than its own.
 
-The maths (warm-started chord Newton along the prefix, the stopping rule) is in
-:mod:`shap_instances.linear` (:func:`~shap_instances.linear.logistic_prefix_values`); this module maps the
-residual game onto it. A prefix (or coalition) holding one class only, or no row, is one scikit-learn refuses
-to fit: it gets v(empty), as the game's failure policy gives it on the refit path, without counting it as a
-failed fit.
+The maths (warm-started chord Newton along the prefix, the stopping rule) and the numba kernels are in
+``games/_logistic_kernels.py`` (beside the ridge kernels: ``games`` sits above ``linear`` in the layers, so the
+game's shortcut cannot import from there); this module maps the residual game onto them. A prefix (or
+coalition) holding one class only, or no row, is one scikit-learn refuses to fit: it gets v(empty), as the
+game's failure policy gives it on the refit path, without counting it as a failed fit.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from numpy.typing import ArrayLike
 from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
-from ..linear import logistic_fit, logistic_prefix_values
-from ._prefix_kernels import accumulate_prefix_units, logistic_units
+from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units
+from ._prefix_kernels import accumulate_prefix_units
 
 __all__ = ["LogisticPath"]
 
@@ -28,9 +28,9 @@ class LogisticPath:
 
     One of the :data:`~shap_instances.games.residual.FAST_PATHS`: the residual game picks it by itself for a
     ``LogisticRegression`` with an l2 penalty (``l1_ratio=0``), a finite ``C``, no ``class_weight`` and a solver
-    other than liblinear (which penalises the intercept). Every solver reaches the same optimum; this path solves
-    to :attr:`tol` on the logits (see :mod:`shap_instances.linear`), so it agrees with scikit-learn refits to
-    their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 make it
+    other than liblinear (which penalises the intercept). Every solver reaches the same optimum; this path
+    solves to :attr:`tol` on the logits (the stopping rule of ``games/_logistic_kernels.py``), so it agrees with
+    scikit-learn refits to their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 make it
     unusable (``usable`` False): the game then refits clones.
 
     Parameters

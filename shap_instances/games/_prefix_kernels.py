@@ -33,10 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..linear import logistic_walk
 from ..utils import JIT_OPTIONS
 
-__all__ = ["accumulate_prefix_units", "logistic_units", "ridge_prefix_values", "ridge_units", "uses_u", "welford_update"]
+__all__ = ["accumulate_prefix_units", "ridge_prefix_values", "ridge_units", "uses_u", "welford_update"]
 
 
 @njit(**JIT_OPTIONS)
@@ -304,21 +303,3 @@ def ridge_units(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.ndarray, e
         count = welford_update(unit, mean, m2, count)
     return count
 
-
-@njit(**JIT_OPTIONS)
-def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
-                   permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, per_unit: int,
-                   unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int, full: np.ndarray) -> int:
-    """Logistic prefix fits, differences, scatter and Welford update, fused (as :func:`ridge_units`).
-
-    Arguments as :func:`shap_instances.linear.logistic_prefix_values` and :func:`accumulate_prefix_units`;
-    ``full`` (d,) receives v(all rows). Returns the new count.
-    """
-    block = unit.reshape((1, unit.shape[0], unit.shape[1]))
-    share = 1.0 / per_unit
-    for u in range(permutations.shape[0] // per_unit):
-        unit[:, :] = 0.0
-        for r in range(u * per_unit, (u + 1) * per_unit):
-            full[:] = logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, block, 0, share, 1)
-        count = welford_update(unit, mean, m2, count)
-    return count

@@ -6,13 +6,10 @@
 * :func:`l2_representer_scores`: representer values of an l2-regularised model (Yeh et al., 2018);
 * :class:`LinearRepresenter`, :class:`TopK`, :func:`representer_kernel_weights`: the high-dimensional representer
   of l1, elastic-net and l2 models (Tsai et al., 2023), what ``RepresenterExplainer`` delegates to;
-* :func:`logistic_prefix_values`, :func:`logistic_walk`, :func:`logistic_fit`: l2 logistic regression refitted
-  on every prefix of a permutation (warm-started Newton), the fast refit path of the residual game;
 * :func:`influence_scores` / :class:`InfluenceFunction`: influence functions (Koh and Liang, 2017).
 """
 
 from ._influence import InfluenceFunction, influence_scores
-from ._logistic_path import logistic_fit, logistic_prefix_values, logistic_walk
 from ._l2_representer import l2_representer_scores, select_output
 from ._objective import (
     GROUP_PENALTY_MODELS,
@@ -37,9 +34,6 @@ __all__ = [
     "largest_magnitude",
     "l2_representer_scores",
     "linear_objective",
-    "logistic_fit",
-    "logistic_prefix_values",
-    "logistic_walk",
     "representer_kernel_weights",
     "select_output",
 ]

@@ -1,4 +1,4 @@
-"""l2 logistic regression refitted on every prefix of a permutation: warm-started Newton, one row at a time.
+"""Numba kernels: l2 logistic regression refitted on every prefix of a permutation, warm-started Newton.
 
 scikit-learn's ``LogisticRegression(C=C)`` (l2 penalty, binary target ``y`` in {0, 1}, any solver but
 liblinear) minimises, over ``w`` (and an unpenalised intercept ``b``),
@@ -36,8 +36,9 @@ import numpy as np
 from numba import njit, prange
 
 from ..utils import JIT_OPTIONS
+from ._prefix_kernels import welford_update
 
-__all__ = ["logistic_fit", "logistic_prefix_values", "logistic_walk"]
+__all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk"]
 
 #: Iterations of one fit before it gives up (never reached in the tests: a warm start needs two or three).
 MAX_STEPS = 200
@@ -230,7 +231,9 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
 
 
 @njit(**JIT_OPTIONS)
-def logistic_walk(Z, y, ZE, yE, W, empty, perm, pen, scale, tol, sink, sink_row, share, mode):
+def logistic_walk(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
+                  perm: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, sink: np.ndarray, sink_row: int,
+                  share: float, mode: int) -> np.ndarray:
     """One permutation: prefix fits, values, and either ``sink[sink_row, t] = value`` (``mode 0``) or the
     scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``). Returns v(all rows)."""
     n, P = perm.shape[0], Z.shape[1]
@@ -285,3 +288,22 @@ def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.
     """
     for r in prange(permutations.shape[0]):
         logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, out, r, 1.0, 0)
+
+
+@njit(**JIT_OPTIONS)
+def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
+                   permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, per_unit: int,
+                   unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int, full: np.ndarray) -> int:
+    """Logistic prefix fits, differences, scatter and Welford update, fused (as ``ridge_units``).
+
+    Arguments as :func:`logistic_prefix_values` and ``accumulate_prefix_units``;
+    ``full`` (d,) receives v(all rows). Returns the new count.
+    """
+    block = unit.reshape((1, unit.shape[0], unit.shape[1]))
+    share = 1.0 / per_unit
+    for u in range(permutations.shape[0] // per_unit):
+        unit[:, :] = 0.0
+        for r in range(u * per_unit, (u + 1) * per_unit):
+            full[:] = logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, block, 0, share, 1)
+        count = welford_update(unit, mean, m2, count)
+    return count
