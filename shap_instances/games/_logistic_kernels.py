@@ -47,9 +47,13 @@ MAX_STEPS = 200
 @njit(**JIT_OPTIONS)
 def _loss_and_sigmoid(m, y):
     """``log(1 + exp(m)) - y m`` and ``sigmoid(m)``, without overflow."""
+    return np.log1p(np.exp(-abs(m))) + max(m, 0.0) - y * m, _sigmoid(m)
+
+
+@njit(**JIT_OPTIONS)
+def _sigmoid(m):
     e = np.exp(-abs(m))
-    s = 1.0 / (1.0 + e) if m >= 0 else e / (1.0 + e)
-    return np.log1p(e) + max(m, 0.0) - y * m, s
+    return 1.0 / (1.0 + e) if m >= 0 else e / (1.0 + e)
 
 
 @njit(**JIT_OPTIONS)
@@ -61,8 +65,9 @@ def _logit(Z, row, w):
 
 
 @njit(**JIT_OPTIONS)
-def _objective(Z, y, rows, t, w, pen, g):
-    """``F`` over ``rows[:t]`` at ``w``; its gradient into ``g``."""
+def _objective(Z, y, rows, t, w, pen, g, with_loss):
+    """The gradient of ``F`` over ``rows[:t]`` at ``w`` into ``g``; returns ``F`` there when ``with_loss`` (else 0:
+    the logarithms are skipped)."""
     P = w.shape[0]
     total = 0.0
     for q in range(P):
@@ -70,20 +75,24 @@ def _objective(Z, y, rows, t, w, pen, g):
         total += 0.5 * pen[q] * w[q] * w[q]
     for k in range(t):
         r = rows[k]
-        loss, s = _loss_and_sigmoid(_logit(Z, r, w), y[r])
-        total += loss
+        m = _logit(Z, r, w)
+        if with_loss:
+            loss, s = _loss_and_sigmoid(m, y[r])
+            total += loss
+        else:
+            s = _sigmoid(m)
         c = s - y[r]
         for q in range(P):
             g[q] += c * Z[r, q]
-    return total
+    return total if with_loss else 0.0
 
 
 @njit(**JIT_OPTIONS)
-def _add_curvature(A, Z, r, w, scale):
-    """``A += scale * s (1 - s) z_r z_r^T`` at ``w``."""
+def _add_curvature(A, Z, r, w):
+    """``A += s (1 - s) z_r z_r^T`` at ``w``."""
     P = w.shape[0]
-    _, s = _loss_and_sigmoid(_logit(Z, r, w), 0.0)
-    h = scale * s * (1.0 - s)
+    s = _sigmoid(_logit(Z, r, w))
+    h = s * (1.0 - s)
     for a in range(P):
         za = h * Z[r, a]
         for b in range(P):
@@ -96,7 +105,7 @@ def _exact_hessian(A, Z, rows, t, w, pen):
     for q in range(w.shape[0]):
         A[q, q] = pen[q]
     for k in range(t):
-        _add_curvature(A, Z, rows[k], w, 1.0)
+        _add_curvature(A, Z, rows[k], w)
 
 
 @njit(**JIT_OPTIONS)
@@ -150,41 +159,57 @@ def _bfgs(A, s, yv, As):
 
 
 @njit(**JIT_OPTIONS)
-def _newton(Z, y, rows, t, w, pen, scale, tol, A, L, g, work, f):
-    """Minimise ``F`` over ``rows[:t]`` from ``w`` (``f``, ``g``: its value and gradient there; ``A``: the
-    curvature to start from). Updates ``w``, ``g``, ``A`` in place; returns ``F`` at the final ``w``.
-    ``work`` (4, P): the step, the trial point, its gradient and a scratch vector."""
+def _size(d, scale):
+    """How far the step ``d`` moves a logit at most: ``sum_q |d_q| scale_q``."""
+    total = 0.0
+    for q in range(d.shape[0]):
+        total += abs(d[q]) * scale[q]
+    return total
+
+
+@njit(**JIT_OPTIONS)
+def _newton(Z, y, rows, t, w, pen, scale, tol, A, L, g, work):
+    """Minimise ``F`` over ``rows[:t]`` from ``w`` (``g``: the gradient there; ``A``: the curvature to start
+    from). Updates ``w``, ``g``, ``A`` in place. ``work`` (5, P): the step, the trial point, its gradient, the
+    next step and a gradient sink.
+
+    The full step is taken when the next one is at most half as long (a pass without logarithms); otherwise
+    Armijo backtracking on ``F`` decides."""
     P = w.shape[0]
-    d, trial, g_trial, scratch = work[0], work[1], work[2], work[3]
+    d, trial, g_trial, following, sink = work[0], work[1], work[2], work[3], work[4]
+    _solve(A, L, g, d)
     for step_count in range(MAX_STEPS):
-        _solve(A, L, g, d)
-        size = 0.0
-        slope = 0.0
-        for q in range(P):
-            size += abs(d[q]) * scale[q]
-            slope += g[q] * d[q]
+        size = _size(d, scale)
         if size <= tol:
-            return f
-        step = 1.0
-        for _ in range(60):  # Armijo backtracking on F along -d
+            return
+        for q in range(P):
+            trial[q] = w[q] - d[q]
+        _objective(Z, y, rows, t, trial, pen, g_trial, False)
+        _solve(A, L, g_trial, following)
+        if _size(following, scale) > 0.5 * size:  # no contraction: backtrack on F
+            slope = 0.0
             for q in range(P):
-                trial[q] = w[q] - step * d[q]
-            f_trial = _objective(Z, y, rows, t, trial, pen, g_trial)
-            # Armijo, or no rise beyond rounding (near the optimum F is flat to within its last digits)
-            if f_trial <= f - 1e-4 * step * slope or f_trial - f <= 1e-13 * abs(f) or step * size <= tol:
-                break
-            step *= 0.5
+                slope += g[q] * d[q]
+            f = _objective(Z, y, rows, t, w, pen, sink, True)
+            step = 1.0
+            for _ in range(60):
+                for q in range(P):
+                    trial[q] = w[q] - step * d[q]
+                f_trial = _objective(Z, y, rows, t, trial, pen, g_trial, True)
+                # Armijo, or no rise beyond rounding (near the optimum F is flat to within its last digits)
+                if f_trial <= f - 1e-4 * step * slope or f_trial - f <= 1e-13 * abs(f) or step * size <= tol:
+                    break
+                step *= 0.5
         if step_count >= 5:  # slow progress: the exact Hessian at the new iterate
             _exact_hessian(A, Z, rows, t, trial, pen)
         else:  # the secant pair of this step sharpens the curvature (BFGS), O(P^2)
             for q in range(P):
                 d[q] = trial[q] - w[q]
-                scratch[q] = g_trial[q] - g[q]
-            _bfgs(A, d, scratch, L[0])
+                sink[q] = g_trial[q] - g[q]
+            _bfgs(A, d, sink, L[0])
         w[:] = trial
         g[:] = g_trial
-        f = f_trial
-    return f
+        _solve(A, L, g, d)
 
 
 @njit(**JIT_OPTIONS)
@@ -199,8 +224,7 @@ def _values(ZE, yE, W, w, empty, out, fitted):
     if aggregate:
         out[:] = 0.0
     for j in range(ZE.shape[0]):
-        _, s = _loss_and_sigmoid(_logit(ZE, j, w), 0.0)
-        residual = s - yE[j]
+        residual = _sigmoid(_logit(ZE, j, w)) - yE[j]
         if aggregate:
             for k in range(d):
                 out[k] += W[j, k] * residual
@@ -218,15 +242,11 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
     """
     P = Z.shape[1]
     t = rows.shape[0]
-    w, g, work = np.zeros(P), np.zeros(P), np.zeros((4, P))
+    w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
     A, L = np.zeros((P, P)), np.zeros((P, P))
-    f = _objective(Z, y, rows, t, w, pen, g)
-    for _ in range(MAX_STEPS):
-        _exact_hessian(A, Z, rows, t, w, pen)
-        f_before = f
-        f = _newton(Z, y, rows, t, w, pen, scale, tol, A, L, g, work, f)
-        if f == f_before:
-            break
+    _objective(Z, y, rows, t, w, pen, g, False)
+    _exact_hessian(A, Z, rows, t, w, pen)
+    _newton(Z, y, rows, t, w, pen, scale, tol, A, L, g, work)
     return w
 
 
@@ -238,31 +258,30 @@ def logistic_walk(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, 
     scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``). Returns v(all rows)."""
     n, P = perm.shape[0], Z.shape[1]
     d = empty.shape[0]
-    w, g, work = np.zeros(P), np.zeros(P), np.zeros((4, P))
+    w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
     A, L = np.zeros((P, P)), np.zeros((P, P))
     current, previous = np.empty(d), empty.copy()
     if mode == 0:
         sink[sink_row, 0, :] = empty
     positives = 0.0
     fitted = False
-    f = refresh = 0.0
+    refresh = 0.0
     for t in range(n):
         r = perm[t]
         positives += y[r]
-        if fitted:  # warm start: F and g gain row r's terms at the previous optimum
-            loss, s = _loss_and_sigmoid(_logit(Z, r, w), y[r])
-            f += loss
+        if fitted:  # warm start: g gains row r's term at the previous optimum
+            c = _sigmoid(_logit(Z, r, w)) - y[r]
             for q in range(P):
-                g[q] += (s - y[r]) * Z[r, q]
+                g[q] += c * Z[r, q]
             if t + 1 >= refresh:  # the exact Hessian each time the prefix grows by a tenth: O(P^2) a row
                 _exact_hessian(A, Z, perm, t + 1, w, pen)
                 refresh = 1.1 * (t + 1)
             else:
-                _add_curvature(A, Z, r, w, 1.0)
-            f = _newton(Z, y, perm, t + 1, w, pen, scale, tol, A, L, g, work, f)
+                _add_curvature(A, Z, r, w)
+            _newton(Z, y, perm, t + 1, w, pen, scale, tol, A, L, g, work)
         elif 0.0 < positives < t + 1.0:  # the first prefix with both classes: a cold fit
             w[:] = logistic_fit(Z, y, perm[: t + 1], pen, scale, tol)
-            f = _objective(Z, y, perm, t + 1, w, pen, g)
+            _objective(Z, y, perm, t + 1, w, pen, g, False)
             _exact_hessian(A, Z, perm, t + 1, w, pen)
             refresh = 1.1 * (t + 1)
             fitted = True
