@@ -13,11 +13,13 @@ Its gradient and Hessian are ``g(w) = sum_i (s_i - y_i) z_i + lam P w`` and
 ``H(w) = sum_i s_i (1 - s_i) z_i z_i^T + lam P``, ``s_i = sigmoid(m_i)``, ``P = diag(0, 1, ..., 1)``.
 Along a permutation, the prefix ``S_t`` adds one row ``r`` to ``S_{t-1}``, whose optimum ``w_{t-1}`` is the
 warm start: there ``g_t(w_{t-1}) = g_{t-1}(w_{t-1}) + (s_r - y_r) z_r``, known without a pass over the rows
-(``g_{t-1}`` was evaluated at ``w_{t-1}``). The kernels keep ``A``, the Hessian summed over the rows with the
-weights ``s(1 - s)`` of the iterate at which each row was added (rank-one per prefix, refreshed to the exact
-Hessian when a prefix needs more than two steps), and iterate ``w <- w - step A^{-1} g`` (a chord Newton
-method: ``A`` is positive definite, so ``A^{-1} g`` is a descent direction, and Armijo backtracking on
-``F_t`` makes every step decrease it). Each step evaluates ``F_t`` and ``g_t`` in one O(t p) pass.
+(``g_{t-1}`` was evaluated at ``w_{t-1}``). The kernels keep a curvature matrix ``A``: the exact Hessian at the
+last refresh (each time the prefix grows by a tenth: amortised O(P^2) a row), plus the rank-one term
+``s_r (1 - s_r) z_r z_r^T`` of each row added since, sharpened within a prefix by the BFGS update of each step's
+secant pair ``(w' - w, g(w') - g(w))``, and reset to the exact Hessian when a prefix needs more than five steps.
+The iteration is ``w <- w - step A^{-1} g`` (``A`` positive definite: a descent direction). The full step
+(``step = 1``) is kept when the step after it is at most half as long, which one O(t P) pass for ``g`` alone
+(no logarithm) tells; otherwise Armijo backtracking on ``F_t`` chooses the step, so ``F_t`` decreases.
 
 *Stopping rule.* The fit stops at the first iterate whose next step ``d = A^{-1} g`` would move no logit by
 more than ``tol``: ``sum_q |d_q| * scale_q <= tol``, ``scale_q`` the largest ``|z_q|`` among training and
@@ -25,9 +27,9 @@ explained rows. Near the optimum ``d`` is the distance to it up to a factor ``|A
 predicted probabilities are within about ``tol / 4`` of the exact refit's. ``tol = 1e-10`` by default: finer
 than scikit-learn's own refits at their default ``tol = 1e-4``.
 
-Cost per prefix: one rank-one update and a ``P x P`` Cholesky factorisation (``P = p + 1``), about two
-O(t P) passes, and the values of the explained rows, O(m P): O(n^2 p + n m p) per permutation, against a
-full iterative refit per prefix for scikit-learn.
+Cost per prefix: a rank-one update and one ``P x P`` Cholesky factorisation per step (``P = p + 1``), three to
+five O(t P) passes of ``g``, and the values of the explained rows, O(m P): O(n^2 p + n m p) per permutation,
+against a full iterative refit per prefix for scikit-learn.
 """
 
 from __future__ import annotations
