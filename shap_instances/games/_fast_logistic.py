@@ -28,9 +28,9 @@ class LogisticPath:
 
     One of the :data:`~shap_instances.games.residual.FAST_PATHS`: the residual game picks it by itself for a
     ``LogisticRegression`` with an l2 penalty (``l1_ratio=0``), a finite ``C``, no ``class_weight`` and a solver
-    other than liblinear (which penalises the intercept). Every solver reaches the same optimum; this path
-    solves to :attr:`tol` on the logits (the stopping rule of ``games/_logistic_kernels.py``), so it agrees with
-    scikit-learn refits to their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 make it
+    other than liblinear (which penalises the intercept). Every solver reaches the same optimum; this path solves to
+    :attr:`tol` on the logits (the stopping rule of ``games/_logistic_kernels.py``), so it agrees with scikit-learn
+    refits to their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 make it
     unusable (``usable`` False): the game then refits clones.
 
     Parameters

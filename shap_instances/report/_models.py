@@ -69,7 +69,8 @@ def auto_model(task: str, explainer: str | None = None) -> str:
     explainer : str, optional
         A registered explainer name (or None / "auto"): ``gap`` gets a forest, ``naive_bayes`` a naive Bayes
         pipeline, ``knn_shapley`` a KNN model, ``representer`` and ``residual`` a ridge (regression) or logistic
-        (classification) model, ``boosting`` scikit-learn's gradient boosting; any other explainer the ridge or logistic default.
+        (classification) model, ``boosting`` scikit-learn's gradient boosting; any other explainer the ridge or
+        logistic default.
 
     Raises
     ------
@@ -110,10 +111,10 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
     -------
     sklearn.pipeline.Pipeline
         Steps ``"preprocess"`` and ``"model"``. Linear, KNN and (numeric) naive Bayes models see standardised
-        numeric columns; the forest and the boosting models see them unscaled (trees do not depend on scale, and
-        the training rows keep their units); string columns are one-hot encoded, except for naive Bayes on mixed data, which bins the
-        numeric columns into quantiles and codes every column as categories for a CategoricalNB (one model
-        column per input column, so its attributions name the input columns).
+        numeric columns; the forest and the boosting models see them unscaled (trees do not depend on scale, and the
+        training rows keep their units); string columns are one-hot encoded, except for naive Bayes on mixed data,
+        which bins the numeric columns into quantiles and codes every column as categories for a CategoricalNB (one
+        model column per input column, so its attributions name the input columns).
 
     Raises
     ------
