@@ -109,7 +109,10 @@ class LogisticPath:
         w = logistic_fit(self.Z, self.y, rows, self.penalty, self.scale, self.tol)
         return self._out(expit(self.ZE @ w) - self.y_eval)
 
-    def _arguments(self, permutations: np.ndarray) -> tuple[Any, ...]:
+    def _arguments(self, permutations: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                           np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                           np.ndarray, float]:
+        """The kernels' leading arguments (as :func:`logistic_prefix_values` takes them)."""
         return (self.Z, self.y, self.ZE, self.y_eval, self.W, self.empty, permutations, self.penalty, self.scale,
                 self.tol)
 
