@@ -233,7 +233,8 @@ def test_model_auto_fits_what_the_explainer_supports(tmp_path, capsys, explainer
     assert pd.read_csv(out, index_col=0).shape == (2, 1 + 442)
 
 
-@pytest.mark.parametrize("model", ["boosting", "xgboost", "lightgbm"])
+@pytest.mark.parametrize("model", ["boosting", pytest.param("xgboost", marks=pytest.mark.slow),
+                                   pytest.param("lightgbm", marks=pytest.mark.slow)])
 def test_model_boosting_reaches_the_boosting_explainer(csv, tmp_path, model):
     pytest.importorskip("xgboost" if model == "xgboost" else "lightgbm" if model == "lightgbm" else "sklearn")
     out = tmp_path / "values.csv"
