@@ -302,4 +302,3 @@ def ridge_units(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.ndarray, e
                 full[:] = previous
         count = welford_update(unit, mean, m2, count)
     return count
-
