@@ -1,18 +1,27 @@
 """CatBoost's CatBoostRegressor / CatBoostClassifier read into :class:`BoostedTrees` (imported only when used).
 
 The trees are oblivious (``grow_policy="SymmetricTree"``): ``get_leaf_values()`` gives every leaf's value (the
-learning rate applied), ``get_tree_leaf_counts()`` how many leaves each tree has, ``calc_leaf_indexes`` the leaf
-of any row, ``get_scale_and_bias()`` the initial score (``boost_from_average``) and ``predict(prediction_type=
-"RawFormulaVal")`` the raw margin. With one Newton (or gradient) step per tree and no row sampling, each leaf
-value is ``learning_rate * G / (H + l2_leaf_reg)`` over the training rows in the leaf, which the replay checks
-for every leaf. CatBoost's sums round at about 1e-8 of a leaf value on 20,000 rows (its initial score is a
-float32), so leaves are checked to 1e-6 and explanations to the float32 bound of the other float32 libraries.
+learning rate applied; ``K`` values per leaf for ``MultiClass``), ``get_tree_leaf_counts()`` how many leaves each
+tree has, ``calc_leaf_indexes`` the leaf of any row, ``get_scale_and_bias()`` the initial score and
+``predict(prediction_type="RawFormulaVal")`` the raw margin.
 
-Supported: ``loss_function`` ``"RMSE"`` and ``"Logloss"``, ``boosting_type="Plain"``, ``bootstrap_type="No"``
-(CatBoost's default MVS / Bayesian bootstrap reweights the rows of every tree at random, and the weights are not
-stored), ``leaf_estimation_iterations=1`` (the default for RMSE; for Logloss CatBoost's default is 10 steps,
-whose leaf values are not one sum over the rows), no categorical features (their target statistics are computed
-in an order the model does not store), no sample weights.
+CatBoost's own leaf estimation is replayed (:func:`_leaf_estimation`): ``leaf_estimation_iterations`` tries of a
+Newton step (or a gradient step) per tree, each at the rows' values after the steps before it, with
+``leaf_estimation_backtracking="AnyImprovement"`` halving a step that does not lower the training loss (the halving
+uses up a try); MultiClass steps solve with the full class-by-class hessian ``diag(p) - p p^T`` plus ``l2_leaf_reg``.
+A leaf value is ``learning_rate`` times the sum of its accepted steps, each a linear map of its rows' gradients at
+that step, so each training row's share of it is the sum of its shares of the steps (docs/models.md). Every leaf of
+every tree is recomputed this way and checked against the stored value.
+
+CatBoost's row sampling (``bootstrap_type`` MVS, Bernoulli or Bayesian, ``subsample``) weights the rows only in the
+search for each tree's splits: the leaf values are estimated on all training rows with unit weights, which the
+replay confirms leaf by leaf, so the default bootstrap is accepted. CatBoost's sums round at about 1e-8 of a leaf
+value on 20,000 rows (its initial score is a float32), so leaves are checked to 1e-6 and explanations to the float32
+bound of the other float32 libraries.
+
+Supported: ``loss_function`` ``"RMSE"`` (one leaf-estimation step, its default), ``"Logloss"`` and ``"MultiClass"``
+(any number of steps), ``boosting_type="Plain"``, no categorical features (their target statistics are computed in
+an order the model does not store), no sample weights.
 """
 
 from __future__ import annotations
@@ -36,8 +45,6 @@ LOSSES = ("RMSE", "Logloss", "MultiClass")
 _REQUIRED = {
     "boosting_type": ("Plain", "ordered boosting fits each row's leaf values on a model of earlier rows only",
                       "fit with boosting_type='Plain'"),
-    "bootstrap_type": ("No", "the bootstrap reweights the rows of every tree at random, and the weights are not "
-                       "stored", "fit with bootstrap_type='No'"),
     "grow_policy": ("SymmetricTree", "only oblivious trees are read", "fit with grow_policy='SymmetricTree'"),
 }
 
@@ -47,7 +54,7 @@ def _refuse(setting: str, why: str, instead: str) -> NoReturn:
 
 
 def check(model: Any) -> None:
-    """Refuse settings whose leaves are not one Newton step over known rows (the model must be fitted)."""
+    """Refuse settings whose leaves the replay does not reproduce from known rows (the model must be fitted)."""
     if not model.is_fitted():
         raise NotFittedError(f"The model {type(model).__name__} is not fitted; call model.fit(X, y) before "
                              "explaining it.")
