@@ -162,8 +162,14 @@ class _Loss:
     def step(self, raw: np.ndarray, leaves: np.ndarray, n_leaves: int) -> tuple[np.ndarray, np.ndarray]:
         """(each leaf's step (L, K), each row's share of its leaf's step (n, K)) at ``raw``."""
         g, h = self.negative_gradients(raw), self.hessians(raw)
-        H = np.zeros((n_leaves, self.K, self.K))
-        np.add.at(H, leaves, h)
+        H = np.empty((n_leaves, self.K, self.K))
+        for k in range(self.K):
+            for j in range(self.K):
+                H[:, k, j] = np.bincount(leaves, weights=h[:, k, j], minlength=n_leaves)
+        if self.K == 1:  # CatBoost's division: the leaf's gradient sum over its hessian sum plus l2
+            denominator = H[:, 0, 0] + self.l2
+            return (np.bincount(leaves, weights=g[:, 0], minlength=n_leaves) / denominator)[:, None], \
+                g / denominator[leaves, None]
         inverse = np.linalg.inv(H + self.l2 * np.eye(self.K))
         rows = np.einsum("ikl,il->ik", inverse[leaves], g)
         return np.stack([np.bincount(leaves, weights=rows[:, k], minlength=n_leaves) for k in range(self.K)], 1), rows
