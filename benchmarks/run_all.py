@@ -1,6 +1,8 @@
 """Run the benchmark scripts (``benchmarks/bench_*.py``) and write their tables into one markdown file.
 
-Usage: ``python benchmarks/run_all.py [--quick] [--long] [--out FILE] [--threads N] [name ...]``.
+Usage: ``python benchmarks/run_all.py [--quick] [--long] [--out FILE] [--threads N] [name ...]``, or
+``python benchmarks/run_all.py reproductions [--quick] [--list] [NAME ...]`` for the scripts behind
+docs/reproductions.md (listed in ``benchmarks/_reproductions.py``; see :func:`run_reproductions`).
 
 Each script runs in its own process (first-call numba compile times and memory peaks do not leak between
 benchmarks) with ``--markdown`` pointing at a temporary file; the file written (``docs/benchmarks.md`` by
@@ -30,7 +32,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from _common import machine_description  # noqa: E402 - after the path set-up above
+from _common import fmt_load, load_average, machine_description  # noqa: E402 - after the path set-up above
+from _reproductions import REPRODUCTIONS, commands  # noqa: E402
 
 #: Section titles and the documentation page that discusses each benchmark.
 TITLES = {
@@ -76,22 +79,30 @@ def run_script(script: Path, args) -> tuple[int, float, str]:
         command += ["--markdown", str(markdown), "--threads", str(args.threads)] if writes_markdown else []
         command += ["--quick"] if args.quick else []
         command += ["--long"] if args.long and name == "residual" else []  # bench_report: all its cases by default
-        start = time.perf_counter()
-        tail: deque[str] = deque(maxlen=25)
-        printed: list[str] = []
-        with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-            for line in proc.stdout:
-                print(line, end="", flush=True)
-                tail.append(line)
-                printed.append(line)
-        seconds = time.perf_counter() - start
+        code, seconds, printed = stream(command)
         body = markdown.read_text().strip() if markdown.exists() else ""
         if not writes_markdown:
             body = "```text\n" + "".join(printed).rstrip() + "\n```"
-    if proc.returncode != 0:
-        body += (f"\n\n**The script failed (exit {proc.returncode}); the last lines of its output:**\n\n```text\n"
-                 + "".join(tail).rstrip() + "\n```")
-    return proc.returncode, seconds, body
+    if code != 0:
+        body += failure(code, printed)
+    return code, seconds, body
+
+
+def stream(command: list[str]) -> tuple[int, float, list[str]]:
+    """Run ``command`` from the repository root, echoing its output; ``(exit code, seconds, output lines)``."""
+    start = time.perf_counter()
+    printed: list[str] = []
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            print(line, end="", flush=True)
+            printed.append(line)
+    return proc.returncode, time.perf_counter() - start, printed
+
+
+def failure(code: int, printed: list[str]) -> str:
+    """The markdown that says a script failed, with the last 25 lines of its output."""
+    tail = "".join(deque(printed, maxlen=25)).rstrip()
+    return f"\n\n**The script failed (exit {code}); the last lines of its output:**\n\n```text\n{tail}\n```"
 
 
 def section(name: str, body: str, seconds: float) -> str:
@@ -130,8 +141,12 @@ def main(argv: list[str] | None = None) -> int:
                         "benchmarks/results/benchmarks-quick.md with --quick)")
     parser.add_argument("--rewrite", action="store_true", help="run nothing: rewrite --out from its own sections "
                         "(after a change of titles or header)")
-    parser.add_argument("names", nargs="*", help="run only these (e.g. gap naive_bayes)")
-    args = parser.parse_args(argv)
+    parser.add_argument("names", nargs="*", help="run only these (e.g. gap naive_bayes); 'reproductions [NAME ...]' "
+                        "runs the scripts behind docs/reproductions.md instead")
+    parser.add_argument("--list", action="store_true", help="with 'reproductions': print the commands, run nothing")
+    args = parser.parse_intermixed_args(argv)  # "reproductions --quick NAME": names on both sides of options
+    if args.names[:1] == ["reproductions"]:
+        return run_reproductions(args.names[1:], args)
     out = args.out or (HERE / "results" / "benchmarks-quick.md" if args.quick else ROOT / "docs" / "benchmarks.md")
     scripts = sorted(HERE.glob("bench_*.py"))
     unknown = set(args.names) - {s.stem.removeprefix("bench_") for s in scripts}
@@ -159,6 +174,50 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(compose(sections, args.quick))  # after every script: an interrupted run keeps its tables
     print(f"\nwrote {out}")
     return 1 if failures else 0
+
+
+def run_reproductions(names: list[str], args) -> int:
+    """Run the scripts behind docs/reproductions.md (all, or those named); write their output to one file.
+
+    The file (``benchmarks/results/reproductions.md``, or ``reproductions-quick.md`` with ``--quick``; ``--out``
+    overrides) holds one section per reproduction: the command, exit code, wall time, load averages at start
+    and end, and the script's printed output. It is rewritten after every script, so an interrupted run keeps
+    what it finished.
+    """
+    chosen = commands(names, args.quick)
+    if args.list:
+        for name, argv in chosen:
+            print(f"{name}: " + ("(skipped in --quick: no small mode)" if argv is None else "python " + " ".join(argv)))
+        return 0
+    out = args.out or HERE / "results" / f"reproductions{'-quick' if args.quick else ''}.md"
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    mode = " --quick" if args.quick else ""
+    parts = [f"# Reproductions\n\nGenerated by `python benchmarks/run_all.py reproductions{mode}` ({now}; machine: "
+             f"{machine_description()}). The verdicts are in docs/reproductions.md.\n"]
+    failures = 0
+    for name, argv in chosen:
+        entry = REPRODUCTIONS[name]
+        head = f"## {name} (seed {entry.seed}): {entry.what}\n\n"
+        if argv is None:
+            parts.append(head + "Not run in --quick: the script writes the documentation's figures and has no "
+                         "small mode.\n")
+            continue
+        print(f"\n## {name}: python {' '.join(argv)}\n", flush=True)
+        start_load = load_average()
+        code, seconds, printed = stream([sys.executable, *argv])
+        failures += code != 0
+        body = "```text\n" + "".join(printed).rstrip() + "\n```" + (failure(code, printed) if code else "")
+        parts.append(head + f"`python {' '.join(argv)}`: exit {code}, {seconds:.0f} s, load average "
+                     f"{fmt_load(start_load)} at the start, {fmt_load(load_average())} at the end.\n\n{body}\n")
+        write(out, parts)
+    write(out, parts)
+    print(f"\nwrote {out}")
+    return 1 if failures else 0
+
+
+def write(out: Path, parts: list[str]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(parts))
 
 
 if __name__ == "__main__":

@@ -20,11 +20,14 @@ Generator (``bench_isotonic.generate``): s* = 4 active players, gamma* uniform o
 ``T(v_A) = sum_{j in A} gamma*_j + noise_A`` with sd proportional to ``1 / sqrt(w_SH(A))`` (singletons at the
 stated noise), seen through T = sqrt. ``--generator clipped`` (bench_isotonic's): ``v = max(x, 0)^2``, so every
 coalition whose noisy transformed payoff is negative gets v = 0 and is tied with the empty coalition (T pinned
-at 0); ``--generator signed``: ``v = sign(x) x^2`` (T = signed square root, no ties). Same seeds, so the same
-gamma* and noise draws, for every variant.
+at 0); ``--generator signed``: ``v = sign(x) x^2`` (T = signed square root, no ties); ``--generator payoff``:
+the noise on the payoffs, ``v = (sum_{j in A} gamma*_j)^2 + noise_A`` (the poster's ``nu_A = V_A(beta) + noise``,
+the other reading of its noise model: the same noise draws, added after the transform instead of before). Same
+seeds, so the same gamma* and noise draws, for every variant and generator. Cells give the mean over the
+repetitions and the half-width of its 95% interval.
 
 Usage: ``python benchmarks/sisr_recovery.py [--sizes 10,15] [--repetitions 50] [--selection ric,oracle]
-[--variants package,poster] [--generator clipped] [--ric-n effective] [--markdown FILE]``.
+[--variants package,poster] [--generator clipped|signed|payoff] [--ric-n effective] [--markdown FILE]``.
 """
 
 from __future__ import annotations
@@ -48,10 +51,15 @@ S_TRUE = 4
 
 
 def draw(p, noise, seed, generator):
-    """Payoffs and gamma*; "signed" keeps the sign of the noisy transformed payoff (no clipping, no ties)."""
+    """Payoffs and gamma*; "signed" keeps the sign of the noisy transformed payoff (no clipping, no ties);
+    "payoff" adds the same noise draws to the payoffs themselves, after the transform (the poster's first
+    reading, ``nu_A = V_A(beta) + noise``)."""
     if generator == "clipped":
         return generate(p, noise, seed, S_TRUE)
     x, truth = transformed_payoffs(p, noise, seed, S_TRUE)
+    if generator == "payoff":
+        clean, _ = transformed_payoffs(p, 0.0, seed, S_TRUE)  # the same rng draws: x - clean is the noise
+        return clean**2 + (x - clean), truth
     return np.sign(x) * x**2, truth
 
 
@@ -78,7 +86,13 @@ def cell(p, noise, repetitions, selection, variant, generator, ric_n):
         chosen.append(result.sparsity)
         if selection == "oracle" and variant != "threshold":
             below.append(result.objective / truth_objective(result, truth, VARIANTS[variant].get("min_slope", 1e-2)))
-    return np.mean(affinity), np.mean(support), np.mean(chosen), below
+    return interval(affinity), interval(support), np.mean(chosen), below
+
+
+def interval(values):
+    """The mean and the half-width of its 95% normal interval (1.96 standard errors)."""
+    values = np.asarray(values, dtype=float)
+    return values.mean(), 1.96 * values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.nan
 
 
 def main(bench: Bench) -> None:
@@ -92,18 +106,19 @@ def main(bench: Bench) -> None:
                 for k, noise in enumerate(NOISES):
                     if noise not in args.noises:
                         continue
-                    a, s, s_hat, ratios = cell(p, noise, args.repetitions, selection, variant, args.generator,
-                                           args.ric_n)
+                    (a, a_ci), (s, s_ci), s_hat, ratios = cell(p, noise, args.repetitions, selection, variant,
+                                                               args.generator, args.ric_n)
                     print(f"p = {p}, {selection}, {variant}, noise {noise:g}: {a:.1f} / {s:.0f}%, s = {s_hat:.1f}",
                           file=sys.stderr, flush=True)
                     pa, ps = POSTER[p][k]
                     extra = (f", s = {s_hat:.1f}" if selection == "ric" else "" if not ratios else
                              f"; fit/truth objective {np.mean(ratios):.2f}, below in {np.sum(np.array(ratios) < 1)}")
-                    cells.append(f"{a:.1f} / {s:.0f}% ({pa} / {ps:g}%){extra}")
+                    cells.append(f"{a:.1f} +- {a_ci:.1f} / {s:.0f} +- {s_ci:.0f}% ({pa} / {ps:g}%){extra}")
                 rows.append([p, selection, variant, *cells, f"{time.perf_counter() - started:.0f}"])
     header = ["p", "s", "variant", *(f"noise {n:g}" for n in NOISES if n in args.noises), "seconds"]
     bench.print(f"### Sparsity recovery, {args.repetitions} repetitions per cell, generator {args.generator!r}, "
-                f"RIC n = {args.ric_n!r}: ours (poster), affinity / support %, mean chosen s",
+                f"RIC n = {args.ric_n!r}: ours (poster), affinity / support % (each +- the half-width of a 95% "
+                f"interval of the mean over the repetitions), mean chosen s",
                 markdown_table(header, rows), part="recovery")
 
 
@@ -117,7 +132,7 @@ def _arguments(parser) -> None:
     parser.add_argument("--repetitions", type=int, default=50)
     parser.add_argument("--selection", type=_list(str), default=("ric", "oracle"))
     parser.add_argument("--variants", type=_list(str), default=("package", "poster"))
-    parser.add_argument("--generator", choices=("clipped", "signed"), default="clipped")
+    parser.add_argument("--generator", choices=("clipped", "signed", "payoff"), default="clipped")
     parser.add_argument("--ric-n", choices=("effective", "coalitions"), default="effective")
 
 

@@ -15,9 +15,16 @@ Parameters are checked once, from the class's ``_parameter_constraints`` table, 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import inspect
+import io
+import os
 import pickle
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from typing import Any, BinaryIO, ClassVar
 
 import cloudpickle
@@ -28,13 +35,24 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
-from .exceptions import DataValidationError, InvalidParameterError
-from .utils import check_random_state, shap_explainer_class, unwrap_model, validate_params
+from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning
+from .utils import (
+    check_random_state,
+    dump_safely,
+    explain_partitions,
+    is_dask_collection,
+    load_safely,
+    read_file,
+    shap_explainer_class,
+    unwrap_model,
+    validate_params,
+)
 
 __all__ = ["ConformanceProblem", "InstanceExplainer"]
 
 _SAVE_FORMAT = "shap_instances.InstanceExplainer"
-_SAVE_VERSION = 1
+_SAVE_VERSION = 2  # 2: skops + arrays (safe); 1: a pickle (0.1, and save's fallback), read only when trusted
+_PICKLE_VERSION = 1
 
 #: shap's own Explainer, not what ``shap.Explainer`` names now: users may have set ``shap.Explainer =
 #: shap_instances.Explainer``, and a subclass of that dispatcher would recurse.
@@ -137,7 +155,8 @@ class InstanceExplainer(_ShapExplainer):
     silent : bool, default=False
         Turn off progress bars.
     max_memory : float or None
-        Byte budget of the largest array the explainer allocates (default: half the machine's memory).
+        Byte budget of the largest array the explainer allocates (default: half the memory available, the
+        least of the free memory, the cgroup limit and ``ulimit -v``; see ``utils.available_memory_bytes``).
     feature_names : sequence of str or None
         Names of the players (features for naive Bayes and SISR, training instances otherwise).
     batch_size : int or None
@@ -208,6 +227,7 @@ class InstanceExplainer(_ShapExplainer):
                 f"{type(self).__name__}(model, X_train, y=y_train)."
             )
         super().__init__(model, masker=None, feature_names=params.get("feature_names"))
+        self._init_arguments = {"model": model, "masker": masker, **params}  # what save() writes
         self.masker = masker
         for name, value in params.items():
             setattr(self, name, value)
@@ -382,6 +402,18 @@ class InstanceExplainer(_ShapExplainer):
         return _collapse_rows(base)
 
     # ------------------------------------------------------------------ helpers for subclasses
+    def _explain_partitioned(self, X: Any, y: Any = None) -> shap.Explanation | None:
+        """``X`` explained partition by partition on the explainer's dask ``scheduler``, or here for a dask ``X``;
+        None when ``X`` is in memory and no scheduler is set (the caller explains it itself).
+
+        For explainers whose explained rows are independent: each partition is explained by the serial call
+        of a copy scattered once (:func:`shap_instances.utils.explain_partitions`), so values are bitwise equal.
+        """
+        scheduler = getattr(self, "scheduler", None)
+        if X is None or (scheduler is None and not is_dask_collection(X)):
+            return None
+        return self._finish(explain_partitions(self, X, y, scheduler=scheduler))
+
     def _rng(self) -> np.random.Generator:
         """The generator of this call: an int ``random_state`` gives the same stream on every call."""
         return check_random_state(getattr(self, "random_state", None))
@@ -405,12 +437,15 @@ class InstanceExplainer(_ShapExplainer):
 
     # ------------------------------------------------------------------ serialisation
     def save(self, out_file: BinaryIO, model_saver: Any = ".save", masker_saver: Any = ".save") -> None:
-        """Write the explainer to a binary file stream; ``Cls.load`` reads it back.
+        """Write the explainer to a binary file stream, in a format that loads without running code.
 
-        The framing starts as shap's does (the pickled class, so a file names what it holds), then a format
-        tag and version, then the explainer (model, data and fitted state) whole, by cloudpickle, as shap
-        stores models it cannot save otherwise: nothing is recomputed on load. Like any pickle, load only
-        files you trust. The savers are accepted for shap's signature and unused.
+        What is saved is what builds the explainer: the model (in skops' format, which rebuilds objects from a
+        list of trusted types instead of unpickling), the training data and targets (arrays, DataFrames as
+        their columns) and the options. :meth:`load` builds the explainer again from them, so its fitted state
+        is computed afresh (as fast as the constructor); what earlier calls cached is not kept. An explainer
+        whose model or options skops cannot store (a ``lambda`` as the model, an explainer built by
+        ``from_game``) is written as a pickle instead, with a warning: loading that needs ``trusted=True``.
+        The savers are accepted for shap's signature and unused.
 
         Examples
         --------
@@ -424,34 +459,134 @@ class InstanceExplainer(_ShapExplainer):
         >>> type(si.NaiveBayesExplainer.load(buffer)).__name__
         'NaiveBayesExplainer'
         """
+        if isinstance(out_file, str | bytes | os.PathLike):
+            read_file(out_file)  # refuses a path, naming it
+        arguments = self._constructor_arguments()
+        if arguments is not None:
+            try:
+                data = dump_safely({"format": _SAVE_FORMAT, "version": _SAVE_VERSION, "arguments": arguments,
+                                    "class": f"{type(self).__module__}:{type(self).__qualname__}"})
+            except Exception as exc:  # noqa: BLE001 - skops refuses what it cannot store in many ways
+                reason = f"skops cannot store it ({type(exc).__name__}: {exc})"
+            else:
+                out_file.write(data)
+                return
+        else:
+            reason = "it was not built by its constructor"
+        warnings.warn(f"{type(self).__name__}.save: {reason}; writing a pickle, which {type(self).__name__}.load "
+                      "reads only with trusted=True.", ShapInstancesWarning, stacklevel=2)
         pickle.dump(type(self), out_file)
-        pickle.dump((_SAVE_FORMAT, _SAVE_VERSION), out_file)
+        pickle.dump((_SAVE_FORMAT, _PICKLE_VERSION), out_file)
         cloudpickle.dump(self, out_file)
+
+    def _constructor_arguments(self) -> dict[str, Any] | None:
+        """The arguments that built the explainer (``**options`` of the signature merged in), or None."""
+        arguments = getattr(self, "_init_arguments", None)
+        if arguments is None or arguments.get("model") is None:
+            return None
+        arguments = dict(arguments)
+        for parameter in inspect.signature(type(self).__init__).parameters.values():
+            if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+                arguments.update(getattr(self, parameter.name, None) or {})
+        return arguments
 
     @classmethod
     def load(cls, in_file: BinaryIO, model_loader: Any = None, masker_loader: Any = None,
-             instantiate: bool = True) -> InstanceExplainer:
+             instantiate: bool = True, *, trusted: bool = False) -> InstanceExplainer:
         """Read an explainer written by :meth:`save` (from ``cls`` or any base class of the saved one).
 
+        No code runs from the file: its types are checked before anything is built, and objects of types
+        outside the trusted libraries (scikit-learn, NumPy, SciPy, XGBoost, LightGBM, shap_instances) are
+        refused. A pickle (shap_instances 0.1's format, or :meth:`save`'s fallback) is refused unless
+        ``trusted=True``: unpickling runs whatever code the file names. A damaged, empty or foreign file
+        raises :class:`~shap_instances.exceptions.DataValidationError` naming the file and what is wrong.
         The loaders and ``instantiate`` are accepted for shap's signature and unused.
         """
-        saved_type = pickle.load(in_file)
-        if not (isinstance(saved_type, type) and issubclass(saved_type, cls)):
-            raise DataValidationError(f"the file holds a {saved_type!r}, not a {cls.__name__}.")
-        header = pickle.load(in_file)
-        if not (isinstance(header, tuple) and len(header) == 2 and header[0] == _SAVE_FORMAT):
-            raise DataValidationError(f"the file was not written by {cls.__name__}.save (header {header!r}).")
-        if header[1] > _SAVE_VERSION:
-            raise DataValidationError(f"the file has format version {header[1]}; this shap_instances reads up to "
-                                      f"{_SAVE_VERSION}: upgrade shap_instances.")
-        explainer = cloudpickle.load(in_file)
-        if not isinstance(explainer, saved_type):
-            raise DataValidationError(f"the file's content is a {type(explainer).__name__}, not a "
-                                      f"{saved_type.__name__}.")
-        return explainer
+        data, name = read_file(in_file)
+        if not data:
+            raise DataValidationError(f"{name} is empty (0 bytes), not a saved explainer.")
+        if data.startswith(b"PK"):
+            bundle = load_safely(data, name, trusted=trusted)
+            return _build_saved(cls, bundle, name)
+        if data[:1] != b"\x80":
+            raise DataValidationError(f"{name} is not a file written by {cls.__name__}.save (it begins with "
+                                      f"{data[:8]!r}).")
+        if not trusted:
+            raise DataValidationError(
+                f"{name} is a pickle (the format of shap_instances 0.1, or of save's fallback): unpickling runs "
+                f"whatever code the file names, so it is not read. If you trust the file, load it with "
+                f"{cls.__name__}.load(f, trusted=True), then save it again in the safe format.")
+        return _unpickle(cls, data, name)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={type(self.model).__name__})"
+
+
+def _build_saved(cls: type[InstanceExplainer], bundle: dict[str, Any], name: str) -> InstanceExplainer:
+    """The explainer a safe file describes: its class (``cls`` or a subclass) built from the saved arguments."""
+    if bundle.get("format") != _SAVE_FORMAT or not isinstance(bundle.get("arguments"), dict):
+        raise DataValidationError(f"{name} was not written by {cls.__name__}.save (format {bundle.get('format')!r}).")
+    version = bundle.get("version")
+    if not isinstance(version, int) or version > _SAVE_VERSION:
+        raise DataValidationError(f"{name} has format version {version!r}; this shap_instances reads up to "
+                                  f"{_SAVE_VERSION}: upgrade shap_instances.")
+    saved = _saved_class(cls, str(bundle.get("class")), name)
+    arguments = dict(bundle["arguments"])
+    try:
+        return saved(arguments.pop("model", None), arguments.pop("masker", None), **arguments)
+    except TypeError as exc:
+        raise DataValidationError(f"{name} holds arguments {saved.__name__} does not take ({exc}).") from None
+
+
+def _saved_class(cls: type[InstanceExplainer], qualified: str, name: str) -> type[InstanceExplainer]:
+    """``module:Class`` among ``cls`` and its subclasses; the module is imported only when it is this package's
+    or a registered plugin's."""
+    module, _, qualname = qualified.partition(":")
+
+    def find() -> type[InstanceExplainer] | None:
+        stack = [cls]
+        while stack:
+            klass = stack.pop()
+            if klass.__module__ == module and klass.__qualname__ == qualname:
+                return klass
+            stack.extend(klass.__subclasses__())
+        return None
+
+    found = find()
+    if found is None and module.split(".")[0] in _importable_roots():
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+        found = find()
+    if found is None:
+        raise DataValidationError(f"{name} holds a {qualified}, which is not {cls.__name__} or a subclass of it "
+                                  "(or its plugin is not installed).")
+    return found
+
+
+def _importable_roots() -> set[str]:
+    """This package and the packages of registered explainer plugins: the modules a saved file may import."""
+    return {"shap_instances"} | {ep.value.split(":")[0].split(".")[0]
+                                 for ep in entry_points(group="shap_instances.explainers")}
+
+
+def _unpickle(cls: type[InstanceExplainer], data: bytes, name: str) -> InstanceExplainer:
+    """A trusted pickle written by :meth:`InstanceExplainer.save` (0.1's format, or the fallback)."""
+    stream = io.BytesIO(data)
+    try:
+        saved_type = pickle.load(stream)
+        if not (isinstance(saved_type, type) and issubclass(saved_type, cls)):
+            raise DataValidationError(f"{name} holds a {saved_type!r}, not a {cls.__name__}.")
+        header = pickle.load(stream)
+        if not (isinstance(header, tuple) and len(header) == 2 and header[0] == _SAVE_FORMAT):
+            raise DataValidationError(f"{name} was not written by {cls.__name__}.save (header {header!r}).")
+        explainer = cloudpickle.load(stream)
+    except DataValidationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged pickle fails in any of pickle's ways
+        raise DataValidationError(f"{name} is damaged or truncated ({type(exc).__name__}: {exc}).") from None
+    if not isinstance(explainer, saved_type):
+        raise DataValidationError(f"{name}'s content is a {type(explainer).__name__}, not a {saved_type.__name__}.")
+    return explainer
 
 
 def _collapse_rows(base: np.ndarray) -> float | np.ndarray:

@@ -10,10 +10,12 @@ interrupted run leaves no half report.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import inspect
 import os
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -67,9 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--max-memory", type=float, default=None, metavar="GIB",
                         help="memory budget in GiB for the report's large arrays: the sampled residual decomposition "
                              "is sized to it, and a budget too small for the data is refused before any work "
-                             "(default: half the machine's memory)")
+                             "(default: half the memory available)")
     report.add_argument("--force", action="store_true", help="write into --out even if it is a folder that holds "
-                        "something other than an earlier report")
+                        "something other than an earlier report: only the report's files are written (listed in "
+                        "the folder's .shap-instances-report.json); nothing else in the folder is touched, and a "
+                        "file of the same name as one of the report's is refused, not replaced")
 
     sub.add_parser("list", help="list the registered explainers, plugins included")
 
@@ -81,6 +85,25 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--out", required=True, help="output file, .csv or .parquet")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    explain.add_argument("--explain", metavar="FILE",
+                         help="explain every row of FILE (.parquet or .csv, the columns of --data; its target column, "
+                              "if any, goes to explainers that take labels), read partition by partition (Parquet: "
+                              "one per row group; CSV: --block-size bytes) and written partition by partition into "
+                              "--out: a folder of Parquet parts, or one CSV file; --rows is then ignored")
+    explain.add_argument("--format", choices=("wide", "long"), default="wide",
+                         help="wide: one column per player (and output); long: one (row, player[, output], value) "
+                              "line per value (default: %(default)s)")
+    explain.add_argument("--top-k", type=int, default=None, metavar="K",
+                         help="with --explain: keep each row's K values of largest absolute value (long format); by "
+                              "default 10 when the instance values of all rows would exceed --max-memory")
+    explain.add_argument("--max-memory", type=float, default=None, metavar="GIB",
+                         help="with --explain: memory for the values of all rows before --top-k 10 is chosen "
+                              "(default: half the available memory)")
+    explain.add_argument("--block-size", type=int, default=64 * 2**20, metavar="BYTES",
+                         help="with --explain and a CSV file: bytes of CSV per partition (default: %(default)s)")
+    explain.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                         help="with --explain: explain the partitions on a dask cluster (a scheduler address, or "
+                              "'local' for one worker process per core); default: here, one partition at a time")
     return parser
 
 
@@ -123,22 +146,54 @@ def _load(args):
 
 
 def _check_output(out: Path, args, *, folder: bool) -> None:
-    """Refuse an output that would destroy data: the input file itself, or something else there already."""
+    """Refuse an output that would destroy data: the input file itself (by path, symbolic or hard link), a folder
+    holding it, or something else there already (a folder is taken for an earlier report only by its manifest)."""
     data = getattr(args, "data", None)
-    if data is not None and out.resolve() == Path(data).resolve():
-        raise ValueError(f"--out {out} is the input file --data; choose another path")
+    if data is not None and (out.resolve() == Path(data).resolve() or _same_file(out, Path(data))):
+        raise ValueError(f"--out {out} is the input file --data (or a link to it); choose another path")
     if data is not None and folder and Path(data).resolve().is_relative_to(out.resolve()):
         raise ValueError(f"--out {out} contains the input file --data; choose another folder")
-    if not out.exists() or args.force:
+    if not os.path.lexists(out):
         return
-    if folder:
-        if not out.is_dir():
-            raise ValueError(f"--out {out} is a file, not a report folder; choose another path or pass --force")
-        if any(out.iterdir()) and not (out / "index.html").is_file():
-            raise ValueError(f"--out {out} is a folder that holds something other than a shap-instances report; "
-                             "choose another folder or pass --force")
-    else:
-        raise ValueError(f"--out {out} exists; choose another path or pass --force to overwrite it")
+    if not folder:
+        if not args.force:
+            raise ValueError(f"--out {out} exists; choose another path or pass --force to overwrite it")
+        return
+    from .report import report_files
+
+    if not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder; choose another path")
+    earlier = report_files(out)
+    if earlier or not any(out.iterdir()):
+        return
+    if not args.force:
+        raise ValueError(f"--out {out} is a folder that holds something other than a shap-instances report (it has "
+                         "no report manifest); choose another folder, or pass --force to add the report's files to "
+                         "it (the folder's other files are kept)")
+    if os.path.lexists(out / "index.html"):
+        raise ValueError(f"--out {out} holds an index.html that no shap-instances report wrote (the folder has no "
+                         "report manifest); it is not replaced: choose another folder")
+
+
+def _replace_file(out: Path, write) -> None:
+    """``write(path)`` into a temporary file beside ``out``, then renamed onto it: a link at ``out`` is replaced,
+    never written through, and an interrupted write leaves ``out`` as it was."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=out.suffix, dir=out.parent)
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths are one file (same device and inode: hard links, symbolic links)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _cmd_list(args) -> int:
@@ -162,9 +217,6 @@ def _call_explainer(explainer, X, y):
 
 
 def _cmd_explain(args) -> int:
-    import numpy as np
-    import pandas as pd
-
     import shap_instances as si
 
     from .report import auto_model, encode, final_estimator, fit_model
@@ -176,6 +228,8 @@ def _cmd_explain(args) -> int:
         raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
     if args.rows < 1:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
+    if args.explain is not None:
+        _check_stream_options(args, out)
     _check_output(out, args, folder=False)
     X, y, task = _load(args)
     if args.explainer in RENAMED_EXPLAINERS:  # the command line shows no FutureWarning: say it on stderr
@@ -197,8 +251,21 @@ def _cmd_explain(args) -> int:
                                  **({"y": y} if takes_y else {}))
     except UnsupportedModelError as exc:
         raise ValueError(_model_hint(name, args.model, model_name, model, task, exc)) from exc
+    if args.explain is not None:
+        return _explain_file(args, explainer, model if data is not X else None, list(X.columns), y.name)
     rows = data.iloc[: args.rows]
     explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
+    table = _wide_table(explanation, rows.index.astype(str))
+    _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
+    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
+    return 0
+
+
+def _wide_table(explanation, index):
+    """An Explanation as a table: base value column(s), then one column per player (per player and output)."""
+    import numpy as np
+    import pandas as pd
+
     values = np.asarray(explanation.values)
     columns = list(explanation.feature_names)
     base_columns = ["base_value"]
@@ -208,14 +275,185 @@ def _cmd_explain(args) -> int:
         columns = [f"{c}|{o}" for c in columns for o in outputs]
         base_columns = [f"base_value|{o}" for o in outputs]
         values = values.reshape(values.shape[0], -1)
-    table = pd.DataFrame(values, index=rows.index.astype(str), columns=columns)
+    table = pd.DataFrame(values, index=index, columns=columns)
     base = np.asarray(explanation.base_values, dtype=np.float64).reshape(-1, len(base_columns))
     base = pd.DataFrame(np.broadcast_to(base, (len(table), len(base_columns))), index=table.index,
                         columns=base_columns)
-    table = pd.concat([base, table], axis=1)
-    table.to_parquet(out) if out.suffix == ".parquet" else table.to_csv(out)
-    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
+    return pd.concat([base, table], axis=1)
+
+
+def _check_stream_options(args, out: Path) -> None:
+    """Refuse ``--explain`` options that cannot work, before any model is fitted."""
+    source = Path(args.explain)
+    if source.suffix not in (".parquet", ".csv"):
+        raise ValueError(f"--explain must be a .parquet or .csv file, got {source.name}")
+    if not source.exists():
+        raise ValueError(f"--explain {source}: no such file")
+    if importlib.util.find_spec("dask") is None:
+        raise ValueError("--explain reads its file partition by partition with dask: "
+                         "pip install 'shap-instances[dask]'")
+    if source.resolve() == out.resolve() or _same_file(source, out):
+        raise ValueError(f"--out {out} is the --explain file (or a link to it); choose another path")
+    if args.top_k is not None and args.top_k < 1:
+        raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
+    if out.is_dir() and args.force and any(not p.name.startswith("part-") for p in out.iterdir()):
+        raise ValueError(f"--out {out} is a folder that holds files other than the parts of an earlier --explain "
+                         "run; choose another folder")
+
+
+def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> int:
+    """``explain --explain FILE``: every row of FILE, explained and written partition by partition."""
+    import functools
+
+    from .utils import explain_partitions
+
+    frame, offsets = _read_partitions(Path(args.explain), args.block_size)
+    n_rows = offsets[-1] if isinstance(offsets, list) else offsets
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise ValueError(f"--explain {args.explain} lacks the columns {missing[:10]} of --data")
+    takes_y = getattr(explainer, "call_y", "none") != "none" and target in frame.columns
+    frame = frame[[*columns, target] if takes_y else columns]
+    top_k = _chosen_top_k(args, explainer, n_rows)
+    sink = _PartWriter(Path(args.out), args.force)
+    # Parquet row groups into Parquet parts: each worker writes its own parts (their first rows are known)
+    here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
+    call = functools.partial(_part_table, encoder=encoder, columns=columns, target=target if takes_y else None,
+                             long=args.format == "long", top_k=top_k,
+                             out=None if here else str(Path(args.out).resolve()), offsets=None if here else offsets)
+    explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here)
+    shape = "top " + str(top_k) if top_k else args.format
+    print(f"{type(explainer).__name__}: {n_rows} rows -> {args.out} ({shape}, {sink.lines} lines)")
     return 0
+
+
+def _read_partitions(path: Path, block_size: int):
+    """(dask DataFrame of ``path``, the first row of each row group and the number of rows (Parquet), or the
+    number of rows (CSV)): a partition per Parquet row group, or per CSV block."""
+    import dask.dataframe as dd
+    import numpy as np
+
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        metadata = pq.ParquetFile(path).metadata
+        sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+        return dd.read_parquet(path, split_row_groups=True), np.cumsum([0, *sizes]).tolist()
+    with path.open("rb") as handle:  # lines, less the header (a last line without a newline counts too)
+        n_lines, last = 0, b"\n"
+        while block := handle.read(2**24):
+            n_lines, last = n_lines + block.count(b"\n"), block[-1:]
+    return dd.read_csv(path, blocksize=block_size), n_lines - 1 + (last != b"\n")
+
+
+def _chosen_top_k(args, explainer, n_rows: int) -> int | None:
+    """``--top-k``, or 10 for an instance explainer whose values of all rows would exceed ``--max-memory``."""
+    from .utils import available_memory_bytes
+
+    if args.top_k is not None or getattr(explainer, "players", "") != "instances":
+        return args.top_k
+    players = len(getattr(explainer, "train_names_", None) or [])
+    outputs = max(1, len(getattr(explainer, "output_names_", None) or []))
+    needed = 8.0 * n_rows * players * outputs
+    budget = args.max_memory * 2**30 if args.max_memory is not None else available_memory_bytes() / 2
+    if needed <= budget:
+        return None
+    print(f"shap-instances: the values of {n_rows} rows x {players} training rows would take {needed / 2**20:,.0f} "
+          f"MiB, more than --max-memory ({budget / 2**20:,.0f} MiB): writing each row's 10 largest (--top-k 10; "
+          "pass --top-k K or a larger --max-memory to choose)", file=sys.stderr)
+    return 10
+
+
+def _part_table(explainer, part, *, encoder, columns: list[str], target: str | None, long: bool,
+                top_k: int | None, out: str | None = None, offsets: list[int] | None = None, index: int = 0):
+    """The table of one partition's values (run on a worker), its rows numbered from 0 within the partition; or,
+    given ``out``, that table numbered from the partition's first row in the file and written to ``out`` as part
+    ``index`` (the number of lines written is returned)."""
+    from .report import encode
+
+    part = part.reset_index(drop=True)
+    X = part[columns] if encoder is None else encode(encoder, part[columns])
+    explanation = explainer(X) if target is None else explainer(X, part[target])
+    table = _long_table(explanation, top_k) if top_k is not None or long else _wide_table(explanation, X.index)
+    if out is None or offsets is None:
+        return table
+    table = _numbered(table, offsets[index])
+    table.to_parquet(Path(out) / f"part-{index:05d}.parquet", index=False)
+    return len(table)
+
+
+def _numbered(table, offset: int):
+    """A part's table with the column ``row`` (first) counted from ``offset``, the partition's first row in the file."""
+    if "row" in table.columns:
+        return table.assign(row=table["row"] + offset)
+    table = table.set_axis(table.index + offset)
+    return table.rename_axis("row").reset_index()
+
+
+def _long_table(explanation, top_k: int | None):
+    """One line per value: row, player, (output,) value; ``top_k``: the row's largest in absolute value only;
+    the base values are the lines of player ``base_value``."""
+    import numpy as np
+    import pandas as pd
+
+    values = np.asarray(explanation.values)
+    values = values[:, :, None] if values.ndim == 2 else values
+    n, m, d = values.shape
+    values = values.transpose(0, 2, 1)  # (row, output, player)
+    if top_k is not None and top_k < m:
+        players = np.sort(np.argpartition(-np.abs(values), top_k - 1, axis=2)[:, :, :top_k], axis=2)
+    else:
+        players = np.broadcast_to(np.arange(m), (n, d, m))
+    kept = np.take_along_axis(values, players, axis=2)
+    names = pd.Categorical(["base_value", *map(str, explanation.feature_names)])
+    base = np.asarray(explanation.base_values, dtype=np.float64).reshape(n, d)
+    table = pd.DataFrame({
+        "row": np.repeat(np.arange(n), d * (players.shape[2] + 1)),
+        "player": names.take(np.concatenate([np.full((n, d, 1), -1), players], axis=2).ravel() + 1),
+        "output": np.repeat(np.tile(np.arange(d), n), players.shape[2] + 1),
+        "value": np.concatenate([base[:, :, None], kept], axis=2).ravel(),
+    })
+    if d == 1:
+        return table.drop(columns="output")
+    outputs = explanation.output_names
+    table["output"] = pd.Categorical.from_codes(table["output"], [str(o) for o in outputs])
+    return table
+
+
+class _PartWriter:
+    """The sink of ``explain --explain``: the tables of the partitions, in order, each row numbered in the file;
+    a ``.parquet`` output is a folder of parts ``part-00000.parquet``..., a ``.csv`` one file appended to."""
+
+    def __init__(self, out: Path, force: bool) -> None:
+        self.out, self.offset, self.lines = out, 0, 0
+        if out.suffix == ".parquet":
+            if out.is_dir() and force:
+                for old in out.glob("part-*.parquet"):
+                    old.unlink()
+            elif out.exists() and force:
+                out.unlink()
+            out.mkdir(parents=True, exist_ok=True)
+        elif out.exists() and force:
+            out.unlink()
+
+    @property
+    def folder(self) -> bool:
+        """Whether the output is a folder of Parquet parts."""
+        return self.out.suffix == ".parquet"
+
+    def __call__(self, i: int, table) -> int:
+        if isinstance(table, int):  # written by the worker
+            self.lines += table
+            return table
+        rows = int(table["row"].max()) + 1 if "row" in table.columns and len(table) else len(table)
+        table = _numbered(table, self.offset)
+        if self.out.suffix == ".parquet":
+            table.to_parquet(self.out / f"part-{i:05d}.parquet", index=False)
+        else:
+            table.to_csv(self.out, mode="a", header=i == 0, index=False)
+        self.offset += rows
+        self.lines += len(table)
+        return len(table)
 
 
 def _registered_name(cls) -> str:

@@ -486,3 +486,40 @@ def test_sigkill_mid_run_then_resume_is_bitwise_identical(tmp_path):
     reference = InstanceKernelExplainer(model, X[:40], y=y[:40], **settings)().values
     assert resumed.tobytes() == reference.tobytes()
     assert not Path(f"{path}.lock").exists() and not list(tmp_path.glob(".run.npz.partial-*"))
+
+
+# --- states that contradict themselves (issue 26) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("changes", "match"), [
+    (dict(done=24), r"is damaged: its counters disagree \('done' 24 permutations in 'units' 3 "),
+    (dict(done=400, units=400), r"its counters disagree \('done' 400 .* of 24 permutations in all\)"),
+])
+def test_a_checkpoint_whose_counters_disagree_is_refused(tmp_path, changes, match):
+    """Before: 'done' raised to the run's total was resumed as finished, returning the partial mean."""
+    path = tmp_path / "run.npz"
+    _interrupted_run(path)
+    _rewrite_state(path, **changes)
+    _refused(path, match)
+
+
+def test_an_edited_mean_is_refused_as_a_damaged_file_not_a_bug(tmp_path):
+    """Before: EfficiencyError, 'This is a bug in shap_instances; please report it'."""
+    path = tmp_path / "run.npz"
+    _interrupted_run(path)
+    with np.load(path, allow_pickle=False) as archive:
+        members = {name: archive[name] for name in archive.files}
+    members["mean"] = members["mean"] + 0.5
+    np.savez(path, **members)
+    _refused(path, r"is damaged: its mean contributions sum to .* not v\(all\) - v\(empty\)")
+
+
+def test_a_damaged_zip_directory_is_refused_naming_the_file(tmp_path):
+    """Before: NotImplementedError 'That compression method is not supported' (the directory's method field)."""
+    path = tmp_path / "run.npz"
+    _interrupted_run(path)
+    data = bytearray(path.read_bytes())
+    entry = data.index(b"PK\x01\x02")  # the first central-directory entry; its compression method at +10
+    data[entry + 10:entry + 12] = (99).to_bytes(2, "little")
+    path.write_bytes(bytes(data))
+    _refused(path, r"is damaged or truncated \(NotImplementedError")

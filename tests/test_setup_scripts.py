@@ -38,12 +38,24 @@ def _bash(*args, cwd, env, timeout=60):
     return subprocess.run(["bash", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def test_run_without_an_environment_says_to_run_the_setup(tmp_path):
+def test_run_without_an_environment_sets_it_up_first(tmp_path):
+    """A fresh clone: scripts/run calls scripts/setup.sh (here a stand-in that makes .venv), then runs the command
+    in it; a failing set-up is reported, and without setup.sh it says what to do."""
     (tmp_path / "scripts").mkdir()
     shutil.copy2(ROOT / "scripts" / "run", tmp_path / "scripts" / "run")
     result = _bash("scripts/run", "python", "-c", "pass", cwd=tmp_path, env=_outside_any_venv())
-    assert result.returncode == 1
-    assert "bash scripts/setup.sh" in result.stderr
+    assert result.returncode == 1 and "bash scripts/setup.sh" in result.stderr
+    (tmp_path / "scripts" / "setup.sh").write_text("exit 3\n")
+    result = _bash("scripts/run", "python", "-c", "pass", cwd=tmp_path, env=_outside_any_venv())
+    assert result.returncode == 1 and "the set-up failed" in result.stderr
+    (tmp_path / "scripts" / "setup.sh").write_text(
+        'mkdir -p .venv/bin && ln -s "$(command -v python3)" .venv/bin/python && echo made\n')
+    result = _bash("scripts/run", "bash", "-c", 'echo "ran in $VIRTUAL_ENV"', cwd=tmp_path, env=_outside_any_venv())
+    assert result.returncode == 0, result.stderr
+    assert "setting it up first" in result.stderr and "made" in result.stderr
+    assert result.stdout.strip() == f"ran in {tmp_path / '.venv'}"
+    again = _bash("scripts/run", "bash", "-c", "echo second", cwd=tmp_path, env=_outside_any_venv())
+    assert again.stdout.strip() == "second" and "setting it up" not in again.stderr
 
 
 def test_run_uses_the_active_environment(tmp_path):

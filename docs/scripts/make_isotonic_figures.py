@@ -61,6 +61,30 @@ def prostate():
     for s, fit in fits.items():
         print(f"SISR s={s}:", dict(zip(names, np.round(fit.gamma, 3))))
     print("RIC chose s =", ric.sparsity, {k: round(float(c), 1) for k, c in ric.criterion.items()})
+    poster = sisr(v, sparsity="ric", init="zero", gamma_step="niht", min_slope=0.0)  # the algorithm as printed
+    print("the poster's algorithm (init='zero', gamma_step='niht', min_slope=0): RIC chose s =", poster.sparsity)
+
+
+def boston_payoffs(model, Xv, yv):
+    """The MSE-reduction payoff of every coalition and its exponential rescaling."""
+    masks = all_coalitions(Xv.shape[1])
+    means = Xv.mean(0)
+    mse = np.empty(len(masks))
+    for k, mask in enumerate(masks):  # features outside A replaced by their mean (interventional, one reference)
+        mse[k] = np.mean((model.predict(np.where(mask, Xv, means)) - yv) ** 2)
+    payoff_mse = mse[0] - mse  # MSE reduction
+    return payoff_mse, np.exp(payoff_mse / yv.var())  # and a monotone rescaling of the same payoff
+
+
+def boston_xgboost(Xv, yv, names):
+    """The poster's model (XGBoost, default settings, seed 0): the plain Shapley ranking under both payoffs."""
+    from xgboost import XGBRegressor
+
+    model = XGBRegressor(random_state=0, n_jobs=1).fit(Xv, yv)
+    for label, v in zip(("MSE payoff", "exponential payoff"), boston_payoffs(model, Xv, yv)):
+        shapley = sisr(v, sparsity=6).shapley_values
+        print("XGBoost,", label, "Shapley rank:", [names[i] for i in np.argsort(-shapley)],
+              "negative:", [names[i] for i in np.flatnonzero(shapley < 0)])
 
 
 def boston():
@@ -68,13 +92,7 @@ def boston():
     names = list(X.columns)
     Xv, yv = X.to_numpy(float), y.to_numpy(float)
     model = GradientBoostingRegressor(random_state=0).fit(Xv, yv)
-    masks = all_coalitions(Xv.shape[1])
-    means = Xv.mean(0)
-    mse = np.empty(len(masks))
-    for k, mask in enumerate(masks):  # features outside A replaced by their mean (interventional, one reference)
-        mse[k] = np.mean((model.predict(np.where(mask, Xv, means)) - yv) ** 2)
-    payoff_mse = mse[0] - mse  # MSE reduction
-    payoff_exp = np.exp(payoff_mse / yv.var())  # a monotone rescaling of the same payoff
+    payoff_mse, payoff_exp = boston_payoffs(model, Xv, yv)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for row, (label, v) in enumerate((("MSE payoff", payoff_mse), ("exponential payoff", payoff_exp))):
         fit = sisr(v, sparsity=6)
@@ -87,6 +105,7 @@ def boston():
     fig.tight_layout()
     fig.savefig(OUT / "isotonic_boston.png", dpi=90)
     plt.close(fig)
+    boston_xgboost(Xv, yv, names)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import json
 import numbers
 import os
 import socket
+import struct
 import tempfile
 import time
 import uuid
@@ -206,7 +207,8 @@ class CheckpointFile:
                 raise self._error("contains a pickled (object) array; it is not read, since unpickling can run "
                                   "arbitrary code; delete it to start afresh") from None
             raise self._error(f"is damaged or truncated ({error}); delete it to start afresh") from None
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError) as error:
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, NotImplementedError, RuntimeError,
+                struct.error) as error:  # a damaged zip directory can name any compression method or flag
             raise self._error(f"is damaged or truncated ({type(error).__name__}: {error}); delete it to start "
                               "afresh") from None
         try:
@@ -307,6 +309,10 @@ class CheckpointFile:
         _fsync_directory(self.path.parent)
 
     # --- helpers ----------------------------------------------------------------------------------------------
+
+    def damaged(self, what: str) -> CheckpointError:
+        """The error for a file whose content its reader found inconsistent (``what``), naming the file."""
+        return self._error(f"is damaged: {what}; delete it to start afresh")
 
     def _error(self, what: str) -> CheckpointError:
         return CheckpointError(f"checkpoint '{self.path}' {what}.")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import time
 import warnings
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from threadpoolctl import ThreadpoolController
 from tqdm.auto import tqdm
 
 from ..exceptions import BudgetWarning
+from ..utils import available_cores, dask_client
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -71,13 +71,6 @@ def _backend_name() -> str:
     return type(backend).__name__
 
 
-def _cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def plan_workers(n_jobs: int | None, *, cheap: bool = False, seconds_left: float | None = None,
                  note: bool = True) -> int:
     """How many joblib workers to use: 1 means evaluate in the calling process.
@@ -104,7 +97,7 @@ def plan_workers(n_jobs: int | None, *, cheap: bool = False, seconds_left: float
     backend = _backend_name()
     n_workers = effective_n_jobs(n_jobs)
     if backend in ("LokyBackend", "MultiprocessingBackend", "ThreadingBackend"):
-        cores = _cores()
+        cores = available_cores()
         if n_workers > cores and note:
             warnings.warn(f"n_jobs={n_jobs} asks for more workers than the {cores} cores of this machine; using "
                           f"{cores} (more workers than cores only adds start-up and switching costs).",
@@ -136,22 +129,12 @@ def dask_scheduler(address: Any) -> Iterator[Any]:
     >>> with dask_scheduler(None):
     ...     pass
     """
-    if address is None:
-        yield None
-        return
-    from distributed import Client, LocalCluster  # optional dependency: shap-instances[dask]
-
-    with contextlib.ExitStack() as stack:
-        if isinstance(address, Client):
-            client = address
-        elif address == "local":
-            cluster = stack.enter_context(LocalCluster(n_workers=_cores(), threads_per_worker=1, processes=True,
-                                                       dashboard_address=None))
-            client = stack.enter_context(Client(cluster))
-        else:
-            client = stack.enter_context(Client(address))
-        stack.enter_context(parallel_config(backend="dask"))
-        yield client
+    with dask_client(address) as client:
+        if client is None:
+            yield None
+            return
+        with parallel_config(backend="dask"):
+            yield client
 
 
 def _on_copy(game: Game, method: str, batch: np.ndarray) -> tuple[Any, dict]:

@@ -230,6 +230,9 @@ class PermutationApproximator:
         if saved is None:
             return _RunState.fresh(rng.bit_generator.state, game.n_players, game.n_outputs, fingerprint), rng
         state = _RunState.from_checkpoint(saved)
+        problem = _disagreement(state, fingerprint)
+        if problem is not None:  # a file edited by hand or damaged in a way its checksums cannot see
+            raise cast(CheckpointFile, self._checkpoint_file).damaged(problem)
         # the counts of the interrupted run (failed fits, ...) carry over, and its generator state
         game.add_counters({k: v for k, v in state.counters.items() if k != "n_evaluations"})
         return state, _restored(rng, state.rng)
@@ -397,6 +400,34 @@ _HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch
           "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), or, for means over "
           "the explained rows (CC plot means, data values), explain one aggregate game instead of every row "
           "(InstanceKernelExplainer.aggregate, shap_instances.games.AggregateGame).")
+
+
+def _disagreement(state: _RunState, fingerprint: dict[str, Any]) -> str | None:
+    """What in a saved state contradicts itself or its run, or None: counts that a run cannot have reached
+    (``done`` beyond the run's permutations; ``units`` not ``done`` per sampling unit; v(empty) missing after a
+    batch), non-finite or negative sums, or a mean that breaks efficiency (each permutation's contributions sum
+    to v(all) - v(empty), so their mean does, up to rounding, or to the truncation tolerance)."""
+    per_unit = 2 if fingerprint.get("antithetic") else 1
+    if state.done > fingerprint["permutations"] or state.done % per_unit or state.units != state.done // per_unit:
+        return (f"its counters disagree ('done' {state.done} permutations in 'units' {state.units} sampling units "
+                f"of {per_unit}, of {fingerprint['permutations']} permutations in all)")
+    if (state.empty is None) != (state.done == 0):
+        return f"'done' is {state.done} but v(empty) and v(all) are {'missing' if state.empty is None else 'saved'}"
+    if not (np.isfinite(state.mean).all() and np.isfinite(state.m2).all() and (state.m2 >= 0).all()):
+        return "its running sums hold NaN, infinite or negative sums of squares"
+    if state.empty is None or state.full is None:
+        return None
+    if not (np.isfinite(state.empty).all() and np.isfinite(state.full).all()):
+        return "v(empty) or v(all) is NaN or infinite"
+    total = state.full - state.empty
+    gap = np.abs(state.mean.sum(axis=0) - total)
+    allowed = 1e-9 * (np.abs(state.mean).sum(axis=0) + np.abs(state.full) + np.abs(state.empty)) + 1e-12
+    if "truncation_tolerance" in fingerprint:
+        allowed = allowed + fingerprint["truncation_tolerance"] * np.abs(total)
+    if np.any(gap > allowed):
+        return (f"its mean contributions sum to {state.mean.sum(axis=0).tolist()}, not v(all) - v(empty) = "
+                f"{total.tolist()} (edited?)")
+    return None
 
 
 def _truncated_prefixes(game: Any, permutations: np.ndarray, empty: np.ndarray, full: np.ndarray,

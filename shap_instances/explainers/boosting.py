@@ -14,6 +14,7 @@ against the model, so a wrong ``data``, ``y`` or ``sample_weight`` is refused ra
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -48,6 +49,7 @@ from ..utils import (
     Options,
     check_data,
     check_memory,
+    explain_partitions,
     fitted_columns,
     in_column_order,
     model_input,
@@ -88,11 +90,15 @@ class BoostingExplainer(InstanceExplainer):
     sample_weight : array-like of shape (n_train,), optional
         The ``sample_weight`` given to ``fit``.
     max_memory : float, optional
-        Byte budget of the Explanation values (default half the machine's memory).
+        Byte budget of the Explanation values (default half the memory available).
     n_jobs : int, optional
         Threads over explained rows (the kernels release the GIL).
     feature_names : sequence of str, optional
         Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see :func:`~shap_instances.utils.explain_partitions`).
 
     Attributes
     ----------
@@ -142,7 +148,8 @@ class BoostingExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  kind: str = "auto", sample_weight: ArrayLike | None = None, max_memory: float | None = None,
-                 n_jobs: int | None = None, feature_names: Sequence[str] | None = None) -> None:
+                 n_jobs: int | None = None, feature_names: Sequence[str] | None = None,
+                 scheduler: Any = None) -> None:
         data = self._setup(locals())
         check_boosted_model(unwrap_model(model).estimator)
         if data is None:
@@ -406,12 +413,14 @@ class BoostingExplainer(InstanceExplainer):
     def top_k(self, X: Any = None, k: int = 10, *, output: int | str | None = None) -> sp.csr_matrix:
         """The ``k`` largest values (in absolute value) of each explained row, without the dense (m, n) values.
 
+        With a ``scheduler``, the explained rows (the training rows for ``X=None``) are split over its workers.
+
         Rows are explained in chunks whose values fit in ``max_memory`` (default 256 MiB), so memory stays
         O(chunk x n_train + m x k) whatever the number of explained rows. With ``kind="gradients"`` and at
         least 20,000 training rows, each row's largest leaves are bounded instead of scattered and only the rows
         the bound cannot rule out get their (exact, bit-identical) values, from a row-major copy of the leaves
         and shares of ``12 n_train T`` bytes (``T`` the trees of the margin) built on the first call and
-        counted against ``max_memory`` (default there: half the machine's memory); see the docs.
+        counted against ``max_memory`` (default there: half the memory available); see the docs.
 
         Parameters
         ----------
@@ -443,19 +452,31 @@ class BoostingExplainer(InstanceExplainer):
         >>> bool(np.allclose(np.sort(np.abs(top.toarray()), 1)[:, -5:], np.sort(np.abs(dense), 1)[:, -5:]))
         True
         """
+        column = self._top_k_column(k, output)
+        if self.scheduler is not None:  # the explained rows (None: the training rows) split over the workers
+            rows = np.arange(self.n_train_) if X is None else X
+            return explain_partitions(self, rows, scheduler=self.scheduler,
+                                      call=functools.partial(_top_k_part, training=X is None, k=int(k), output=output),
+                                      sparse=True)
+        leaves, _, _ = self._query(X)
+        return self._top_k_of(leaves, column, int(k))
+
+    def _top_k_column(self, k: Any, output: int | str | None) -> int:
+        """The margin ``top_k`` ranks (``k`` and ``output`` checked)."""
         K, n = self.trees_.n_outputs, self.n_train_
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= n:
             raise InvalidParameterError(f"BoostingExplainer.top_k: k must be an int in [1, {n}]; got {k!r}.")
         if K == 1:
-            column = 0
-        elif output is None:
+            return 0
+        if output is None:
             raise InvalidParameterError(f"BoostingExplainer.top_k: the model has {K} margins; pass output= one of "
                                         f"{self.output_names_} (or its position).")
-        else:
-            names = list(cast(list[str], self.output_names_))  # K > 1: the margins are named
-            column = names.index(str(output)) if str(output) in names else int(output)
-        leaves, _, _ = self._query(X)
-        return top_k_values(self.trees_, self.kind_, self.y_train_, leaves, column, int(k),
+        names = list(cast(list[str], self.output_names_))  # K > 1: the margins are named
+        return names.index(str(output)) if str(output) in names else int(output)
+
+    def _top_k_of(self, leaves: np.ndarray, column: int, k: int) -> sp.csr_matrix:
+        """``top_k`` of the rows whose leaf ranks are ``leaves`` (m, T)."""
+        return top_k_values(self.trees_, self.kind_, self.y_train_, leaves, column, k,
                             row_major=lambda: self._row_major_index(column), n_jobs=self.n_jobs,
                             max_memory=self.max_memory)
 
@@ -501,6 +522,8 @@ class BoostingExplainer(InstanceExplainer):
         True
         """
         self._check_call_y(y)
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         t0 = time.perf_counter()
         leaves, X, names = self._query(X)
         trees = self.trees_
@@ -525,3 +548,12 @@ class BoostingExplainer(InstanceExplainer):
             atol=reconstruction_tolerance(trees, self.kind_, self.y_train_, leaves),
             compute_time=time.perf_counter() - t0,
         ))
+
+
+def _top_k_part(explainer: BoostingExplainer, rows: Any, *, training: bool, k: int,
+                output: int | str | None) -> sp.csr_matrix:
+    """``top_k`` of a partition on a worker: rows of ``X``, or training row numbers (``training``)."""
+    if not training:
+        return explainer.top_k(rows, k, output=output)
+    leaves = np.ascontiguousarray(explainer.trees_.train_leaves.T[rows])
+    return explainer._top_k_of(leaves, explainer._top_k_column(k, output), k)

@@ -24,7 +24,7 @@ from .._deprecated import renamed_attribute
 from .._explanation import build_explanation, training_row_data
 from ..exceptions import DataValidationError
 from ..forest import SUPPORTED_FORESTS, GapForest, check_forest, is_tree_bagging
-from ..utils import COMMON_CONSTRAINTS, fitted_columns, row_names, training_names, unwrap_model
+from ..utils import COMMON_CONSTRAINTS, explain_partitions, fitted_columns, row_names, training_names, unwrap_model
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
@@ -56,11 +56,15 @@ class GapExplainer(InstanceExplainer):
         ``sample_weight`` raises :class:`~shap_instances.exceptions.DataValidationError`.
     max_memory : float, optional
         Byte budget for dense arrays (the ``(n, n_train[, k])`` Explanation values, dense proximities);
-        default half the machine's memory.
+        default half the memory available.
     n_jobs : int, optional
         Threads for the proximity kernel.
     feature_names : sequence of str, optional
         Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see :func:`~shap_instances.utils.explain_partitions`).
 
     Attributes
     ----------
@@ -113,7 +117,7 @@ class GapExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  sample_weight: ArrayLike | None = None, max_memory: float | None = None, n_jobs: int | None = None,
-                 feature_names: Sequence[str] | None = None) -> None:
+                 feature_names: Sequence[str] | None = None, scheduler: Any = None) -> None:
         data = self._setup(locals())
         check_forest(unwrap_model(model).estimator)
         if data is None:
@@ -122,7 +126,7 @@ class GapExplainer(InstanceExplainer):
         raw, (model, data, y) = data, self._unwrap(data, y)
         self.gap_ = GapForest(model, data, cast(ArrayLike, y), sample_weight=sample_weight)  # y: _setup required it
         self.index_ = self.gap_.index
-        self.columns_ = fitted_columns(model, data)
+        self.columns_ = self.gap_.columns
         self.data_ = self._check_X(data)
         self.train_names_ = training_names(raw, feature_names)
         self.n_train_ = self.gap_.n_train
@@ -179,7 +183,8 @@ class GapExplainer(InstanceExplainer):
             each row averaging the trees where that point is out-of-bag (its weight on itself is 0); rows of
             points that are in-bag in every tree are empty.
         dense : bool, default=False
-            Return a dense ndarray instead (checked against ``max_memory`` first).
+            Return a dense ndarray instead (checked against ``max_memory`` first). With a ``scheduler``, the
+            sparse out-of-bag matrix (``X=None``) is computed by blocks of rows on its workers (the same matrix).
 
         Returns
         -------
@@ -200,6 +205,10 @@ class GapExplainer(InstanceExplainer):
         >>> bool(np.allclose(P @ Y, forest.oob_decision_function_, atol=1e-12)), float(P.diagonal().max())
         (True, 0.0)
         """
+        if X is None and self.scheduler is not None and not dense:  # the out-of-bag rows split over the workers
+            self.gap_.require_bootstrap()
+            return explain_partitions(self, np.arange(self.n_train_), scheduler=self.scheduler,
+                                      call=_oob_proximity_part, sparse=True)
         return self.gap_.proximities(self._prepare(X), dense=dense, n_jobs=self.n_jobs, max_memory=self.max_memory)
 
     def oob_counts(self) -> np.ndarray:
@@ -266,6 +275,8 @@ class GapExplainer(InstanceExplainer):
         True
         """
         self._check_call_y(y)
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         if X is None:
             return self.oob_explanation()
         t0 = time.perf_counter()
@@ -285,7 +296,8 @@ class GapExplainer(InstanceExplainer):
         Parameters
         ----------
         rows : array-like of int, optional
-            Training rows to explain (default all of them; the values are dense, (n, n_train[, k])).
+            Training rows to explain (default all of them; the values are dense, (n, n_train[, k])); with a
+            ``scheduler`` they are split over its workers, each computing only its rows' proximities.
 
         Examples
         --------
@@ -299,6 +311,9 @@ class GapExplainer(InstanceExplainer):
         >>> bool(np.allclose(e.base_values + e.values.sum(1), forest.oob_prediction_[:5], atol=1e-10))
         True
         """
+        if self.scheduler is not None:  # the training rows split over the workers
+            chosen = np.arange(self.n_train_) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
+            return self._finish(explain_partitions(self, chosen, scheduler=self.scheduler, call=_oob_part))
         t0 = time.perf_counter()
         explained_rows, P, explained = self.gap_.oob_rows(rows, n_jobs=self.n_jobs)
         return self._explanation(P, explained, [self.train_names_[i] for i in explained_rows], t0)
@@ -359,3 +374,13 @@ class GapExplainer(InstanceExplainer):
         (442,)
         """
         return self.gap_.training_errors(kind, n_jobs=self.n_jobs)
+
+
+def _oob_part(explainer: GapExplainer, rows: np.ndarray) -> shap.Explanation:
+    """The out-of-bag explanation of some training rows, on a worker (``explain_partitions``' call)."""
+    return explainer.oob_explanation(rows)
+
+
+def _oob_proximity_part(explainer: GapExplainer, rows: np.ndarray) -> sp.csr_matrix:
+    """The out-of-bag proximity rows of some training rows, on a worker (``explain_partitions``' call)."""
+    return explainer.gap_.oob_rows(rows, n_jobs=explainer.n_jobs)[1]

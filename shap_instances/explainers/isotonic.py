@@ -31,6 +31,7 @@ from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
     check_data,
+    check_fitted,
     column_names,
     fitted_columns,
     model_input,
@@ -68,6 +69,13 @@ class _Predict:
 
     def __call__(self, X: Any) -> np.ndarray:
         return getattr(self.model, self.method)(model_input(self.model, X))
+
+
+def _check_fitted_estimator(model: Any) -> None:
+    """Refuse an unfitted estimator (or its bound method) here, not inside scikit-learn at the first call."""
+    owner = getattr(model, "__self__", model)
+    if callable(getattr(owner, "fit", None)) and hasattr(owner, "get_params"):
+        check_fitted(owner)
 
 
 def _prediction_function(model: Any) -> Any:
@@ -117,6 +125,10 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     random_state, silent, max_memory, feature_names
         See :class:`~shap_instances.InstanceExplainer`; ``feature_names`` names the features (default: the
         DataFrame's or the model's column names, else ``"x{i}"``).
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call with exact games; see :func:`~shap_instances.utils.explain_partitions`).
     **sisr_options
         Passed to :func:`shap_instances.isotonic.sisr` (``loss="huber"``, ``n_restarts``, ``gamma_step="niht"``,
         ``init="zero"``, ``min_slope=0``, ``ric_n``, ...); checked here.
@@ -156,12 +168,14 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, sparsity: int | str = "ric",
                  max_exact_features: int = 20, max_evals: int = 20_000, batch_size: int | None = None,
                  random_state: RandomStateLike = None, silent: bool = False, max_memory: float | None = None,
-                 feature_names: Sequence[str] | None = None, **sisr_options: Any) -> None:
+                 feature_names: Sequence[str] | None = None, scheduler: Any = None,
+                 **sisr_options: Any) -> None:
         sparsity = check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
         predict = _prediction_function(model)
         if not callable(predict):
             raise UnsupportedModelError(f"model must be callable or have predict(), got {type(model).__name__}.")
+        _check_fitted_estimator(model)
         params = dict(locals())
         params.pop("sisr_options")
         params.pop("predict")
@@ -239,6 +253,8 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         ``y`` is not used (SISR explains the payoff) and is refused when given.
         """
         self._check_call_y(y)
+        if self.game is None and (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         if self.game is not None:
             n_players, names = self.game.n_players, self.game.player_names
             self._check_payoff_memory(n_players, self.game.n_outputs)
@@ -281,6 +297,11 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     def _check_single_output(self, rows: Any) -> None:
         """One model output per row, checked on one row before the 2^p coalitions are evaluated."""
         output = np.asarray(self.model(rows))
+        if output.dtype.kind not in "biuf":
+            raise UnsupportedModelError(
+                f"IsotonicShapleyExplainer explains a numeric model output, but the model returned "
+                f"{output.dtype} values ({output.ravel()[:3].tolist()}), class labels perhaps; explain a score, "
+                f"e.g. IsotonicShapleyExplainer(lambda X: model.predict_proba(X)[:, 1], background).")
         if output.ndim > 2 or (output.ndim == 2 and output.shape[1] != 1) or output.size != len(rows):
             raise UnsupportedModelError(
                 f"IsotonicShapleyExplainer explains one model output per row, but the model returned shape "

@@ -69,10 +69,14 @@ class NaiveBayesExplainer(InstanceExplainer):
     output : {"centered", "joint"} or class label, default="centered"
         The explained quantity for more than two classes.
     max_memory : float, optional
-        Byte budget of the values of one call (``8 n p k`` bytes); default half the machine's memory.
+        Byte budget of the values of one call (``8 n p k`` bytes); default half the memory available.
     feature_names : sequence of str, optional
         Names of the input columns (default: the model's ``feature_names_in_``, the DataFrame's columns, or
         ``"x{i}"``).
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see :func:`~shap_instances.utils.explain_partitions`).
 
     Examples
     --------
@@ -100,7 +104,8 @@ class NaiveBayesExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, weights: ArrayLike | str | None = None,
                  expectation: str = "background", woe: bool = False, output: str = "centered",
-                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None,
+                 scheduler: Any = None) -> None:
         check_fitted(model)
         split_pipeline(model)  # an unsupported model is refused before its options
         data = self._setup(locals())
@@ -161,6 +166,8 @@ class NaiveBayesExplainer(InstanceExplainer):
         ``y`` is not used (the model's output is explained) and is refused when given.
         """
         self._check_call_y(y)
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         raw = self.nb_model_.raw_input(X, name="X")
         transformed = self.nb_model_.transform(raw, name="X")
         n, p, D = transformed.shape[0], self.n_features_, self.contraction_.shape[1]

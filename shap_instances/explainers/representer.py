@@ -71,9 +71,13 @@ class RepresenterExplainer(InstanceExplainer):
         Relative reconstruction gap above which a :class:`~shap_instances.exceptions.ReconstructionWarning`
         is issued (the solver stopped far from the optimum: refit with a smaller ``tol``).
     max_memory : float, optional
-        Byte budget of the dense values of one call (default: half the machine's memory).
+        Byte budget of the dense values of one call (default: half the memory available).
     feature_names : sequence of str, optional
         Names of the training rows (the players); default the DataFrame index, else ``"train[i]"``.
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see :func:`~shap_instances.utils.explain_partitions`).
 
     Attributes
     ----------
@@ -121,7 +125,8 @@ class RepresenterExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  sample_weight: ArrayLike | None = None, penalised_intercept: str = "base", atol: float = 1e-6,
-                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None,
+                 scheduler: Any = None) -> None:
         check_fitted(model)
         check_supported(unwrap_model(model).estimator)
         data = self._setup(locals())
@@ -223,6 +228,8 @@ class RepresenterExplainer(InstanceExplainer):
         """
         start = time.perf_counter()
         self._check_call_y(y)
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         Xq = self._validate_X(X)
         obj = self.objective_
         n, n_train, K = Xq.shape[0], self.data_.shape[0], obj.coef.shape[0]

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, ReconstructionWarning, UnsupportedModelError
-from ..utils import check_data, check_memory, model_input
+from ..utils import check_data, check_memory, fitted_columns, model_input
 from ._bagging import as_forest
 from ._proximities import GapIndex, build_gap_index, encode_target, is_classifier_forest
 
@@ -112,6 +112,8 @@ class GapForest:
 
     def __init__(self, model: Any, data: Any, y: ArrayLike, *, sample_weight: ArrayLike | None = None) -> None:
         self.model = model = as_forest(model)
+        # the columns later inputs are matched by: the forest's feature_names_in_, else a training DataFrame's
+        self.columns = fitted_columns(model, data)
         self.index: GapIndex = build_gap_index(model, _no_sparse_nan(data, "data"), y, sample_weight=sample_weight)
         self.n_train = self.index.n_train
         self.is_classifier = is_classifier_forest(model)
@@ -125,7 +127,7 @@ class GapForest:
         """``X`` validated for the forest: float32, a DataFrame put in the fitted column order."""
         return _no_sparse_nan(check_data(X, allow_sparse=True, allow_nan=True, dtype=np.float32,
                                         n_features=self.model.n_features_in_,
-                                        feature_names=getattr(self.model, "feature_names_in_", None)), "X")
+                                        feature_names=self.columns), "X")
 
     def require_bootstrap(self) -> None:
         """Refuse out-of-bag quantities of a forest fitted with ``bootstrap=False``."""
@@ -200,13 +202,17 @@ class GapForest:
         """``(row numbers, their out-of-bag proximities, their explained out-of-bag predictions)``.
 
         The explained quantity is scikit-learn's own out-of-bag prediction when the forest stored it; rows
-        in-bag in every tree explain the base value (with a :class:`ReconstructionWarning`).
+        in-bag in every tree explain the base value (with a :class:`ReconstructionWarning`). Given rows with no
+        cached out-of-bag matrix, only their proximities are computed (and not cached).
         """
-        P = self.oob_proximities(n_jobs=n_jobs)
         chosen = np.arange(self.n_train) if rows is None else np.asarray(rows, dtype=np.int64).ravel()
         if chosen.size and (chosen.min() < 0 or chosen.max() >= self.n_train):
             raise DataValidationError(f"rows must be training row numbers in [0, {self.n_train}), got {chosen}.")
-        P = P[chosen]
+        if rows is not None and self.oob_cache is None:  # some rows, no cache: only theirs (row-parallel OOB)
+            self.require_bootstrap()
+            P = self.index.oob_rows(chosen, n_jobs=n_jobs)
+        else:
+            P = self.oob_proximities(n_jobs=n_jobs)[chosen]
         reference = self.sklearn_oob()
         # check against scikit-learn's own out-of-bag predictions when the forest stored them
         explained = np.asarray(P @ self.target_columns) if reference is None else reference[chosen].copy()

@@ -366,22 +366,29 @@ class GapIndex:
             leaves[known, t] = np.flatnonzero(tree.tree_.children_left == -1)[ranks[known, t]]
         return leaves
 
-    def oob_leaf_ranks(self) -> np.ndarray:
+    def oob_leaf_ranks(self, rows: np.ndarray | None = None) -> np.ndarray:
         """Leaf ranks (n_train, T) int32 of the training points, -1 where in-bag: ``query(train_X, oob=True)``.
 
         Read from the out-of-bag leaves recorded while the index was built (no tree is applied again); an index
-        without them (pickled by an earlier version) applies the trees.
+        without them (pickled by an earlier version) applies the trees. ``rows``: only those training rows'.
         """
         if self.oob_leaves is None or self.oob_ptr is None:
-            return self.query(self.train_X, oob=True)
-        out = np.full((self.n_train, self.n_trees), -1, dtype=np.int32)
+            ranks = self.query(self.train_X, oob=True)
+            return ranks if rows is None else ranks[rows]
+        out = np.full((self.n_train if rows is None else len(rows), self.n_trees), -1, dtype=np.int32)
         for t in range(self.n_trees):
-            out[~_inbag_column(self.inbag_bits, t), t] = self.oob_leaves[self.oob_ptr[t]:self.oob_ptr[t + 1]]
+            oob = ~_inbag_column(self.inbag_bits, t)
+            leaves = self.oob_leaves[self.oob_ptr[t]:self.oob_ptr[t + 1]]  # the out-of-bag rows', in row order
+            if rows is None:
+                out[oob, t] = leaves
+            else:
+                keep = oob[rows]
+                out[keep, t] = leaves[(np.cumsum(oob) - 1)[rows[keep]]]
         return out
 
-    def oob_rows(self, *, n_jobs: int | None = None) -> sp.csr_matrix:
-        """Out-of-bag proximities of the training points (CSR, n_train x n_train)."""
-        return self.rows(self.oob_leaf_ranks(), n_jobs=n_jobs, leaf_ranks=True)
+    def oob_rows(self, rows: np.ndarray | None = None, *, n_jobs: int | None = None) -> sp.csr_matrix:
+        """Out-of-bag proximities of the training points (CSR, n_train x n_train), or of ``rows`` only."""
+        return self.rows(self.oob_leaf_ranks(rows), n_jobs=n_jobs, leaf_ranks=True)
 
     def rows_of(self, X: Any, *, n_jobs: int | None = None) -> sp.csr_matrix:
         """Proximities of validated float32 points ``X`` (every tree used)."""

@@ -15,7 +15,7 @@ import numpy as np
 from ..approximators import KernelCoalitionSampler
 from ..approximators.exact import all_coalitions
 from ..exceptions import InvalidParameterError
-from ..utils import available_memory_bytes, check_memory
+from ..utils import check_memory, default_memory_budget
 from ._sisr import SISRResult, sisr, sisr_from_samples
 
 __all__ = ["check_payoff_memory", "coalition_payoffs", "coalitions_per_batch", "fit_payoffs"]
@@ -57,7 +57,7 @@ def coalitions_per_batch(n_players: int, n_masks: int, *, batch_size: int | None
     """
     if batch_size is not None:
         return int(batch_size)
-    budget = available_memory_bytes() / 2 if max_memory is None else max_memory
+    budget = default_memory_budget() if max_memory is None else max_memory
     per_coalition = 8.0 * n_background * (n_players + 2) * 2
     return int(max(1, min(n_masks, budget / 8 / per_coalition)))
 

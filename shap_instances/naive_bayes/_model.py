@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 from sklearn.pipeline import Pipeline
 
 from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
-from ..utils import check_data, column_names, in_column_order, model_input
+from ..utils import check_data, column_names, fitted_columns, in_column_order, model_input
 from ._columns import columnwise_order, dense
 from ._terms import NB_TYPES, SPARSE_NB_TYPES, terms_for
 from ._weighted_nb import WeightedNaiveBayes
@@ -146,8 +146,7 @@ class NaiveBayesModel:
                 "class for every row, and there are no log-odds to explain; refit it on at least two classes."
             )
         # the columns X and data must come in (a DataFrame in another order is put in this order)
-        names_in = getattr(model, "feature_names_in_", None)
-        self.columns = None if names_in is None else [str(f) for f in names_in]
+        self.columns = fitted_columns(model, data)
         self.data = None if data is None else self.raw_input(data, name="data")
         self.feature_names = self._names(feature_names, data)
         self.terms = terms_for(self.estimator)

@@ -7,6 +7,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._data import check_task, infer_task, load_table
+from ._manifest import report_files
 from ._models import (
     EXPLAINER_MODELS,
     MODELS,
@@ -31,7 +32,7 @@ _LAZY = {"Report": "._html", "Section": "._html", "run_report": "._report"}
 __all__ = [
     "EXPLAINER_MODELS", "MODELS", "Report", "Section", "auto_model", "categorical_columns", "check_task",
     "describe_preprocessing", "encode", "final_estimator", "fit_model", "infer_task", "load_table", "make_model",
-    "run_report",
+    "report_files", "run_report",
 ]
 
 

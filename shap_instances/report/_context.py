@@ -39,7 +39,7 @@ class Context:
     forest_estimator: Any = None  # the forest, grown in the probe and completed by its section
     plan: Any = None
     overview: Any = None  # the overview Section, completed once every section has run
-    max_memory: float | None = None  # bytes for the large arrays (None: half the machine's memory)
+    max_memory: float | None = None  # bytes for the large arrays (None: half the memory available)
     deadline: float = float("inf")  # time.perf_counter() by which the sections should be done (budget less reserve)
     results: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)  # model description -> held-out score, for the overview

@@ -14,6 +14,11 @@ from ..exceptions import DataValidationError
 __all__ = ["load_table", "infer_task", "check_task"]
 
 
+#: Largest magnitude of a numeric feature the command line accepts: the models' standardisers square values and
+#: sum them over rows, which overflows float64 (1.8e308) for values near 1e154 and beyond.
+LARGEST_FEATURE = 1e100
+
+
 def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = False) -> tuple[pd.DataFrame, pd.Series]:
     """Read ``path`` (CSV) and split off the ``target`` column, refusing what the explainers cannot use.
 
@@ -70,6 +75,13 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
     if infinite:
         counts = ", ".join(f"{c} ({int(np.isinf(frame[c].to_numpy(dtype=np.float64)).sum())} rows)" for c in infinite)
         problems.append(f"infinite values in column(s) {counts}; replace or drop those rows")
+    huge = [c for c in numeric_columns if c != target and
+            np.nanmax(np.abs(frame[c].to_numpy(dtype=np.float64)), initial=0.0) > LARGEST_FEATURE]
+    if huge:
+        sizes = ", ".join(f"{c} (up to {np.nanmax(np.abs(frame[c].to_numpy(dtype=np.float64))):.3g})" for c in huge)
+        problems.append(f"values too large in column(s) {sizes}: the models standardise every column, and the "
+                        f"sums of squares of values beyond {LARGEST_FEATURE:.0e} come near float64's limit; rescale "
+                        "those columns (divide them by a power of ten, or take logarithms)")
     X = frame.drop(columns=target)
     if X.shape[1] == 0 or len(X) < 2:
         problems.append(f"{path.name} needs at least one feature column and two rows, got {X.shape[0]} rows and "

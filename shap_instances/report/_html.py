@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import os
 import shutil
 import tempfile
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+from ._manifest import MANIFEST, MANIFEST_FORMAT, report_files
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -174,23 +177,48 @@ class Report:
     def write(self, folder: str | os.PathLike[str]) -> Path:
         """Write ``index.html``, every figure as PNG and every table as CSV into ``folder``; return the HTML path.
 
-        Everything is written into a temporary folder beside ``folder`` and renamed into place at the end, so
-        an interrupted run leaves no half report (and an earlier report stays whole until then).
+        The report's files are listed in the folder's manifest (:data:`MANIFEST`), and only they are ever
+        replaced or removed: other files in the folder are left as they are, and a file the report would write
+        that an earlier report did not (a user's own ``index.html``) is refused with :class:`FileExistsError`
+        before anything changes. Everything is written into a temporary folder beside ``folder`` first and
+        moved into place file by file (each move atomic), so an interrupted run leaves no half report.
         """
         folder = Path(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
+        earlier = report_files(folder)
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
-            for section in self.sections:
-                for name, png in section.figures.items():
-                    (staging / f"{name}.png").write_bytes(png)
-            (staging / "index.html").write_text(self.to_html(), encoding="utf-8")
-            for name, table in self.tables.items():
-                table.to_csv(staging / f"{name}.csv")
-            if folder.exists():  # an earlier report (the command line checked): replaced only once this one is whole
-                shutil.rmtree(folder)
-            os.replace(staging, folder)
-        except BaseException:
+            written = self._write_files(staging)
+            _refuse_foreign(folder, written, earlier)
+            if not folder.exists():
+                os.replace(staging, folder)
+                return folder / "index.html"
+            for name in written:  # replaced, never written through: a hard link to an input stays intact
+                os.replace(staging / name, folder / name)
+            for name in sorted(earlier - set(written)):  # the earlier report's files this one does not write
+                (folder / name).unlink(missing_ok=True)
+            os.replace(staging / MANIFEST, folder / MANIFEST)
+        finally:
             shutil.rmtree(staging, ignore_errors=True)
-            raise
         return folder / "index.html"
+
+    def _write_files(self, staging: Path) -> list[str]:
+        """Every file of the report, and its manifest, into ``staging``; the files' names."""
+        for section in self.sections:
+            for name, png in section.figures.items():
+                (staging / f"{name}.png").write_bytes(png)
+        (staging / "index.html").write_text(self.to_html(), encoding="utf-8")
+        for name, table in self.tables.items():
+            table.to_csv(staging / f"{name}.csv")
+        written = sorted(p.name for p in staging.iterdir())
+        (staging / MANIFEST).write_text(json.dumps({"format": MANIFEST_FORMAT, "files": written}, indent=1),
+                                        encoding="utf-8")
+        return written
+
+
+def _refuse_foreign(folder: Path, written: list[str], earlier: set[str]) -> None:
+    """Refuse to replace a file in ``folder`` that the earlier report (its manifest) did not write."""
+    foreign = [name for name in written if name not in earlier and os.path.lexists(folder / name)]
+    if foreign:
+        raise FileExistsError(f"{folder} holds files a report would write but no earlier report wrote: "
+                              f"{foreign[:10]}; they are not replaced: move them, or choose another --out")

@@ -10,7 +10,7 @@ measured (figures, outlier forests) are small and estimated from the data's size
 
 Memory: the large arrays are the sampled decomposition (``BYTES_PER_SAMPLED_ENTRY`` per explained row and
 training row), the forest and copies of the data. :func:`memory_plan` sizes the sample to the memory budget
-(``max_memory``, default half the machine's memory) and refuses, before anything is allocated, a budget too
+(``max_memory``, default half the memory available) and refuses, before anything is allocated, a budget too
 small for the data and the forest with the estimate and the option that helps.
 Each section then runs under a :class:`SectionBar`: a tqdm bar in planned seconds, advanced as each piece of
 work ends, so its ETA moves with the measured speed.
@@ -88,9 +88,9 @@ def memory_plan(n_train: int, n_test: int, n_columns: int, max_memory: float | N
     500
     """
     from ..exceptions import MemoryBudgetError
-    from ..utils import available_memory_bytes
+    from ..utils import default_memory_budget
 
-    budget = available_memory_bytes() / 2 if max_memory is None else float(max_memory)
+    budget = default_memory_budget() if max_memory is None else float(max_memory)
     fixed = 12 * 8.0 * (n_train + n_test) * n_columns + BYTES_PER_ROW_TREE * n_train * MAX_TREES
     sample = residual_sample_size(n_train, min(budget - fixed, budget / 2))
     if sample < 2:

@@ -65,7 +65,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
         Seconds the whole report should take, measured from the start of this call. The plan keeps 10% in
         reserve; it overruns (and says so in its notes) only when even the smallest useful sizes do not fit.
     max_memory : float, optional
-        Bytes for the report's large arrays (default: half the machine's memory): the sampled decomposition is
+        Bytes for the report's large arrays (default: half the memory available): the sampled decomposition is
         sized to it, every explainer is given it, and a budget too small for the data and the forest is refused
         (:class:`~shap_instances.exceptions.MemoryBudgetError`, with the estimate) before any work.
 

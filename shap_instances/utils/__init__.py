@@ -1,11 +1,16 @@
 """Public helpers shared by every explainer and by plugins: validation, random state, options, grouping.
 
+* files that load without running code: :func:`dump_safely`, :func:`load_safely` (skops' format, pandas as
+  columns, types outside :data:`TRUSTED_LIBRARIES` refused), :func:`read_file`; the memory left to allocate,
+  :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
   other columns refused with the names listed, wrong widths refused), :func:`check_target`,
   :func:`check_fitted`, :func:`check_memory`, :func:`row_names`, :func:`column_names`;
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
+* :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
+  :func:`concat_explanations` or streamed to a sink;
 * :func:`shap_explainer_class`, shap's own ``Explainer`` even where ``shap.Explainer`` was reassigned;
 * the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
   :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
@@ -18,9 +23,19 @@
 from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
+from ._dask import (
+    available_cores,
+    concat_explanations,
+    dask_client,
+    explain_partitions,
+    is_dask_collection,
+    row_partitions,
+)
 from ._models import UnwrappedModel, unwrap_model
+from ._memory import available_memory_bytes, default_memory_budget
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
+from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_safely, read_file
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._shap import shap_explainer_class
 from ._sklearn_internals import (
@@ -44,11 +59,11 @@ from ._sklearn_internals import (
     sklearn_version,
 )
 from ._validation import (
-    available_memory_bytes,
     check_data,
     check_fitted,
     check_memory,
     check_target,
+    check_unique_columns,
     column_names,
     fitted_columns,
     in_column_order,
@@ -59,6 +74,12 @@ from ._validation import (
 )
 
 __all__ = [
+    "available_cores",
+    "concat_explanations",
+    "dask_client",
+    "explain_partitions",
+    "is_dask_collection",
+    "row_partitions",
     "COMMON_CONSTRAINTS",
     "HasMethods",
     "JIT_OPTIONS",
@@ -69,13 +90,17 @@ __all__ = [
     "RandomStateLike",
     "SKLEARN_SUPPORTED",
     "UnwrappedModel",
+    "TRUSTED_LIBRARIES",
     "available_memory_bytes",
+    "default_memory_budget",
+    "dump_safely",
     "check_data",
     "check_fitted",
     "check_memory",
     "check_random_state",
     "check_sklearn_version",
     "check_target",
+    "check_unique_columns",
     "column_names",
     "fitted_columns",
     "forest_class_weights",
@@ -93,8 +118,10 @@ __all__ = [
     "hgb_split_seed",
     "in_column_order",
     "instance_names",
+    "load_safely",
     "model_input",
     "player_clustering",
+    "read_file",
     "row_cohorts",
     "row_names",
     "shap_explainer_class",

@@ -190,4 +190,5 @@ COMMON_CONSTRAINTS: dict[str, list] = {
     "feature_names": [None, "names"],
     "batch_size": [None, Interval(numbers.Integral, 1, None)],
     "max_evals": [None, Interval(numbers.Integral, 1, None)],
+    "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
 }

@@ -6,7 +6,7 @@ Games, estimators and kernels trust their inputs; everything a user passes goes 
 from __future__ import annotations
 
 import inspect
-import os
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._deprecated import warn_moved
 from ..exceptions import DataValidationError, MemoryBudgetError, NotFittedError
+from ._memory import available_memory_bytes, default_memory_budget
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite (the old name left in 1.8).
 _FINITE = (
@@ -27,6 +28,7 @@ _FINITE = (
 __all__ = [
     "check_data",
     "check_target",
+    "check_unique_columns",
     "check_fitted",
     "instance_names",
     "row_names",
@@ -54,6 +56,8 @@ def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan
     >>> check_data([[1, 2], [3, 4]]).dtype
     dtype('float64')
     """
+    if isinstance(X, pd.DataFrame):
+        check_unique_columns(X.columns, name)
     if feature_names is not None and isinstance(X, pd.DataFrame):
         X = in_column_order(X, [str(f) for f in feature_names], name)
     try:
@@ -90,7 +94,8 @@ def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd
     >>> list(in_column_order(pd.DataFrame({"b": [1], "a": [2]}), ["a", "b"]).columns)
     ['a', 'b']
     """
-    columns = [str(c) for c in X.columns]
+    columns = check_unique_columns(X.columns, name)
+    check_unique_columns(expected, "the fitted columns")
     if columns == expected:
         return X
     if sorted(columns) != sorted(expected):
@@ -101,6 +106,30 @@ def in_column_order(X: pd.DataFrame, expected: list[str], name: str = "X") -> pd
             f"{_listed(unexpected)}; pass a DataFrame with the training columns {_listed(expected)}."
         )
     return X.iloc[:, [columns.index(c) for c in expected]]
+
+
+def check_unique_columns(columns: Any, name: str = "X") -> list[str]:
+    """The column names as strings; names that repeat (as strings: ``1`` and ``"1"`` too) are refused.
+
+    Columns are matched by name, so a repeated name could not say which column is which.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_unique_columns
+    >>> check_unique_columns(["a", 1])
+    ['a', '1']
+    >>> try:
+    ...     check_unique_columns(["a", "b", "a"], "X")
+    ... except ValueError as exc:
+    ...     print(exc)
+    X has repeated column names ['a']: columns are matched by name; rename them so that each name is used once.
+    """
+    names = [str(c) for c in columns]
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        raise DataValidationError(f"{name} has repeated column names {_listed(repeated)}: columns are matched by "
+                                  "name; rename them so that each name is used once.")
+    return names
 
 
 def check_target(y: Any, n_samples: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
@@ -171,7 +200,7 @@ def fitted_columns(model: Any, data: Any = None) -> list[str] | None:
     names = getattr(owner, "feature_names_in_", None)
     if names is None and isinstance(data, pd.DataFrame):
         names = data.columns
-    return None if names is None else [str(c) for c in names]
+    return None if names is None else check_unique_columns(names, "the training data")
 
 
 def training_names(data: Any, feature_names: Sequence[str] | None = None) -> list[str]:
@@ -248,23 +277,16 @@ def column_names(X: Any, n_columns: int | None = None) -> list[str]:
     return [f"x{i}" for i in range(n_columns)]
 
 
-def available_memory_bytes() -> int:
-    """Physical memory of this machine in bytes (a conservative fallback of 4 GiB when unknown)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 4 * 2**30
-
-
 def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, instead: str = "") -> None:
-    """Refuse an allocation of ``n_bytes`` larger than ``max_memory`` (default: half the machine's memory).
+    """Refuse an allocation of ``n_bytes`` larger than ``max_memory`` (default: half the memory this process can
+    still allocate: the least of the available memory, the cgroup's limit and ``ulimit -v``).
 
     Examples
     --------
     >>> from shap_instances.utils import check_memory
     >>> check_memory(1e3, "a small matrix")
     """
-    budget = available_memory_bytes() / 2 if max_memory is None else max_memory
+    budget = default_memory_budget() if max_memory is None else max_memory
     if n_bytes > budget:
         raise MemoryBudgetError(
             f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "

@@ -5,6 +5,7 @@ This module uses only the public API of ``shap_instances``: it is the worked exa
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Sequence
@@ -13,8 +14,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 import shap
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import ArrayLike
+from sklearn.base import clone
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
@@ -102,13 +104,18 @@ class KNNShapleyExplainer(InstanceExplainer):
     utility : {"auto", "accuracy", "neg_squared_error", "prediction"}, default="auto"
         "auto" is "accuracy" for a classifier and "neg_squared_error" for a regressor.
     n_jobs : int or None, default=None
-        Threads computing chunks of explained points in parallel (joblib semantics).
+        Threads computing chunks of explained points in parallel (joblib semantics), at most one per core and
+        per chunk.
     silent : bool, default=False
         Turn off the progress bar.
     max_memory : float, optional
-        Byte budget of one call's dense values (default: half the machine's memory).
+        Byte budget of one call's dense values (default: half the memory available).
     feature_names : sequence of str, optional
         Names of the training rows (the players).
+    scheduler : str or distributed.Client, optional
+        Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
+        ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
+        those of the serial call; see ``shap_instances.utils.explain_partitions``).
 
     Attributes
     ----------
@@ -155,7 +162,8 @@ class KNNShapleyExplainer(InstanceExplainer):
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  utility: str = "auto", n_jobs: int | None = None, silent: bool = False,
-                 max_memory: float | None = None, feature_names: Sequence[str] | None = None) -> None:
+                 max_memory: float | None = None, feature_names: Sequence[str] | None = None,
+                 scheduler: Any = None) -> None:
         _check_model(unwrap_model(model).estimator)
         data = self._setup(locals())
         raw, (model, data, y) = data, self._unwrap(data, y)
@@ -172,6 +180,8 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.n_neighbors_ = int(model.n_neighbors)
         self.n_train_ = self.data_.shape[0]
         self.train_names_ = training_names(raw, feature_names)
+        if not precomputed or self.data_.shape == (self.n_train_, self.n_train_):
+            _warn_unless_own_data(model, self.data_, self.y_train_)
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
@@ -234,6 +244,8 @@ class KNNShapleyExplainer(InstanceExplainer):
         >>> bool(abs(e.base_values + e.values.sum(axis=1) - model.predict(X[300:305])).max() < 1e-9)
         True
         """
+        if (partitioned := self._explain_partitioned(X, y)) is not None:
+            return partitioned
         start = time.perf_counter()
         if y is not None and self.utility_ == "prediction":
             raise InvalidParameterError(
@@ -270,7 +282,9 @@ class KNNShapleyExplainer(InstanceExplainer):
             with np.errstate(over="ignore", invalid="ignore"):  # an overflowing utility is refused below
                 explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
 
-        jobs = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(delayed(work)(c) for c in chunks)
+        # more threads than cores or chunks would only wait (and joblib refuses n_jobs near a million)
+        workers = min(effective_n_jobs(self.n_jobs), len(chunks) or 1, os.cpu_count() or 1)
+        jobs = Parallel(n_jobs=workers, prefer="threads", return_as="generator")(delayed(work)(c) for c in chunks)
         for _ in self._progress(jobs, total=len(chunks), desc="KNN-Shapley", unit="chunk"):
             pass
 
@@ -337,6 +351,33 @@ def _check_model(model):
             "KNNShapleyExplainer explains single-output models; the model was fitted on a 2-D target. "
             "Fit one model per output."
         )
+
+
+#: Training rows on which the model and a copy refitted on the masker and y are compared.
+_OWN_DATA_ROWS = 256
+
+
+def _warn_unless_own_data(model, data, y):
+    """Warn when ``(data, y)`` is not the model's training set: a copy of the model refitted on them predicts
+    other values on (up to 256 of) those rows. The values then describe that refitted KNN, not ``model``."""
+    if model.n_neighbors > min(data.shape[0], model.n_samples_fit_):
+        return  # neither the model nor a refitted copy can predict: nothing to compare (the values are still exact)
+    sparse = hasattr(data, "toarray")
+    refit = clone(model).set_params(**({"algorithm": "brute"} if sparse else {})).fit(model_input(model, data), y)
+    rows = data[np.linspace(0, data.shape[0] - 1, min(data.shape[0], _OWN_DATA_ROWS)).astype(int)]
+    rows = model_input(model, rows.toarray() if sparse else rows)
+    if isinstance(model, KNeighborsClassifier):
+        same = (np.array_equal(refit.classes_, model.classes_)
+                and np.allclose(refit.predict_proba(rows), model.predict_proba(rows), rtol=0.0, atol=1e-12))
+    else:
+        same = np.allclose(refit.predict(rows), model.predict(rows), rtol=1e-9, atol=0.0)
+    if not same:
+        warnings.warn(
+            "KNNShapleyExplainer: the masker and y are not the data the model was fitted on (a copy of the model "
+            "fitted on them predicts otherwise on their own rows: rows reordered apart from y, other or "
+            "rescaled labels?). The values describe a KNN with the model's K and metric fitted on them, and "
+            "do not add up to the model's own predictions; pass the X and y given to model.fit to explain it.",
+            ReconstructionWarning, stacklevel=3)
 
 
 def _multi_output(model) -> bool:

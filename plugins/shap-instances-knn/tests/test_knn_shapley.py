@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import doctest
 import math
+import warnings
 from importlib.metadata import entry_points
 
 import numpy as np
@@ -559,3 +560,45 @@ def test_the_prediction_utility_refuses_the_call_y():
     with pytest.raises(InvalidParameterError, match="utility='prediction' .* takes no y when called"):
         explainer(Xe, rng.normal(size=len(Xe)))
     assert explainer(Xe).values.shape == (len(Xe), 9)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Data that is not the model's own (issue 26)
+# ----------------------------------------------------------------------------------------------------
+
+def _own_data_cases():
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::2], y[::2]
+    order = np.random.default_rng(0).permutation(len(y))
+    return X, y, {"targets shuffled": (X, y[order]), "rows shuffled": (X[order], y), "targets as bool": (X, y == 1)}
+
+
+@pytest.mark.parametrize("case", ["targets shuffled", "rows shuffled", "targets as bool"])
+def test_data_that_is_not_the_models_own_is_warned_about(case):
+    """Before: values that no longer add up to predict_proba, with no warning."""
+    X, y, cases = _own_data_cases()
+    model = KNeighborsClassifier(n_neighbors=5).fit(X, y)
+    with pytest.warns(shap_instances.exceptions.ReconstructionWarning, match="not the data the model was fitted on"):
+        KNNShapleyExplainer(model, *cases[case][:1], y=cases[case][1], silent=True)
+
+
+def test_the_models_own_data_in_another_row_order_and_doubled_regression_targets():
+    """The same pairs in another order are the model's training set (no warning); doubled targets are not."""
+    X, y, _ = _own_data_cases()
+    model = KNeighborsClassifier(n_neighbors=5).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", shap_instances.exceptions.ReconstructionWarning)
+        KNNShapleyExplainer(model, X[::-1], y=y[::-1], silent=True)
+    Xd, yd = load_diabetes(return_X_y=True)
+    regressor = KNeighborsRegressor(n_neighbors=5).fit(Xd[:200], yd[:200])
+    with pytest.warns(shap_instances.exceptions.ReconstructionWarning, match="not the data the model was fitted on"):
+        KNNShapleyExplainer(regressor, Xd[:200], y=2 * yd[:200], utility="prediction", silent=True)
+
+
+def test_n_jobs_beyond_the_cores_is_capped_not_joblibs_error():
+    """Before: n_jobs=10**6 raised joblib's 'Numeric literal 2000000 is too large'."""
+    X, y, _ = _own_data_cases()
+    model = KNeighborsClassifier(n_neighbors=5).fit(X, y)
+    many = KNNShapleyExplainer(model, X, y=y, n_jobs=10**6, silent=True)(X[:4], y[:4]).values
+    one = KNNShapleyExplainer(model, X, y=y, silent=True)(X[:4], y[:4]).values
+    np.testing.assert_array_equal(many, one)

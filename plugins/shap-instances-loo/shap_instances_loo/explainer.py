@@ -89,7 +89,7 @@ class LeaveOneOutExplainer(InstanceExplainer):
     silent : bool, default=False
         Turn off the progress bar.
     max_memory : float, optional
-        Byte budget of one call's values and predictions (default: half the machine's memory).
+        Byte budget of one call's values and predictions (default: half the memory available).
     feature_names : sequence of str, optional
         Names of the training rows (the players).
 

@@ -1,0 +1,93 @@
+"""The scripts behind docs/reproductions.md, one entry per table or figure, for ``run_all.py reproductions``.
+
+Each entry names the script and its arguments for the full run (the protocol of the page's row) and for
+``--quick`` (a smoke run of a few seconds to a minute), or ``None`` where the script has no small mode: a
+script that writes the documentation's figures and has no ``--quick`` is not run by a quick pass, so a smoke
+run never replaces a documented figure with a small one.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Reproduction(NamedTuple):
+    """One reproduction: the seed paper, what it reproduces, the script, and its full and quick arguments."""
+
+    seed: str
+    what: str
+    script: str
+    full: tuple[str, ...]
+    quick: tuple[str, ...] | None
+
+
+R = Reproduction
+#: Every reproduction, in the order of docs/reproductions.md. Full runs take from seconds to an hour (the
+#: Boston forest, seed 000) on two shared cores.
+REPRODUCTIONS = {
+    "residual_boston_ridge": R("000", "Figs. 3, 6, 7 (ridge): CC plot, sign conventions, outliers",
+                               "docs/scripts/make_residual_boston_figures.py", ("ridge",), None),
+    "residual_boston_forest": R("000", "Figs. 4, 5, 7 (random forest, 12 permutations; about 45 minutes)",
+                                "docs/scripts/make_residual_boston_figures.py", ("forest",), None),
+    "residual_outliers": R("000", "Fig. 6: behaviour against feature outliers, both sign conventions, 5 seeds",
+                           "benchmarks/repro_residual_outliers.py", (), ("--quick",)),
+    "residual_removal": R("000", "Fig. 8 (ridge panel): test MSE when removing rows by value",
+                          "docs/scripts/make_residual_removal_figures.py", (), None),
+    "residual_estimators": R("000", "Figs. 9 and 10: the four estimators by problem size",
+                             "benchmarks/bench_residual_estimators.py", ("--figures",), ("--quick",)),
+    "residual_appendix": R("000", "Appendix Figs. 11-15: concrete and 2-D toy sets (ridge)",
+                           "docs/scripts/make_residual_appendix_figures.py", (), ("--quick",)),
+    "isotonic_recovery": R("001", "sparsity recovery, p = 10 and 15, RIC and oracle s, both variants",
+                           "benchmarks/sisr_recovery.py", ("--sizes", "10,15", "--repetitions", "20"),
+                           ("--sizes", "10", "--repetitions", "2", "--noises", "0.05", "--variants", "package",
+                            "--selection", "oracle")),
+    "isotonic_noise_model": R("001", "sparsity recovery, p = 10, noise on the payoffs (the other reading)",
+                              "benchmarks/sisr_recovery.py", ("--sizes", "10", "--repetitions", "20",
+                                                              "--generator", "payoff", "--variants", "package"),
+                              ("--sizes", "10", "--repetitions", "2", "--noises", "0.05", "--variants", "package",
+                               "--selection", "oracle", "--generator", "payoff")),
+    "isotonic_claims": R("001", "the non-increasing objective; lower sparsity is faster",
+                         "benchmarks/repro_isotonic_claims.py", (), ("--quick",)),
+    "isotonic_oracle_large": R("001", "sparsity recovery, p = 20 and 25, oracle s", "benchmarks/bench_isotonic.py",
+                               (), ("--quick",)),
+    "isotonic_case_studies": R("001", "prostate and Boston case studies", "docs/scripts/make_isotonic_figures.py",
+                               (), None),
+    "isotonic_transforms": R("001", "domain adaptation (seven transforms) and R^2 payoffs",
+                             "docs/scripts/make_isotonic_transforms.py", (), None),
+    "representer_highdim": R("002", "Table 1 in high dimension, runtime (about 40 minutes)",
+                             "benchmarks/bench_representer_highdim.py", (), ("--quick",)),
+    "representer_table2": R("002", "Table 2: SoftImpute and matrix factorisation, FIA, random",
+                            "benchmarks/bench_representer_table2.py", (), ("--quick",)),
+    "naive_bayes_table3": R("003", "Tables 1 and 3: #Var, Pearson and Kendall against KernelSHAP",
+                            "benchmarks/bench_naive_bayes_table3.py", ("--max-rows", "200"), ("--quick",)),
+    "naive_bayes_protocol": R("003", "Knowledge base and KernelSHAP output readings, Table 1 accuracy and AUC, "
+                              "WOE against Shapley, 5 seeds", "benchmarks/repro_naive_bayes_protocol.py",
+                              ("--datasets", "twonorm"), ("--quick",)),
+    "naive_bayes_table1": R("003", "Table 1 accuracy and AUC, WOE against Shapley, the other datasets, 5 seeds",
+                            "benchmarks/repro_naive_bayes_protocol.py",
+                            ("--no-kernelshap", "--datasets",
+                             "crx,breast,tic-tac-toe,ionosphere,german,telco,spambase"),
+                            ("--quick", "--no-kernelshap")),
+    "naive_bayes_scatter": R("003", "Fig. 3: ours against KernelSHAP on twonorm",
+                             "docs/scripts/make_naive_bayes_scatter.py", (), None),
+    "gap_figures": R("004", "Figs. 1, 2, 9-15: neighbours, trust by decile, a wrong and a right classification",
+                     "docs/scripts/make_gap_figures.py", (), None),
+    "gap_predictive_distribution": R("004", "Figs. 3 and 6: predictive distribution of a bad and a good prediction",
+                                     "docs/scripts/make_gap_predictive_distribution.py", (), None),
+    "gap_shap_views": R("004", "Figs. 4, 5, 7, 8: top-2 SHAP features and proximity-weighted distributions, "
+                        "tail score over 5 seeds", "docs/scripts/make_gap_shap_views.py", (), ("--quick",)),
+}
+
+
+def commands(names: list[str], quick: bool) -> list[tuple[str, list[str] | None]]:
+    """``(name, argv after the interpreter)`` per chosen reproduction; ``None`` where a quick pass skips it."""
+    unknown = sorted(set(names) - set(REPRODUCTIONS))
+    if unknown:
+        raise SystemExit(f"no reproduction named {unknown}; choose from {sorted(REPRODUCTIONS)}")
+    chosen = names or list(REPRODUCTIONS)
+    result = []
+    for name in chosen:
+        entry = REPRODUCTIONS[name]
+        args = entry.quick if quick else entry.full
+        result.append((name, None if args is None else [entry.script, *args]))
+    return result

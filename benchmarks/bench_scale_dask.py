@@ -1,0 +1,200 @@
+"""Scale on a dask LocalCluster: naive Bayes from Parquet through ``explain``, GAP out-of-bag, boosting ``top_k``.
+
+Each workload runs on a fresh ``LocalCluster`` of 1 and of 2 single-threaded worker processes (``--workers``), and
+once in this process as the baseline:
+
+* **naive Bayes**: ``shap-instances explain --explain rows.parquet --scheduler ADDRESS`` on ``--nb-rows`` x
+  ``--nb-features`` rows (row groups of ``--row-group`` rows; a GaussianNB fitted on 20,000 rows), the values
+  written as Parquet parts; baseline: ``NaiveBayesExplainer(X)`` on 1,000,000 rows in memory, here;
+* **GAP out-of-bag**: ``GapExplainer(forest, scheduler=...).proximities()``, the out-of-bag proximity matrix of
+  ``--gap-train`` training rows (``--trees`` trees, ``min_samples_leaf=5``) by blocks of rows; baseline: the same
+  call without a scheduler;
+* **boosting top_k**: ``BoostingExplainer(model, scheduler=...).top_k(None, k=10)`` over all ``--boost-train``
+  training rows (a HistGradientBoostingRegressor of ``--trees`` trees, ``kind="gradients"``); baseline: the same
+  call without a scheduler.
+
+Every distributed result is compared with the baseline (bitwise). Reported: wall time, rows per second, the
+parallel efficiency ``t1 / (w t_w)`` from 1 to ``w`` workers, and the peak resident memory of each worker process
+(``VmHWM`` of the worker, so it includes the interpreter and the scattered explainer; the workers import
+the package before the clock starts, so the times include the numba kernels' first calls). The load average is
+printed beside every table: the machine may be shared, and every ratio is between runs of one invocation.
+
+    python benchmarks/bench_scale_dask.py                        # the reduced sizes the docs quote
+    python benchmarks/bench_scale_dask.py --nb-rows 50_000_000 --gap-train 1_000_000 --boost-train 1_000_000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from _common import fmt_load, fmt_mib, fmt_seconds, load_average, markdown_table
+
+import shap_instances as si
+from shap_instances.cli import main as cli
+
+
+def _peak_rss() -> int:
+    """This process's peak resident set (``VmHWM``: reset by exec, unlike ``getrusage``'s, which a spawned worker
+    inherits from the process that started it)."""
+    with open("/proc/self/status") as handle:
+        return next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmHWM:"))
+
+
+def _warm_up() -> None:
+    """Imports on a worker before the timed run (the numba kernels load from their cache at the first call)."""
+    import shap_instances.cli
+    import shap_instances.explainers.boosting
+    import shap_instances.explainers.gap
+    import shap_instances.explainers.naive_bayes  # noqa: F401
+
+
+def _on_cluster(n_workers: int, run):
+    """(seconds, result, peak RSS of each worker) of ``run(client)`` on a fresh LocalCluster of worker processes."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        client.run(_warm_up)
+        start = time.perf_counter()
+        result = run(client)
+        seconds = time.perf_counter() - start
+        peaks = sorted(client.run(_peak_rss).values())
+    return seconds, result, peaks
+
+
+def _write_nb_files(folder: Path, n_rows: int, n_features: int, row_group: int) -> None:
+    """A training CSV (20,000 rows, two Gaussian classes) and ``n_rows`` rows to explain, in Parquet row groups."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    columns = [f"x{j}" for j in range(n_features)]
+    label = rng.integers(0, 2, 20_000)
+    train = pd.DataFrame(rng.normal(size=(20_000, n_features)) + label[:, None] * 0.3, columns=columns)
+    train.assign(label=label).to_csv(folder / "train.csv", index=False)
+    writer = None
+    for start in range(0, n_rows, row_group):
+        block = pd.DataFrame(rng.normal(size=(min(row_group, n_rows - start), n_features)), columns=columns)
+        table = pa.Table.from_pandas(block, preserve_index=False)
+        writer = writer or pq.ParquetWriter(folder / "rows.parquet", table.schema)
+        writer.write_table(table, row_group_size=row_group)
+    writer.close()
+
+
+def naive_bayes(args, folder: Path) -> tuple[list, str]:
+    from sklearn.naive_bayes import GaussianNB
+
+    _write_nb_files(folder, args.nb_rows, args.nb_features, args.row_group)
+    train = pd.read_csv(folder / "train.csv")
+    X = train.drop(columns="label").to_numpy()
+    explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, train.label), X[:1000])
+    rows = np.random.default_rng(1).normal(size=(1_000_000, args.nb_features))
+    explainer(rows[:1000])  # first call apart
+    start = time.perf_counter()
+    explainer(rows)
+    base_rate = len(rows) / (time.perf_counter() - start)
+    del rows
+    table = [["in memory, this process", "", f"{base_rate:,.0f}", "", "", ""]]
+    times = {}
+    for w in args.workers:
+        out = folder / f"nb-{w}.parquet"
+
+        def run(client, out=out):
+            assert cli(["explain", "--data", str(folder / "train.csv"), "--target", "label", "--explainer",
+                        "naive_bayes", "--explain", str(folder / "rows.parquet"), "--out", str(out), "--force",
+                        "--scheduler", client.scheduler.address]) == 0
+
+        seconds, _, peaks = _on_cluster(w, run)
+        times[w] = seconds
+        rate = args.nb_rows / seconds
+        table.append([f"explain, {w} worker(s)", fmt_seconds(seconds), f"{rate:,.0f}", f"{rate / w / base_rate:.2f}",
+                      f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}",
+                      ", ".join(fmt_mib(p) for p in peaks)])
+    first = pd.read_parquet(folder / f"nb-{args.workers[-1]}.parquet" / "part-00000.parquet")
+    pd.read_parquet(folder / "rows.parquet").iloc[:len(first)].to_parquet(folder / "first.parquet")
+    assert cli(["explain", "--data", str(folder / "train.csv"), "--target", "label", "--explainer", "naive_bayes",
+                "--explain", str(folder / "first.parquet"), "--out", str(folder / "here.parquet")]) == 0
+    assert pd.read_parquet(folder / "here.parquet").equals(first), "values differ"
+    return table, (f"naive Bayes: {args.nb_rows:,} x {args.nb_features} from Parquet (row groups of "
+                   f"{args.row_group:,}), values written as Parquet parts (the first part checked bitwise against "
+                   "explain without a scheduler)")
+
+
+def gap(args, folder: Path) -> tuple[list, str]:
+    from sklearn.ensemble import RandomForestRegressor
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(args.gap_train, 20))
+    y = X[:, 0] + np.sin(X[:, 1]) + 0.3 * rng.normal(size=len(X))
+    forest = RandomForestRegressor(args.trees, min_samples_leaf=5, max_features=0.5, n_jobs=2, random_state=0).fit(X, y)
+    forest.set_params(n_jobs=1)
+    start = time.perf_counter()
+    serial = si.GapExplainer(forest, X, y=y).proximities()
+    base = time.perf_counter() - start
+    return _rows_table(args, base, serial, lambda client: si.GapExplainer(forest, X, y=y, scheduler=client)
+                       .proximities()), (f"GAP out-of-bag proximities: {args.gap_train:,} training rows x 20 "
+                                         f"features, {args.trees} trees (min_samples_leaf=5), {serial.nnz:,} non-zeros")
+
+
+def boosting(args, folder: Path) -> tuple[list, str]:
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(args.boost_train, 20))
+    y = X[:, 0] + np.sin(X[:, 1]) + 0.3 * rng.normal(size=len(X))
+    model = HistGradientBoostingRegressor(max_iter=args.trees, early_stopping=False, random_state=0).fit(X, y)
+    start = time.perf_counter()
+    serial = si.BoostingExplainer(model, X, y=y, kind="gradients").top_k(None, k=10)
+    base = time.perf_counter() - start
+    return _rows_table(args, base, serial, lambda client: si.BoostingExplainer(
+        model, X, y=y, kind="gradients", scheduler=client).top_k(None, k=10)), (
+        f"boosting top_k (k = 10) over all {args.boost_train:,} training rows: HistGradientBoostingRegressor, "
+        f"{args.trees} trees, kind=\"gradients\"")
+
+
+def _rows_table(args, base: float, serial: sp.csr_matrix, run) -> list:
+    table = [["this process, no scheduler", fmt_seconds(base), "", "", ""]]
+    times = {}
+    for w in args.workers:
+        seconds, result, peaks = _on_cluster(w, run)
+        assert (result != serial).nnz == 0 and np.array_equal(result.indices, serial.indices), "results differ"
+        times[w] = seconds
+        table.append([f"{w} worker(s)", fmt_seconds(seconds), f"{base / seconds:.2f}",
+                      f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}",
+                      ", ".join(fmt_mib(p) for p in peaks)])
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=("nb", "gap", "boosting"), default=["nb", "gap", "boosting"])
+    parser.add_argument("--workers", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--nb-rows", type=int, default=5_000_000)
+    parser.add_argument("--nb-features", type=int, default=50)
+    parser.add_argument("--row-group", type=int, default=250_000)
+    parser.add_argument("--gap-train", type=int, default=100_000)
+    parser.add_argument("--boost-train", type=int, default=100_000)
+    parser.add_argument("--trees", type=int, default=100)
+    args = parser.parse_args()
+    print(f"# bench_scale_dask: {' '.join(sys.argv[1:]) or '(defaults)'}; {os.cpu_count()} cores; "
+          f"load average {fmt_load(load_average())}")
+    headers = {"nb": ["run", "wall", "rows/s", "per core / in-memory rate", "efficiency 1 -> w",
+                      "peak RSS per worker"],
+               "gap": ["run", "wall", "speed-up", "efficiency 1 -> w", "peak RSS per worker"]}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.only:
+            rows, title = {"nb": naive_bayes, "gap": gap, "boosting": boosting}[name](args, Path(tmp))
+            print(f"\n{title} (load average {fmt_load(load_average())})\n")
+            print(markdown_table(headers.get(name, headers["gap"]), rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""``explain --explain FILE``: a file explained and written partition by partition equals the in-memory run."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from shap_instances.cli import main
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("pyarrow")
+
+
+@pytest.fixture
+def files(tmp_path):
+    """The iris table as the training CSV, and the same rows as Parquet (row groups of 40) and CSV to explain."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    table = X.assign(label=y)
+    table.to_csv(tmp_path / "train.csv", index=False)
+    table.to_parquet(tmp_path / "rows.parquet", row_group_size=40, index=False)
+    table.to_csv(tmp_path / "rows.csv", index=False)
+    return tmp_path
+
+
+def _explain(files, *args):
+    return main(["explain", "--data", str(files / "train.csv"), "--target", "label", *args])
+
+
+def _in_memory(files, explainer):
+    """The values of every training row from the in-memory command (``--rows 150``), rows numbered 0...149."""
+    assert _explain(files, "--explainer", explainer, "--rows", "150", "--out", str(files / "memory.csv")) == 0
+    return pd.read_csv(files / "memory.csv", index_col=0).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("explainer", ["naive_bayes", pytest.param("gap", marks=pytest.mark.slow)])
+def test_parquet_parts_equal_the_in_memory_values(files, explainer, capsys):
+    expected = _in_memory(files, explainer)
+    out = files / "values.parquet"
+    assert _explain(files, "--explainer", explainer, "--explain", str(files / "rows.parquet"), "--out", str(out)) == 0
+    parts = sorted(out.glob("part-*.parquet"))
+    assert len(parts) == 4  # one per row group
+    got = pd.read_parquet(out).set_index("row")
+    assert got.index.tolist() == list(range(150))
+    assert list(got.columns) == list(expected.columns)
+    np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-15, atol=0)  # CSV round trip: 17 digits
+
+
+def test_long_csv_pivots_back_to_the_wide_values(files):
+    expected = _in_memory(files, "naive_bayes")
+    out = files / "long.csv"
+    assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / "rows.csv"), "--block-size", "1500",
+                    "--format", "long", "--out", str(out)) == 0
+    long = pd.read_csv(out)
+    assert list(long.columns) == ["row", "player", "output", "value"]
+    wide = long.assign(column=long.player + "|" + long.output.astype(str)).pivot(index="row", columns="column",
+                                                                                  values="value")
+    wide = wide[expected.columns]
+    np.testing.assert_allclose(wide.to_numpy(), expected.to_numpy(), rtol=1e-15, atol=0)
+
+
+def test_top_k_is_chosen_when_the_values_would_not_fit(files, capsys):
+    expected = _in_memory(files, "gap")  # a classifier: one value per training row and class
+    out = files / "top.parquet"
+    assert _explain(files, "--explainer", "gap", "--explain", str(files / "rows.parquet"), "--max-memory", "0.0001",
+                    "--out", str(out)) == 0
+    assert "writing each row's 10 largest" in capsys.readouterr().err
+    top = pd.read_parquet(out)
+    top = top[top.player != "base_value"]
+    assert (top.groupby(["row", "output"], observed=True).size() == 10).all()
+    for (row, output), kept in top.groupby(["row", "output"], observed=True):
+        columns = [c for c in expected.columns if c.endswith(f"|{output}") and not c.startswith("base_value")]
+        everything = expected.loc[row, columns]
+        np.testing.assert_allclose(np.sort(np.abs(kept.value.to_numpy())),
+                                   np.sort(np.abs(everything.to_numpy()))[-10:], rtol=1e-15)
+        chosen = [f"{player}|{output}" for player in kept.player.astype(str)]
+        np.testing.assert_allclose(kept.value.to_numpy(), everything[chosen].to_numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--explain", "rows.xlsx"], "must be a .parquet or .csv file"),
+    (["--explain", "nothing.parquet"], "no such file"),
+    (["--explain", "rows.parquet", "--top-k", "0"], "--top-k must be at least 1"),
+])
+def test_bad_explain_options_are_one_line_exit_2(files, capsys, args, message):
+    args = [str(files / a) if a.startswith(("rows", "nothing")) else a for a in args]
+    assert _explain(files, *args, "--out", str(files / "o.parquet")) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (files / "o.parquet").exists()
+
+
+def test_missing_columns_are_refused(files, capsys):
+    pd.DataFrame({"a": [1.0]}).to_parquet(files / "other.parquet")
+    assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / "other.parquet"),
+                    "--out", str(files / "o.parquet")) == 2
+    assert "lacks the columns" in capsys.readouterr().err
+
+
+def test_a_cluster_writes_the_same_parts(files):
+    distributed = pytest.importorskip("distributed")
+    here, there = files / "here.parquet", files / "there.parquet"
+    args = ["--explainer", "naive_bayes", "--explain", str(files / "rows.parquet"), "--out"]
+    assert _explain(files, *args, str(here)) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
+        assert _explain(files, *args, str(there), "--scheduler", c.scheduler_address) == 0
+    for part in sorted(here.glob("part-*.parquet")):
+        assert pd.read_parquet(part).equals(pd.read_parquet(there / part.name))

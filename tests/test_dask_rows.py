@@ -1,0 +1,162 @@
+"""Row-parallel explanations on dask (``scheduler=``, dask inputs): bitwise the serial run's values.
+
+Every row-wise explainer is checked on its own conformance problem (its explained rows repeated so that there are
+several partitions) on a 2-worker LocalCluster; the thread-based cluster keeps the default run fast, the
+process-based one (everything pickled) is slow-marked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import shap_instances as si
+from shap_instances.exceptions import DataValidationError
+from shap_instances.utils import concat_explanations, explain_partitions
+
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+da = pytest.importorskip("dask.array")
+
+pytestmark = pytest.mark.dask
+
+
+def _row_wise_classes() -> list[type]:
+    classes = [si.NaiveBayesExplainer, si.GapExplainer, si.BoostingExplainer, si.RepresenterExplainer,
+               si.IsotonicShapleyExplainer]
+    try:
+        from shap_instances_knn import KNNShapleyExplainer
+    except ImportError:  # pragma: no cover - the plugin is installed by scripts/setup.sh
+        return classes
+    return [*classes, KNNShapleyExplainer]
+
+
+CLASSES = _row_wise_classes()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        yield client
+
+
+def _problem(cls: type, repeat: int = 2) -> tuple:
+    """(explainer factory, X, y explained) of the class's conformance problem, its rows repeated."""
+    problem = cls.conformance_problem()
+    X = pd.concat([problem.X] * repeat, ignore_index=True)
+    y = None if problem.y_explained is None else np.tile(np.asarray(problem.y_explained), repeat)
+    options = {**problem.options, **({"y": problem.y} if problem.y is not None else {})}
+
+    def make(**more):
+        return cls(problem.model, problem.masker, **options, **more)
+
+    return make, X, y
+
+
+def _assert_same(serial, parallel) -> None:
+    assert parallel.values.shape == serial.values.shape
+    assert np.array_equal(parallel.values, serial.values)  # bitwise, not close
+    assert np.array_equal(parallel.base_values, serial.base_values)
+    assert np.array_equal(np.asarray(parallel.data), np.asarray(serial.data))
+    assert parallel.row_names == serial.row_names
+    assert list(parallel.feature_names) == list(serial.feature_names)
+    assert parallel.players == serial.players
+
+
+def _call(explainer, X, y):
+    return explainer(X) if y is None else explainer(X, y)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_scheduler_gives_the_serial_values(cls, client):
+    make, X, y = _problem(cls)
+    serial_explainer, explainer = make(), make(scheduler=client)
+    serial = _call(serial_explainer, X, y)
+    _assert_same(serial, _call(explainer, X, y))
+    # the base values of the last call are the explainer's own, as after a serial call
+    assert np.array_equal(np.atleast_1d(explainer.expected_value), np.atleast_1d(serial_explainer.expected_value))
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_dask_dataframe_without_a_scheduler_is_explained_by_partition(cls):
+    make, X, y = _problem(cls)
+    serial = _call(make(), X, y)
+    parallel = _call(make(), dd.from_pandas(X, npartitions=3), y)
+    _assert_same(serial, parallel)
+
+
+def test_dask_array_on_the_cluster_numbers_rows_over_the_whole_array(client):
+    make, X, _ = _problem(si.NaiveBayesExplainer, repeat=10)
+    serial = make()(X.to_numpy())
+    parallel = make(scheduler=client)(da.from_array(X.to_numpy(), chunks=(7, 2)))
+    _assert_same(serial, parallel)
+    assert parallel.row_names[-1] == f"x[{len(X) - 1}]"
+
+
+def test_sampled_isotonic_with_an_int_seed_gives_the_serial_values(client):
+    make, X, _ = _problem(si.IsotonicShapleyExplainer)
+    options = {"max_exact_features": 2, "max_evals": 12, "random_state": 0}
+    _assert_same(make(**options)(X), make(**options, scheduler=client)(X))
+
+
+def test_gap_out_of_bag_rows_split_over_workers(client):
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    forest = RandomForestRegressor(25, oob_score=True, random_state=0).fit(X, y)
+    serial = si.GapExplainer(forest, X, y=y).oob_explanation()
+    parallel_explainer = si.GapExplainer(forest, X, y=y, scheduler=client)
+    parallel = parallel_explainer(None)
+    _assert_same(serial, parallel)
+    some = si.GapExplainer(forest, X, y=y, scheduler=client).oob_explanation(rows=[5, 400, 3])
+    assert np.array_equal(some.values, serial.values[[5, 400, 3]])
+    expected, got = si.GapExplainer(forest, X, y=y).proximities(), parallel_explainer.proximities()
+    assert (got != expected).nnz == 0 and np.array_equal(got.indptr, expected.indptr)
+
+
+@pytest.mark.parametrize("kind", ["auto", "gradients"])
+def test_boosting_top_k_split_over_workers(client, kind):
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    model = GradientBoostingRegressor(n_estimators=15, random_state=0).fit(X, y)
+    serial = si.BoostingExplainer(model, X, y=y, kind=kind)
+    parallel = si.BoostingExplainer(model, X, y=y, kind=kind, scheduler=client)
+    for rows in (None, X[:50]):
+        expected, got = serial.top_k(rows, 5), parallel.top_k(rows, 5)
+        assert got.shape == expected.shape and (got != expected).nnz == 0
+        assert np.array_equal(got.indices, expected.indices) and np.array_equal(got.data, expected.data)
+
+
+def test_targets_of_a_different_length_are_refused():
+    make, X, _ = _problem(si.NaiveBayesExplainer, repeat=4)
+    with pytest.raises(DataValidationError, match="y has 23 rows but X has 24"):
+        explain_partitions(make(), X, np.zeros(len(X) - 1))
+
+
+def test_sink_receives_the_parts_in_order():
+    make, X, _ = _problem(si.NaiveBayesExplainer, repeat=10)
+    explainer = make()
+    seen = []
+    n_parts = explain_partitions(explainer, X, rows_per_part=7, sink=lambda i, part: seen.append((i, part)))
+    assert n_parts == len(seen) == -(-len(X) // 7) and [i for i, _ in seen] == list(range(n_parts))
+    assert np.array_equal(concat_explanations([part for _, part in seen]).values, explainer(X).values)
+
+
+def test_no_rows_is_refused():
+    with pytest.raises(DataValidationError, match="no rows"):
+        concat_explanations([])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_worker_processes_give_the_serial_values(cls):
+    """The same on worker processes: the explainer is pickled, scattered once and unpickled on each worker."""
+    make, X, y = _problem(cls)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        _assert_same(_call(make(), X, y), _call(make(scheduler=client), X, y))

@@ -1,0 +1,71 @@
+"""``benchmarks/run_all.py reproductions``: the registry of the scripts behind docs/reproductions.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return module
+
+
+def test_every_reproduction_names_a_script_that_accepts_its_arguments():
+    registry = _module("_reproductions").REPRODUCTIONS
+    assert len(registry) >= 15
+    for name, entry in registry.items():
+        source = (ROOT / entry.script).read_text()
+        for flag in [a for a in entry.full + (entry.quick or ()) if a.startswith("--")]:
+            assert flag.removeprefix("--") in source, (name, flag)
+
+
+def test_list_prints_every_command_and_quick_skips_scripts_without_a_small_mode(capsys):
+    run_all = _module("run_all")
+    assert run_all.main(["reproductions", "--quick", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    registry = _module("_reproductions").REPRODUCTIONS
+    assert [line.split(":")[0] for line in lines] == list(registry)
+    for line, entry in zip(lines, registry.values()):
+        assert ("skipped in --quick" in line) == (entry.quick is None)
+    with pytest.raises(SystemExit, match="no reproduction named"):
+        run_all.main(["reproductions", "--list", "no_such_reproduction"])
+
+
+def test_docs_cite_every_registered_reproduction_and_only_those():
+    registry = _module("_reproductions").REPRODUCTIONS
+    text = (ROOT / "docs" / "reproductions.md").read_text()
+    named = set(re.findall(r"run_all\.py reproductions ([a-z0-9_]+)", text))
+    assert named <= set(registry), named - set(registry)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    cited = {token for row in rows for token in re.findall(r"`([a-z0-9]+(?:_[a-z0-9]+)+)`", row.split(" | ")[-1])}
+    assert set(registry) <= cited, f"reproductions with no row: {set(registry) - cited}"
+    assert cited <= set(registry), f"rows naming no registered reproduction: {cited - set(registry)}"
+
+
+@pytest.mark.slow
+def test_quick_run_writes_a_section_per_reproduction(tmp_path):
+    out = tmp_path / "reproductions.md"
+    names = ["isotonic_claims", "naive_bayes_protocol", "residual_removal"]
+    done = subprocess.run([sys.executable, "benchmarks/run_all.py", "reproductions", "--quick", "--out", str(out),
+                           *names], cwd=ROOT, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT),
+                                                                                   "MPLBACKEND": "Agg",
+                                                                                   "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    text = out.read_text()
+    assert text.count("\n## ") == 3
+    assert "exit 0" in text and "Not run in --quick" in text
+    assert "largest relative rise" in text
