@@ -24,7 +24,7 @@ from .._deprecated import renamed_attribute
 from .._explanation import build_explanation, training_row_data
 from ..exceptions import DataValidationError
 from ..forest import SUPPORTED_FORESTS, GapForest, check_forest, is_tree_bagging
-from ..utils import COMMON_CONSTRAINTS, explain_partitions, fitted_columns, row_names, training_names, unwrap_model
+from ..utils import COMMON_CONSTRAINTS, explain_partitions, row_names, training_names, unwrap_model
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem

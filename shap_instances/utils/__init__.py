@@ -32,8 +32,8 @@ from ._dask import (
     is_dask_collection,
     row_partitions,
 )
-from ._models import UnwrappedModel, unwrap_model
 from ._memory import available_memory_bytes, default_memory_budget
+from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
