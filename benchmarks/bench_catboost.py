@@ -1,9 +1,9 @@
-"""Benchmark: BoostingExplainer on CatBoost with CatBoost's defaults, beside LightGBM on the same data in the same run.
+"""Benchmark: BoostingExplainer on CatBoost with its defaults, beside LightGBM on the same data in the same run.
 
 Two tasks on n_train = 20,000 rows, 1,000 held-out rows explained, 100 trees each:
 
-* **regression** (Friedman #1, 10 features): ``CatBoostRegressor`` (RMSE: one leaf-estimation step) against LightGBM's 100
-  trees of 63 leaves, ``kind="weights"``;
+* **regression** (Friedman #1, 10 features): ``CatBoostRegressor`` (RMSE: one leaf-estimation step) against
+  LightGBM's 100 trees of 63 leaves, ``kind="weights"``;
 * **classification** (``make_classification``, 30 features): ``CatBoostClassifier`` against ``LGBMClassifier``,
   ``kind="gradients"``. CatBoost picks its Logloss ``leaf_estimation_iterations`` from the data (catboost 1.2.10:
   10 Newton steps per tree, with backtracking, on tables of 20 or more features, 1 on 15 or fewer, in our trials):
