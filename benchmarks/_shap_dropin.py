@@ -25,18 +25,19 @@ _STOOD_IN: set[str] = set()
 _CURRENT = {"test": ""}
 
 
-def _build(original, model, data, args, kwargs):
+def _build(fallback, model, data):
+    """This package's explainer of ``model`` over the training rows ``data``, else ``fallback()`` (shap's)."""
     import numpy as np
 
     import shap_instances as si
     from shap_instances.exceptions import ShapInstancesError
 
-    if data is None or not hasattr(data, "shape") or args or not hasattr(model, "predict"):
-        return original(model, data, *args, **kwargs) if data is not None else original(model, *args, **kwargs)
+    if not hasattr(data, "shape") or not hasattr(model, "predict"):
+        return fallback()
     try:
         explainer = si.Explainer(model, data, y=np.asarray(model.predict(data)))
     except (ShapInstancesError, TypeError, ValueError):
-        return original(model, data, *args, **kwargs)
+        return fallback()
     if isinstance(explainer, si.InstanceExplainer):
         _STOOD_IN.add(_CURRENT["test"])
     return explainer
@@ -50,7 +51,7 @@ class _Deferred:
 
     def _built(self, X):
         if self._explainer is None:
-            self._explainer = _build(self._original, self._model, X, (), {})
+            self._explainer = _build(lambda: self._original(self._model, **self._kwargs), self._model, X)
         return self._explainer
 
     def __call__(self, X, *args, **kwargs):
@@ -72,7 +73,9 @@ def _stand_in(original):
     def make(model, data=None, *args, **kwargs):
         if data is None and not args:
             return _Deferred(original, model, kwargs)
-        return _build(original, model, data, args, kwargs)
+        if args or kwargs:  # shap's own options (link, feature_perturbation, ...): shap's explainer
+            return original(model, data, *args, **kwargs)
+        return _build(lambda: original(model, data), model, data)
 
     return make
 
