@@ -80,7 +80,7 @@ def _stand_in(original):
     return make
 
 
-def pytest_configure(config):
+def pytest_configure():
     mode = os.environ.get("SHAP_DROPIN", "")
     if not mode:
         return
@@ -99,7 +99,7 @@ def pytest_configure(config):
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
+def pytest_runtest_protocol(item):
     _CURRENT["test"] = item.nodeid
     yield
 
@@ -119,7 +119,7 @@ def pytest_runtest_makereport(item, call):
             entry["error"] = str(longrepr[-1] if isinstance(longrepr, tuple) else longrepr)[:300]
 
 
-def pytest_sessionfinish(session, exitstatus):
+def pytest_sessionfinish():
     path = os.environ.get("SHAP_DROPIN_OUT")
     if path:
         for nodeid, entry in _RESULTS.items():
