@@ -468,3 +468,25 @@ def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets
         InstanceKernelExplainer(LogisticRegression(), X, y=np.arange(7) % 3)
     with pytest.raises(DataValidationError, match="labels the classes"):
         InstanceKernelExplainer(LogisticRegression(), X, y=labels)(X[:2], ["benign", "other"])
+
+
+def test_data_compares_training_targets_with_the_models_own_predictions():
+    """data (what plots colour by) against the model refitted on all rows by scikit-learn (docs/pictures.md)."""
+    X, y = diabetes(10)
+    X_eval, y_eval = diabetes(6, start=50)
+    explainer = InstanceKernelExplainer(Ridge(1.0), X, y=y, silent=True)
+    predicted = Ridge(1.0).fit(X, y).predict(X_eval)
+    e = explainer(X_eval, y_eval)
+    np.testing.assert_allclose(e.data, y[None] - predicted[:, None], rtol=0, atol=1e-3)
+    assert e.data.dtype == np.float32 and e.display_data[3, 2] == f"{y[2]:.4g}"
+    means = explainer.aggregate(X_eval, y_eval, weights=["sign", "mean"])  # a weighting: the mean prediction
+    np.testing.assert_allclose(means.data, np.tile(y - predicted.mean(), (2, 1)), rtol=0, atol=1e-3)
+    labels = np.where(y > np.median(y), "high", "low")  # a classifier: 1 where y_i is the predicted label
+    model = LogisticRegression(solver="newton-cholesky")
+    with pytest.warns(ShapInstancesWarning, match="could not be fitted"):  # coalitions holding one class
+        e = InstanceKernelExplainer(model, X[:6], y=labels[:6], silent=True)(X_eval, np.where(y_eval > 150, "high",
+                                                                                               "low"))
+    predicted = LogisticRegression(solver="newton-cholesky").fit(X[:6], labels[:6]).predict(X_eval)
+    assert len(set(predicted)) == 2  # both labels predicted: the check below is not of a constant
+    np.testing.assert_array_equal(e.data, labels[None, :6] == predicted[:, None])
+    assert list(e.display_data[0]) == list(labels[:6])
