@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -15,7 +16,7 @@ from tqdm.auto import tqdm
 
 from ..games import accumulate_prefix_units
 from ..utils import RandomStateLike, check_random_state
-from ._budget import RunClock, format_seconds
+from ._budget import LONG_RUN_SECONDS, RunClock, format_seconds
 from ._checkpoint import CheckpointFile
 from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers
 from ._result import ShapleyResult
@@ -189,10 +190,13 @@ class PermutationApproximator:
         m = game.n_players
         total, batch = self._plan(m)
         rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
+        clock = RunClock(self.max_time, "permutations", _HELPS)
+        per_evaluation = self._probe(game, clock)  # before the counters: the probe is not part of the run
         counters_before = game.counters()
         state, rng = self._start(game, rng, self._fingerprint(game, total, batch))
+        if per_evaluation is not None:
+            self._check_plan(clock, per_evaluation, m, total - state.done)
         ends = self._ends(game, state)
-        clock = RunClock(self.max_time, "permutations", _HELPS)
         loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done)
         unit = np.empty((m, game.n_outputs))  # the one work block of a unit's contributions
         with tqdm(total=total, initial=state.done, desc="permutations", unit="perm", disable=self.silent,
@@ -212,6 +216,43 @@ class PermutationApproximator:
                     bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
         del unit
         return self._result(state, loop, clock, m)
+
+    def _probe(self, game: Game, clock: RunClock) -> float | None:
+        """Seconds of one evaluation of ``game`` on half of its players (the mean prefix size), timed before the
+        run to plan it; None for cheap games (their fused kernels are timed by the first batches instead) and
+        truncating runs (their cost depends on where the permutations truncate). A time that would refuse the
+        run is measured again on the other half, so that a first call's set-up (compiling, caching) is not
+        taken for the cost of every evaluation."""
+        m = game.n_players
+        if getattr(game, "cheap", False) or self.truncation_tolerance is not None or m < 2:
+            return None
+        seconds = None
+        for start in (0, 1):
+            mask = np.zeros((1, m), dtype=bool)
+            mask[0, start::2] = True
+            started = time.perf_counter()
+            with local_evaluation():
+                game(mask)
+            seconds = time.perf_counter() - started
+            if seconds * (m + 1) * (2 if self.antithetic else 1) <= (clock.left() or LONG_RUN_SECONDS):
+                break
+        return seconds
+
+    def _check_plan(self, clock: RunClock, per_evaluation: float, m: int, left: int) -> None:
+        """Refuse, before any permutation, a run that cannot fit: one sampling unit above ``max_time``, or
+        without it the whole run above the default limit (24 h); warn about a long one; show the plan."""
+        per_permutation = per_evaluation * (m + 1)
+        how = f"one evaluation of {m // 2:,} of the {m:,} players timed at {per_evaluation:.3g} s, times {m + 1:,}"
+        per_unit = 2 if self.antithetic else 1
+        clock.check_unit(per_unit * per_permutation, "antithetic pair of permutations" if per_unit == 2
+                         else "permutation", how)
+        estimate = clock.check_long(per_permutation, left, how)
+        if not self.silent:
+            cut = clock.max_time is not None and estimate > clock.max_time
+            print(f"plan: {left:,} permutations of {m:,} players, about {format_seconds(estimate)} "
+                  f"({per_permutation:.3g} s each)"
+                  + (f"; max_time={clock.max_time:g} s stops it after about "
+                     f"{int(clock.max_time / per_permutation):,}" if cut else ""), file=sys.stderr)
 
     def _fingerprint(self, game: Game, total: int, batch: int) -> dict[str, Any]:
         """What defines the run: a checkpoint saved with another fingerprint is refused."""
@@ -397,9 +438,11 @@ class _Loop:
 
 
 _HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch that crosses it, with the "
-          "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), or, for means over "
-          "the explained rows (CC plot means, data values), explain one aggregate game instead of every row "
-          "(InstanceKernelExplainer.aggregate, shap_instances.games.AggregateGame).")
+          "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), explain fewer "
+          "rows, use a model with a fast refit path (ridge, logistic regression, naive Bayes, KNN: "
+          "docs/engine.md), or, for means over the explained rows (CC plot means, data values), explain one "
+          "aggregate game instead of every row (InstanceKernelExplainer.aggregate, "
+          "shap_instances.games.AggregateGame).")
 
 
 def _disagreement(state: _RunState, fingerprint: dict[str, Any]) -> str | None:
