@@ -80,4 +80,24 @@ def test_the_plan_is_printed_before_the_work(capsys):
 
     game = ResidualGame(SlowMean(0.001), X, y)
     PermutationApproximator(n_permutations=4, random_state=0).estimate(game)
-    assert "plan: 4 permutations of 12 players, about" in capsys.readouterr().err
+    assert "plan: 4 permutations (left), about" in capsys.readouterr().err
+
+
+def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsys, tmp_path):
+    from shap_instances.cli import main
+
+    out = str(tmp_path / "v.csv")
+    start = time.perf_counter()
+    assert main(["explain", "--explainer", "instance_kernel", "--model", "ridge", "--rows", "2",
+                 "--max-evals", str(10**13), "--out", out]) == 2
+    assert time.perf_counter() - start < 30
+    err = capsys.readouterr().err
+    assert "refused before the work" in err and "--time-budget SECONDS" in err and err.count("error:") == 1
+    assert main(["explain", "--explainer", "instance_kernel", "--model", "ridge", "--rows", "2", "--time-budget",
+                 "60", "--max-evals", "4000", "--out", out]) == 0
+    assert "plan: " in capsys.readouterr().err
+    out = str(tmp_path / "w.csv")
+    assert main(["explain", "--explainer", "knn_shapley", "--rows", "2", "--max-evals", "100", "--out", out]) == 2
+    assert "--max-evals applies to" in capsys.readouterr().err
+    assert main(["explain", "--rows", "2", "--time-budget", "-1", "--out", out]) == 2
+    assert "--time-budget must be a positive" in capsys.readouterr().err

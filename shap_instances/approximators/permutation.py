@@ -196,6 +196,9 @@ class PermutationApproximator:
         state, rng = self._start(game, rng, self._fingerprint(game, total, batch))
         if per_evaluation is not None:
             self._check_plan(clock, per_evaluation, m, total - state.done)
+        elif not self.silent:  # timed by its first batches, after which the ETA follows (or the refusal)
+            print(f"plan: {total - state.done:,} permutations of {m:,} players (ETA after the first batches)",
+                  file=sys.stderr)
         ends = self._ends(game, state)
         loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done)
         unit = np.empty((m, game.n_outputs))  # the one work block of a unit's contributions
@@ -246,13 +249,17 @@ class PermutationApproximator:
         per_unit = 2 if self.antithetic else 1
         clock.check_unit(per_unit * per_permutation, "antithetic pair of permutations" if per_unit == 2
                          else "permutation", how)
-        estimate = clock.check_long(per_permutation, left, how)
-        if not self.silent:
-            cut = clock.max_time is not None and estimate > clock.max_time
-            print(f"plan: {left:,} permutations of {m:,} players, about {format_seconds(estimate)} "
-                  f"({per_permutation:.3g} s each)"
-                  + (f"; max_time={clock.max_time:g} s stops it after about "
-                     f"{int(clock.max_time / per_permutation):,}" if cut else ""), file=sys.stderr)
+        self._say_plan(clock, per_permutation, left, clock.check_long(per_permutation, left, how))
+
+    def _say_plan(self, clock: RunClock, per_permutation: float, left: int, estimate: float) -> None:
+        """The plan and its ETA on stderr (unless ``silent``)."""
+        if self.silent:
+            return
+        cut = clock.max_time is not None and estimate > clock.max_time
+        print(f"plan: {left:,} permutations (left), about {format_seconds(estimate)} "
+              f"({per_permutation:.3g} s each)"
+              + (f"; max_time={clock.max_time:g} s stops it after about "
+                 f"{int(clock.max_time / per_permutation):,}" if cut else ""), file=sys.stderr)
 
     def _fingerprint(self, game: Game, total: int, batch: int) -> dict[str, Any]:
         """What defines the run: a checkpoint saved with another fingerprint is refused."""
@@ -347,6 +354,8 @@ class PermutationApproximator:
         kernels): warn about a long run, and decide whether workers are worth it."""
         if left and loop.batches == (2 if loop.cheap else 1):
             estimate = clock.check_long(seconds / k, left, k)
+            if loop.cheap:  # the others' plan came from the probe, before the first batch
+                self._say_plan(clock, seconds / k, left, estimate)
             if not loop.cheap and not truncating:
                 loop.jobs = plan_workers(self.n_jobs, seconds_left=estimate)
 
@@ -439,7 +448,7 @@ class _Loop:
 
 _HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch that crosses it, with the "
           "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), explain fewer "
-          "rows, use a model with a fast refit path (ridge, logistic regression, naive Bayes, KNN: "
+          "rows, use a model with a fast refit path (ridge, logistic regression, KNN, the mean: "
           "docs/engine.md), or, for means over the explained rows (CC plot means, data values), explain one "
           "aggregate game instead of every row (InstanceKernelExplainer.aggregate, "
           "shap_instances.games.AggregateGame).")
