@@ -101,3 +101,14 @@ def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsy
     assert "--max-evals applies to" in capsys.readouterr().err
     assert main(["explain", "--rows", "2", "--time-budget", "-1", "--out", out]) == 2
     assert "--time-budget must be a positive" in capsys.readouterr().err
+
+
+def test_batches_are_cut_to_the_time_left():
+    X, y = _data(20)
+    from shap_instances.games import ResidualGame
+
+    game = ResidualGame(SlowMean(0.01), X, y)  # one permutation: 21 fits of 10 ms, a batch of 16: ~3.4 s
+    start = time.perf_counter()
+    result = PermutationApproximator(n_permutations=10**6, max_time=2.0, random_state=0, silent=True).estimate(game)
+    assert time.perf_counter() - start < 2.0 + 2.5  # about one unit (~0.5-1 s) past max_time, not a batch (~4-8 s)
+    assert result.info["stopped_by"] == "max_time"

@@ -208,7 +208,7 @@ class PermutationApproximator:
                 loop.stopped_by = self._stopping_reason(state, clock)
                 if loop.stopped_by is not None:
                     break
-                k = self._next_batch_length(loop, batch, total - state.done)
+                k = self._next_batch_length(loop, batch, total - state.done, clock.left())
                 seconds = self._run_batch(game, self._draw(rng, k, m), state, unit, ends, loop, counters_before)
                 state.rng = rng.bit_generator.state
                 self._save_state(state)
@@ -302,11 +302,16 @@ class PermutationApproximator:
             return "max_time"
         return None
 
-    def _next_batch_length(self, loop: _Loop, batch: int, left: int) -> int:
-        """Permutations in the next batch; a first unit alone when it is timed to plan the rest."""
+    def _next_batch_length(self, loop: _Loop, batch: int, left: int, seconds_left: float | None) -> int:
+        """Permutations in the next batch; a first unit alone when it is timed to plan the rest; with
+        ``max_time``, no more than fit in the time left (at least one unit), once their time is known."""
         k = min(batch, left)
+        per_unit = 2 if self.antithetic else 1
         if loop.batches == 0 and not loop.cheap:
-            k = min(k, 2 if self.antithetic else 1)  # the warning and the pool decision need its time
+            k = min(k, per_unit)  # the warning and the pool decision need its time
+        if seconds_left is not None and loop.seconds_per_permutation:
+            fit = int(seconds_left / loop.seconds_per_permutation * max(loop.jobs, 1))
+            k = min(k, max(per_unit, fit - fit % per_unit))
         return k
 
     def _run_batch(self, game: Game, permutations: np.ndarray, state: _RunState, unit: np.ndarray,
@@ -353,6 +358,7 @@ class PermutationApproximator:
         """From the first batch's time (the second's for cheap games, whose first may include loading compiled
         kernels): warn about a long run, and decide whether workers are worth it."""
         if left and loop.batches == (2 if loop.cheap else 1):
+            loop.seconds_per_permutation = seconds / k
             estimate = clock.check_long(seconds / k, left, k)
             if loop.cheap:  # the others' plan came from the probe, before the first batch
                 self._say_plan(clock, seconds / k, left, estimate)
@@ -443,6 +449,7 @@ class _Loop:
     jobs: int = 1
     batches: int = 0
     skipped: int = 0  # intermediate prefixes after every output's truncation point
+    seconds_per_permutation: float = 0.0  # from the probe or the first timed batch (0: not known yet)
     stopped_by: str | None = None
 
 
