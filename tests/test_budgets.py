@@ -10,10 +10,10 @@ import pytest
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.datasets import load_diabetes
 
+from shap_instances import InstanceKernelExplainer
 from shap_instances.approximators import PermutationApproximator
 from shap_instances.approximators._budget import DEFAULT_TIME_LIMIT
 from shap_instances.exceptions import BudgetError
-from shap_instances import InstanceKernelExplainer
 
 
 class SlowMean(RegressorMixin, BaseEstimator):
