@@ -191,9 +191,11 @@ class PermutationApproximator:
         total, batch = self._plan(m)
         rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
         clock = RunClock(self.max_time, "permutations", _HELPS)
-        per_evaluation = self._probe(game, clock)  # before the counters: the probe is not part of the run
         counters_before = game.counters()
-        state, rng = self._start(game, rng, self._fingerprint(game, total, batch))
+        state, rng = self._start(game, rng, self._fingerprint(game, total, batch))  # a bad checkpoint: refused here
+        probed = game.counters()
+        per_evaluation = self._probe(game, clock)  # not part of the run: its counts are left out of the result's
+        counters_before = _shifted(counters_before, _counts_since(probed, game.counters()))
         if per_evaluation is not None:
             self._check_plan(clock, per_evaluation, m, total - state.done)
         elif not self.silent:  # timed by its first batches, after which the ETA follows (or the refusal)
@@ -235,7 +237,7 @@ class PermutationApproximator:
             mask[0, start::2] = True
             started = time.perf_counter()
             with local_evaluation():
-                game(mask)
+                game.value_function(mask)  # uncounted and uncached: the run's evaluations stay those of the run
             seconds = time.perf_counter() - started
             if seconds * (m + 1) * (2 if self.antithetic else 1) <= (clock.left() or LONG_RUN_SECONDS):
                 break
@@ -255,11 +257,10 @@ class PermutationApproximator:
         """The plan and its ETA on stderr (unless ``silent``)."""
         if self.silent:
             return
-        cut = clock.max_time is not None and estimate > clock.max_time
-        print(f"plan: {left:,} permutations (left), about {format_seconds(estimate)} "
-              f"({per_permutation:.3g} s each)"
-              + (f"; max_time={clock.max_time:g} s stops it after about "
-                 f"{int(clock.max_time / per_permutation):,}" if cut else ""), file=sys.stderr)
+        limit = clock.max_time
+        print(f"plan: {left:,} permutations (left), about {format_seconds(estimate)} ({per_permutation:.3g} s each)"
+              + (f"; max_time={limit:g} s stops it after about {int(limit / per_permutation):,}"
+                 if limit is not None and estimate > limit else ""), file=sys.stderr)
 
     def _fingerprint(self, game: Game, total: int, batch: int) -> dict[str, Any]:
         """What defines the run: a checkpoint saved with another fingerprint is refused."""
@@ -307,8 +308,8 @@ class PermutationApproximator:
         ``max_time``, no more than fit in the time left (at least one unit), once their time is known."""
         k = min(batch, left)
         per_unit = 2 if self.antithetic else 1
-        if loop.batches == 0 and not loop.cheap:
-            k = min(k, per_unit)  # the warning and the pool decision need its time
+        if loop.batches < (2 if loop.cheap else 1):  # timed to plan the rest (a cheap game's first: compiling)
+            k = min(k, per_unit)
         if seconds_left is not None and loop.seconds_per_permutation:
             fit = int(seconds_left / loop.seconds_per_permutation * max(loop.jobs, 1))
             k = min(k, max(per_unit, fit - fit % per_unit))
@@ -547,3 +548,9 @@ def _counts_since(before: dict, now: dict) -> dict:
     """Numeric counters as increments since ``before``; other entries (a first failure message) as they are."""
     return {key: value - before.get(key, 0) if isinstance(value, numbers.Number) else value
             for key, value in now.items()}
+
+
+def _shifted(before: dict, increments: dict) -> dict:
+    """``before`` with the numeric ``increments`` added: counts taken since then leave those increments out."""
+    return {**before, **{key: before.get(key, 0) + value for key, value in increments.items()
+                         if isinstance(value, numbers.Number)}}
