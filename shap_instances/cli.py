@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._deprecated import REMOVED_IN
-from .exceptions import ShapInstancesError, UnsupportedModelError
+from .exceptions import BudgetError, ShapInstancesError, UnsupportedModelError
 from .registry import RENAMED_EXPLAINERS, SHAP_ALGORITHMS, canonical_name
 
 __all__ = ["main"]
@@ -106,6 +106,14 @@ def _parser() -> argparse.ArgumentParser:
                               "(default: half the available memory)")
     explain.add_argument("--block-size", type=int, default=64 * 2**20, metavar="BYTES",
                          help="with --explain and a CSV file: bytes of CSV per partition (default: %(default)s)")
+    explain.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                         help="seconds for the whole command, from its start: an explainer that samples (residual) is "
+                              "planned from one timed refit and stops in time, or is refused at once when even one "
+                              "permutation pair cannot fit; other explainers run to the end (default: no limit; a run "
+                              "estimated above 24 hours is refused)")
+    explain.add_argument("--max-evals", type=int, default=None, metavar="N",
+                         help="budget in value-function evaluations (refits) for the explainers that take one "
+                              "(residual, isotonic)")
     explain.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="with --explain: explain the partitions on a dask cluster (a scheduler address, or "
                               "'local' for one worker process per core); default: here, one partition at a time")
@@ -254,18 +262,20 @@ def _cmd_explain(args) -> int:
     else:  # training rows as players: the bare estimator on the matrix it was fitted on (encoded names)
         fitted, data = final_estimator(model), encode(model, X)
     takes_y = cls is not None and getattr(cls, "requires_y", False)
+    budget = _budget_options(args, cls, name)
     try:
         explainer = si.Explainer(fitted, data, algorithm=name if cls is None else _registered_name(cls),
-                                 **({"y": y} if takes_y else {}))
+                                 **({"y": y} if takes_y else {}), **budget)
     except UnsupportedModelError as exc:
         if model_name is None:
             raise ValueError(f"--explainer {name} cannot explain the {type(final_estimator(model)).__name__} of "
                              f"--model-file {args.model_file}: {exc}") from exc
         raise ValueError(_model_hint(name, args.model, model_name, model, task, exc)) from exc
-    if args.explain is not None:
-        return _explain_file(args, explainer, model if data is not X else None, list(X.columns), y.name)
-    rows = data.iloc[: args.rows]
-    explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
+    with _command_line_remedies():
+        if args.explain is not None:
+            return _explain_file(args, explainer, model if data is not X else None, list(X.columns), y.name)
+        rows = data.iloc[: args.rows]
+        explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     table = _wide_table(explanation, rows.index.astype(str))
     _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
@@ -289,6 +299,50 @@ def _load_model_file(args):
         raise ValueError(f"--model-file {args.model_file} holds a {type(model).__name__} that is not a fitted "
                          "estimator; fit it on --data and --target before saving it") from exc
     return model
+
+
+def _budget_options(args, cls, name: str) -> dict:
+    """``max_time`` (what is left of ``--time-budget``, less a margin for writing) and ``max_evals`` for an
+    explainer that takes them; a note on stderr when ``--time-budget`` cannot reach the explainer, and an error
+    when ``--max-evals`` cannot."""
+    if args.time_budget is not None and not args.time_budget > 0:
+        raise ValueError(f"--time-budget must be a positive number of seconds, got {args.time_budget:g}")
+    if args.max_evals is not None and args.max_evals < 1:
+        raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
+    takes = set() if cls is None else set(inspect.signature(cls).parameters)
+    options: dict = {}
+    if args.max_evals is not None:
+        if "max_evals" not in takes:
+            raise ValueError(f"--max-evals applies to the explainers that sample (residual, isotonic), not to "
+                             f"{name}: its cost does not depend on a budget; leave --max-evals out")
+        options["max_evals"] = args.max_evals
+    if args.time_budget is not None:
+        left = args.time_budget - _elapsed(args)
+        if left <= 0:
+            raise BudgetError(f"--time-budget {args.time_budget:g} s was spent before the explainer started (loading "
+                              f"the data and fitting the model took {_elapsed(args):.0f} s); raise it")
+        if "max_time" in takes:
+            options["max_time"] = max(0.9 * left, 0.001)  # the rest: writing the table
+        else:
+            print(f"shap-instances: plan: {name} has no time control (its cost is fixed by the data, not a "
+                  f"budget); it runs to the end ({left:.0f} s of --time-budget left)", file=sys.stderr)
+    return options
+
+
+@contextlib.contextmanager
+def _command_line_remedies():
+    """A :class:`BudgetError` from Python, with the options of the command line that shorten the run."""
+    try:
+        yield
+    except BudgetError as exc:
+        raise BudgetError(f"{exc} On the command line: a larger --time-budget SECONDS, --max-evals N, fewer --rows, "
+                          f"or --model ridge, logistic or knn (fast refit paths)") from exc
+
+
+def _elapsed(args) -> float:
+    """Seconds the command has run: since the process started as a program, since ``main`` from Python."""
+    origin = getattr(args, "called_at", None)
+    return max(time.perf_counter() - _STARTED, _process_age()) if origin is None else time.perf_counter() - origin
 
 
 def _wide_table(explanation, index):
@@ -565,9 +619,7 @@ def _cmd_report(args) -> int:
 
     # run as a program, the interpreter's start, the imports and reading the CSV count against the budget; called
     # from Python with its arguments (a process that may have run for hours), the budget counts from that call
-    origin = getattr(args, "called_at", None)
-    spent = (max(time.perf_counter() - _STARTED, _process_age()) if origin is None
-             else time.perf_counter() - origin)
+    spent = _elapsed(args)
     path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
                       time_budget=max(args.time_budget - spent, 1.0),
                       max_memory=None if args.max_memory is None else args.max_memory * 2**30)

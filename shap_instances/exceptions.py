@@ -18,6 +18,7 @@ __all__ = [
     "UnknownExplainerError",
     "EfficiencyError",
     "CheckpointError",
+    "BudgetError",
     "PluginLoadWarning",
     "DuplicateExplainerWarning",
     "ReconstructionWarning",
@@ -73,6 +74,12 @@ class EfficiencyError(ShapInstancesError, AssertionError):
 class CheckpointError(ShapInstancesError, ValueError):
     """A checkpoint file cannot be used: missing directory, locked by another run, damaged, of another format,
     version or run. The message names the file and what to do."""
+
+
+class BudgetError(ShapInstancesError, ValueError):
+    """A run is estimated, before its work, to need more time than allowed (``max_time``, or without one
+    :data:`~shap_instances.approximators._budget.DEFAULT_TIME_LIMIT`, 24 hours). The message names the estimate,
+    how it was measured and the options that shorten the run."""
 
 
 class PluginLoadWarning(ShapInstancesWarning):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -15,7 +16,7 @@ from tqdm.auto import tqdm
 
 from ..games import accumulate_prefix_units
 from ..utils import RandomStateLike, check_random_state
-from ._budget import RunClock, format_seconds
+from ._budget import LONG_RUN_SECONDS, RunClock, format_seconds
 from ._checkpoint import CheckpointFile
 from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers
 from ._result import ShapleyResult
@@ -189,10 +190,18 @@ class PermutationApproximator:
         m = game.n_players
         total, batch = self._plan(m)
         rng = check_random_state(self.random_state)  # validated before any work; a Generator is used as is
-        counters_before = game.counters()
-        state, rng = self._start(game, rng, self._fingerprint(game, total, batch))
-        ends = self._ends(game, state)
         clock = RunClock(self.max_time, "permutations", _HELPS)
+        counters_before = game.counters()
+        state, rng = self._start(game, rng, self._fingerprint(game, total, batch))  # a bad checkpoint: refused here
+        probed = game.counters()
+        per_evaluation = self._probe(game, clock)  # not part of the run: its counts are left out of the result's
+        counters_before = _shifted(counters_before, _counts_since(probed, game.counters()))
+        if per_evaluation is not None:
+            self._check_plan(clock, per_evaluation, m, total - state.done)
+        elif not self.silent:  # timed by its first batches, after which the ETA follows (or the refusal)
+            print(f"plan: {total - state.done:,} permutations of {m:,} players (ETA after the first batches)",
+                  file=sys.stderr)
+        ends = self._ends(game, state)
         loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done)
         unit = np.empty((m, game.n_outputs))  # the one work block of a unit's contributions
         with tqdm(total=total, initial=state.done, desc="permutations", unit="perm", disable=self.silent,
@@ -201,7 +210,7 @@ class PermutationApproximator:
                 loop.stopped_by = self._stopping_reason(state, clock)
                 if loop.stopped_by is not None:
                     break
-                k = self._next_batch_length(loop, batch, total - state.done)
+                k = self._next_batch_length(loop, batch, total - state.done, clock.left())
                 seconds = self._run_batch(game, self._draw(rng, k, m), state, unit, ends, loop, counters_before)
                 state.rng = rng.bit_generator.state
                 self._save_state(state)
@@ -212,6 +221,46 @@ class PermutationApproximator:
                     bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
         del unit
         return self._result(state, loop, clock, m)
+
+    def _probe(self, game: Game, clock: RunClock) -> float | None:
+        """Seconds of one evaluation of ``game`` on half of its players (the mean prefix size), timed before the
+        run to plan it; None for cheap games (their fused kernels are timed by the first batches instead) and
+        truncating runs (their cost depends on where the permutations truncate). A time that would refuse the
+        run is measured again on the other half, so that a first call's set-up (compiling, caching) is not
+        taken for the cost of every evaluation."""
+        m = game.n_players
+        if getattr(game, "cheap", False) or self.truncation_tolerance is not None or m < 2:
+            return None
+        seconds = None
+        for start in (0, 1):
+            mask = np.zeros((1, m), dtype=bool)
+            mask[0, start::2] = True
+            started = time.perf_counter()
+            with local_evaluation():
+                game.value_function(mask)  # uncounted and uncached: the run's evaluations stay those of the run
+            seconds = time.perf_counter() - started
+            if seconds * (m + 1) * (2 if self.antithetic else 1) <= (clock.left() or LONG_RUN_SECONDS):
+                break
+        return seconds
+
+    def _check_plan(self, clock: RunClock, per_evaluation: float, m: int, left: int) -> None:
+        """Refuse, before any permutation, a run that cannot fit: one sampling unit above ``max_time``, or
+        without it the whole run above the default limit (24 h); warn about a long one; show the plan."""
+        per_permutation = per_evaluation * (m + 1)
+        how = f"one evaluation of {m // 2:,} of the {m:,} players timed at {per_evaluation:.3g} s, times {m + 1:,}"
+        per_unit = 2 if self.antithetic else 1
+        clock.check_unit(per_unit * per_permutation, "antithetic pair of permutations" if per_unit == 2
+                         else "permutation", how)
+        self._say_plan(clock, per_permutation, left, clock.check_long(per_permutation, left, how))
+
+    def _say_plan(self, clock: RunClock, per_permutation: float, left: int, estimate: float) -> None:
+        """The plan and its ETA on stderr (unless ``silent``)."""
+        if self.silent:
+            return
+        limit = clock.max_time
+        print(f"plan: {left:,} permutations (left), about {format_seconds(estimate)} ({per_permutation:.3g} s each)"
+              + (f"; max_time={limit:g} s stops it after about {int(limit / per_permutation):,}"
+                 if limit is not None and estimate > limit else ""), file=sys.stderr)
 
     def _fingerprint(self, game: Game, total: int, batch: int) -> dict[str, Any]:
         """What defines the run: a checkpoint saved with another fingerprint is refused."""
@@ -254,11 +303,16 @@ class PermutationApproximator:
             return "max_time"
         return None
 
-    def _next_batch_length(self, loop: _Loop, batch: int, left: int) -> int:
-        """Permutations in the next batch; a first unit alone when it is timed to plan the rest."""
+    def _next_batch_length(self, loop: _Loop, batch: int, left: int, seconds_left: float | None) -> int:
+        """Permutations in the next batch; a first unit alone when it is timed to plan the rest; with
+        ``max_time``, no more than fit in the time left (at least one unit), once their time is known."""
         k = min(batch, left)
-        if loop.batches == 0 and not loop.cheap:
-            k = min(k, 2 if self.antithetic else 1)  # the warning and the pool decision need its time
+        per_unit = 2 if self.antithetic else 1
+        if loop.batches < (2 if loop.cheap else 1):  # timed to plan the rest (a cheap game's first: compiling)
+            k = min(k, per_unit)
+        if seconds_left is not None and loop.seconds_per_permutation:
+            fit = int(seconds_left / loop.seconds_per_permutation * max(loop.jobs, 1))
+            k = min(k, max(per_unit, fit - fit % per_unit))
         return k
 
     def _run_batch(self, game: Game, permutations: np.ndarray, state: _RunState, unit: np.ndarray,
@@ -305,7 +359,10 @@ class PermutationApproximator:
         """From the first batch's time (the second's for cheap games, whose first may include loading compiled
         kernels): warn about a long run, and decide whether workers are worth it."""
         if left and loop.batches == (2 if loop.cheap else 1):
+            loop.seconds_per_permutation = seconds / k
             estimate = clock.check_long(seconds / k, left, k)
+            if loop.cheap:  # the others' plan came from the probe, before the first batch
+                self._say_plan(clock, seconds / k, left, estimate)
             if not loop.cheap and not truncating:
                 loop.jobs = plan_workers(self.n_jobs, seconds_left=estimate)
 
@@ -393,13 +450,16 @@ class _Loop:
     jobs: int = 1
     batches: int = 0
     skipped: int = 0  # intermediate prefixes after every output's truncation point
+    seconds_per_permutation: float = 0.0  # from the probe or the first timed batch (0: not known yet)
     stopped_by: str | None = None
 
 
 _HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch that crosses it, with the "
-          "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), or, for means over "
-          "the explained rows (CC plot means, data values), explain one aggregate game instead of every row "
-          "(InstanceKernelExplainer.aggregate, shap_instances.games.AggregateGame).")
+          "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), explain fewer "
+          "rows, use a model with a fast refit path (ridge, logistic regression, KNN, the mean: "
+          "docs/engine.md), or, for means over the explained rows (CC plot means, data values), explain one "
+          "aggregate game instead of every row (InstanceKernelExplainer.aggregate, "
+          "shap_instances.games.AggregateGame).")
 
 
 def _disagreement(state: _RunState, fingerprint: dict[str, Any]) -> str | None:
@@ -488,3 +548,9 @@ def _counts_since(before: dict, now: dict) -> dict:
     """Numeric counters as increments since ``before``; other entries (a first failure message) as they are."""
     return {key: value - before.get(key, 0) if isinstance(value, numbers.Number) else value
             for key, value in now.items()}
+
+
+def _shifted(before: dict, increments: dict) -> dict:
+    """``before`` with the numeric ``increments`` added: counts taken since then leave those increments out."""
+    return {**before, **{key: before.get(key, 0) + value for key, value in increments.items()
+                         if isinstance(value, numbers.Number)}}

@@ -1,0 +1,114 @@
+"""Budgets refused before the work (issue 24 item 3, issue 26 item 5): the plan is timed on one refit."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.datasets import load_diabetes
+
+from shap_instances import InstanceKernelExplainer
+from shap_instances.approximators import PermutationApproximator
+from shap_instances.approximators._budget import DEFAULT_TIME_LIMIT
+from shap_instances.exceptions import BudgetError
+
+
+class SlowMean(RegressorMixin, BaseEstimator):
+    """Predicts the training mean; ``fit`` sleeps ``seconds`` (a stand-in for an expensive refit)."""
+
+    def __init__(self, seconds: float = 0.005) -> None:
+        self.seconds = seconds
+
+    def fit(self, X, y):
+        time.sleep(self.seconds)
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def _data(n=40):
+    X, y = load_diabetes(return_X_y=True)
+    return X[:n], y[:n]
+
+
+def _explainer(n=40, **kw):
+    X, y = _data(n)
+    return InstanceKernelExplainer(SlowMean().fit(X, y), X, y=y, random_state=0, silent=True, **kw), X[:2], y[:2]
+
+
+def test_a_huge_run_is_refused_at_once_with_the_estimate_and_the_remedies():
+    explainer, X, y = _explainer(80, n_permutations=10**12)  # one pair of permutations: 2 x 81 fits of 5 ms
+    start = time.perf_counter()
+    with pytest.raises(BudgetError, match=r"refused before the work.*days.*max_time=.*fewer permutations.*"
+                                          r"fewer rows.*fast refit path"):
+        explainer(X, y)
+    assert time.perf_counter() - start < 0.5  # one or two refits timed, not one pair of permutations (0.8 s)
+
+
+def test_one_unit_above_max_time_is_refused_and_a_run_that_fits_runs():
+    explainer, X, y = _explainer(n_permutations=4, max_time=0.05)  # one pair: 2 x 41 refits of 5 ms > 0.05 s
+    with pytest.raises(BudgetError, match=r"one antithetic pair.*max_time=0.05"):
+        explainer(X, y)
+    explainer, X, y = _explainer(n_permutations=4, max_time=30.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        explanation = explainer(X, y)
+    assert explainer.result_.info["n_permutations"] == 4 and np.isfinite(explanation.values).all()
+
+
+def test_the_default_limit_and_max_time_lifting_it(monkeypatch):
+    from shap_instances.approximators import _budget
+
+    monkeypatch.setattr(_budget, "DEFAULT_TIME_LIMIT", 1.0)  # 40 permutations of 21 refits of 5 ms: ~4 s
+    explainer, X, y = _explainer(20, n_permutations=40)
+    with pytest.raises(BudgetError, match="default limit"):
+        explainer(X, y)
+    explainer, X, y = _explainer(20, n_permutations=40, max_time=0.8)  # anytime: cut down to fit, not refused
+    explainer(X, y)
+    assert explainer.result_.info["stopped_by"] == "max_time"
+    assert DEFAULT_TIME_LIMIT == 24 * 3600
+
+
+def test_the_plan_is_printed_before_the_work(capsys):
+    X, y = _data(12)
+    from shap_instances.games import ResidualGame
+
+    game = ResidualGame(SlowMean(0.001), X, y)
+    PermutationApproximator(n_permutations=4, random_state=0).estimate(game)
+    assert "plan: 4 permutations (left), about" in capsys.readouterr().err
+
+
+def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsys, tmp_path):
+    from shap_instances.cli import main
+
+    out = str(tmp_path / "v.csv")
+    start = time.perf_counter()
+    assert main(["explain", "--explainer", "instance_kernel", "--model", "ridge", "--rows", "2",
+                 "--max-evals", str(10**13), "--out", out]) == 2
+    assert time.perf_counter() - start < 30
+    err = capsys.readouterr().err
+    assert "refused before the work" in err and "--time-budget SECONDS" in err and err.count("error:") == 1
+    assert main(["explain", "--explainer", "instance_kernel", "--model", "ridge", "--rows", "2", "--time-budget",
+                 "60", "--max-evals", "4000", "--out", out]) == 0
+    assert "plan: " in capsys.readouterr().err
+    out = str(tmp_path / "w.csv")
+    assert main(["explain", "--explainer", "knn_shapley", "--rows", "2", "--max-evals", "100", "--out", out]) == 2
+    assert "--max-evals applies to" in capsys.readouterr().err
+    assert main(["explain", "--rows", "2", "--time-budget", "-1", "--out", out]) == 2
+    assert "--time-budget must be a positive" in capsys.readouterr().err
+
+
+def test_batches_are_cut_to_the_time_left():
+    X, y = _data(20)
+    from shap_instances.games import ResidualGame
+
+    game = ResidualGame(SlowMean(0.01), X, y)  # one permutation: 21 fits of 10 ms, a batch of 16: ~3.4 s
+    start = time.perf_counter()
+    result = PermutationApproximator(n_permutations=10**6, max_time=2.0, random_state=0, silent=True).estimate(game)
+    assert time.perf_counter() - start < 2.0 + 2.5  # about one unit (~0.5-1 s) past max_time, not a batch (~4-8 s)
+    assert result.info["stopped_by"] == "max_time"
