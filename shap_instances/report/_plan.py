@@ -189,15 +189,15 @@ def _load() -> str:
         return f"{os.cpu_count()} cores"
 
 
-def measure(context: Context, start: float, *, residual: bool, sample_size: int) -> Costs:
+def measure(context: Context, start: float, *, residual: bool, sample_size: int, forest: bool = True) -> Costs:
     """Time an antithetic pair of permutations of the residual games (the aggregate game and ``sample_size``
-    explained rows) and the first trees of the forest (kept for later)."""
+    explained rows) and, when ``forest``, the first trees of the forest (kept for later)."""
     from ._forest import time_forest
     from ._residual import time_permutations
 
     n_train = len(context.Z_train)
     per_aggregate, per_permutation = time_permutations(context, sample_size) if residual else (0.0, 0.0)
-    per_tree, gap_fixed, gap_row = time_forest(context, PROBE_TREES)
+    per_tree, gap_fixed, gap_row = time_forest(context, PROBE_TREES) if forest else (0.0, 0.0, 0.0)
     per_figure = max(time_figure(n_train), FIGURE_SECONDS)
     return Costs(spent=time.perf_counter() - start, per_permutation=per_permutation, per_aggregate=per_aggregate,
                  per_tree=per_tree, gap_fixed_per_tree=gap_fixed, gap_per_row_tree=gap_row, n_train=n_train,
