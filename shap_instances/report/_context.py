@@ -8,7 +8,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._models import categorical_columns, describe_preprocessing, encode, final_estimator, fit_model, make_model, transformed
+from ._models import (
+    categorical_columns,
+    describe_preprocessing,
+    encode,
+    final_estimator,
+    fit_model,
+    make_model,
+    transformed,
+)
 
 __all__ = ["Context", "prepare", "score", "explained_class_sentence", "is_bootstrap_forest",
            "file_model_sentence"]
@@ -115,7 +123,8 @@ def file_model_sentence(context: Context) -> str:
               "the time plan) on its preprocessing refitted to the training rows, since RF-GAP needs the forest's "
               "in-bag rows" if context.forest_template is not None else
               "the random forest section is skipped (the model is not a bootstrap random forest)")
-    return (f"--model-file: the file's model ({name}) is never refitted or changed; the residual decomposition, "
-            f"the data values, the representer points and the label-issue check use a clone of it refitted on the "
-            f"{len(context.X_train):,} training rows (the two-class residual decomposition a linear probability "
-            f"model on its encoded columns); {forest}")
+    return (f"--model-file: the file's model ({name}) is never refitted or changed; a clone of it is refitted on "
+            f"the {len(context.X_train):,} training rows, whose held-out score the overview gives, whose estimator "
+            "the representer points explain and whose encoded columns the residual decomposition (refitting clones "
+            "of its estimator; with two classes a linear probability model) and the label-issue check use; "
+            f"{forest}")

@@ -291,7 +291,7 @@ def encode(model: Any, X: Any) -> pd.DataFrame:
 
 
 def transformed(preprocess: Any, frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` through the fitted transformer ``preprocess``, as a float DataFrame with its index and named columns."""
+    """``frame`` through the fitted transformer ``preprocess``: a float DataFrame, its index kept, columns named."""
     out = preprocess.transform(frame)
     if not isinstance(out, pd.DataFrame):
         out = pd.DataFrame(out, columns=preprocess.get_feature_names_out())
@@ -372,9 +372,9 @@ def model_columns(model: Any, X: pd.DataFrame, source: str) -> pd.DataFrame:
     if names is not None:
         missing = [name for name in names if name not in X.columns]
         if missing:
-            raise DataValidationError(f"{source} was fitted on columns that --data lacks: {', '.join(map(str, missing[:20]))}"
-                                      f"{' ...' if len(missing) > 20 else ''} ({len(missing)} of {len(names)}); "
-                                      "pass the table it was fitted on")
+            listed = ", ".join(map(str, missing[:20])) + (" ..." if len(missing) > 20 else "")
+            raise DataValidationError(f"{source} was fitted on columns that --data lacks: {listed} ({len(missing)} "
+                                      f"of {len(names)}); pass the table it was fitted on")
         return X[list(names)]
     expected = getattr(model, "n_features_in_", X.shape[1])
     if expected != X.shape[1]:
