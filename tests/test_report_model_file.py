@@ -102,3 +102,17 @@ def test_report_refuses_bad_model_files(diabetes, tmp_path, capsys):
     _save(Ridge().fit(np.zeros((5, 3)), np.arange(5.0)), tmp_path / "array.skops")
     assert _report(folder, folder / "data.csv", "--model-file", str(tmp_path / "array.skops")) == 2
     assert "takes 3 columns (fitted on an array, so unnamed), but --data has 10" in capsys.readouterr().err
+
+
+def test_plan_without_the_forest_gives_it_no_time_and_no_line():
+    from shap_instances.report._plan import Costs, make_plan
+
+    costs = Costs(spent=2.0, per_permutation=0.01, per_aggregate=0.002, per_tree=0.0, gap_fixed_per_tree=0.0,
+                  gap_per_row_tree=0.0, n_train=400, n_test=100, n_explained=400, n_features=10)
+    tight = dict(costs.__dict__, spent=30.0)  # over the budget before any section: every note is given
+    for c in (costs, Costs(**tight)):
+        with_forest = make_plan(c, 20.0, residual=True, n_players=400)
+        plan = make_plan(c, 20.0, residual=True, n_players=400, forest=False)
+        assert "forest" in with_forest.sections and "forest" not in plan.sections
+        assert not any("forest" in line for line in plan.lines())  # no tree timing, no forest note
+        assert plan.sections["residual"].estimate >= with_forest.sections["residual"].estimate

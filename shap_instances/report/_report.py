@@ -112,9 +112,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     residual = any(step.key == "residual" for step in steps)
     forest = any(step.key == "forest" for step in steps)
     costs = _plan.measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
-    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train))
-    if not forest:
-        del plan.sections["forest"]
+    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train), forest=forest)
     if fitted_model is not None:
         plan.warnings.append(file_model_sentence(context))
     if LabelIssues in steps:
