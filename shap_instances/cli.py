@@ -70,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="memory budget in GiB for the report's large arrays: the sampled residual decomposition "
                              "is sized to it, and a budget too small for the data is refused before any work "
                              "(default: half the memory available)")
+    report.add_argument("--model-file", default=None, metavar="PATH",
+                        help="a fitted model saved with shap_instances.utils.save_model (loaded without running "
+                             "code), instead of --model: sections refit clones of it on the training rows, the "
+                             "forest section only for a random forest (docs: report.md)")
     report.add_argument("--force", action="store_true", help="write into --out even if it is a folder that holds "
                         "something other than an earlier report: only the report's files are written (listed in "
                         "the folder's .shap-instances-report.json); nothing else in the folder is touched, and a "
@@ -251,7 +255,7 @@ def _cmd_explain(args) -> int:
     name = canonical_name(args.explainer)
     cls = None if name in ("auto", *SHAP_ALGORITHMS) else si.get_explainer(name)  # an unknown name fails here
     if args.model_file is not None:
-        model_name, model = None, _load_model_file(args)
+        model_name, (model, X) = None, _load_model_file(args, X)
     else:
         model_name = auto_model(task, name) if args.model == "auto" else args.model
         model = fit_model(model_name, task, X, y, args.seed, explainer=name)
@@ -282,8 +286,9 @@ def _cmd_explain(args) -> int:
     return 0
 
 
-def _load_model_file(args):
-    """The fitted model of ``--model-file`` (safe format), refused beside a ``--model`` or unfitted."""
+def _load_model_file(args, X):
+    """(the fitted model of ``--model-file`` (safe format), the columns of ``X`` it takes); refused beside a
+    ``--model``, unfitted, or fitted on columns that ``X`` (the --data table) lacks."""
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
@@ -298,7 +303,9 @@ def _load_model_file(args):
     except (NotFittedError, TypeError) as exc:
         raise ValueError(f"--model-file {args.model_file} holds a {type(model).__name__} that is not a fitted "
                          "estimator; fit it on --data and --target before saving it") from exc
-    return model
+    from .report import model_columns
+
+    return model, model_columns(model, X, f"--model-file {args.model_file}")
 
 
 def _budget_options(args, cls, name: str) -> dict:
@@ -617,12 +624,14 @@ def _cmd_report(args) -> int:
     X, y, task = _load(args)
     from .report import run_report
 
+    model = None if args.model_file is None else _load_model_file(args, X)[0]
+
     # run as a program, the interpreter's start, the imports and reading the CSV count against the budget; called
     # from Python with its arguments (a process that may have run for hours), the budget counts from that call
     spent = _elapsed(args)
     path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
                       time_budget=max(args.time_budget - spent, 1.0),
-                      max_memory=None if args.max_memory is None else args.max_memory * 2**30)
+                      max_memory=None if args.max_memory is None else args.max_memory * 2**30, fitted_model=model)
     print(f"report written to {path}")
     return 0
 

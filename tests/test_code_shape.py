@@ -54,8 +54,6 @@ FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
         "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
     ("shap_instances/games/_fast_mean.py", "MeanPath.__init__", "X_eval"):
         "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
-    ("shap_instances/report/_forest.py", "ForestProximities.applies", "context"):
-        "every report section has applies(context), called by the plan",
     ("shap_instances/report/_sections.py", "Overview.applies", "context"):
         "every report section has applies(context), called by the plan",
     ("shap_instances/testing/_declarations.py", "check_is_shap_explainer", "problem"):

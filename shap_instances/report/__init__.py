@@ -18,6 +18,7 @@ from ._models import (
     final_estimator,
     fit_model,
     make_model,
+    model_columns,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
@@ -32,7 +33,7 @@ _LAZY = {"Report": "._html", "Section": "._html", "run_report": "._report"}
 __all__ = [
     "EXPLAINER_MODELS", "MODELS", "Report", "Section", "auto_model", "categorical_columns", "check_task",
     "describe_preprocessing", "encode", "final_estimator", "fit_model", "infer_task", "load_table", "make_model",
-    "report_files", "run_report",
+    "model_columns",     "report_files", "run_report",
 ]
 
 

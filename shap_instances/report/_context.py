@@ -8,9 +8,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._models import categorical_columns, describe_preprocessing, encode, fit_model, make_model
+from ._models import (
+    categorical_columns,
+    describe_preprocessing,
+    encode,
+    final_estimator,
+    fit_model,
+    make_model,
+    transformed,
+)
 
-__all__ = ["Context", "prepare", "score", "explained_class_sentence"]
+__all__ = ["Context", "prepare", "score", "explained_class_sentence", "is_bootstrap_forest",
+           "file_model_sentence"]
 
 
 @dataclass
@@ -44,6 +53,8 @@ class Context:
     results: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)  # model description -> held-out score, for the overview
     timings: dict = field(default_factory=dict)  # section key -> real seconds
+    file_model: Any = None  # the fitted model of --model-file (never fitted or changed: sections refit clones)
+    forest_template: Any = None  # an unfitted forest the forest section grows (None: the report's own forest)
 
     @property
     def classification(self) -> bool:
@@ -56,14 +67,30 @@ class Context:
 
 
 def prepare(X_train: pd.DataFrame, X_test: pd.DataFrame, y_train: pd.Series, y_test: pd.Series, *, task: str,
-            model: Any, seed: int, silent: bool) -> Context:
-    """Fit the linear pipeline and the forest's preprocessing, and encode both splits for each."""
-    name = model if model in ("ridge", "lasso", "logistic") else "auto"
-    linear = fit_model(name, task, X_train, y_train, seed)
-    forest_preprocess = make_model("forest", task, X_train, seed).steps[0][1].fit(X_train, y_train)
-    F_train, F_test = (forest_preprocess.transform(X).astype(np.float64).set_axis(X.index) for X in (X_train, X_test))
+            model: Any, seed: int, silent: bool, file_model: Any = None) -> Context:
+    """Fit the linear pipeline and the forest's preprocessing, and encode both splits for each.
+
+    With ``file_model`` (a fitted model of the user's), the "linear" pipeline is a clone of it refitted on the
+    training rows, and the forest section grows a clone of its forest when it is a bootstrap random forest.
+    """
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    forest_template = None
+    if file_model is None:
+        linear = fit_model(model if model in ("ridge", "lasso", "logistic") else "auto", task, X_train, y_train, seed)
+    else:
+        linear = clone(file_model).fit(X_train, y_train)
+    forest_preprocess = make_model("forest", task, X_train, seed).steps[0][1]
+    if file_model is not None and is_bootstrap_forest(final_estimator(file_model)):
+        forest_template = clone(final_estimator(file_model))
+        if isinstance(file_model, Pipeline) and len(file_model.steps) > 1:
+            forest_preprocess = clone(file_model[:-1])
+    forest_preprocess = forest_preprocess.fit(X_train, y_train)
+    F_train, F_test = (transformed(forest_preprocess, X) for X in (X_train, X_test))
     context = Context(X_train, X_test, y_train, y_test, task, model, seed, silent, linear,
-                      encode(linear, X_train), encode(linear, X_test), forest_preprocess, F_train, F_test)
+                      encode(linear, X_train), encode(linear, X_test), forest_preprocess, F_train, F_test,
+                      file_model=file_model, forest_template=forest_template)
     context.scores[describe_preprocessing(linear)] = score(linear, X_test, y_test, context.classification)
     return context
 
@@ -79,3 +106,25 @@ def score(model: Any, X: Any, y: Any, classification: bool) -> str:
 def explained_class_sentence(label: Any, what: str) -> str:
     """The sentence that names the explained class of a classification section."""
     return f"Explained class: {label!s} ({what})."
+
+
+def is_bootstrap_forest(estimator: Any) -> bool:
+    """Whether the forest section can grow ``estimator``'s kind: a scikit-learn random forest with bootstrap
+    samples (RF-GAP needs each tree's in-bag rows and the out-of-bag score)."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    return isinstance(estimator, RandomForestClassifier | RandomForestRegressor) and bool(estimator.bootstrap)
+
+
+def file_model_sentence(context: Context) -> str:
+    """How the sections use the --model-file model: the plan's note and the overview's sentence."""
+    name = describe_preprocessing(context.file_model)
+    forest = ("the random forest section grows a clone of its forest (its settings, the number of trees set by "
+              "the time plan) on its preprocessing refitted to the training rows, since RF-GAP needs the forest's "
+              "in-bag rows" if context.forest_template is not None else
+              "the random forest section is skipped (the model is not a bootstrap random forest)")
+    return (f"--model-file: the file's model ({name}) is never refitted or changed; a clone of it is refitted on "
+            f"the {len(context.X_train):,} training rows, whose held-out score the overview gives, whose estimator "
+            "the representer points explain and whose encoded columns the residual decomposition (refitting clones "
+            "of its estimator; with two classes a linear probability model) and the label-issue check use; "
+            f"{forest}")

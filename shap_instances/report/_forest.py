@@ -16,6 +16,7 @@ from scipy.stats import spearmanr
 
 from . import _figures
 from ._context import explained_class_sentence, score
+from ._models import final_estimator
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -46,7 +47,8 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
 
     forest = context.forest_estimator
     if forest is None:
-        forest = make_model("forest", context.task, context.X_train, context.seed).steps[-1][1]
+        forest = (make_model("forest", context.task, context.X_train, context.seed).steps[-1][1]
+                  if context.forest_template is None else context.forest_template)  # a clone of the user's forest
         forest.set_params(warm_start=True, oob_score=False)
         context.forest_estimator = forest
     done = len(getattr(forest, "estimators_", []))
@@ -151,7 +153,13 @@ class ForestProximities:
 
     @staticmethod
     def applies(context: Context) -> bool:
-        return True
+        return context.file_model is None or context.forest_template is not None
+
+    @staticmethod
+    def skip_reason(context: Context) -> str:
+        return (f"the forest section explains a bootstrap random forest, and the --model-file model is a "
+                f"{type(final_estimator(context.file_model)).__name__}; the report fits no forest of its own when "
+                "it is given a model.")
 
     @staticmethod
     def build(report: Report, context: Context, bar: Any) -> None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
 
 __all__ = ["MODELS", "EXPLAINER_MODELS", "fit_model", "auto_model", "make_model", "encode", "final_estimator",
-           "categorical_columns", "describe_preprocessing"]
+           "categorical_columns", "describe_preprocessing", "model_columns"]
 
 #: Gradient boosting models of optional libraries, offered when the library is installed.
 OPTIONAL_BOOSTING = tuple(name for name in ("xgboost", "lightgbm") if importlib.util.find_spec(name) is not None)
@@ -287,9 +287,14 @@ def encode(model: Any, X: Any) -> pd.DataFrame:
     frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
     if not isinstance(model, Pipeline) or len(model.steps) < 2:
         return frame.astype("float64")
-    out = model[:-1].transform(frame)
+    return transformed(model[:-1], frame)
+
+
+def transformed(preprocess: Any, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` through the fitted transformer ``preprocess``: a float DataFrame, its index kept, columns named."""
+    out = preprocess.transform(frame)
     if not isinstance(out, pd.DataFrame):
-        out = pd.DataFrame(out, columns=model[:-1].get_feature_names_out())
+        out = pd.DataFrame(out, columns=preprocess.get_feature_names_out())
     out = out.astype("float64")
     out.index = frame.index
     return out
@@ -311,6 +316,9 @@ def describe_preprocessing(model: Any) -> str:
     estimator = type(final_estimator(model)).__name__
     if not isinstance(model, Pipeline):
         return estimator
+    labels = {label for label, _, _ in getattr(model[0], "transformers_", [("other", None, None)])}
+    if not labels <= {"numeric", "bins", "categories", "remainder"}:  # a user's pipeline (--model-file)
+        return f"{estimator} after {', '.join(type(step).__name__ for _, step in model.steps[:-1])}"
     parts = []
     for label, step, columns in model[0].transformers_:
         if label == "remainder" or len(columns) == 0:
@@ -327,3 +335,49 @@ def describe_preprocessing(model: Any) -> str:
         else:
             parts.append(f"{count} coded as categories (OrdinalEncoder)")
     return f"{estimator} on " + " and ".join(parts)
+
+
+def model_columns(model: Any, X: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The columns of ``X`` that the fitted ``model`` takes, in its order; a clear error when ``X`` lacks some.
+
+    A model fitted on a DataFrame names its columns (``feature_names_in_``): those are selected (other columns of
+    ``X`` are left out). A model fitted on an array must take exactly ``X``'s number of columns.
+
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        Fitted.
+    X : DataFrame
+        The data (not modified).
+    source : str
+        How messages name the model (``"--model-file model.skops"``).
+
+    Raises
+    ------
+    DataValidationError
+        Naming the missing columns, or the two column counts.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.report import model_columns
+    >>> X = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 0.0], "c": [5.0, 6.0, 8.0]})
+    >>> list(model_columns(Ridge().fit(X[["c", "a"]], [1.0, 2.0, 3.0]), X, "the model").columns)
+    ['c', 'a']
+    """
+    from ..exceptions import DataValidationError
+
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        missing = [name for name in names if name not in X.columns]
+        if missing:
+            listed = ", ".join(map(str, missing[:20])) + (" ..." if len(missing) > 20 else "")
+            raise DataValidationError(f"{source} was fitted on columns that --data lacks: {listed} ({len(missing)} "
+                                      f"of {len(names)}); pass the table it was fitted on")
+        return X[list(names)]
+    expected = getattr(model, "n_features_in_", X.shape[1])
+    if expected != X.shape[1]:
+        raise DataValidationError(f"{source} takes {expected} columns (fitted on an array, so unnamed), but --data "
+                                  f"has {X.shape[1]} feature columns; pass the table it was fitted on")
+    return X

@@ -159,7 +159,8 @@ class Plan:
         lines = [f"plan for a {self.budget:.0f} s time budget ({load}); measured here: one permutation of the "
                  f"aggregate game {_seconds(c.per_aggregate)} ({c.n_train:,} training rows), of the sampled rows "
                  f"{_seconds(c.per_permutation)} ({c.n_explained:,} explained x {c.n_train:,} training rows), "
-                 f"one forest tree {_seconds(c.per_tree)}, one figure {_seconds(c.per_figure)}; {c.spent:.1f} s spent "
+                 + (f"one forest tree {_seconds(c.per_tree)}, " if c.per_tree > 0 else "")
+                 + f"one figure {_seconds(c.per_figure)}; {c.spent:.1f} s spent "
                  "on loading, fitting and measuring"]
         if self.memory:
             lines.append(f"  {self.memory}")
@@ -189,15 +190,15 @@ def _load() -> str:
         return f"{os.cpu_count()} cores"
 
 
-def measure(context: Context, start: float, *, residual: bool, sample_size: int) -> Costs:
+def measure(context: Context, start: float, *, residual: bool, sample_size: int, forest: bool = True) -> Costs:
     """Time an antithetic pair of permutations of the residual games (the aggregate game and ``sample_size``
-    explained rows) and the first trees of the forest (kept for later)."""
+    explained rows) and, when ``forest``, the first trees of the forest (kept for later)."""
     from ._forest import time_forest
     from ._residual import time_permutations
 
     n_train = len(context.Z_train)
     per_aggregate, per_permutation = time_permutations(context, sample_size) if residual else (0.0, 0.0)
-    per_tree, gap_fixed, gap_row = time_forest(context, PROBE_TREES)
+    per_tree, gap_fixed, gap_row = time_forest(context, PROBE_TREES) if forest else (0.0, 0.0, 0.0)
     per_figure = max(time_figure(n_train), FIGURE_SECONDS)
     return Costs(spent=time.perf_counter() - start, per_permutation=per_permutation, per_aggregate=per_aggregate,
                  per_tree=per_tree, gap_fixed_per_tree=gap_fixed, gap_per_row_tree=gap_row, n_train=n_train,
@@ -232,14 +233,15 @@ def time_figure(n_points: int) -> float:
     return draw(n_points)
 
 
-def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) -> Plan:
+def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, forest: bool = True) -> Plan:
     """Size the sections to fit ``budget`` seconds, from the measured ``costs``.
 
     The forest gets all its trees and every held-out row when they take at most a third of the time left after
     the fixed costs, else as many trees as fit (at least 20) and, if that is still too slow, a sample of
     held-out rows for the trust scores; the residual decomposition gets the rest: the sampled rows' vector game
     up to ``3 n`` permutations in at most a third of it, the aggregate game the remainder, up to
-    ``MOST_PER_PLAYER n`` permutations; each at least four.
+    ``MOST_PER_PLAYER n`` permutations; each at least four. Without ``forest`` (the section is skipped), no
+    time goes to the forest and the plan has no forest line.
     """
     c = costs
     n_figures_residual, n_figures_forest = 5, 3
@@ -247,7 +249,7 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
     slower = figure / FIGURE_SECONDS  # the load from other jobs slows the unmeasured work as it slows figures
     residual_fixed = (figure * n_figures_residual + slower * (2e-7 * c.n_train * max(c.n_explained, c.n_features)
                                                               + 1.5)) if residual else 0.0
-    forest_fixed = figure * n_figures_forest + 0.5
+    forest_fixed = figure * n_figures_forest + 0.5 if forest else 0.0
     overview = 0.5 + 0.2 * figure
     representer = 0.5 + 2e-6 * c.n_train * c.n_features
     writing = 1.0
@@ -263,10 +265,10 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
         trees -= 5
     while rows > 200 and forest_seconds(trees, rows) > share:
         rows = max(200, rows // 2)
-    forest = forest_seconds(trees, rows)
+    grows_forest, forest_time = forest, forest_seconds(trees, rows)
     n_permutations, sample_permutations, batch = 0, 0, 2
     if residual:
-        left = available - forest
+        left = available - forest_time
 
         def permutations(seconds: float, cost: float, most: int) -> int:
             fitting = int(seconds / max(cost, 1e-9))
@@ -286,8 +288,8 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
         memory = 256e6 / (24.0 * c.n_train * c.n_explained)
         batch = int(np.clip(min(1.5 / max(c.per_permutation, 1e-9), memory, 16), 2, 16))
         batch -= batch % 2
-    if forest > share and trees == MIN_TREES:
-        warnings.append(f"the forest's {trees} trees and trust scores need about {forest:.0f} s, more than the "
+    if grows_forest and forest_time > share and trees == MIN_TREES:
+        warnings.append(f"the forest's {trees} trees and trust scores need about {forest_time:.0f} s, more than the "
                         f"{max(share, 0):.0f} s the budget leaves them")
     plan = Plan(budget, costs, n_permutations, batch, trees, rows, sample_permutations=sample_permutations,
                 sample_seconds=sample_permutations * c.per_permutation, warnings=warnings)
@@ -304,8 +306,9 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int) ->
     plan.sections["representer"] = SectionStep("representer points", "top training rows of 5 held-out rows",
                                                representer)
     trust = f"trust scores of {rows:,} held-out rows" + (f" (a sample of {c.n_test:,})" if rows < c.n_test else "")
-    plan.sections["forest"] = SectionStep("random forest", f"{trees} trees; RF-GAP explanations; {trust}",
-                                          forest + forest_fixed)
+    if grows_forest:
+        plan.sections["forest"] = SectionStep("random forest", f"{trees} trees; RF-GAP explanations; {trust}",
+                                              forest_time + forest_fixed)
     return plan
 
 

@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -18,9 +19,10 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 
 from ..exceptions import InvalidParameterError  # noqa: E402
 from . import _plan  # noqa: E402
-from ._context import prepare  # noqa: E402
+from ._context import file_model_sentence, prepare  # noqa: E402
 from ._html import Report  # noqa: E402
 from ._label_issues import LabelIssues  # noqa: E402
+from ._models import model_columns  # noqa: E402
 from ._sections import SECTIONS, Overview  # noqa: E402
 
 __all__ = ["run_report"]
@@ -28,7 +30,8 @@ __all__ = ["run_report"]
 
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
                out: str | os.PathLike[str] = "shap-instances-report", seed: int = 0, silent: bool = False,
-               test_size: float = 0.2, time_budget: float = 180.0, max_memory: float | None = None) -> Path:
+               test_size: float = 0.2, time_budget: float = 180.0, max_memory: float | None = None,
+               fitted_model: Any = None) -> Path:
     """Analyse a dataset's training instances end to end and write an HTML report with PNG figures.
 
     The data are split into training and held-out rows. Sections (each skipped with a note when it does not
@@ -69,6 +72,12 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
         Bytes for the report's large arrays (default: half the memory available): the sampled decomposition is
         sized to it, every explainer is given it, and a budget too small for the data and the forest is refused
         (:class:`~shap_instances.exceptions.MemoryBudgetError`, with the estimate) before any work.
+    fitted_model : estimator or Pipeline, optional
+        A model of the user's (``report --model-file``), in place of ``model``: it is never refitted or changed.
+        The residual decomposition, the data values, the representer points and the label-issue check refit
+        clones of it (:func:`sklearn.base.clone`) on the training rows; the forest section grows a clone of it
+        when it is a bootstrap random forest and is skipped otherwise. Only the columns it was fitted on are used
+        (a :class:`~shap_instances.exceptions.DataValidationError` names those ``X`` lacks).
 
     Returns
     -------
@@ -89,17 +98,23 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     for name, value, unit in (("time_budget", time_budget, "seconds"), ("max_memory", max_memory, "bytes")):
         if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
             raise InvalidParameterError(f"run_report: {name} must be a positive number of {unit}; got {value!r}.")
+    if fitted_model is not None:
+        X = model_columns(fitted_model, X, f"the {type(fitted_model).__name__} model")
     stratify = y if task == "classification" else None
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_size, random_state=seed,
                                                         stratify=stratify)
-    context = prepare(X_train, X_test, y_train, y_test, task=task, model=model, seed=seed, silent=silent)
+    context = prepare(X_train, X_test, y_train, y_test, task=task, model=model, seed=seed, silent=silent,
+                      file_model=fitted_model)
     context.max_memory = max_memory
     sample_size, memory = _plan.memory_plan(len(X_train), len(X_test), context.Z_train.shape[1], max_memory)
     steps = [step for step in SECTIONS if step.applies(context)]
     skipped = [step for step in SECTIONS if step not in steps]
     residual = any(step.key == "residual" for step in steps)
-    costs = _plan.measure(context, start, residual=residual, sample_size=sample_size)
-    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train))
+    forest = any(step.key == "forest" for step in steps)
+    costs = _plan.measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
+    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train), forest=forest)
+    if fitted_model is not None:
+        plan.warnings.append(file_model_sentence(context))
     if LabelIssues in steps:
         plan.sections[LabelIssues.key] = LabelIssues.plan_step(len(X_train))
     plan.memory = memory

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._context import explained_class_sentence
+from ._context import explained_class_sentence, file_model_sentence
 from ._forest import ForestProximities
 from ._label_issues import LabelIssues
 from ._models import categorical_columns, final_estimator
@@ -58,6 +58,8 @@ class Overview:
     def build(report: Report, context: Context, bar: Any) -> None:
         section = report.section("Overview")
         X = context.X_train
+        if context.file_model is not None:
+            section.text(file_model_sentence(context) + ".")
         categorical = categorical_columns(X)
         numeric = [c for c in X.columns if c not in categorical]
         section.text(
