@@ -136,6 +136,20 @@ def test_cli_explain_refuses_stream_options_that_cannot_work(tmp_path, capsys, t
     assert code == 2 and error in capsys.readouterr().err and not (tmp_path / "v.csv").exists()
 
 
+def test_instance_kernel_refuses_ridge_refits_of_many_features_before_work():
+    """Before: ridge with p = 5,000 under max_memory=10 MB refused nothing and ran for hours (each permutation
+    holds a p x p factor per thread); now the p x p solves are estimated against the budget first."""
+    from shap_instances import InstanceKernelExplainer
+    from shap_instances.exceptions import MemoryBudgetError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2000))
+    y = X[:, 0] + rng.normal(size=30)
+    explainer = InstanceKernelExplainer(Ridge().fit(X, y), X, y=y, max_memory=10 * 2**20, silent=True)
+    with pytest.raises(MemoryBudgetError, match=r"the 2000 x 2000 ridge refits.*Use fewer features"):
+        explainer(X[:2], y[:2])
+
+
 # ---------------------------------------------------------------------------------------------- the user's folder
 def _tiny_report(figures=("a",), tables=("t",)):
     import matplotlib.pyplot as plt
