@@ -247,12 +247,13 @@ def _output_targets(folder: Path, data: Path, k: int, suffix: str) -> dict[str, 
     return made
 
 
-def output_cases(folder: Path, files: dict[str, tuple[Path, bool]]) -> Iterator[tuple[str, str]]:
+def output_cases(folder: Path, files: dict[str, tuple[Path, bool]],
+                 commands: tuple[str, ...] = ("explain", "report")) -> Iterator[tuple[str, str]]:
     """``--out`` as links, folders and existing files, for both commands, with and without ``--force``."""
     kept = [path for path, _ in files.values()]
     source, _ = files["classes"]
     k = 0
-    for command in ("explain", "report"):
+    for command in commands:
         for force in ((), ("--force",)):
             k += 1
             data = folder / f"input-{k}" / "d.csv"  # a copy per round: the folder-holding-the-data case needs one
