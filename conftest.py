@@ -6,6 +6,7 @@ with ``--no-deps``). Where that package is missing, their doctests skip with a r
 """
 
 import importlib.util
+import sys
 
 import pytest
 
@@ -26,3 +27,13 @@ def pytest_collection_modifyitems(config, items):
             module, install = DOCTEST_NEEDS[item.name]
             if importlib.util.find_spec(module) is None:
                 item.add_marker(pytest.mark.skip(reason=f"{module} is not installed ({install})"))
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every matplotlib figure after each test and doctest, so that no test draws on another's axes
+    (shap's plots draw on the current axes)."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")  # never import matplotlib for a test that did not
+    if pyplot is not None:
+        pyplot.close("all")

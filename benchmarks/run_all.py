@@ -47,6 +47,8 @@ TITLES = {
                  "explainers/isotonic.md"),
     "knn_plugin": ("KNN-Shapley plugin: the recursion against enumeration, Monte-Carlo and plain NumPy",
                    "plugins.md#speed"),
+    "logistic": ("LogisticRegression fast refits",
+                 "explainers/residual.md#logistic-regression-warm-started-newton-along-the-prefix"),
     "memory": ("Memory per explainer against n: peak of one call against the result's size",
                "reliability.md#memory-per-explainer"),
     "naive_bayes": ("NaiveBayesExplainer: against warm shap.KernelExplainer and shap.explainers.Exact",

@@ -20,6 +20,7 @@ _deprecated.install()  # the 0.1 import paths (shap_instances.estimators, ...), 
 if TYPE_CHECKING:  # pragma: no cover - what the lazy names below resolve to (re-exported), for type checkers
     from ._base import InstanceExplainer as InstanceExplainer
     from ._explanation import build_explanation as build_explanation
+    from ._explanation import training_row_data as training_row_data
     from .explainers.boosting import BoostingExplainer as BoostingExplainer
     from .explainers.gap import GapExplainer as GapExplainer
     from .explainers.isotonic import IsotonicShapleyExplainer as IsotonicShapleyExplainer
@@ -32,6 +33,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "InstanceExplainer": "shap_instances._base",
     "build_explanation": "shap_instances._explanation",
+    "training_row_data": "shap_instances._explanation",
     "InstanceKernelExplainer": "shap_instances.explainers.residual",
     "IsotonicShapleyExplainer": "shap_instances.explainers.isotonic",
     "NaiveBayesExplainer": "shap_instances.explainers.naive_bayes",

@@ -224,7 +224,9 @@ def training_row_data(y_train: ArrayLike, predicted: ArrayLike, *, classificatio
         text = np.array([str(label) for label in (np.asarray(labels, dtype=object)[codes] if labels is not None
                                                   else codes)], dtype=object)
     else:
-        data = np.subtract(y.astype(np.float32)[None, :], predicted.astype(np.float32)[:, None])  # no float64 copy
+        half = np.finfo(np.float32).max / 2  # targets beyond float32's range saturate the colour, never overflow
+        data = np.subtract(np.clip(y, -half, half).astype(np.float32)[None, :],  # no float64 copy of data's size
+                           np.clip(predicted, -half, half).astype(np.float32)[:, None])
         text = np.array([f"{v:.4g}" for v in y.astype(np.float64)], dtype=object)
     return data, np.broadcast_to(text, data.shape)
 

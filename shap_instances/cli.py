@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
                               "if any, goes to explainers that take labels), read partition by partition (Parquet: "
                               "one per row group; CSV: --block-size bytes) and written partition by partition into "
                               "--out: a folder of Parquet parts, or one CSV file; --rows is then ignored")
+    explain.add_argument("--model-file", default=None, metavar="PATH",
+                         help="explain this fitted model (a pipeline or an estimator, fitted on --data and --target) "
+                              "instead of fitting --model: a file written by shap_instances.utils.save_model, read "
+                              "without running code from it (classes of scikit-learn, NumPy, SciPy, XGBoost, LightGBM "
+                              "only)")
     explain.add_argument("--format", choices=("wide", "long"), default="wide",
                          help="wide: one column per player (and output); long: one (row, player[, output], value) "
                               "line per value (default: %(default)s)")
@@ -237,8 +242,11 @@ def _cmd_explain(args) -> int:
               f"{REMOVED_IN}; use --explainer {RENAMED_EXPLAINERS[args.explainer]}", file=sys.stderr)
     name = canonical_name(args.explainer)
     cls = None if name in ("auto", *SHAP_ALGORITHMS) else si.get_explainer(name)  # an unknown name fails here
-    model_name = auto_model(task, name) if args.model == "auto" else args.model
-    model = fit_model(model_name, task, X, y, args.seed, explainer=name)
+    if args.model_file is not None:
+        model_name, model = None, _load_model_file(args)
+    else:
+        model_name = auto_model(task, name) if args.model == "auto" else args.model
+        model = fit_model(model_name, task, X, y, args.seed, explainer=name)
     if name == "auto":
         cls = _choose_explainer(model, X)
     if cls is None or _takes_pipeline(cls, model, X):  # shap's own and per-feature explainers: raw columns
@@ -250,6 +258,9 @@ def _cmd_explain(args) -> int:
         explainer = si.Explainer(fitted, data, algorithm=name if cls is None else _registered_name(cls),
                                  **({"y": y} if takes_y else {}))
     except UnsupportedModelError as exc:
+        if model_name is None:
+            raise ValueError(f"--explainer {name} cannot explain the {type(final_estimator(model)).__name__} of "
+                             f"--model-file {args.model_file}: {exc}") from exc
         raise ValueError(_model_hint(name, args.model, model_name, model, task, exc)) from exc
     if args.explain is not None:
         return _explain_file(args, explainer, model if data is not X else None, list(X.columns), y.name)
@@ -259,6 +270,25 @@ def _cmd_explain(args) -> int:
     _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
     return 0
+
+
+def _load_model_file(args):
+    """The fitted model of ``--model-file`` (safe format), refused beside a ``--model`` or unfitted."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from .utils import load_model
+
+    if args.model != "auto":
+        raise ValueError(f"--model {args.model} fits a model and --model-file gives one: pass one of the two")
+    with open(args.model_file, "rb") as stream:
+        model = load_model(stream)
+    try:
+        check_is_fitted(model)
+    except (NotFittedError, TypeError) as exc:
+        raise ValueError(f"--model-file {args.model_file} holds a {type(model).__name__} that is not a fitted "
+                         "estimator; fit it on --data and --target before saving it") from exc
+    return model
 
 
 def _wide_table(explanation, index):

@@ -224,13 +224,24 @@ def test_string_columns_are_one_hot_encoded_and_named(csv, tmp_path):
 
 @pytest.mark.parametrize("explainer, explainer_class", [
     ("gap", "GapExplainer"), ("knn_shapley", "KNNShapleyExplainer"), ("representer", "RepresenterExplainer"),
-    ("instance_kernel", "InstanceKernelExplainer"),
+    ("instance_kernel", "InstanceKernelExplainer"), ("boosting", "BoostingExplainer"),
 ])
 def test_model_auto_fits_what_the_explainer_supports(tmp_path, capsys, explainer, explainer_class):
     out = tmp_path / "values.csv"
     assert main(["explain", "--explainer", explainer, "--rows", "2", "--out", str(out)]) == 0
     assert capsys.readouterr().out.startswith(f"{explainer_class}: 2 rows x 442 players")
     assert pd.read_csv(out, index_col=0).shape == (2, 1 + 442)
+
+
+@pytest.mark.parametrize("model", ["boosting", pytest.param("xgboost", marks=pytest.mark.slow),
+                                   pytest.param("lightgbm", marks=pytest.mark.slow)])
+def test_model_boosting_reaches_the_boosting_explainer(csv, tmp_path, model):
+    pytest.importorskip("xgboost" if model == "xgboost" else "lightgbm" if model == "lightgbm" else "sklearn")
+    out = tmp_path / "values.csv"
+    frame = _frame(n=200).assign(y=lambda f: (f.y > 0).astype(int))  # string targets: issue 26
+    assert main(["explain", "--data", csv(frame), "--target", "y", "--explainer", "boosting", "--model", model,
+                 "--rows", "2", "--out", str(out)]) == 0
+    assert pd.read_csv(out, index_col=0).shape[0] == 2
 
 
 def test_model_auto_naive_bayes_on_a_classification_csv(csv, tmp_path):

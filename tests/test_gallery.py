@@ -15,6 +15,7 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
 
 import shap_instances as si
 
@@ -44,7 +45,18 @@ def _cases():
         "representer_logistic": lambda: si.RepresenterExplainer(LogisticRegression().fit(*fit), fit[0],
                                                                 y=fit[1])(Xc[explained]),
         "naive_bayes": lambda: si.NaiveBayesExplainer(GaussianNB().fit(*fit), fit[0])(Xc[explained]),
+        "instance_kernel_regression": lambda: si.InstanceKernelExplainer(
+            Ridge(1.0), X[:N_TRAIN], y=y[:N_TRAIN], silent=True)(X[50:50 + N_EXPLAINED], y[50:50 + N_EXPLAINED]),
+        "knn_classification": lambda: _plugin("shap_instances_knn").KNNShapleyExplainer(
+            KNeighborsClassifier(5).fit(*fit), fit[0], y=fit[1], silent=True)(Xc[explained], labels[explained]),
+        "loo_regression": lambda: _plugin("shap_instances_loo").LeaveOneOutExplainer(
+            Ridge(1.0).fit(X[:N_TRAIN], y[:N_TRAIN]), X[:N_TRAIN], y=y[:N_TRAIN], silent=True)(X[50:50 + N_EXPLAINED]),
     }
+
+
+def _plugin(name):
+    """The example plugin ``name`` (plugins/), skipped where it is not installed."""
+    return pytest.importorskip(name)
 
 
 PLOTS = {
@@ -77,7 +89,9 @@ def _texts(figure):
 #: Pairs drawn in the default run (about 10 s); every other pair runs with the slow tests.
 DEFAULT_CASES = {"gap_regression", "boosting_classification"}
 DEFAULT_PLOTS = {"waterfall", "bar", "beeswarm", "scatter", "force"}
-PAIRS = [(case, plot) if case in DEFAULT_CASES and plot in DEFAULT_PLOTS else
+DEFAULT_PAIRS = {(case, plot) for case in DEFAULT_CASES for plot in DEFAULT_PLOTS} | {
+    ("instance_kernel_regression", "beeswarm"), ("knn_classification", "waterfall"), ("loo_regression", "scatter")}
+PAIRS = [(case, plot) if (case, plot) in DEFAULT_PAIRS else
          pytest.param(case, plot, marks=pytest.mark.slow) for case in sorted(_cases()) for plot in PLOTS]
 
 

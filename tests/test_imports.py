@@ -47,7 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("approximators",),
     ("weighted_targets", "naive_bayes", "linear", "lowrank", "isotonic"),
     ("forest", "boosting"),
-    ("metrics", "plots"),
+    ("metrics", "plots", "valuation"),
     ("explainers",),
     ("registry", "testing"),
     ("report", "cli", "__init__", "__main__"),

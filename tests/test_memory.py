@@ -82,7 +82,8 @@ def test_residual_training_rows_peak_within_three_results(n):
     result = explanation.values.nbytes
     assert result == 8 * n * n
     assert peak <= 3 * result + 1024 * n + 2**20, (peak / result, n)
-    assert held <= 2 * result + 1024 * n + 2**20  # values and standard errors; the bounds are computed when read
+    # values, standard errors and data (float32: half a block, docs/pictures.md); the bounds are computed when read
+    assert held <= 2.5 * result + 1024 * n + 2**20
     assert isinstance(explanation, SampledExplanation)
     assert np.array_equal(explanation.upper_bounds, explanation.values + Z_95 * explanation.error_std)
 

@@ -380,9 +380,8 @@ def test_catboost_in_a_pipeline(task):
     catboost = pytest.importorskip("catboost")
     X, y = load_table("creditcard", task, n=150)
     X_train, y_train, X_explained = split(X, y, n_explained=10)
-    options = {"iterations": 20, "depth": 4, "boosting_type": "Plain", "bootstrap_type": "No",
-               "leaf_estimation_iterations": 1, "verbose": 0, "thread_count": 1, "random_seed": 0,
-               "allow_writing_files": False}
+    options = {"iterations": 20, "depth": 4, "verbose": 0, "thread_count": 1, "random_seed": 0,
+               "allow_writing_files": False}  # CatBoost's defaults otherwise: row sampling, 10 Logloss steps
     cls = catboost.CatBoostRegressor if task == "regression" else catboost.CatBoostClassifier
     model = make_pipeline(preprocessing(X_train), cls(**options)).fit(X_train, y_train)  # string labels as given
     explainer = si.Explainer(model, X_train, y=y_train)
@@ -390,7 +389,7 @@ def test_catboost_in_a_pipeline(task):
     e = explainer(X_explained)
     margin = model.predict(X_explained, prediction_type="RawFormulaVal")
     np.testing.assert_allclose(e.base_values + e.values.sum(1), margin, atol=1e-6 * max(1.0, np.abs(margin).max()))
-    with pytest.raises(UnsupportedModelError, match="bootstrap_type='MVS'"):  # CatBoost's default: random weights
+    with pytest.raises(UnsupportedModelError, match="boosting_type='Plain'"):  # ordered boosting is not replayed
         encoded = model[:-1].transform(X_train)
-        si.BoostingExplainer(cls(iterations=2, verbose=0, allow_writing_files=False).fit(encoded, y_train), encoded,
-                             y=y_train)
+        si.BoostingExplainer(cls(iterations=2, boosting_type="Ordered", verbose=0, allow_writing_files=False)
+                             .fit(encoded, y_train), encoded, y=y_train)

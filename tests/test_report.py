@@ -70,6 +70,7 @@ def test_binary_classification_report_has_every_section(tmp_path):
     X, y = X.iloc[:150, :8], y.iloc[:150]
     html = run_report(X, y, task="classification", out=tmp_path, silent=True).read_text()
     assert "Residual decomposition" in html and "linear probability model" in html
+    assert "Rows whose label the model and the data disagree with" in html and "p_forest" in html
     assert "Section skipped" not in html
     assert sorted(p.stem for p in tmp_path.glob("*.png")) == sorted(FIGURES)
 

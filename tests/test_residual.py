@@ -431,7 +431,13 @@ def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets
         p = fitted.predict_proba(X)[:, classes.index("malignant")] if "malignant" in classes else np.zeros(7)
         return p - indicator
 
-    for model, fails in ((LogisticRegression(max_iter=1000), True), (DecisionTreeClassifier(random_state=0), False)):
+    class RefittedLogistic(LogisticRegression):  # not type LogisticRegression: the refit path, which counts failures
+        pass
+
+    tight = {"tol": 1e-12, "solver": "newton-cholesky"}  # both paths to the exact optimum
+    # LogisticRegression's fast path values one-class subsets v(empty) too, by convention: no failed fit counted
+    for model, fails in ((LogisticRegression(**tight), False), (RefittedLogistic(**tight), True),
+                         (DecisionTreeClassifier(random_state=0), False)):
         def v(members, model=model):
             if not members:
                 return np.zeros(7)
@@ -455,10 +461,32 @@ def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets
             explanation = explainer()
         assert (explainer.n_failed_fits_ > 0) == fails
         assert any("could not be fitted" in str(w.message) for w in caught) == fails
-        np.testing.assert_allclose(explanation.values, expected, atol=1e-10)
+        np.testing.assert_allclose(explanation.values, expected, atol=1e-9)
         np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1),
                                    refit_residual(model, range(7)), atol=1e-10)
     with pytest.raises(DataValidationError, match="two classes"):
         InstanceKernelExplainer(LogisticRegression(), X, y=np.arange(7) % 3)
     with pytest.raises(DataValidationError, match="labels the classes"):
         InstanceKernelExplainer(LogisticRegression(), X, y=labels)(X[:2], ["benign", "other"])
+
+
+def test_data_compares_training_targets_with_the_models_own_predictions():
+    """data (what plots colour by) against the model refitted on all rows by scikit-learn (docs/pictures.md)."""
+    X, y = diabetes(10)
+    X_eval, y_eval = diabetes(6, start=50)
+    explainer = InstanceKernelExplainer(Ridge(1.0), X, y=y, silent=True)
+    predicted = Ridge(1.0).fit(X, y).predict(X_eval)
+    e = explainer(X_eval, y_eval)
+    np.testing.assert_allclose(e.data, y[None] - predicted[:, None], rtol=0, atol=1e-3)
+    assert e.data.dtype == np.float32 and e.display_data[3, 2] == f"{y[2]:.4g}"
+    means = explainer.aggregate(X_eval, y_eval, weights=["sign", "mean"])  # a weighting: the mean prediction
+    np.testing.assert_allclose(means.data, np.tile(y - predicted.mean(), (2, 1)), rtol=0, atol=1e-3)
+    labels = np.where(y > np.median(y), "high", "low")  # a classifier: 1 where y_i is the predicted label
+    model = LogisticRegression(solver="newton-cholesky")
+    with pytest.warns(ShapInstancesWarning, match="could not be fitted"):  # coalitions holding one class
+        e = InstanceKernelExplainer(model, X[:6], y=labels[:6], silent=True)(X_eval, np.where(y_eval > 150, "high",
+                                                                                               "low"))
+    predicted = LogisticRegression(solver="newton-cholesky").fit(X[:6], labels[:6]).predict(X_eval)
+    assert len(set(predicted)) == 2  # both labels predicted: the check below is not of a constant
+    np.testing.assert_array_equal(e.data, labels[None, :6] == predicted[:, None])
+    assert list(e.display_data[0]) == list(labels[:6])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,6 +51,10 @@ class ExactApproximator:
         joblib workers evaluating each chunk (any joblib backend, dask included).
     silent : bool, default=False
         No progress bar.
+    coalition_weights : callable, optional
+        ``n_players -> (w_in, w_out)``, the weights by coalition size of the sum over coalitions (default
+        :func:`shapley_weights`); another semivalue's (``Semivalue.coalition_weights`` of
+        :mod:`shap_instances.valuation`) gives that semivalue exactly.
 
     Examples
     --------
@@ -62,8 +67,10 @@ class ExactApproximator:
     """
 
     def __init__(self, max_players: int = 16, chunk_size: int = 8192, n_jobs: int | None = None,
-                 silent: bool = False) -> None:
+                 silent: bool = False, coalition_weights: Callable[[int], tuple[np.ndarray, np.ndarray]] | None = None
+                 ) -> None:
         self.max_players = max_players
+        self.coalition_weights = coalition_weights
         self.chunk_size = chunk_size
         self.n_jobs = n_jobs
         self.silent = silent
@@ -77,7 +84,7 @@ class ExactApproximator:
                 f"{self.max_players}); use PermutationApproximator or KernelApproximator (in InstanceKernelExplainer: "
                 "approximator='permutation' or approximator='kernel'), or raise max_players."
             )
-        w_in, w_out = shapley_weights(m)
+        w_in, w_out = (self.coalition_weights or shapley_weights)(m)
         phi = np.zeros((m, game.n_outputs))
         empty = full = None
         start_evals = game.n_evaluations

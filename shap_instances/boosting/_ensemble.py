@@ -60,6 +60,10 @@ class Replay:
     max_step : float or None
         The library clips each leaf step (before the learning rate) to ``[-max_step, max_step]``: the
         decomposition holds only while no leaf reaches the bound, which the replay checks.
+    shares : callable or None
+        ``shares(raw, i) -> (n_used, K)``: each used row's share of its leaf value in the ``K`` trees of iteration
+        ``i`` (learning rate included), for libraries whose leaf value is not one diagonal Newton step (CatBoost's
+        several leaf-estimation steps and its multi-class hessian); None for the one step above.
     """
 
     raw: np.ndarray
@@ -68,6 +72,7 @@ class Replay:
     numerator_factor: float = 1.0
     zero_denominator_is_zero: bool = False
     max_step: float | None = None
+    shares: Callable | None = None
 
     def __repr__(self) -> str:
         return f"Replay(n_used={self.raw.shape[0]}, K={self.raw.shape[1]})"
@@ -218,16 +223,12 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
     raw = replay.raw
     worst = 0.0
     for i in range(n_iter):
-        neg_grad, hess = replay.gradients(raw)
+        shares = replay.shares(raw, i) if replay.shares is not None else _newton_shares(trees, replay, raw, i)
         for k in range(K):
             t = i * K + k
             leaves = trees.train_leaves[t, used]
             n_l = int(trees.n_leaves[t])
-            denominator = np.bincount(leaves, weights=hess[:, k], minlength=n_l) + leaf_l2(trees, t, n_l)
-            safe = np.where(denominator != 0, denominator, 1.0)
-            share = eta * replay.numerator_factor * neg_grad[:, k] / safe[leaves]
-            if replay.zero_denominator_is_zero:
-                share[denominator[leaves] == 0] = 0.0
+            share = shares[:, k]
             recomputed = np.bincount(leaves, weights=share, minlength=n_l)
             if replay.max_step is not None and np.any(np.abs(recomputed) >= eta * replay.max_step * (1 - 1e-6)):
                 raise UnsupportedModelError(
@@ -253,6 +254,23 @@ def replay_training(trees: BoostedTrees, *, rtol: float) -> None:
     trees.members, trees.coef, trees.leaf_ptr, trees.leaf_offsets = members, coef, leaf_ptr, leaf_offsets
     trees.max_leaf_error = worst
     trees.replay = None
+
+
+def _newton_shares(trees: BoostedTrees, replay: Replay, raw: np.ndarray, i: int) -> np.ndarray:
+    """Each used row's share (n_used, K) of its leaf in the trees of iteration ``i``: one diagonal Newton step."""
+    neg_grad, hess = replay.gradients(raw)
+    used = np.flatnonzero(trees.used)
+    shares = np.empty_like(neg_grad)
+    for k in range(trees.n_outputs):
+        t = i * trees.n_outputs + k
+        leaves = trees.train_leaves[t, used]
+        n_l = int(trees.n_leaves[t])
+        denominator = np.bincount(leaves, weights=hess[:, k], minlength=n_l) + leaf_l2(trees, t, n_l)
+        safe = np.where(denominator != 0, denominator, 1.0)
+        shares[:, k] = trees.learning_rate * replay.numerator_factor * neg_grad[:, k] / safe[leaves]
+        if replay.zero_denominator_is_zero:
+            shares[denominator[leaves] == 0, k] = 0.0
+    return shares
 
 
 def _chunks(m: int, n_jobs: int | None, minimum: int = 8) -> list[tuple[int, int]]:

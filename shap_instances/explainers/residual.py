@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute, renamed_keyword
-from .._explanation import build_explanation
+from .._explanation import build_explanation, training_row_data
 from ..approximators import (
     Approximator,
     ClosedFormApproximator,
@@ -371,9 +371,10 @@ class InstanceKernelExplainer(InstanceExplainer):
         Returns
         -------
         shap.Explanation
-            ``values`` of shape (n_explained, n_train); ``data`` holds each training row's target (what
-            plots colour by); ``row_names`` the explained rows' names; standard errors as ``error_std`` and
-            95% bounds when the approximator samples.
+            ``values`` of shape (n_explained, n_train); ``data`` compares each training row's target with the
+            explained row's prediction (``y_i - f(x_j)``, or 1 where ``y_i`` is the predicted label), what plots
+            colour by, and ``display_data`` the targets as text (``docs/pictures.md``); ``row_names`` the explained
+            rows' names; standard errors as ``error_std`` and 95% bounds when the approximator samples.
         """
         game = self.game(X, y)
         broken = np.flatnonzero(~np.isfinite(np.asarray(game.full_value, dtype=np.float64).reshape(-1)))
@@ -405,12 +406,19 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.result_, self.n_failed_fits_ = result, game.n_failed_fits
         se = None if result.standard_errors is None else result.standard_errors.T
         claims_efficiency = self._claims_efficiency()
+        data, display = self._training_row_data(game.full_value + game.y_eval)  # residual f - y, plus y
         return self._finish(build_explanation(
-            result.values.T, result.empty_value, feature_names=self.train_names_,
-            data=np.broadcast_to(self.y_train_, (game.n_outputs, game.n_players)),
+            result.values.T, result.empty_value, feature_names=self.train_names_, data=data, display_data=display,
             row_names=game.output_names, standard_errors=se,
             explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
+
+    def _training_row_data(self, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(data, display_data)`` against the explained rows' predictions (a classifier's: P(classes_[1]))."""
+        if self.classes_ is None:
+            return training_row_data(self.y_train_, predicted, classification=False)
+        codes = (np.asarray(predicted) >= 0.5).astype(np.intp)  # the predicted label of a two-class model
+        return training_row_data(self.y_train_, codes, classification=True, labels=self.classes_)
 
     def _claims_efficiency(self) -> bool:
         """False where the values need not sum to the residuals: raw influence, or truncated Monte Carlo."""
@@ -478,9 +486,11 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.explained_residuals_ = residuals
         se = None if result.standard_errors is None else result.standard_errors.T
         claims_efficiency = self._claims_efficiency()
+        mean_prediction = np.mean(residuals + y_eval)  # a weighting's row compares with the mean prediction
+        data, display = self._training_row_data(np.full(len(labels), mean_prediction))
         return self._finish(build_explanation(
-            result.values.T, result.empty_value, feature_names=self.train_names_,
-            data=np.broadcast_to(self.y_train_, (len(labels), game.n_players)), row_names=labels,
+            result.values.T, result.empty_value, feature_names=self.train_names_, data=data, display_data=display,
+            row_names=labels,
             standard_errors=se, explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
 

@@ -1,13 +1,14 @@
 """Cooperative games whose players are training instances (or features).
 
 :class:`ResidualGame` picks the first of its exact refit shortcuts (:class:`RidgePath`, :class:`MeanPath`,
-:class:`KNNPath`, in ``residual.FAST_PATHS``) that supports the model. :class:`AggregateGame` (or
-:meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its outputs, whose Shapley values
-are the same weighted sums (linearity).
+:class:`KNNPath`, :class:`LogisticPath`, in ``residual.FAST_PATHS``) that supports the model.
+:class:`AggregateGame` (or :meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its
+outputs, whose Shapley values are the same weighted sums (linearity).
 """
 
 from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_knn import KNNPath
+from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath, RidgeProblem
 from ._prefix_kernels import accumulate_prefix_units
@@ -24,6 +25,7 @@ __all__ = [
     "Game",
     "GameValues",
     "KNNPath",
+    "LogisticPath",
     "LossGame",
     "MeanPath",
     "ResidualGame",

@@ -16,6 +16,7 @@ from sklearn.base import clone, is_classifier
 from ..exceptions import ShapInstancesWarning, UnsupportedModelError
 from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_knn import KNNPath
+from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath, RidgeProblem
 
@@ -25,7 +26,7 @@ __all__ = ["ResidualGame", "FAST_PATHS"]
 #: ``supports(model)``, ``fits_all_rows()``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where
 #: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train); ``aggregated(weights)`` gives the path of
 #: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
-FAST_PATHS = (RidgePath, MeanPath, KNNPath)
+FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath)
 
 
 class ResidualGame(Game):

@@ -12,6 +12,7 @@ Both ``cli.py`` and :mod:`shap_instances.report` import it through :mod:`shap_in
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -23,8 +24,13 @@ if TYPE_CHECKING:
 __all__ = ["MODELS", "EXPLAINER_MODELS", "fit_model", "auto_model", "make_model", "encode", "final_estimator",
            "categorical_columns", "describe_preprocessing"]
 
-#: The names ``fit_model`` accepts (the ``--model`` choices of the command line).
-MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn", "hist_gradient_boosting", "bagging")
+#: Gradient boosting models of optional libraries, offered when the library is installed.
+OPTIONAL_BOOSTING = tuple(name for name in ("xgboost", "lightgbm") if importlib.util.find_spec(name) is not None)
+
+#: The names ``fit_model`` accepts (the ``--model`` choices of the command line); ``boosting`` is scikit-learn's
+#: GradientBoosting, ``xgboost`` and ``lightgbm`` are there when installed.
+MODELS = ("auto", "ridge", "lasso", "forest", "logistic", "naive_bayes", "knn", "hist_gradient_boosting", "bagging",
+          "boosting", *OPTIONAL_BOOSTING)
 
 #: ``--model auto`` for each explainer: (model for regression, model for classification); None where the
 #: explainer cannot explain that task.
@@ -38,7 +44,7 @@ EXPLAINER_MODELS = {
 }
 
 #: The tree models, which see the numeric columns unscaled (trees do not depend on scale).
-TREE_MODELS = ("forest", "hist_gradient_boosting", "bagging")
+TREE_MODELS = ("forest", "hist_gradient_boosting", "bagging", "boosting", *OPTIONAL_BOOSTING)
 
 #: One-hot columns per string column at most; rarer values are pooled into ``<column>_infrequent_sklearn``.
 MAX_CATEGORIES = 20
@@ -67,7 +73,8 @@ def auto_model(task: str, explainer: str | None = None) -> str:
     explainer : str, optional
         A registered explainer name (or None / "auto"): ``gap`` gets a forest, ``naive_bayes`` a naive Bayes
         pipeline, ``knn_shapley`` a KNN model, ``representer`` and ``residual`` a ridge (regression) or logistic
-        (classification) model; any other explainer the ridge or logistic default.
+        (classification) model, ``boosting`` scikit-learn's gradient boosting; any other explainer the ridge or
+        logistic default.
 
     Raises
     ------
@@ -108,11 +115,11 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
     -------
     sklearn.pipeline.Pipeline
         Steps ``"preprocess"`` and ``"model"``. Linear, KNN and (numeric) naive Bayes models see standardised
-        numeric columns; the tree models (forest, ``hist_gradient_boosting``, ``bagging`` of decision trees) see
-        them unscaled (trees do not depend on scale, and its training rows keep
-        their units); string columns are one-hot encoded, except for naive Bayes on mixed data, which bins the
-        numeric columns into quantiles and codes every column as categories for a CategoricalNB (one model
-        column per input column, so its attributions name the input columns).
+        numeric columns; the tree models (forest, ``hist_gradient_boosting``, ``bagging`` of decision trees,
+        ``boosting``, ``xgboost``, ``lightgbm``) see them unscaled (trees do not depend on scale, and the training
+        rows keep their units); string columns are one-hot encoded, except for naive Bayes on mixed data, which
+        bins the numeric columns into quantiles and codes every column as categories for a CategoricalNB (one
+        model column per input column, so its attributions name the input columns).
 
     Raises
     ------
@@ -147,10 +154,10 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
         raise ValueError(f"--model must be one of {', '.join(MODELS)} (auto resolved first), got {name!r}")
     if classification and name in ("ridge", "lasso"):
         raise ValueError(f"--model {name} is a regression model, but the task is classification; use --model "
-                         "logistic, forest, knn or naive_bayes, or --task regression")
+                         "logistic, forest, knn, naive_bayes or boosting, or --task regression")
     if not classification and name in ("logistic", "naive_bayes"):
         raise ValueError(f"--model {name} is a classification model, but the task is regression; use --model "
-                         "ridge, lasso, forest or knn, or --task classification")
+                         "ridge, lasso, forest, knn or boosting, or --task classification")
     categorical = categorical_columns(X)
     numeric = [c for c in X.columns if c not in categorical]
     one_hot = OneHotEncoder(handle_unknown="infrequent_if_exist", max_categories=MAX_CATEGORIES,
@@ -177,10 +184,29 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
                                                else HistGradientBoostingRegressor)(max_iter=100, random_state=seed),
             "bagging": lambda: (BaggingClassifier if classification else BaggingRegressor)(
                 n_estimators=50, oob_score=True, random_state=seed, n_jobs=-1),  # decision trees on all columns
+            **{boosting: (lambda boosting=boosting: _boosting(boosting, classification, seed))
+               for boosting in ("boosting", *OPTIONAL_BOOSTING)},
         }[name]()
     preprocess = ColumnTransformer([(label, step, columns) for label, step, columns in steps if columns],
                                    verbose_feature_names_out=False).set_output(transform="pandas")
     return Pipeline([("preprocess", preprocess), ("model", estimator)])
+
+
+def _boosting(name: str, classification: bool, seed: int) -> Any:
+    """100 trees of depth 3 (scikit-learn, XGBoost or LightGBM), as ``BoostingExplainer`` explains them."""
+    if name == "boosting":
+        from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+
+        return (GradientBoostingClassifier if classification else GradientBoostingRegressor)(random_state=seed)
+    if name == "xgboost":
+        import xgboost
+
+        return (xgboost.XGBClassifier if classification else xgboost.XGBRegressor)(
+            n_estimators=100, max_depth=3, random_state=seed, n_jobs=1)
+    import lightgbm
+
+    return (lightgbm.LGBMClassifier if classification else lightgbm.LGBMRegressor)(
+        n_estimators=100, max_depth=3, num_leaves=8, random_state=seed, n_jobs=1, verbose=-1)
 
 
 def fit_model(name: str, task: str, X: Any, y: ArrayLike, seed: int = 0, *, explainer: str | None = None) -> Pipeline:

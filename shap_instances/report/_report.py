@@ -20,6 +20,7 @@ from ..exceptions import InvalidParameterError  # noqa: E402
 from . import _plan  # noqa: E402
 from ._context import prepare  # noqa: E402
 from ._html import Report  # noqa: E402
+from ._label_issues import LabelIssues  # noqa: E402
 from ._sections import SECTIONS, Overview  # noqa: E402
 
 __all__ = ["run_report"]
@@ -99,6 +100,8 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     residual = any(step.key == "residual" for step in steps)
     costs = _plan.measure(context, start, residual=residual, sample_size=sample_size)
     plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train))
+    if LabelIssues in steps:
+        plan.sections[LabelIssues.key] = LabelIssues.plan_step(len(X_train))
     plan.memory = memory
     context.plan = plan
     context.deadline = start + time_budget * (1 - _plan.RESERVE)

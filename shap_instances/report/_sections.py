@@ -14,6 +14,7 @@ import pandas as pd
 
 from ._context import explained_class_sentence
 from ._forest import ForestProximities
+from ._label_issues import LabelIssues
 from ._models import categorical_columns, final_estimator
 from ._residual import ResidualDecomposition
 
@@ -168,4 +169,4 @@ def _signed(value: float) -> str:
     return f"{value:+.3g}"
 
 
-SECTIONS: list[Any] = [Overview, ResidualDecomposition, RepresenterPoints, ForestProximities]
+SECTIONS: list[Any] = [Overview, ResidualDecomposition, RepresenterPoints, ForestProximities, LabelIssues]

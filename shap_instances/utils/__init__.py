@@ -1,7 +1,8 @@
 """Public helpers shared by every explainer and by plugins: validation, random state, options, grouping.
 
 * files that load without running code: :func:`dump_safely`, :func:`load_safely` (skops' format, pandas as
-  columns, types outside :data:`TRUSTED_LIBRARIES` refused), :func:`read_file`; the memory left to allocate,
+  columns, types outside :data:`TRUSTED_LIBRARIES` refused), :func:`read_file`, a fitted model's file
+  (:func:`save_model`, :func:`load_model`); the memory left to allocate,
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
   other columns refused with the names listed, wrong widths refused), :func:`check_target`,
@@ -35,7 +36,7 @@ from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
-from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_safely, read_file
+from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._shap import shap_explainer_class
 from ._sklearn_internals import (
@@ -118,10 +119,12 @@ __all__ = [
     "hgb_split_seed",
     "in_column_order",
     "instance_names",
+    "load_model",
     "load_safely",
     "model_input",
     "player_clustering",
     "read_file",
+    "save_model",
     "row_cohorts",
     "row_names",
     "shap_explainer_class",

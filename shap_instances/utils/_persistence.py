@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..exceptions import DataValidationError
 
-__all__ = ["TRUSTED_LIBRARIES", "dump_safely", "file_name", "load_safely", "read_file"]
+__all__ = ["TRUSTED_LIBRARIES", "dump_safely", "file_name", "load_model", "load_safely", "read_file", "save_model"]
 
 #: Libraries whose classes a file may hold without ``trusted=True`` (classes only: never a function).
 TRUSTED_LIBRARIES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm", "shap_instances")
@@ -31,6 +31,8 @@ TRUSTED_LIBRARIES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm", "shap_i
 _TRUSTED_STANDARD = {"collections.OrderedDict"}
 _NEVER_TRUSTED = {"numpy.memmap", "numpy.core.memmap.memmap", "numpy._core.memmap.memmap"}
 _PANDAS = "__pandas__"
+#: The key that marks a file written by :func:`save_model`.
+_MODEL = "shap_instances_model"
 
 
 def file_name(stream: Any) -> str:
@@ -117,6 +119,42 @@ def load_safely(data: bytes, name: str, *, trusted: bool = False) -> dict[str, A
     if not isinstance(bundle, dict):
         raise DataValidationError(f"{name} holds a {type(bundle).__name__}, not a saved explainer.")
     return _decode(bundle, name)
+
+
+def save_model(model: Any, out_file: Any) -> None:
+    """Write a fitted model to an open binary file in the safe format (``shap-instances explain --model-file``).
+
+    Only classes of :data:`TRUSTED_LIBRARIES` may be inside (a pipeline's steps included); a TypeError names
+    anything else (a function, a class of another package) and nothing is written.
+
+    Examples
+    --------
+    >>> import io
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.utils import load_model, save_model
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> buffer = io.BytesIO()
+    >>> save_model(Ridge().fit(X, y), buffer)
+    >>> _ = buffer.seek(0)
+    >>> type(load_model(buffer)).__name__
+    'Ridge'
+    """
+    out_file.write(dump_safely({_MODEL: model}))
+
+
+def load_model(in_file: Any, *, trusted: bool = False) -> Any:
+    """The model :func:`save_model` wrote, rebuilt without running code from the file.
+
+    Types outside :data:`TRUSTED_LIBRARIES` are refused unless ``trusted``; a damaged file, or one that holds
+    something else (a saved explainer), raises :class:`~shap_instances.exceptions.DataValidationError` naming it.
+    """
+    data, name = read_file(in_file)
+    bundle = load_safely(data, name, trusted=trusted)
+    if set(bundle) != {_MODEL}:
+        raise DataValidationError(f"{name} is not a model file written by shap_instances.utils.save_model (it "
+                                  f"holds {sorted(map(str, bundle))[:5]}).")
+    return bundle[_MODEL]
 
 
 def _trusted_class(dotted: str) -> bool:

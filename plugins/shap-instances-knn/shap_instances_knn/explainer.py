@@ -20,7 +20,7 @@ from sklearn.base import clone
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
-from shap_instances import InstanceExplainer, build_explanation
+from shap_instances import InstanceExplainer, build_explanation, training_row_data
 from shap_instances.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -229,8 +229,8 @@ class KNNShapleyExplainer(InstanceExplainer):
         -------
         shap.Explanation
             ``values`` (n_explained, n_train); ``base_values`` = v(empty); ``data`` is what plots colour
-            by: 1 where the training label equals the explained label (classification), the training
-            label (regression).
+            by: 1 where the training label is the KNN's predicted label (classification), the training label
+            minus the KNN prediction (regression); ``display_data`` the training labels as text.
 
         Examples
         --------
@@ -264,6 +264,7 @@ class KNNShapleyExplainer(InstanceExplainer):
 
         values = np.empty((n, self.n_train_))
         explained = np.empty(n)
+        predicted = np.empty(n)  # the KNN prediction over (data_, y_train_): a code for "accuracy"
         ambiguous = np.zeros(n, dtype=bool)
         rows = max(1, _CHUNK_BYTES // (16 * self.n_train_))
         chunks = [slice(a, min(a + rows, n)) for a in range(0, n, rows)]
@@ -278,6 +279,7 @@ class KNNShapleyExplainer(InstanceExplainer):
             order = _sorted_order(distances, train_z)
             ambiguous[chunk] = _tied_at_k(distances, order, train_z, self.n_neighbors_)
             z_chunk = None if explained_z is None else explained_z[chunk]
+            predicted[chunk] = self._neighbour_prediction(order[:, :self.n_neighbors_])
             values[chunk] = _knn_shapley_values(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
             with np.errstate(over="ignore", invalid="ignore"):  # an overflowing utility is refused below
                 explained[chunk] = _knn_utility(order, train_z, z_chunk, self.n_neighbors_, self.utility_)
@@ -304,19 +306,30 @@ class KNNShapleyExplainer(InstanceExplainer):
                 f"the {self.utility_} utility overflows float64 for explained rows {overflow[:10].tolist()}: the "
                 f"labels reach {labels.max(initial=0.0):.3g} (squared errors of labels beyond about 1e154 are "
                 "infinite); rescale y, e.g. divide it by its standard deviation.")
-        if self.utility_ == "accuracy":
-            colour = (train_z[None, :] == explained_z[:, None]).astype(np.float64)
-        else:
-            colour = np.broadcast_to(self.y_train_, (n, self.n_train_))
+        accuracy = self.utility_ == "accuracy"
+        colour, display = training_row_data(train_z if accuracy else self.y_train_, predicted,
+                                            classification=accuracy, labels=list(self._codes) if accuracy else None)
         return self._finish(build_explanation(
             values,
             empty,
             feature_names=self.train_names_,
             data=colour,
+            display_data=display,
             row_names=row_names(X),
             explained=explained,
             compute_time=time.perf_counter() - start,
         ))
+
+    def _neighbour_prediction(self, nearest: np.ndarray) -> np.ndarray:
+        """The KNN prediction from the K nearest training indices: their mean label (regression), or their most
+        frequent label's code, a tie going to the smallest label as in scikit-learn's ``predict``."""
+        labels = self._train_z[nearest]
+        if self.utility_ != "accuracy":
+            return labels.mean(axis=1)
+        by_label = np.argsort(np.asarray(list(self._codes), dtype=object))  # codes in the labels' sorted order
+        counts = np.zeros((len(labels), len(by_label)))
+        np.add.at(counts, (np.arange(len(labels))[:, None], labels), 1.0)
+        return by_label[counts[:, by_label].argmax(axis=1)].astype(np.float64)
 
 
 def _tied_at_k(distances, order, labels, k):

@@ -375,7 +375,19 @@ def test_output_contract_and_names():
     assert e.values.shape == (len(Xe), len(X_train)) and e.base_values.shape == (len(Xe),)
     assert list(e.feature_names) == [str(i) for i in X_train.index]
     assert list(e.row_names) == [str(i) for i in Xe.index]
-    np.testing.assert_array_equal(e.data, (y_train.to_numpy()[None] == y.iloc[1::30].to_numpy()[:, None]) * 1.0)
+    # data: 1 where the training label is the model's own predicted label (docs/pictures.md); text the labels
+    predicted = model.predict(Xe.to_numpy())
+    np.testing.assert_array_equal(e.data, (y_train.to_numpy()[None] == predicted[:, None]) * 1.0)
+    assert e.data.dtype == np.float32 and list(e.display_data[0]) == [str(v) for v in y_train]
+
+
+def test_data_is_training_label_minus_the_knn_prediction():
+    X, y = load_diabetes(return_X_y=True)
+    model = KNeighborsRegressor(n_neighbors=4).fit(X[:40], y[:40])
+    for utility, call_y in (("prediction", None), ("neg_squared_error", y[60:66])):
+        e = KNNShapleyExplainer(model, X[:40], y=y[:40], utility=utility, silent=True)(X[60:66], call_y)
+        np.testing.assert_allclose(e.data, y[:40][None] - model.predict(X[60:66])[:, None], rtol=0, atol=1e-3)
+        assert e.display_data[2, 5] == f"{y[5]:.4g}"
 
 
 def test_chunks_and_threads_give_identical_values(monkeypatch):

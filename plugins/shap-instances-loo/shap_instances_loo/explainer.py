@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 from sklearn.linear_model import LinearRegression, Ridge
 
-from shap_instances import InstanceExplainer, build_explanation
+from shap_instances import InstanceExplainer, build_explanation, training_row_data
 from shap_instances.exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -239,7 +239,8 @@ class LeaveOneOutExplainer(InstanceExplainer):
         -------
         shap.Explanation
             ``values`` (n_explained, n_train); ``base_values`` the remainder ``f_N(x) - values.sum(1)``;
-            ``data`` the training targets (1.0 for the positive class of a classifier), what plots colour by.
+            ``data`` what plots colour by: the training target minus the prediction, or 1 where the training label is
+            the predicted label (classifier); ``display_data`` the training targets as text.
 
         Examples
         --------
@@ -277,12 +278,17 @@ class LeaveOneOutExplainer(InstanceExplainer):
             raise DataValidationError(
                 f"the refitted {type(self.model).__name__} predicts non-finite values (the data span too many "
                 "orders of magnitude for it); rescale or clip the features and the target.")
-        colour = self.y_train_ if self.classes_ is None else (self.y_train_ == self.classes_[1]).astype(np.float64)
+        if self.classes_ is None:
+            colour, display = training_row_data(self.y_train_, explained, classification=False)
+        else:  # explained is P(classes_[1]): the predicted label is classes_[1] from 0.5 on
+            colour, display = training_row_data(self.y_train_ == self.classes_[1], explained >= 0.5,
+                                                classification=True, labels=list(self.classes_))
         return self._finish(build_explanation(
             values,
             explained - values.sum(axis=1),  # the remainder: leave-one-out values are not efficient
             feature_names=self.train_names_,
-            data=np.broadcast_to(np.asarray(colour, dtype=np.float64), (n, n_train)),
+            data=colour,
+            display_data=display,
             row_names=names,
             explained=explained,
             compute_time=time.perf_counter() - start,

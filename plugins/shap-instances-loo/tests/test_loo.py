@@ -70,7 +70,9 @@ def test_regressor_values_equal_explicit_refits(diabetes):
     np.testing.assert_allclose(e.base_values, full - reference.sum(axis=1), rtol=0, atol=1e-9)  # the remainder
     np.testing.assert_allclose(e.base_values + e.values.sum(axis=1), full, rtol=0, atol=1e-9)
     assert e.feature_names == [str(i) for i in X_train.index] and e.row_names == [str(i) for i in X_eval.index]
-    np.testing.assert_array_equal(e.data[0], y_train.to_numpy())  # coloured by the training target
+    # coloured by the training target minus the prediction, labelled by the target (docs/pictures.md)
+    np.testing.assert_allclose(e.data, y_train.to_numpy()[None] - full[:, None], rtol=0, atol=1e-3)
+    assert e.display_data[1, 4] == f"{y_train.iloc[4]:.4g}"
 
 
 def test_binary_classifier_values_equal_explicit_refits():
@@ -84,7 +86,9 @@ def test_binary_classifier_values_equal_explicit_refits():
     assert np.abs(reference).max() > 1e-4
     np.testing.assert_allclose(e.values, reference, rtol=0, atol=1e-7)
     np.testing.assert_allclose(e.base_values + e.values.sum(axis=1), full, rtol=0, atol=1e-7)
-    np.testing.assert_array_equal(e.data[0], (labels[:40] == "malignant").astype(float))
+    predicted = np.where(full >= 0.5, "malignant", "benign")  # full is P(malignant)
+    np.testing.assert_array_equal(e.data, labels[:40][None] == predicted[:, None])
+    assert set(e.display_data[0]) == {"benign", "malignant"}
 
 
 @pytest.mark.parametrize("model", [Ridge(alpha=0.3), Ridge(alpha=2.0, fit_intercept=False, solver="svd"),

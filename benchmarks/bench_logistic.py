@@ -1,0 +1,148 @@
+"""LogisticRegression's fast refit path (LogisticPath) against scikit-learn refits of the same prefixes, and pyDVL.
+
+1. ``prefixes``: 2,000 rows x 20 features (``make_classification``, random_state 0), ``LogisticRegression()``;
+   one permutation's prefix values by the path (all 2,000 explained rows), against scikit-learn refits of every
+   ``stride``-th prefix of the same permutation (timed, then scaled by the stride: the cost of refitting all
+   2,000 prefixes), same run; the values of the refitted prefixes against ours (scikit-learn at its default
+   ``tol=1e-4``, and its newton-cholesky solver at ``tol=1e-10`` for the last five prefixes). Then the
+   full-matrix residual decomposition with the fused kernel: a few permutations timed, the 3n = 6,000 of the
+   target extrapolated.
+2. ``pydvl``: Monte Carlo data Shapley per permutation, ours (``metrics.data_shapley``) against pyDVL's
+   ``ShapleyValuation`` with a ``PermutationSampler`` (one process), both on 200 training and 200 test rows x 20
+   features; pyDVL runs in /work/venvs/peers when it exists (another venv: pyDVL is not a dependency), its
+   per-permutation cost as half the time of a 2-permutation run after a 1-permutation warm-up. Skipped, and said
+   so, without it.
+
+Usage: ``python benchmarks/bench_logistic.py [--quick] [--markdown FILE] [sections ...]`` (default: prefixes pydvl).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from _common import Bench, first_call, fmt_load, fmt_seconds, load_average, markdown_table
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+
+from shap_instances.approximators import PermutationApproximator
+from shap_instances.games import ResidualGame
+from shap_instances.metrics import data_shapley
+
+SECTIONS = ("prefixes", "pydvl")
+PEERS = Path("/work/venvs/peers/bin/python")
+
+
+def _refit_prefixes(X, y, permutation, sizes, **params):
+    """(seconds, residuals (len(sizes), n)) of scikit-learn refits of the given prefixes."""
+    out = np.empty((len(sizes), len(y)))
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k, t in enumerate(sizes):
+            rows = permutation[:t]
+            out[k] = LogisticRegression(**params).fit(X[rows], y[rows]).predict_proba(X)[:, 1] - y
+    return time.perf_counter() - start, out
+
+
+def prefixes(bench: Bench) -> None:
+    n = 500 if bench.quick else 2000
+    stride = 50 if bench.quick else 20
+    X, y = make_classification(n, 20, n_informative=10, random_state=0)
+    y = y.astype(float)
+    game = ResidualGame(LogisticRegression(), X, y)
+    permutation = np.random.default_rng(0).permutation(n)
+    compile_seconds = first_call(lambda: game.fast_path.prefix_values_batch(permutation[None]))
+    load = load_average()
+    ours = []
+    for _ in range(3):
+        start = time.perf_counter()
+        values = game.fast_path.prefix_values_batch(permutation[None])[0, 1:]
+        ours.append(time.perf_counter() - start)
+    sizes = np.arange(stride, n + 1, stride)
+    refit_seconds, refits = _refit_prefixes(X, y, permutation, sizes)
+    _, tight = _refit_prefixes(X, y, permutation, sizes[-5:], tol=1e-10, solver="newton-cholesky")
+    refit_all = refit_seconds * stride
+    ours_median = float(np.median(ours))
+    n_total, timed = 3 * n, 2 if bench.quick else 4
+    approximator = PermutationApproximator(n_permutations=timed, random_state=0, silent=True)
+    compile_seconds += first_call(lambda: PermutationApproximator(n_permutations=1, silent=True).estimate(game))
+    start = time.perf_counter()
+    approximator.estimate(game)
+    per_permutation = (time.perf_counter() - start) / timed
+    end_load = load_average()
+    rows = [["one permutation, all prefixes, all explained rows", fmt_seconds(ours_median),
+             f"{fmt_seconds(refit_all)} ({len(sizes)} refits timed x {stride})", f"{refit_all / ours_median:.0f}x",
+             f"{np.abs(values[sizes - 1] - refits).max():.1e} (tol 1e-4); "
+             f"{np.abs(values[sizes[-5:] - 1] - tight).max():.1e} (newton-cholesky, tol 1e-10)"],
+            [f"full n x n decomposition, {n_total:,} permutations (fused kernel, {timed} timed, extrapolated)",
+             fmt_seconds(per_permutation * n_total), "", "", ""]]
+    bench.print(
+        f"### LogisticRegression, {n:,} rows x 20 features: prefix refits",
+        markdown_table(["work", "LogisticPath", "scikit-learn refits (same prefixes)", "speed-up",
+                        "max difference of values"], rows),
+        f"First call (numba compilation or cache load) {fmt_seconds(compile_seconds)}, not in the ratios; ours: "
+        f"median of 3; load average {fmt_load(load)} before the timings, {fmt_load(end_load)} after; "
+        f"{os.cpu_count()} cores.", part="prefixes")
+
+
+PYDVL_SCRIPT = textwrap.dedent("""
+    import sys, time, numpy as np
+    from joblib import parallel_config
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+    from pydvl.valuation import (Dataset, MaxSamples, ModelUtility, PermutationSampler, ShapleyValuation,
+                                 SupervisedScorer)
+    n = int(sys.argv[1])
+    X, y = make_classification(2 * n, 20, n_informative=10, random_state=0)
+    train, test = Dataset(X[:n], y[:n]), Dataset(X[n:], y[n:])
+    seconds = []
+    for m in (1, 2):  # the first run warms up (imports, joblib); the second's time per permutation is printed
+        utility = ModelUtility(LogisticRegression(), SupervisedScorer("accuracy", test, default=0.0))
+        sampler = PermutationSampler(seed=m)
+        valuation = ShapleyValuation(utility, sampler, is_done=MaxSamples(sampler, m), progress=False)
+        with parallel_config(n_jobs=1):
+            start = time.perf_counter(); valuation.fit(train); seconds.append(time.perf_counter() - start)
+    print(seconds[1] / 2)
+""")
+
+
+def pydvl(bench: Bench) -> None:
+    n = 100 if bench.quick else 200
+    X, y = make_classification(2 * n, 20, n_informative=10, random_state=0)
+    y = y.astype(float)
+    k = 20
+    first_call(lambda: data_shapley(LogisticRegression(), X[:n], y[:n], X[n:], y[n:], n_permutations=2))
+    load = load_average()
+    start = time.perf_counter()
+    data_shapley(LogisticRegression(), X[:n], y[:n], X[n:], y[n:], n_permutations=k, random_state=0)
+    ours = (time.perf_counter() - start) / k
+    if not PEERS.exists():
+        bench.print("### Monte Carlo data Shapley against pyDVL", f"Ours: {fmt_seconds(ours)} per permutation "
+                    f"({n} training rows); not run against pyDVL ({PEERS} is missing).", part="pydvl")
+        return
+    theirs = float(subprocess.run([str(PEERS), "-c", PYDVL_SCRIPT, str(n)], capture_output=True, text=True,
+                                  check=True).stdout.split()[-1])
+    bench.print(
+        "### Monte Carlo data Shapley against pyDVL",
+        markdown_table(["training x test rows", "ours per permutation", "pyDVL per permutation", "speed-up"],
+                       [[f"{n} x {n}", fmt_seconds(ours), fmt_seconds(theirs), f"{theirs / ours:.0f}x"]]),
+        f"Ours: `metrics.data_shapley` (test Brier score of the predicted probabilities), {k} permutations; pyDVL "
+        "0.10: test accuracy (its utility refits the same model per prefix: the cost is the refits), one process. "
+        f"Load average {fmt_load(load)} before, {fmt_load(load_average())} after.", part="pydvl")
+
+
+def main(bench: Bench) -> None:
+    chosen = [name for name in sys.argv[1:] if name in SECTIONS] or list(SECTIONS)
+    for name in chosen:
+        globals()[name](bench)
+
+
+if __name__ == "__main__":
+    Bench(__doc__, argv=[a for a in sys.argv[1:] if a not in SECTIONS]).run(main)

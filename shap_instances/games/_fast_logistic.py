@@ -1,0 +1,148 @@
+"""Refits of l2 LogisticRegression on coalitions and permutation prefixes, to a tolerance finer than its own.
+
+The maths (warm-started chord Newton along the prefix, the stopping rule) and the numba kernels are in
+``games/_logistic_kernels.py`` (beside the ridge kernels: ``games`` sits above ``linear`` in the layers, so the
+game's shortcut cannot import from there); this module maps the residual game onto them. A prefix (or
+coalition) holding one class only, or no row, is one scikit-learn refuses to fit: it gets v(empty), as the
+game's failure policy gives it on the refit path, without counting it as a failed fit.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar, Self
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import expit
+from sklearn.linear_model import LogisticRegression
+
+from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units
+from ._prefix_kernels import accumulate_prefix_units
+
+__all__ = ["LogisticPath"]
+
+
+class LogisticPath:
+    """Refits of an l2 LogisticRegression (binary 0/1 target) on coalitions and on every permutation prefix.
+
+    One of the :data:`~shap_instances.games.residual.FAST_PATHS`: the residual game picks it by itself for a
+    ``LogisticRegression`` with an l2 penalty (``l1_ratio=0``), a finite ``C``, no ``class_weight`` and a solver
+    other than liblinear (which penalises the intercept). Every solver reaches the same optimum; this path solves to
+    :attr:`tol` on the logits (the stopping rule of ``games/_logistic_kernels.py``), so it agrees with scikit-learn
+    refits to their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 make it
+    unusable (``usable`` False): the game then refits clones.
+
+    Parameters
+    ----------
+    model : LogisticRegression
+        Only ``C`` and ``fit_intercept`` are read (it need not be fitted).
+    X, y : ndarray
+        Training rows (the players) and their 0/1 targets.
+    X_eval, y_eval : ndarray
+        Explained rows and their targets.
+    empty : ndarray (n_eval,)
+        v(empty): the value of the empty prefix and of any one-class prefix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from shap_instances.games import LogisticPath
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0.0, 0.0, 1.0, 1.0])
+    >>> path = LogisticPath(LogisticRegression(C=1.0), X, y, X, y, np.zeros(4))
+    >>> refit = LogisticRegression(C=1.0, tol=1e-12).fit(X, y).predict_proba(X)[:, 1] - y
+    >>> bool(np.allclose(path.residuals(np.ones(4, bool)), refit, atol=1e-8))
+    True
+    >>> path.prefix_residuals(np.array([0, 1, 2, 3]))[1].tolist()   # rows 0 and 1: one class, v(empty)
+    [0.0, 0.0, 0.0, 0.0]
+    """
+
+    #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
+    fused: ClassVar[bool] = True
+    #: The stopping rule: no logit moves by more than this at the next Newton step.
+    tol: ClassVar[float] = 1e-10
+
+    def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
+        X, X_eval = np.asarray(X, dtype=np.float64), np.asarray(X_eval, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.y_eval, self.empty = np.asarray(y_eval, dtype=np.float64), np.asarray(empty, dtype=np.float64)
+        self.Z, self.ZE = (_design(rows, model.fit_intercept) for rows in (X, X_eval))
+        self.penalty = np.full(self.Z.shape[1], 1.0 / float(model.C))
+        self.penalty[: int(model.fit_intercept)] = 0.0  # the intercept is not penalised
+        self.scale = np.maximum(np.abs(np.vstack([self.Z, self.ZE])).max(axis=0, initial=0.0), 1e-300)
+        self.W = np.zeros((len(self.y_eval), 0))  # (n_eval, K) weights of an aggregate game, else no column
+        #: False for targets other than 0/1 or data beyond ~1e100 (overflowing logits): the game then refits.
+        self.usable = bool(np.isin(self.y, (0.0, 1.0)).all() and np.all(np.isfinite(self.scale))
+                           and self.scale.max() < 1e100)
+
+    @classmethod
+    def supports(cls, model: Any) -> bool:
+        """An l2 LogisticRegression with a finite ``C > 0``, no ``class_weight`` and a solver but liblinear."""
+        if type(model) is not LogisticRegression:
+            return False
+        penalty, l1_ratio = getattr(model, "penalty", "deprecated"), getattr(model, "l1_ratio", None)
+        l2 = penalty == "l2" or (penalty in ("deprecated", "elasticnet") and not l1_ratio)
+        return (l2 and model.solver != "liblinear" and model.class_weight is None
+                and bool(np.isfinite(model.C)) and float(model.C) > 0)
+
+    def aggregated(self, weights: ArrayLike) -> Self:
+        """The path of the weighted sums ``weights^T residuals`` (weights of shape (n_eval, K))."""
+        weights = np.asarray(weights, dtype=np.float64)
+        new = copy.copy(self)
+        new.W = np.ascontiguousarray(weights if self.W.shape[1] == 0 else self.W @ weights)
+        new.empty = weights.T @ self.empty
+        return new
+
+    def fits_all_rows(self) -> bool:
+        """True when the training targets hold both classes."""
+        return bool(0.0 < self.y.sum() < len(self.y))
+
+    def _out(self, residuals: np.ndarray) -> np.ndarray:
+        return residuals if self.W.shape[1] == 0 else residuals @ self.W
+
+    def residuals(self, mask: np.ndarray) -> np.ndarray:
+        """Residuals (or their weighted sums) of the fit on the rows in ``mask``; v(empty) for one class."""
+        rows = np.flatnonzero(mask)
+        if not 0.0 < self.y[rows].sum() < len(rows):
+            return self.empty
+        w = logistic_fit(self.Z, self.y, rows, self.penalty, self.scale, self.tol)
+        return self._out(expit(self.ZE @ w) - self.y_eval)
+
+    def _arguments(self, permutations: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                           np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                           np.ndarray, float]:
+        """The kernels' leading arguments (as :func:`logistic_prefix_values` takes them)."""
+        return (self.Z, self.y, self.ZE, self.y_eval, self.W, self.empty, permutations, self.penalty, self.scale,
+                self.tol)
+
+    def prefix_values_batch(self, permutations: np.ndarray) -> np.ndarray:
+        """Values of every prefix of each permutation, shape (k, n + 1, n_outputs); threads over permutations."""
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        out = np.empty((len(permutations), permutations.shape[1] + 1, len(self.empty)))
+        logistic_prefix_values(*self._arguments(permutations), out)
+        return out
+
+    def prefix_residuals(self, permutation: ArrayLike) -> np.ndarray:
+        """Residuals on the evaluation rows of the fit on each prefix, shape (n, n_outputs)."""
+        return self.prefix_values_batch(np.asarray(permutation)[None, :])[0, 1:]
+
+    def accumulate(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray, m2: np.ndarray,
+                   count: int) -> tuple[int, np.ndarray]:
+        """Shapley accumulators along ``permutations``; returns ``(count, full)`` as ``RidgePath.accumulate``.
+
+        Few outputs (an aggregate game): the prefix values in parallel, then the accumulating kernel; many (every
+        explained row): one fused serial kernel that holds one unit's block only.
+        """
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        if len(self.empty) <= self.Z.shape[1]:
+            prefixes = self.prefix_values_batch(permutations)
+            return accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count), prefixes[0, -1]
+        full = np.empty(len(self.empty))
+        count = logistic_units(*self._arguments(permutations), per_unit, unit, mean, m2, count, full)
+        return count, full
+
+
+def _design(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
+    """``[1 | X]`` (``X`` without an intercept), C-contiguous."""
+    return np.ascontiguousarray(np.column_stack([np.ones(len(X)), X]) if fit_intercept else X)

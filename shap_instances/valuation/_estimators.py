@@ -1,0 +1,243 @@
+"""Estimators of any semivalue of a vector-valued game, each an ``Approximator`` (``estimate(game)``).
+
+They call the game through ``game(masks)`` and ``game.prefix_values(permutations)`` only, so every exact refit
+shortcut of :class:`~shap_instances.games.ResidualGame` (ridge, OLS, mean, KNN) serves every semivalue.
+
+* :func:`semivalue_approximator` picks one by name;
+* :class:`ExactApproximator` (``coalition_weights=semivalue.coalition_weights``): every coalition, small games;
+* :class:`WeightedPermutationApproximator`: random permutations, each marginal contribution weighted by
+  ``n C(n-1, s) p(s)`` (for Shapley it is :class:`~shap_instances.approximators.PermutationApproximator`, with
+  its fused kernels, antithetic pairs and truncation);
+* :class:`MSRBanzhafApproximator`: maximum sample reuse (Wang & Jia 2023): uniform random coalitions, each one
+  updating every player, ``phi_i = mean v(S | i in S) - mean v(S | i not in S)``;
+* :class:`LeaveOneOutApproximator`: ``v(N) - v(N - i)``, ``n + 2`` evaluations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..approximators import ExactApproximator, PermutationApproximator, ShapleyResult
+from ..exceptions import InvalidParameterError
+from ..utils import RandomStateLike, check_random_state
+from ._semivalues import Semivalue
+
+if TYPE_CHECKING:
+    from ..games import Game
+
+__all__ = ["LeaveOneOutApproximator", "MSRBanzhafApproximator", "WeightedPermutationApproximator",
+           "semivalue_approximator", "ESTIMATORS"]
+
+#: The estimators by name, as ``semivalue_approximator(estimator=...)`` accepts them.
+ESTIMATORS = ("auto", "exact", "permutation", "msr", "loo")
+
+_BATCH_FLOATS = 1 << 22  # floats of prefix values held per batch
+
+
+def _tagged(result: ShapleyResult, semivalue: Semivalue, name: str) -> ShapleyResult:
+    """The result, with what its values are and what they add up to in ``info``."""
+    result.approximator = name
+    result.info.update(semivalue=semivalue.label, efficient=semivalue.efficient,
+                       adds_up_to="v(all) - v(empty)" if semivalue.efficient else None)
+    return result
+
+
+def _standard_errors(total: np.ndarray, squares: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Standard error of a mean from the sums of the samples and of their squares (count > 1, else inf)."""
+    count = np.asarray(count, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = total / count
+        variance = np.maximum(squares / count - mean**2, 0.0) * count / (count - 1)
+        return np.where(count > 1, np.sqrt(variance / count), np.inf)
+
+
+class WeightedPermutationApproximator:
+    """Any semivalue from random permutations: contributions at position ``s`` weighted by ``n C(n-1, s) p(s)``.
+
+    A uniform permutation puts player ``i`` after a uniform set of ``s`` others, ``s`` uniform on ``0..n-1``, so
+    the weighted contribution is an unbiased sample of the semivalue; one permutation gives one sample for every
+    player (standard errors from the spread of the samples). For Shapley the weights are all 1 and
+    :class:`~shap_instances.approximators.PermutationApproximator` is used instead (same estimator, plus
+    antithetic pairs, truncation and checkpoints).
+
+    Parameters
+    ----------
+    semivalue : Semivalue
+    n_permutations : int, optional
+        Default: as many as ``max_evals`` allows (one permutation costs ``n + 1`` evaluations), else ``max(32, 2n)``.
+    max_evals : int, optional
+    random_state : int, Generator or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.games import FunctionGame
+    >>> from shap_instances.valuation import Semivalue, WeightedPermutationApproximator
+    >>> game = FunctionGame(lambda m: m @ np.arange(1.0, 5.0), 4)          # additive: every semivalue is the weight
+    >>> r = WeightedPermutationApproximator(Semivalue("banzhaf"), 2000, random_state=0).estimate(game)
+    >>> bool(np.all(np.abs(r.values.ravel() - [1, 2, 3, 4]) < 4 * r.standard_errors.ravel())), r.info["efficient"]
+    (True, False)
+    """
+
+    def __init__(self, semivalue: Semivalue, n_permutations: int | None = None, max_evals: int | None = None,
+                 random_state: RandomStateLike = None) -> None:
+        self.semivalue = semivalue
+        self.n_permutations = n_permutations
+        self.max_evals = max_evals
+        self.random_state = random_state
+
+    def estimate(self, game: Game) -> ShapleyResult:
+        """The semivalue of every player of ``game``, with standard errors."""
+        n, d = game.n_players, game.n_outputs
+        k = self.n_permutations or (max(1, self.max_evals // (n + 1)) if self.max_evals else max(32, 2 * n))
+        if self.semivalue.efficient:
+            approximator = PermutationApproximator(n_permutations=k, antithetic=False, random_state=self.random_state,
+                                                   silent=True)
+            return _tagged(approximator.estimate(game), self.semivalue, "permutation")
+        rng, weights = check_random_state(self.random_state), self.semivalue.size_weights(n)
+        total, squares = np.zeros((n, d)), np.zeros((n, d))
+        start, done, rows = game.n_evaluations, 0, np.arange(n)
+        empty = full = np.zeros(d)
+        while done < k:
+            batch = min(k - done, max(1, _BATCH_FLOATS // ((n + 1) * d)))
+            permutations = rng.permuted(np.tile(np.arange(n), (batch, 1)), axis=1)
+            prefixes = game.prefix_values(permutations)
+            empty, full = prefixes[0, 0], prefixes[0, -1]
+            contributions = np.diff(prefixes, axis=1) * weights[None, :, None]  # (batch, n, d) by position
+            for r in range(batch):
+                sample = np.empty((n, d))
+                sample[permutations[r]] = contributions[r, rows]
+                total += sample
+                squares += sample**2
+            done += batch
+        result = ShapleyResult(total / k, np.asarray(empty, dtype=np.float64), np.asarray(full, dtype=np.float64),
+                               standard_errors=_standard_errors(total, squares, np.full((n, 1), k)),
+                               n_evaluations=game.n_evaluations - start, info={"n_permutations": k})
+        return _tagged(result, self.semivalue, "weighted permutation")
+
+
+class MSRBanzhafApproximator:
+    """Banzhaf values by maximum sample reuse: each uniform random coalition updates every player.
+
+    Every player is in a sampled coalition with probability 1/2, independently of the others, so the mean value
+    of the sampled coalitions that contain ``i`` minus the mean of those that lack it is an unbiased estimate of
+    ``phi_i = 2^-(n-1) sum_S (v(S + i) - v(S))``; each evaluation is used by all ``n`` players, where a
+    permutation or a pair of coalitions serves one. Standard errors: ``sqrt(var_in / n_in + var_out / n_out)``.
+
+    Parameters
+    ----------
+    n_samples : int, optional
+        Coalitions sampled (default ``max_evals - 2``, else ``max(64, 4n)``); v(empty) and v(all) cost two more.
+    max_evals : int, optional
+    random_state : int, Generator or None
+    batch_size : int, default=256
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.games import FunctionGame
+    >>> from shap_instances.valuation import MSRBanzhafApproximator
+    >>> game = FunctionGame(lambda m: m @ np.arange(1.0, 5.0), 4)
+    >>> r = MSRBanzhafApproximator(2000, random_state=0).estimate(game)
+    >>> bool(np.all(np.abs(r.values.ravel() - [1, 2, 3, 4]) < 4 * r.standard_errors.ravel() + 1e-9))
+    True
+    """
+
+    def __init__(self, n_samples: int | None = None, max_evals: int | None = None,
+                 random_state: RandomStateLike = None, batch_size: int = 256) -> None:
+        self.n_samples = n_samples
+        self.max_evals = max_evals
+        self.random_state = random_state
+        self.batch_size = batch_size
+
+    def estimate(self, game: Game) -> ShapleyResult:
+        """Banzhaf values of every player of ``game``, with standard errors."""
+        n, d = game.n_players, game.n_outputs
+        k = self.n_samples or (max(2, self.max_evals - 2) if self.max_evals else max(64, 4 * n))
+        rng, start = check_random_state(self.random_state), game.n_evaluations
+        count_in, sums, squares = np.zeros(n), np.zeros((2, n, d)), np.zeros((2, n, d))
+        all_sum, all_squares, shift = np.zeros(d), np.zeros(d), None
+        for begin in range(0, k, self.batch_size):
+            masks = rng.random((min(self.batch_size, k - begin), n)) < 0.5
+            values = game(masks)
+            shift = values[0].copy() if shift is None else shift  # centred sums: no cancellation
+            values = values - shift
+            count_in += masks.sum(axis=0)
+            sums[0] += masks.T @ values
+            squares[0] += masks.T @ values**2
+            all_sum += values.sum(axis=0)
+            all_squares += (values**2).sum(axis=0)
+        sums[1], squares[1] = all_sum - sums[0], all_squares - squares[0]
+        counts = np.stack([count_in, k - count_in])[:, :, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = sums[0] / counts[0] - sums[1] / counts[1]
+        errors = np.sqrt(sum(_standard_errors(sums[j], squares[j], counts[j]) ** 2 for j in range(2)))
+        result = ShapleyResult(values, game.empty_value, game.full_value, standard_errors=errors,
+                               n_evaluations=game.n_evaluations - start, info={"n_samples": k})
+        return _tagged(result, Semivalue("banzhaf"), "msr")
+
+
+class LeaveOneOutApproximator:
+    """Leave-one-out values ``v(N) - v(N - i)``: exact, ``n + 2`` evaluations (with v(empty)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.games import FunctionGame
+    >>> from shap_instances.valuation import LeaveOneOutApproximator
+    >>> game = FunctionGame(lambda m: np.minimum(m.sum(1), 2.0), 3)
+    >>> LeaveOneOutApproximator().estimate(game).values.ravel().tolist()
+    [0.0, 0.0, 0.0]
+    """
+
+    def estimate(self, game: Game) -> ShapleyResult:
+        """Leave-one-out values of every player of ``game``."""
+        n, start = game.n_players, game.n_evaluations
+        values = game(np.vstack([np.zeros((1, n), dtype=bool), np.ones((1, n), dtype=bool), ~np.eye(n, dtype=bool)]))
+        result = ShapleyResult(values[1] - values[2:], values[0], values[1],
+                               n_evaluations=game.n_evaluations - start)
+        return _tagged(result, Semivalue("loo"), "loo")
+
+
+class _ExactSemivalue:
+    """Exact enumeration of any semivalue (``ExactApproximator`` with the semivalue's coalition weights)."""
+
+    def __init__(self, semivalue: Semivalue) -> None:
+        self.semivalue = semivalue
+
+    def estimate(self, game: Game) -> ShapleyResult:
+        exact = ExactApproximator(silent=True, coalition_weights=self.semivalue.coalition_weights)
+        return _tagged(exact.estimate(game), self.semivalue, "exact")
+
+
+def semivalue_approximator(semivalue: Semivalue, estimator: str = "auto", *, max_evals: int | None = None,
+                           random_state: RandomStateLike = None, n_players: int | None = None) -> object:
+    """The estimator of ``semivalue`` named by ``estimator`` (an object with ``estimate(game)``).
+
+    ``"auto"``: leave-one-out exactly; every coalition for games of at most 10 players (``n_players``); MSR for
+    Banzhaf; weighted permutations otherwise. ``"msr"`` serves Banzhaf only, ``"loo"`` leave-one-out only.
+
+    Examples
+    --------
+    >>> from shap_instances.valuation import Semivalue, semivalue_approximator
+    >>> type(semivalue_approximator(Semivalue("banzhaf"), n_players=100)).__name__
+    'MSRBanzhafApproximator'
+    """
+    if estimator not in ESTIMATORS:
+        raise InvalidParameterError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}.")
+    if estimator == "auto":
+        estimator = ("loo" if semivalue.name == "loo" else "exact" if n_players is not None and n_players <= 10
+                     else "msr" if semivalue.name == "banzhaf" else "permutation")
+    if estimator in ("msr", "loo") and semivalue.name != ("banzhaf" if estimator == "msr" else "loo"):
+        raise InvalidParameterError(f"estimator={estimator!r} estimates "
+                                    f"{'Banzhaf' if estimator == 'msr' else 'leave-one-out'} values only, not "
+                                    f"{semivalue.label}; use 'permutation' or 'exact'.")
+    if estimator == "exact":
+        return _ExactSemivalue(semivalue)
+    if estimator == "loo":
+        return LeaveOneOutApproximator()
+    if estimator == "msr":
+        return MSRBanzhafApproximator(max_evals=max_evals, random_state=random_state)
+    return WeightedPermutationApproximator(semivalue, max_evals=max_evals, random_state=random_state)

@@ -1,0 +1,220 @@
+"""Utility games of data valuation: ``v(S)`` = a scikit-learn score of the model refitted on the rows in S.
+
+:class:`ScoreGame` scores refits on a validation set with any scorer (a name such as ``"accuracy"``,
+``"neg_log_loss"``, ``"roc_auc"``, or a callable ``scorer(estimator, X, y)``). A regressor with an exact refit
+shortcut (ridge, OLS, mean, KNN: :data:`~shap_instances.games.residual.FAST_PATHS`) is evaluated through its
+:class:`~shap_instances.games.ResidualGame`, so every semivalue estimator gets the shortcut; the squared, absolute
+and R^2 scores are then computed for a whole batch at once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.metrics import get_scorer
+
+from ..exceptions import InvalidParameterError, ShapInstancesWarning
+from ..games import Game, ResidualGame
+
+__all__ = ["ClasswiseScorer", "RestrictedGame", "ScoreGame", "check_scoring"]
+
+_CHUNK_FLOATS = 1 << 22
+
+#: Regression scores computed from a batch of residual rows (m, n_val) at once, by scorer name.
+BATCH_SCORES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "neg_mean_squared_error": lambda r, y: -np.mean(r**2, axis=1),
+    "neg_root_mean_squared_error": lambda r, y: -np.sqrt(np.mean(r**2, axis=1)),
+    "neg_mean_absolute_error": lambda r, y: -np.mean(np.abs(r), axis=1),
+    "r2": lambda r, y: 1.0 - np.sum(r**2, axis=1) / np.sum((y - y.mean()) ** 2),
+}
+
+
+def check_scoring(scoring: str | Callable | None, model: Any) -> tuple[Callable, str]:
+    """``(scorer, name)`` from a scikit-learn scorer name, a callable ``scorer(estimator, X, y)`` or None.
+
+    None gives accuracy for classifiers and the negated mean squared error for regressors.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from shap_instances.valuation import check_scoring
+    >>> check_scoring(None, LogisticRegression())[1]
+    'accuracy'
+    """
+    if scoring is None:
+        scoring = "accuracy" if is_classifier(model) else "neg_mean_squared_error"
+    if callable(scoring):
+        return scoring, getattr(scoring, "__name__", type(scoring).__name__)
+    try:
+        return get_scorer(scoring), str(scoring)
+    except (ValueError, TypeError) as exc:
+        raise InvalidParameterError(f"scoring must be a scikit-learn scorer name (sklearn.metrics.get_scorer_names())"
+                                    f" or a callable scorer(estimator, X, y); got {scoring!r}.") from exc
+
+
+class ClasswiseScorer:
+    """Schoch et al.'s (2022) class-wise utility for the rows of class ``label``: ``a_in * exp(a_out)``.
+
+    ``a_in`` is the number of validation rows of class ``label`` predicted correctly and ``a_out`` that of the
+    other classes, both divided by the number of validation rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyClassifier
+    >>> from shap_instances.valuation import ClasswiseScorer
+    >>> model = DummyClassifier(strategy="most_frequent").fit(np.zeros((3, 1)), [0, 0, 1])
+    >>> round(ClasswiseScorer(0)(model, np.zeros((4, 1)), np.array([0, 0, 1, 1])), 6)   # 2/4 * exp(0)
+    0.5
+    """
+
+    def __init__(self, label: Any) -> None:
+        self.label = label
+        self.__name__ = f"classwise[{label}]"
+
+    def __call__(self, estimator: Any, X: Any, y: np.ndarray) -> float:
+        correct = estimator.predict(X) == y
+        own = y == self.label
+        return float(np.sum(correct & own) / len(y) * np.exp(np.sum(correct & ~own) / len(y)))
+
+
+class _Predictions(RegressorMixin, BaseEstimator):
+    """A regressor that predicts fixed values: scores a row of residuals with any scorer."""
+
+    def __init__(self, values: np.ndarray | None = None) -> None:
+        self.values = values
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.values  # type: ignore[return-value]
+
+
+class ScoreGame(Game):
+    """``v(S)`` = ``scorer(model refitted on the training rows in S, X_val, y_val)``, a scalar game.
+
+    ``v(empty)``, and the value of a coalition the model cannot be fitted on (one class, too few rows: counted in
+    ``n_failed_fits``, warned about once), is ``default_score``: by default the score of the model that predicts
+    the training prior (``DummyClassifier(strategy="prior")``, ``DummyRegressor()``), which is what the mean
+    shortcut predicts on no rows; pyDVL and OpenDataVal use 0.
+
+    Parameters
+    ----------
+    model : scikit-learn estimator (not fitted; cloned for every refit)
+    X, y : training rows (the players) and targets, validated arrays
+    X_val, y_val : validation rows and targets
+    scorer : callable ``scorer(estimator, X, y) -> float``
+    scoring_name : str, optional
+        The scorer's name; a name in ``BATCH_SCORES`` scores a shortcut's residuals in batches.
+    default_score : float, optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.metrics import get_scorer
+    >>> from shap_instances.valuation import ScoreGame
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20, 2)); y = X @ [1.0, 2.0]
+    >>> game = ScoreGame(Ridge(), X[:12], y[:12], X[12:], y[12:], get_scorer("r2"), "r2")
+    >>> type(game.residual_game.fast_path).__name__, bool(game.full_value[0] > 0.9)
+    ('RidgePath', True)
+    """
+
+    def __init__(self, model: Any, X: Any, y: np.ndarray, X_val: Any, y_val: np.ndarray, scorer: Callable,
+                 scoring_name: str | None = None, *, default_score: float | None = None,
+                 player_names: list[str] | None = None) -> None:
+        super().__init__(len(y), 1, player_names=player_names, output_names=[scoring_name or "score"])
+        self.model, self.X, self.y, self.X_val, self.y_val, self.scorer = model, X, y, X_val, y_val, scorer
+        self.batch_score = BATCH_SCORES.get(scoring_name or "")
+        self.residual_game: ResidualGame | None = None
+        if not is_classifier(model):
+            game = ResidualGame(model, X, np.asarray(y, dtype=np.float64), X_val,
+                                np.asarray(y_val, dtype=np.float64), empty_prediction=float(np.mean(y)))
+            self.residual_game = game if game.fast_path is not None else None
+        prior = DummyClassifier(strategy="prior") if is_classifier(model) else DummyRegressor()
+        self.default_score = float(scorer(prior.fit(X, y), X_val, y_val) if default_score is None else default_score)
+        self.n_failed_fits = 0
+
+    @property
+    def cheap(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """True when an exact refit shortcut evaluates coalitions."""
+        return self.residual_game is not None
+
+    def _scores(self, residuals: np.ndarray) -> np.ndarray:
+        """Scores of rows of validation residuals (m, n_val)."""
+        if self.batch_score is not None:
+            return self.batch_score(residuals, self.y_val)
+        return np.array([self.scorer(_Predictions(row + self.y_val), self.X_val, self.y_val) for row in residuals])
+
+    def value_function(self, coalitions: np.ndarray) -> np.ndarray:
+        if self.residual_game is not None:
+            out = self._scores(self.residual_game.value_function(coalitions))
+        else:
+            out = np.array([self._refit_score(mask) for mask in coalitions])
+        out[~coalitions.any(axis=1)] = self.default_score
+        return out[:, None]
+
+    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
+        if self.residual_game is None:
+            return super().prefix_values(permutations)
+        permutations = np.asarray(permutations, dtype=np.intp)
+        k, n = permutations.shape
+        out = np.empty((k, n + 1, 1))
+        step = max(1, _CHUNK_FLOATS // ((n + 1) * len(self.y_val)))
+        for begin in range(0, k, step):
+            residuals = self.residual_game.prefix_values(permutations[begin:begin + step])
+            out[begin:begin + step, :, 0] = self._scores(residuals.reshape(-1, residuals.shape[-1])).reshape(-1, n + 1)
+        out[:, 0] = self.default_score
+        self.n_evaluations += permutations.size + k
+        return out
+
+    def _refit_score(self, mask: np.ndarray) -> float:
+        if not mask.any():
+            return self.default_score
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return float(self.scorer(clone(self.model).fit(self.X[mask], self.y[mask]), self.X_val, self.y_val))
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the documented policy: an unfittable subset gets default_score
+            self.n_failed_fits += 1
+            if self.n_failed_fits == 1:
+                warnings.warn(f"{type(self.model).__name__} could not be fitted on a subset of {int(mask.sum())} "
+                              f"training rows ({type(exc).__name__}: {exc}); such subsets score default_score="
+                              f"{self.default_score:g} (see n_failed_fits).", ShapInstancesWarning, stacklevel=4)
+            return self.default_score
+
+
+class RestrictedGame(Game):
+    """The game ``T -> v(T + context)`` on the players ``players`` of ``game``, the others fixed by ``context``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.games import FunctionGame
+    >>> from shap_instances.valuation import RestrictedGame
+    >>> game = FunctionGame(lambda m: m.sum(1) * 1.0, 4)
+    >>> sub = RestrictedGame(game, np.array([0, 2]), np.array([False, True, False, True]))
+    >>> sub(np.array([[True, False]])).ravel().tolist()
+    [3.0]
+    """
+
+    def __init__(self, game: Game, players: np.ndarray, context: np.ndarray) -> None:
+        super().__init__(len(players), game.n_outputs,
+                         player_names=[game.player_names[p] for p in players], output_names=game.output_names)
+        self.game, self.players, self.context = game, np.asarray(players, dtype=np.intp), np.asarray(context, bool)
+
+    @property
+    def cheap(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """As the full game's."""
+        return bool(getattr(self.game, "cheap", False))
+
+    def value_function(self, coalitions: np.ndarray) -> np.ndarray:
+        masks = np.tile(self.context, (len(coalitions), 1))
+        masks[:, self.players] = coalitions
+        return self.game(masks)
