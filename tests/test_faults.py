@@ -150,6 +150,16 @@ def test_instance_kernel_refuses_ridge_refits_of_many_features_before_work():
         explainer(X[:2], y[:2])
 
 
+def test_representer_of_a_regressor_reads_targets_given_as_text_as_numbers(table):
+    """Before: y as text ("1.5") was accepted and kept as strings; the explanation's data then crashed with
+    "'>=' not supported between instances of 'str' and 'float'" (the fault fuzz run's targets-as-text case)."""
+    X, y = table
+    model = Ridge().fit(X, y)
+    expected = RepresenterExplainer(model, X, y=y)(X.iloc[:3])
+    got = RepresenterExplainer(model, X, y=y.astype(str))(X.iloc[:3])
+    np.testing.assert_allclose(got.values, expected.values, rtol=1e-12, atol=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------- the user's folder
 def _tiny_report(figures=("a",), tables=("t",)):
     import matplotlib.pyplot as plt
