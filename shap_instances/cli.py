@@ -387,6 +387,9 @@ def _check_stream_options(args, out: Path) -> None:
         raise ValueError(f"--out {out} is the --explain file (or a link to it); choose another path")
     if args.top_k is not None and args.top_k < 1:
         raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
+    if args.block_size < 1:
+        raise ValueError(f"--block-size must be at least 1 byte, got {args.block_size}")
+    _check_positive(args.max_memory, "--max-memory", "GiB")
     if out.is_dir() and args.force and any(not p.name.startswith("part-") for p in out.iterdir()):
         raise ValueError(f"--out {out} is a folder that holds files other than the parts of an earlier --explain "
                          "run; choose another folder")
@@ -605,6 +608,12 @@ def _model_hint(name, requested, fitted_name, model, task, exc) -> str:
             f"which fits {works} for --explainer {name}")
 
 
+def _check_positive(value: float | None, option: str, unit: str) -> None:
+    """Refuse an option's number that is not positive (NaN included); None is the option's default."""
+    if value is not None and not value > 0:
+        raise ValueError(f"{option} must be a positive number of {unit}, got {value:g}")
+
+
 def _process_age() -> float:
     """Seconds since this process started (from /proc on Linux; 0 where that is not available)."""
     try:
@@ -616,10 +625,8 @@ def _process_age() -> float:
 
 
 def _cmd_report(args) -> int:
-    if not args.time_budget > 0:
-        raise ValueError(f"--time-budget must be a positive number of seconds, got {args.time_budget:g}")
-    if args.max_memory is not None and not args.max_memory > 0:
-        raise ValueError(f"--max-memory must be a positive number of GiB, got {args.max_memory:g}")
+    _check_positive(args.time_budget, "--time-budget", "seconds")
+    _check_positive(args.max_memory, "--max-memory", "GiB")
     _check_output(Path(args.out), args, folder=True)
     X, y, task = _load(args)
     from .report import run_report

@@ -283,8 +283,10 @@ def _edit(path: Path, kind: str, rng: np.random.Generator) -> None:
 
 
 # ------------------------------------------------------------------------------------------ the run
-def run_all(cases_per_explainer: int, checkpoint_cases_n: int, seed: int = 0) -> Counter:
-    """Every category over every registered explainer: (category, outcome) -> cases."""
+def run_all(cases_per_explainer: int, checkpoint_cases_n: int, seed: int = 0, *, cli: bool = True) -> Counter:
+    """Every category over every registered explainer, and the command line: (category, outcome) -> cases."""
+    from .fuzz_faults_cli import cli_cases
+
     rng = np.random.default_rng(seed)
     counts: Counter = Counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -292,14 +294,24 @@ def run_all(cases_per_explainer: int, checkpoint_cases_n: int, seed: int = 0) ->
         for name, cls in sorted(si.list_explainers().items()):
             for case, outcome in [*save_load_cases(cls, cases_per_explainer, rng, folder), *column_cases(cls),
                                   *target_cases(cls, rng)]:
-                counts[(case.split()[0], outcome)] += 1
-                if outcome in FAILURES:
-                    counts[("failure", f"{name}: {case}: {outcome}")] += 1
-        for case, outcome in checkpoint_cases(checkpoint_cases_n, rng, folder):
-            counts[(case.split()[0], outcome)] += 1
-            if outcome in FAILURES:
-                counts[("failure", f"{case}: {outcome}")] += 1
+                tally(counts, case, outcome, name)
+        for case, outcome in [*checkpoint_cases(checkpoint_cases_n, rng, folder),
+                              *(cli_cases(folder / "cli", rng) if cli else ())]:
+            tally(counts, case, outcome)
     return counts
+
+
+def tally(counts: Counter, case: str, outcome: str, explainer: str = "") -> None:
+    """Count one case under its category, and a failure under its own name."""
+    counts[(_category(case), outcome)] += 1
+    if outcome in FAILURES:
+        counts[("failure", f"{explainer + ': ' if explainer else ''}{case}: {outcome}")] += 1
+
+
+def _category(case: str) -> str:
+    """A case's row of the table: its first word, and the command line's by kind (``cli data``, ``cli output``)."""
+    words = case.split()
+    return " ".join(words[:2]) if words[0] == "cli" else words[0]
 
 
 def table(counts: Counter) -> str:
@@ -319,10 +331,23 @@ if __name__ == "__main__":  # pragma: no cover - the full run, for docs/reliabil
     parser.add_argument("--cases-per-explainer", type=int, default=90)
     parser.add_argument("--checkpoint-cases", type=int, default=80)
     parser.add_argument("--hang-seconds", type=float, default=HANG_SECONDS)
+    parser.add_argument("--no-cli", action="store_true", help="leave the command line's cases out")
+    parser.add_argument("--only-cli", action="store_true", help="run the command line's cases only")
     args = parser.parse_args()
-    HANG_SECONDS = args.hang_seconds
+    from tests import fuzz_faults as imported  # the module tests.fuzz_faults_cli reads, not this __main__ copy
+
+    imported.HANG_SECONDS = args.hang_seconds
     started = time.perf_counter()
-    result = run_all(args.cases_per_explainer, args.checkpoint_cases)
+    if args.only_cli:
+        from tests.fuzz_faults_cli import cli_cases
+
+        with tempfile.TemporaryDirectory() as tmp:
+            result = Counter()
+            for case, outcome in cli_cases(Path(tmp) / "cli", np.random.default_rng(0)):
+                tally(result, case, outcome)
+    else:
+        result = imported.run_all(args.cases_per_explainer, args.checkpoint_cases, cli=not args.no_cli)
+    CRASHES = imported.CRASHES
     print(table(result))
     for (category, what), count in sorted(result.items()):
         if category == "failure":

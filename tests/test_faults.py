@@ -109,6 +109,57 @@ def test_cli_isotonic_with_a_string_target_is_one_clear_line(tmp_path, capsys, t
     assert code == 2 and "numeric model output" in err and "internal error" not in err
 
 
+def test_cli_refuses_a_csv_header_that_repeats_a_name(tmp_path, capsys, table):
+    """Before: pandas renamed the second ``a`` to ``a.1`` and both commands explained it under a name the file
+    does not have (the command-line fault fuzz run, tests/fuzz_faults_cli.py)."""
+    X, y = table
+    path = tmp_path / "data.csv"
+    path.write_text(X.assign(y=y).to_csv(index=False).replace("a,b,c,y", "a,a,c,y", 1))
+    before = path.read_bytes()
+    for command in (["explain", "--out", str(tmp_path / "v.csv")], ["report", "--out", str(tmp_path / "r")]):
+        assert main([*command, "--data", str(path), "--target", "y"]) == 2
+        assert "data.csv has repeated column names ['a']" in capsys.readouterr().err
+    assert path.read_bytes() == before and not (tmp_path / "v.csv").exists() and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("option, error", [
+    (["--block-size", "0"], "--block-size must be at least 1 byte, got 0"),  # before: ZeroDivisionError in dask
+    (["--max-memory", "0"], "--max-memory must be a positive number of GiB, got 0"),  # before: accepted
+    (["--max-memory", "nan"], "--max-memory must be a positive number of GiB, got nan"),  # before: accepted
+])
+def test_cli_explain_refuses_stream_options_that_cannot_work(tmp_path, capsys, table, option, error):
+    pytest.importorskip("dask")
+    X, y = table
+    path = _write(tmp_path, X.assign(y=y))
+    code = main(["explain", "--data", path, "--target", "y", "--explain", path, "--out", str(tmp_path / "v.csv"),
+                 *option])
+    assert code == 2 and error in capsys.readouterr().err and not (tmp_path / "v.csv").exists()
+
+
+def test_instance_kernel_refuses_ridge_refits_of_many_features_before_work():
+    """Before: ridge with p = 5,000 under max_memory=10 MB refused nothing and ran for hours (each permutation
+    holds a p x p factor per thread); now the p x p solves are estimated against the budget first."""
+    from shap_instances import InstanceKernelExplainer
+    from shap_instances.exceptions import MemoryBudgetError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2000))
+    y = X[:, 0] + rng.normal(size=30)
+    explainer = InstanceKernelExplainer(Ridge().fit(X, y), X, y=y, max_memory=10 * 2**20, silent=True)
+    with pytest.raises(MemoryBudgetError, match=r"the 2000 x 2000 ridge refits.*Use fewer features"):
+        explainer(X[:2], y[:2])
+
+
+def test_representer_of_a_regressor_reads_targets_given_as_text_as_numbers(table):
+    """Before: y as text ("1.5") was accepted and kept as strings; the explanation's data then crashed with
+    "'>=' not supported between instances of 'str' and 'float'" (the fault fuzz run's targets-as-text case)."""
+    X, y = table
+    model = Ridge().fit(X, y)
+    expected = RepresenterExplainer(model, X, y=y)(X.iloc[:3])
+    got = RepresenterExplainer(model, X, y=y.astype(str))(X.iloc[:3])
+    np.testing.assert_allclose(got.values, expected.values, rtol=1e-12, atol=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------- the user's folder
 def _tiny_report(figures=("a",), tables=("t",)):
     import matplotlib.pyplot as plt

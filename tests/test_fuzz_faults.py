@@ -24,6 +24,40 @@ def test_a_sample_of_damaged_saves_and_checkpoints_ends_in_right_answers_or_clea
     assert {outcome for _, outcome in outcomes} <= {"right answer", "clear error"}
 
 
+def test_a_sample_of_command_lines_ends_in_right_answers_or_clear_errors(tmp_path):
+    """Bad data files through ``explain`` (two explainers), and ``--out`` as links, folders and files: the inputs
+    and the user's files unchanged after each (tests/fuzz_faults_cli.py; the full set is in the slow run)."""
+    from . import fuzz_faults_cli as cli
+
+    files = cli.data_files(tmp_path, np.random.default_rng(26))
+    sample = {name: files[name] for name in ("regression", "duplicated columns", "NaN feature", "string target",
+                                             "empty file", "huge feature")}
+    original = cli.EXPLAINERS
+    try:
+        cli.EXPLAINERS = ("representer", "naive_bayes")
+        outcomes = [*cli.data_cases(tmp_path, sample, report=False), *cli.output_cases(tmp_path, files, ("explain",))]
+    finally:
+        cli.EXPLAINERS = original
+    assert len(outcomes) == 32 and not _failures(outcomes), _failures(outcomes)
+    assert {outcome for _, outcome in outcomes} == {"right answer", "clear error"}
+
+
+def test_the_command_line_classifier_catches_data_loss_and_a_file_it_should_have_refused(tmp_path, monkeypatch):
+    import shap_instances.cli
+
+    from .fuzz_faults_cli import run_command
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("kept")
+    assert run_command(["list"], kept=[mine], check=lambda: True, must_refuse=False) == "right answer"
+    assert run_command(["list"], kept=[mine], check=lambda: True, must_refuse=True) == "silently wrong"
+    assert run_command(["list"], kept=[mine], check=lambda: False, must_refuse=False) == "silently wrong"
+    assert run_command(["explain", "--out", str(mine)], kept=[mine], check=lambda: True,
+                       must_refuse=False) == "clear error"
+    monkeypatch.setattr(shap_instances.cli, "_cmd_list", lambda args: mine.write_text("gone") and 0)
+    assert run_command(["list"], kept=[mine], check=lambda: True, must_refuse=False) == "data loss"
+
+
 def test_the_classifier_catches_a_silently_wrong_answer():
     """The oracle itself can fail: values other than the reference, without a warning, are silently wrong."""
     from .fuzz_faults import classify

@@ -142,8 +142,8 @@ class RepresenterExplainer(InstanceExplainer):
         y_arr = np.asarray(y)
         if y_arr.shape[0] != n:
             raise DataValidationError(f"y has {y_arr.shape[0]} rows, data has {n}; pass the targets of data.")
-        if y_arr.dtype.kind in "fc" or not is_classifier(model):  # regression targets must be numbers
-            check_target(y_arr, n)
+        if y_arr.dtype.kind in "fc" or not is_classifier(model):  # regression targets must be numbers: kept as
+            y_arr = check_target(y_arr, n).reshape(y_arr.shape)  # numbers (text "1.5" once crashed the data)
         self.penalised_intercept = penalised_intercept
         self.atol = float(atol)
         self.y_train_ = y_arr.copy()  # never a view of the caller's array

@@ -347,6 +347,12 @@ class InstanceKernelExplainer(InstanceExplainer):
         """Shapley values of ``game`` by the closed form, or the approximator that the options select."""
         if self.approximator in ("auto", "exact") and ClosedFormApproximator.supports(game):
             return ClosedFormApproximator().estimate(game)
+        path = getattr(game, "fast_path", None)
+        if isinstance(path, RidgePath):  # refused before work, not after hours
+            p = path.X.shape[1]
+            check_memory(path.memory_bytes(), f"the {p} x {p} ridge refits of each permutation "
+                         f"(p = {p} features)", max_memory=self.max_memory, instead="Use fewer features (a PCA or a "
+                         "feature selection of X before fitting the model), or pass a larger max_memory.")
         if self.checkpoint is not None and self.approximator == "auto" and game.n_players <= 12:
             warnings.warn("checkpoint is ignored: exact enumeration (12 or fewer training rows) is not "
                           "checkpointed.", ShapInstancesWarning, stacklevel=3)

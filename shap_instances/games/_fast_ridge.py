@@ -174,6 +174,24 @@ class RidgePath:
         """Always True: every non-empty coalition can be fitted."""
         return True
 
+    def memory_bytes(self) -> float:
+        """Bytes the permutation kernels hold at once: a ``p x p`` scatter and its factor per permutation, one
+        permutation per numba thread (and at least the one ``p x p`` system of a single coalition).
+
+        Examples
+        --------
+        >>> import numpy as np, numba
+        >>> from sklearn.linear_model import Ridge
+        >>> from shap_instances.games import RidgePath
+        >>> X, y = np.ones((4, 3)), np.arange(4.0)
+        >>> RidgePath(Ridge(), X, y, X, y).memory_bytes() == 16 * 3 * 3 * numba.get_num_threads()
+        True
+        """
+        import numba
+
+        p = self.X.shape[1]
+        return 16.0 * p * p * max(int(numba.get_num_threads()), 1)
+
     def _solve(self, scatter: np.ndarray, cross: np.ndarray) -> np.ndarray:
         """Coefficients of ``(scatter + alpha I) w = cross`` for one system or a stack of them.
 

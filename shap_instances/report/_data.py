@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataValidationError
+from ..utils import check_unique_columns
 
 __all__ = ["load_table", "infer_task", "check_task"]
 
@@ -53,6 +54,8 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
         frame = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise DataValidationError(f"could not read {path} as CSV: {exc}") from exc
+    # pandas renames a repeated header name ("a", "a" -> "a", "a.1"): the file's own names are checked instead
+    check_unique_columns(pd.read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist(), path.name)
     if target not in frame.columns:
         raise DataValidationError(
             f"target column {target!r} is not in {path.name}; its columns are: {', '.join(map(str, frame.columns))}"
