@@ -36,6 +36,9 @@ def test_classify_names_environment_by_design_and_convention():
              "error": "AssertionError: ... does not match the shape of the provided data matrix."}
     assert classify(passed, shape)[0] == "by design"
     assert classify(passed, {**shape, "stood_in": False})[0] == "convention"  # only where ours stood in
+    names = {"outcome": "failed", "stood_in": True,
+             "error": "ValueError: The feature_names arg must include all features represented in shap_values."}
+    assert classify(passed, names)[0] == "by design"  # shap.decision_plot(..., features=X)
 
 
 def test_the_stand_in_builds_ours_where_it_applies_and_shaps_elsewhere():
