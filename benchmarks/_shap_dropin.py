@@ -10,7 +10,10 @@ package's explainer stood in, in the JSON file ``$SHAP_DROPIN_OUT``. ``$SHAP_DRO
   rows; where it does not (a masker, a function), shap's own explainer is built as before;
 - ``explainer_class``: ``shap.Explainer`` and ``shap.explainers.Explainer`` are ``shap_instances.Explainer``.
 
-This replaces names inside the test process only; nothing is installed and shap's files are not changed.
+In every run, the control included (so the comparison stays fair), ``shap.datasets`` files that an installed package
+ships offline are served from there instead of downloaded (:func:`_offline_datasets`); shap's own loader still reads
+them, so columns and dtypes are shap's. This replaces names inside the test process only; nothing is installed and
+shap's files are not changed.
 """
 
 from __future__ import annotations
@@ -80,7 +83,49 @@ def _stand_in(original):
     return make
 
 
+#: scikit-learn's OpenML test fixture of the adult census table: the first 10 rows of UCI's ``adult.data``, the file
+#: ``shap.datasets.adult`` downloads (one leading ID column more, commas without the file's blank after them).
+ADULT_FIXTURE = ("sklearn", "datasets/tests/data/openml/id_1119/data-v1-dl-54002.arff.gz")
+
+
+def _adult_data(into: str) -> str:
+    """``adult.data`` in UCI's format (``39, State-gov, ...``), written into ``into`` from the offline fixture."""
+    import gzip
+    from importlib.resources import files
+
+    package, path = ADULT_FIXTURE
+    with gzip.open(str(files(package).joinpath(path)), "rt") as f:
+        rows = [line.strip().split(",")[1:] for line in f if line.strip() and line[0] not in "@%"]
+    target = os.path.join(into, "adult.data")
+    with open(target, "w") as f:
+        f.writelines(", ".join(row) + "\n" for row in rows)
+    return target
+
+
+def _offline_datasets() -> dict[str, str]:
+    """Serve the ``shap.datasets`` files that have an offline source (today: ``adult.data``) from a temporary folder.
+
+    ``shap.datasets.cache(url)`` returns the local file for those names; every other name goes to shap's own cache
+    (and so still needs the network: california, imdb, a1a, ... fail as an environment failure). Returns
+    ``{file name: local path}``.
+    """
+    import tempfile
+
+    import shap.datasets
+
+    served = {"adult.data": _adult_data(tempfile.mkdtemp(prefix="shap-offline-"))}
+    original = shap.datasets.cache
+
+    def cache(url, file_name=None):
+        name = file_name or os.path.basename(url)
+        return served[name] if name in served else original(url, file_name)
+
+    shap.datasets.cache = cache
+    return served
+
+
 def pytest_configure():
+    _offline_datasets()
     mode = os.environ.get("SHAP_DROPIN", "")
     if not mode:
         return

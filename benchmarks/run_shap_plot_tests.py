@@ -65,6 +65,8 @@ def run(python: str, tests_dir: Path, name: str, paths: list[str], mode: str, ou
 BY_DESIGN = {
     "does not match the shape of the provided data matrix": "a feature matrix passed beside values over training "
                                                             "rows",
+    "feature_names arg must include all features": "a feature matrix (its column names) passed beside values over "
+                                                   "training rows",
     "residuals need the true targets": "the residual explainer explains f(x) - y, so explainer(X) needs y",
     "interaction": "interaction values are between features",
 }

@@ -36,6 +36,9 @@ def test_classify_names_environment_by_design_and_convention():
              "error": "AssertionError: ... does not match the shape of the provided data matrix."}
     assert classify(passed, shape)[0] == "by design"
     assert classify(passed, {**shape, "stood_in": False})[0] == "convention"  # only where ours stood in
+    names = {"outcome": "failed", "stood_in": True,
+             "error": "ValueError: The feature_names arg must include all features represented in shap_values."}
+    assert classify(passed, names)[0] == "by design"  # shap.decision_plot(..., features=X)
 
 
 def test_the_stand_in_builds_ours_where_it_applies_and_shaps_elsewhere():
@@ -50,3 +53,20 @@ def test_the_stand_in_builds_ours_where_it_applies_and_shaps_elsewhere():
     deferred = make(forest)  # no background data: shap's fallback gets none either (tree_path_dependent)
     assert deferred(X[:4]).shape == (4, 3)
     assert deferred._explainer.feature_perturbation == "tree_path_dependent"
+
+
+def test_adult_is_served_offline_through_shaps_own_loader(monkeypatch):
+    dropin = _module("_shap_dropin")
+    asked = []
+    monkeypatch.setattr(shap.datasets, "cache", lambda url, file_name=None: asked.append(url) or "elsewhere")
+    served = dropin._offline_datasets()
+    assert shap.datasets.cache(shap.datasets.github_data_url + "imdb_train.txt") == "elsewhere"  # no offline source
+    assert asked == [shap.datasets.github_data_url + "imdb_train.txt"]
+    X, y = shap.datasets.adult()
+    names = ["Age", "Workclass", "Education-Num", "Marital Status", "Occupation", "Relationship", "Race", "Sex",
+             "Capital Gain", "Capital Loss", "Hours per week", "Country"]
+    assert list(X.columns) == names and X.shape == (10, 12) and X.index.tolist() == list(range(10))
+    assert X["Age"].dtype == np.float32 and X["Workclass"].dtype == np.int8  # shap's float32 and category codes
+    assert X["Age"].tolist()[:3] == [39, 50, 38] and y.tolist() == [False] * 7 + [True] * 3  # UCI's first rows
+    raw, _ = shap.datasets.adult(display=True)
+    assert raw["Workclass"].iloc[0] == " State-gov" and served["adult.data"].endswith("adult.data")
