@@ -222,12 +222,12 @@ def training_row_data(y_train: ArrayLike, predicted: ArrayLike, *, classificatio
         data = (y[None, :] == predicted[:, None]).astype(np.float32)
         codes = y.astype(np.intp)
         text = np.array([str(label) for label in (np.asarray(labels, dtype=object)[codes] if labels is not None
-                                                  else codes)], dtype=object)
+                                                  else codes)], dtype=str)
     else:
         half = np.finfo(np.float32).max / 2  # targets beyond float32's range saturate the colour, never overflow
         data = np.subtract(np.clip(y, -half, half).astype(np.float32)[None, :],  # no float64 copy of data's size
                            np.clip(predicted, -half, half).astype(np.float32)[:, None])
-        text = np.array([f"{v:.4g}" for v in y.astype(np.float64)], dtype=object)
+        text = np.array([f"{v:.4g}" for v in y.astype(np.float64)], dtype=str)
     return data, np.broadcast_to(text, data.shape)
 
 

@@ -76,3 +76,14 @@ def test_bad_arguments(kwargs, match):
 def test_values_must_be_two_or_three_dimensional():
     with pytest.raises(ValueError, match="2 or 3 dimensions"):
         build_explanation(np.zeros(3), 0.0, feature_names=["a", "b", "c"])
+
+
+def test_training_row_text_is_a_string_array_not_objects():
+    """shap's Explanation hands display_data to slicer, which walks an object array element by element (20
+    million Python calls for 1,000 x 20,000: 7 s of a 1.4 s explanation, measured); a NumPy string array it reads
+    by its shape."""
+    from shap_instances._explanation import training_row_data
+
+    for classification, labels in ((True, ["no", "yes"]), (False, None)):
+        _, text = training_row_data([0, 1, 1], [1, 0], classification=classification, labels=labels)
+        assert text.dtype.kind == "U" and text.shape == (2, 3)
