@@ -227,7 +227,10 @@ class InstanceExplainer(_ShapExplainer):
                 f"{type(self).__name__}(model, X_train, y=y_train)."
             )
         super().__init__(model, masker=None, feature_names=params.get("feature_names"))
-        self._init_arguments = {"model": model, "masker": masker, **params}  # what save() writes
+        # what save() writes; not the cluster (a Client does not travel: a copy of this explainer goes to dask's
+        # workers, and a loaded explainer runs here until given a scheduler)
+        self._init_arguments = {"model": model, "masker": masker,
+                                **{name: value for name, value in params.items() if name != "scheduler"}}
         self.masker = masker
         for name, value in params.items():
             setattr(self, name, value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..valuation import label_issues
+from ._context import explained_class_sentence
 from ._plan import SectionStep
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class LabelIssues:
         found.index = context.Z_train.index.astype(str)
         bar.advance(bar.bar.total * 0.9, "out-of-sample probabilities")
         flagged = found[found["is_issue"]].sort_values("label_quality")
+        section.text(explained_class_sentence("every class", "each training row is judged on its own given label"))
         section.text(
             "Each training row's label quality is the probability that models which never saw the row give its "
             "label, averaged over three families that err differently: a logistic regression and a 10-nearest-"
