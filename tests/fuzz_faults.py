@@ -13,11 +13,9 @@ failures ``silently wrong``, ``data loss``, ``code execution``, ``obscure crash`
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import os
 import pickle
-import signal
 import tempfile
 import time
 import warnings
@@ -37,6 +35,8 @@ from shap_instances.exceptions import (
 )
 from shap_instances.testing._common import build, call
 
+from .test_fuzz import Hang, time_limit
+
 FAILURES = ("silently wrong", "data loss", "code execution", "obscure crash", "hang", "memory failure")
 OUTCOMES = ("right answer", "clear error", "warning", *FAILURES)
 #: Seconds after which a case counts as a hang.
@@ -45,22 +45,7 @@ HANG_SECONDS = 60.0
 CRASHES: list[str] = []
 
 
-class Hang(BaseException):
-    """Raised in a case that runs past :data:`HANG_SECONDS` (a BaseException: no ``except Exception`` hides it)."""
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    def expire(signum, frame):
-        raise Hang
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+_time_limit = time_limit  # one time limit for both fuzz suites (tests/test_fuzz.py)
 
 
 class _Payload:
