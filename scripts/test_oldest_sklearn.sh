@@ -31,7 +31,7 @@ fi
 # Pinned together: scikit-learn 1.4 predates numpy 2, so numpy 1.26 and the releases built for it.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   "scikit-learn==1.4.2" "numpy==1.26.4" "scipy==1.11.4" "shap==0.46.0" "pandas==2.1.4" "numba==0.59.1" \
-  "matplotlib==3.8.4" "joblib==1.3.2" "tqdm==4.66.4" "pytest==8.2.2" "hypothesis==6.100.0"
+  "matplotlib==3.8.4" "joblib==1.3.2" "tqdm==4.66.4" "skops==0.10.0" "pytest==8.2.2" "hypothesis==6.100.0"
 # the package's metadata (its entry points: the registry reads them); the code itself runs from this checkout
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$root"
 "$venv/bin/python" -c "import sklearn, numpy; print('scikit-learn', sklearn.__version__, '| numpy', numpy.__version__)"
