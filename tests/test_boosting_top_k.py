@@ -57,9 +57,11 @@ def _regression(n: int = 800, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("make", [
-    lambda: GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0),
-    lambda: HistGradientBoostingRegressor(max_iter=25, max_depth=4, early_stopping=False, random_state=0),
-], ids=["gb", "hgb"])
+    pytest.param(lambda: GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0), id="gb",
+                 marks=pytest.mark.slow),
+    pytest.param(lambda: HistGradientBoostingRegressor(max_iter=25, max_depth=4, early_stopping=False,
+                                                       random_state=0), id="hgb"),
+])
 def test_pruned_top_k_equals_the_dense_top_k_sklearn(make):
     X, y = _regression(500)
     with threadpool_limits(1):  # HistGradientBoosting's OpenMP threads on a loaded machine

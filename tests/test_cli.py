@@ -163,6 +163,7 @@ def test_out_never_destroys_the_input_or_other_files(capsys, tmp_path):
     assert (folder / "thesis.txt").read_text() == "precious"
 
 
+@pytest.mark.slow
 def test_interrupted_report_leaves_no_half_report(monkeypatch, tmp_path, capsys):
     from shap_instances.report import _html
 

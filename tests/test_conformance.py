@@ -52,6 +52,7 @@ class _RowMean(si.InstanceExplainer):
         return ConformanceProblem(model, X.iloc[:30], X.iloc[30:34], explained=model.predict)
 
 
+@pytest.mark.slow
 def test_a_minimal_plugin_conforms():
     check_explainer(_RowMean)
 

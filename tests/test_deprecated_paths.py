@@ -119,6 +119,7 @@ def test_an_old_pickle_loads_through_the_alias():
     assert type(loaded) is PermutationApproximator
 
 
+@pytest.mark.slow
 def test_the_warning_is_shown_by_default():
     """A FutureWarning, so a user's script sees it without turning warnings on."""
     code = "from shap_instances.proximities import build_gap_index"

@@ -43,6 +43,7 @@ def test_a_linear_model_gets_shaps_linear_explainer(data):
     assert type(si.Explainer(ridge, X, y=y)).__name__ == "RepresenterExplainer"
 
 
+@pytest.mark.slow
 def test_a_plain_function_with_a_masker_gets_shaps_choice(data):
     X, _ = data
 

@@ -114,7 +114,8 @@ _PATCH_AND_USE = """
 """
 
 
-@pytest.mark.parametrize("early", [True, False], ids=["patched-before-explainers-load", "patched-after"])
+@pytest.mark.parametrize("early", [pytest.param(True, id="patched-before-explainers-load"),
+                                   pytest.param(False, id="patched-after", marks=pytest.mark.slow)])
 def test_shap_explainer_can_be_replaced_in_either_import_order(early):
     script = textwrap.dedent(_PATCH_AND_USE.format(early=early))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

@@ -291,7 +291,7 @@ def test_from_game():
     assert np.flatnonzero(explanation.values[0]).tolist() == [0, 1]
 
 
-@settings(max_examples=30)
+@settings(max_examples=10)
 @given(st.integers(1, 5), st.integers(0, 1000))
 def test_sphere_minimum_against_dense_search(k, seed):
     rng = np.random.default_rng(seed)

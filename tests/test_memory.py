@@ -100,6 +100,7 @@ def test_residual_truncated_peak_within_its_estimate():
     assert peak <= (5 + 16) * explanation.values.nbytes + 1024 * n + 2**20, peak / explanation.values.nbytes
 
 
+@pytest.mark.slow
 def test_mf_representer_union_peak_within_its_estimate():
     """mode="union" holds two (n, m) blocks and a mask (17 bytes an entry); it held four blocks before."""
     from shap_instances.lowrank import MatrixFactorizationRepresenter, SoftImpute

@@ -237,6 +237,7 @@ def test_liblinear_intercept_identity(cancer, l1_ratio):
     assert _gap(spread, model, X[:10]) < 1e-6
 
 
+@pytest.mark.slow
 def test_sparse_input_matches_dense(cancer):
     X, y = cancer
     Xs = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0.0))

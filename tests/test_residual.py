@@ -275,6 +275,7 @@ def test_evaluation_columns_are_matched_by_name():
         explainer(X[20:23].rename(columns={"bmi": "BMI"}), y[20:23])
 
 
+@pytest.mark.slow
 def test_data_shapley_equals_brute_force_mse_game():
     from shap_instances.approximators import ExactApproximator
     from shap_instances.games import LossGame

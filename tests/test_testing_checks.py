@@ -443,6 +443,7 @@ class _TwiceBroken(_WrongLegacy, _LosesRowNames):
     """Breaks check_legacy_api and check_row_names."""
 
 
+@pytest.mark.slow
 def test_check_explainer_lists_every_failing_rule():
     with pytest.raises(AssertionError) as info:
         check_explainer(_TwiceBroken)
@@ -451,6 +452,7 @@ def test_check_explainer_lists_every_failing_rule():
     assert "_TwiceBroken fails check_row_names" in message and "_TwiceBroken fails check_legacy_api" in message
 
 
+@pytest.mark.slow
 def test_a_problem_can_be_passed_and_is_not_modified():
     problem = ToyExplainer.conformance_problem()
     check_explainer(_MutatesModel.__mro__[1], problem)
