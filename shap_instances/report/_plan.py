@@ -45,7 +45,7 @@ MIN_PERMUTATIONS = 4
 PRECISE_SHARE = 0.3
 #: The aggregate game stops early, before its time is spent, once the error of both its outputs (the contribution
 #: means and the plain means behind the data values) is at most this share of their spread.
-STOP_SHARE = 0.1
+STOP_SHARE = 0.2
 #: Bytes per entry (explained row x training row) of the sampled decomposition: values, standard errors, the
 #: two 95% bounds and the estimator's work block (five float64 matrices), the sign-normalised contributions,
 #: their transpose for the outlier forest and the moments of contribution_statistics (about ten in all).

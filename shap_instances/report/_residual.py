@@ -306,12 +306,14 @@ def _errors(explanation: Any) -> np.ndarray:
 
 
 def _pool(explanation: Any, rounds: list[tuple[int, np.ndarray, np.ndarray]]) -> Any:
-    """The last round's explanation holding the mean of every round, weighted by permutations, and its error."""
+    """An explanation like the last round's holding the mean of every round, weighted by permutations, and its
+    error."""
+    from .._explanation import build_explanation
+
     total = sum(count for count, _, _ in rounds)
-    pooled = explanation
-    pooled.values = sum(count / total * values for count, values, _ in rounds)
-    pooled.error_std = np.sqrt(sum((count / total * errors) ** 2 for count, _, errors in rounds))
-    return pooled
+    return build_explanation(sum(count / total * values for count, values, _ in rounds), explanation.base_values,
+                             feature_names=list(explanation.feature_names),
+                             standard_errors=np.sqrt(sum((count / total * errors) ** 2 for count, _, errors in rounds)))
 
 
 def _stop_reason(pooled: Any, share: float, *, timed_out: bool, spent: bool) -> str:
