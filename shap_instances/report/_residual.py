@@ -23,7 +23,7 @@ from sklearn.base import clone
 
 from . import _figures
 from ._context import Context, explained_class_sentence
-from ._plan import STOP_SHARE
+from ._plan import PRECISE_SHARE, STOP_SHARE
 from ._precision import Precision
 
 if TYPE_CHECKING:
@@ -280,7 +280,7 @@ def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int,
 
     plan = context.plan
     limit = plan.n_permutations if plan.max_evals is not None else None
-    size, done, rounds = max(MIN_PERMUTATIONS, 2 * n), 0, []
+    size, done, rounds, start = max(MIN_PERMUTATIONS, 2 * n), 0, [], time.perf_counter()
     while True:
         if limit is not None:
             size = min(size, limit - done)
@@ -293,8 +293,9 @@ def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int,
         done += count
         rounds.append((count, np.asarray(explanation.values), _errors(explanation)))
         pooled = _pool(explanation, rounds)
-        stopped = _stop_reason(pooled, STOP_SHARE, timed_out=info.get("stopped_by") == "max_time"
-                               or stop_at - time.perf_counter() < 0.5, spent=limit is not None and done >= limit)
+        now = time.perf_counter()
+        stopped = _stop_reason(pooled, STOP_SHARE, spent=now - start, left=stop_at - now,
+                               timed_out=info.get("stopped_by") == "max_time", evals=limit is not None and done >= limit)
         if stopped:
             return explainer, pooled, done, len(rounds), stopped
         size = done
@@ -316,21 +317,31 @@ def _pool(explanation: Any, rounds: list[tuple[int, np.ndarray, np.ndarray]]) ->
                              standard_errors=np.sqrt(sum((count / total * errors) ** 2 for count, _, errors in rounds)))
 
 
-def _stop_reason(pooled: Any, share: float, *, timed_out: bool, spent: bool) -> str:
-    """"precise" when both outputs' errors are at most ``share`` of their spread, else "time", "max_evals" or ""
-    (go on)."""
+def _stop_reason(pooled: Any, share: float, *, spent: float, left: float, timed_out: bool, evals: bool) -> str:
+    """Why the aggregate game stops after this round, or "" (go on): "precise" when both outputs' errors are at
+    most ``share`` of their spread; "time" (the round was cut by ``max_time``, or under half a second is ``left``);
+    "max_evals"; "out of reach" when the contribution means cannot reach the report's
+    :data:`~shap_instances.report._plan.PRECISE_SHARE` in the time left at the speed of the ``spent`` seconds
+    (their error falls as one over the square root of the permutations)."""
     values, errors = np.asarray(pooled.values), np.asarray(pooled.error_std)
-    if all(Precision.of("", values[k], errors[k], permutations=0, seconds=0.0, n_players=0).share <= share
-           for k in range(len(values))):
+    parts = [Precision.of("", values[k], errors[k], permutations=1, seconds=spent, n_players=1)
+             for k in range(len(values))]
+    if all(part.share <= share for part in parts):
         return "precise"
-    return "time" if timed_out else "max_evals" if spent else ""
+    if timed_out or left < 0.5:
+        return "time"
+    if evals:
+        return "max_evals"
+    return "out of reach" if parts[0].factor() * spent > spent + left else ""
 
 
 def _describe(section: Any, context: Context, runs: _Decomposition, label: str, positive: Any) -> None:
     """The section's text: what is decomposed, the aggregate game's budget and error, the sample, the comment."""
     n, n_permutations, means = runs.n, runs.n_permutations, runs.means()
     stopped = {"precise": f", stopped once its error was below {STOP_SHARE:.0%} of the spread",
-               "time": ", stopped by the time budget", "max_evals": ", stopped at --max-evals (max_evals=)"}[runs.stopped]
+               "time": ", stopped by the time budget", "max_evals": ", stopped at --max-evals (max_evals=)",
+               "out of reach": f", stopped once the error of {PRECISE_SHARE:.0%} of the spread proved out of reach "
+                               "within the time budget"}[runs.stopped]
     section.text(
         "Each residual is split into Shapley contributions of the training rows: the model is refit on "
         f"subsets of the {n:,} training rows, exactly, along random permutations. Composition = a residual's "
