@@ -337,8 +337,8 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
             "residual decomposition",
             f"CC means and data values: up to {n_permutations:,} permutations of the aggregate game over "
             f"{n_players:,} training rows (fewer once its error is below {STOP_SHARE:.0%} of the spread"
-            + (f"; --max-evals {max_evals:,}" if max_evals is not None else "") + f"); CC variance and outliers: {sample_permutations:,} permutations, "
-            f"{sampled}",
+            + (f"; --max-evals {max_evals:,}" if max_evals is not None else "")
+            + f"); CC variance and outliers: {sample_permutations:,} permutations, {sampled}",
             n_permutations * c.per_aggregate + sample_permutations * c.per_permutation + residual_fixed)
     plan.sections["representer"] = SectionStep("representer points", "top training rows of 5 held-out rows",
                                                representer)

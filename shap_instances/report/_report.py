@@ -162,8 +162,8 @@ def _imprecise_section(report: Report, parts: list[tuple[str, str]]) -> None:
     """The parts not precise enough to show, below every precise section, each with the budget it would need."""
     section = report.section("Not enough precision")
     section.text("These parts were computed but are not shown as results: their error is above "
-                 f"{_plan.PRECISE_SHARE:.0%} of the spread of what they would show across training rows, so their rankings and positions would be mostly "
-                 "noise. Each says what budget would make it precise (the error falls as one over the square root "
-                 "of the permutations).")
+                 f"{_plan.PRECISE_SHARE:.0%} of the spread of what they would show across training rows, so their "
+                 "rankings and positions would be mostly noise. Each says what budget would make it precise (the "
+                 "error falls as one over the square root of the permutations).")
     for title, paragraph in parts:
         section.comment(f"{title}. {paragraph}")

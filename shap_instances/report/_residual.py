@@ -280,7 +280,8 @@ def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int,
 
     plan = context.plan
     limit = plan.n_permutations if plan.max_evals is not None else None
-    size, done, rounds, start = max(MIN_PERMUTATIONS, 2 * n), 0, [], time.perf_counter()
+    size, done, start = max(MIN_PERMUTATIONS, 2 * n), 0, time.perf_counter()
+    rounds: list[tuple[int, np.ndarray, np.ndarray]] = []
     while True:
         if limit is not None:
             size = min(size, limit - done)
@@ -294,8 +295,9 @@ def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int,
         rounds.append((count, np.asarray(explanation.values), _errors(explanation)))
         pooled = _pool(explanation, rounds)
         now = time.perf_counter()
-        stopped = _stop_reason(pooled, STOP_SHARE, spent=now - start, left=stop_at - now,
-                               timed_out=info.get("stopped_by") == "max_time", evals=limit is not None and done >= limit)
+        timed_out = info.get("stopped_by") == "max_time"
+        stopped = _stop_reason(pooled, STOP_SHARE, spent=now - start, left=stop_at - now, timed_out=timed_out,
+                               evals=limit is not None and done >= limit)
         if stopped:
             return explainer, pooled, done, len(rounds), stopped
         size = done
@@ -399,6 +401,7 @@ def _cc_plots(section: Any, runs: _Decomposition, colour: np.ndarray, label: str
     if means:
         ax = cc_plot(summary, color=colour, show=False, label=label)
         average = float(summary["contribution_mean"].mean())
+        assert ax is not None  # show=False returns the axes
         ax.axhline(average, color="0.4", linestyle="--", linewidth=1)
         section.figure(_figures.figure_of(ax), "cc_plot", "CC plot: mean composition (residual / n) against mean "
                        f"contribution (the aggregate game), for all {n:,} training rows. " + harmful_sentence(summary))
