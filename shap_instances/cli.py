@@ -119,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                          help="seconds for the whole command, from its start: an explainer that samples (residual) is "
                               "planned from one timed refit and stops in time, or is refused at once when even one "
-                              "permutation pair cannot fit; other explainers run to the end (default: no limit; a run "
+                              "permutation pair cannot fit; loo times its full fit and is refused at once when its "
+                              "refits cannot fit; other explainers run to the end (default: no limit; a run "
                               "estimated above 24 hours is refused)")
     explain.add_argument("--max-evals", type=int, default=None, metavar="N",
                          help="budget in value-function evaluations (refits) for the explainers that take one "
