@@ -1,8 +1,9 @@
 """Kernel SHAP against a time budget: a design that fits the time, evaluated in an order that can stop.
 
-:func:`evaluate_design` first times a probe, one complementary pair of the design the budget asks for (a block
-of 2,048 coalitions for a game with a refit shortcut), before any batch: a run estimated beyond the default limit is refused and a
-long one warned about then. With ``max_time``, when the whole design would not fit in the time, it draws the design of the budget that fits (about 90% of the time
+:func:`evaluate_design` first times a probe, one complementary pair of the design the budget asks for (a
+block of 2,048 coalitions for a game with a refit shortcut), before any batch: a run estimated beyond the
+default limit is refused and a long one warned about then. With ``max_time``, when the whole design would not
+fit in the time, it draws the design of the budget that fits (about 90% of the time
 left, at the measured cost), so the estimate is a proper Kernel SHAP design of a smaller budget. It then
 evaluates in an order that can stop at any batch: the enumerated coalition sizes first, from the outside in
 as the sampler enumerates them (each size's complementary pairs in a pseudo-random order), then the sampled
