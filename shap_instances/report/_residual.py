@@ -402,7 +402,9 @@ def _cc_plots(section: Any, runs: _Decomposition, colour: np.ndarray, label: str
         ax = cc_plot(summary, color=colour, show=False, label=label)
         average = float(summary["contribution_mean"].mean())
         assert ax is not None  # show=False returns the axes
-        ax.axhline(average, color="0.4", linestyle="--", linewidth=1)
+        ax.axhline(average, color="0.4", linestyle="--", linewidth=1,
+                   label=f"average row: -mean |residual| / n = {average:.3g}")
+        ax.legend(loc="best", fontsize="small")
         section.figure(_figures.figure_of(ax), "cc_plot", "CC plot: mean composition (residual / n) against mean "
                        f"contribution (the aggregate game), for all {n:,} training rows. " + harmful_sentence(summary))
     if variances:
