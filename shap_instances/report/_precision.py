@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..approximators import format_seconds
 from ._plan import PRECISE_SHARE
 
 __all__ = ["Precision"]
@@ -94,12 +95,7 @@ class Precision:
         seconds = factor * self.seconds
         return (head + f" About {factor:.1f} times the permutations would make it precise: {permutations:,} "
                 f"permutations ({permutations * (self.n_players + 1):,} evaluations), about "
-                f"{_duration(seconds)} at the speed measured here; rerun with --time-budget "
+                f"{format_seconds(seconds)} at the speed measured here; rerun with --time-budget "
                 f"{budget + seconds - self.seconds:.0f} or more (time_budget= in Python). Its values, with their "
                 "standard errors, are in instances.csv.")
 
-
-def _duration(seconds: float) -> str:
-    from ..approximators._budget import format_seconds
-
-    return format_seconds(seconds)
