@@ -135,3 +135,10 @@ def test_precision_of_homogeneous_rows_names_no_budget():
                          seconds=1.0, n_players=4)
     assert not noise.precise and noise.factor() == float("inf")
     assert "no budget would make it readable" in noise.needs(180)
+
+
+def test_precision_without_a_standard_error_says_so():
+    unknown = Precision.of("the variances", np.array([0.1, 0.3]), np.array([np.inf, np.inf]), permutations=2,
+                           seconds=1.0, n_players=2)
+    assert not unknown.precise
+    assert "no standard error yet" in unknown.sentence() and "too few for a standard error" in unknown.needs(60)

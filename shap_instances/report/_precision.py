@@ -77,6 +77,9 @@ class Precision:
         """One sentence: the error against the spread, and whether that is precise."""
         verdict = ("precise" if self.precise else "not enough precision: shown below the precise sections, "
                    "not as results")
+        if not np.isfinite(self.error):
+            return (f"{self.what[0].upper()}{self.what[1:]} have no standard error yet (too few permutations in the "
+                    f"time: {self.permutations:,}); {verdict}.")
         return (f"The error of {self.what} is {self.share:.0%} of their spread across training rows "
                 f"({self.error:.3g} against {self.spread:.3g}; {verdict}, the report's threshold being "
                 f"{PRECISE_SHARE:.0%}).")
@@ -87,6 +90,10 @@ class Precision:
                 f"training rows after {self.permutations:,} permutations in {self.seconds:.1f} s (the report shows a "
                 f"part only when its error is at most {PRECISE_SHARE:.0%}).")
         factor = self.factor()
+        if not np.isfinite(self.error):
+            return (f"{self.what[0].upper()}{self.what[1:]}: {self.permutations:,} permutations in "
+                    f"{self.seconds:.1f} s were too few for a standard error, so their precision is unknown; rerun with a larger "
+                    "--time-budget (time_budget= in Python).")
         if not np.isfinite(factor):
             return (head + " The rows do not differ detectably in this quantity: its spread is what the errors alone "
                     "give (as on homogeneous data), so no budget would make it readable; its values, with their "
