@@ -92,8 +92,8 @@ class Precision:
         factor = self.factor()
         if not np.isfinite(self.error):
             return (f"{self.what[0].upper()}{self.what[1:]}: {self.permutations:,} permutations in "
-                    f"{self.seconds:.1f} s were too few for a standard error, so their precision is unknown; rerun with a larger "
-                    "--time-budget (time_budget= in Python).")
+                    f"{self.seconds:.1f} s were too few for a standard error, so their precision is unknown; rerun "
+                    "with a larger --time-budget (time_budget= in Python).")
         if not np.isfinite(factor):
             return (head + " The rows do not differ detectably in this quantity: its spread is what the errors alone "
                     "give (as on homogeneous data), so no budget would make it readable; its values, with their "
