@@ -64,8 +64,14 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     report.add_argument("--silent", action="store_true", help="no progress output")
     report.add_argument("--time-budget", type=float, default=180.0, metavar="SECONDS",
-                        help="plan every section to finish within about this many seconds, from measured costs "
-                             "(default: %(default)s)")
+                        help="plan every section to finish within about this many seconds, from measured costs, "
+                             "and spend it on precision: the residual decomposition runs until its errors are "
+                             "small or the time is spent; parts still too imprecise are listed as 'not enough "
+                             "precision' with the budget they need (default: %(default)s)")
+    report.add_argument("--max-evals", type=int, default=None, metavar="N",
+                        help="most evaluations (refits on subsets of the training rows; n + 1 per permutation of "
+                             "n rows) of the residual decomposition; refused before any work when too few "
+                             "(default: the time budget alone)")
     report.add_argument("--max-memory", type=float, default=None, metavar="GIB",
                         help="memory budget in GiB for the report's large arrays: the sampled residual decomposition "
                              "is sized to it, and a budget too small for the data is refused before any work "
@@ -113,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                          help="seconds for the whole command, from its start: an explainer that samples (residual) is "
                               "planned from one timed refit and stops in time, or is refused at once when even one "
-                              "permutation pair cannot fit; other explainers run to the end (default: no limit; a run "
+                              "permutation pair cannot fit; loo times its full fit and is refused at once when its "
+                              "refits cannot fit; other explainers run to the end (default: no limit; a run "
                               "estimated above 24 hours is refused)")
     explain.add_argument("--max-evals", type=int, default=None, metavar="N",
                          help="budget in value-function evaluations (refits) for the explainers that take one "
@@ -627,6 +634,8 @@ def _process_age() -> float:
 def _cmd_report(args) -> int:
     _check_positive(args.time_budget, "--time-budget", "seconds")
     _check_positive(args.max_memory, "--max-memory", "GiB")
+    if args.max_evals is not None and args.max_evals < 1:
+        raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
     _check_output(Path(args.out), args, folder=True)
     X, y, task = _load(args)
     from .report import run_report
@@ -638,7 +647,8 @@ def _cmd_report(args) -> int:
     spent = _elapsed(args)
     path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
                       time_budget=max(args.time_budget - spent, 1.0),
-                      max_memory=None if args.max_memory is None else args.max_memory * 2**30, fitted_model=model)
+                      max_memory=None if args.max_memory is None else args.max_memory * 2**30, fitted_model=model,
+                      max_evals=args.max_evals)
     print(f"report written to {path}")
     return 0
 

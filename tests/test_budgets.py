@@ -112,3 +112,26 @@ def test_batches_are_cut_to_the_time_left():
     result = PermutationApproximator(n_permutations=10**6, max_time=2.0, random_state=0, silent=True).estimate(game)
     assert time.perf_counter() - start < 2.0 + 2.5  # about one unit (~0.5-1 s) past max_time, not a batch (~4-8 s)
     assert result.info["stopped_by"] == "max_time"
+
+
+def test_kernel_times_one_coalition_before_its_first_batch():
+    """A costly game: the kernel design is re-planned to max_time after one timed complementary pair (the probe),
+    not after a batch; a first batch of 16 coalitions at 50 ms would alone overrun the 0.3 s by half a second."""
+    from shap_instances.approximators import KernelApproximator
+    from shap_instances.games import FunctionGame
+
+    weights = np.random.default_rng(0).normal(size=(10, 2))
+    calls = []
+
+    def values(masks):
+        calls.append(len(masks))
+        time.sleep(0.05 * len(masks))
+        return np.asarray(masks, dtype=np.float64) @ weights
+
+    start = time.perf_counter()
+    result = KernelApproximator(max_evals=400, max_time=0.3, random_state=0, silent=True).estimate(
+        FunctionGame(values, 10, 2))
+    assert time.perf_counter() - start < 0.3 + 0.45  # the probe, then batches of the re-planned design
+    assert result.info["stopped_by"].startswith("max_time") and result.info["n_coalitions"] < 400
+    assert calls[:2] == [2, 2]  # v(empty) and v(all), then one complementary pair timed alone (not 16)
+    assert result.efficiency_gap() < 1e-10

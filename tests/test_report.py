@@ -118,11 +118,12 @@ def _costs(**changes):
 
 
 def test_plan_gives_everything_when_it_fits_and_respects_the_budget():
-    from shap_instances.report._plan import MOST_PER_PLAYER, make_plan
+    from shap_instances.report._plan import make_plan
 
     plan = make_plan(_costs(), 180.0, residual=True, n_players=400)
-    # the sampled rows' 3n, the aggregate game's cap, all trees, every held-out row
-    assert plan.sample_permutations == 1200 and plan.n_permutations == MOST_PER_PLAYER * 400
+    # the sampled rows' 3n, the aggregate game all the time left (no fixed cap), all trees, every held-out row
+    assert plan.sample_permutations == 1200 and plan.n_permutations > 20 * 400
+    assert plan.n_permutations * 0.002 + 1200 * 0.01 > 0.8 * 180 - 2.0 - 20  # it fills the budget
     assert plan.n_trees == 100 and plan.trust_rows == 100
     assert plan.total <= 180.0 and not plan.warnings
     assert [line.split("]")[0].strip() for line in plan.lines()[1:5]] == ["[1/4", "[2/4", "[3/4", "[4/4"]

@@ -294,12 +294,12 @@ def test_kernel_max_time_replans_or_truncates():
     assert replanned.info["stopped_by"].startswith("max_time") and replanned.info["n_coalitions"] < 240
     assert replanned.efficiency_gap() < 1e-10
 
-    class Slower(TableGame):  # cheap for the two end coalitions and the timed first batch, then slow
+    class Slower(TableGame):  # cheap for the two end coalitions and the timed probe (one pair), then slow
         calls = 0
 
         def value_function(self, coalitions):
             Slower.calls += 1
-            if Slower.calls > 2:
+            if Slower.calls > 3:
                 time.sleep(0.004 * len(coalitions))
             return super().value_function(coalitions)
 

@@ -7,8 +7,10 @@ call and for every ``n_jobs``, a ``numpy.random.Generator`` advances from call t
 :class:`KernelCoalitionSampler` is the coalition design of :class:`KernelApproximator`, usable on its own;
 :func:`shapley_weights` and :func:`kernel_weights` are the weights by coalition size.
 :func:`dask_scheduler` sends the parallel work of the estimators inside a ``with`` block to a dask cluster.
+:func:`format_seconds` writes a duration as the budget messages do.
 """
 
+from ._budget import format_seconds
 from ._parallel import dask_scheduler
 from ._protocol import Approximator
 from ._result import ShapleyResult
@@ -31,6 +33,7 @@ __all__ = [
     "RidgeInfluenceApproximator",
     "ShapleyResult",
     "dask_scheduler",
+    "format_seconds",
     "kernel_weights",
     "shapley_weights",
 ]

@@ -1,7 +1,9 @@
 """Kernel SHAP against a time budget: a design that fits the time, evaluated in an order that can stop.
 
-With ``max_time``, :func:`evaluate_design` times a first batch of the design the budget asks for; when the
-whole design would not fit in the time, it draws the design of the budget that fits (about 90% of the time
+:func:`evaluate_design` first times a probe, one complementary pair of the design the budget asks for (a
+block of 2,048 coalitions for a game with a refit shortcut), before any batch: a run estimated beyond the
+default limit is refused and a long one warned about then. With ``max_time``, when the whole design would not
+fit in the time, it draws the design of the budget that fits (about 90% of the time
 left, at the measured cost), so the estimate is a proper Kernel SHAP design of a smaller budget. It then
 evaluates in an order that can stop at any batch: the enumerated coalition sizes first, from the outside in
 as the sampler enumerates them (each size's complementary pairs in a pseudo-random order), then the sampled
@@ -74,7 +76,10 @@ def evaluate_design(game: Game, sampler: KernelCoalitionSampler, budget: int, rn
     cheap = bool(getattr(game, "cheap", False))
     design = sampler.sample(budget, rng)
     order = _evaluation_order(design, sampler.n_players)
-    first = order[: min(len(order), 2048 if cheap else 16)]
+    # the probe: a costly game times one complementary pair (adjacent in the order) before any batch, so the plan
+    # (re-planned design, refusal, warning) exists before the work; a cheap one (a refit shortcut) a block of
+    # pairs, its per-call cost spread
+    first = order[: min(len(order), 2048 if cheap else 2)]
     started = time.perf_counter()
     first_values = parallel_values(game, design.masks[first], 1, silent=True)
     per_coalition = (time.perf_counter() - started) / max(len(first), 1)
@@ -91,7 +96,8 @@ def evaluate_design(game: Game, sampler: KernelCoalitionSampler, budget: int, rn
         keys = [row.tobytes() for row in np.packbits(design.masks, axis=1)]
         reuse = np.array([key in known for key in keys], dtype=bool)
         values = np.empty((len(design.masks), game.n_outputs))
-        values[reuse] = [known[key] for key, hit in zip(keys, reuse) if hit]
+        if reuse.any():
+            values[reuse] = [known[key] for key, hit in zip(keys, reuse) if hit]
         stopped_by = "max_time (re-planned)"
         todo = order[~reuse[order]]
     else:

@@ -173,7 +173,7 @@ def contribution_statistics(explanation: shap.Explanation, *, population_size: i
     )
 
 
-def cc_means(explainer: Any, *, sign_by: str = "explained") -> pd.DataFrame:
+def cc_means(explainer: Any, *, sign_by: str = "explained", explanation: Any = None) -> pd.DataFrame:
     """The CC plot's means and the data values of a symmetric decomposition, in O(n) memory.
 
     Runs ``explainer.aggregate(weights=["sign", "mean"])`` (one aggregate game with two outputs, the same
@@ -213,7 +213,8 @@ def cc_means(explainer: Any, *, sign_by: str = "explained") -> pd.DataFrame:
     """
     if sign_by not in ("explained", "training"):
         raise ValueError(f"sign_by must be 'explained' or 'training', got {sign_by!r}.")
-    explanation = explainer.aggregate(weights=["sign", "mean"])
+    if explanation is None:
+        explanation = explainer.aggregate(weights=["sign", "mean"])
     residuals = np.asarray(explainer.explained_residuals_, dtype=np.float64)
     n = explanation.values.shape[1]
     empty = 0.0 if explainer.empty_prediction is None else explainer.empty_prediction - explainer.y_train_

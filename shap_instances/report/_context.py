@@ -53,6 +53,7 @@ class Context:
     results: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)  # model description -> held-out score, for the overview
     timings: dict = field(default_factory=dict)  # section key -> real seconds
+    imprecise: list = field(default_factory=list)  # (section title, paragraph): parts not precise enough to show
     file_model: Any = None  # the fitted model of --model-file (never fitted or changed: sections refit clones)
     forest_template: Any = None  # an unfitted forest the forest section grows (None: the report's own forest)
 

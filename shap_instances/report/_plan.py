@@ -5,8 +5,9 @@ decomposition's two games, the aggregate game of the CC means and the vector gam
 rows, and the first trees of the forest with the RF-GAP trust scores they give; :func:`make_plan` then sizes
 the sections so that the whole report fits the budget: all the forest's trees and all held-out rows when they
 fit, the rest of the time for the residual decomposition (a third at most for the sampled rows' ``3 n``
-permutations, the rest for the aggregate game, up to ``MOST_PER_PLAYER n`` permutations). Costs that are not
-measured (figures, outlier forests) are small and estimated from the data's size.
+permutations, the rest for the aggregate game: no fixed number, it runs in rounds until its errors are below
+``STOP_SHARE`` of the spread or the time is spent). ``max_evals`` caps the residual section's refits. Costs that
+are not measured (figures, outlier forests) are small and estimated from the data's size.
 
 Memory: the large arrays are the sampled decomposition (``BYTES_PER_SAMPLED_ENTRY`` per explained row and
 training row), the forest and copies of the data. :func:`memory_plan` sizes the sample to the memory budget
@@ -38,9 +39,13 @@ FIGURE_SECONDS = 1.2
 MAX_TREES, MIN_TREES, PROBE_TREES = 100, 20, 4
 #: Fewest permutations of the residual game (two antithetic pairs: a standard error needs two units).
 MIN_PERMUTATIONS = 4
-#: Most permutations of the aggregate game, in multiples of the training rows (3n is the paper's budget; the
-#: aggregate game is cheap enough to go beyond it while time remains).
-MOST_PER_PLAYER = 10
+#: A part of the report is precise when the error of what it shows (the root mean square of the standard errors)
+#: is at most this share of the spread of those values across training rows; otherwise it is shown under "Not
+#: enough precision", with the budget that would make it precise, never as results.
+PRECISE_SHARE = 0.3
+#: The aggregate game stops early, before its time is spent, once the error of both its outputs (the contribution
+#: means and the plain means behind the data values) is at most this share of their spread.
+STOP_SHARE = 0.2
 #: Bytes per entry (explained row x training row) of the sampled decomposition: values, standard errors, the
 #: two 95% bounds and the estimator's work block (five float64 matrices), the sign-normalised contributions,
 #: their transpose for the outlier forest and the moments of contribution_statistics (about ten in all).
@@ -143,6 +148,7 @@ class Plan:
     n_trees: int
     trust_rows: int
     sample_permutations: int = 0  # of the sampled rows' vector game
+    max_evals: int | None = None  # the residual section's most refits (sampled rows and aggregate game together)
     sample_seconds: float = 0.0
     memory: str = ""
     sections: dict[str, SectionStep] = field(default_factory=dict)
@@ -171,6 +177,22 @@ class Plan:
                          f"~{step.estimate:5.0f} s  {step.what}")
         lines.append(f"  planned total ~{self.total:.0f} s of {self.budget:.0f} s")
         return lines + [f"  note: {warning}" for warning in self.warnings]
+
+
+def evals_permutations(max_evals: int, n_players: int) -> int:
+    """The permutations (even: antithetic pairs) that ``max_evals`` evaluations of an ``n_players`` game allow,
+    or a refusal when they allow fewer than the :data:`MIN_PERMUTATIONS` of each of the residual section's two
+    games."""
+    from ..exceptions import InvalidParameterError
+
+    most = max_evals // (n_players + 1)
+    if most < 2 * MIN_PERMUTATIONS:
+        raise InvalidParameterError(
+            f"--max-evals {max_evals:,} allows {most} permutations of the {n_players:,} training rows (each costs "
+            f"{n_players + 1:,} evaluations); the residual decomposition needs at least {2 * MIN_PERMUTATIONS} "
+            f"({MIN_PERMUTATIONS} for each of its two games): raise --max-evals (max_evals=) to at least "
+            f"{2 * MIN_PERMUTATIONS * (n_players + 1):,}.")
+    return most - most % 2
 
 
 def _mib(n_bytes: float) -> str:
@@ -233,15 +255,28 @@ def time_figure(n_points: int) -> float:
     return draw(n_points)
 
 
-def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, forest: bool = True) -> Plan:
+def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, forest: bool = True,
+              max_evals: int | None = None) -> Plan:
     """Size the sections to fit ``budget`` seconds, from the measured ``costs``.
 
     The forest gets all its trees and every held-out row when they take at most a third of the time left after
     the fixed costs, else as many trees as fit (at least 20) and, if that is still too slow, a sample of
     held-out rows for the trust scores; the residual decomposition gets the rest: the sampled rows' vector game
-    up to ``3 n`` permutations in at most a third of it, the aggregate game the remainder, up to
-    ``MOST_PER_PLAYER n`` permutations; each at least four. Without ``forest`` (the section is skipped), no
-    time goes to the forest and the plan has no forest line.
+    up to ``3 n`` permutations in at most a third of it, the aggregate game the remainder, as many permutations
+    as fit (it stops earlier once precise: :data:`STOP_SHARE`); each at least four. ``max_evals`` caps the
+    permutations of both games together (``n + 1`` evaluations each): the sampled rows get at most a third.
+    Without ``forest`` (the section is skipped), no time goes to the forest and the plan has no forest line.
+
+    Examples
+    --------
+    >>> from shap_instances.report._plan import Costs, make_plan
+    >>> costs = Costs(spent=2.0, per_permutation=0.01, per_aggregate=0.001, per_tree=0.01, gap_fixed_per_tree=0.0,
+    ...               gap_per_row_tree=0.0, n_train=100, n_test=25, n_explained=100, n_features=5)
+    >>> make_plan(costs, 100, residual=True, n_players=100).n_permutations > 10 * 100   # no fixed cap
+    True
+    >>> plan = make_plan(costs, 100, residual=True, n_players=100, max_evals=10_100)      # 100 permutations
+    >>> plan.sample_permutations + plan.n_permutations
+    100
     """
     c = costs
     n_figures_residual, n_figures_forest = 5, 3
@@ -274,10 +309,11 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
             fitting = int(seconds / max(cost, 1e-9))
             return int(np.clip(fitting - fitting % 2, MIN_PERMUTATIONS, most + most % 2))
 
-        sample_permutations = permutations(left / 3, c.per_permutation, 3 * n_players)
+        most = 10**12 if max_evals is None else evals_permutations(max_evals, n_players)
+        sample_permutations = permutations(left / 3, c.per_permutation, min(3 * n_players, most // 3))
         fitting = int((left - sample_permutations * c.per_permutation) / max(c.per_aggregate, 1e-9))
         n_permutations = permutations(left - sample_permutations * c.per_permutation, c.per_aggregate,
-                                      MOST_PER_PLAYER * n_players)
+                                      most - sample_permutations)
         if fitting < MIN_PERMUTATIONS:
             warnings.append(f"the budget leaves time for {max(fitting, 0)} permutations of the aggregate game; the "
                             f"report computes {MIN_PERMUTATIONS}, the fewest that give standard errors, and will "
@@ -292,16 +328,17 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
         warnings.append(f"the forest's {trees} trees and trust scores need about {forest_time:.0f} s, more than the "
                         f"{max(share, 0):.0f} s the budget leaves them")
     plan = Plan(budget, costs, n_permutations, batch, trees, rows, sample_permutations=sample_permutations,
-                sample_seconds=sample_permutations * c.per_permutation, warnings=warnings)
+                sample_seconds=sample_permutations * c.per_permutation, max_evals=max_evals, warnings=warnings)
     plan.sections["overview"] = SectionStep("overview", "data summary, preprocessing, held-out scores", overview)
     if residual:
         sampled = (f"a random sample of {c.n_explained:,} explained rows" if c.n_explained < c.n_train
                    else f"all {c.n_train:,} rows explained")
         plan.sections["residual"] = SectionStep(
             "residual decomposition",
-            f"CC means and data values: {n_permutations:,} permutations of the aggregate game over "
-            f"{n_players:,} training rows; CC variance and outliers: {sample_permutations:,} permutations, "
-            f"{sampled}",
+            f"CC means and data values: up to {n_permutations:,} permutations of the aggregate game over "
+            f"{n_players:,} training rows (fewer once its error is below {STOP_SHARE:.0%} of the spread"
+            + (f"; --max-evals {max_evals:,}" if max_evals is not None else "")
+            + f"); CC variance and outliers: {sample_permutations:,} permutations, {sampled}",
             n_permutations * c.per_aggregate + sample_permutations * c.per_permutation + residual_fixed)
     plan.sections["representer"] = SectionStep("representer points", "top training rows of 5 held-out rows",
                                                representer)

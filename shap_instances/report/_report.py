@@ -31,7 +31,7 @@ __all__ = ["run_report"]
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
                out: str | os.PathLike[str] = "shap-instances-report", seed: int = 0, silent: bool = False,
                test_size: float = 0.2, time_budget: float = 180.0, max_memory: float | None = None,
-               fitted_model: Any = None) -> Path:
+               fitted_model: Any = None, max_evals: int | None = None) -> Path:
     """Analyse a dataset's training instances end to end and write an HTML report with PNG figures.
 
     The data are split into training and held-out rows. Sections (each skipped with a note when it does not
@@ -41,7 +41,10 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     for held-out rows. Every model is a pipeline that standardises numeric columns and one-hot encodes string
     columns (:mod:`shap_instances.report`).
 
-    The work is planned to fit ``time_budget``: the cost of one residual permutation and of the forest's first
+    Sampled parts are shown only when precise: a part whose error is above 30% of its spread across training rows
+    (the contribution means, the data values, the contribution variances) is listed under "Not enough precision"
+    at the end, with the budget that would make it precise, never shown as results. The work is planned to fit
+    ``time_budget``: the cost of one residual permutation and of the forest's first
     trees is measured, the plan (one line per section: what it computes, its share of the budget, its estimate)
     is printed unless ``silent``, and each section shows a progress bar with a moving ETA. The residual
     decomposition's means (CC plot, data values, helpful and harmful rows) come from one aggregate game over all
@@ -78,6 +81,11 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
         clones of it (:func:`sklearn.base.clone`) on the training rows; the forest section grows a clone of it
         when it is a bootstrap random forest and is skipped otherwise. Only the columns it was fitted on are used
         (a :class:`~shap_instances.exceptions.DataValidationError` names those ``X`` lacks).
+    max_evals : int, optional
+        Most evaluations (refits of the model on a subset of the training rows; a permutation of ``n`` training rows
+        costs ``n + 1``) of the residual decomposition, its two games together; refused before any work
+        (:class:`~shap_instances.exceptions.InvalidParameterError`) when it allows fewer than the 8 permutations
+        the section needs. Default: only the time budget limits them.
 
     Returns
     -------
@@ -98,6 +106,8 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     for name, value, unit in (("time_budget", time_budget, "seconds"), ("max_memory", max_memory, "bytes")):
         if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
             raise InvalidParameterError(f"run_report: {name} must be a positive number of {unit}; got {value!r}.")
+    if max_evals is not None and not (isinstance(max_evals, numbers.Integral) and max_evals > 0):
+        raise InvalidParameterError(f"run_report: max_evals must be a positive whole number; got {max_evals!r}.")
     if fitted_model is not None:
         X = model_columns(fitted_model, X, f"the {type(fitted_model).__name__} model")
     stratify = y if task == "classification" else None
@@ -106,13 +116,16 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     context = prepare(X_train, X_test, y_train, y_test, task=task, model=model, seed=seed, silent=silent,
                       file_model=fitted_model)
     context.max_memory = max_memory
+    if max_evals is not None:
+        _plan.evals_permutations(max_evals, len(X_train))  # refused before any work when too small
     sample_size, memory = _plan.memory_plan(len(X_train), len(X_test), context.Z_train.shape[1], max_memory)
     steps = [step for step in SECTIONS if step.applies(context)]
     skipped = [step for step in SECTIONS if step not in steps]
     residual = any(step.key == "residual" for step in steps)
     forest = any(step.key == "forest" for step in steps)
     costs = _plan.measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
-    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train), forest=forest)
+    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train), forest=forest,
+                           max_evals=max_evals)
     if fitted_model is not None:
         plan.warnings.append(file_model_sentence(context))
     if LabelIssues in steps:
@@ -135,9 +148,22 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
                 step.build(report, context, bar)
             finally:
                 context.timings[step.key] = bar.close()
+    if context.imprecise:
+        _imprecise_section(report, context.imprecise)
     Overview.finish(context)
     for step in skipped:
         context.overview.text(f"Section skipped: {step.skip_reason(context)}")
     context.overview.text(f"Computed in {time.perf_counter() - start:.1f} s (time budget {time_budget:.0f} s).")
     report.tables.update(context.results)  # the full tables behind the report's excerpts
     return report.write(out)
+
+
+def _imprecise_section(report: Report, parts: list[tuple[str, str]]) -> None:
+    """The parts not precise enough to show, below every precise section, each with the budget it would need."""
+    section = report.section("Not enough precision")
+    section.text("These parts were computed but are not shown as results: their error is above "
+                 f"{_plan.PRECISE_SHARE:.0%} of the spread of what they would show across training rows, so their "
+                 "rankings and positions would be mostly noise. Each says what budget would make it precise (the "
+                 "error falls as one over the square root of the permutations).")
+    for title, paragraph in parts:
+        section.comment(f"{title}. {paragraph}")

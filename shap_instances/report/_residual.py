@@ -23,6 +23,8 @@ from sklearn.base import clone
 
 from . import _figures
 from ._context import Context, explained_class_sentence
+from ._plan import PRECISE_SHARE, STOP_SHARE
+from ._precision import Precision
 
 if TYPE_CHECKING:
     from ._html import Report
@@ -49,12 +51,13 @@ def residual_problem(context: Context) -> tuple[Any, pd.Series, str, Any]:
     return clone(final_estimator(context.linear)), target, label, None
 
 
-def _explainer(context: Context, **options: Any) -> Any:
+def _explainer(context: Context, random_state: Any = None, **options: Any) -> Any:
     """The section's InstanceKernelExplainer on the encoded training rows (its seed, memory budget, bars)."""
     from ..explainers.residual import InstanceKernelExplainer
 
     model, target, _, _ = residual_problem(context)
-    return InstanceKernelExplainer(model, context.Z_train, y=target, random_state=context.seed,
+    return InstanceKernelExplainer(model, context.Z_train, y=target,
+                                   random_state=context.seed if random_state is None else random_state,
                                    max_memory=context.max_memory, **options)
 
 
@@ -140,50 +143,6 @@ def summary_table(means: pd.DataFrame, sample: Any) -> pd.DataFrame:
     )
 
 
-def _precision_comment(error: float, spread: float, *, spent: float, capped: bool) -> str:
-    """What the permutation error of the contribution means allows one to read from the CC plot and the lists.
-
-    The observed spread of the contribution means is that of the true means plus that of their errors, so the
-    true spread is estimated as ``sqrt(spread^2 - error^2)``; the comment says whether the rows differ beyond
-    their noise, and what more permutations would buy.
-
-    Examples
-    --------
-    >>> from shap_instances.report._residual import _precision_comment
-    >>> _precision_comment(0.01, 0.1, spent=10, capped=False)[:46]
-    'The error of a contribution mean is 10% of the'
-    """
-    if not spread > 0:
-        return "Every contribution mean is the same: the training rows do not differ in their effect on the residuals."
-    ratio = error / spread
-    true_spread = float(np.sqrt(max(spread**2 - error**2, 0.0)))
-    if ratio <= 0.5:
-        return (f"The error of a contribution mean is {ratio:.0%} of their spread across training rows: the CC "
-                "plot's vertical positions and the lists of most helpful and most harmful rows stand above the noise.")
-    parts = [f"At this budget the error of a contribution mean is {ratio:.0%} of their spread across training rows"]
-    if true_spread < 0.5 * error:
-        parts.append(": the rows do not differ detectably in their effect on the residuals (the spread is what the "
-                     "errors alone would give, as for homogeneous data), so the CC plot's vertical positions and the "
-                     "lists of most helpful and most harmful rows below are noise; the composition means (residual "
-                     "/ n) are exact.")
-        target, goal = error / 2, "Halving the permutation error"
-    else:
-        parts.append(f": the contribution means differ (true spread about {true_spread:.3g}) but the CC plot's "
-                     "vertical positions and the lists of most helpful and most harmful rows below are dominated "
-                     "by noise; the composition means (residual / n) are exact.")
-        target, goal = true_spread / 4, "Bringing the permutation error to a quarter of that spread"
-    factor = (error / target) ** 2
-    needed = factor * spent
-    from ._plan import MOST_PER_PLAYER
-
-    parts.append(f" {goal} takes about {factor:.0f} times as many permutations ("
-                 + (f"{needed / 60:.0f} minutes" if needed >= 90 else f"{needed:.0f} s") + " at this speed); "
-                 + (f"the report stops at {MOST_PER_PLAYER}n permutations: compute more with "
-                    "InstanceKernelExplainer(n_permutations=...).aggregate() in Python." if capped
-                    else "raise --time-budget accordingly."))
-    return "".join(parts)
-
-
 class ResidualDecomposition:
     """InstanceKernelExplainer on the linear model: CC plot, helpful and harmful rows, outliers, data values."""
 
@@ -204,15 +163,20 @@ class ResidualDecomposition:
         costs = context.plan.costs
         section = report.section(f"Residual decomposition ({type(model).__name__})")
         runs = _decompose(context, bar, len(target))
+        means, values, variances = runs.means(), runs.values(), runs.variances()
         _describe(section, context, runs, label, positive)
         colour = target.to_numpy()
-        _cc_plots(section, runs, colour, label)
+        _cc_plots(section, runs, colour, label, means=means.precise, variances=variances.precise)
         bar.advance(2 * costs.per_figure, "CC plots")
-        _helpful_and_harmful(section, runs.summary, colour)
+        if means.precise:
+            _helpful_and_harmful(section, runs.summary, colour)
         bar.advance(costs.per_figure, "helpful and harmful rows")
-        outliers = _behaviour_outliers(section, context, runs)
+        outliers = _behaviour_outliers(section, context, runs, show=variances.precise)
         bar.advance(costs.per_figure + 1.5 * costs.per_figure / 1.2, "outliers")
-        _data_values(section, runs.summary)
+        if values.precise:
+            _data_values(section, runs.summary)
+        context.imprecise.extend(("Residual decomposition", part.needs(context.plan.budget))
+                                 for part in (means, variances, values) if not part.precise)
         context.results["instances"] = runs.summary.join(outliers)
 
 
@@ -224,38 +188,57 @@ class _Decomposition:
     sample: Any  # the decomposition of the sampled explained rows (a shap.Explanation)
     sample_permutations: int
     sample_seconds: float
-    summary: pd.DataFrame  # summary_table: every training row's CC statistics
+    summary: pd.DataFrame  # summary_table: every training row's CC statistics, and plain_mean (data values)
     n_permutations: int  # of the aggregate game
+    rounds: int  # runs of the aggregate game pooled
     spent: float  # seconds the aggregate game took
-    stopped: bool  # the aggregate game was stopped by the time budget
+    stopped: str  # why the aggregate game stopped: "precise", "time" or "max_evals"
 
     @property
     def m(self) -> int:
         """Explained rows decomposed (the sample)."""
         return len(self.sample.sampled_rows)
 
+    def means(self) -> Precision:
+        """The precision of the contribution means (CC plot, helpful and harmful rows)."""
+        return Precision.of("the contribution means (the CC plot's vertical axis, the most helpful and most harmful "
+                            "rows)", self.summary["contribution_mean"], self.summary["contribution_mean_se"],
+                            permutations=self.n_permutations, seconds=self.spent, n_players=self.n)
+
+    def values(self) -> Precision:
+        """The precision of the plain means whose squares are the data values."""
+        return Precision.of("the plain contribution means behind the data values", self.summary["plain_mean"],
+                            self.summary["plain_mean_se"], permutations=self.n_permutations, seconds=self.spent,
+                            n_players=self.n)
+
+    def variances(self) -> Precision:
+        """The permutation noise of the contribution variances (CC variance plot, behaviour outliers): the
+        median noise against the median variance, as error and spread."""
+        summary = self.summary
+        return Precision("the contribution variances of the sampled rows (the CC variance plot, the behaviour "
+                         "outliers)", float(np.sqrt(np.median(summary["contribution_var_noise"]))),
+                         float(np.sqrt(np.median(summary["contribution_var"]))), self.sample_permutations,
+                         self.sample_seconds, self.n)
+
 
 def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
     """The sampled rows' decomposition, then the aggregate game's, each stopping on time by itself (``max_time``).
 
     The time the section may use runs up to the deadline, less what the later sections and this one's figures
-    are planned to take; the sampled rows take their planned share first, the aggregate game the rest.
+    are planned to take; the sampled rows take their planned share first, the aggregate game the rest
+    (:func:`_aggregate`: in rounds, until precise or out of time).
     """
-    from ..metrics import cc_means
-
     plan = context.plan
     aggregate_planned = plan.n_permutations * plan.costs.per_aggregate
     afterwards = max(plan.sections["residual"].estimate - aggregate_planned - plan.sample_seconds, 0.0)
     later = sum(s.estimate for key, s in plan.sections.items() if key in ("representer", "forest"))
     stop_at = context.deadline - afterwards - later
 
-    def time_left(share: float = 1.0) -> float:
-        return max(share * (stop_at - time.perf_counter()), 1.0)
-
     start = time.perf_counter()
+    share = plan.sample_seconds / max(plan.sample_seconds + aggregate_planned, 1e-9)
     sampler = _explainer(context, n_permutations=plan.sample_permutations, silent=context.silent,
                          batch_size=min(plan.batch_size, plan.sample_permutations),
-                         max_time=time_left(plan.sample_seconds / max(plan.sample_seconds + aggregate_planned, 1e-9)))
+                         max_time=max(share * (stop_at - start), 1.0))
     sample = sampler.explain_sample(plan.costs.n_explained)
     sample_permutations = sampler.result_.info["n_permutations"]
     sample_seconds = time.perf_counter() - start
@@ -263,23 +246,104 @@ def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
     bar.replan(aggregate_planned + afterwards)
 
     start = time.perf_counter()
-    explainer = _explainer(context, n_permutations=plan.n_permutations, silent=context.silent, max_time=time_left())
-    means = cc_means(explainer)  # the aggregate game, eq. 5's signs (helpful rows positive)
-    info = explainer.result_.info
-    spent = time.perf_counter() - start
-    bar.advance(aggregate_planned, f"{info['n_permutations']:,} permutations of the aggregate game")
+    explainer, pooled, done, rounds, stopped = _aggregate(context, stop_at, n)
+    means = summary_table(cc_means_of(explainer, pooled), sample)
+    bar.advance(aggregate_planned, f"{done:,} permutations of the aggregate game")
     bar.replan(afterwards)
     return _Decomposition(n=n, sample=sample, sample_permutations=sample_permutations, sample_seconds=sample_seconds,
-                          summary=summary_table(means, sample), n_permutations=info["n_permutations"], spent=spent,
-                          stopped=info.get("stopped_by") == "max_time")
+                          summary=means, n_permutations=done, rounds=rounds, spent=time.perf_counter() - start,
+                          stopped=stopped)
+
+
+def cc_means_of(explainer: Any, pooled: Any) -> pd.DataFrame:
+    """:func:`~shap_instances.metrics.cc_means` of the pooled aggregate game, with the plain means behind the
+    data values and their standard errors (``plain_mean``, ``plain_mean_se``)."""
+    from ..metrics import cc_means
+
+    errors = np.asarray(pooled.error_std)
+    return cc_means(explainer, explanation=pooled).assign(plain_mean=pooled.values[1], plain_mean_se=errors[1])
+
+
+def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int, int, str]:
+    """The aggregate game (eq. 5's signs and the plain means) in rounds, pooled, until both outputs are precise
+    beyond need (error at most :data:`~shap_instances.report._plan.STOP_SHARE` of the spread), the time is spent
+    (``stop_at``) or, with ``max_evals``, the plan's permutations are done.
+
+    The first round has ``2 n`` permutations (at least four), each next one as many as all before it, so the
+    precision is checked after every doubling; each round stops on time by itself (``max_time``). Rounds use
+    independent seeds (the first the report's seed); the pooled mean weights each round by its permutations,
+    and its standard error is ``sqrt(sum (m_k / M)^2 se_k^2)``.
+
+    Returns ``(explainer, pooled explanation, permutations, rounds, why it stopped)``.
+    """
+    from ._plan import MIN_PERMUTATIONS, STOP_SHARE
+
+    plan = context.plan
+    limit = plan.n_permutations if plan.max_evals is not None else None
+    size, done, start = max(MIN_PERMUTATIONS, 2 * n), 0, time.perf_counter()
+    rounds: list[tuple[int, np.ndarray, np.ndarray]] = []
+    while True:
+        if limit is not None:
+            size = min(size, limit - done)
+        seed = context.seed if not rounds else np.random.default_rng([context.seed, len(rounds)])
+        explainer = _explainer(context, n_permutations=size, silent=context.silent, random_state=seed,
+                               max_time=max(stop_at - time.perf_counter(), 0.5))
+        explanation = explainer.aggregate(weights=["sign", "mean"])
+        info = explainer.result_.info
+        count = int(info.get("n_permutations", size))
+        done += count
+        rounds.append((count, np.asarray(explanation.values), _errors(explanation)))
+        pooled = _pool(explanation, rounds)
+        now = time.perf_counter()
+        timed_out = info.get("stopped_by") == "max_time"
+        stopped = _stop_reason(pooled, STOP_SHARE, spent=now - start, left=stop_at - now, timed_out=timed_out,
+                               evals=limit is not None and done >= limit)
+        if stopped:
+            return explainer, pooled, done, len(rounds), stopped
+        size = done
+
+
+def _errors(explanation: Any) -> np.ndarray:
+    errors = getattr(explanation, "error_std", None)
+    return np.zeros(np.shape(explanation.values)) if errors is None else np.asarray(errors, dtype=np.float64)
+
+
+def _pool(explanation: Any, rounds: list[tuple[int, np.ndarray, np.ndarray]]) -> Any:
+    """An explanation like the last round's holding the mean of every round, weighted by permutations, and its
+    error."""
+    from .._explanation import build_explanation
+
+    total = sum(count for count, _, _ in rounds)
+    return build_explanation(sum(count / total * values for count, values, _ in rounds), explanation.base_values,
+                             feature_names=list(explanation.feature_names),
+                             standard_errors=np.sqrt(sum((count / total * errors) ** 2 for count, _, errors in rounds)))
+
+
+def _stop_reason(pooled: Any, share: float, *, spent: float, left: float, timed_out: bool, evals: bool) -> str:
+    """Why the aggregate game stops after this round, or "" (go on): "precise" when both outputs' errors are at
+    most ``share`` of their spread; "time" (the round was cut by ``max_time``, or under half a second is ``left``);
+    "max_evals"; "out of reach" when the contribution means cannot reach the report's
+    :data:`~shap_instances.report._plan.PRECISE_SHARE` in the time left at the speed of the ``spent`` seconds
+    (their error falls as one over the square root of the permutations)."""
+    values, errors = np.asarray(pooled.values), np.asarray(pooled.error_std)
+    parts = [Precision.of("", values[k], errors[k], permutations=1, seconds=spent, n_players=1)
+             for k in range(len(values))]
+    if all(part.share <= share for part in parts):
+        return "precise"
+    if timed_out or left < 0.5:
+        return "time"
+    if evals:
+        return "max_evals"
+    return "out of reach" if parts[0].factor() * spent > spent + left else ""
 
 
 def _describe(section: Any, context: Context, runs: _Decomposition, label: str, positive: Any) -> None:
     """The section's text: what is decomposed, the aggregate game's budget and error, the sample, the comment."""
-    n, n_permutations, summary = runs.n, runs.n_permutations, runs.summary
-    spread = float(summary["contribution_mean"].std())
-    permutation = float(np.sqrt(np.mean(summary["contribution_mean_se"] ** 2)))
-    stopped = " (stopped by the time budget)" if runs.stopped else ""
+    n, n_permutations, means = runs.n, runs.n_permutations, runs.means()
+    stopped = {"precise": f", stopped once its error was below {STOP_SHARE:.0%} of the spread",
+               "time": ", stopped by the time budget", "max_evals": ", stopped at --max-evals (max_evals=)",
+               "out of reach": f", stopped once the error of {PRECISE_SHARE:.0%} of the spread proved out of reach "
+                               "within the time budget"}[runs.stopped]
     section.text(
         "Each residual is split into Shapley contributions of the training rows: the model is refit on "
         f"subsets of the {n:,} training rows, exactly, along random permutations. Composition = a residual's "
@@ -293,18 +357,18 @@ def _describe(section: Any, context: Context, runs: _Decomposition, label: str, 
     section.text(
         "Means over the explained rows are Shapley values of one scalar game (Shapley values are linear in "
         "the game): the contribution means, the data values and the lists of helpful and harmful rows come "
-        f"from that aggregate game over all {n:,} training rows, {n_permutations:,} antithetic permutations"
-        f"{stopped} in {runs.spent:.1f} s, never the {n:,} x {n:,} matrix; its permutation error of a "
-        f"contribution mean is {permutation:.3g} (root mean square of the standard errors over training rows), "
-        f"and the contribution means spread with standard deviation {spread:.3g}. The composition means are "
-        "exact: a row's residual / n (efficiency)."
+        f"from that aggregate game over all {n:,} training rows, {n_permutations:,} antithetic permutations in "
+        f"{runs.rounds} round(s) of doubling size{stopped}, in {runs.spent:.1f} s, never the {n:,} x {n:,} "
+        f"matrix; its permutation error of a contribution mean is {means.error:.3g} (root mean square of the "
+        f"standard errors over training rows), and the contribution means spread with standard deviation "
+        f"{means.spread:.3g}. The composition means are exact: a row's residual / n (efficiency)."
     )
     if positive is not None:
         section.text(explained_class_sentence(
             positive, f"the residuals are those of a ridge regression of the indicator {label}, a linear "
                       "probability model: residual = P(class) - 1[row has the class]"))
     section.text(_sample_sentence(context, runs))
-    section.comment(_precision_comment(permutation, spread, spent=runs.spent, capped=n_permutations >= _most(n)))
+    section.comment(" ".join(part.sentence() for part in (means, runs.values(), runs.variances())))
 
 
 def _sample_sentence(context: Context, runs: _Decomposition) -> str:
@@ -326,21 +390,57 @@ def _sample_sentence(context: Context, runs: _Decomposition) -> str:
     )
 
 
-def _cc_plots(section: Any, runs: _Decomposition, colour: np.ndarray, label: str) -> None:
-    """The CC plot (all training rows, aggregate game) and the CC variance plot (the sampled rows)."""
+def _cc_plots(section: Any, runs: _Decomposition, colour: np.ndarray, label: str, *, means: bool,
+              variances: bool) -> None:
+    """The CC plot (all training rows, aggregate game) and the CC variance plot (the sampled rows), each only when
+    precise (``means``, ``variances``)."""
     from ..plots import cc_plot
 
     summary, n, m = runs.summary, runs.n, runs.m
     sampled = summary.loc[summary["explained"]]
-    ax = cc_plot(summary, color=colour, show=False, label=label)
-    section.figure(_figures.figure_of(ax), "cc_plot", "CC plot: mean composition (residual / n) against mean "
-                                         f"contribution (the aggregate game), for all {n:,} training rows.")
-    ax = cc_plot(summary, statistic="var", color=colour, show=False, label=label)
-    section.figure(_figures.figure_of(ax), "cc_variance_plot",
-                   "CC variance plot: variance of the composition against variance of the contribution"
-                   + (f", for the {len(sampled):,} sampled rows (a composition variance needs the row's own "
-                      f"decomposition; contribution variances over the {m:,} sampled residuals)."
-                      if m < n else "."))
+    if means:
+        ax = cc_plot(summary, color=colour, show=False, label=label)
+        average = float(summary["contribution_mean"].mean())
+        assert ax is not None  # show=False returns the axes
+        ax.axhline(average, color="0.4", linestyle="--", linewidth=1,
+                   label=f"average row: -mean |residual| / n = {average:.3g}")
+        ax.legend(loc="best", fontsize="small")
+        section.figure(_figures.figure_of(ax), "cc_plot", "CC plot: mean composition (residual / n) against mean "
+                       f"contribution (the aggregate game), for all {n:,} training rows. " + harmful_sentence(summary))
+    if variances:
+        ax = cc_plot(summary, statistic="var", color=colour, show=False, label=label)
+        section.figure(_figures.figure_of(ax), "cc_variance_plot",
+                       "CC variance plot: variance of the composition against variance of the contribution"
+                       + (f", for the {len(sampled):,} sampled rows (a composition variance needs the row's own "
+                          f"decomposition; contribution variances over the {m:,} sampled residuals)."
+                          if m < n else "."))
+
+
+def harmful_sentence(summary: pd.DataFrame) -> str:
+    """Why most rows read as harmful: the contribution means add up to minus the mean absolute residual.
+
+    The empty coalition's residual is 0 (the paper's convention, ``v(empty) = 0``), so each explained residual's
+    contributions add up to the residual itself, and signed by it (eq. 5) to ``-|residual|``: the contribution
+    means of all ``n`` rows add up to ``-mean |residual|``, an average of ``-mean |residual| / n`` per row.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report._residual import harmful_sentence
+    >>> table = pd.DataFrame({"contribution_mean": [-0.5, -0.3, 0.1, -0.3], "residual": [2.0, -1.0, 0.5, -0.5]})
+    >>> harmful_sentence(table)[:60]
+    'A contribution mean is negative ("harmful") for 3 of the 4 r'
+    """
+    contribution, n = summary["contribution_mean"], len(summary)
+    total = float(contribution.sum())
+    mean_abs = float(summary["residual"].abs().mean())
+    return (f"A contribution mean is negative (\"harmful\") for {int((contribution < 0).sum()):,} of the {n:,} rows, "
+            f"and that is expected: the model fitted on no rows has residual 0 by the paper's convention (v(empty) "
+            f"= 0), so each residual's contributions add up to the residual itself and, signed by it (eq. 5), to "
+            f"minus its size. The contribution means therefore add up to minus the mean absolute residual "
+            f"({total:.4g}; mean |residual| {mean_abs:.4g}), {total / n:.3g} per row on average (the dashed line): "
+            "read a row against that line, above it the row shrinks the residuals more than the average row does, "
+            "below it less.")
 
 
 def _helpful_and_harmful(section: Any, summary: pd.DataFrame, colour: np.ndarray) -> None:
@@ -365,14 +465,17 @@ def _helpful_and_harmful(section: Any, summary: pd.DataFrame, colour: np.ndarray
                   caption="Most harmful training rows: they enlarge the other residuals the most.")
 
 
-def _behaviour_outliers(section: Any, context: Context, runs: _Decomposition) -> pd.DataFrame:
-    """IsolationForest outliers on the sampled rows' contributions against those on the features; the flags."""
+def _behaviour_outliers(section: Any, context: Context, runs: _Decomposition, *, show: bool) -> pd.DataFrame:
+    """IsolationForest outliers on the sampled rows' contributions against those on the features; the flags (for
+    instances.csv), and the figure and table when ``show`` (the contribution variances are precise)."""
     from sklearn.decomposition import PCA
 
     from ..metrics import behaviour_outliers, normalised_contributions
 
     summary, sample, n, m = runs.summary, runs.sample, runs.n, runs.m
     outliers = behaviour_outliers(sample, context.Z_train, random_state=context.seed)
+    if not show:
+        return outliers
     behaviour = normalised_contributions(sample).T  # one row per training instance
     pca = PCA(n_components=2, random_state=context.seed).fit(behaviour)
     components, share = pca.transform(behaviour), pca.explained_variance_ratio_
@@ -402,7 +505,8 @@ def _behaviour_outliers(section: Any, context: Context, runs: _Decomposition) ->
 
 
 def _data_values(section: Any, summary: pd.DataFrame) -> None:
-    """The data values (squared mean contributions): all rows sorted, the largest labelled, and a table."""
+    """The data values (squared plain mean contributions): all rows sorted, the largest labelled, and a table that
+    sets them beside the contribution means, with one caption on why they differ."""
     helpful = summary["contribution_mean"].to_numpy() > 0
     values = summary["instance_value"].rename("instance_value")
     top = min(12, len(values))
@@ -412,15 +516,38 @@ def _data_values(section: Any, summary: pd.DataFrame) -> None:
     _figures.data_value_top(right, values, helpful, k=top)
     right.set_title(f"The {top} largest data values")
     section.figure(fig, "data_values",
-                   f"Data values (the squared mean contribution of each training row, from the aggregate game), "
-                   f"sorted; the {top} largest are labelled, coloured by the sign of their mean sign-normalised "
-                   "contribution.")
-    section.table(values.sort_values(ascending=False).head(8).to_frame(),
-                  caption="Data values: the squared mean contribution of each training row (the paper's value; "
-                          "all rows, with the CC statistics and outlier flags, in instances.csv).")
+                   f"Data values (the square of each training row's plain mean contribution, from the aggregate "
+                   f"game), sorted; the {top} largest are labelled, coloured by the sign of their contribution mean "
+                   "(eq. 5). How they differ from the contribution means: see the table below.")
+    table = summary[["instance_value", "plain_mean", "contribution_mean", "residual"]]
+    section.table(table.sort_values("instance_value", ascending=False).head(8),
+                  caption=data_value_caption(summary))
 
 
-def _most(n: int) -> int:
-    from ._plan import MOST_PER_PLAYER
+def data_value_caption(summary: pd.DataFrame) -> str:
+    """One caption for the data values beside the contribution means: what each is and why they differ.
 
-    return MOST_PER_PLAYER * n
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report._residual import data_value_caption
+    >>> table = pd.DataFrame({"instance_value": [9.0, 0.01], "plain_mean": [-3.0, 0.1],
+    ...                       "contribution_mean": [-0.2, 0.05], "residual": [-140.0, 3.0]}, index=[359, 7])
+    >>> "row 359: data value 9 (plain mean -3)" in data_value_caption(table)
+    True
+    """
+    row = summary["instance_value"].idxmax()
+    top = summary.loc[row]
+    return (
+        "Data values beside contribution means: two different averages over the explained residuals of the same "
+        "row's contributions. instance_value, the data value (the paper's), is the square of plain_mean, the "
+        "row's contributions averaged as they are: how far the row moves the residuals, all in one direction, "
+        "on average (its effect on the mean residual). contribution_mean (eq. 5, the CC plot and the helpful and "
+        "harmful lists) first signs each contribution by the residual it goes to: whether the row shrinks the "
+        "residuals' size (positive) or enlarges it. A row with a large residual pulls the fit towards its own "
+        "target, which moves every residual the same way: a large plain mean, hence a large data value; but that "
+        "shift shrinks the residuals of one sign and enlarges those of the other, which nearly cancel in the "
+        f"contribution mean. Here row {row}: data value {top['instance_value']:.3g} (plain mean "
+        f"{top['plain_mean']:.3g}), contribution mean {top['contribution_mean']:.3g}, its own residual "
+        f"{top['residual']:.4g}. All rows, with the CC statistics and outlier flags, are in instances.csv."
+    )

@@ -7,6 +7,7 @@ This module uses only the public API of ``shap_instances``: it is the second wor
 from __future__ import annotations
 
 import contextlib
+import numbers
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -14,13 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 import shap
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 from sklearn.linear_model import LinearRegression, Ridge
 
 from shap_instances import InstanceExplainer, build_explanation, training_row_data
 from shap_instances.exceptions import (
+    BudgetError,
     DataValidationError,
     InvalidParameterError,
     ShapInstancesError,
@@ -28,6 +30,7 @@ from shap_instances.exceptions import (
 )
 from shap_instances.utils import (
     COMMON_CONSTRAINTS,
+    Interval,
     Options,
     check_data,
     check_memory,
@@ -84,6 +87,11 @@ class LeaveOneOutExplainer(InstanceExplainer):
     max_evals : int, optional
         Most refits one call may make (it needs ``n_train + 1``, or 1 with the closed form); a call that needs
         more is refused before any work.
+    max_time : float, optional
+        Seconds one call may take. The full model's fit (needed anyway) is timed first; when the ``n_train``
+        leave-one-out refits, at that speed over the ``n_jobs`` workers, would not fit in the time left, the call
+        is refused (:class:`~shap_instances.exceptions.BudgetError`, with the estimate) before any of them.
+        Leave-one-out values cannot be cut down (each needs its own refit), so a call either fits or is refused.
     n_jobs : int, optional
         Parallel refits (joblib semantics; -1: every core). Results do not depend on it.
     silent : bool, default=False
@@ -134,10 +142,12 @@ class LeaveOneOutExplainer(InstanceExplainer):
                                                         "feature_names")},
         "y": [None, "array-like"],
         "method": [Options("auto", "refit", "closed_form")],
+        "max_time": [None, Interval(numbers.Real, 0, None, closed="neither")],
     }
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
-                 method: str = "auto", max_evals: int | None = None, n_jobs: int | None = None,
+                 method: str = "auto", max_evals: int | None = None, max_time: float | None = None,
+                 n_jobs: int | None = None,
                  silent: bool = False, max_memory: float | None = None,
                  feature_names: Sequence[str] | None = None) -> None:
         data = self._setup(locals())
@@ -273,6 +283,7 @@ class LeaveOneOutExplainer(InstanceExplainer):
             values = None if linear is None else self._closed_form(linear, X_arr, explained)
             if values is None:
                 self._check_budget(n_train + 1, " (the closed form does not apply to these training rows)")
+                self._check_time(start, n_train)
                 values = explained[:, None] - self._refit_without_each(X_arr)
         if not (np.isfinite(explained).all() and np.isfinite(values).all()):
             raise DataValidationError(
@@ -302,6 +313,21 @@ class LeaveOneOutExplainer(InstanceExplainer):
                 f"LeaveOneOutExplainer needs {needed} refits per call (one per training row and the full model)"
                 f"{why}, more than max_evals={self.max_evals}; raise max_evals or value fewer training rows"
                 + ("." if why else ", or use a Ridge or LinearRegression model (closed form, one refit)."))
+
+    def _check_time(self, start: float, n_train: int) -> None:
+        """Refuse, before the leave-one-out refits, a call that cannot end within ``max_time``: the full fit (and
+        its prediction), timed from ``start``, sets the speed of the ``n_train`` refits over the workers."""
+        if self.max_time is None:
+            return
+        spent = time.perf_counter() - start
+        workers = max(1, min(effective_n_jobs(self.n_jobs), n_train))
+        estimate = spent * n_train / workers
+        if spent + estimate > self.max_time:
+            raise BudgetError(
+                f"LeaveOneOutExplainer needs {n_train:,} refits of {type(self.model).__name__} (one per training row);"
+                f" the full fit took {spent:.2f} s, so they would take about {estimate:,.0f} s on {workers} worker(s),"
+                f" more than max_time={self.max_time:g} s; refused before the refits. To shorten it: value fewer "
+                "training rows, more n_jobs, or a Ridge or LinearRegression model (closed form, one refit).")
 
     def _refit(self, rows: np.ndarray) -> Any:
         return _fit(self.model, self.data_, self.y_train_, rows, self.columns_)

@@ -6,6 +6,7 @@ Every reference here is computed by refitting scikit-learn models in a plain loo
 
 import doctest
 import importlib
+import time
 import warnings
 from importlib.metadata import entry_points
 
@@ -22,6 +23,7 @@ from sklearn.tree import DecisionTreeRegressor
 import shap_instances as si
 from shap_instances.datasets import load_breast_cancer, load_diabetes
 from shap_instances.exceptions import (
+    BudgetError,
     DataValidationError,
     InvalidParameterError,
     MemoryBudgetError,
@@ -171,6 +173,40 @@ def test_budget_and_memory_refused_before_any_refit(diabetes):
     e = LeaveOneOutExplainer(_CountingRegressor(), X.iloc[:20], y=y.iloc[:20], max_evals=21, silent=True)(X.iloc[:2])
     assert _CountingRegressor.fits == 21
     # the mean without row i moves by (mean - y_i) / (n - 1): an exact check of the refit loop
+    expected = (y.iloc[:20].to_numpy() - y.iloc[:20].mean()) / 19
+    np.testing.assert_allclose(e.values, np.broadcast_to(expected, (2, 20)), rtol=0, atol=1e-10)
+
+
+class _SlowRegressor(RegressorMixin, BaseEstimator):
+    """The mean of the targets, fitted in ``seconds``: a model whose refits are slow, without a long sleep."""
+
+    fits = 0
+
+    def __init__(self, seconds=0.02):
+        self.seconds = seconds
+
+    def fit(self, X, y):
+        type(self).fits += 1
+        time.sleep(self.seconds)
+        self.mean_ = float(np.mean(y))
+        self.n_features_in_ = np.shape(X)[1]
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def test_max_time_refuses_before_the_refits_what_cannot_fit(diabetes):
+    X, y = diabetes
+    _SlowRegressor.fits = 0
+    explainer = LeaveOneOutExplainer(_SlowRegressor(), X.iloc[:60], y=y.iloc[:60], max_time=0.3, n_jobs=1,
+                                     silent=True)
+    start = time.perf_counter()
+    with pytest.raises(BudgetError, match=r"needs 60 refits .* about [\d.]+ s on 1 worker.*max_time=0.3"):
+        explainer(X.iloc[70:72])
+    assert time.perf_counter() - start < 0.3 and _SlowRegressor.fits == 1  # the full fit only
+    e = LeaveOneOutExplainer(_SlowRegressor(seconds=0.0), X.iloc[:20], y=y.iloc[:20], max_time=30.0,
+                             silent=True)(X.iloc[:2])
     expected = (y.iloc[:20].to_numpy() - y.iloc[:20].mean()) / 19
     np.testing.assert_allclose(e.values, np.broadcast_to(expected, (2, 20)), rtol=0, atol=1e-10)
 

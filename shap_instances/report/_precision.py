@@ -1,0 +1,108 @@
+"""Whether a part of the report is precise enough to show, and the budget that would make it so.
+
+A sampled quantity shown across training rows (the contribution means, the data values' plain means, the
+contribution variances) is readable when its error is small against its spread across rows. The observed spread
+``s`` is that of the true values plus that of the errors, so the true spread is ``t = sqrt(s^2 - e^2)``. The part
+is *precise* when ``e <= PRECISE_SHARE * s``. The error of a permutation estimate falls as ``1 / sqrt(m)`` in the
+permutations ``m``, so reaching ``e' <= PRECISE_SHARE * sqrt(t^2 + e'^2)``, i.e. ``e' <= t * PRECISE_SHARE /
+sqrt(1 - PRECISE_SHARE^2)``, takes ``(e / e')^2`` times the permutations; when ``t`` is 0 (the rows do not differ
+beyond the noise) no budget makes the part readable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..approximators import format_seconds
+from ._plan import PRECISE_SHARE
+
+__all__ = ["Precision"]
+
+
+@dataclass
+class Precision:
+    """The error of a sampled quantity against its spread across training rows, and what more work would buy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.report._precision import Precision
+    >>> p = Precision.of("the contribution means", np.array([0.1, -0.1, 0.3, -0.3]), np.full(4, 0.2),
+    ...                  permutations=100, seconds=2.0, n_players=50)
+    >>> round(p.share, 2), p.precise
+    (0.77, False)
+    >>> round(p.factor(), 1)       # times the permutations that bring the error to 30% of the spread
+    15.2
+    """
+
+    what: str
+    error: float  # root mean square of the standard errors
+    spread: float  # standard deviation of the estimates across training rows
+    permutations: int
+    seconds: float
+    n_players: int
+
+    @classmethod
+    def of(cls, what: str, values: np.ndarray, errors: np.ndarray, *, permutations: int, seconds: float,
+           n_players: int) -> Precision:
+        values, errors = np.asarray(values, dtype=np.float64), np.asarray(errors, dtype=np.float64)
+        return cls(what, float(np.sqrt(np.mean(errors**2))), float(np.std(values, ddof=1)) if values.size > 1
+                   else 0.0, permutations, seconds, n_players)
+
+    @property
+    def share(self) -> float:
+        """The error as a share of the spread (0 when both are 0, inf when only the spread is)."""
+        if self.spread > 0:
+            return self.error / self.spread
+        return 0.0 if self.error == 0 else float("inf")
+
+    @property
+    def precise(self) -> bool:
+        return self.share <= PRECISE_SHARE
+
+    @property
+    def true_spread(self) -> float:
+        return float(np.sqrt(max(self.spread**2 - self.error**2, 0.0)))
+
+    def factor(self) -> float:
+        """How many times the permutations made would make the part precise (inf: none would)."""
+        target = self.true_spread * PRECISE_SHARE / np.sqrt(1 - PRECISE_SHARE**2)
+        if self.precise:
+            return 1.0
+        return float((self.error / target) ** 2) if target > 0 else float("inf")
+
+    def sentence(self) -> str:
+        """One sentence: the error against the spread, and whether that is precise."""
+        verdict = ("precise" if self.precise else "not enough precision: shown below the precise sections, "
+                   "not as results")
+        if not np.isfinite(self.error):
+            return (f"{self.what[0].upper()}{self.what[1:]} have no standard error yet (too few permutations in the "
+                    f"time: {self.permutations:,}); {verdict}.")
+        return (f"The error of {self.what} is {self.share:.0%} of their spread across training rows "
+                f"({self.error:.3g} against {self.spread:.3g}; {verdict}, the report's threshold being "
+                f"{PRECISE_SHARE:.0%}).")
+
+    def needs(self, budget: float) -> str:
+        """What the part lacks, for the "Not enough precision" section: the budget that would make it precise."""
+        head = (f"{self.what[0].upper()}{self.what[1:]}: the error is {self.share:.0%} of the spread across "
+                f"training rows after {self.permutations:,} permutations in {self.seconds:.1f} s (the report shows a "
+                f"part only when its error is at most {PRECISE_SHARE:.0%}).")
+        factor = self.factor()
+        if not np.isfinite(self.error):
+            return (f"{self.what[0].upper()}{self.what[1:]}: {self.permutations:,} permutations in "
+                    f"{self.seconds:.1f} s were too few for a standard error, so their precision is unknown; rerun "
+                    "with a larger --time-budget (time_budget= in Python).")
+        if not np.isfinite(factor):
+            return (head + " The rows do not differ detectably in this quantity: its spread is what the errors alone "
+                    "give (as on homogeneous data), so no budget would make it readable; its values, with their "
+                    "standard errors, are in instances.csv.")
+        permutations = int(np.ceil(factor * self.permutations))
+        seconds = factor * self.seconds
+        return (head + f" About {factor:.1f} times the permutations would make it precise: {permutations:,} "
+                f"permutations ({permutations * (self.n_players + 1):,} evaluations), about "
+                f"{format_seconds(seconds)} at the speed measured here; rerun with --time-budget "
+                f"{budget + seconds - self.seconds:.0f} or more (time_budget= in Python). Its values, with their "
+                "standard errors, are in instances.csv.")
+

@@ -1,0 +1,144 @@
+"""The report spends its budget on precision: no fixed cap, --max-evals, "not enough precision" for the parts whose
+error is above 30% of their spread (with the budget that would make them precise), and the captions that explain
+the data values beside the contribution means and the sign of "harmful".
+
+Independent checks: efficiency (the contribution means add up to minus the mean absolute residual), the data value
+is the square of the plain mean, the 1/sqrt(m) extrapolation recomputed from instances.csv, pooled rounds against
+their closed form.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from shap_instances._explanation import build_explanation
+from shap_instances.datasets import load_diabetes
+from shap_instances.exceptions import InvalidParameterError
+from shap_instances.report import run_report
+from shap_instances.report._plan import PRECISE_SHARE, Costs, make_plan
+from shap_instances.report._precision import Precision
+from shap_instances.report._residual import _pool, _stop_reason
+
+
+def _text(path) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", path.read_text())))
+
+
+@pytest.fixture(scope="module")
+def starved(tmp_path_factory):
+    """A report whose residual section gets 10 permutations in all (--max-evals): too few to be precise."""
+    X, y = load_diabetes()
+    out = tmp_path_factory.mktemp("starved")
+    n_train = 80
+    path = run_report(X.iloc[:100], y.iloc[:100], out=out, silent=True, time_budget=60,
+                      max_evals=10 * (n_train + 1))
+    return path, pd.read_csv(out / "instances.csv", index_col=0)
+
+
+def test_imprecise_parts_are_listed_below_the_precise_sections_not_shown(starved):
+    path, _ = starved
+    text = _text(path)
+    assert "Not enough precision" in text
+    # below every precise section (the forest is the last one), and the noise is not printed as results
+    assert text.rindex("Not enough precision") > text.index("Random forest: which training rows")
+    assert "Most helpful training rows" not in text and "CC plot: mean composition" not in text
+    assert not (path.parent / "helpful_harmful.png").exists() and not (path.parent / "cc_plot.png").exists()
+    assert "stopped at --max-evals" in text
+    assert re.search(r"rerun with --time-budget \d+ or more", text)
+
+
+def test_the_budget_named_follows_the_error_of_the_means(starved):
+    """The permutations named for the contribution means are (e / e')^2 times those made, e' the error at 30% of
+    the spread: recomputed here from instances.csv."""
+    path, table = starved
+    text = _text(path)
+    done = int(re.search(r"([\d,]+) antithetic permutations in", text).group(1).replace(",", ""))
+    error = float(np.sqrt(np.mean(table["contribution_mean_se"] ** 2)))
+    spread = float(table["contribution_mean"].std())
+    true_spread = np.sqrt(max(spread**2 - error**2, 0.0))
+    factor = (error / (true_spread * PRECISE_SHARE / np.sqrt(1 - PRECISE_SHARE**2))) ** 2
+    match = re.search(r"The contribution means \(.*?\): the error is (\d+)% of the spread .*? ([\d,]+) permutations "
+                      r"\(([\d,]+) evaluations\)", text)
+    assert match, text[text.index("Not enough precision"):]
+    assert int(match.group(1)) == round(100 * error / spread)
+    assert int(match.group(2).replace(",", "")) == int(np.ceil(factor * done))
+    assert int(match.group(3).replace(",", "")) == int(np.ceil(factor * done)) * 81
+
+
+def test_efficiency_behind_the_harmful_caption_and_the_data_values(starved):
+    """Each residual's contributions add up to it (v(empty) = 0), so the contribution means add up to minus the
+    mean absolute residual; the data value is the square of the plain mean."""
+    _, table = starved
+    np.testing.assert_allclose(table["contribution_mean"].sum(), -table["residual"].abs().mean(), rtol=1e-9)
+    np.testing.assert_allclose(table["instance_value"], table["plain_mean"] ** 2, rtol=1e-12)
+
+
+def test_max_evals_too_small_is_refused_before_any_work():
+    X, y = load_diabetes()
+    start = time.perf_counter()
+    with pytest.raises(InvalidParameterError, match=r"--max-evals 500 allows 6 permutations .* at least 648"):
+        run_report(X.iloc[:100], y.iloc[:100], out="/nonexistent/never-written", silent=True, max_evals=500)
+    assert time.perf_counter() - start < 5
+    with pytest.raises(InvalidParameterError, match="max_evals must be a positive whole number"):
+        run_report(X.iloc[:100], y.iloc[:100], silent=True, max_evals=0)
+
+
+def test_plan_splits_max_evals_and_has_no_fixed_cap():
+    costs = Costs(spent=2.0, per_permutation=0.01, per_aggregate=0.001, per_tree=0.01, gap_fixed_per_tree=0.0,
+                  gap_per_row_tree=0.0, n_train=100, n_test=25, n_explained=100, n_features=5)
+    free = make_plan(costs, 600, residual=True, n_players=100)
+    assert free.n_permutations > 100 * 100 and free.max_evals is None
+    for evals in (1_000, 5_555, 101_000):
+        plan = make_plan(costs, 600, residual=True, n_players=100, max_evals=evals)
+        assert plan.sample_permutations + plan.n_permutations <= evals // 101
+        assert plan.sample_permutations <= evals // 101 // 3 + 1 and plan.n_permutations >= 4
+        assert "--max-evals" in plan.sections["residual"].what
+
+
+def test_pooled_rounds_weight_by_permutations():
+    names = ["a", "b", "c"]
+    first = build_explanation(np.array([[1.0, 2.0, 3.0]]), 0.0, feature_names=names,
+                              standard_errors=np.full((1, 3), 0.4))
+    second = build_explanation(np.array([[2.0, 2.0, 0.0]]), 0.0, feature_names=names,
+                               standard_errors=np.full((1, 3), 0.2))
+    rounds = [(10, np.asarray(first.values), np.asarray(first.error_std)),
+              (30, np.asarray(second.values), np.asarray(second.error_std))]
+    pooled = _pool(second, rounds)
+    np.testing.assert_allclose(pooled.values, [[1.75, 2.0, 0.75]])
+    np.testing.assert_allclose(pooled.error_std, np.sqrt((0.25 * 0.4) ** 2 + (0.75 * 0.2) ** 2))
+    assert list(pooled.feature_names) == names
+
+
+@pytest.mark.parametrize("errors, left, timed_out, evals, expected", [
+    (0.01, 100.0, False, False, "precise"),
+    (0.5, 100.0, True, False, "time"),
+    (0.5, 0.1, False, False, "time"),
+    (0.5, 100.0, False, True, "max_evals"),
+    (0.5, 100.0, False, False, ""),          # (0.5 / 0.3)^2 times 1 s: within the 100 s left, go on
+    (5.0, 10.0, False, False, "out of reach"),  # the spread is mostly noise: 30% is far beyond 10 s
+])
+def test_stop_reasons(errors, left, timed_out, evals, expected):
+    values = np.array([np.linspace(-1.0, 1.0, 50), np.linspace(-1.0, 1.0, 50)])
+    pooled = build_explanation(values, 0.0, feature_names=[str(i) for i in range(50)],
+                               standard_errors=np.full(values.shape, errors))
+    assert _stop_reason(pooled, 0.2, spent=1.0, left=left, timed_out=timed_out, evals=evals) == expected
+
+
+def test_precision_of_homogeneous_rows_names_no_budget():
+    noise = Precision.of("the means", np.array([0.1, -0.1, 0.1, -0.1]), np.full(4, 0.2), permutations=10,
+                         seconds=1.0, n_players=4)
+    assert not noise.precise and noise.factor() == float("inf")
+    assert "no budget would make it readable" in noise.needs(180)
+
+
+def test_precision_without_a_standard_error_says_so():
+    unknown = Precision.of("the variances", np.array([0.1, 0.3]), np.array([np.inf, np.inf]), permutations=2,
+                           seconds=1.0, n_players=2)
+    assert not unknown.precise
+    assert "no standard error yet" in unknown.sentence() and "too few for a standard error" in unknown.needs(60)
