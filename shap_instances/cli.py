@@ -525,10 +525,14 @@ def _write_overlapped(tables, path: Path) -> int:
 
 def _numbered(table, offset: int):
     """A part's table with the column ``row`` (first) counted from ``offset``, the partition's first row in the file."""
+    import numpy as np
+    import pandas as pd
+
     if "row" in table.columns:
         return table.assign(row=table["row"] + offset)
-    table = table.set_axis(table.index + offset)
-    return table.rename_axis("row").reset_index()
+    numbered = table.set_axis(pd.RangeIndex(len(table)))  # no copy of the values (a new block for the numbers)
+    numbered.insert(0, "row", np.asarray(table.index) + offset)
+    return numbered
 
 
 def _long_table(explanation, top_k: int | None):
