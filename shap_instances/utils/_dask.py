@@ -273,8 +273,9 @@ class _MemmapWriter:
                 array = getattr(part, name, None)
                 if array is not None and np.ndim(array) >= 1 and not _one_row_repeated([np.asarray(array)]):
                     array = np.asarray(array)
+                    shape = (self.n_rows, *array.shape[1:])
                     self.arrays[name] = np.lib.format.open_memmap(self.folder / f"{name}.npy", mode="w+",
-                                                                  dtype=array.dtype, shape=(self.n_rows, *array.shape[1:]))
+                                                                  dtype=array.dtype, shape=shape)
         for name, target in self.arrays.items():
             target[self.start:self.start + n] = np.asarray(getattr(part, name))
         self.start += n
