@@ -308,16 +308,17 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     Examples
     --------
     >>> import tempfile
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
+    >>> from numpy import memmap
+    >>> from sklearn.datasets import load_wine
     >>> from sklearn.naive_bayes import GaussianNB
-    >>> import shap_instances as si
-    >>> from shap_instances.utils import explain_partitions
-    >>> X, y = load_iris(return_X_y=True)
-    >>> explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, y), X)
-    >>> on_disk = explain_partitions(explainer, X, rows_per_part=40, out=tempfile.mkdtemp())
-    >>> isinstance(on_disk.values.base, np.memmap), bool(np.array_equal(on_disk.values, explainer(X).values))
-    (True, True)
+    >>> from shap_instances import NaiveBayesExplainer
+    >>> from shap_instances.utils import explain_partitions, memmap_explanation
+    >>> rows, labels = load_wine(return_X_y=True)
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = explain_partitions(NaiveBayesExplainer(GaussianNB().fit(rows, labels), rows), rows, out=folder)
+    >>> reopened = memmap_explanation(folder)  # from the files alone
+    >>> isinstance(reopened.values.base, memmap), reopened.values.shape
+    (True, (178, 13, 3))
     """
     folder = Path(folder)
     # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
