@@ -188,6 +188,9 @@ def test_values_above_max_memory_are_refused_before_the_work(tmp_path):
     with pytest.raises(MemoryBudgetError, match="out=FOLDER"):
         explain_partitions(explainer, X, max_memory=100.0, call=None)
     assert explain_partitions(explainer, X, max_memory=100.0, out=tmp_path).values.shape[0] == len(X)
+    explainer.max_memory = 100.0  # the explainer's own budget is the default
+    with pytest.raises(MemoryBudgetError, match="more than max_memory"):
+        explain_partitions(explainer, X)
     with pytest.raises(DataValidationError, match="no values.npy"):
         memmap_explanation(tmp_path / "elsewhere")
 

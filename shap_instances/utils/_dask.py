@@ -179,8 +179,9 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         them memory-mapped, read-only: a result larger than memory (:func:`memmap_explanation`). Existing files
         of those names are overwritten.
     max_memory : float, optional
-        Bytes the joined values may take in memory (default half the memory available): without ``out``, a
-        result estimated larger (rows x players x 8 bytes) is refused before any work, naming ``out=``.
+        Bytes the joined values may take in memory (default the explainer's ``max_memory``, else half the memory
+        available): without ``out``, a result estimated larger (rows x players x outputs x 8 bytes) is refused
+        before any work, naming ``out=``.
 
     Returns
     -------
@@ -242,13 +243,17 @@ def _players(explainer: Any) -> int:
 
 
 def _check_result_memory(explainer: Any, X: Any, lengths: list[int] | None, max_memory: float | None) -> None:
-    """Refuse, before any work, values of all rows (rows x players x 8 bytes) above ``max_memory``."""
+    """Refuse, before any work, values of all rows (rows x players x outputs x 8 bytes) above ``max_memory`` (by
+    default the explainer's own ``max_memory``, else half the memory available)."""
     n = sum(lengths) if lengths is not None else len(X) if not is_dask_collection(X) else None
+    max_memory = max_memory if max_memory is not None else getattr(explainer, "max_memory", None)
     budget = default_memory_budget() if max_memory is None else float(max_memory)
-    needed = 8.0 * (n or 0) * _players(explainer)
+    outputs = max(1, len(getattr(explainer, "output_names_", None) or []))
+    needed = 8.0 * (n or 0) * _players(explainer) * outputs
     if needed > budget:
         raise MemoryBudgetError(
-            f"the values of {n:,} rows x {_players(explainer):,} players would take {needed / 2**30:,.1f} GiB, more "
+            f"the values of {n:,} rows x {_players(explainer):,} players x {outputs} output(s) would take "
+            f"{needed / 2**30:,.1f} GiB, more "
             f"than max_memory ({budget / 2**30:,.1f} GiB"
             f"{'' if max_memory is not None else ', half the memory available'}): "
             "pass out=FOLDER to write them to memory-mapped .npy files, a sink, or a larger max_memory.")
