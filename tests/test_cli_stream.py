@@ -46,6 +46,26 @@ def test_parquet_parts_equal_the_in_memory_values(files, explainer, capsys):
     np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-15, atol=0)  # CSV round trip: 17 digits
 
 
+def test_parts_are_written_in_slices_plain_and_uncompressed(files):
+    """Each part is written in slices (row groups) while the next is explained; float columns are neither
+    dictionary-encoded nor compressed (the cost of writing values), the categorical player column is."""
+    import pyarrow.parquet as pq
+
+    from shap_instances.cli import _WRITE_SLICES
+
+    out = files / "values.parquet"
+    for fmt in ("wide", "long"):
+        assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / "rows.parquet"), "--format", fmt,
+                        "--out", str(out), "--force") == 0
+        metadata = pq.ParquetFile(out / "part-00000.parquet").metadata
+        assert metadata.num_row_groups == _WRITE_SLICES
+        columns = {metadata.row_group(0).column(j).path_in_schema: metadata.row_group(0).column(j)
+                   for j in range(metadata.num_columns)}
+        value = columns["value" if fmt == "long" else "base_value|0"]
+        assert value.compression == "UNCOMPRESSED" and "RLE_DICTIONARY" not in value.encodings
+        assert fmt == "wide" or "RLE_DICTIONARY" in columns["player"].encodings
+
+
 def test_long_csv_pivots_back_to_the_wide_values(files):
     expected = _in_memory(files, "naive_bayes")
     out = files / "long.csv"

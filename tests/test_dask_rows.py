@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import shap_instances as si
-from shap_instances.exceptions import DataValidationError
-from shap_instances.utils import concat_explanations, explain_partitions
+from shap_instances.exceptions import DataValidationError, MemoryBudgetError
+from shap_instances.utils import concat_explanations, explain_partitions, memmap_explanation
 
 distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
@@ -145,6 +145,54 @@ def test_sink_receives_the_parts_in_order():
     n_parts = explain_partitions(explainer, X, rows_per_part=7, sink=lambda i, part: seen.append((i, part)))
     assert n_parts == len(seen) == -(-len(X) // 7) and [i for i, _ in seen] == list(range(n_parts))
     assert np.array_equal(concat_explanations([part for _, part in seen]).values, explainer(X).values)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_out_gives_the_serial_values_memory_mapped(cls, client, tmp_path):
+    make, X, y = _problem(cls)
+    serial = _call(make(), X, y)
+    on_disk = explain_partitions(make(), X, y, scheduler=client, rows_per_part=5, out=tmp_path)
+    assert isinstance(on_disk.values.base, np.memmap) and not on_disk.values.flags.writeable
+    assert np.array_equal(on_disk.values, serial.values) and np.array_equal(on_disk.base_values, serial.base_values)
+    assert np.array_equal(np.asarray(on_disk.data), np.asarray(serial.data))
+    assert list(on_disk.feature_names) == list(serial.feature_names) and on_disk.players == serial.players
+    assert np.array_equal(np.load(tmp_path / "values.npy"), serial.values)  # the file alone, read again
+
+
+def test_out_of_a_dask_dataframe_counts_its_rows_first(tmp_path):
+    make, X, _ = _problem(si.NaiveBayesExplainer, repeat=5)
+    on_disk = explain_partitions(make(), dd.from_pandas(X, npartitions=3), out=tmp_path)
+    assert np.array_equal(on_disk.values, make()(X).values)
+    assert np.array_equal(memmap_explanation(tmp_path).values, on_disk.values)  # reopened without a part
+
+
+def test_memory_mapped_explanation_slices_reduces_and_plots(tmp_path):
+    import matplotlib.pyplot as plt
+    import shap
+
+    make, X, _ = _problem(si.NaiveBayesExplainer, repeat=10)
+    serial = make()(X)
+    on_disk = explain_partitions(make(), X, rows_per_part=7, out=tmp_path)
+    name = serial.feature_names[1]
+    assert np.array_equal(on_disk[3:9].values, serial.values[3:9])
+    assert np.array_equal(on_disk[:, name].values, serial[:, name].values)
+    assert np.array_equal(on_disk.abs.mean(0).values, serial.abs.mean(0).values)
+    one_output = on_disk[..., 0] if on_disk.values.ndim == 3 else on_disk
+    shap.plots.bar(one_output, show=False)
+    plt.close("all")
+
+
+def test_values_above_max_memory_are_refused_before_the_work(tmp_path):
+    make, X, _ = _problem(si.NaiveBayesExplainer, repeat=4)
+    explainer = make()
+    with pytest.raises(MemoryBudgetError, match="out=FOLDER"):
+        explain_partitions(explainer, X, max_memory=100.0, call=None)
+    assert explain_partitions(explainer, X, max_memory=100.0, out=tmp_path).values.shape[0] == len(X)
+    explainer.max_memory = 100.0  # the explainer's own budget is the default
+    with pytest.raises(MemoryBudgetError, match="more than max_memory"):
+        explain_partitions(explainer, X)
+    with pytest.raises(DataValidationError, match="no values.npy"):
+        memmap_explanation(tmp_path / "elsewhere")
 
 
 def test_no_rows_is_refused():

@@ -30,6 +30,7 @@ from ._dask import (
     dask_client,
     explain_partitions,
     is_dask_collection,
+    memmap_explanation,
     row_partitions,
 )
 from ._memory import available_memory_bytes, default_memory_budget
@@ -80,6 +81,7 @@ __all__ = [
     "dask_client",
     "explain_partitions",
     "is_dask_collection",
+    "memmap_explanation",
     "row_partitions",
     "COMMON_CONSTRAINTS",
     "HasMethods",

@@ -19,16 +19,18 @@ import contextlib
 import copy
 import os
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..exceptions import DataValidationError
+from ..exceptions import DataValidationError, MemoryBudgetError
+from ._memory import default_memory_budget
 
 __all__ = ["available_cores", "concat_explanations", "dask_client", "explain_partitions", "is_dask_collection",
-           "row_partitions"]
+           "memmap_explanation", "row_partitions"]
 
 #: Bytes of values one in-memory partition produces at most (its rows x players x outputs x 8).
 PARTITION_BYTES = 64 * 2**20
@@ -138,7 +140,8 @@ def _explain(explainer: Any, X: Any, y: Any = None) -> Any:
 def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any = None,
                        call: Callable[..., Any] | None = None, sink: Callable[[int, Any], object] | None = None,
                        rows_per_part: int | None = None, max_in_flight: int | None = None,
-                       numbered: bool = False, sparse: bool = False) -> Any:
+                       numbered: bool = False, sparse: bool = False, out: str | os.PathLike[str] | None = None,
+                       max_memory: float | None = None) -> Any:
     """Explain the rows of ``X`` partition by partition, on a dask cluster when ``scheduler`` is given.
 
     Parameters
@@ -170,13 +173,27 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     sparse : bool, default=False
         ``call`` returns a few values per row (sparse rows, ``top_k``): in-memory ``X`` is split into four
         partitions per worker, not by the memory of dense values.
+    out : str or path-like, optional
+        A folder: the values (and base values, data, standard errors) of each part are written, in order, into
+        ``.npy`` files of the whole result's shape there (``values.npy``, ...), and the Explanation returned holds
+        them memory-mapped, read-only: a result larger than memory (:func:`memmap_explanation`). Existing files
+        of those names are overwritten.
+    max_memory : float, optional
+        Bytes the joined values may take in memory (default the explainer's ``max_memory``, else half the memory
+        available): without ``out``, a result estimated larger (rows x players x outputs x 8 bytes) is refused
+        before any work, naming ``out=``.
 
     Returns
     -------
     shap.Explanation, scipy.sparse.csr_matrix or int
         The parts joined by :func:`concat_explanations` (row names ``x[i]`` numbered over the whole of ``X``
         when it has no index), or stacked when ``call`` returns sparse matrices (``top_k``), or the number of
-        parts when a ``sink`` took them.
+        parts when a ``sink`` took them; with ``out``, the memory-mapped Explanation (no row names).
+
+    Raises
+    ------
+    MemoryBudgetError
+        Without ``out`` or a ``sink``, when the values of all rows would exceed ``max_memory``.
 
     Examples
     --------
@@ -198,6 +215,11 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         n_workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         size = rows_per_part or (1 if is_dask_collection(X) else _rows_per_part(explainer, X, n_workers, sparse))
         parts, lengths = row_partitions(X, size)
+        if out is not None:
+            lengths = lengths if lengths is not None else [int(n) for n in X.map_partitions(len).compute()]
+            sink = _MemmapWriter(Path(out), sum(lengths))
+        elif sink is None and call is _explain and not sparse:
+            _check_result_memory(explainer, X, lengths, max_memory)
         y_parts = _split_targets(y, X, parts, lengths)
         results = _run(worker, call, parts, y_parts, client, max_in_flight or 2 * max(n_workers, 1), numbered)
         if sink is not None:
@@ -205,7 +227,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
             for i, part in enumerate(results):
                 sink(i, part)
                 n_parts += 1
-            return n_parts
+            return sink.explanation() if isinstance(sink, _MemmapWriter) else n_parts
         done = list(results)
     if sp.issparse(done[0]) if done else False:
         return sp.vstack(done, format="csr")
@@ -215,14 +237,128 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     return joined
 
 
+def _players(explainer: Any) -> int:
+    """The number of players of an explainer's values (its training rows, else its features; 1 if unknown)."""
+    return len(getattr(explainer, "train_names_", None) or getattr(explainer, "feature_names_", None) or [0])
+
+
+def _check_result_memory(explainer: Any, X: Any, lengths: list[int] | None, max_memory: float | None) -> None:
+    """Refuse, before any work, values of all rows (rows x players x outputs x 8 bytes) above ``max_memory`` (by
+    default the explainer's own ``max_memory``, else half the memory available)."""
+    n = sum(lengths) if lengths is not None else len(X) if not is_dask_collection(X) else None
+    max_memory = max_memory if max_memory is not None else getattr(explainer, "max_memory", None)
+    budget = default_memory_budget() if max_memory is None else float(max_memory)
+    outputs = max(1, len(getattr(explainer, "output_names_", None) or []))
+    needed = 8.0 * (n or 0) * _players(explainer) * outputs
+    if needed > budget:
+        raise MemoryBudgetError(
+            f"the values of {n:,} rows x {_players(explainer):,} players x {outputs} output(s) would take "
+            f"{needed / 2**30:,.1f} GiB, more "
+            f"than max_memory ({budget / 2**30:,.1f} GiB"
+            f"{'' if max_memory is not None else ', half the memory available'}): "
+            "pass out=FOLDER to write them to memory-mapped .npy files, a sink, or a larger max_memory.")
+
+
+class _MemmapWriter:
+    """A sink writing the parts of an Explanation, in order, into ``.npy`` files of the whole result's shape."""
+
+    FIELDS = ("values", "base_values", "data", "error_std")
+
+    def __init__(self, folder: Path, n_rows: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.n_rows, self.start = folder, n_rows, 0
+        self.first: Any = None
+        self.arrays: dict[str, np.memmap] = {}
+
+    def __call__(self, i: int, part: Any) -> None:
+        n = np.shape(part.values)[0]
+        if self.first is None:
+            self.first = part
+            for name in self.FIELDS:
+                array = getattr(part, name, None)
+                if array is not None and np.ndim(array) >= 1 and not _one_row_repeated([np.asarray(array)]):
+                    array = np.asarray(array)
+                    shape = (self.n_rows, *array.shape[1:])
+                    self.arrays[name] = np.lib.format.open_memmap(self.folder / f"{name}.npy", mode="w+",
+                                                                  dtype=array.dtype, shape=shape)
+        for name, target in self.arrays.items():
+            target[self.start:self.start + n] = np.asarray(getattr(part, name))
+        self.start += n
+
+    def explanation(self) -> Any:
+        """The Explanation of the whole result, its arrays memory-mapped read-only."""
+        if self.first is None:
+            raise DataValidationError("there are no rows to explain (X has no rows).")
+        for array in self.arrays.values():
+            array.flush()
+        return memmap_explanation(self.folder, like=self.first)
+
+
+def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
+    """The Explanation whose arrays are the ``.npy`` files :func:`explain_partitions` wrote with ``out=folder``.
+
+    ``values`` (and ``base_values``, ``data``, ``error_std`` where written) are read-only memory maps (ndarray
+    views of :class:`numpy.memmap` objects, ``values.base``, since shap slices plain ndarrays only): slicing
+    (``explanation[:1000]``, ``explanation[:, "name"]``) reads only those rows; an operation over all rows
+    (``.abs.mean(0)``, a bar plot) reads the whole file once, and ``.abs`` alone makes an in-memory copy.
+
+    Parameters
+    ----------
+    folder : str or path-like
+        The ``out`` folder of :func:`explain_partitions`.
+    like : shap.Explanation, optional
+        A part of the same result, whose feature and output names and labels are copied (default: players
+        named by their position).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from numpy import memmap
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from shap_instances import NaiveBayesExplainer
+    >>> from shap_instances.utils import explain_partitions, memmap_explanation
+    >>> rows, labels = load_wine(return_X_y=True)
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = explain_partitions(NaiveBayesExplainer(GaussianNB().fit(rows, labels), rows), rows, out=folder)
+    >>> reopened = memmap_explanation(folder)  # from the files alone
+    >>> isinstance(reopened.values.base, memmap), reopened.values.shape
+    (True, (178, 13, 3))
+    """
+    folder = Path(folder)
+    # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
+    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray) for name in _MemmapWriter.FIELDS
+              if (folder / f"{name}.npy").exists()}
+    if "values" not in arrays:
+        raise DataValidationError(f"{folder} holds no values.npy; pass the out= folder of explain_partitions.")
+    values = arrays["values"]
+    data = arrays.get("data")
+    if data is None and like is not None and getattr(like, "data", None) is not None:  # one row broadcast
+        data = np.broadcast_to(np.asarray(like.data)[0], (values.shape[0], *np.shape(like.data)[1:]))
+    names = like.feature_names if like is not None else [str(j) for j in range(values.shape[1])]
+    joined = (type(like) if like is not None else _shap_explanation())(
+        values=values, base_values=arrays.get("base_values"), data=data, feature_names=names,
+        output_names=getattr(like, "output_names", None), error_std=arrays.get("error_std"))
+    joined.row_names = None
+    for label in ("players", "efficient", "explained_quantity"):
+        if like is not None and hasattr(like, label):
+            setattr(joined, label, getattr(like, label))
+    return joined
+
+
+def _shap_explanation() -> type:
+    import shap
+
+    return shap.Explanation
+
+
 def _rows_per_part(explainer: Any, X: Any, n_workers: int, sparse: bool) -> int:
     """Rows of an in-memory partition: values of at most PARTITION_BYTES, and one partition per worker at least;
     ``sparse``: four partitions per worker."""
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     if sparse:
         return max(1, -(-n // (4 * max(n_workers, 1))))
-    players = len(getattr(explainer, "train_names_", None) or getattr(explainer, "feature_names_", None) or [0])
-    by_memory = max(1, PARTITION_BYTES // (8 * max(players, 1)))
+    by_memory = max(1, PARTITION_BYTES // (8 * max(_players(explainer), 1)))
     return max(1, min(by_memory, -(-n // max(n_workers, 1))))
 
 
