@@ -7,6 +7,7 @@ outputs, whose Shapley values are the same weighted sums (linearity).
 """
 
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_forest import FixedForestPath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
@@ -21,6 +22,7 @@ __all__ = [
     "AGGREGATE_WEIGHTS",
     "AggregateGame",
     "CoalitionMatrix",
+    "FixedForestPath",
     "FunctionGame",
     "Game",
     "GameValues",
