@@ -58,7 +58,7 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ..exceptions import UnsupportedModelError
-from ._forest_kernels import forest_leaf_shapley, forest_prefix_values
+from ._forest_kernels import forest_leaf_shapley, forest_prefix_values, forest_units
 from ._prefix_kernels import accumulate_prefix_units
 
 __all__ = ["FixedForestPath"]
@@ -103,6 +103,8 @@ class FixedForestPath:
     True
     """
 
+    #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
+    fused: ClassVar[bool] = True
     #: A named approximation of refits: the residual game takes it only when asked (``refit="fixed_structure"``).
     approximation: ClassVar[str] = "fixed_structure"
 
@@ -205,9 +207,21 @@ class FixedForestPath:
 
     def accumulate(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray, m2: np.ndarray,
                    count: int) -> tuple[int, np.ndarray]:
-        """Shapley accumulators along ``permutations``; returns ``(count, full)`` as ``RidgePath.accumulate``."""
-        prefixes = self.prefix_values_batch(permutations)
-        return accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count), prefixes[0, -1]
+        """Shapley accumulators along ``permutations``; returns ``(count, full)`` as ``RidgePath.accumulate``.
+
+        An aggregate game: the prefix values, then the accumulating kernel. Every explained row: the sparse kernel
+        :func:`forest_units`, which touches only the explained rows that each joining row moves.
+        """
+        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        if self.W.shape[1]:
+            prefixes = self.prefix_values_batch(permutations)
+            return accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count), prefixes[0, -1]
+        touches = int(np.diff(self.eval_ptr)[self.leaf][self.mass > 0].sum())  # per permutation, whatever its order
+        touched = np.empty((2, per_unit * touches), dtype=np.int64)
+        full = np.empty(len(self.y_eval))
+        count = forest_units(self.leaf, self.mass, self.y, self.eval_ptr, self.eval_rows, self.fallback, self.y_eval,
+                             self.n_nodes, permutations, per_unit, unit, mean, m2, count, full, touched)
+        return count, full
 
     def shapley_values(self) -> np.ndarray:
         """Exact Shapley values, shape (n_outputs, n), by the closed form of the module docstring."""

@@ -18,7 +18,7 @@ from numba import njit, prange
 
 from ..utils import JIT_OPTIONS
 
-__all__ = ["forest_prefix_values", "leaf_mean_shapley", "forest_leaf_shapley"]
+__all__ = ["forest_leaf_shapley", "forest_prefix_values", "forest_units", "leaf_mean_shapley"]
 
 
 @njit(**JIT_OPTIONS)
@@ -192,3 +192,80 @@ def forest_leaf_shapley(member_ptr: np.ndarray, members: np.ndarray, member_mass
                         out[k, rows[q]] += weights[j, k] * value
                 else:
                     out[j, rows[q]] += value
+
+
+@njit(**JIT_OPTIONS)
+def _merge_batch(total, square, units, mean, m2, count):
+    """Chan's merge of a batch's sums (``total``, ``square`` of ``units`` units) into Welford's ``mean``, ``m2``."""
+    new = count + units
+    if units == 0:
+        return count
+    for i in range(mean.shape[0]):
+        for j in range(mean.shape[1]):
+            batch_mean = total[i, j] / units
+            delta = batch_mean - mean[i, j]
+            mean[i, j] += delta * units / new
+            spread = max(square[i, j] - total[i, j] * batch_mean, 0.0)  # >= 0 but for rounding
+            m2[i, j] += spread + delta * delta * count * units / new
+    return new
+
+
+@njit(**JIT_OPTIONS)
+def forest_units(leaf: np.ndarray, mass: np.ndarray, y: np.ndarray, eval_ptr: np.ndarray, eval_rows: np.ndarray,
+                 fallback: np.ndarray, y_eval: np.ndarray, n_nodes: int, permutations: np.ndarray, per_unit: int,
+                 unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int, full: np.ndarray,
+                 touched: np.ndarray) -> int:
+    """Marginal contributions along a batch of permutations, accumulated sparsely, then merged into ``mean``, ``m2``.
+
+    A row joining a prefix moves only the explained rows in its leaves, so a unit's block ``unit`` (n, m) is mostly
+    zeros: the kernel scatters each move into it and records the touched pairs in ``touched`` (2, capacity; a pair
+    may repeat), then adds the touched entries to the batch's sum and sum of squares and zeroes them again. The
+    batch's mean and sum of squared deviations are merged into the running ones once per batch (Chan, Golub and
+    LeVeque's pairwise rule), not once per unit: O(touches) per permutation plus O(n m) per batch. ``full``
+    receives v(all rows) along the first permutation. Returns the new count of units.
+    """
+    n, n_trees = leaf.shape
+    m = y_eval.shape[0]
+    leaf_mass = np.zeros(n_nodes)
+    leaf_sum = np.zeros(n_nodes)
+    pred = np.empty(m)
+    total = np.zeros(unit.shape)
+    square = np.zeros(unit.shape)
+    share = 1.0 / n_trees
+    units = permutations.shape[0] // per_unit
+    unit[:, :] = 0.0  # the work block arrives overwritten; kept at zero between units from here on
+    for u in range(units):
+        used = 0
+        for r in range(u * per_unit, (u + 1) * per_unit):
+            leaf_mass[:] = 0.0
+            leaf_sum[:] = 0.0
+            pred[:] = fallback
+            for step in range(n):
+                i = permutations[r, step]
+                for t in range(n_trees):
+                    c = mass[i, t]
+                    if c == 0.0:
+                        continue
+                    g = leaf[i, t]
+                    was_empty = leaf_mass[g] == 0.0
+                    old = 0.0 if was_empty else leaf_sum[g] / leaf_mass[g]
+                    leaf_mass[g] += c
+                    leaf_sum[g] += c * y[i]
+                    new = leaf_sum[g] / leaf_mass[g]
+                    for p in range(eval_ptr[g], eval_ptr[g + 1]):
+                        j = eval_rows[p]
+                        delta = (new - (fallback[j] if was_empty else old)) * share
+                        pred[j] += delta
+                        unit[i, j] += delta / per_unit
+                        touched[0, used] = i
+                        touched[1, used] = j
+                        used += 1
+            if r == 0:
+                full[:] = pred - y_eval
+        for q in range(used):
+            i, j = touched[0, q], touched[1, q]
+            value = unit[i, j]
+            total[i, j] += value
+            square[i, j] += value * value
+            unit[i, j] = 0.0
+    return _merge_batch(total, square, units, mean, m2, count)
