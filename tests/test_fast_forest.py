@@ -54,7 +54,7 @@ def _brute_force(model, X, y, X_eval, y_eval, fallback, mask):
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_values_equal_brute_force_and_enumeration(name):
-    X, y = _data(classifier="classifier" in name)
+    X, y = _data(8, classifier="classifier" in name)
     model = MODELS[name]
     game = ResidualGame(model, X, y, X[:4], y[:4], empty_prediction=0.3, refit="fixed_structure")
     fallback = np.full(4, 0.3)
@@ -146,3 +146,20 @@ def test_sparse_accumulation_equals_the_dense_kernel(per_unit):
     np.testing.assert_allclose(sparse[1], dense[1], atol=1e-14)
     np.testing.assert_allclose(sparse[2], dense[2], atol=1e-14)
     np.testing.assert_allclose(full, path.residuals(np.ones(30, dtype=bool)), atol=1e-12)
+
+
+def test_explainer_offers_the_approximation_by_name_and_labels_it():
+    from shap_instances.explainers.residual import InstanceKernelExplainer
+
+    X, y = _data(30)
+    model = RandomForestRegressor(n_estimators=5, min_samples_leaf=2, random_state=0)
+    explanation = InstanceKernelExplainer(model, X, y=y, refit="fixed_structure", empty_prediction=float(y.mean()),
+                                          silent=True)(X[:3], y[:3])
+    game = ResidualGame(model, X, y, X[:3], y[:3], empty_prediction=float(y.mean()), refit="fixed_structure")
+    np.testing.assert_allclose(explanation.values, game.closed_form_values().T, atol=1e-12)
+    assert explanation.refit == "fixed_structure"
+    fitted = clone(model).fit(X, y)
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1), fitted.predict(X[:3]) - y[:3])
+    assert InstanceKernelExplainer(Ridge(), X, y=y, silent=True)(X[:2], y[:2]).refit == "exact"
+    with pytest.raises(UnsupportedModelError, match="fixed_structure"):
+        InstanceKernelExplainer(Ridge(), X, y=y, refit="fixed_structure")

@@ -16,11 +16,12 @@ from ._prefix_kernels import accumulate_prefix_units
 from .aggregate import AGGREGATE_WEIGHTS, AggregateGame, aggregate_weights
 from .function import FunctionGame
 from .loss import LossGame
-from .residual import ResidualGame
+from .residual import REFITS, ResidualGame
 
 __all__ = [
     "AGGREGATE_WEIGHTS",
     "AggregateGame",
+    "REFITS",
     "CoalitionMatrix",
     "FixedForestPath",
     "FunctionGame",
