@@ -151,7 +151,9 @@ class FixedForestPath:
             fitted = self.forest.predict_proba(X_eval)[:, classes.index(1.0)] if 1.0 in classes else 0.0
         else:
             fitted = self.forest.predict(X_eval)
-        if not np.allclose(self.residuals(np.ones(len(self.y), dtype=bool)), fitted - self.y_eval, rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(self.y).max()))):
+        scale = max(1.0, float(np.abs(self.y).max(initial=0.0)))
+        if not np.allclose(self.residuals(np.ones(len(self.y), dtype=bool)), fitted - self.y_eval, rtol=1e-9,
+                           atol=1e-9 * scale):
             raise UnsupportedModelError(
                 f"{type(self.forest).__name__}'s leaves are not the weighted means of their in-bag targets (a "
                 "sample weighting or leaf rule this game does not model), so refit='fixed_structure' would not "
