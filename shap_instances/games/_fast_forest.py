@@ -141,8 +141,7 @@ class FixedForestPath:
         self.eval_ptr, self.eval_rows = _csr(eval_leaf, self.n_nodes)
         inbag = self.mass > 0
         self.member_ptr, self.members = _csr(np.where(inbag, self.leaf, -1), self.n_nodes)
-        self.member_mass = np.ascontiguousarray(self.mass[self.members, _tree_of(self.members, self.member_ptr,
-                                                                                  offsets, sizes)])
+        self.member_mass = np.ascontiguousarray(self.mass[self.members, _tree_of(self.member_ptr, offsets + sizes)])
 
     def _check_full(self, X_eval: np.ndarray) -> None:
         """Refuse a forest whose leaves are not the in-bag weighted means (v(all) must be the forest's residual)."""
@@ -251,7 +250,7 @@ def _csr(groups: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     return ptr, np.ascontiguousarray(rows[keep][order], dtype=np.int64)
 
 
-def _tree_of(members: np.ndarray, ptr: np.ndarray, offsets: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """The tree of each entry of ``members`` (grouped by global node, nodes numbered tree after tree)."""
+def _tree_of(ptr: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tree of each entry grouped by global node by ``ptr`` (tree ``t``'s nodes end before ``ends[t]``)."""
     node = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-    return np.searchsorted(offsets + sizes, node, side="right")
+    return np.searchsorted(ends, node, side="right")
