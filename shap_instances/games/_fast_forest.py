@@ -133,7 +133,7 @@ class FixedForestPath:
         self.n_nodes = int(sizes.sum())
         self.leaf = np.empty((n, len(trees)), dtype=np.int64)
         self.mass = np.empty((n, len(trees)), dtype=np.float64)
-        eval_leaf = np.empty((len(X_eval), len(trees)), dtype=np.int64)
+        self.eval_leaf = eval_leaf = np.empty((len(X_eval), len(trees)), dtype=np.int64)
         for t, (tree, drawn) in enumerate(zip(trees, self.forest.estimators_samples_, strict=True)):
             self.leaf[:, t] = tree.apply(X.astype(np.float32)) + offsets[t]
             self.mass[:, t] = np.bincount(np.asarray(drawn), minlength=n)
@@ -186,11 +186,10 @@ class FixedForestPath:
         weight = self.mass * mask[:, None]
         leaf_mass = np.bincount(self.leaf.ravel(), weights=weight.ravel(), minlength=self.n_nodes)
         leaf_sum = np.bincount(self.leaf.ravel(), weights=(weight * self.y[:, None]).ravel(), minlength=self.n_nodes)
-        trees = np.zeros(len(self.y_eval))
-        for g in np.flatnonzero(np.diff(self.eval_ptr)):
-            rows = self.eval_rows[self.eval_ptr[g]:self.eval_ptr[g + 1]]
-            trees[rows] += leaf_sum[g] / leaf_mass[g] if leaf_mass[g] > 0 else self.fallback[rows]
-        return self._out(trees / self.mass.shape[1] - self.y_eval)
+        filled = leaf_mass[self.eval_leaf] > 0
+        means = leaf_sum[self.eval_leaf] / np.where(filled, leaf_mass[self.eval_leaf], 1.0)
+        trees = np.where(filled, means, self.fallback[:, None]).mean(axis=1)
+        return self._out(trees - self.y_eval)
 
     def prefix_values_batch(self, permutations: np.ndarray) -> np.ndarray:
         """Values of every prefix of each permutation, shape (k, n + 1, n_outputs); threads over permutations."""
@@ -219,10 +218,10 @@ class FixedForestPath:
             return accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count), prefixes[0, -1]
         touches = int(np.diff(self.eval_ptr)[self.leaf][self.mass > 0].sum())  # per permutation, whatever its order
         touched = np.empty((2, per_unit * touches), dtype=np.int64)
-        full = np.empty(len(self.y_eval))
-        count = forest_units(self.leaf, self.mass, self.y, self.eval_ptr, self.eval_rows, self.fallback, self.y_eval,
-                             self.n_nodes, permutations, per_unit, unit, mean, m2, count, full, touched)
-        return count, full
+        count = forest_units(np.ascontiguousarray(self.leaf.T), np.ascontiguousarray(self.mass.T), self.y,
+                             self.eval_ptr, self.eval_rows, self.fallback, self.n_nodes, permutations, per_unit, unit,
+                             mean, m2, count, touched)
+        return count, self.residuals(np.ones(len(self.y), dtype=bool))
 
     def shapley_values(self) -> np.ndarray:
         """Exact Shapley values, shape (n_outputs, n), by the closed form of the module docstring."""

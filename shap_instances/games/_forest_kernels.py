@@ -211,24 +211,22 @@ def _merge_batch(total, square, units, mean, m2, count):
 
 
 @njit(**JIT_OPTIONS)
-def forest_units(leaf: np.ndarray, mass: np.ndarray, y: np.ndarray, eval_ptr: np.ndarray, eval_rows: np.ndarray,
-                 fallback: np.ndarray, y_eval: np.ndarray, n_nodes: int, permutations: np.ndarray, per_unit: int,
-                 unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int, full: np.ndarray,
-                 touched: np.ndarray) -> int:
+def forest_units(leaf_t: np.ndarray, mass_t: np.ndarray, y: np.ndarray, eval_ptr: np.ndarray, eval_rows: np.ndarray,
+                 fallback: np.ndarray, n_nodes: int, permutations: np.ndarray, per_unit: int, unit: np.ndarray,
+                 mean: np.ndarray, m2: np.ndarray, count: int, touched: np.ndarray) -> int:
     """Marginal contributions along a batch of permutations, accumulated sparsely, then merged into ``mean``, ``m2``.
 
-    A row joining a prefix moves only the explained rows in its leaves, so a unit's block ``unit`` (n, m) is mostly
-    zeros: the kernel scatters each move into it and records the touched pairs in ``touched`` (2, capacity; a pair
-    may repeat), then adds the touched entries to the batch's sum and sum of squares and zeroes them again. The
-    batch's mean and sum of squared deviations are merged into the running ones once per batch (Chan, Golub and
-    LeVeque's pairwise rule), not once per unit: O(touches) per permutation plus O(n m) per batch. ``full``
-    receives v(all rows) along the first permutation. Returns the new count of units.
+    ``leaf_t``, ``mass_t`` are ``leaf``, ``mass`` transposed (T, n). A row joining a prefix moves only the explained
+    rows in its leaves, and the moves of different trees add up, so the kernel walks each permutation tree by tree
+    (one tree's leaf sums stay in cache) and scatters each move into the unit block ``unit`` (n, m), recording the
+    touched pairs in ``touched`` (2, capacity; a pair may repeat); after each unit it adds the touched entries to the
+    batch's sum and sum of squares and zeroes them again. The batch's mean and sum of squared deviations are merged
+    into the running ones once per batch (Chan, Golub and LeVeque's pairwise rule), not once per unit:
+    O(touches) per permutation plus O(n m) per batch. Returns the new count of units.
     """
-    n, n_trees = leaf.shape
-    m = y_eval.shape[0]
+    n_trees, n = leaf_t.shape
     leaf_mass = np.zeros(n_nodes)
     leaf_sum = np.zeros(n_nodes)
-    pred = np.empty(m)
     total = np.zeros(unit.shape)
     square = np.zeros(unit.shape)
     share = 1.0 / n_trees
@@ -239,14 +237,13 @@ def forest_units(leaf: np.ndarray, mass: np.ndarray, y: np.ndarray, eval_ptr: np
         for r in range(u * per_unit, (u + 1) * per_unit):
             leaf_mass[:] = 0.0
             leaf_sum[:] = 0.0
-            pred[:] = fallback
-            for step in range(n):
-                i = permutations[r, step]
-                for t in range(n_trees):
-                    c = mass[i, t]
+            for t in range(n_trees):
+                for step in range(n):
+                    i = permutations[r, step]
+                    c = mass_t[t, i]
                     if c == 0.0:
                         continue
-                    g = leaf[i, t]
+                    g = leaf_t[t, i]
                     was_empty = leaf_mass[g] == 0.0
                     old = 0.0 if was_empty else leaf_sum[g] / leaf_mass[g]
                     leaf_mass[g] += c
@@ -254,14 +251,10 @@ def forest_units(leaf: np.ndarray, mass: np.ndarray, y: np.ndarray, eval_ptr: np
                     new = leaf_sum[g] / leaf_mass[g]
                     for p in range(eval_ptr[g], eval_ptr[g + 1]):
                         j = eval_rows[p]
-                        delta = (new - (fallback[j] if was_empty else old)) * share
-                        pred[j] += delta
-                        unit[i, j] += delta / per_unit
+                        unit[i, j] += (new - (fallback[j] if was_empty else old)) * share / per_unit
                         touched[0, used] = i
                         touched[1, used] = j
                         used += 1
-            if r == 0:
-                full[:] = pred - y_eval
         for q in range(used):
             i, j = touched[0, q], touched[1, q]
             value = unit[i, j]
