@@ -22,6 +22,16 @@ __all__ = ["forest_leaf_shapley", "forest_prefix_values", "forest_units", "leaf_
 
 
 @njit(**JIT_OPTIONS)
+def _join(leaf_mass, leaf_sum, g, c, target):
+    """Add a row of multiplicity ``c`` and target ``target`` to leaf ``g``: ``(was_empty, old mean, new mean)``."""
+    was_empty = leaf_mass[g] == 0.0
+    old = 0.0 if was_empty else leaf_sum[g] / leaf_mass[g]
+    leaf_mass[g] += c
+    leaf_sum[g] += c * target
+    return was_empty, old, leaf_sum[g] / leaf_mass[g]
+
+
+@njit(**JIT_OPTIONS)
 def _walk(leaf, mass, y, eval_ptr, eval_rows, fallback, y_eval, weights, aggregate, perm, leaf_mass, leaf_sum,
           pred, current, out, row):
     """Prefix values of one permutation into ``out[row]``: adding a row moves one leaf mean in each tree."""
@@ -51,11 +61,7 @@ def _walk(leaf, mass, y, eval_ptr, eval_rows, fallback, y_eval, weights, aggrega
             if c == 0.0:
                 continue
             g = leaf[i, t]
-            was_empty = leaf_mass[g] == 0.0
-            old = 0.0 if was_empty else leaf_sum[g] / leaf_mass[g]
-            leaf_mass[g] += c
-            leaf_sum[g] += c * y[i]
-            new = leaf_sum[g] / leaf_mass[g]
+            was_empty, old, new = _join(leaf_mass, leaf_sum, g, c, y[i])
             for p in range(eval_ptr[g], eval_ptr[g + 1]):
                 j = eval_rows[p]
                 delta = (new - (fallback[j] if was_empty else old)) * share
@@ -244,11 +250,7 @@ def forest_units(leaf_t: np.ndarray, mass_t: np.ndarray, y: np.ndarray, eval_ptr
                     if c == 0.0:
                         continue
                     g = leaf_t[t, i]
-                    was_empty = leaf_mass[g] == 0.0
-                    old = 0.0 if was_empty else leaf_sum[g] / leaf_mass[g]
-                    leaf_mass[g] += c
-                    leaf_sum[g] += c * y[i]
-                    new = leaf_sum[g] / leaf_mass[g]
+                    was_empty, old, new = _join(leaf_mass, leaf_sum, g, c, y[i])
                     for p in range(eval_ptr[g], eval_ptr[g + 1]):
                         j = eval_rows[p]
                         unit[i, j] += (new - (fallback[j] if was_empty else old)) * share / per_unit
