@@ -36,6 +36,8 @@ REPRODUCTIONS = {
                                   ("--quick", "--model", "fixed_forest")),
     "residual_removal": R("000", "Fig. 8 (ridge panel): test MSE when removing rows by value",
                           "docs/scripts/make_residual_removal_figures.py", (), None),
+    "residual_removal_forest": R("000", "Fig. 8, forest panel: scores from the fixed-structure game, 5 seeds",
+                                 "benchmarks/repro_residual_removal_forest.py", (), ("--quick",)),
     "residual_estimators": R("000", "Figs. 9 and 10: the four estimators by problem size",
                              "benchmarks/bench_residual_estimators.py", ("--figures",), ("--quick",)),
     "residual_appendix": R("000", "Appendix Figs. 11-15: concrete and 2-D toy sets (ridge)",
