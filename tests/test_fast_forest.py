@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.ensemble import (
     BaggingRegressor,
@@ -163,3 +165,16 @@ def test_explainer_offers_the_approximation_by_name_and_labels_it():
     assert InstanceKernelExplainer(Ridge(), X, y=y, silent=True)(X[:2], y[:2]).refit == "exact"
     with pytest.raises(UnsupportedModelError, match="fixed_structure"):
         InstanceKernelExplainer(Ridge(), X, y=y, refit="fixed_structure")
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(2, 7), leaf=st.integers(1, 3), bootstrap=st.booleans(),
+       classifier=st.booleans())
+def test_closed_form_is_efficient_and_equals_enumeration_hypothesis(seed, n, leaf, bootstrap, classifier):
+    X, y = _data(n, seed=seed, classifier=classifier)
+    kind = ExtraTreesClassifier if classifier else ExtraTreesRegressor
+    model = kind(n_estimators=3, min_samples_leaf=leaf, bootstrap=bootstrap, random_state=seed)
+    game = ResidualGame(model, X, y, empty_prediction=0.5, refit="fixed_structure")
+    values = game.closed_form_values()
+    np.testing.assert_allclose(values, ExactApproximator().estimate(game).values, atol=1e-12)
+    np.testing.assert_allclose(values.sum(axis=0), game.full_value - game.empty_value, atol=1e-12)

@@ -58,6 +58,12 @@ class ResidualGame(Game):
     problem of their refits (:attr:`ridge_problem`, used by
     :class:`~shap_instances.approximators.RidgeInfluenceApproximator`).
 
+    ``refit`` names how a coalition's model is obtained: ``"exact"`` (the default: refits, or the exact shortcuts
+    above) or a named approximation of :data:`REFITS`, taken only when asked for: ``"fixed_structure"`` keeps the
+    trees of a random forest grown on all rows and recomputes their leaf values from the coalition
+    (:class:`~shap_instances.games.FixedForestPath`, exact Shapley values in closed form; docs/engine.md measures
+    its agreement with refits). An unknown name raises :class:`~shap_instances.exceptions.InvalidParameterError`.
+
     Examples
     --------
     >>> import numpy as np
