@@ -123,6 +123,7 @@ class FixedForestPath:
             self.forest = clone(model).fit(X, self.y)
         self._index(X, X_eval)
         self.W = np.zeros((len(self.y_eval), 0))  # (n_eval, K) weights of an aggregate game, else no column
+        self._full: np.ndarray | None = None
         self._check_full(X_eval)
 
     def _index(self, X: np.ndarray, X_eval: np.ndarray) -> None:
@@ -176,6 +177,7 @@ class FixedForestPath:
         weights = np.asarray(weights, dtype=np.float64)
         new = copy.copy(self)
         new.W = np.ascontiguousarray(weights if self.W.shape[1] == 0 else self.W @ weights)
+        new._full = None
         return new
 
     def _out(self, residuals: np.ndarray) -> np.ndarray:
@@ -221,7 +223,9 @@ class FixedForestPath:
         count = forest_units(np.ascontiguousarray(self.leaf.T), np.ascontiguousarray(self.mass.T), self.y,
                              self.eval_ptr, self.eval_rows, self.fallback, self.n_nodes, permutations, per_unit, unit,
                              mean, m2, count, touched)
-        return count, self.residuals(np.ones(len(self.y), dtype=bool))
+        if self._full is None:  # v(all rows): the same for every batch
+            self._full = self.residuals(np.ones(len(self.y), dtype=bool))
+        return count, self._full
 
     def shapley_values(self) -> np.ndarray:
         """Exact Shapley values, shape (n_outputs, n), by the closed form of the module docstring."""
