@@ -178,3 +178,16 @@ def test_closed_form_is_efficient_and_equals_enumeration_hypothesis(seed, n, lea
     values = game.closed_form_values()
     np.testing.assert_allclose(values, ExactApproximator().estimate(game).values, atol=1e-12)
     np.testing.assert_allclose(values.sum(axis=0), game.full_value - game.empty_value, atol=1e-12)
+
+
+def test_permutation_memory_check_counts_the_batch_sums():
+    from shap_instances.exceptions import MemoryBudgetError
+    from shap_instances.explainers.residual import InstanceKernelExplainer
+
+    X, y = _data(30)
+    model = RandomForestRegressor(n_estimators=3, random_state=0)
+    options = dict(y=y, refit="fixed_structure", approximator="permutation", n_permutations=2, silent=True)
+    five_blocks = 8.0 * 5 * 30 * 30
+    InstanceKernelExplainer(model, X, max_memory=five_blocks, **options)(X, y)
+    with pytest.raises(MemoryBudgetError):
+        InstanceKernelExplainer(model, X, max_memory=five_blocks - 8, **options)(X, y)

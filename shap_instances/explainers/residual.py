@@ -409,7 +409,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         fused = getattr(game.fast_path, "fused", False)
         batch = self.batch_size or 16
         truncating = sampled and self.truncation_tolerance is not None
-        blocks = 2 if not sampled else 5 + batch if truncating else 3 if fused else 3 + batch
+        fused_blocks = 3 + getattr(game.fast_path, "extra_blocks", 0)  # the forest kernel's batch sums: 2 more
+        blocks = 2 if not sampled else 5 + batch if truncating else fused_blocks if fused else 3 + batch
         check_memory(8.0 * blocks * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
                      f"{game.n_players}", max_memory=self.max_memory,
                      instead="Explain fewer rows at a time (X, y); for means over the explained rows use "

@@ -105,6 +105,9 @@ class FixedForestPath:
 
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
     fused: ClassVar[bool] = True
+    #: Blocks of (n_train x n_eval) floats that :meth:`accumulate` holds beside the estimator's three (the batch's
+    #: sum and sum of squares).
+    extra_blocks: ClassVar[int] = 2
     #: A named approximation of refits: the residual game takes it only when asked (``refit="fixed_structure"``).
     approximation: ClassVar[str] = "fixed_structure"
 
