@@ -191,3 +191,11 @@ def test_permutation_memory_check_counts_the_batch_sums():
     InstanceKernelExplainer(model, X, max_memory=five_blocks, **options)(X, y)
     with pytest.raises(MemoryBudgetError):
         InstanceKernelExplainer(model, X, max_memory=five_blocks - 8, **options)(X, y)
+
+
+def test_fingerprint_tells_the_approximation_from_refits():
+    X, y = _data(12)
+    model = RandomForestRegressor(n_estimators=2, random_state=0)
+    exact, fixed = ResidualGame(model, X, y), ResidualGame(model, X, y, refit="fixed_structure")
+    assert exact.fingerprint() != fixed.fingerprint()
+    assert exact.fingerprint() == ResidualGame(model, X, y).fingerprint()

@@ -218,8 +218,11 @@ class ResidualGame(Game):
         return residuals if self.weights is None else residuals @ self.weights
 
     def fingerprint(self) -> str:
-        """A digest of the data, the targets, the model's parameters and v(empty) (see ``Game.fingerprint``)."""
+        """A digest of the data, the targets, the model's parameters, v(empty) and a named approximation of the refits
+        (see ``Game.fingerprint``)."""
         digest = hashlib.sha256(repr(sorted(self.model.get_params(deep=True).items())).encode())
+        if self.refit != "exact":  # an approximation's values are not the refits' (exact games keep their digest)
+            digest.update(self.refit.encode())
         arrays = (self.X, self.y, self.X_eval, self.y_eval, self.empty)
         for array in arrays if self.weights is None else (*arrays, self.weights):
             if isinstance(array, pd.DataFrame):  # raw rows a pipeline refits on (strings, categories)
