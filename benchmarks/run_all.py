@@ -41,6 +41,8 @@ TITLES = {
                  "explainers/boosting.md#performance"),
     "cli": ("Command line: start-up and report times", None),
     "engine": ("Game engine: batched Kernel SHAP against shap.KernelExplainer", "engine.md#benchmarks"),
+    "fixed_forest": ("Fixed-structure forest game against full refits",
+                     "engine.md#fixed-structure-forests-a-named-approximation-of-refits"),
     "gap": ("GapExplainer: sparse RF-GAP proximities against a leaf-grouped dense matrix",
             "explainers/gap.md#performance"),
     "isotonic": ("IsotonicShapleyExplainer: sparsity recovery and time per fit against a dense implementation",

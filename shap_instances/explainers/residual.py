@@ -27,7 +27,7 @@ from ..approximators import (
     dask_scheduler,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
-from ..games import ResidualGame, RidgePath, aggregate_weights
+from ..games import REFITS, FixedForestPath, ResidualGame, RidgePath, aggregate_weights
 from ..utils import (
     COMMON_CONSTRAINTS,
     HasMethods,
@@ -142,6 +142,13 @@ class InstanceKernelExplainer(InstanceExplainer):
         where the exact refit shortcuts (ridge, mean, KNN) apply: the residuals of the pipeline refitted on a
         coalition only when its preprocessing does not depend on the training rows (or is taken as given, fitted
         on all of them); the pipeline (or search object, ...) must then be fitted.
+    refit : {"exact", "fixed_structure"}, default="exact"
+        How a coalition's model is obtained. ``"exact"``: a clone fitted on its rows (or an exact shortcut).
+        ``"fixed_structure"`` (RandomForest / ExtraTrees regressors and binary classifiers, Bagging of decision
+        trees): a named approximation of refits that keeps the trees grown on all rows and recomputes their leaf
+        values from the coalition's in-bag rows (an empty leaf predicts ``empty_prediction``), with exact Shapley
+        values in closed form (:class:`~shap_instances.games.FixedForestPath`; its agreement with refits is on
+        the engine page). The explanation's ``refit`` attribute says which was used.
     estimator : deprecated
         The 0.1 name of ``approximator`` (a Shapley approximator, not a scikit-learn estimator): accepted with a
         warning until 0.3.
@@ -189,6 +196,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         "max_time": [None, Interval(numbers.Real, 0, None, closed="neither")],
         "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
         "pipeline": [Options("refit", "last_step")],
+        "refit": [Options(*REFITS)],
     }
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
@@ -199,7 +207,7 @@ class InstanceKernelExplainer(InstanceExplainer):
                  checkpoint: str | os.PathLike[str] | None = None, max_time: float | None = None, scheduler: Any = None,
                  random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
-                 pipeline: str = "refit", estimator: str | Approximator | None = None) -> None:
+                 pipeline: str = "refit", refit: str = "exact", estimator: str | Approximator | None = None) -> None:
         approximator = renamed_keyword("InstanceKernelExplainer", "estimator", "approximator", estimator,
                                        approximator, "auto")
         del estimator  # the deprecated name of approximator: not an option of its own
@@ -217,6 +225,10 @@ class InstanceKernelExplainer(InstanceExplainer):
                 f"approximator='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got "
                 f"{type(model).__name__}."
             )
+        if refit == "fixed_structure" and not FixedForestPath.supports(model):
+            raise UnsupportedModelError(f"refit='fixed_structure' needs a RandomForest or ExtraTrees regressor or "
+                                        f"binary classifier, or a Bagging ensemble of decision trees, got "
+                                        f"{type(model).__name__}; use refit='exact'.")
         if truncation_tolerance is not None and not (isinstance(approximator, str) and approximator == "permutation"):
             raise InvalidParameterError(f"truncation_tolerance (truncated Monte Carlo) needs "
                                         f"approximator='permutation' (an approximator object takes its own), got "
@@ -314,7 +326,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         seed = cast(int, self.random_state) if isinstance(self.random_state, numbers.Integral) else 0
         return ResidualGame(self.model, self.data_, self.y_train_, X_eval, y_eval,
                             empty_prediction=self.empty_prediction, player_names=self.train_names_,
-                            output_names=names, model_seed=seed)
+                            output_names=names, model_seed=seed, refit=self.refit)
 
     def _approximator(self, n_players: int) -> Any:
         """The approximator that ``approximator`` and the budget select."""
@@ -397,7 +409,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         fused = getattr(game.fast_path, "fused", False)
         batch = self.batch_size or 16
         truncating = sampled and self.truncation_tolerance is not None
-        blocks = 2 if not sampled else 5 + batch if truncating else 3 if fused else 3 + batch
+        fused_blocks = 3 + getattr(game.fast_path, "extra_blocks", 0)  # the forest kernel's batch sums: 2 more
+        blocks = 2 if not sampled else 5 + batch if truncating else fused_blocks if fused else 3 + batch
         check_memory(8.0 * blocks * game.n_outputs * game.n_players, f"the residual values of {game.n_outputs} x "
                      f"{game.n_players}", max_memory=self.max_memory,
                      instead="Explain fewer rows at a time (X, y); for means over the explained rows use "
@@ -408,11 +421,13 @@ class InstanceKernelExplainer(InstanceExplainer):
         se = None if result.standard_errors is None else result.standard_errors.T
         claims_efficiency = self._claims_efficiency()
         data, display = self._training_row_data(game.full_value + game.y_eval)  # residual f - y, plus y
-        return self._finish(build_explanation(
+        explanation = self._finish(build_explanation(
             result.values.T, result.empty_value, feature_names=self.train_names_, data=data, display_data=display,
             row_names=game.output_names, standard_errors=se,
             explained=result.full_value if claims_efficiency else None, atol=1e-9,
         ))
+        explanation.refit = self.refit  # "fixed_structure": the values are those of the approximation, not refits
+        return explanation
 
     def _training_row_data(self, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(data, display_data)`` against the explained rows' predictions (a classifier's: P(classes_[1]))."""

@@ -7,6 +7,7 @@ outputs, whose Shapley values are the same weighted sums (linearity).
 """
 
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_forest import FixedForestPath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
@@ -15,12 +16,14 @@ from ._prefix_kernels import accumulate_prefix_units
 from .aggregate import AGGREGATE_WEIGHTS, AggregateGame, aggregate_weights
 from .function import FunctionGame
 from .loss import LossGame
-from .residual import ResidualGame
+from .residual import REFITS, ResidualGame
 
 __all__ = [
     "AGGREGATE_WEIGHTS",
     "AggregateGame",
+    "REFITS",
     "CoalitionMatrix",
+    "FixedForestPath",
     "FunctionGame",
     "Game",
     "GameValues",

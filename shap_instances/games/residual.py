@@ -13,20 +13,25 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.base import clone, is_classifier
 
-from ..exceptions import ShapInstancesWarning, UnsupportedModelError
+from ..exceptions import InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_forest import FixedForestPath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
 from ._fast_ridge import RidgePath, RidgeProblem
 
-__all__ = ["ResidualGame", "FAST_PATHS"]
+__all__ = ["ResidualGame", "FAST_PATHS", "REFITS"]
 
 #: Exact refit shortcuts, tried in order; each is built from ``(model, X, y, X_eval, y_eval, empty)`` and has
 #: ``supports(model)``, ``fits_all_rows()``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where
 #: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train); ``aggregated(weights)`` gives the path of
 #: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
 FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath)
+
+#: Named approximations of the refits, each chosen only by ``ResidualGame(..., refit=name)`` (never by itself):
+#: ``"fixed_structure"`` keeps a forest's trees and recomputes their leaf values (:class:`FixedForestPath`).
+REFITS: dict[str, Any] = {"exact": None, "fixed_structure": FixedForestPath}
 
 
 class ResidualGame(Game):
@@ -53,6 +58,12 @@ class ResidualGame(Game):
     problem of their refits (:attr:`ridge_problem`, used by
     :class:`~shap_instances.approximators.RidgeInfluenceApproximator`).
 
+    ``refit`` names how a coalition's model is obtained: ``"exact"`` (the default: refits, or the exact shortcuts
+    above) or a named approximation of :data:`REFITS`, taken only when asked for: ``"fixed_structure"`` keeps the
+    trees of a random forest grown on all rows and recomputes their leaf values from the coalition
+    (:class:`~shap_instances.games.FixedForestPath`, exact Shapley values in closed form; docs/engine.md measures
+    its agreement with refits). An unknown name raises :class:`~shap_instances.exceptions.InvalidParameterError`.
+
     Examples
     --------
     >>> import numpy as np
@@ -66,13 +77,20 @@ class ResidualGame(Game):
 
     def __init__(self, model: Any, X: Any, y: np.ndarray, X_eval: Any = None, y_eval: np.ndarray | None = None, *,
                  empty_prediction: float | None = None, player_names: Sequence[str] | None = None,
-                 output_names: Sequence[str] | None = None, use_fast_path: bool = True, model_seed: int = 0) -> None:
+                 output_names: Sequence[str] | None = None, use_fast_path: bool = True, model_seed: int = 0,
+                 refit: str = "exact") -> None:
         X_eval, y_eval = (X, y) if X_eval is None else (X_eval, y_eval)
         assert y_eval is not None
         super().__init__(len(y), len(y_eval), player_names=player_names, output_names=output_names)
         self.model, self.X, self.y, self.X_eval, self.y_eval = _seeded(model, model_seed), X, y, X_eval, y_eval
         self.empty = np.zeros(len(y_eval)) if empty_prediction is None else float(empty_prediction) - y_eval
         paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
+        if refit not in REFITS:
+            raise InvalidParameterError(f"refit must be one of {sorted(REFITS)}, got {refit!r}.")
+        self.refit = refit
+        if refit != "exact":  # a named approximation of the refits, taken only when asked for
+            paths = [REFITS[refit]]
+            model = self.model  # seeded: the structure is the forest the full refit grows
         self.fast_path: Any = paths[0](model, X, y, X_eval, y_eval, self.empty) if paths else None
         if self.fast_path is not None and not getattr(self.fast_path, "usable", True):
             self.fast_path = None  # data outside the shortcut's numeric range: exact refits instead
@@ -200,8 +218,11 @@ class ResidualGame(Game):
         return residuals if self.weights is None else residuals @ self.weights
 
     def fingerprint(self) -> str:
-        """A digest of the data, the targets, the model's parameters and v(empty) (see ``Game.fingerprint``)."""
+        """A digest of the data, the targets, the model's parameters, v(empty) and a named approximation of the refits
+        (see ``Game.fingerprint``)."""
         digest = hashlib.sha256(repr(sorted(self.model.get_params(deep=True).items())).encode())
+        if self.refit != "exact":  # an approximation's values are not the refits' (exact games keep their digest)
+            digest.update(self.refit.encode())
         arrays = (self.X, self.y, self.X_eval, self.y_eval, self.empty)
         for array in arrays if self.weights is None else (*arrays, self.weights):
             if isinstance(array, pd.DataFrame):  # raw rows a pipeline refits on (strings, categories)
