@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.dummy import DummyRegressor
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor, RandomForestRegressor
@@ -123,6 +123,8 @@ def test_training_rows_are_explained_in_sample_and_early_stopping_rows_get_nothi
     learning_rate=st.sampled_from([0.05, 0.3, 0.7, 1.0]),
     weights=st.sampled_from(["none", "positive", "with_zeros"]),
 )
+# late trees of learning rate 1 fit round-off: their leaf values have no scale of their own to be checked against
+@example(seed=15055, n=40, depth=4, n_estimators=11, learning_rate=1.0, weights="with_zeros")
 def test_weights_hypothesis(seed, n, depth, n_estimators, learning_rate, weights):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))

@@ -63,7 +63,8 @@ __all__ = [
 ]
 
 #: Leaf values are recomputed from the replayed gradients and must match the stored ones to this fraction of
-#: the tree's largest leaf value (float64 libraries; float32 storage gets its own bound).
+#: the largest leaf value of that tree and the trees before it (float64 libraries; float32 storage gets its own
+#: bound).
 _RTOL = {"scikit-learn": 1e-9, "lightgbm": 1e-9, "xgboost": 1e-5, "catboost": 1e-6}
 
 

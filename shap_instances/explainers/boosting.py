@@ -104,7 +104,7 @@ class BoostingExplainer(InstanceExplainer):
     ----------
     trees_ : shap_instances.boosting.BoostedTrees
         The model read into one form, with the replayed training (``trees_.max_leaf_error`` is the largest
-        gap between a recomputed and a stored leaf value, relative to the tree's largest leaf value).
+        gap between a recomputed and a stored leaf value, relative to the largest leaf value so far).
     kind_ : str
         The decomposition used.
     y_train_ : ndarray of shape (n_train,)
