@@ -129,6 +129,8 @@ def ours(data, budget, seed, tmc=False):
         ["label_quality"].to_numpy())
     out["ours: label_issues"] += (frame["f"]["is_issue"].to_numpy(),)
     common = dict(scoring="accuracy", default_score=0.0, max_evals=budget, random_state=seed)
+    if budget == 0:  # --budget 0: the detectors only (the protocol size, where refit semivalues are not the point)
+        return out, forest
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run("ours: Banzhaf-MSR", lambda: data_values(model(), X, y, Xv, yv, semivalue="banzhaf", **common).values
@@ -314,7 +316,8 @@ def main() -> None:
     parser.add_argument("--n-train", type=int, default=200)
     parser.add_argument("--n-val", type=int, default=100)
     parser.add_argument("--n-test", type=int, default=300)
-    parser.add_argument("--budget", type=int, default=1000, help="utility evaluations of each sampling method")
+    parser.add_argument("--budget", type=int, default=1000,
+                        help="utility evaluations of each sampling method (0: no semivalue of ours)")
     parser.add_argument("--speed-evals", type=int, default=1000)
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--tmc", action="store_true", help="also Monte Carlo Shapley in the detection table")

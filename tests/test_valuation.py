@@ -298,3 +298,29 @@ def test_label_issues_finds_flipped_labels_with_evidence():
         label_issues(X, noisy, evidence=("svm",))
     with pytest.raises(InvalidParameterError, match="at least 2 classes"):
         label_issues(X[:8], noisy[:8])
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "roc_auc", "neg_log_loss"])
+def test_score_game_logistic_shortcut_equals_sklearn_refits(scoring):
+    from sklearn.linear_model import LogisticRegression
+    X, y = load_breast_cancer(return_X_y=True)
+    X = ((X - X.mean(0)) / X.std(0))[:, :8]
+    labels = np.array(["benign", "malignant"])  # text labels: the shortcut maps the second class to 1
+    Xt, yt, Xv, yv = X[:40], labels[y[:40]], X[300:380], labels[y[300:380]]
+    game = utility_game(LogisticRegression(C=0.5), Xt, yt, Xv, yv, scoring=scoring, default_score=-1.0)
+    assert game.cheap
+
+    def refit(rows):
+        if len(set(yt[rows])) < 2:
+            return -1.0  # empty or one class: scikit-learn refuses, default_score
+        return get_scorer(scoring)(LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000).fit(Xt[rows], yt[rows]),
+                                   Xv, yv)
+
+    rng = np.random.default_rng(3)
+    masks = rng.random((12, 40)) < 0.4
+    masks[0], masks[1] = False, yt == "malignant"  # empty; one class
+    np.testing.assert_allclose(game(masks)[:, 0], [refit(np.flatnonzero(m)) for m in masks], atol=1e-6)
+    order = rng.permutation(40)
+    prefixes = game.prefix_values(order[None])[0, :, 0]
+    np.testing.assert_allclose(prefixes, [refit(order[:t]) for t in range(41)], atol=1e-6)
+    assert game.n_failed_fits == 0
