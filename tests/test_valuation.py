@@ -201,12 +201,21 @@ def test_classwise_shapley_matches_enumeration():
             for context in itertools.combinations(others, k):
                 game = lambda subset: u(set(own[list(subset)]) | set(context), label)  # noqa: B023, E731
                 expected[own] += brute_semivalue(game, len(own), Semivalue("shapley")) / 2 ** len(others)
-    dv = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, exact=True)
+    dv = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, exact=True, normalize=False)
     np.testing.assert_allclose(dv.values.to_numpy(), expected, atol=1e-12)
     sampled = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, n_contexts=12, n_permutations=4,
-                                random_state=0)
+                                random_state=0, normalize=False)
     errors = sampled.standard_errors.to_numpy()
     assert np.all(np.abs(sampled.values.to_numpy() - expected) < 5 * errors + 1e-9), (sampled.values, expected)
+    # the paper's last step: each class rescaled to add up to its in-class accuracy of the model fitted on all rows
+    pred = GaussianNB().fit(Xt, yt).predict(Xv)
+    normalized = expected.copy()
+    for label in np.unique(yt):
+        own = yt == label
+        normalized[own] *= np.sum((pred == yv) & (yv == label)) / len(yv) / expected[own].sum()
+    dv = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, exact=True)
+    np.testing.assert_allclose(dv.values.to_numpy(), normalized, atol=1e-12)
+    assert not np.allclose(normalized, expected)  # the rescaling changes the values
 
 
 def reference_oob(model, X, y, classifier):
@@ -300,7 +309,7 @@ def test_label_issues_finds_flipped_labels_with_evidence():
         label_issues(X[:8], noisy[:8])
 
 
-@pytest.mark.parametrize("scoring", ["accuracy", "roc_auc", "neg_log_loss"])
+@pytest.mark.parametrize("scoring", ["accuracy", "roc_auc", "neg_log_loss", "neg_brier_score"])
 def test_score_game_logistic_shortcut_equals_sklearn_refits(scoring):
     from sklearn.linear_model import LogisticRegression
     X, y = load_breast_cancer(return_X_y=True)

@@ -42,7 +42,8 @@ def _batch_accuracy(residuals: np.ndarray, targets: np.ndarray) -> np.ndarray:
 
 
 #: Classification scores computed from a batch of residual rows of the logistic shortcut, by scorer name.
-CLASSIFIER_BATCH_SCORES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"accuracy": _batch_accuracy}
+CLASSIFIER_BATCH_SCORES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "accuracy": _batch_accuracy, "neg_brier_score": lambda r, y: -np.mean(r**2, axis=1)}
 
 
 def check_scoring(scoring: str | Callable | None, model: Any) -> tuple[Callable, str]:
@@ -89,9 +90,14 @@ class ClasswiseScorer:
         self.__name__ = f"classwise[{label}]"
 
     def __call__(self, estimator: Any, X: Any, y: np.ndarray) -> float:
+        in_class, out_of_class = self.accuracies(estimator, X, y)
+        return in_class * float(np.exp(out_of_class))
+
+    def accuracies(self, estimator: Any, X: Any, y: np.ndarray) -> tuple[float, float]:
+        """``(a_in, a_out)``: rows of class ``label`` and of the other classes predicted correctly, over ``len(y)``."""
         correct = estimator.predict(X) == y
         own = y == self.label
-        return float(np.sum(correct & own) / len(y) * np.exp(np.sum(correct & ~own) / len(y)))
+        return float(np.sum(correct & own) / len(y)), float(np.sum(correct & ~own) / len(y))
 
 
 class _Predictions(RegressorMixin, BaseEstimator):
