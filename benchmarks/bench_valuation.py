@@ -11,9 +11,17 @@ regression refitted after removing the lowest-valued 10% and 20% of rows (point 
 standard error over the seeds. The utility of every semivalue, ours and pyDVL's, is the validation accuracy of a
 logistic regression refitted on the subset, 0 for the empty set and for failed fits (pyDVL's default).
 
-Speed section (same run, same machine, alternated repeats): Banzhaf-MSR at equal evaluations against pyDVL's
-MSRBanzhafValuation, Data-OOB on the same fitted forest against pyDVL's DataOOBValuation (max |difference|), and the
-standard error of Banzhaf-MSR against Monte Carlo Shapley at equal evaluations on the same game.
+Speed section (``--sections speed``, breast cancer): Data-OOB on the same fitted forest against pyDVL's
+DataOOBValuation (max |difference|); pyDVL's Banzhaf-MSR, Monte Carlo Shapley (TMCShapleyValuation without
+truncation), Beta(16, 1) and leave-one-out against ours at equal utility evaluations on the same utility (logistic
+accuracy, 0 for the empty set and failed fits), with the share of rows whose values agree within 3 joint standard
+errors. Our first call of each method (numba compilation, caches) is made before, untimed.
+
+Error section (``--sections errors``): Banzhaf-MSR, least-squares Banzhaf and Monte Carlo Shapley at 10 (n + 1)
+evaluations of the same game, over ``--se-repeats`` seeds, each against a reference of 200 times the budget: the
+root mean squared error, raw and divided by the spread of the reference values over the rows (the semivalues have
+different scales); the estimators' own standard errors are printed beside it (Monte Carlo Shapley's understate
+its error at ten permutations: its contributions are heavy-tailed).
 
 Peers are benchmark-only (the ``bench`` extra). pyDVL 0.10 declares numpy<2 but runs on numpy 2 for what is used
 here; install in a separate venv::
@@ -25,7 +33,12 @@ here; install in a separate venv::
     /work/venvs/peers/bin/python -c "import pydvl.valuation"       # check that it imports
     /work/venvs/peers/bin/python benchmarks/bench_valuation.py --seeds 5
 
-OpenDataVal 1.3 was not installed (it pins torch and old scikit-learn); it is not in the table.
+OpenDataVal 1.3 is not in the tables: ``pip install opendataval`` would downgrade numpy to 1.25.2, pandas to 1.5.3
+and scipy, and pull torch 2.1.2 with its CUDA libraries, which the project's numpy 2 / pandas 2 environment cannot
+share; installed with ``--no-deps`` beside ``torch==2.13.0+cpu`` (the only CPU build the index offers),
+``import opendataval.dataval`` needs torchvision (its image datasets are imported by the package), and the index has
+no CPU build of the matching torchvision 0.28 (the CUDA build fails with "operator torchvision::nms does not
+exist"). Those packages were uninstalled again; pyDVL and cleanlab are unaffected (2026-11-26).
 """
 
 from __future__ import annotations
@@ -48,6 +61,7 @@ from threadpoolctl import threadpool_limits
 from shap_instances.datasets import load_breast_wisconsin, load_telco_churn
 from shap_instances.valuation import (
     MSRBanzhafApproximator,
+    RegressionBanzhafApproximator,
     Semivalue,
     WeightedPermutationApproximator,
     data_oob,
@@ -314,9 +328,12 @@ def _our_semivalues(X, y, Xv, yv, evaluations: dict) -> dict:
     """Ours at the same evaluations as pyDVL's: ``{name: (seconds, values, stderr, evaluations)}``."""
     calls = {"Banzhaf-MSR": dict(semivalue="banzhaf"), "MC Shapley": dict(semivalue="shapley"),
              "Beta(16,1)": dict(semivalue="beta", alpha=16.0, beta=1.0), "leave-one-out": dict(semivalue="loo")}
-    data_values(model(), X[:20], y[:20], Xv, yv, semivalue="banzhaf", max_evals=10)  # numba compiled, untimed
     out = {}
     for name, call in calls.items():
+        with warnings.catch_warnings():  # numba compiled and caches loaded: a first call per method, untimed
+            warnings.simplefilter("ignore")
+            data_values(model(), X[:20], y[:20], Xv, yv, max_evals=50, estimator="auto" if name == "leave-one-out"
+                        else "msr" if name == "Banzhaf-MSR" else "permutation", **call)
         budget = None if name == "leave-one-out" else evaluations[name] + (2 if name == "Banzhaf-MSR" else 0)
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -361,11 +378,13 @@ def standard_error_comparison(X, y, Xv, yv, repeats: int) -> None:
                      "MC Shapley": WeightedPermutationApproximator(Semivalue("shapley"), n_permutations=2000,
                                                                    random_state=10**6).estimate(game)}
         runs = {"Banzhaf-MSR": [MSRBanzhafApproximator(budget, random_state=r).estimate(game) for r in range(repeats)],
+                "Banzhaf, least squares": [RegressionBanzhafApproximator(budget, random_state=r).estimate(game)
+                                           for r in range(repeats)],
                 "MC Shapley": [WeightedPermutationApproximator(Semivalue("shapley"), max_evals=budget, random_state=r)
                                .estimate(game) for r in range(repeats)]}
     rows, errors = [], {}
     for name, results in runs.items():
-        ref = reference[name].values[:, 0]
+        ref = reference["MC Shapley" if name == "MC Shapley" else "Banzhaf-MSR"].values[:, 0]
         rmse = np.sqrt(np.mean([(r.values[:, 0] - ref) ** 2 for r in results]))
         reported = np.median([np.median(r.standard_errors) for r in results])
         errors[name] = (rmse, rmse / ref.std())
@@ -373,17 +392,21 @@ def standard_error_comparison(X, y, Xv, yv, repeats: int) -> None:
     print(f"\nStandard error at {budget} evaluations, {repeats} seeds, breast cancer n={n}:")
     print(markdown_table(["estimator", "RMSE vs reference", "sd of reference values", "RMSE / sd", "median "
                           "reported SE"], rows))
-    print(f"ratio MSR / MC Shapley: raw {errors['Banzhaf-MSR'][0] / errors['MC Shapley'][0]:.3f}, normalised "
-          f"{errors['Banzhaf-MSR'][1] / errors['MC Shapley'][1]:.3f}; load {os.getloadavg()}")
+    for name in ("Banzhaf-MSR", "Banzhaf, least squares"):
+        print(f"ratio {name} / MC Shapley: raw {errors[name][0] / errors['MC Shapley'][0]:.3f}, normalised "
+              f"{errors[name][1] / errors['MC Shapley'][1]:.3f}")
+    print(f"load {os.getloadavg()}")
 
 
 def speed(args) -> None:
     data = split("breast_cancer", 0, args.n_train, args.n_val, args.n_test)
     X, y, Xv, yv = data[:4]
     print(f"\n## Speed (breast_cancer, n_train={len(y)}, n_val={len(yv)}), load {os.getloadavg()}")
-    _data_oob_speed(X, y)
-    semivalue_speed(X, y, Xv, yv, args.speed_evals, max(2, args.speed_evals // (len(y) + 1)))
-    standard_error_comparison(X, y, Xv, yv, args.se_repeats)
+    if "speed" in args.sections and not args.no_peers:
+        _data_oob_speed(X, y)
+        semivalue_speed(X, y, Xv, yv, args.speed_evals, max(2, args.speed_evals // (len(y) + 1)))
+    if "errors" in args.sections:
+        standard_error_comparison(X, y, Xv, yv, args.se_repeats)
 
 
 def main() -> None:
@@ -398,7 +421,8 @@ def main() -> None:
     parser.add_argument("--speed-evals", type=int, default=1000,
                         help="MSR samples of the speed section (permutations: this over n + 1, at least 2)")
     parser.add_argument("--se-repeats", type=int, default=20, help="seeds of the standard-error comparison")
-    parser.add_argument("--speed-only", action="store_true", help="the speed section only")
+    parser.add_argument("--sections", nargs="+", default=["detection", "speed", "errors"],
+                        choices=["detection", "speed", "errors"], help="what to run (default: all three)")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--tmc", action="store_true", help="also Monte Carlo Shapley in the detection table")
     parser.add_argument("--peer-semivalues", action="store_true",
@@ -407,11 +431,11 @@ def main() -> None:
     args = parser.parse_args()
     threadpool_limits(1)  # one BLAS / OpenMP thread for every method: no oversubscription on a shared machine
     print(f"# bench_valuation: {vars(args)}; load {os.getloadavg()}")
-    if not args.speed_only:
+    if "detection" in args.sections:
         frame = detection(args)
         frame.to_csv(args.csv or "bench_valuation.csv", index=False)
         summarise(frame)
-    if not args.no_peers:
+    if {"speed", "errors"} & set(args.sections):
         speed(args)
     print(f"load at the end {os.getloadavg()}")
 

@@ -29,6 +29,7 @@ from shap_instances.exceptions import InvalidParameterError, UnsupportedModelErr
 from shap_instances.games import FunctionGame
 from shap_instances.valuation import (
     MSRBanzhafApproximator,
+    RegressionBanzhafApproximator,
     Semivalue,
     WeightedPermutationApproximator,
     classwise_shapley,
@@ -88,7 +89,8 @@ def test_exact_semivalues_match_brute_force(semivalue):
     np.testing.assert_allclose(semivalue.weights(n) @ [math.comb(n - 1, s) for s in range(n)], 1.0)
 
 
-@pytest.mark.parametrize("semivalue,estimator", [(Semivalue("banzhaf"), "msr"), (Semivalue("banzhaf"), "permutation"),
+@pytest.mark.parametrize("semivalue,estimator", [(Semivalue("banzhaf"), "msr"), (Semivalue("banzhaf"), "regression"),
+                                                 (Semivalue("banzhaf"), "permutation"),
                                                  (Semivalue("beta", 16.0, 1.0), "permutation"),
                                                  (Semivalue("shapley"), "permutation"), (Semivalue("loo"), "loo")],
                          ids=lambda x: getattr(x, "label", x))
@@ -105,15 +107,32 @@ def test_sampling_estimators_agree_with_enumeration(semivalue, estimator):
     assert result.n_evaluations <= 40_000
 
 
-def test_standard_errors_are_calibrated():
-    """Across 40 seeds the MSR estimate lands within two standard errors of the exact value ~95% of the time."""
+@pytest.mark.parametrize("make", [MSRBanzhafApproximator, RegressionBanzhafApproximator], ids=["msr", "regression"])
+def test_standard_errors_are_calibrated(make):
+    """Across 40 seeds the estimate lands within two standard errors of the exact value ~95% of the time."""
     game, _ = table_game(5, seed=2)
     exact = semivalue_approximator(Semivalue("banzhaf"), "exact").estimate(game).values[:, 0]
     inside = []
     for seed in range(40):
-        r = MSRBanzhafApproximator(400, random_state=seed).estimate(game)
+        r = make(400, random_state=seed).estimate(game)
         inside.append(np.abs(r.values[:, 0] - exact) < 2 * r.standard_errors[:, 0])
     assert 0.85 < np.mean(inside) <= 1.0
+
+
+def test_regression_banzhaf_beats_msr_on_a_nearly_additive_game():
+    """Additive plus a small interaction: same coalitions' budget, the least-squares error is several times lower."""
+    weights = np.linspace(-1.0, 2.0, 12)
+    game = FunctionGame(lambda m: m @ weights + 0.3 * (m[:, 0] & m[:, 1]) + 0.1 * np.sin(m.sum(1)), 12)
+    exact = semivalue_approximator(Semivalue("banzhaf"), "exact").estimate(game).values[:, 0]
+    errors = {name: np.sqrt(np.mean([(make(300, random_state=seed).estimate(game).values[:, 0] - exact) ** 2
+                                     for seed in range(10)]))
+              for name, make in [("msr", MSRBanzhafApproximator), ("regression", RegressionBanzhafApproximator)]}
+    assert errors["regression"] < errors["msr"] / 3, errors
+    additive = RegressionBanzhafApproximator(100, random_state=0).estimate(FunctionGame(lambda m: m @ weights, 12))
+    np.testing.assert_allclose(additive.values[:, 0], weights, atol=1e-9)  # an additive game: no residual, no error
+    assert np.all(additive.standard_errors < 1e-9)
+    with pytest.raises(InvalidParameterError, match="at least 2 \\(n \\+ 1\\)"):
+        RegressionBanzhafApproximator(20).estimate(game)
 
 
 def ridge_problem(n=12, seed=0):

@@ -63,7 +63,7 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
     X_train, y_train : the rows to value and their targets
     X_val, y_val : the validation set the utility is scored on
     semivalue : {"shapley", "banzhaf", "beta", "loo"} or Semivalue, default="shapley"
-    estimator : {"auto", "exact", "permutation", "msr", "loo"}, default="auto"
+    estimator : {"auto", "exact", "permutation", "msr", "regression", "loo"}, default="auto"
         See :func:`semivalue_approximator`.
     scoring : str or callable, optional
     max_evals : int, optional
