@@ -333,7 +333,8 @@ def test_score_game_logistic_shortcut_equals_sklearn_refits(scoring):
     from sklearn.linear_model import LogisticRegression
     X, y = load_breast_cancer(return_X_y=True)
     X = ((X - X.mean(0)) / X.std(0))[:, :8]
-    labels = np.array(["benign", "malignant"])  # text labels: the shortcut maps the second class to 1
+    # text labels (the shortcut maps the second class to 1); scikit-learn's Brier score wants numeric ones
+    labels = np.array([0, 1]) if scoring == "neg_brier_score" else np.array(["benign", "malignant"])
     Xt, yt, Xv, yv = X[:40], labels[y[:40]], X[300:380], labels[y[300:380]]
     game = utility_game(LogisticRegression(C=0.5), Xt, yt, Xv, yv, scoring=scoring, default_score=-1.0)
     assert game.cheap
@@ -346,7 +347,7 @@ def test_score_game_logistic_shortcut_equals_sklearn_refits(scoring):
 
     rng = np.random.default_rng(3)
     masks = rng.random((12, 40)) < 0.4
-    masks[0], masks[1] = False, yt == "malignant"  # empty; one class
+    masks[0], masks[1] = False, yt == labels[1]  # empty; one class
     np.testing.assert_allclose(game(masks)[:, 0], [refit(np.flatnonzero(m)) for m in masks], atol=1e-6)
     order = rng.permutation(40)
     prefixes = game.prefix_values(order[None])[0, :, 0]

@@ -123,10 +123,11 @@ class _Probabilities(ClassifierMixin, BaseEstimator):
         return self.classes  # type: ignore[return-value]
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        return np.column_stack([1.0 - self.proba, self.proba])  # type: ignore[operator]
+        proba = np.asarray(self.proba, dtype=np.float64)
+        return np.column_stack([1.0 - proba, proba])
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[(self.proba > 0.5).astype(np.intp)]  # type: ignore[operator]
+        return self.classes_[(np.asarray(self.proba, dtype=np.float64) > 0.5).astype(np.intp)]
 
 
 def _shortcut_game(model: Any, X: Any, y: np.ndarray, X_val: Any, y_val: np.ndarray) -> ResidualGame | None:
