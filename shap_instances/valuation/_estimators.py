@@ -198,6 +198,7 @@ class RegressionBanzhafApproximator:
         Coalitions sampled (default ``max_evals - 2``, else ``max(64, 4n)``).
     max_evals : int, optional
     random_state : int, Generator or None
+        Seed of the sampled coalitions.
 
     Examples
     --------
