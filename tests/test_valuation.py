@@ -220,21 +220,21 @@ def test_classwise_shapley_matches_enumeration():
             for context in itertools.combinations(others, k):
                 game = lambda subset: u(set(own[list(subset)]) | set(context), label)  # noqa: B023, E731
                 expected[own] += brute_semivalue(game, len(own), Semivalue("shapley")) / 2 ** len(others)
-    dv = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, exact=True, normalize=False)
-    np.testing.assert_allclose(dv.values.to_numpy(), expected, atol=1e-12)
-    sampled = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, n_contexts=12, n_permutations=4,
-                                random_state=0, normalize=False)
-    errors = sampled.standard_errors.to_numpy()
-    assert np.all(np.abs(sampled.values.to_numpy() - expected) < 5 * errors + 1e-9), (sampled.values, expected)
     # the paper's last step: each class rescaled to add up to its in-class accuracy of the model fitted on all rows
     pred = GaussianNB().fit(Xt, yt).predict(Xv)
     normalized = expected.copy()
     for label in np.unique(yt):
         own = yt == label
         normalized[own] *= np.sum((pred == yv) & (yv == label)) / len(yv) / expected[own].sum()
+    assert not np.allclose(normalized, expected)  # the rescaling changes the values
     dv = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, exact=True)
     np.testing.assert_allclose(dv.values.to_numpy(), normalized, atol=1e-12)
-    assert not np.allclose(normalized, expected)  # the rescaling changes the values
+    scale = np.array([dv.info["class_scale"][label] for label in yt])
+    np.testing.assert_allclose(dv.values.to_numpy() / scale, expected, atol=1e-12)  # the values before it
+    sampled = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, n_contexts=12, n_permutations=4,
+                                random_state=0, normalize=False)
+    errors = sampled.standard_errors.to_numpy()
+    assert np.all(np.abs(sampled.values.to_numpy() - expected) < 5 * errors + 1e-9), (sampled.values, expected)
 
 
 def reference_oob(model, X, y, classifier):
@@ -328,28 +328,34 @@ def test_label_issues_finds_flipped_labels_with_evidence():
         label_issues(X[:8], noisy[:8])
 
 
-@pytest.mark.parametrize("scoring", ["accuracy", "roc_auc", "neg_log_loss", "neg_brier_score"])
-def test_score_game_logistic_shortcut_equals_sklearn_refits(scoring):
+def test_score_game_logistic_shortcut_equals_sklearn_refits():
+    """Coalitions and prefixes (empty, one class included) under four scorers, against scikit-learn refits."""
     from sklearn.linear_model import LogisticRegression
     X, y = load_breast_cancer(return_X_y=True)
-    X = ((X - X.mean(0)) / X.std(0))[:, :8]
+    X = ((X - X.mean(0)) / X.std(0))[:, :6]
     # text labels (the shortcut maps the second class to 1); scikit-learn's Brier score wants numeric ones
-    labels = np.array([0, 1]) if scoring == "neg_brier_score" else np.array(["benign", "malignant"])
-    Xt, yt, Xv, yv = X[:40], labels[y[:40]], X[300:380], labels[y[300:380]]
-    game = utility_game(LogisticRegression(C=0.5), Xt, yt, Xv, yv, scoring=scoring, default_score=-1.0)
-    assert game.cheap
-
-    def refit(rows):
-        if len(set(yt[rows])) < 2:
-            return -1.0  # empty or one class: scikit-learn refuses, default_score
-        return get_scorer(scoring)(LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000).fit(Xt[rows], yt[rows]),
-                                   Xv, yv)
-
+    scorings = {"accuracy": "text", "roc_auc": "text", "neg_log_loss": "text", "neg_brier_score": "numeric"}
+    labels = {"text": np.array(["benign", "malignant"]), "numeric": np.array([0, 1])}
     rng = np.random.default_rng(3)
-    masks = rng.random((12, 40)) < 0.4
-    masks[0], masks[1] = False, yt == labels[1]  # empty; one class
-    np.testing.assert_allclose(game(masks)[:, 0], [refit(np.flatnonzero(m)) for m in masks], atol=1e-6)
-    order = rng.permutation(40)
-    prefixes = game.prefix_values(order[None])[0, :, 0]
-    np.testing.assert_allclose(prefixes, [refit(order[:t]) for t in range(41)], atol=1e-6)
-    assert game.n_failed_fits == 0
+    masks = rng.random((6, 24)) < 0.4
+    masks[0], masks[1] = False, y[:24] == 1  # empty; one class
+    order = rng.permutation(24)
+    rows = [np.flatnonzero(m) for m in masks] + [order[:t] for t in range(25)]
+    fits = [LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000).fit(X[r], y[r]) if len(set(y[r])) == 2 else None
+            for r in rows]
+    for scoring, kind in scorings.items():
+        yt, yv = labels[kind][y[:24]], labels[kind][y[300:380]]
+        game = utility_game(LogisticRegression(C=0.5), X[:24], yt, X[300:380], yv, scoring=scoring,
+                            default_score=-1.0)
+        assert game.cheap
+        expected = [-1.0 if fit is None else get_scorer(scoring)(_relabelled(fit, labels[kind]), X[300:380], yv)
+                    for fit in fits]  # empty or one class: scikit-learn refuses, default_score
+        got = np.r_[game(masks)[:, 0], game.prefix_values(order[None])[0, :, 0]]
+        np.testing.assert_allclose(got, expected, atol=1e-6, err_msg=scoring)
+        assert game.n_failed_fits == 0
+
+
+def _relabelled(fit, classes):
+    """A fitted 0/1 logistic regression that predicts ``classes`` instead."""
+    fit.classes_ = classes
+    return fit
