@@ -11,9 +11,17 @@ regression refitted after removing the lowest-valued 10% and 20% of rows (point 
 standard error over the seeds. The utility of every semivalue, ours and pyDVL's, is the validation accuracy of a
 logistic regression refitted on the subset, 0 for the empty set and for failed fits (pyDVL's default).
 
-Speed section (same run, same machine, alternated repeats): Banzhaf-MSR at equal evaluations against pyDVL's
-MSRBanzhafValuation, Data-OOB on the same fitted forest against pyDVL's DataOOBValuation (max |difference|), and the
-standard error of Banzhaf-MSR against Monte Carlo Shapley at equal evaluations on the same game.
+Speed section (``--sections speed``, breast cancer): Data-OOB on the same fitted forest against pyDVL's
+DataOOBValuation (max |difference|); pyDVL's Banzhaf-MSR, Monte Carlo Shapley (TMCShapleyValuation without
+truncation), Beta(16, 1) and leave-one-out against ours at equal utility evaluations on the same utility (logistic
+accuracy, 0 for the empty set and failed fits), with the share of rows whose values agree within 3 joint standard
+errors. Our first call of each method (numba compilation, caches) is made before, untimed.
+
+Error section (``--sections errors``): Banzhaf-MSR, least-squares Banzhaf and Monte Carlo Shapley at 10 (n + 1)
+evaluations of the same game, over ``--se-repeats`` seeds, each against a reference of 200 times the budget: the
+root mean squared error, raw and divided by the spread of the reference values over the rows (the semivalues have
+different scales); the estimators' own standard errors are printed beside it (Monte Carlo Shapley's understate
+its error at ten permutations: its contributions are heavy-tailed).
 
 Peers are benchmark-only (the ``bench`` extra). pyDVL 0.10 declares numpy<2 but runs on numpy 2 for what is used
 here; install in a separate venv::
@@ -25,7 +33,12 @@ here; install in a separate venv::
     /work/venvs/peers/bin/python -c "import pydvl.valuation"       # check that it imports
     /work/venvs/peers/bin/python benchmarks/bench_valuation.py --seeds 5
 
-OpenDataVal 1.3 was not installed (it pins torch and old scikit-learn); it is not in the table.
+OpenDataVal 1.3 is not in the tables: ``pip install opendataval`` would downgrade numpy to 1.25.2, pandas to 1.5.3
+and scipy, and pull torch 2.1.2 with its CUDA libraries, which the project's numpy 2 / pandas 2 environment cannot
+share; installed with ``--no-deps`` beside ``torch==2.13.0+cpu`` (the only CPU build the index offers),
+``import opendataval.dataval`` needs torchvision (its image datasets are imported by the package), and the index has
+no CPU build of the matching torchvision 0.28 (the CUDA build fails with "operator torchvision::nms does not
+exist"). Those packages were uninstalled again; pyDVL and cleanlab are unaffected (2026-11-26).
 """
 
 from __future__ import annotations
@@ -48,6 +61,7 @@ from threadpoolctl import threadpool_limits
 from shap_instances.datasets import load_breast_wisconsin, load_telco_churn
 from shap_instances.valuation import (
     MSRBanzhafApproximator,
+    RegressionBanzhafApproximator,
     Semivalue,
     WeightedPermutationApproximator,
     data_oob,
@@ -129,6 +143,8 @@ def ours(data, budget, seed, tmc=False):
         ["label_quality"].to_numpy())
     out["ours: label_issues"] += (frame["f"]["is_issue"].to_numpy(),)
     common = dict(scoring="accuracy", default_score=0.0, max_evals=budget, random_state=seed)
+    if budget == 0:  # --budget 0: the detectors only (the protocol size, where refit semivalues are not the point)
+        return out, forest
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run("ours: Banzhaf-MSR", lambda: data_values(model(), X, y, Xv, yv, semivalue="banzhaf", **common).values
@@ -249,19 +265,9 @@ def summarise(frame: pd.DataFrame) -> None:
             print(f"  {method}: best or within 2 standard errors of the best on {tied}/{len(auc)} datasets")
 
 
-def speed(args) -> None:
+def _data_oob_speed(X, y) -> None:
     import joblib
-    from pydvl.valuation import (
-        DataOOBValuation,
-        Dataset,
-        MaxUpdates,
-        ModelUtility,
-        MSRBanzhafValuation,
-        SupervisedScorer,
-    )
-    data = split("breast_cancer", 0, args.n_train, args.n_val, args.n_test)
-    X, y, Xv, yv = data[:4]
-    print(f"\n## Speed (breast_cancer, n_train={len(y)}, n_val={len(yv)}), load {os.getloadavg()}")
+    from pydvl.valuation import DataOOBValuation, Dataset
     forest = RandomForestClassifier(200, random_state=0, n_jobs=1).fit(X, y)
     times = {"ours": [], "pyDVL": []}
     for _ in range(3):
@@ -277,34 +283,130 @@ def speed(args) -> None:
     diff = np.nanmax(np.abs(mine - theirs))
     print(f"Data-OOB (200 trees): ours {np.median(times['ours']):.4f} s, pyDVL {np.median(times['pyDVL']):.4f} s, "
           f"speed-up x{np.median(times['pyDVL']) / np.median(times['ours']):.1f}, max |diff| {diff:.2e}")
-    evals = args.speed_evals
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+
+
+def _pydvl_semivalues(X, y, Xv, yv, samples: int, permutations: int) -> dict:
+    """pyDVL 0.10's Banzhaf-MSR, Monte Carlo Shapley (TMC without truncation), Beta(16, 1) and leave-one-out on the
+    same logistic-accuracy utility: ``{name: (seconds, values, stderr, evaluations)}``."""
+    import joblib
+    from pydvl.valuation import (
+        BetaShapleyValuation,
+        Dataset,
+        LOOValuation,
+        MaxUpdates,
+        ModelUtility,
+        MSRBanzhafValuation,
+        PermutationSampler,
+        SupervisedScorer,
+        TMCShapleyValuation,
+    )
+    from pydvl.valuation.samplers.truncation import NoTruncation
+
+    def utility():
+        return ModelUtility(model(), SupervisedScorer("accuracy", Dataset(Xv, yv), 0.0), show_warnings=False)
+
+    n = len(y)
+    methods = {  # MaxUpdates counts samples (MSR: each updates every row) or permutations (one update per row)
+        "Banzhaf-MSR": (lambda: MSRBanzhafValuation(utility(), MaxUpdates(samples), seed=0), samples),
+        "MC Shapley": (lambda: TMCShapleyValuation(utility(), NoTruncation(), MaxUpdates(permutations), seed=0),
+                       permutations * (n + 1)),
+        "Beta(16,1)": (lambda: BetaShapleyValuation(utility(), PermutationSampler(seed=0), MaxUpdates(permutations),
+                                                    alpha=16, beta=1), permutations * (n + 1)),
+        "leave-one-out": (lambda: LOOValuation(utility()), n + 1)}
+    out = {}
+    for name, (make, evaluations) in methods.items():
+        valuation = make()
         start = time.perf_counter()
-        mine = data_values(model(), X, y, Xv, yv, semivalue="banzhaf", scoring="accuracy", default_score=0.0,
-                           max_evals=evals + 2, random_state=0)
-        t_ours = time.perf_counter() - start
-        valuation = MSRBanzhafValuation(ModelUtility(model(), SupervisedScorer("accuracy", Dataset(Xv, yv), 0.0),
-                                                     show_warnings=False), MaxUpdates(evals), seed=0)
-        start = time.perf_counter()
-        with joblib.parallel_config(n_jobs=1):
+        with joblib.parallel_config(n_jobs=1), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             valuation.fit(Dataset(X, y))
-        t_theirs = time.perf_counter() - start
-    theirs = valuation.result.values
-    se = np.sqrt(mine.standard_errors.to_numpy() ** 2 + valuation.result.stderr**2)
-    print(f"Banzhaf-MSR ({evals} refits): ours {t_ours:.2f} s, pyDVL {t_theirs:.2f} s, speed-up "
-          f"x{t_theirs / t_ours:.2f}; |ours - pyDVL| <= 3 joint SE for "
-          f"{np.mean(np.abs(mine.values - theirs) <= 3 * se):.0%} of rows")
+        out[name] = (time.perf_counter() - start, valuation.result.values, valuation.result.stderr, evaluations)
+    return out
+
+
+def _our_semivalues(X, y, Xv, yv, evaluations: dict) -> dict:
+    """Ours at the same evaluations as pyDVL's: ``{name: (seconds, values, stderr, evaluations)}``."""
+    calls = {"Banzhaf-MSR": dict(semivalue="banzhaf"), "MC Shapley": dict(semivalue="shapley"),
+             "Beta(16,1)": dict(semivalue="beta", alpha=16.0, beta=1.0), "leave-one-out": dict(semivalue="loo")}
+    out = {}
+    for name, call in calls.items():
+        with warnings.catch_warnings():  # numba compiled and caches loaded: a first call per method, untimed
+            warnings.simplefilter("ignore")
+            data_values(model(), X[:20], y[:20], Xv, yv, max_evals=50, estimator="auto" if name == "leave-one-out"
+                        else "msr" if name == "Banzhaf-MSR" else "permutation", **call)
+        budget = None if name == "leave-one-out" else evaluations[name] + (2 if name == "Banzhaf-MSR" else 0)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dv = data_values(model(), X, y, Xv, yv, scoring="accuracy", default_score=0.0, max_evals=budget,
+                             random_state=0, **call)
+        errors = np.zeros(len(y)) if dv.standard_errors is None else dv.standard_errors.to_numpy()
+        out[name] = (time.perf_counter() - start, dv.values.to_numpy(), errors, dv.n_evaluations)
+    return out
+
+
+def semivalue_speed(X, y, Xv, yv, samples: int, permutations: int) -> None:
+    """Ours against pyDVL, method against method, at equal utility evaluations, with the values' agreement."""
+    theirs = _pydvl_semivalues(X, y, Xv, yv, samples, permutations)
+    mine = _our_semivalues(X, y, Xv, yv, {name: row[3] for name, row in theirs.items()})
+    rows = []
+    for name, (t_theirs, v_theirs, se_theirs, evaluations) in theirs.items():
+        t_mine, v_mine, se_mine, mine_evaluations = mine[name]
+        joint = np.sqrt(np.nan_to_num(se_theirs) ** 2 + se_mine**2)
+        within = np.mean(np.abs(v_mine - v_theirs) <= 3 * joint + 1e-12)
+        rows.append([name, f"{evaluations} / {mine_evaluations}", f"{t_mine:.3f} s", f"{t_theirs:.2f} s",
+                     f"{t_theirs / t_mine:.0f}x", f"{within:.0%}", f"{np.max(np.abs(v_mine - v_theirs)):.3g}"])
+    print(markdown_table(["method", "evaluations (pyDVL / ours)", "ours", "pyDVL", "ratio",
+                          "rows within 3 joint SE", "max abs difference"], rows))
+    print(f"load {os.getloadavg()}")
+
+
+def standard_error_comparison(X, y, Xv, yv, repeats: int) -> None:
+    """Banzhaf-MSR against Monte Carlo Shapley at 10 (n + 1) evaluations of the same game, over ``repeats`` seeds.
+
+    The error of each estimate is measured against a reference of 200 times the budget (not read off the
+    estimators' own standard errors: ten permutations give Shapley's heavy-tailed contributions an underestimated
+    spread); raw, and normalised by the spread of the reference values over the rows (the two semivalues have
+    different scales; a ranking of rows needs errors small against that spread).
+    """
     game = utility_game(model(), X, y, Xv, yv, scoring="accuracy", default_score=0.0)
-    se_evals = 10 * (len(y) + 1)  # ten permutations: enough for Monte Carlo Shapley to have a standard error
+    n = len(y)
+    budget = 10 * (n + 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        banzhaf = MSRBanzhafApproximator(se_evals, random_state=0).estimate(game)
-        shapley = WeightedPermutationApproximator(Semivalue("shapley"), max_evals=se_evals, random_state=0).estimate(
-            game)
-    ratio = np.median(banzhaf.standard_errors / shapley.standard_errors)
-    print(f"standard error at {se_evals} evaluations: Banzhaf-MSR / MC Shapley median ratio {ratio:.3f}; "
-          f"load {os.getloadavg()}")
+        reference = {"Banzhaf-MSR": MSRBanzhafApproximator(200 * budget, random_state=10**6).estimate(game),
+                     "MC Shapley": WeightedPermutationApproximator(Semivalue("shapley"), n_permutations=2000,
+                                                                   random_state=10**6).estimate(game)}
+        runs = {"Banzhaf-MSR": [MSRBanzhafApproximator(budget, random_state=r).estimate(game) for r in range(repeats)],
+                "Banzhaf, least squares": [RegressionBanzhafApproximator(budget, random_state=r).estimate(game)
+                                           for r in range(repeats)],
+                "MC Shapley": [WeightedPermutationApproximator(Semivalue("shapley"), max_evals=budget, random_state=r)
+                               .estimate(game) for r in range(repeats)]}
+    rows, errors = [], {}
+    for name, results in runs.items():
+        ref = reference["MC Shapley" if name == "MC Shapley" else "Banzhaf-MSR"].values[:, 0]
+        rmse = np.sqrt(np.mean([(r.values[:, 0] - ref) ** 2 for r in results]))
+        reported = np.median([np.median(r.standard_errors) for r in results])
+        errors[name] = (rmse, rmse / ref.std())
+        rows.append([name, f"{rmse:.2e}", f"{ref.std():.2e}", f"{rmse / ref.std():.3f}", f"{reported:.2e}"])
+    print(f"\nStandard error at {budget} evaluations, {repeats} seeds, breast cancer n={n}:")
+    print(markdown_table(["estimator", "RMSE vs reference", "sd of reference values", "RMSE / sd", "median "
+                          "reported SE"], rows))
+    for name in ("Banzhaf-MSR", "Banzhaf, least squares"):
+        print(f"ratio {name} / MC Shapley: raw {errors[name][0] / errors['MC Shapley'][0]:.3f}, normalised "
+              f"{errors[name][1] / errors['MC Shapley'][1]:.3f}")
+    print(f"load {os.getloadavg()}")
+
+
+def speed(args) -> None:
+    data = split("breast_cancer", 0, args.n_train, args.n_val, args.n_test)
+    X, y, Xv, yv = data[:4]
+    print(f"\n## Speed (breast_cancer, n_train={len(y)}, n_val={len(yv)}), load {os.getloadavg()}")
+    if "speed" in args.sections and not args.no_peers:
+        _data_oob_speed(X, y)
+        semivalue_speed(X, y, Xv, yv, args.speed_evals, max(2, args.speed_evals // (len(y) + 1)))
+    if "errors" in args.sections:
+        standard_error_comparison(X, y, Xv, yv, args.se_repeats)
 
 
 def main() -> None:
@@ -314,8 +416,13 @@ def main() -> None:
     parser.add_argument("--n-train", type=int, default=200)
     parser.add_argument("--n-val", type=int, default=100)
     parser.add_argument("--n-test", type=int, default=300)
-    parser.add_argument("--budget", type=int, default=1000, help="utility evaluations of each sampling method")
-    parser.add_argument("--speed-evals", type=int, default=1000)
+    parser.add_argument("--budget", type=int, default=1000,
+                        help="utility evaluations of each sampling method (0: no semivalue of ours)")
+    parser.add_argument("--speed-evals", type=int, default=1000,
+                        help="MSR samples of the speed section (permutations: this over n + 1, at least 2)")
+    parser.add_argument("--se-repeats", type=int, default=20, help="seeds of the standard-error comparison")
+    parser.add_argument("--sections", nargs="+", default=["detection", "speed", "errors"],
+                        choices=["detection", "speed", "errors"], help="what to run (default: all three)")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--tmc", action="store_true", help="also Monte Carlo Shapley in the detection table")
     parser.add_argument("--peer-semivalues", action="store_true",
@@ -324,10 +431,11 @@ def main() -> None:
     args = parser.parse_args()
     threadpool_limits(1)  # one BLAS / OpenMP thread for every method: no oversubscription on a shared machine
     print(f"# bench_valuation: {vars(args)}; load {os.getloadavg()}")
-    frame = detection(args)
-    frame.to_csv(args.csv or "bench_valuation.csv", index=False)
-    summarise(frame)
-    if not args.no_peers:
+    if "detection" in args.sections:
+        frame = detection(args)
+        frame.to_csv(args.csv or "bench_valuation.csv", index=False)
+        summarise(frame)
+    if {"speed", "errors"} & set(args.sections):
         speed(args)
     print(f"load at the end {os.getloadavg()}")
 

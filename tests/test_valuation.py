@@ -29,6 +29,7 @@ from shap_instances.exceptions import InvalidParameterError, UnsupportedModelErr
 from shap_instances.games import FunctionGame
 from shap_instances.valuation import (
     MSRBanzhafApproximator,
+    RegressionBanzhafApproximator,
     Semivalue,
     WeightedPermutationApproximator,
     classwise_shapley,
@@ -88,7 +89,8 @@ def test_exact_semivalues_match_brute_force(semivalue):
     np.testing.assert_allclose(semivalue.weights(n) @ [math.comb(n - 1, s) for s in range(n)], 1.0)
 
 
-@pytest.mark.parametrize("semivalue,estimator", [(Semivalue("banzhaf"), "msr"), (Semivalue("banzhaf"), "permutation"),
+@pytest.mark.parametrize("semivalue,estimator", [(Semivalue("banzhaf"), "msr"), (Semivalue("banzhaf"), "regression"),
+                                                 (Semivalue("banzhaf"), "permutation"),
                                                  (Semivalue("beta", 16.0, 1.0), "permutation"),
                                                  (Semivalue("shapley"), "permutation"), (Semivalue("loo"), "loo")],
                          ids=lambda x: getattr(x, "label", x))
@@ -105,15 +107,32 @@ def test_sampling_estimators_agree_with_enumeration(semivalue, estimator):
     assert result.n_evaluations <= 40_000
 
 
-def test_standard_errors_are_calibrated():
-    """Across 40 seeds the MSR estimate lands within two standard errors of the exact value ~95% of the time."""
+@pytest.mark.parametrize("make", [MSRBanzhafApproximator, RegressionBanzhafApproximator], ids=["msr", "regression"])
+def test_standard_errors_are_calibrated(make):
+    """Across 40 seeds the estimate lands within two standard errors of the exact value ~95% of the time."""
     game, _ = table_game(5, seed=2)
     exact = semivalue_approximator(Semivalue("banzhaf"), "exact").estimate(game).values[:, 0]
     inside = []
     for seed in range(40):
-        r = MSRBanzhafApproximator(400, random_state=seed).estimate(game)
+        r = make(400, random_state=seed).estimate(game)
         inside.append(np.abs(r.values[:, 0] - exact) < 2 * r.standard_errors[:, 0])
     assert 0.85 < np.mean(inside) <= 1.0
+
+
+def test_regression_banzhaf_beats_msr_on_a_nearly_additive_game():
+    """Additive plus a small interaction: same coalitions' budget, the least-squares error is several times lower."""
+    weights = np.linspace(-1.0, 2.0, 12)
+    game = FunctionGame(lambda m: m @ weights + 0.3 * (m[:, 0] & m[:, 1]) + 0.1 * np.sin(m.sum(1)), 12)
+    exact = semivalue_approximator(Semivalue("banzhaf"), "exact").estimate(game).values[:, 0]
+    errors = {name: np.sqrt(np.mean([(make(300, random_state=seed).estimate(game).values[:, 0] - exact) ** 2
+                                     for seed in range(10)]))
+              for name, make in [("msr", MSRBanzhafApproximator), ("regression", RegressionBanzhafApproximator)]}
+    assert errors["regression"] < errors["msr"] / 3, errors
+    additive = RegressionBanzhafApproximator(100, random_state=0).estimate(FunctionGame(lambda m: m @ weights, 12))
+    np.testing.assert_allclose(additive.values[:, 0], weights, atol=1e-9)  # an additive game: no residual, no error
+    assert np.all(additive.standard_errors < 1e-9)
+    with pytest.raises(InvalidParameterError, match="at least 2 \\(n \\+ 1\\)"):
+        RegressionBanzhafApproximator(20).estimate(game)
 
 
 def ridge_problem(n=12, seed=0):
@@ -201,10 +220,19 @@ def test_classwise_shapley_matches_enumeration():
             for context in itertools.combinations(others, k):
                 game = lambda subset: u(set(own[list(subset)]) | set(context), label)  # noqa: B023, E731
                 expected[own] += brute_semivalue(game, len(own), Semivalue("shapley")) / 2 ** len(others)
+    # the paper's last step: each class rescaled to add up to its in-class accuracy of the model fitted on all rows
+    pred = GaussianNB().fit(Xt, yt).predict(Xv)
+    normalized = expected.copy()
+    for label in np.unique(yt):
+        own = yt == label
+        normalized[own] *= np.sum((pred == yv) & (yv == label)) / len(yv) / expected[own].sum()
+    assert not np.allclose(normalized, expected)  # the rescaling changes the values
     dv = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, exact=True)
-    np.testing.assert_allclose(dv.values.to_numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(dv.values.to_numpy(), normalized, atol=1e-12)
+    scale = np.array([dv.info["class_scale"][label] for label in yt])
+    np.testing.assert_allclose(dv.values.to_numpy() / scale, expected, atol=1e-12)  # the values before it
     sampled = classwise_shapley(GaussianNB(), Xt, yt, Xv, yv, n_contexts=12, n_permutations=4,
-                                random_state=0)
+                                random_state=0, normalize=False)
     errors = sampled.standard_errors.to_numpy()
     assert np.all(np.abs(sampled.values.to_numpy() - expected) < 5 * errors + 1e-9), (sampled.values, expected)
 
@@ -298,3 +326,36 @@ def test_label_issues_finds_flipped_labels_with_evidence():
         label_issues(X, noisy, evidence=("svm",))
     with pytest.raises(InvalidParameterError, match="at least 2 classes"):
         label_issues(X[:8], noisy[:8])
+
+
+def test_score_game_logistic_shortcut_equals_sklearn_refits():
+    """Coalitions and prefixes (empty, one class included) under four scorers, against scikit-learn refits."""
+    from sklearn.linear_model import LogisticRegression
+    X, y = load_breast_cancer(return_X_y=True)
+    X = ((X - X.mean(0)) / X.std(0))[:, :6]
+    # text labels (the shortcut maps the second class to 1); scikit-learn's Brier score wants numeric ones
+    scorings = {"accuracy": "text", "roc_auc": "text", "neg_log_loss": "text", "neg_brier_score": "numeric"}
+    labels = {"text": np.array(["benign", "malignant"]), "numeric": np.array([0, 1])}
+    rng = np.random.default_rng(3)
+    masks = rng.random((6, 24)) < 0.4
+    masks[0], masks[1] = False, y[:24] == 1  # empty; one class
+    order = rng.permutation(24)
+    rows = [np.flatnonzero(m) for m in masks] + [order[:t] for t in range(25)]
+    fits = [LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000).fit(X[r], y[r]) if len(set(y[r])) == 2 else None
+            for r in rows]
+    for scoring, kind in scorings.items():
+        yt, yv = labels[kind][y[:24]], labels[kind][y[300:380]]
+        game = utility_game(LogisticRegression(C=0.5), X[:24], yt, X[300:380], yv, scoring=scoring,
+                            default_score=-1.0)
+        assert game.cheap
+        expected = [-1.0 if fit is None else get_scorer(scoring)(_relabelled(fit, labels[kind]), X[300:380], yv)
+                    for fit in fits]  # empty or one class: scikit-learn refuses, default_score
+        got = np.r_[game(masks)[:, 0], game.prefix_values(order[None])[0, :, 0]]
+        np.testing.assert_allclose(got, expected, atol=1e-6, err_msg=scoring)
+        assert game.n_failed_fits == 0
+
+
+def _relabelled(fit, classes):
+    """A fitted 0/1 logistic regression that predicts ``classes`` instead."""
+    fit.classes_ = classes
+    return fit

@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 
 from ..approximators import PermutationApproximator
-from ..games.loss import LossGame
-from ..games.residual import ResidualGame
-from ..utils import check_data, check_target, row_names
+from ..utils import check_data, check_target
+from ..valuation import utility_game
 
 if TYPE_CHECKING:
     from ..utils import RandomStateLike
@@ -27,6 +26,12 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
                  truncation_tolerance: float | None = None) -> pd.Series:
     """Data Shapley values (Ghorbani & Zou) of the test mean squared error, sign flipped so that a positive
     value means the training row lowers the test loss. The model fitted on no rows predicts the training mean.
+
+    For a classifier the loss is the Brier score of its predicted probability of the second class (the mean squared
+    error of the probabilities), and the model fitted on no rows predicts the training share of that class.
+    The game is :func:`shap_instances.valuation.utility_game` under the scorer ``"neg_mean_squared_error"``
+    (``"neg_brier_score"`` for a classifier), so every exact refit shortcut of the data-valuation module serves it;
+    :func:`shap_instances.valuation.data_values` gives the other semivalues and scores of the same game.
 
     ``truncation_tolerance`` gives their truncated Monte Carlo (TMC-Shapley): each permutation stops once the
     prefix's test MSE is within that fraction of ``|MSE(all rows) - MSE(no rows)|`` of the full set's (see
@@ -42,15 +47,12 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
     >>> values.shape
     (40,)
     """
-    names = row_names(X_train, prefix="train")
-    X_train, X_test = check_data(X_train, name="X_train"), check_data(X_test, name="X_test")
-    y_train = check_target(y_train, len(X_train), name="y_train")
-    y_test = check_target(y_test, len(X_test), name="y_test")
-    game = LossGame(ResidualGame(model, X_train, y_train, X_test, y_test, empty_prediction=y_train.mean()))
-    approximator = PermutationApproximator(n_permutations=n_permutations or 3 * len(y_train),
-                                        random_state=random_state, n_jobs=n_jobs, silent=silent,
-                                        truncation_tolerance=truncation_tolerance)
-    return pd.Series(-approximator.estimate(game).values[:, 0], index=names, name="data_shapley")
+    scoring = "neg_brier_score" if is_classifier(model) else "neg_mean_squared_error"
+    game = utility_game(model, X_train, y_train, X_test, y_test, scoring=scoring)
+    approximator = PermutationApproximator(n_permutations=n_permutations or 3 * game.n_players,
+                                           random_state=random_state, n_jobs=n_jobs, silent=silent,
+                                           truncation_tolerance=truncation_tolerance)
+    return pd.Series(approximator.estimate(game).values[:, 0], index=game.player_names, name="data_shapley")
 
 
 def removal_curve(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_test: ArrayLike, scores: ArrayLike, *,

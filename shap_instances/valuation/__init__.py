@@ -1,7 +1,8 @@
 """Data valuation: how much each training row is worth to a model, and which rows are likely mislabeled.
 
 * :class:`Semivalue` (Shapley, Banzhaf, Beta Shapley, leave-one-out) and its estimators on the one game engine
-  (:func:`semivalue_approximator`: exact enumeration, weighted permutations, maximum sample reuse, leave-one-out),
+  (:func:`semivalue_approximator`: exact enumeration, weighted permutations, maximum sample reuse, least-squares
+  Banzhaf, leave-one-out),
   so every exact refit shortcut of :class:`~shap_instances.games.ResidualGame` serves every semivalue;
 * :func:`data_values`: semivalues of training rows under any scikit-learn score (:class:`ScoreGame`,
   :func:`utility_game`), :func:`classwise_shapley` (CS-Shapley) for classifiers, :func:`data_oob` for bagging
@@ -14,6 +15,7 @@ from ._estimators import (
     ESTIMATORS,
     LeaveOneOutApproximator,
     MSRBanzhafApproximator,
+    RegressionBanzhafApproximator,
     WeightedPermutationApproximator,
     semivalue_approximator,
 )
@@ -31,6 +33,7 @@ __all__ = [
     "DataValues",
     "LeaveOneOutApproximator",
     "MSRBanzhafApproximator",
+    "RegressionBanzhafApproximator",
     "RestrictedGame",
     "ScoreGame",
     "Semivalue",

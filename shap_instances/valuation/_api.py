@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 
 from ..approximators import ExactApproximator, PermutationApproximator
 from ..approximators.exact import all_coalitions
@@ -63,7 +63,7 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
     X_train, y_train : the rows to value and their targets
     X_val, y_val : the validation set the utility is scored on
     semivalue : {"shapley", "banzhaf", "beta", "loo"} or Semivalue, default="shapley"
-    estimator : {"auto", "exact", "permutation", "msr", "loo"}, default="auto"
+    estimator : {"auto", "exact", "permutation", "msr", "regression", "loo"}, default="auto"
         See :func:`semivalue_approximator`.
     scoring : str or callable, optional
     max_evals : int, optional
@@ -113,7 +113,7 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
 
 def classwise_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val: ArrayLike, *,
                       n_contexts: int = 8, n_permutations: int | None = None, exact: bool = False,
-                      random_state: RandomStateLike = None) -> DataValues:
+                      normalize: bool = True, random_state: RandomStateLike = None) -> DataValues:
     """Class-wise Shapley values (CS-Shapley, Schoch, Xu & Kwon 2022) of a classifier's training rows.
 
     For a row of class ``c``, the players are the training rows of class ``c`` and the utility of a set T of them,
@@ -122,6 +122,13 @@ def classwise_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, 
     that of the other classes). The value is the row's Shapley value in that game, averaged over contexts drawn
     uniformly from the subsets of the other classes' rows:
     ``phi_i = 2^-|D_-c| sum_{S subset of D_-c} Shapley_i(T -> u_c(T + S))``.
+
+    With ``normalize`` (the paper's last step, as pyDVL's default), the values of each class ``c`` are then
+    rescaled to add up to the in-class accuracy ``a_in`` of the model fitted on all training rows:
+    ``phi_i <- phi_i a_in(D) / sum_{j in D_c} phi_j`` (left as they are where that sum is 0). The rescaling is a
+    positive multiple within a class as long as the class's values add up to a positive amount, so it keeps the
+    ranking of rows within a class and puts the classes on the scale of their in-class accuracy; a class whose
+    values add up to a negative amount (its rows hurt the model on the whole) has its values' signs flipped.
 
     Parameters
     ----------
@@ -133,12 +140,16 @@ def classwise_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, 
         Permutations per context (default ``max(8, 2 * rows of the class)``).
     exact : bool, default=False
         Enumerate every context and every coalition (tiny problems: at most 10 rows per class and 12 others).
+    normalize : bool, default=True
+        Rescale each class's values to add up to its in-class accuracy (one more refit, on all rows).
     random_state : int, Generator or None
 
     Returns
     -------
     DataValues
-        Standard errors from the spread of the per-context estimates (None when exact).
+        Standard errors from the spread of the per-context estimates (None when exact), multiplied by the class's
+        rescaling factor when normalized (the factor's own sampling error is not included). When normalized,
+        ``info`` holds each class's in-class accuracy (``"class_accuracy"``) and factor (``"class_scale"``).
 
     Examples
     --------
@@ -150,6 +161,9 @@ def classwise_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, 
     ...                        n_contexts=2, n_permutations=4, random_state=0)
     >>> dv.method, dv.values.shape
     ('classwise_shapley', (30,))
+    >>> accuracy = sum(dv.info["class_accuracy"].values())   # each class adds up to its in-class accuracy
+    >>> bool(abs(dv.values.sum() - accuracy) < 1e-9)
+    True
     """
     if not is_classifier(model):
         raise InvalidParameterError(f"class-wise Shapley values need a classifier, got {type(model).__name__}.")
@@ -158,17 +172,25 @@ def classwise_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, 
     base = utility_game(model, X_train, y_train, X_val, y_val)
     rng = check_random_state(random_state)
     values, errors, spent = np.zeros(base.n_players), np.zeros(base.n_players), 0
+    fitted = clone(base.model).fit(base.X, base.y) if normalize else None
+    info: dict[str, dict] = {"class_accuracy": {}, "class_scale": {}} if normalize else {}
     for label in np.unique(base.y):
         own, others = np.flatnonzero(base.y == label), np.flatnonzero(base.y != label)
-        game = ScoreGame(base.model, base.X, base.y, base.X_val, base.y_val, ClasswiseScorer(label),
-                         default_score=0.0)
+        scorer = ClasswiseScorer(label)
+        game = ScoreGame(base.model, base.X, base.y, base.X_val, base.y_val, scorer, default_score=0.0)
         samples = _class_samples(game, own, others, exact, n_contexts, n_permutations, rng)
         values[own] = samples.mean(axis=0)
         errors[own] = samples.std(axis=0, ddof=1) / np.sqrt(len(samples)) if not exact else np.nan
         spent += game.n_evaluations
+        if fitted is not None:
+            accuracy, total = scorer.accuracies(fitted, base.X_val, base.y_val)[0], values[own].sum()
+            scale = accuracy / total if total != 0 else 1.0
+            values[own] *= scale
+            errors[own] *= abs(scale)
+            info["class_accuracy"][label], info["class_scale"][label] = accuracy, scale
     return DataValues(pd.Series(values, index=base.player_names, name="classwise_shapley"),
                       None if exact else pd.Series(errors, index=base.player_names), "classwise_shapley",
-                      n_evaluations=spent)
+                      n_evaluations=spent + int(normalize), info=info)
 
 
 def _class_samples(game: ScoreGame, own: np.ndarray, others: np.ndarray, exact: bool, n_contexts: int,

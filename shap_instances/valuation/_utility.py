@@ -4,7 +4,9 @@
 ``"neg_log_loss"``, ``"roc_auc"``, or a callable ``scorer(estimator, X, y)``). A regressor with an exact refit
 shortcut (ridge, OLS, mean, KNN: :data:`~shap_instances.games.residual.FAST_PATHS`) is evaluated through its
 :class:`~shap_instances.games.ResidualGame`, so every semivalue estimator gets the shortcut; the squared, absolute
-and R^2 scores are then computed for a whole batch at once.
+and R^2 scores are then computed for a whole batch at once. A binary l2 ``LogisticRegression`` is evaluated the
+same way, through the logistic shortcut (:class:`~shap_instances.games.LogisticPath`: the refit's probabilities to
+1e-10 in the logits), its accuracy computed for a whole batch and any other scorer on the refit's probabilities.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.metrics import get_scorer
 
 from ..exceptions import InvalidParameterError, ShapInstancesWarning
-from ..games import Game, ResidualGame
+from ..games import Game, LogisticPath, ResidualGame
 
 __all__ = ["ClasswiseScorer", "RestrictedGame", "ScoreGame", "check_scoring"]
 
@@ -32,6 +34,16 @@ BATCH_SCORES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "neg_mean_absolute_error": lambda r, y: -np.mean(np.abs(r), axis=1),
     "r2": lambda r, y: 1.0 - np.sum(r**2, axis=1) / np.sum((y - y.mean()) ** 2),
 }
+
+
+def _batch_accuracy(residuals: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Accuracy of a binary classifier from its residuals ``P(class 1) - targets`` (targets 0/1)."""
+    return np.mean((residuals + targets > 0.5) == (targets > 0.5), axis=1)
+
+
+#: Classification scores computed from a batch of residual rows of the logistic shortcut, by scorer name.
+CLASSIFIER_BATCH_SCORES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "accuracy": _batch_accuracy, "neg_brier_score": lambda r, y: -np.mean(r**2, axis=1)}
 
 
 def check_scoring(scoring: str | Callable | None, model: Any) -> tuple[Callable, str]:
@@ -78,9 +90,14 @@ class ClasswiseScorer:
         self.__name__ = f"classwise[{label}]"
 
     def __call__(self, estimator: Any, X: Any, y: np.ndarray) -> float:
+        in_class, out_of_class = self.accuracies(estimator, X, y)
+        return in_class * float(np.exp(out_of_class))
+
+    def accuracies(self, estimator: Any, X: Any, y: np.ndarray) -> tuple[float, float]:
+        """``(a_in, a_out)``: rows of class ``label`` and of the other classes predicted correctly, over ``len(y)``."""
         correct = estimator.predict(X) == y
         own = y == self.label
-        return float(np.sum(correct & own) / len(y) * np.exp(np.sum(correct & ~own) / len(y)))
+        return float(np.sum(correct & own) / len(y)), float(np.sum(correct & ~own) / len(y))
 
 
 class _Predictions(RegressorMixin, BaseEstimator):
@@ -93,13 +110,51 @@ class _Predictions(RegressorMixin, BaseEstimator):
         return self.values  # type: ignore[return-value]
 
 
+class _Probabilities(ClassifierMixin, BaseEstimator):
+    """A binary classifier with fixed probabilities of ``classes[1]``: scores a row of them with any scorer."""
+
+    def __init__(self, proba: np.ndarray | None = None, classes: np.ndarray | None = None) -> None:
+        self.proba = proba
+        self.classes = classes
+
+    @property
+    def classes_(self) -> np.ndarray:
+        """The two classes, as a fitted classifier has them."""
+        return self.classes  # type: ignore[return-value]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        proba = np.asarray(self.proba, dtype=np.float64)
+        return np.column_stack([1.0 - proba, proba])
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.classes_[(np.asarray(self.proba, dtype=np.float64) > 0.5).astype(np.intp)]
+
+
+def _shortcut_game(model: Any, X: Any, y: np.ndarray, X_val: Any, y_val: np.ndarray) -> ResidualGame | None:
+    """The residual game of an exact refit shortcut of ``model`` (regressors; binary l2 logistic), else None.
+
+    A classifier's game has the 0/1 indicators of its second class as targets (residuals of its probability).
+    """
+    if not is_classifier(model):
+        game = ResidualGame(model, X, np.asarray(y, dtype=np.float64), X_val, np.asarray(y_val, dtype=np.float64),
+                            empty_prediction=float(np.mean(y)))
+        return game if game.fast_path is not None else None
+    classes = np.unique(y)
+    if len(classes) != 2 or not LogisticPath.supports(model) or not np.isin(y_val, classes).all():
+        return None
+    positive = (y == classes[1]).astype(np.float64)
+    game = ResidualGame(model, X, positive, X_val, (y_val == classes[1]).astype(np.float64))
+    return game if isinstance(game.fast_path, LogisticPath) else None
+
+
 class ScoreGame(Game):
     """``v(S)`` = ``scorer(model refitted on the training rows in S, X_val, y_val)``, a scalar game.
 
     ``v(empty)``, and the value of a coalition the model cannot be fitted on (one class, too few rows: counted in
     ``n_failed_fits``, warned about once), is ``default_score``: by default the score of the model that predicts
     the training prior (``DummyClassifier(strategy="prior")``, ``DummyRegressor()``), which is what the mean
-    shortcut predicts on no rows; pyDVL and OpenDataVal use 0.
+    shortcut predicts on no rows; pyDVL and OpenDataVal use 0. On the logistic shortcut a coalition of one class
+    scores ``default_score`` too (as the refit that scikit-learn refuses), without being counted as a failed fit.
 
     Parameters
     ----------
@@ -129,12 +184,9 @@ class ScoreGame(Game):
                  player_names: list[str] | None = None) -> None:
         super().__init__(len(y), 1, player_names=player_names, output_names=[scoring_name or "score"])
         self.model, self.X, self.y, self.X_val, self.y_val, self.scorer = model, X, y, X_val, y_val, scorer
-        self.batch_score = BATCH_SCORES.get(scoring_name or "")
-        self.residual_game: ResidualGame | None = None
-        if not is_classifier(model):
-            game = ResidualGame(model, X, np.asarray(y, dtype=np.float64), X_val,
-                                np.asarray(y_val, dtype=np.float64), empty_prediction=float(np.mean(y)))
-            self.residual_game = game if game.fast_path is not None else None
+        self.residual_game = _shortcut_game(model, X, y, X_val, y_val)
+        self.classes = np.unique(y) if is_classifier(model) else None
+        self.batch_score = (BATCH_SCORES if self.classes is None else CLASSIFIER_BATCH_SCORES).get(scoring_name or "")
         prior = DummyClassifier(strategy="prior") if is_classifier(model) else DummyRegressor()
         self.default_score = float(scorer(prior.fit(X, y), X_val, y_val) if default_score is None else default_score)
         self.n_failed_fits = 0
@@ -145,18 +197,28 @@ class ScoreGame(Game):
         return self.residual_game is not None
 
     def _scores(self, residuals: np.ndarray) -> np.ndarray:
-        """Scores of rows of validation residuals (m, n_val)."""
+        """Scores of rows of validation residuals (m, n_val) of the shortcut's game."""
+        assert self.residual_game is not None
+        targets = self.residual_game.y_eval
         if self.batch_score is not None:
-            return self.batch_score(residuals, self.y_val)
-        return np.array([self.scorer(_Predictions(row + self.y_val), self.X_val, self.y_val) for row in residuals])
+            return self.batch_score(residuals, targets)
+        fake = (lambda row: _Predictions(row + targets)) if self.classes is None else (
+            lambda row: _Probabilities(row + targets, self.classes))
+        return np.array([self.scorer(fake(row), self.X_val, self.y_val) for row in residuals])
+
+    def _unfittable(self, sizes: np.ndarray, positives: np.ndarray) -> np.ndarray:
+        """Coalitions valued ``default_score`` on a shortcut: empty, or one class only for a classifier."""
+        return (sizes == 0) if self.classes is None else (positives == 0) | (positives == sizes)
 
     def value_function(self, coalitions: np.ndarray) -> np.ndarray:
-        if self.residual_game is not None:
-            out = self._scores(self.residual_game.value_function(coalitions))
-        else:
+        if self.residual_game is None:
             out = np.array([self._refit_score(mask) for mask in coalitions])
-        out[~coalitions.any(axis=1)] = self.default_score
-        return out[:, None]
+            out[~coalitions.any(axis=1)] = self.default_score
+            return out[:, None]
+        out = np.full((len(coalitions), 1), self.default_score)
+        fits = ~self._unfittable(coalitions.sum(axis=1), coalitions @ self.residual_game.y)
+        out[fits, 0] = self._scores(self.residual_game.value_function(coalitions[fits]))
+        return out
 
     def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
         if self.residual_game is None:
@@ -165,10 +227,14 @@ class ScoreGame(Game):
         k, n = permutations.shape
         out = np.empty((k, n + 1, 1))
         step = max(1, _CHUNK_FLOATS // ((n + 1) * len(self.y_val)))
+        positives = np.zeros((k, n + 1))
+        np.cumsum(np.asarray(self.residual_game.y, dtype=np.float64)[permutations], axis=1, out=positives[:, 1:])
+        fits = ~np.broadcast_to(self._unfittable(np.arange(n + 1)[None, :], positives), (k, n + 1))
+        out[..., 0] = self.default_score
         for begin in range(0, k, step):
             residuals = self.residual_game.prefix_values(permutations[begin:begin + step])
-            out[begin:begin + step, :, 0] = self._scores(residuals.reshape(-1, residuals.shape[-1])).reshape(-1, n + 1)
-        out[:, 0] = self.default_score
+            chunk = fits[begin:begin + step]
+            out[begin:begin + step, :, 0][chunk] = self._scores(residuals[chunk])
         self.n_evaluations += permutations.size + k
         return out
 
