@@ -10,6 +10,7 @@ from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
+from ._fast_naive_bayes import NaiveBayesPath
 from ._fast_ridge import RidgePath, RidgeProblem
 from ._prefix_kernels import accumulate_prefix_units
 from .aggregate import AGGREGATE_WEIGHTS, AggregateGame, aggregate_weights
@@ -28,6 +29,7 @@ __all__ = [
     "LogisticPath",
     "LossGame",
     "MeanPath",
+    "NaiveBayesPath",
     "ResidualGame",
     "RidgePath",
     "RidgeProblem",

@@ -18,6 +18,7 @@ from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
+from ._fast_naive_bayes import NaiveBayesPath
 from ._fast_ridge import RidgePath, RidgeProblem
 
 __all__ = ["ResidualGame", "FAST_PATHS"]
@@ -26,7 +27,8 @@ __all__ = ["ResidualGame", "FAST_PATHS"]
 #: ``supports(model)``, ``fits_all_rows()``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where
 #: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train); ``aggregated(weights)`` gives the path of
 #: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
-FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath)
+FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath,
+              NaiveBayesPath)
 
 
 class ResidualGame(Game):
