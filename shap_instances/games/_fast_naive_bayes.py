@@ -12,13 +12,11 @@ non-negative integers).
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
-from sklearn.base import clone
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
 from ._naive_bayes_kernels import (
@@ -85,7 +83,6 @@ class NaiveBayesPath:
         self.W = np.zeros((len(self.y_eval), 0))  # (n_eval, K) weights of an aggregate game, else no column
         y = np.asarray(y, dtype=np.float64)
         self.labels = (y == 1.0).astype(np.int64)
-        self._fits = _fits(model, X, y)
         #: False where the kernels would not reproduce scikit-learn (the game then refits clones).
         self.usable = bool(np.isin(y, (0.0, 1.0)).all())
         try:
@@ -157,8 +154,8 @@ class NaiveBayesPath:
         return new
 
     def fits_all_rows(self) -> bool:
-        """True when a scikit-learn fit on all training rows succeeded (checked once, at construction)."""
-        return self._fits
+        """False: the game fits the model once on all rows, so it refuses exactly what the refit path refuses."""
+        return False
 
     def memory_bytes(self) -> float:
         """Bytes of the kernels' statistics and work arrays of one permutation per numba thread."""
@@ -196,13 +193,3 @@ def _alpha(model: Any, q: int) -> np.ndarray:
         alpha = np.maximum(alpha, 1e-10)
     return np.ascontiguousarray(np.broadcast_to(alpha, (q,)), dtype=np.float64)
 
-
-def _fits(model: Any, X: Any, y: np.ndarray) -> bool:
-    """Whether a clone of ``model`` fits all rows (a bad parameter or data: the game refuses with the reason)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            clone(model).fit(X, y)
-    except Exception:  # noqa: BLE001 - the game refits once more and reports the exception
-        return False
-    return True
