@@ -7,6 +7,7 @@ outputs, whose Shapley values are the same weighted sums (linearity).
 """
 
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_kernel_ridge import KernelRidgePath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
@@ -26,6 +27,7 @@ __all__ = [
     "Game",
     "GameValues",
     "KNNPath",
+    "KernelRidgePath",
     "LogisticPath",
     "LossGame",
     "MeanPath",

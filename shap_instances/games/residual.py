@@ -15,6 +15,7 @@ from sklearn.base import clone, is_classifier
 
 from ..exceptions import ShapInstancesWarning, UnsupportedModelError
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_kernel_ridge import KernelRidgePath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
@@ -28,7 +29,8 @@ __all__ = ["ResidualGame", "FAST_PATHS"]
 #: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train); ``aggregated(weights)`` gives the path of
 #: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
 FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath,
-              NaiveBayesPath)
+              NaiveBayesPath,
+              KernelRidgePath)
 
 
 class ResidualGame(Game):
