@@ -4,10 +4,10 @@ For each model: one permutation's prefix values by the path (``prefix_values_bat
 row; the median of three after an untimed first call, which compiles or loads the numba kernels) against
 scikit-learn refits (``clone(model).fit(X[prefix], y[prefix])`` and ``predict_proba`` / ``predict`` of the
 explained rows, through the residual game's refit path) of every ``stride``-th prefix of the same permutation,
-timed in the same run and scaled by the stride (the cost of refitting all n prefixes: refits grow with the prefix, and the strided sizes sample them
-evenly). The largest difference between the path's values and the refits' on the refitted prefixes is printed
-beside them. Explained rows = the training rows (the residual game's default). One numba thread and one BLAS
-thread for both sides.
+timed in the same run and scaled by the stride (the cost of refitting all n prefixes: refits grow with the
+prefix, and the strided sizes sample them evenly). The largest difference between the path's values and the
+refits' on the refitted prefixes is printed beside them. Explained rows = the training rows (the residual
+game's default). One numba thread and one BLAS thread for both sides.
 
 * naive Bayes: 2,000 rows x 20 features (``make_classification``, random_state 0; counts ``|round(3 x)|`` for
   MultinomialNB / ComplementNB, 5 quantile bins for CategoricalNB);
