@@ -93,7 +93,7 @@ def main(bench: Bench) -> None:
     bench.print(
         "### Naive Bayes and kernel refit paths against scikit-learn refits, per permutation",
         markdown_table(["model", "path", "rows x features", "path, one permutation (all prefixes)",
-                        "scikit-learn refits of all prefixes", "speed-up", "max |difference|", "first call"], rows,
+                        "scikit-learn refits of all prefixes", "speed-up", "max abs difference", "first call"], rows,
                        "lllrrrrr"),
         f"Every prefix's values for all explained rows (= training rows); refits of every {50 if bench.quick else 20}"
         f"th prefix timed and scaled up; one numba and one BLAS thread. Load average {fmt_load(load)} at the start, "

@@ -41,6 +41,8 @@ TITLES = {
                  "explainers/boosting.md#performance"),
     "cli": ("Command line: start-up and report times", None),
     "engine": ("Game engine: batched Kernel SHAP against shap.KernelExplainer", "engine.md#benchmarks"),
+    "fast_paths": ("Naive Bayes, kernel ridge and Gaussian-process refit paths against scikit-learn refits",
+                   "engine.md#naive-bayes-kernel-ridge-and-gaussian-process-refits"),
     "gap": ("GapExplainer: sparse RF-GAP proximities against a leaf-grouped dense matrix",
             "explainers/gap.md#performance"),
     "isotonic": ("IsotonicShapleyExplainer: sparsity recovery and time per fit against a dense implementation",

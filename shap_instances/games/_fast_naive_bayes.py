@@ -164,7 +164,9 @@ class NaiveBayesPath:
         q, d = self.Phi.shape[1], len(self.y_eval)
         return 8.0 * (8 * q + 4 * d) * max(int(numba.get_num_threads()), 1)
 
-    def _arguments(self) -> tuple[Any, ...]:
+    def _arguments(self) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple,
+                                  np.ndarray, np.ndarray, np.ndarray]:
+        """The kernels' leading arguments (as :func:`nb_prefix_values` takes them)."""
         return (self.kind, self.Phi, self.labels, self.cats, self.PhiE, self.need, self.params, self.y_eval, self.W,
                 self.empty)
 
