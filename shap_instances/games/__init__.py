@@ -7,6 +7,7 @@ outputs, whose Shapley values are the same weighted sums (linearity).
 """
 
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_discriminant import DiscriminantPath
 from ._fast_kernel_ridge import KernelRidgePath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
@@ -23,6 +24,7 @@ __all__ = [
     "AGGREGATE_WEIGHTS",
     "AggregateGame",
     "CoalitionMatrix",
+    "DiscriminantPath",
     "FunctionGame",
     "Game",
     "GameValues",

@@ -15,6 +15,7 @@ from sklearn.base import clone, is_classifier
 
 from ..exceptions import ShapInstancesWarning, UnsupportedModelError
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_discriminant import DiscriminantPath
 from ._fast_kernel_ridge import KernelRidgePath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
@@ -30,7 +31,8 @@ __all__ = ["ResidualGame", "FAST_PATHS"]
 #: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
 FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath,
               NaiveBayesPath,
-              KernelRidgePath)
+              KernelRidgePath,
+              DiscriminantPath)
 
 
 class ResidualGame(Game):
