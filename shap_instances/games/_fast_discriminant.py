@@ -95,6 +95,12 @@ class DiscriminantPath:
         """False: the game fits the model once on all rows, so it refuses exactly what the refit path refuses."""
         return False
 
+    def memory_bytes(self) -> float:
+        """Bytes of one permutation's prefix statistics: two scatter matrices, the covariances and their sum per
+        prefix (``4 n p^2`` floats), and its values (``n x n_outputs``)."""
+        n, p = self.X.shape
+        return 8.0 * n * (4 * p * p + len(self.empty))
+
     def _statistics(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per prefix of ``rows`` and class: counts (t, 2), means (t, 2, p) and scatter matrices (t, 2, p, p)."""
         t, p = len(rows), self.X.shape[1]
