@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.base import clone
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as LDA
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 
 from shap_instances.approximators import ExactApproximator
 from shap_instances.games import DiscriminantPath, ResidualGame
+
+from .refit_reference import check_prefixes
 
 MODELS = [LDA(solver="lsqr"), LDA(solver="lsqr", shrinkage=0.3), LDA(solver="lsqr", priors=[0.3, 0.7])]
 
@@ -24,31 +25,9 @@ def _data(n, p, seed):
     return X, y, np.vstack([X[:3], rng.normal(size=(3, p))]), np.r_[y[:3], 0.0, 1.0, 1.0]
 
 
-def _refit(model, X, y, rows, X_eval, y_eval, empty):
-    """The refit path's value of ``rows``: an explicit scikit-learn refit, or v(empty) where it fails."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fitted = clone(model).fit(X[rows], y[rows])
-            classes = list(fitted.classes_)
-            positive = fitted.predict_proba(X_eval)[:, classes.index(1.0)] if 1.0 in classes else 0.0
-    except Exception:  # noqa: BLE001 - too few rows, one class
-        return empty
-    return positive - y_eval
-
-
 def _check(model, X, y, X_eval, y_eval, seeds):
-    empty = np.full(len(y_eval), -0.5)
-    path = DiscriminantPath(model, X, y, X_eval, y_eval, empty)
-    for seed in seeds:
-        permutation = np.random.default_rng(seed).permutation(len(y))
-        fast = path.prefix_residuals(permutation)
-        for t in range(1, len(y) + 1):
-            refit = _refit(model, X, y, permutation[:t], X_eval, y_eval, empty)
-            np.testing.assert_allclose(fast[t - 1], refit, atol=1e-9, err_msg=f"{model} prefix {t}")
-            mask = np.zeros(len(y), bool)
-            mask[permutation[:t]] = True
-            np.testing.assert_allclose(path.residuals(mask), refit, atol=1e-9)
+    path = DiscriminantPath(model, X, y, X_eval, y_eval, np.full(len(y_eval), -0.5))
+    check_prefixes(path, model, X, y, X_eval, y_eval, seeds, rtol=1e-9)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=repr)

@@ -1,19 +1,19 @@
 """The kernel ridge / Gaussian-process refit path against explicit scikit-learn refits of the same subsets, the
 generic refit path and exact enumeration."""
 
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.base import clone
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, DotProduct, Matern, WhiteKernel
 from sklearn.kernel_ridge import KernelRidge
 
 from shap_instances.approximators import ExactApproximator
 from shap_instances.games import KernelRidgePath, ResidualGame
+
+from .refit_reference import check_prefixes
 
 MODELS = [
     KernelRidge(alpha=0.5), KernelRidge(alpha=0.1, kernel="rbf", gamma=0.3),
@@ -33,35 +33,17 @@ def _data(n, seed):
     return X, y, X_eval, np.r_[y[:3], 0.0, 1.0, 2.0]
 
 
-def _compare(model, X, y, X_eval, y_eval, permutations):
-    """Every prefix of ``permutations`` and the same subsets as coalitions, against explicit refits (relative
-    error); returns how many prefixes scikit-learn could not fit (v(empty))."""
-    empty = np.full(len(y_eval), -0.5)
-    path = KernelRidgePath(model, X, y, X_eval, y_eval, empty)
-    failed = 0
-    for permutation in permutations:
-        fast = path.prefix_residuals(permutation)
-        for t in range(1, len(y) + 1):
-            rows = permutation[:t]
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    refit = clone(model).fit(X[rows], y[rows]).predict(X_eval) - y_eval
-            except Exception:  # noqa: BLE001 - the refit path's failed-fit value
-                refit, failed = empty, failed + 1
-            scale = max(1.0, np.abs(refit).max())
-            np.testing.assert_allclose(fast[t - 1], refit, atol=1e-10 * scale, err_msg=f"{model} prefix {t}")
-            mask = np.zeros(len(y), bool)
-            mask[rows] = True
-            np.testing.assert_allclose(path.residuals(mask), refit, atol=1e-10 * scale)
-    return failed
+def _compare(model, X, y, X_eval, y_eval, seeds):
+    """Every prefix of the seeded permutations and the same subsets as coalitions, against explicit refits
+    (relative error); returns the kinds of values met ("empty": prefixes scikit-learn could not fit)."""
+    path = KernelRidgePath(model, X, y, X_eval, y_eval, np.full(len(y_eval), -0.5))
+    return check_prefixes(path, model, X, y, X_eval, y_eval, seeds)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=repr)
 def test_prefix_values_equal_scikit_learn_refits(model):
     X, y, X_eval, y_eval = _data(20, 0)
-    permutations = [np.random.default_rng(s).permutation(20) for s in range(2)]
-    assert _compare(model, X, y, X_eval, y_eval, permutations) == 0
+    assert _compare(model, X, y, X_eval, y_eval, seeds=(0, 1)) == {"fitted"}
 
 
 def test_factor_failures_are_finished_as_scikit_learn_does():
@@ -69,12 +51,14 @@ def test_factor_failures_are_finished_as_scikit_learn_does():
     indefinite sigmoid kernel ridge is finished by scikit-learn's own solves."""
     X, y, X_eval, y_eval = _data(12, 1)
     X[6:] = X[:6]
-    permutation = [np.r_[np.arange(12)]]
-    assert _compare(GaussianProcessRegressor(kernel=DotProduct(sigma_0=0.0), alpha=0.0, optimizer=None), X, y,
-                    X_eval, y_eval, permutation) >= 6
-    path = KernelRidgePath(KernelRidge(alpha=1e-3, kernel="sigmoid", gamma=2.0), X, y, X_eval, y_eval, np.zeros(6))
-    assert np.linalg.eigvalsh(path.A).min() < 0  # the bordered factor must fail somewhere
-    _compare(KernelRidge(alpha=1e-3, kernel="sigmoid", gamma=2.0), X, y, X_eval, y_eval, permutation)
+    model = GaussianProcessRegressor(kernel=DotProduct(sigma_0=0.0), alpha=0.0, optimizer=None)
+    # rank 3: singular from the fourth row on, where a factorisation fails or succeeds on rounding noise; on this
+    # order both fail (in other orders the two can differ: such prefixes have no reproducible value)
+    assert _compare(model, X, y, X_eval, y_eval, seeds=[np.arange(12)]) == {"empty", "fitted"}
+    model = KernelRidge(alpha=1e-3, kernel="sigmoid", gamma=2.0)
+    path = KernelRidgePath(model, X, y, X_eval, y_eval, np.zeros(6))
+    assert np.linalg.eigvalsh(path.A).min() < 0  # not positive definite: the bordered factor fails on every order
+    _compare(model, X, y, X_eval, y_eval, seeds=(0, 1))
 
 
 def test_exact_shapley_values_equal_the_generic_refit_path():
@@ -105,7 +89,8 @@ def test_models_the_path_does_not_serve(model):
 
 
 @settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 10_000), n=st.integers(1, 10), which=st.sampled_from(range(len(MODELS))))
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 10), which=st.sampled_from([0, 1, 2, 3, 5, 6, 7]))
 def test_random_data_prefixes_equal_refits(seed, n, which):
+    """Random data (not the default jitter alpha=1e-10 of MODELS[4], whose conditioning random rows can ruin)."""
     X, y, X_eval, y_eval = _data(n, seed)
-    _compare(MODELS[which], X, y, X_eval, y_eval, [np.random.default_rng(seed).permutation(n)])
+    _compare(MODELS[which], X, y, X_eval, y_eval, seeds=(seed,))

@@ -8,11 +8,12 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.base import clone
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
 from shap_instances.approximators import ExactApproximator
 from shap_instances.games import NaiveBayesPath, ResidualGame
+
+from .refit_reference import check_prefixes
 
 
 def _rows(kind, n, p, seed):
@@ -43,37 +44,11 @@ MODELS = [
 ]
 
 
-def _refit(model, X, y, rows, X_eval, y_eval, empty):
-    """What the residual game's refit path gives the subset ``rows``: an explicit scikit-learn refit."""
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            fitted = clone(model).fit(X[rows], y[rows])
-            classes = list(fitted.classes_)
-            positive = fitted.predict_proba(X_eval)[:, classes.index(1.0)] if 1.0 in classes else 0.0
-    except Exception:  # noqa: BLE001 - scikit-learn cannot fit or predict: the failed-fit value
-        return empty
-    residuals = positive - y_eval
-    return residuals if np.all(np.isfinite(residuals)) else empty
-
-
 def _check_prefixes(model, X, y, X_eval, y_eval, seeds=(0, 1, 2)):
     """Every prefix of a few permutations, and the same subsets as single coalitions, against refits."""
-    empty = np.full(len(y_eval), -0.25)
-    path = NaiveBayesPath(model, X, y, X_eval, y_eval, empty)
+    path = NaiveBayesPath(model, X, y, X_eval, y_eval, np.full(len(y_eval), -0.25))
     assert path.usable
-    kinds = set()
-    for seed in seeds:
-        permutation = np.random.default_rng(seed).permutation(len(y))
-        fast = path.prefix_residuals(permutation)
-        for t in range(1, len(y) + 1):
-            refit = _refit(model, X, y, permutation[:t], X_eval, y_eval, empty)
-            np.testing.assert_allclose(fast[t - 1], refit, atol=1e-10, err_msg=f"{model} prefix {t}")
-            mask = np.zeros(len(y), bool)
-            mask[permutation[:t]] = True
-            np.testing.assert_allclose(path.residuals(mask), refit, atol=1e-10)
-            kinds.add("empty" if np.array_equal(refit, empty) else "fitted")
-    return kinds
+    return check_prefixes(path, model, X, y, X_eval, y_eval, seeds)
 
 
 @pytest.mark.parametrize("model, rows", MODELS, ids=lambda v: repr(v) if not isinstance(v, str) else v)
