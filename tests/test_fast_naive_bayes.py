@@ -116,3 +116,20 @@ def test_random_data_prefixes_equal_refits(seed, kind, n):
     X, y = _rows(rows, n, 3, seed), _targets(n, seed)
     _check_prefixes(model, X, y, np.vstack([X[:2], _rows(rows, 2, 3, seed + 1)]), np.r_[y[:2], 0.0, 1.0],
                     seeds=(seed,))
+
+
+class _RefittedGaussianNB(GaussianNB):
+    """Not ``type(model) is GaussianNB``: the game refits clones (the reference path)."""
+
+
+def test_data_shapley_takes_the_path_and_matches_refits():
+    from shap_instances.metrics import data_shapley
+
+    X, y = _rows("gaussian", 14, 3, 7), _targets(14, 7)
+    X_test, y_test = _rows("gaussian", 6, 3, 8), _targets(6, 8)
+    fast = data_shapley(GaussianNB(), X, y, X_test, y_test, n_permutations=4, random_state=0)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        slow = data_shapley(_RefittedGaussianNB(), X, y, X_test, y_test, n_permutations=4, random_state=0)
+    np.testing.assert_allclose(fast.to_numpy(), slow.to_numpy(), atol=1e-10)
+    assert np.abs(fast.to_numpy()).max() > 0
