@@ -1,7 +1,8 @@
 """Cooperative games whose players are training instances (or features).
 
 :class:`ResidualGame` picks the first of its exact refit shortcuts (:class:`RidgePath`, :class:`MeanPath`,
-:class:`KNNPath`, :class:`LogisticPath`, in ``residual.FAST_PATHS``) that supports the model.
+:class:`KNNPath`, :class:`LogisticPath`, :class:`NaiveBayesPath`, :class:`KernelRidgePath`,
+:class:`DiscriminantPath`, in ``residual.FAST_PATHS``) that supports the model.
 :class:`AggregateGame` (or :meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its
 outputs, whose Shapley values are the same weighted sums (linearity).
 """
