@@ -50,12 +50,12 @@ class ResidualGame(Game):
     say) is cloned with them set to ``model_seed``; its refits are then reproducible, and every path through
     the game meets the same v(full).
 
-    Ridge (alpha > 0), LinearRegression, DummyRegressor(strategy="mean"), uniform-weight
-    KNeighborsRegressor, l2 LogisticRegression, the five naive Bayes classifiers, KernelRidge,
-    GaussianProcessRegressor(optimizer=None) and LinearDiscriminantAnalysis(solver="lsqr") use exact shortcuts
-    (``fast_path``, the first of :data:`FAST_PATHS` that supports the model); everything else refits clones. The KNN shortcut gives coalitions of fewer than ``n_neighbors``
-    rows v(empty), as the failure policy does, without counting them as failed fits. The mean and KNN
-    models also have their Shapley values in closed form (:attr:`closed_form`, used by
+    Ridge (alpha > 0), LinearRegression, DummyRegressor(strategy="mean"), uniform-weight KNeighborsRegressor, l2
+    LogisticRegression, the five naive Bayes classifiers, KernelRidge, GaussianProcessRegressor(optimizer=None) and
+    LinearDiscriminantAnalysis(solver="lsqr") use exact shortcuts (``fast_path``, the first of :data:`FAST_PATHS`
+    that supports the model); everything else refits clones. The KNN shortcut gives coalitions of fewer than
+    ``n_neighbors`` rows v(empty), as the failure policy does, without counting them as failed fits. The mean and
+    KNN models also have their Shapley values in closed form (:attr:`closed_form`, used by
     :class:`~shap_instances.approximators.ClosedFormApproximator`), and ridge models expose the least-squares
     problem of their refits (:attr:`ridge_problem`, used by
     :class:`~shap_instances.approximators.RidgeInfluenceApproximator`).
