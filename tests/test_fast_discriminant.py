@@ -54,6 +54,7 @@ def test_models_the_path_does_not_serve(model):
     assert not DiscriminantPath.supports(model)
 
 
+@pytest.mark.slow  # random data: the fixed cases above run by default
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 12), which=st.sampled_from(range(len(MODELS))))
 def test_random_data_prefixes_equal_refits(seed, n, which):

@@ -108,6 +108,7 @@ def test_a_model_that_cannot_fit_all_rows_is_refused():
         ResidualGame(GaussianNB(priors=[0.5, 0.6]), X, y)  # priors that do not sum to 1
 
 
+@pytest.mark.slow  # random data: the fixed cases above run by default
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), kind=st.sampled_from(range(5)), n=st.integers(2, 12))
 def test_random_data_prefixes_equal_refits(seed, kind, n):
