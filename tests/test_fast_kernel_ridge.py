@@ -15,6 +15,7 @@ from shap_instances.games import KernelRidgePath, ResidualGame
 
 from .refit_reference import check_prefixes
 
+
 def _quadratic(x, z, scale=1.0):
     """A callable kernel (with a kernel parameter) as KernelRidge takes it."""
     return (1.0 + scale * float(x @ z)) ** 2

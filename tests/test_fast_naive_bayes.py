@@ -53,9 +53,9 @@ def _check_prefixes(model, X, y, X_eval, y_eval, seeds=(0, 1, 2)):
 
 @pytest.mark.parametrize("model, rows", MODELS, ids=lambda v: repr(v) if not isinstance(v, str) else v)
 def test_prefix_values_equal_scikit_learn_refits(model, rows):
-    X, y = _rows(rows, 24, 4, 0), _targets(24, 0)
+    X, y = _rows(rows, 20, 4, 0), _targets(20, 0)
     X_eval = np.vstack([X[:5], _rows(rows, 3, 4, 9)])
-    kinds = _check_prefixes(model, X, y, X_eval, np.r_[y[:5], 1.0, 0.0, 1.0])
+    kinds = _check_prefixes(model, X, y, X_eval, np.r_[y[:5], 1.0, 0.0, 1.0], seeds=(0, 1))
     assert "fitted" in kinds
 
 
@@ -70,7 +70,7 @@ def test_prefixes_scikit_learn_cannot_fit_get_the_failed_fit_value(model, rows):
 
 
 def test_exact_shapley_values_equal_the_generic_refit_path():
-    for model, rows in MODELS[::3]:
+    for model, rows in MODELS[::4]:
         X, y = _rows(rows, 7, 4, 2), _targets(7, 2)
         fast = ResidualGame(model, X, y, empty_prediction=0.5)
         slow = ResidualGame(model, X, y, empty_prediction=0.5, use_fast_path=False)
