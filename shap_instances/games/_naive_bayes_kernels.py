@@ -19,7 +19,8 @@ keeps them over both classes for ``var_smoothing``). From them, each prefix's jo
 
 Discrete types: ``jll_c(x) = B_c + phi(x) . A_c`` with ``B_c`` the class log prior (``log n_c - log t`` with
 ``fit_prior``, ``-log(#classes)`` without, the log of ``class_prior`` when given). The predicted probability of
-class 1 is ``exp(jll_1 - logsumexp(jll))``, as in ``predict_proba``.
+class 1 is ``exp(jll_1 - logsumexp(jll))``, as in ``predict_proba`` (computed as ``1 / (1 + exp(jll_0 - jll_1))``
+where both are finite: one exponential, equal to rounding).
 
 *Prefixes scikit-learn treats apart* (the residual game's refit path gives them these values, so the kernels
 do too): a prefix holding class 0 only predicts P(1) = 0 (``predict_proba`` is not called); one whose fit fails
@@ -152,6 +153,19 @@ def _class_jll(kind, c, count, S, mean, m2, seen, PhiE, params, work, jll):
 
 
 @njit(error_model="numpy", **JIT_OPTIONS)
+def _probability(jll0, jll1, both):
+    """``exp(jll1 - logsumexp(jll))`` over the present classes: ``1 / (1 + exp(jll0 - jll1))`` (one exponential)
+    where both are finite, else the shifted log-sum-exp as scikit-learn's (NaN where it gives NaN)."""
+    if both and np.isfinite(jll0) and np.isfinite(jll1):
+        return 1.0 / (1.0 + np.exp(jll0 - jll1))
+    top = max(jll0, jll1) if both else jll1
+    if not np.isfinite(top):
+        top = 0.0
+    spread = np.exp(jll1 - top) + (np.exp(jll0 - top) if both else 0.0)
+    return np.exp(jll1 - (np.log(spread) + top))
+
+
+@njit(error_model="numpy", **JIT_OPTIONS)
 def _value(kind, count, S, mean, m2, seen, PhiE, need, params, yE, W, empty, work, jll0, jll1, residual, out):
     """``out`` = the value of the current statistics' fit: residuals ``P(1) - yE`` (or ``residual @ W``)."""
     mode, min_categories = params[2], params[6]
@@ -172,11 +186,7 @@ def _value(kind, count, S, mean, m2, seen, PhiE, need, params, yE, W, empty, wor
         if count[0] > 0:
             _class_jll(kind, 0, count, S, mean, m2, seen, PhiE, params, work, jll0)
         for j in range(d):
-            top = jll1[j] if count[0] == 0 else max(jll0[j], jll1[j])
-            if not np.isfinite(top):
-                top = 0.0
-            spread = np.exp(jll1[j] - top) + (np.exp(jll0[j] - top) if count[0] > 0 else 0.0)
-            probability = np.exp(jll1[j] - (np.log(spread) + top))
+            probability = _probability(jll0[j], jll1[j], count[0] > 0)
             if not np.isfinite(probability):
                 out[:] = empty  # non-finite predictions: the game's failed-fit value
                 return
