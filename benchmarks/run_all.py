@@ -43,6 +43,8 @@ TITLES = {
     "engine": ("Game engine: batched Kernel SHAP against shap.KernelExplainer", "engine.md#benchmarks"),
     "fixed_forest": ("Fixed-structure forest game against full refits",
                      "engine.md#fixed-structure-forests-a-named-approximation-of-refits"),
+    "fast_paths": ("Naive Bayes, discriminant and kernel refit paths against scikit-learn refits",
+                   "engine.md#naive-bayes-kernel-ridge-gaussian-process-and-linear-discriminant-refits"),
     "gap": ("GapExplainer: sparse RF-GAP proximities against a leaf-grouped dense matrix",
             "explainers/gap.md#performance"),
     "isotonic": ("IsotonicShapleyExplainer: sparsity recovery and time per fit against a dense implementation",

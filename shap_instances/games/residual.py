@@ -15,10 +15,13 @@ from sklearn.base import clone, is_classifier
 
 from ..exceptions import InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
 from ._base import CoalitionMatrix, Game, GameValues
+from ._fast_discriminant import DiscriminantPath
 from ._fast_forest import FixedForestPath
+from ._fast_kernel_ridge import KernelRidgePath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
+from ._fast_naive_bayes import NaiveBayesPath
 from ._fast_ridge import RidgePath, RidgeProblem
 
 __all__ = ["ResidualGame", "FAST_PATHS", "REFITS"]
@@ -27,7 +30,10 @@ __all__ = ["ResidualGame", "FAST_PATHS", "REFITS"]
 #: ``supports(model)``, ``fits_all_rows()``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where
 #: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train); ``aggregated(weights)`` gives the path of
 #: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
-FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath)
+FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath,
+              NaiveBayesPath,
+              KernelRidgePath,
+              DiscriminantPath)
 
 #: Named approximations of the refits, each chosen only by ``ResidualGame(..., refit=name)`` (never by itself):
 #: ``"fixed_structure"`` keeps a forest's trees and recomputes their leaf values (:class:`FixedForestPath`).
@@ -49,11 +55,12 @@ class ResidualGame(Game):
     say) is cloned with them set to ``model_seed``; its refits are then reproducible, and every path through
     the game meets the same v(full).
 
-    Ridge (alpha > 0), LinearRegression, DummyRegressor(strategy="mean") and uniform-weight
-    KNeighborsRegressor use exact shortcuts (``fast_path``, the first of :data:`FAST_PATHS` that supports the
-    model); everything else refits clones. The KNN shortcut gives coalitions of fewer than ``n_neighbors``
-    rows v(empty), as the failure policy does, without counting them as failed fits. The mean and KNN
-    models also have their Shapley values in closed form (:attr:`closed_form`, used by
+    Ridge (alpha > 0), LinearRegression, DummyRegressor(strategy="mean"), uniform-weight KNeighborsRegressor, l2
+    LogisticRegression, the five naive Bayes classifiers, KernelRidge, GaussianProcessRegressor(optimizer=None) and
+    LinearDiscriminantAnalysis(solver="lsqr") use exact shortcuts (``fast_path``, the first of :data:`FAST_PATHS`
+    that supports the model); everything else refits clones. The KNN shortcut gives coalitions of fewer than
+    ``n_neighbors`` rows v(empty), as the failure policy does, without counting them as failed fits. The mean and
+    KNN models also have their Shapley values in closed form (:attr:`closed_form`, used by
     :class:`~shap_instances.approximators.ClosedFormApproximator`), and ridge models expose the least-squares
     problem of their refits (:attr:`ridge_problem`, used by
     :class:`~shap_instances.approximators.RidgeInfluenceApproximator`).
