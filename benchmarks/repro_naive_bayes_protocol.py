@@ -29,10 +29,10 @@ Usage: ``python benchmarks/repro_naive_bayes_protocol.py [--quick] [--seeds 5] [
 in the Table 3 script: twonorm's 200 is the paper's, crx's 690 and breast's 699 are not; ``--no-kernelshap``
 runs only Table 1 and the WOE agreement).
 
-BLAS runs one thread: KernelSHAP's ``l1_reg="auto"`` solves a least-squares problem per explained row, and on a
-shared two-core machine OpenBLAS's threads made that solve about 8x slower (0.16 s against 0.02 s per row,
-profiled), most of the 18 minutes a twonorm seed took; with one thread a seed takes about two minutes. The
-numbers do not change (the same computations, one thread).
+BLAS runs one thread: KernelSHAP's ``l1_reg="auto"`` solves a least-squares problem per explained row, and with
+OpenBLAS's threads on the shared two-core machine that solve took 0.16 s per twonorm row against 0.02 s with one
+thread (cProfile, 4 rows, load average 1.5); the numbers do not change (the same computations, one thread). A
+twonorm seed (both readings, the probability) then took 9 to 14 minutes at load averages 10 to 20.
 """
 
 from __future__ import annotations
