@@ -32,7 +32,8 @@ runs only Table 1 and the WOE agreement).
 BLAS runs one thread: KernelSHAP's ``l1_reg="auto"`` solves a least-squares problem per explained row, and with
 OpenBLAS's threads on the shared two-core machine that solve took 0.16 s per twonorm row against 0.02 s with one
 thread (cProfile, 4 rows, load average 1.5); the numbers do not change (the same computations, one thread). A
-twonorm seed (both readings, the probability; seed 0 also the log-odds) then took 5 to 14 minutes at load averages 2 to 21.
+twonorm seed (both readings, the probability; seed 0 also the log-odds) then took 5 to 14 minutes at load
+averages 2 to 21.
 """
 
 from __future__ import annotations
