@@ -27,7 +27,13 @@ the per-row values, over the same seeds' explained rows.
 Usage: ``python benchmarks/repro_naive_bayes_protocol.py [--quick] [--seeds 5] [--datasets twonorm,crx,breast]
 [--first-seed 0] [--tolerance 0.03] [--no-kernelshap] [--max-rows 200]`` (``N_k`` capped at ``--max-rows``, as
 in the Table 3 script: twonorm's 200 is the paper's, crx's 690 and breast's 699 are not; ``--no-kernelshap``
-runs only Table 1 and the WOE agreement, minutes instead of hours).
+runs only Table 1 and the WOE agreement).
+
+BLAS runs one thread: KernelSHAP's ``l1_reg="auto"`` solves a least-squares problem per explained row, and with
+OpenBLAS's threads on the shared two-core machine that solve took 0.16 s per twonorm row against 0.02 s with one
+thread (cProfile, 4 rows, load average 1.5); the numbers do not change (the same computations, one thread). A
+twonorm seed (both readings, the probability; seed 0 also the log-odds) then took 5 to 14 minutes at load
+averages 2 to 21.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ import shap
 from scipy.stats import kendalltau, pearsonr
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_naive_bayes_table3 import PAPER, agreement, fit_selective, kendall_fraction, load  # noqa: E402
@@ -203,6 +210,14 @@ def main(argv=None):
     seeds = list(range(args.first_seed, args.first_seed + (2 if args.quick else args.seeds)))
     names = ["tic-tac-toe"] if args.quick else args.datasets.split(",")
     print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with threadpool_limits(1):
+        rows = run(names, seeds, args)
+    print(f"\nload average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return rows
+
+
+def run(names, seeds, args):
+    """Every dataset's runs, each one's tables printed as soon as it is done."""
     rows = []
     for name in names:
         start = time.perf_counter()
@@ -213,8 +228,7 @@ def main(argv=None):
         rows.append(dict(name=name, n_var=len(model.selected_), runs=runs, woe=woe,
                          cv=cross_validated(X, labels, seeds, args.quick)))
         print(f"<!-- {name}: {time.perf_counter() - start:.0f} s -->", flush=True)
-        print_tables(rows[-1:], seeds, args.tolerance)  # each dataset's tables as soon as it is done
-    print(f"\nload average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print_tables(rows[-1:], seeds, args.tolerance)
     return rows
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,3 +70,25 @@ def test_quick_run_writes_a_section_per_reproduction(tmp_path):
     assert text.count("\n## ") == 3
     assert "exit 0" in text and "Not run in --quick" in text
     assert "largest relative rise" in text
+
+
+def test_tracin_closed_form_matches_central_differences_and_fails_when_its_sign_is_flipped():
+    tracin = _module("repro_representer_tracin")
+    rng = np.random.default_rng(0)
+    pairs = np.argwhere(rng.random((12, 9)) < 0.5)
+    r = rng.normal(size=len(pairs))
+    checkpoints = tracin.sgd_checkpoints(pairs[:, 0], pairs[:, 1], r, (12, 9), 3, 0.1, 2, 8, 0.5, 0)
+    gap, size = tracin.check_one_checkpoint(checkpoints[-1], pairs[:, 0], pairs[:, 1], r, pairs[3], 0.5)
+    assert size > 1e-3 and gap < 1e-6 * size
+    scores = tracin.tracin_scores(checkpoints, pairs[:, 0], pairs[:, 1], r, pairs[:1], 0.5)[0]
+    shares = (pairs[:, 0] == pairs[0, 0]) | (pairs[:, 1] == pairs[0, 1])
+    assert np.all(scores[~shares] == 0) and np.any(scores[shares] != 0)
+
+
+def test_aggregated_importance_equals_the_package_representer_summed_over_positives():
+    fn = _module("repro_representer_false_negatives")
+    rng = np.random.default_rng(1)
+    P = rng.random((15, 11)) < 0.3
+    U, V = fn.train(P, ~P, rank=3, alpha=1.0, iterations=20, seed=0)
+    gap, size = fn.check_against_package(U, V, P, ~P, rng, n_positives=int(P.sum()))
+    assert size > 1e-4 and gap < 1e-10
