@@ -14,22 +14,38 @@ Its gradient and Hessian are ``g(w) = sum_i (s_i - y_i) z_i + lam P w`` and
 Along a permutation, the prefix ``S_t`` adds one row ``r`` to ``S_{t-1}``, whose optimum ``w_{t-1}`` is the
 warm start: there ``g_t(w_{t-1}) = g_{t-1}(w_{t-1}) + (s_r - y_r) z_r``, known without a pass over the rows
 (``g_{t-1}`` was evaluated at ``w_{t-1}``). The kernels keep a curvature matrix ``A``: the exact Hessian at the
-last refresh (each time the prefix grows by a tenth: amortised O(P^2) a row), plus the rank-one term
-``s_r (1 - s_r) z_r z_r^T`` of each row added since, sharpened within a prefix by the BFGS update of each step's
-secant pair ``(w' - w, g(w') - g(w))``, and reset to the exact Hessian when a prefix needs more than five steps.
-The iteration is ``w <- w - step A^{-1} g`` (``A`` positive definite: a descent direction). The full step
-(``step = 1``) is kept when the step after it is at most half as long, which one O(t P) pass for ``g`` alone
-(no logarithm) tells; otherwise Armijo backtracking on ``F_t`` chooses the step, so ``F_t`` decreases.
+last refresh (each time the prefix grows by 2%, :data:`REFRESH`: amortised O(P^2) a row, one matrix product),
+plus the rank-one term ``s_r (1 - s_r) z_r z_r^T`` of each row added since, sharpened within a prefix by the
+BFGS update of each step's secant pair ``(w' - w, g(w') - g(w))``, and reset to the exact Hessian when a prefix
+needs more than five steps. The iteration is ``w <- w - step A^{-1} g`` (``A`` positive definite: a descent
+direction; one Cholesky factorisation per step, reused for the step after it). The full step (``step = 1``) is
+kept when the step after it is at most half as long, which one O(t P) pass for ``g`` alone (no logarithm)
+tells; otherwise Armijo backtracking on ``F_t`` chooses the step, so ``F_t`` decreases. The prefix's rows are
+copied once per permutation into a contiguous block in permutation order, so each pass is two matrix-vector
+products (BLAS) around the sigmoids.
 
-*Stopping rule.* The fit stops at the first iterate whose next step ``d = A^{-1} g`` would move no logit by
-more than ``tol``: ``sum_q |d_q| * scale_q <= tol``, ``scale_q`` the largest ``|z_q|`` among training and
-explained rows. Near the optimum ``d`` is the distance to it up to a factor ``|A^{-1} H - I|`` (small), so the
-predicted probabilities are within about ``tol / 4`` of the exact refit's. ``tol = 1e-10`` by default: finer
-than scikit-learn's own refits at their default ``tol = 1e-4``.
+*Stopping rule.* Step sizes are measured in logits: ``|d| = sum_q |d_q| * scale_q``, ``scale_q`` the largest
+``|z_q|`` among training and explained rows, a bound on how far ``d`` moves any logit. The fit stops
 
-Cost per prefix: a rank-one update and one ``P x P`` Cholesky factorisation per step (``P = p + 1``), three to
-five O(t P) passes of ``g``, and the values of the explained rows, O(m P): O(n^2 p + n m p) per permutation,
-against a full iterative refit per prefix for scikit-learn.
+- at the first iterate whose next step ``d = A^{-1} g`` has ``|d| <= tol`` (not taken), or
+- after taking ``d`` when the last full step contracted the step sizes enough that the one after ``d`` is
+  predicted below ``tol / 2``: ``|d|^2 / |d_prev| <= tol / 2``. The iteration converges at least linearly, with
+  rate ``|I - A^{-1} H|`` (about 1e-3 along a prefix), so the ratio of consecutive steps estimates the rate,
+  conservatively once convergence is superlinear. The gradient at the new iterate is then set to the chord
+  model's ``g - A d = 0``; the next prefix's first pass recomputes it exactly. This saves the pass that would
+  only confirm a step below ``tol``.
+
+Near the optimum ``d`` is the distance to it up to a factor ``|A^{-1} H - I|`` (small), so the predicted
+probabilities are within about ``tol / 4`` of the exact refit's. ``tol = 1e-10`` by default: finer than
+scikit-learn's own refits at their default ``tol = 1e-4``.
+
+*Values.* The coefficients of every prefix are kept (n x P); the explained rows' logits come from one matrix
+product per block of :data:`BLOCK` prefixes (``coefs[block] @ ZE^T``, BLAS), then their sigmoids, the
+differences and the scatter.
+
+Cost per prefix: two to four O(t P) passes of ``g`` (about three at 2,000 x 20 with ``tol = 1e-10``), a few
+``P x P`` Cholesky factorisations, and the values of the explained rows, O(m P): O(n^2 p + n m p) per
+permutation, against a full iterative refit per prefix for scikit-learn.
 """
 
 from __future__ import annotations
@@ -44,6 +60,10 @@ __all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic
 
 #: Iterations of one fit before it gives up (never reached in the tests: a warm start needs two or three).
 MAX_STEPS = 200
+#: Prefixes whose explained-row logits one matrix product (BLAS) computes.
+BLOCK = 64
+#: The exact Hessian is recomputed each time the prefix has grown by this factor since the last time.
+REFRESH = 1.02
 
 
 @njit(**JIT_OPTIONS)
@@ -59,61 +79,52 @@ def _sigmoid(m):
 
 
 @njit(**JIT_OPTIONS)
-def _logit(Z, row, w):
+def _objective(Zt, yt, w, pen, g, with_loss):
+    """The gradient of ``F`` over the rows ``Zt`` (t, P), targets ``yt``, at ``w`` into ``g``; returns ``F``
+    there when ``with_loss`` (else 0: the logarithms are skipped). Two matrix-vector products (BLAS)."""
+    m = np.dot(Zt, w)
     total = 0.0
-    for q in range(w.shape[0]):
-        total += Z[row, q] * w[q]
-    return total
-
-
-@njit(**JIT_OPTIONS)
-def _objective(Z, y, rows, t, w, pen, g, with_loss):
-    """The gradient of ``F`` over ``rows[:t]`` at ``w`` into ``g``; returns ``F`` there when ``with_loss`` (else 0:
-    the logarithms are skipped)."""
-    P = w.shape[0]
-    total = 0.0
-    for q in range(P):
-        g[q] = pen[q] * w[q]
-        total += 0.5 * pen[q] * w[q] * w[q]
-    for k in range(t):
-        r = rows[k]
-        m = _logit(Z, r, w)
+    for i in range(m.shape[0]):
         if with_loss:
-            loss, s = _loss_and_sigmoid(m, y[r])
+            loss, s = _loss_and_sigmoid(m[i], yt[i])
             total += loss
         else:
-            s = _sigmoid(m)
-        c = s - y[r]
-        for q in range(P):
-            g[q] += c * Z[r, q]
+            s = _sigmoid(m[i])
+        m[i] = s - yt[i]
+    g[:] = np.dot(m, Zt)
+    for q in range(w.shape[0]):
+        g[q] += pen[q] * w[q]
+        total += 0.5 * pen[q] * w[q] * w[q]
     return total if with_loss else 0.0
 
 
 @njit(**JIT_OPTIONS)
-def _add_curvature(A, Z, r, w):
-    """``A += s (1 - s) z_r z_r^T`` at ``w``."""
-    P = w.shape[0]
-    s = _sigmoid(_logit(Z, r, w))
+def _add_curvature(A, z, w):
+    """``A += s (1 - s) z z^T`` at ``w``."""
+    s = _sigmoid(np.dot(z, w))
     h = s * (1.0 - s)
-    for a in range(P):
-        za = h * Z[r, a]
-        for b in range(P):
-            A[a, b] += za * Z[r, b]
+    for a in range(w.shape[0]):
+        za = h * z[a]
+        for b in range(w.shape[0]):
+            A[a, b] += za * z[b]
 
 
 @njit(**JIT_OPTIONS)
-def _exact_hessian(A, Z, rows, t, w, pen):
-    A[:, :] = 0.0
+def _exact_hessian(A, Zt, w, pen):
+    """``A = Zt^T diag(s (1 - s)) Zt + diag(pen)`` at ``w`` (one matrix product)."""
+    s = np.dot(Zt, w)
+    for i in range(s.shape[0]):
+        p = _sigmoid(s[i])
+        s[i] = p * (1.0 - p)
+    A[:, :] = np.dot((Zt * s.reshape((-1, 1))).T, Zt)
     for q in range(w.shape[0]):
-        A[q, q] = pen[q]
-    for k in range(t):
-        _add_curvature(A, Z, rows[k], w)
+        A[q, q] += pen[q]
 
 
 @njit(**JIT_OPTIONS)
-def _solve(A, L, g, d):
-    """``d = A^{-1} g`` by Cholesky (``L`` work); a non-positive pivot is lifted to a tiny positive one."""
-    P = g.shape[0]
+def _factor(A, L):
+    """Cholesky ``A = L L^T`` into ``L``; a non-positive pivot is lifted to a tiny positive one."""
+    P = A.shape[0]
     trace = 0.0
     for q in range(P):
         trace += A[q, q]
@@ -128,6 +139,12 @@ def _solve(A, L, g, d):
             for k in range(j):
                 total -= L[i, k] * L[j, k]
             L[i, j] = total / L[j, j]
+
+
+@njit(**JIT_OPTIONS)
+def _substitute(L, g, d):
+    """``d = (L L^T)^{-1} g``."""
+    P = g.shape[0]
     for i in range(P):
         total = g[i]
         for k in range(i):
@@ -170,68 +187,72 @@ def _size(d, scale):
 
 
 @njit(**JIT_OPTIONS)
-def _newton(Z, y, rows, t, w, pen, scale, tol, A, L, g, work):
-    """Minimise ``F`` over ``rows[:t]`` from ``w`` (``g``: the gradient there; ``A``: the curvature to start
-    from). Updates ``w``, ``g``, ``A`` in place. ``work`` (5, P): the step, the trial point, its gradient, the
-    next step and a gradient sink.
+def _backtrack(Zt, yt, w, pen, tol, g, d, size, trial, g_trial, sink):
+    """Armijo backtracking on ``F`` along ``-d`` from ``w``: ``trial`` and ``g_trial`` at the accepted step."""
+    slope = 0.0
+    for q in range(w.shape[0]):
+        slope += g[q] * d[q]
+    f = _objective(Zt, yt, w, pen, sink, True)
+    step = 1.0
+    for _ in range(60):
+        for q in range(w.shape[0]):
+            trial[q] = w[q] - step * d[q]
+        f_trial = _objective(Zt, yt, trial, pen, g_trial, True)
+        # Armijo, or no rise beyond rounding (near the optimum F is flat to within its last digits)
+        if f_trial <= f - 1e-4 * step * slope or f_trial - f <= 1e-13 * abs(f) or step * size <= tol:
+            return
+        step *= 0.5
 
-    The full step is taken when the next one is at most half as long (a pass without logarithms); otherwise
-    Armijo backtracking on ``F`` decides."""
+
+@njit(**JIT_OPTIONS)
+def _newton(Zt, yt, w, pen, scale, tol, A, L, g, work):
+    """Minimise ``F`` over the rows ``Zt`` from ``w`` (``g``: the gradient there; ``A``: the curvature to start
+    from). Updates ``w``, ``g``, ``A`` in place (the stopping rule of the module docstring). ``work`` (5, P): the
+    step, the trial point, its gradient, the next step and a gradient sink."""
     P = w.shape[0]
     d, trial, g_trial, following, sink = work[0], work[1], work[2], work[3], work[4]
-    _solve(A, L, g, d)
+    _factor(A, L)
+    _substitute(L, g, d)
+    size, previous = _size(d, scale), 0.0  # previous: the last full step's size (0: none)
     for step_count in range(MAX_STEPS):
-        size = _size(d, scale)
         if size <= tol:
+            return
+        if size * size <= 0.5 * tol * previous:  # contracting: the step after d is below tol / 2; take d
+            for q in range(P):
+                w[q] -= d[q]
+                g[q] = 0.0  # g - A d, the chord model's gradient there (the next pass recomputes it)
             return
         for q in range(P):
             trial[q] = w[q] - d[q]
-        _objective(Z, y, rows, t, trial, pen, g_trial, False)
-        _solve(A, L, g_trial, following)
-        if _size(following, scale) > 0.5 * size:  # no contraction: backtrack on F
-            slope = 0.0
-            for q in range(P):
-                slope += g[q] * d[q]
-            f = _objective(Z, y, rows, t, w, pen, sink, True)
-            step = 1.0
-            for _ in range(60):
-                for q in range(P):
-                    trial[q] = w[q] - step * d[q]
-                f_trial = _objective(Z, y, rows, t, trial, pen, g_trial, True)
-                # Armijo, or no rise beyond rounding (near the optimum F is flat to within its last digits)
-                if f_trial <= f - 1e-4 * step * slope or f_trial - f <= 1e-13 * abs(f) or step * size <= tol:
-                    break
-                step *= 0.5
+        _objective(Zt, yt, trial, pen, g_trial, False)
+        _substitute(L, g_trial, following)
+        full = _size(following, scale) <= 0.5 * size
+        if not full:  # no contraction: backtrack on F
+            _backtrack(Zt, yt, w, pen, tol, g, d, size, trial, g_trial, sink)
         if step_count >= 5:  # slow progress: the exact Hessian at the new iterate
-            _exact_hessian(A, Z, rows, t, trial, pen)
+            _exact_hessian(A, Zt, trial, pen)
         else:  # the secant pair of this step sharpens the curvature (BFGS), O(P^2)
             for q in range(P):
                 d[q] = trial[q] - w[q]
                 sink[q] = g_trial[q] - g[q]
-            _bfgs(A, d, sink, L[0])
+            _bfgs(A, d, sink, following)
         w[:] = trial
         g[:] = g_trial
-        _solve(A, L, g, d)
+        _factor(A, L)
+        _substitute(L, g, d)
+        size, previous = _size(d, scale), (size if full else 0.0)
 
 
 @njit(**JIT_OPTIONS)
-def _values(ZE, yE, W, w, empty, out, fitted):
-    """``out`` = residuals ``sigmoid(ZE w) - yE`` (their weighted sums ``W^T .`` when W has columns), or
-    ``empty`` when not ``fitted``."""
-    d = out.shape[0]
-    if not fitted:
-        out[:] = empty
-        return
-    aggregate = W.shape[1] > 0
-    if aggregate:
-        out[:] = 0.0
-    for j in range(ZE.shape[0]):
-        residual = _sigmoid(_logit(ZE, j, w)) - yE[j]
-        if aggregate:
-            for k in range(d):
-                out[k] += W[j, k] * residual
-        else:
-            out[j] = residual
+def _cold_fit(Zt, yt, pen, scale, tol, w, g, A, L, work):
+    """The fit on the rows ``Zt`` (both classes) from ``w = 0`` into ``w``; ``g``, ``A``: gradient and exact
+    Hessian at the optimum."""
+    w[:] = 0.0
+    _objective(Zt, yt, w, pen, g, False)
+    _exact_hessian(A, Zt, w, pen)
+    _newton(Zt, yt, w, pen, scale, tol, A, L, g, work)
+    _objective(Zt, yt, w, pen, g, False)
+    _exact_hessian(A, Zt, w, pen)
 
 
 @njit(**JIT_OPTIONS)
@@ -243,13 +264,52 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
     largest ``|Z[:, q]|`` (the stopping rule of the module docstring). Newton from zero, exact Hessians.
     """
     P = Z.shape[1]
-    t = rows.shape[0]
     w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
     A, L = np.zeros((P, P)), np.zeros((P, P))
-    _objective(Z, y, rows, t, w, pen, g, False)
-    _exact_hessian(A, Z, rows, t, w, pen)
-    _newton(Z, y, rows, t, w, pen, scale, tol, A, L, g, work)
+    _cold_fit(Z[rows], y[rows], pen, scale, tol, w, g, A, L, work)
     return w
+
+
+@njit(**JIT_OPTIONS)
+def _prefix_fits(Zp, yp, pen, scale, tol, coefs):
+    """``coefs[t]``: the fit on the first ``t + 1`` rows of ``Zp`` (rows in permutation order), warm-started
+    along the prefix; returns the first ``t`` with both classes (``n``: none), before which ``coefs`` is unset."""
+    n, P = Zp.shape
+    w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
+    A, L = np.zeros((P, P)), np.zeros((P, P))
+    first, positives, refresh = n, 0.0, 0.0
+    for t in range(n):
+        positives += yp[t]
+        if first < t:  # warm start: g gains row t's term at the previous optimum
+            z = Zp[t]
+            c = _sigmoid(np.dot(z, w)) - yp[t]
+            for q in range(P):
+                g[q] += c * z[q]
+            if t + 1 >= refresh:  # the exact Hessian each time the prefix grows by 2%: O(P^2) a row, amortised
+                _exact_hessian(A, Zp[: t + 1], w, pen)
+                refresh = REFRESH * (t + 1)
+            else:
+                _add_curvature(A, z, w)
+            _newton(Zp[: t + 1], yp[: t + 1], w, pen, scale, tol, A, L, g, work)
+        elif 0.0 < positives < t + 1.0:  # the first prefix with both classes: a cold fit
+            _cold_fit(Zp[: t + 1], yp[: t + 1], pen, scale, tol, w, g, A, L, work)
+            refresh, first = REFRESH * (t + 1), t
+        coefs[t] = w
+    return first
+
+
+@njit(**JIT_OPTIONS)
+def _block_values(ZEt, yE, W, coefs, fitted, empty, values):
+    """``values[b]``: residuals ``sigmoid(coefs[b] ZEt) - yE`` (their weighted sums ``. W`` when W has columns),
+    or ``empty`` where ``fitted[b]`` is False; one matrix product for the block."""
+    logits = np.dot(coefs, ZEt)
+    for b in range(logits.shape[0]):
+        for j in range(logits.shape[1]):
+            logits[b, j] = _sigmoid(logits[b, j]) - yE[j]
+    if W.shape[1] > 0:
+        logits = np.dot(logits, W)
+    for b in range(logits.shape[0]):
+        values[b] = logits[b] if fitted[b] else empty
 
 
 @njit(**JIT_OPTIONS)
@@ -259,41 +319,26 @@ def logistic_walk(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, 
     """One permutation: prefix fits, values, and either ``sink[sink_row, t] = value`` (``mode 0``) or the
     scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``). Returns v(all rows)."""
     n, P = perm.shape[0], Z.shape[1]
-    d = empty.shape[0]
-    w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
-    A, L = np.zeros((P, P)), np.zeros((P, P))
-    current, previous = np.empty(d), empty.copy()
+    coefs = np.zeros((n, P))
+    first = _prefix_fits(Z[perm], y[perm], pen, scale, tol, coefs)
+    fitted = np.arange(n) >= first
+    ZEt = np.ascontiguousarray(ZE.T)
+    values = np.empty((BLOCK, empty.shape[0]))
+    previous = empty.copy()
     if mode == 0:
         sink[sink_row, 0, :] = empty
-    positives = 0.0
-    fitted = False
-    refresh = 0.0
-    for t in range(n):
-        r = perm[t]
-        positives += y[r]
-        if fitted:  # warm start: g gains row r's term at the previous optimum
-            c = _sigmoid(_logit(Z, r, w)) - y[r]
-            for q in range(P):
-                g[q] += c * Z[r, q]
-            if t + 1 >= refresh:  # the exact Hessian each time the prefix grows by a tenth: O(P^2) a row
-                _exact_hessian(A, Z, perm, t + 1, w, pen)
-                refresh = 1.1 * (t + 1)
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        _block_values(ZEt, yE, W, coefs[start:stop], fitted[start:stop], empty, values)
+        for t in range(start, stop):
+            current = values[t - start]
+            if mode == 0:
+                sink[sink_row, t + 1, :] = current
             else:
-                _add_curvature(A, Z, r, w)
-            _newton(Z, y, perm, t + 1, w, pen, scale, tol, A, L, g, work)
-        elif 0.0 < positives < t + 1.0:  # the first prefix with both classes: a cold fit
-            w[:] = logistic_fit(Z, y, perm[: t + 1], pen, scale, tol)
-            _objective(Z, y, perm, t + 1, w, pen, g, False)
-            _exact_hessian(A, Z, perm, t + 1, w, pen)
-            refresh = 1.1 * (t + 1)
-            fitted = True
-        _values(ZE, yE, W, w, empty, current, fitted)
-        if mode == 0:
-            sink[sink_row, t + 1, :] = current
-        else:
-            for j in range(d):
-                sink[0, r, j] += (current[j] - previous[j]) * share
-        previous[:] = current
+                target = sink[0, perm[t]]
+                for j in range(current.shape[0]):
+                    target[j] += (current[j] - previous[j]) * share
+            previous[:] = current
     return previous
 
 
