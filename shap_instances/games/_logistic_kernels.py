@@ -56,7 +56,7 @@ from numba import njit, prange
 from ..utils import JIT_OPTIONS
 from ._prefix_kernels import welford_update
 
-__all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk"]
+__all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 
 #: Iterations of one fit before it gives up (never reached in the tests: a warm start needs two or three).
 MAX_STEPS = 200
@@ -64,6 +64,8 @@ MAX_STEPS = 200
 BLOCK = 64
 #: The exact Hessian is recomputed each time the prefix has grown by this factor since the last time.
 REFRESH = 1.02
+#: The ``classes`` argument of the binary model (no class columns): the sigmoid kernels.
+BINARY = np.zeros((2, 0))
 
 
 @njit(**JIT_OPTIONS)
@@ -119,6 +121,90 @@ def _exact_hessian(A, Zt, w, pen):
     A[:, :] = np.dot((Zt * s.reshape((-1, 1))).T, Zt)
     for q in range(w.shape[0]):
         A[q, q] += pen[q]
+
+
+@njit(**JIT_OPTIONS)
+def _softmax(M, active):
+    """Each row of the logits ``M`` (t, K) becomes its probabilities over the ``active`` classes (0 elsewhere), in
+    place; returns the row-wise ``log sum exp`` of the active logits (t,)."""
+    out = np.empty(M.shape[0])
+    for i in range(M.shape[0]):
+        top = -np.inf
+        for k in range(M.shape[1]):
+            if active[k] and M[i, k] > top:
+                top = M[i, k]
+        total = 0.0
+        for k in range(M.shape[1]):
+            M[i, k] = np.exp(M[i, k] - top) if active[k] else 0.0
+            total += M[i, k]
+        for k in range(M.shape[1]):
+            M[i, k] /= total
+        out[i] = top + np.log(total)
+    return out
+
+
+@njit(**JIT_OPTIONS)
+def _softmax_objective(Zt, yt, w, pen, g, with_loss, classes):
+    """As :func:`_objective` for the multinomial model: ``w`` holds one coefficient row ``[b_k, w_k]`` per class
+    (K * P), ``yt`` class indices, ``classes`` (2, K) which classes are in the model (row 0) and which have free
+    coefficients (row 1; the others stay 0)."""
+    K, P = classes.shape[1], Zt.shape[1]
+    M = np.dot(Zt, w.reshape((K, P)).T)
+    total = 0.0
+    picked = np.empty(M.shape[0])
+    for i in range(M.shape[0]):
+        picked[i] = M[i, int(yt[i])]
+    norm = _softmax(M, classes[0])
+    for i in range(M.shape[0]):
+        total += norm[i] - picked[i]
+        M[i, int(yt[i])] -= 1.0
+    G = np.dot(M.T, Zt)
+    for k in range(K):
+        for q in range(P):
+            j = k * P + q
+            g[j] = (G[k, q] if classes[1, k] else 0.0) + pen[j] * w[j]
+            total += 0.5 * pen[j] * w[j] * w[j]
+    return total if with_loss else 0.0
+
+
+@njit(**JIT_OPTIONS)
+def _softmax_curvature(A, Zt, w, classes):
+    """``A +=`` the multinomial loss's Hessian over the rows ``Zt`` at ``w``, free classes only: block ``(k, l)``
+    is ``Zt^T diag(p_k (delta_kl - p_l)) Zt`` (one matrix product per block)."""
+    K, P = classes.shape[1], Zt.shape[1]
+    M = np.dot(Zt, w.reshape((K, P)).T)
+    _softmax(M, classes[0])
+    for k in range(K):
+        for l in range(k, K):
+            if not (classes[1, k] and classes[1, l]):
+                continue
+            weight = M[:, k] * ((1.0 if k == l else 0.0) - M[:, l])
+            block = np.dot((Zt * weight.reshape((-1, 1))).T, Zt)
+            A[k * P:(k + 1) * P, l * P:(l + 1) * P] += block
+            if l != k:
+                A[l * P:(l + 1) * P, k * P:(k + 1) * P] += block.T
+
+
+@njit(**JIT_OPTIONS)
+def _gradient(Zt, yt, w, pen, g, with_loss, classes):
+    """:func:`_objective` (binary: ``classes`` has no column) or :func:`_softmax_objective`."""
+    if classes.shape[1] == 0:
+        return _objective(Zt, yt, w, pen, g, with_loss)
+    return _softmax_objective(Zt, yt, w, pen, g, with_loss, classes)
+
+
+@njit(**JIT_OPTIONS)
+def _hessian(A, Zt, w, pen, classes):
+    """The exact Hessian at ``w`` into ``A`` (binary or multinomial, as :func:`_gradient`); a coefficient that is
+    held at 0 gets a unit diagonal, so ``A`` stays positive definite and its steps stay 0."""
+    if classes.shape[1] == 0:
+        _exact_hessian(A, Zt, w, pen)
+        return
+    A[:, :] = 0.0
+    _softmax_curvature(A, Zt, w, classes)
+    P = Zt.shape[1]
+    for j in range(A.shape[0]):
+        A[j, j] += pen[j] if classes[1, j // P] else 1.0
 
 
 @njit(**JIT_OPTIONS)
@@ -187,17 +273,17 @@ def _size(d, scale):
 
 
 @njit(**JIT_OPTIONS)
-def _backtrack(Zt, yt, w, pen, tol, g, d, size, trial, g_trial, sink):
+def _backtrack(Zt, yt, w, pen, tol, g, d, size, trial, g_trial, sink, classes):
     """Armijo backtracking on ``F`` along ``-d`` from ``w``: ``trial`` and ``g_trial`` at the accepted step."""
     slope = 0.0
     for q in range(w.shape[0]):
         slope += g[q] * d[q]
-    f = _objective(Zt, yt, w, pen, sink, True)
+    f = _gradient(Zt, yt, w, pen, sink, True, classes)
     step = 1.0
     for _ in range(60):
         for q in range(w.shape[0]):
             trial[q] = w[q] - step * d[q]
-        f_trial = _objective(Zt, yt, trial, pen, g_trial, True)
+        f_trial = _gradient(Zt, yt, trial, pen, g_trial, True, classes)
         # Armijo, or no rise beyond rounding (near the optimum F is flat to within its last digits)
         if f_trial <= f - 1e-4 * step * slope or f_trial - f <= 1e-13 * abs(f) or step * size <= tol:
             return
@@ -205,10 +291,10 @@ def _backtrack(Zt, yt, w, pen, tol, g, d, size, trial, g_trial, sink):
 
 
 @njit(**JIT_OPTIONS)
-def _newton(Zt, yt, w, pen, scale, tol, A, L, g, work):
+def _newton(Zt, yt, w, pen, scale, tol, A, L, g, work, classes):
     """Minimise ``F`` over the rows ``Zt`` from ``w`` (``g``: the gradient there; ``A``: the curvature to start
     from). Updates ``w``, ``g``, ``A`` in place (the stopping rule of the module docstring). ``work`` (5, P): the
-    step, the trial point, its gradient, the next step and a gradient sink."""
+    step, the trial point, its gradient, the next step and a gradient sink. ``classes``: as :func:`_gradient`."""
     P = w.shape[0]
     d, trial, g_trial, following, sink = work[0], work[1], work[2], work[3], work[4]
     _factor(A, L)
@@ -224,13 +310,13 @@ def _newton(Zt, yt, w, pen, scale, tol, A, L, g, work):
             return
         for q in range(P):
             trial[q] = w[q] - d[q]
-        _objective(Zt, yt, trial, pen, g_trial, False)
+        _gradient(Zt, yt, trial, pen, g_trial, False, classes)
         _substitute(L, g_trial, following)
         full = _size(following, scale) <= 0.5 * size
         if not full:  # no contraction: backtrack on F
-            _backtrack(Zt, yt, w, pen, tol, g, d, size, trial, g_trial, sink)
+            _backtrack(Zt, yt, w, pen, tol, g, d, size, trial, g_trial, sink, classes)
         if step_count >= 5:  # slow progress: the exact Hessian at the new iterate
-            _exact_hessian(A, Zt, trial, pen)
+            _hessian(A, Zt, trial, pen, classes)
         else:  # the secant pair of this step sharpens the curvature (BFGS), O(P^2)
             for q in range(P):
                 d[q] = trial[q] - w[q]
@@ -244,15 +330,15 @@ def _newton(Zt, yt, w, pen, scale, tol, A, L, g, work):
 
 
 @njit(**JIT_OPTIONS)
-def _cold_fit(Zt, yt, pen, scale, tol, w, g, A, L, work):
-    """The fit on the rows ``Zt`` (both classes) from ``w = 0`` into ``w``; ``g``, ``A``: gradient and exact
-    Hessian at the optimum."""
+def _cold_fit(Zt, yt, pen, scale, tol, w, g, A, L, work, classes):
+    """The fit on the rows ``Zt`` (two classes at least) from ``w = 0`` into ``w``; ``g``, ``A``: gradient and
+    exact Hessian at the optimum. ``classes``: as :func:`_gradient`."""
     w[:] = 0.0
-    _objective(Zt, yt, w, pen, g, False)
-    _exact_hessian(A, Zt, w, pen)
-    _newton(Zt, yt, w, pen, scale, tol, A, L, g, work)
-    _objective(Zt, yt, w, pen, g, False)
-    _exact_hessian(A, Zt, w, pen)
+    _gradient(Zt, yt, w, pen, g, False, classes)
+    _hessian(A, Zt, w, pen, classes)
+    _newton(Zt, yt, w, pen, scale, tol, A, L, g, work, classes)
+    _gradient(Zt, yt, w, pen, g, False, classes)
+    _hessian(A, Zt, w, pen, classes)
 
 
 @njit(**JIT_OPTIONS)
@@ -266,7 +352,7 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
     P = Z.shape[1]
     w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
     A, L = np.zeros((P, P)), np.zeros((P, P))
-    _cold_fit(Z[rows], y[rows], pen, scale, tol, w, g, A, L, work)
+    _cold_fit(Z[rows], y[rows], pen, scale, tol, w, g, A, L, work, BINARY)
     return w
 
 
@@ -290,38 +376,156 @@ def _prefix_fits(Zp, yp, pen, scale, tol, coefs):
                 refresh = REFRESH * (t + 1)
             else:
                 _add_curvature(A, z, w)
-            _newton(Zp[: t + 1], yp[: t + 1], w, pen, scale, tol, A, L, g, work)
+            _newton(Zp[: t + 1], yp[: t + 1], w, pen, scale, tol, A, L, g, work, BINARY)
         elif 0.0 < positives < t + 1.0:  # the first prefix with both classes: a cold fit
-            _cold_fit(Zp[: t + 1], yp[: t + 1], pen, scale, tol, w, g, A, L, work)
+            _cold_fit(Zp[: t + 1], yp[: t + 1], pen, scale, tol, w, g, A, L, work, BINARY)
             refresh, first = REFRESH * (t + 1), t
         coefs[t] = w
     return first
 
 
 @njit(**JIT_OPTIONS)
-def _block_values(ZEt, yE, W, coefs, fitted, empty, values):
-    """``values[b]``: residuals ``sigmoid(coefs[b] ZEt) - yE`` (their weighted sums ``. W`` when W has columns),
-    or ``empty`` where ``fitted[b]`` is False; one matrix product for the block."""
-    logits = np.dot(coefs, ZEt)
-    for b in range(logits.shape[0]):
-        for j in range(logits.shape[1]):
-            logits[b, j] = _sigmoid(logits[b, j]) - yE[j]
+def _softmax_model(counts, one, pen_base, classes, pen):
+    """The model scikit-learn fits on rows with these class ``counts``: ``classes`` (2, K) and ``pen`` (K * P) set
+    in place; returns whether there is anything to fit.
+
+    Two classes: the binary model (class ``one``'s coefficients free, the other's held at 0, so its logit is 0),
+    nothing to fit when ``one`` is not among them (its probability is 0); three or more: the multinomial model,
+    every present class free, and, with an intercept (``pen_base[0] == 0``), a unit penalty on the first class's
+    intercept: the loss does not change when every intercept moves by the same amount, so this fixes that
+    amount without moving a probability."""
+    K, P = counts.shape[0], pen_base.shape[0]
+    present = counts > 0
+    n_present = present.sum()
+    pen[:] = 0.0
+    for k in range(K):
+        classes[0, k] = 1.0 if present[k] and n_present >= 2 else 0.0
+        classes[1, k] = 1.0 if present[k] and (n_present >= 3 or (n_present == 2 and k == one)) else 0.0
+        if classes[1, k]:
+            pen[k * P:(k + 1) * P] = pen_base
+    first = np.argmax(present)
+    if n_present >= 3 and pen_base[0] == 0.0:
+        pen[first * P] = 1.0
+    return classes[1].sum() > 0
+
+
+@njit(**JIT_OPTIONS)
+def _softmax_prefix_fits(Zp, lp, one, pen_base, scale_base, tol, coefs, active):
+    """As :func:`_prefix_fits` for class indices ``lp`` (K classes, ``one``: the index of label 1, or -1):
+    ``coefs[t]`` (K * P) and ``active[t]`` (K) the classes of prefix ``t``'s model (:func:`_softmax_model`);
+    a new class refits from zero, the other rows warm-start as the binary path does."""
+    n, P = Zp.shape
+    K = active.shape[1]
+    D = K * P
+    w, g, work, row_g = np.zeros(D), np.zeros(D), np.zeros((5, D)), np.zeros(D)
+    A, L, pen, classes = np.zeros((D, D)), np.zeros((D, D)), np.zeros(D), np.zeros((2, K))
+    counts, scale, none = np.zeros(K), np.zeros(D), np.zeros(D)
+    for k in range(K):
+        scale[k * P:(k + 1) * P] = scale_base
+    fitting, refresh = False, 0.0
+    for t in range(n):
+        c = int(lp[t])
+        counts[c] += 1.0
+        rows, labels = Zp[: t + 1], lp[: t + 1]
+        if counts[c] == 1.0:  # a new class: a new model, fitted from zero
+            fitting = _softmax_model(counts, one, pen_base, classes, pen)
+            if fitting:
+                _cold_fit(rows, labels, pen, scale, tol, w, g, A, L, work, classes)
+                refresh = REFRESH * (t + 1)
+        elif fitting:  # warm start, as in _prefix_fits
+            _softmax_objective(Zp[t:t + 1], lp[t:t + 1], w, none, row_g, False, classes)
+            g += row_g
+            if t + 1 >= refresh:
+                _hessian(A, rows, w, pen, classes)
+                refresh = REFRESH * (t + 1)
+            else:
+                _softmax_curvature(A, Zp[t:t + 1], w, classes)
+            _newton(rows, labels, w, pen, scale, tol, A, L, g, work, classes)
+        coefs[t] = w
+        active[t] = classes[0]
+
+
+@njit(**JIT_OPTIONS)
+def softmax_fit(Z: np.ndarray, labels: np.ndarray, rows: np.ndarray, n_classes: int, one: int, pen: np.ndarray,
+                scale: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """The fit on ``rows`` of class indices ``labels`` (``n_classes`` classes; ``one`` the index of label 1, or
+    -1): ``(coefficients (n_classes, P), classes in the model (n_classes,))`` as :func:`_softmax_prefix_fits`
+    gives them for its last prefix, by one fit from zero."""
+    P = Z.shape[1]
+    D = n_classes * P
+    counts = np.zeros(n_classes)
+    for r in rows:
+        counts[int(labels[r])] += 1.0
+    w, g, work, A, L = np.zeros(D), np.zeros(D), np.zeros((5, D)), np.zeros((D, D)), np.zeros((D, D))
+    classes, full_pen, full_scale = np.zeros((2, n_classes)), np.zeros(D), np.zeros(D)
+    for k in range(n_classes):
+        full_scale[k * P:(k + 1) * P] = scale
+    if _softmax_model(counts, one, pen, classes, full_pen):
+        _cold_fit(Z[rows], labels[rows], full_pen, full_scale, tol, w, g, A, L, work, classes)
+    return w.reshape((n_classes, P)), classes[0].copy()
+
+
+@njit(**JIT_OPTIONS)
+def _probabilities(logits, active, one):
+    """``logits`` (K, m) of one prefix's model -> P(class ``one``) of each explained row, in row 0, in place."""
+    if one < 0 or not active[one]:
+        logits[0, :] = 0.0
+        return
+    for j in range(logits.shape[1]):
+        top = -np.inf
+        for k in range(logits.shape[0]):
+            if active[k] and logits[k, j] > top:
+                top = logits[k, j]
+        total = 0.0
+        for k in range(logits.shape[0]):
+            if active[k]:
+                total += np.exp(logits[k, j] - top)
+        logits[0, j] = np.exp(logits[one, j] - top) / total
+
+
+@njit(**JIT_OPTIONS)
+def _block_values(ZEt, yE, W, coefs, active, one, fitted, empty, values):
+    """``values[b]``: residuals ``p_b - yE`` (their weighted sums ``. W`` when W has columns), or ``empty`` where
+    ``fitted[b]`` is False, with ``p_b`` the probabilities of label 1 of prefix ``b``'s model: ``sigmoid(coefs[b]
+    ZEt)`` (binary: ``active`` has no column), else as :func:`_probabilities`; one matrix product for the block."""
+    B, K = coefs.shape[0], active.shape[1]
+    logits = np.dot(coefs.reshape((B * max(K, 1), ZEt.shape[0])), ZEt)
+    residuals = np.empty((B, ZEt.shape[1]))
+    for b in range(B):
+        if K > 0:
+            _probabilities(logits[b * K:(b + 1) * K], active[b], one)
+            residuals[b] = logits[b * K] - yE
+        else:
+            for j in range(ZEt.shape[1]):
+                residuals[b, j] = _sigmoid(logits[b, j]) - yE[j]
     if W.shape[1] > 0:
-        logits = np.dot(logits, W)
-    for b in range(logits.shape[0]):
-        values[b] = logits[b] if fitted[b] else empty
+        residuals = np.dot(residuals, W)
+    for b in range(B):
+        values[b] = residuals[b] if fitted[b] else empty
+
+
+@njit(**JIT_OPTIONS)
+def _fits(Z, y, perm, pen, scale, tol, n_classes, one):
+    """Every prefix's coefficients (n, max(K, 1) * P), classes (n, K) and whether it has a model (n,)."""
+    n, P = perm.shape[0], Z.shape[1]
+    coefs = np.zeros((n, max(n_classes, 1) * P))
+    active = np.zeros((n, n_classes))
+    if n_classes == 0:
+        fitted = np.arange(n) >= _prefix_fits(Z[perm], y[perm], pen, scale, tol, coefs)
+    else:
+        _softmax_prefix_fits(Z[perm], y[perm], one, pen, scale, tol, coefs, active)
+        fitted = active.sum(axis=1) >= 2.0
+    return coefs, active, fitted
 
 
 @njit(**JIT_OPTIONS)
 def logistic_walk(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
-                  perm: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, sink: np.ndarray, sink_row: int,
-                  share: float, mode: int) -> np.ndarray:
+                  perm: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, n_classes: int, one: int,
+                  sink: np.ndarray, sink_row: int, share: float, mode: int) -> np.ndarray:
     """One permutation: prefix fits, values, and either ``sink[sink_row, t] = value`` (``mode 0``) or the
     scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``). Returns v(all rows)."""
-    n, P = perm.shape[0], Z.shape[1]
-    coefs = np.zeros((n, P))
-    first = _prefix_fits(Z[perm], y[perm], pen, scale, tol, coefs)
-    fitted = np.arange(n) >= first
+    coefs, active, fitted = _fits(Z, y, perm, pen, scale, tol, n_classes, one)
+    n = perm.shape[0]
     ZEt = np.ascontiguousarray(ZE.T)
     values = np.empty((BLOCK, empty.shape[0]))
     previous = empty.copy()
@@ -329,7 +533,7 @@ def logistic_walk(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, 
         sink[sink_row, 0, :] = empty
     for start in range(0, n, BLOCK):
         stop = min(start + BLOCK, n)
-        _block_values(ZEt, yE, W, coefs[start:stop], fitted[start:stop], empty, values)
+        _block_values(ZEt, yE, W, coefs[start:stop], active[start:stop], one, fitted[start:stop], empty, values)
         for t in range(start, stop):
             current = values[t - start]
             if mode == 0:
@@ -345,21 +549,23 @@ def logistic_walk(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, 
 @njit(parallel=True, **JIT_OPTIONS)
 def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray,
                            empty: np.ndarray, permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray,
-                           tol: float, out: np.ndarray) -> None:
+                           tol: float, n_classes: int, one: int, out: np.ndarray) -> None:
     """Values of every prefix of each permutation (threads over the permutations), ``out`` (k, n + 1, d).
 
     ``Z`` (n, P) and ``ZE`` (m, P): training and explained rows as ``[1, x]`` (``x`` without an intercept);
-    ``y`` (n,) in {0, 1}; ``yE`` (m,); ``W`` (m, d) weights of an aggregate game, or (m, 0) for the residuals
-    themselves (d = m); ``empty`` (d,) v(empty), also the value of a prefix with one class.
+    ``y`` (n,) in {0, 1} (``n_classes`` 0), or class indices of ``n_classes`` classes, ``one`` that of label 1
+    (-1: none), the multinomial model; ``yE`` (m,); ``W`` (m, d) weights of an aggregate game, or (m, 0) for the
+    residuals themselves (d = m); ``empty`` (d,) v(empty), also the value of a prefix with one class.
     """
     for r in prange(permutations.shape[0]):
-        logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, out, r, 1.0, 0)
+        logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, out, r, 1.0, 0)
 
 
 @njit(**JIT_OPTIONS)
 def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
-                   permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, per_unit: int,
-                   unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int, full: np.ndarray) -> int:
+                   permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, n_classes: int, one: int,
+                   per_unit: int, unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int,
+                   full: np.ndarray) -> int:
     """Logistic prefix fits, differences, scatter and Welford update, fused (as ``ridge_units``).
 
     Arguments as :func:`logistic_prefix_values` and ``accumulate_prefix_units``;
@@ -370,6 +576,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     for u in range(permutations.shape[0] // per_unit):
         unit[:, :] = 0.0
         for r in range(u * per_unit, (u + 1) * per_unit):
-            full[:] = logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, block, 0, share, 1)
+            full[:] = logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, block,
+                                    0, share, 1)
         count = welford_update(unit, mean, m2, count)
     return count
