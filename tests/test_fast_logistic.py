@@ -58,14 +58,22 @@ def test_fast_and_generic_paths_agree_on_estimates_and_exact_values():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
         exact_slow = ExactApproximator().estimate(slow).values
-        sampled_slow = PermutationApproximator(n_permutations=6, random_state=3, silent=True).estimate(slow).values
     np.testing.assert_allclose(ExactApproximator().estimate(fast).values, exact_slow, atol=1e-9)
-    sampled_fast = PermutationApproximator(n_permutations=6, random_state=3, silent=True).estimate(fast).values
-    np.testing.assert_allclose(sampled_fast, sampled_slow, atol=1e-9)  # the fused kernel, many outputs
-    weights = np.random.default_rng(0).normal(size=(9, 2))
-    aggregate = PermutationApproximator(n_permutations=6, random_state=3, silent=True).estimate(
-        fast.aggregate(weights)).values  # few outputs: prefix values in parallel, then the accumulator
-    np.testing.assert_allclose(aggregate, sampled_slow @ weights, atol=1e-9)
+    _assert_sampled_values_agree(fast, slow)
+
+
+def _assert_sampled_values_agree(fast, slow, n_permutations=6):
+    """Permutation estimates of the fast game (the fused kernel), and of an aggregate of it (prefix values in
+    parallel, then the accumulator), equal those of the refit path with the same permutations."""
+    def sampled(game):
+        return PermutationApproximator(n_permutations=n_permutations, random_state=3, silent=True).estimate(game).values
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
+        sampled_slow = sampled(slow)
+    np.testing.assert_allclose(sampled(fast), sampled_slow, atol=1e-9)
+    weights = np.random.default_rng(0).normal(size=(fast.n_players, 2))
+    np.testing.assert_allclose(sampled(fast.aggregate(weights)), sampled_slow @ weights, atol=1e-9)
 
 
 def test_data_shapley_takes_the_path_and_matches_refits():
@@ -132,17 +140,11 @@ def test_multinomial_fast_and_generic_paths_agree():
     fast = ResidualGame(LogisticRegression(C=0.5), X, y, empty_prediction=0.5)
     slow = ResidualGame(_Refitted(C=0.5, tol=1e-12, solver="newton-cg"), X, y, empty_prediction=0.5)
     assert fast.fast_path is not None and slow.fast_path is None
+    _assert_sampled_values_agree(fast, slow, n_permutations=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
-        sampled_slow = PermutationApproximator(n_permutations=4, random_state=3, silent=True).estimate(slow).values
         shapley_slow = data_shapley(_Refitted(tol=1e-12, solver="newton-cg"), X, y, X[:5], y[:5], n_permutations=3,
                                     random_state=0)
-    sampled_fast = PermutationApproximator(n_permutations=4, random_state=3, silent=True).estimate(fast).values
-    np.testing.assert_allclose(sampled_fast, sampled_slow, atol=1e-9)  # the fused kernel, many outputs
-    weights = np.random.default_rng(0).normal(size=(14, 2))
-    aggregate = PermutationApproximator(n_permutations=4, random_state=3, silent=True).estimate(
-        fast.aggregate(weights)).values  # few outputs: prefix values in parallel, then the accumulator
-    np.testing.assert_allclose(aggregate, sampled_slow @ weights, atol=1e-9)
     shapley_fast = data_shapley(LogisticRegression(), X, y, X[:5], y[:5], n_permutations=3, random_state=0)
     np.testing.assert_allclose(shapley_fast.to_numpy(), shapley_slow.to_numpy(), atol=1e-9)
 

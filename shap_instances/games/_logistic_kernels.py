@@ -471,16 +471,8 @@ def _probabilities(logits, active, one):
     if one < 0 or not active[one]:
         logits[0, :] = 0.0
         return
-    for j in range(logits.shape[1]):
-        top = -np.inf
-        for k in range(logits.shape[0]):
-            if active[k] and logits[k, j] > top:
-                top = logits[k, j]
-        total = 0.0
-        for k in range(logits.shape[0]):
-            if active[k]:
-                total += np.exp(logits[k, j] - top)
-        logits[0, j] = np.exp(logits[one, j] - top) / total
+    _softmax(logits.T, active)
+    logits[0, :] = logits[one, :]
 
 
 @njit(**JIT_OPTIONS)
