@@ -7,13 +7,18 @@
    ``tol=1e-4``, and its newton-cholesky solver at ``tol=1e-10`` for the last five prefixes). Then the
    full-matrix residual decomposition with the fused kernel: a few permutations timed, the 3n = 6,000 of the
    target extrapolated.
-2. ``pydvl``: Monte Carlo data Shapley per permutation, ours (``metrics.data_shapley``) against pyDVL's
+2. ``multinomial``: 1,000 rows x 10 features, 3 classes (``make_classification``, random_state 0), the
+   multinomial ``LogisticRegression()``; one permutation's prefix values by the path (all rows explained, the
+   probability of label 1 minus the target) against scikit-learn refits of every 50th prefix (scaled by 50), and
+   the full set's values against ``newton-cg`` at ``tol=1e-12``.
+3. ``pydvl``: Monte Carlo data Shapley per permutation, ours (``metrics.data_shapley``) against pyDVL's
    ``ShapleyValuation`` with a ``PermutationSampler`` (one process), both on 200 training and 200 test rows x 20
    features; pyDVL runs in /work/venvs/peers when it exists (another venv: pyDVL is not a dependency), its
    per-permutation cost as half the time of a 2-permutation run after a 1-permutation warm-up. Skipped, and said
    so, without it.
 
-Usage: ``python benchmarks/bench_logistic.py [--quick] [--markdown FILE] [sections ...]`` (default: prefixes pydvl).
+Usage: ``python benchmarks/bench_logistic.py [--quick] [--markdown FILE] [sections ...]``
+(default: prefixes multinomial pydvl).
 """
 
 from __future__ import annotations
@@ -35,19 +40,20 @@ from shap_instances.approximators import PermutationApproximator
 from shap_instances.games import ResidualGame
 from shap_instances.metrics import data_shapley
 
-SECTIONS = ("prefixes", "pydvl")
+SECTIONS = ("prefixes", "multinomial", "pydvl")
 PEERS = Path("/work/venvs/peers/bin/python")
 
 
 def _refit_prefixes(X, y, permutation, sizes, **params):
-    """(seconds, residuals (len(sizes), n)) of scikit-learn refits of the given prefixes."""
+    """(seconds, residuals (len(sizes), n)) of scikit-learn refits of the given prefixes: P(label 1) - y."""
     out = np.empty((len(sizes), len(y)))
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for k, t in enumerate(sizes):
             rows = permutation[:t]
-            out[k] = LogisticRegression(**params).fit(X[rows], y[rows]).predict_proba(X)[:, 1] - y
+            fitted = LogisticRegression(**params).fit(X[rows], y[rows])
+            out[k] = fitted.predict_proba(X)[:, list(fitted.classes_).index(1.0)] - y
     return time.perf_counter() - start, out
 
 
@@ -90,6 +96,37 @@ def prefixes(bench: Bench) -> None:
         f"First call (numba compilation or cache load) {fmt_seconds(compile_seconds)}, not in the ratios; ours: "
         f"median of 3; load average {fmt_load(load)} before the timings, {fmt_load(end_load)} after; "
         f"{os.cpu_count()} cores.", part="prefixes")
+
+
+def multinomial(bench: Bench) -> None:
+    n, stride = (300, 30) if bench.quick else (1000, 50)
+    X, y = make_classification(n, 10, n_informative=6, n_classes=3, random_state=0)
+    y = y.astype(float)
+    game = ResidualGame(LogisticRegression(), X, y)
+    permutation = np.random.default_rng(0).permutation(n)
+    compile_seconds = first_call(lambda: game.fast_path.prefix_values_batch(permutation[None]))
+    load = load_average()
+    ours = []
+    for _ in range(3):
+        start = time.perf_counter()
+        values = game.fast_path.prefix_values_batch(permutation[None])[0, 1:]
+        ours.append(time.perf_counter() - start)
+    sizes = np.arange(stride, n + 1, stride)
+    refit_seconds, refits = _refit_prefixes(X, y, permutation, sizes)
+    _, tight = _refit_prefixes(X, y, permutation, sizes[-1:], tol=1e-12, solver="newton-cg")
+    ours_median = float(np.median(ours))
+    rows = [[f"one permutation, all prefixes, all explained rows ({n:,} x 10, 3 classes)", fmt_seconds(ours_median),
+             f"{fmt_seconds(refit_seconds * stride)} ({len(sizes)} refits timed x {stride})",
+             f"{refit_seconds * stride / ours_median:.0f}x",
+             f"{np.abs(values[sizes - 1] - refits).max():.1e} (tol 1e-4); "
+             f"{np.abs(values[-1] - tight[0]).max():.1e} (all rows, newton-cg, tol 1e-12)"]]
+    bench.print(
+        "### Multinomial LogisticRegression: prefix refits",
+        markdown_table(["work", "LogisticPath", "scikit-learn refits (same prefixes)", "speed-up",
+                        "max difference of values"], rows),
+        "Values: P(label 1) minus the target, as the residual game's refit path. First call "
+        f"{fmt_seconds(compile_seconds)}, not in the ratio; ours: median of 3; load average {fmt_load(load)} before "
+        f"the timings, {fmt_load(load_average())} after; {os.cpu_count()} cores.", part="multinomial")
 
 
 PYDVL_SCRIPT = textwrap.dedent("""

@@ -58,14 +58,22 @@ def test_fast_and_generic_paths_agree_on_estimates_and_exact_values():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
         exact_slow = ExactApproximator().estimate(slow).values
-        sampled_slow = PermutationApproximator(n_permutations=6, random_state=3, silent=True).estimate(slow).values
     np.testing.assert_allclose(ExactApproximator().estimate(fast).values, exact_slow, atol=1e-9)
-    sampled_fast = PermutationApproximator(n_permutations=6, random_state=3, silent=True).estimate(fast).values
-    np.testing.assert_allclose(sampled_fast, sampled_slow, atol=1e-9)  # the fused kernel, many outputs
-    weights = np.random.default_rng(0).normal(size=(9, 2))
-    aggregate = PermutationApproximator(n_permutations=6, random_state=3, silent=True).estimate(
-        fast.aggregate(weights)).values  # few outputs: prefix values in parallel, then the accumulator
-    np.testing.assert_allclose(aggregate, sampled_slow @ weights, atol=1e-9)
+    _assert_sampled_values_agree(fast, slow)
+
+
+def _assert_sampled_values_agree(fast, slow, n_permutations=6):
+    """Permutation estimates of the fast game (the fused kernel), and of an aggregate of it (prefix values in
+    parallel, then the accumulator), equal those of the refit path with the same permutations."""
+    def sampled(game):
+        return PermutationApproximator(n_permutations=n_permutations, random_state=3, silent=True).estimate(game).values
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
+        sampled_slow = sampled(slow)
+    np.testing.assert_allclose(sampled(fast), sampled_slow, atol=1e-9)
+    weights = np.random.default_rng(0).normal(size=(fast.n_players, 2))
+    np.testing.assert_allclose(sampled(fast.aggregate(weights)), sampled_slow @ weights, atol=1e-9)
 
 
 def test_data_shapley_takes_the_path_and_matches_refits():
@@ -84,7 +92,68 @@ def test_models_the_path_does_not_serve(model):
     assert not LogisticPath.supports(model)
 
 
-def test_targets_other_than_0_1_fall_back_to_refits():
-    X, y = _data(n=12, p=2)
-    assert ResidualGame(LogisticRegression(), X, 2 * y - 1).fast_path is None
+def _classes(n=36, seed=0, labels=(0.0, 1.0, 2.0)):
+    """Rows of len(labels) classes told apart by the first feature, the targets as the given labels."""
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, len(labels), n)
+    X = rng.normal(size=(n, 3)) * np.array([1.0, 10.0, 0.1]) + np.outer(index, [1.0, 0.0, -0.1])
+    return X, np.asarray(labels)[index]
+
+
+def _refit_label_1(model, X, y, X_eval):  # the refit path's value: P(label 1), 0 when the fit has no label 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # newton-cg's line search at tol=1e-12 meets rounding: converged
+        fitted = model.fit(X, y)
+    classes = list(fitted.classes_)
+    return fitted.predict_proba(X_eval)[:, classes.index(1.0)] if 1.0 in classes else np.zeros(len(X_eval))
+
+
+@pytest.mark.parametrize("labels, C, fit_intercept", [((0.0, 1.0, 2.0), 1.0, True), ((2.0, 1.0, 7.0, 5.0), 5.0, True),
+                                                     ((0.0, 1.0, 2.0), 0.3, False), ((0.0, 3.0, 2.0), 1.0, True)])
+def test_multinomial_prefix_values_equal_scikit_learn_refits(labels, C, fit_intercept):
+    X, y = _classes(labels=labels)
+    X_eval, y_eval = X[:6] + 0.2, y[:6]
+    path = ResidualGame(LogisticRegression(C=C, fit_intercept=fit_intercept), X, y, X_eval, y_eval).fast_path
+    assert isinstance(path, LogisticPath) and path.n_classes == len(labels)
+    later = ~np.isin(y, (labels[0], 1.0))  # the other labels mostly come later: a long two-class stretch first
+    permutation = np.argsort(np.random.default_rng(1).random(len(y)) + 0.5 * later)
+    fast = path.prefix_residuals(permutation)
+    seen = set()
+    for t in range(1, len(y) + 1):
+        rows = permutation[:t]
+        present = tuple(np.unique(y[rows]))
+        seen.add((len(present), 1.0 in present))
+        if len(present) < 2:  # scikit-learn refuses one class: v(empty)
+            np.testing.assert_array_equal(fast[t - 1], 0.0)
+            continue
+        reference = _Refitted(C=C, fit_intercept=fit_intercept, tol=1e-12, max_iter=1000, solver="newton-cg")
+        refit = _refit_label_1(reference, X[rows], y[rows], X_eval) - y_eval
+        np.testing.assert_allclose(fast[t - 1], refit, atol=1e-9, err_msg=f"prefix {t}, classes {present}")
+        mask = np.zeros(len(y), bool)
+        mask[rows] = True
+        np.testing.assert_allclose(path.residuals(mask), refit, atol=1e-9)
+    assert seen >= {(2, 1.0 in labels), (len(labels), 1.0 in labels)}  # binary and multinomial prefixes
+
+
+def test_multinomial_fast_and_generic_paths_agree():
+    X, y = _classes(n=14, seed=3)
+    fast = ResidualGame(LogisticRegression(C=0.5), X, y, empty_prediction=0.5)
+    slow = ResidualGame(_Refitted(C=0.5, tol=1e-12, solver="newton-cg"), X, y, empty_prediction=0.5)
+    assert fast.fast_path is not None and slow.fast_path is None
+    _assert_sampled_values_agree(fast, slow, n_permutations=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
+        shapley_slow = data_shapley(_Refitted(tol=1e-12, solver="newton-cg"), X, y, X[:5], y[:5], n_permutations=3,
+                                    random_state=0)
+    shapley_fast = data_shapley(LogisticRegression(), X, y, X[:5], y[:5], n_permutations=3, random_state=0)
+    np.testing.assert_allclose(shapley_fast.to_numpy(), shapley_slow.to_numpy(), atol=1e-9)
+
+
+def test_one_vs_rest_and_odd_targets_fall_back_to_refits():
+    X, y = _classes(n=12)
+    ovr = LogisticRegression()
+    ovr.multi_class = "ovr"  # (deprecated in scikit-learn 1.5, gone later: set as an attribute to test the guard)
+    assert ResidualGame(ovr, X, y).fast_path is None
     assert ResidualGame(LogisticRegression(), X, y).fast_path is not None
+    odd = np.where(y == 0, np.nan, y)
+    assert not LogisticPath(LogisticRegression(), X, odd, X, odd, np.zeros(len(y))).usable

@@ -5,6 +5,11 @@ The maths (warm-started chord Newton along the prefix, the stopping rule) and th
 game's shortcut cannot import from there); this module maps the residual game onto them. A prefix (or
 coalition) holding one class only, or no row, is one scikit-learn refuses to fit: it gets v(empty), as the
 game's failure policy gives it on the refit path, without counting it as a failed fit.
+
+Targets with other labels than 0/1 (three classes or more, say) get what the refit path computes: the
+probability of label 1 (0 where the model has no such class) minus the target. scikit-learn fits the classes
+present in the rows: two of them, the binary model, which gives label 1 the probability it gives it as the
+target ``y == 1`` (the loss and penalty are symmetric); three or more, the multinomial model.
 """
 
 from __future__ import annotations
@@ -14,31 +19,35 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression
 
-from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units
+from ..utils import sklearn_version
+from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units, softmax_fit
 from ._prefix_kernels import accumulate_prefix_units
 
 __all__ = ["LogisticPath"]
 
 
 class LogisticPath:
-    """Refits of an l2 LogisticRegression (binary 0/1 target) on coalitions and on every permutation prefix.
+    """Refits of an l2 LogisticRegression (binary or multinomial) on coalitions and on every permutation prefix.
 
     One of the :data:`~shap_instances.games.residual.FAST_PATHS`: the residual game picks it by itself for a
     ``LogisticRegression`` with an l2 penalty (``l1_ratio=0``), a finite ``C``, no ``class_weight`` and a solver
     other than liblinear (which penalises the intercept). Every solver reaches the same optimum; this path solves to
     :attr:`tol` on the logits (the stopping rule of ``games/_logistic_kernels.py``), so it agrees with scikit-learn
-    refits to their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 make it
-    unusable (``usable`` False): the game then refits clones.
+    refits to their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 are class
+    labels: each prefix's model is the one scikit-learn fits on its classes (binary for two, multinomial for three
+    or more; see the module docstring), and the value is the probability of label 1 minus the target, as on the
+    refit path. Multinomial refits need a model that fits them so (``usable`` False, the game refits clones, for
+    ``multi_class="ovr"`` and for the newton-cholesky solver before scikit-learn 1.6, which fit one-vs-rest).
 
     Parameters
     ----------
     model : LogisticRegression
         Only ``C`` and ``fit_intercept`` are read (it need not be fitted).
     X, y : ndarray
-        Training rows (the players) and their 0/1 targets.
+        Training rows (the players) and their 0/1 targets (or class labels).
     X_eval, y_eval : ndarray
         Explained rows and their targets.
     empty : ndarray (n_eval,)
@@ -72,9 +81,19 @@ class LogisticPath:
         self.penalty[: int(model.fit_intercept)] = 0.0  # the intercept is not penalised
         self.scale = np.maximum(np.abs(np.vstack([self.Z, self.ZE])).max(axis=0, initial=0.0), 1e-300)
         self.W = np.zeros((len(self.y_eval), 0))  # (n_eval, K) weights of an aggregate game, else no column
-        #: False for targets other than 0/1 or data beyond ~1e100 (overflowing logits): the game then refits.
-        self.usable = bool(np.isin(self.y, (0.0, 1.0)).all() and np.all(np.isfinite(self.scale))
-                           and self.scale.max() < 1e100)
+        labels = np.unique(self.y)
+        #: 0 for 0/1 targets (the binary kernels), else the number of class labels (``y`` holds their indices).
+        self.n_classes = 0 if np.isin(labels, (0.0, 1.0)).all() else len(labels)
+        #: The index of label 1 among the labels (-1: none); unused for 0/1 targets.
+        self.one = int(np.searchsorted(labels, 1.0)) if 1.0 in labels else -1
+        if self.n_classes:
+            self.y = np.searchsorted(labels, self.y).astype(np.float64)
+        multinomial = getattr(model, "multi_class", "auto") != "ovr" and (
+            model.solver != "newton-cholesky" or sklearn_version() >= (1, 6))
+        #: False for data beyond ~1e100 (overflowing logits), or class labels the model fits one-vs-rest: the game
+        #: then refits.
+        self.usable = bool(np.all(np.isfinite(self.scale)) and self.scale.max() < 1e100 and np.isfinite(labels).all()
+                           and (self.n_classes == 0 or multinomial))
 
     @classmethod
     def supports(cls, model: Any) -> bool:
@@ -95,8 +114,8 @@ class LogisticPath:
         return new
 
     def fits_all_rows(self) -> bool:
-        """True when the training targets hold both classes."""
-        return bool(0.0 < self.y.sum() < len(self.y))
+        """True when the training targets hold two classes at least."""
+        return bool(0.0 < self.y.sum() < len(self.y)) if self.n_classes == 0 else self.n_classes >= 2
 
     def _out(self, residuals: np.ndarray) -> np.ndarray:
         return residuals if self.W.shape[1] == 0 else residuals @ self.W
@@ -104,17 +123,29 @@ class LogisticPath:
     def residuals(self, mask: np.ndarray) -> np.ndarray:
         """Residuals (or their weighted sums) of the fit on the rows in ``mask``; v(empty) for one class."""
         rows = np.flatnonzero(mask)
+        if self.n_classes:
+            return self._multinomial_residuals(rows)
         if not 0.0 < self.y[rows].sum() < len(rows):
             return self.empty
         w = logistic_fit(self.Z, self.y, rows, self.penalty, self.scale, self.tol)
         return self._out(expit(self.ZE @ w) - self.y_eval)
 
+    def _multinomial_residuals(self, rows: np.ndarray) -> np.ndarray:
+        coefficients, active = softmax_fit(self.Z, self.y, rows, self.n_classes, self.one, self.penalty, self.scale,
+                                           self.tol)
+        if active.sum() < 2:  # one class: v(empty)
+            return self.empty
+        if self.one < 0 or not active[self.one]:  # no label 1 in the model: its probability is 0
+            return self._out(-self.y_eval)
+        logits = np.where(active.astype(bool), self.ZE @ coefficients.T, -np.inf)
+        return self._out(softmax(logits, axis=1)[:, self.one] - self.y_eval)
+
     def _arguments(self, permutations: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                            np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                           np.ndarray, float]:
+                                                           np.ndarray, float, int, int]:
         """The kernels' leading arguments (as :func:`logistic_prefix_values` takes them)."""
         return (self.Z, self.y, self.ZE, self.y_eval, self.W, self.empty, permutations, self.penalty, self.scale,
-                self.tol)
+                self.tol, self.n_classes, self.one)
 
     def prefix_values_batch(self, permutations: np.ndarray) -> np.ndarray:
         """Values of every prefix of each permutation, shape (k, n + 1, n_outputs); threads over permutations."""
