@@ -141,12 +141,22 @@ def test_multinomial_fast_and_generic_paths_agree():
     slow = ResidualGame(_Refitted(C=0.5, tol=1e-12, solver="newton-cg"), X, y, empty_prediction=0.5)
     assert fast.fast_path is not None and slow.fast_path is None
     _assert_sampled_values_agree(fast, slow, n_permutations=4)
+
+
+def test_multiclass_data_shapley_adds_up_to_the_brier_gain_of_the_second_class():
+    """data_shapley of a three-class model (scikit-learn refits; the validation rows lack a class) adds up to the
+    Brier-score gain of the full model's probability of the second class over the prior's."""
+    X, y = _classes(n=14, seed=3)
+    model = _Refitted(tol=1e-12, solver="newton-cg")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
-        shapley_slow = data_shapley(_Refitted(tol=1e-12, solver="newton-cg"), X, y, X[:5], y[:5], n_permutations=3,
-                                    random_state=0)
-    shapley_fast = data_shapley(LogisticRegression(), X, y, X[:5], y[:5], n_permutations=3, random_state=0)
-    np.testing.assert_allclose(shapley_fast.to_numpy(), shapley_slow.to_numpy(), atol=1e-9)
+        values = data_shapley(model, X, y, X[:5], y[:5], n_permutations=3, random_state=0)
+    label = np.unique(y)[1]
+    indicator = (y[:5] == label).astype(float)
+    full = model.fit(X, y).predict_proba(X[:5])[:, list(model.classes_).index(label)]
+    prior = np.mean(y == label)
+    gain = np.mean((prior - indicator) ** 2) - np.mean((full - indicator) ** 2)
+    assert set(np.unique(y[:5])) != set(np.unique(y)) and values.sum() == pytest.approx(gain, abs=1e-12)
 
 
 def test_one_vs_rest_and_odd_targets_fall_back_to_refits():

@@ -27,8 +27,9 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
     """Data Shapley values (Ghorbani & Zou) of the test mean squared error, sign flipped so that a positive
     value means the training row lowers the test loss. The model fitted on no rows predicts the training mean.
 
-    For a classifier the loss is the Brier score of its predicted probability of the second class (the mean squared
-    error of the probabilities), and the model fitted on no rows predicts the training share of that class.
+    For a classifier the loss is the Brier score of its predicted probability of the second class against that
+    class's 0/1 indicator (the mean squared error of the probabilities; with three or more classes too), and the
+    model fitted on no rows predicts the training share of that class.
     The game is :func:`shap_instances.valuation.utility_game` under the scorer ``"neg_mean_squared_error"``
     (``"neg_brier_score"`` for a classifier), so every exact refit shortcut of the data-valuation module serves it;
     :func:`shap_instances.valuation.data_values` gives the other semivalues and scores of the same game.
@@ -47,12 +48,31 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
     >>> values.shape
     (40,)
     """
-    scoring = "neg_brier_score" if is_classifier(model) else "neg_mean_squared_error"
+    scoring: Any = "neg_brier_score" if is_classifier(model) else "neg_mean_squared_error"
+    labels = np.unique(np.asarray(y_train))
+    if is_classifier(model) and len(labels) > 2:
+        scoring = _SecondClassBrier(labels[1])
     game = utility_game(model, X_train, y_train, X_test, y_test, scoring=scoring)
     approximator = PermutationApproximator(n_permutations=n_permutations or 3 * game.n_players,
                                            random_state=random_state, n_jobs=n_jobs, silent=silent,
                                            truncation_tolerance=truncation_tolerance)
     return pd.Series(approximator.estimate(game).values[:, 0], index=game.player_names, name="data_shapley")
+
+
+class _SecondClassBrier:
+    """Negated Brier score of the probability of ``label`` against its 0/1 indicator, for any number of classes
+    (scikit-learn's ``neg_brier_score`` is that of a binary classifier's second class, and refuses a validation set
+    that lacks one of several classes); a model fitted without ``label`` gives it probability 0."""
+
+    __name__ = "neg_brier_score"
+
+    def __init__(self, label: Any) -> None:
+        self.label = label
+
+    def __call__(self, estimator: Any, X: Any, y: ArrayLike) -> float:
+        classes = list(estimator.classes_)
+        proba = estimator.predict_proba(X)[:, classes.index(self.label)] if self.label in classes else 0.0
+        return -float(np.mean((proba - (np.asarray(y) == self.label)) ** 2))
 
 
 def removal_curve(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_test: ArrayLike, scores: ArrayLike, *,
