@@ -17,7 +17,7 @@ from .closed_form import ClosedFormApproximator
 from .exact import ExactApproximator
 from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
-from .permutation import PermutationApproximator
+from .permutation import PermutationApproximator, stratified_permutations
 from .sampling import CoalitionDesign, KernelCoalitionSampler
 
 __all__ = [
@@ -33,4 +33,5 @@ __all__ = [
     "dask_scheduler",
     "kernel_weights",
     "shapley_weights",
+    "stratified_permutations",
 ]
