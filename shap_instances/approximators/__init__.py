@@ -14,6 +14,7 @@ from ._protocol import Approximator
 from ._result import ShapleyResult
 from ._weights import kernel_weights, shapley_weights
 from .closed_form import ClosedFormApproximator
+from .control_variate import ControlVariateApproximator, FirstOrderGame, first_order_game
 from .exact import ExactApproximator
 from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
@@ -24,13 +25,16 @@ __all__ = [
     "Approximator",
     "ClosedFormApproximator",
     "CoalitionDesign",
+    "ControlVariateApproximator",
     "ExactApproximator",
+    "FirstOrderGame",
     "KernelCoalitionSampler",
     "KernelApproximator",
     "PermutationApproximator",
     "RidgeInfluenceApproximator",
     "ShapleyResult",
     "dask_scheduler",
+    "first_order_game",
     "kernel_weights",
     "shapley_weights",
     "stratified_permutations",
