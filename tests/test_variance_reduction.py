@@ -9,8 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 
-from shap_instances.approximators import (ControlVariateApproximator, ExactApproximator, FirstOrderGame,
-                                          PermutationApproximator, first_order_game, stratified_permutations)
+from shap_instances.approximators import (
+    ControlVariateApproximator,
+    ExactApproximator,
+    FirstOrderGame,
+    PermutationApproximator,
+    first_order_game,
+    stratified_permutations,
+)
 from shap_instances.exceptions import UnsupportedModelError
 from shap_instances.games import FunctionGame, ResidualGame
 

@@ -22,7 +22,7 @@ estimate (docs/engine.md, "Variance reduction").
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import expit
@@ -123,8 +123,7 @@ def first_order_game(game: Game) -> FirstOrderGame | None:
     >>> bool(np.allclose(control.full_value, game.full_value)), first_order_game(ResidualGame(Lasso(), X, y))
     (True, None)
     """
-    problem = getattr(game, "ridge_problem", None)
-    path = getattr(game, "fast_path", None)
+    problem, path = getattr(game, "ridge_problem", None), _logistic_path(game)
     if problem is not None:
         X, y, X_eval, _, alpha, fit_intercept, ones = problem
         Z, ZE = _design(np.asarray(X, dtype=np.float64), fit_intercept), np.asarray(X_eval, dtype=np.float64)
@@ -136,21 +135,27 @@ def first_order_game(game: Game) -> FirstOrderGame | None:
         inverse = np.linalg.pinv(hessian, rcond=1e-12, hermitian=True)
         r = np.asarray(y, dtype=np.float64) - Z @ (inverse @ (Z.T @ y))
         pieces = len(r) * (Z @ inverse @ ZE.T) * r[:, None]  # (n, n_outputs)
-    elif type(path).__name__ == "LogisticPath" and path.fits_all_rows():
+    elif path is not None:
         pieces = _logistic_pieces(path)
     else:
         return None
     return FirstOrderGame(pieces, game.empty_value, game.full_value)
 
 
-def _logistic_pieces(path: object) -> np.ndarray:
+def _logistic_path(game: Game) -> Any:
+    """The game's ``LogisticPath`` when its training rows hold both classes, else None."""
+    path: Any = getattr(game, "fast_path", None)
+    return path if type(path).__name__ == "LogisticPath" and path.fits_all_rows() else None
+
+
+def _logistic_pieces(path: Any) -> np.ndarray:
     """``a_ij`` of an l2 logistic residual game (``LogisticPath``): Newton step at the full fit."""
     from ..games._logistic_kernels import logistic_fit
 
-    Z, y, ZE, W = path.Z, path.y, path.ZE, path.W  # type: ignore[attr-defined]
-    w = logistic_fit(Z, y, np.arange(len(y)), path.penalty, path.scale, path.tol)  # type: ignore[attr-defined]
+    Z, y, ZE, W = path.Z, path.y, path.ZE, path.W
+    w = logistic_fit(Z, y, np.arange(len(y)), path.penalty, path.scale, path.tol)
     p, pe = expit(Z @ w), expit(ZE @ w)
-    hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(path.penalty)  # type: ignore[attr-defined]
+    hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(path.penalty)
     kernel = Z @ np.linalg.solve(hessian, (ZE * (pe * (1 - pe))[:, None]).T)  # (n, n_eval)
     pieces = len(y) * kernel * (y - p)[:, None]
     return pieces if W.shape[1] == 0 else pieces @ W
@@ -218,8 +223,7 @@ class ControlVariateApproximator:
     @staticmethod
     def supports(game: Game) -> bool:
         """Whether :func:`first_order_game` builds a control game for ``game``."""
-        return getattr(game, "ridge_problem", None) is not None or (
-            type(getattr(game, "fast_path", None)).__name__ == "LogisticPath" and game.fast_path.fits_all_rows())
+        return getattr(game, "ridge_problem", None) is not None or _logistic_path(game) is not None
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors (see the class docstring)."""
