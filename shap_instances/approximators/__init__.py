@@ -20,6 +20,7 @@ from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
 from .permutation import PermutationApproximator, stratified_permutations
 from .sampling import CoalitionDesign, KernelCoalitionSampler
+from .stratified import PlaceStratifiedApproximator
 
 __all__ = [
     "Approximator",
@@ -31,6 +32,7 @@ __all__ = [
     "KernelCoalitionSampler",
     "KernelApproximator",
     "PermutationApproximator",
+    "PlaceStratifiedApproximator",
     "RidgeInfluenceApproximator",
     "ShapleyResult",
     "dask_scheduler",

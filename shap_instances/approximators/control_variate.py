@@ -95,13 +95,29 @@ class FirstOrderGame(Game):
 
     def closed_form_values(self) -> np.ndarray:
         """Exact Shapley values, shape (n_players, n_outputs): the formula of the module docstring."""
+        return self.place_values(0, self.n_players)
+
+    def place_values(self, start: int, stop: int) -> np.ndarray:
+        """Each player's expected marginal contribution times the chance it joins at a place in
+        ``[start, stop)``: ``(1 / n) sum_{k = start}^{stop - 1} E[g(S_k + i) - g(S_k)]`` over uniformly random
+        coalitions ``S_k`` of k other players, shape (n_players, n_outputs). Over ``[0, n)`` these are the Shapley
+        values; the control variate of :class:`PlaceStratifiedApproximator` needs them stratum by stratum.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from shap_instances.approximators import FirstOrderGame
+        >>> game = FirstOrderGame(np.array([[1.0], [2.0], [6.0]]), empty=[0.0], full=[3.0])
+        >>> bool(np.allclose(game.place_values(0, 1) + game.place_values(1, 3), game.closed_form_values()))
+        True
+        """
         m = self.n_players
+        joins_empty = (self.pieces + self.offset - self.empty) if start == 0 else 0.0  # g({i}) - g(empty)
         if m == 1:
-            return (self.full - self.empty)[None, :]
+            return np.broadcast_to(joins_empty, self.pieces.shape) / m
         others = (self.pieces.sum(axis=0) - self.pieces) / (m - 1)
-        harmonic = np.sum(1.0 / np.arange(1, m + 1))
-        joins_empty = self.pieces + self.offset - self.empty  # g({i}) - g(empty)
-        return (joins_empty + (harmonic - 1.0) * (self.pieces - others)) / m
+        weight = np.sum(1.0 / np.arange(max(start, 1) + 1, stop + 1))  # sum over k >= 1 of 1 / (k + 1)
+        return (joins_empty + weight * (self.pieces - others)) / m
 
 
 def first_order_game(game: Game) -> FirstOrderGame | None:
