@@ -157,3 +157,29 @@ def test_nominal_95_intervals_cover_93_to_97_percent(name, correlated):
     """600 seeds x 16 intervals of 100 units each, on the ridge game (its own first-order control) and on the
     correlated game (its given control)."""
     assert 0.93 <= _coverage(name, 600, units=100, correlated=correlated) <= 0.97
+
+
+@pytest.mark.parametrize("antithetic", [False, True])
+def test_stratified_standard_errors_are_over_whole_units(antithetic):
+    """Values and standard errors equal the mean and standard error of the unit means computed by hand from the
+    same draws: the shifts (and reverses) of a unit are one draw, not several."""
+    game, _ = _correlated_game()
+    m, strata, units = 8, 4, 6
+    r = PermutationApproximator(units * strata * (2 if antithetic else 1), antithetic=antithetic, strata=strata,
+                                random_state=5, silent=True).estimate(game)
+    orders = stratified_permutations(np.random.default_rng(5), units, m, strata, antithetic)
+    ranks = np.argsort(orders, axis=1)
+    masks = ranks[:, None, :] < np.arange(m + 1)[None, :, None]
+    prefixes = game(masks.reshape(-1, m)).reshape(len(orders), m + 1, 2)
+    contributions = np.empty((len(orders), m, 2))
+    np.put_along_axis(contributions, orders[:, :, None], np.diff(prefixes, axis=1), axis=1)
+    means = contributions.reshape(units, -1, m, 2).mean(axis=1)
+    assert np.allclose(r.values, means.mean(axis=0))
+    assert np.allclose(r.standard_errors, means.std(axis=0, ddof=1) / np.sqrt(units))
+
+
+def test_stratified_draws_do_not_depend_on_how_they_are_split():
+    rng_one, rng_two = np.random.default_rng(2), np.random.default_rng(2)
+    whole = stratified_permutations(rng_one, 5, 9, strata=3, antithetic=True)
+    parts = [stratified_permutations(rng_two, k, 9, strata=3, antithetic=True) for k in (1, 4)]
+    assert np.array_equal(whole, np.vstack(parts))

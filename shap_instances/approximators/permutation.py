@@ -608,10 +608,13 @@ def stratified_permutations(rng: np.random.Generator, n_units: int, m: int, stra
     >>> bool(np.all(np.sort(places // 2, axis=0) == np.arange(4)[:, None]))   # one place in each quarter
     True
     """
-    base = np.argsort(rng.random((n_units, m)), axis=1)
-    if strata == 1:  # no offset drawn: plain and antithetic runs keep the generator stream they always had
+    # one row of uniforms a unit (and its offset in the last column when stratified): the units drawn do not
+    # depend on how they are split into calls; unstratified runs keep the stream they always had
+    uniforms = rng.random((n_units, m + (strata > 1)))
+    base = np.argsort(uniforms[:, :m], axis=1)
+    if strata == 1:
         return np.stack([base, base[:, ::-1]], axis=1).reshape(-1, m) if antithetic else base
-    offsets = rng.random(n_units)[:, None] * (m / strata)
+    offsets = uniforms[:, m:] * (m / strata)
     shifts = np.floor(offsets + np.arange(strata)[None, :] * (m / strata)).astype(np.intp) % m  # (units, strata)
     places = (np.arange(m)[None, None, :] + shifts[:, :, None]) % m
     out = np.take_along_axis(base[:, None, :], places, axis=2)  # (units, strata, m)
