@@ -166,15 +166,26 @@ def _logistic_path(game: Game) -> Any:
 
 def _logistic_pieces(path: Any) -> np.ndarray:
     """``a_ij`` of an l2 logistic residual game (``LogisticPath``): Newton step at the full fit."""
-    from ..games._logistic_kernels import logistic_fit
-
     Z, y, ZE, W = path.Z, path.y, path.ZE, path.W
-    w = logistic_fit(Z, y, np.arange(len(y)), path.penalty, path.scale, path.tol)
+    w, hessian = _newton_fit(Z, y, path.penalty)
     p, pe = expit(Z @ w), expit(ZE @ w)
-    hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(path.penalty)
     kernel = Z @ np.linalg.solve(hessian, (ZE * (pe * (1 - pe))[:, None]).T)  # (n, n_eval)
     pieces = len(y) * kernel * (y - p)[:, None]
     return pieces if W.shape[1] == 0 else pieces @ W
+
+
+def _newton_fit(Z: np.ndarray, y: np.ndarray, penalty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The l2 logistic fit on all rows by Newton's method from 0, and its Hessian (P x P)."""
+    w = np.zeros(Z.shape[1])
+    for _ in range(100):
+        p = expit(Z @ w)
+        hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(penalty)
+        step = np.linalg.solve(hessian, Z.T @ (p - y) + penalty * w)
+        w -= step
+        if np.max(np.abs(step)) < 1e-12 * (1 + np.max(np.abs(w))):
+            break
+    p = expit(Z @ w)
+    return w, (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(penalty)
 
 
 def _design(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
