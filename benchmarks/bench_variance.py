@@ -92,7 +92,7 @@ def run(game: Game, reference: np.ndarray, args: argparse.Namespace) -> list[tup
 
 def table(title: str, rows: list[tuple[str, float, float, float]]) -> None:
     print(f"\n{title}")
-    print(f"| estimator | wall s | CPU s | RMS error | x at equal CPU time | x at equal wall time |")
+    print("| estimator | wall s | CPU s | RMS error | x at equal CPU time | x at equal wall time |")
     print("|---|---|---|---|---|---|")
     _, base_wall, base_cpu, base_error = rows[0]
     for name, wall, cpu, error in rows:
