@@ -127,7 +127,8 @@ class PlaceStratifiedApproximator:
             variance += errors**2
         empty, full = game.empty_value, game.full_value
         info = {"strata": [[lo, hi] for lo, hi in strata], "draws": [stats.units for stats in moments],
-                "control": None if control is None else type(control).__name__, "seconds": time.perf_counter() - started,
+                "control": None if control is None else type(control).__name__,
+                "seconds": time.perf_counter() - started,
                 "efficiency_gap": float(np.max(np.abs(values.sum(axis=0) - (full - empty))))}
         return ShapleyResult(values, empty, full, standard_errors=np.sqrt(variance),
                              n_evaluations=game.n_evaluations - evals, approximator="place-stratified", info=info)
