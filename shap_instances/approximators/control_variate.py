@@ -155,6 +155,8 @@ def first_order_game(game: Game) -> FirstOrderGame | None:
         pieces = _logistic_pieces(path)
     else:
         return None
+    if not np.all(np.isfinite(pieces)):  # a fit that diverged (near-separable classes, no penalty): no control
+        return None
     return FirstOrderGame(pieces, game.empty_value, game.full_value)
 
 
