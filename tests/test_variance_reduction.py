@@ -119,8 +119,8 @@ ESTIMATORS = {
     "antithetic": lambda seed, units, control: PermutationApproximator(2 * units, random_state=seed, silent=True),
     "stratified": lambda seed, units, control: PermutationApproximator(4 * units, antithetic=False, strata=4,
                                                                        random_state=seed, silent=True),
-    "control variate": lambda seed, units, control: ControlVariateApproximator(2 * units, control=control,
-                                                                               random_state=seed),
+    "control variate": lambda seed, units, control: ControlVariateApproximator(
+        2 * units, coefficient="player", control=control, random_state=seed),
     "control variate, pooled": lambda seed, units, control: ControlVariateApproximator(
         2 * units, coefficient="pooled", control=control, random_state=seed),
     "place strata": lambda seed, units, control: PlaceStratifiedApproximator(2 * units, control=None,

@@ -201,9 +201,11 @@ class ControlVariateApproximator:
     :class:`PermutationApproximator`) gives each player's mean marginal contribution ``x`` in the game and ``c``
     in the control game (by default :func:`first_order_game`) along the same permutations. The estimate is
     ``xbar - beta (cbar - phi_control)`` with ``beta = cov(x, c) / var(c)`` estimated from the same units:
-    one coefficient per player and output (``coefficient="player"``, the default) or one per output pooled over
-    the players (``"pooled"``). Estimating ``beta`` from the same draws biases the estimate by O(1 / units)
-    (a covariance of ``beta`` with ``cbar``), below the standard error's O(1 / sqrt(units)); the standard errors
+    one coefficient per output pooled over the players (``coefficient="pooled"``, the default) or one per player
+    and output (``"player"``: it adapts to each player, but with few units its noise can cost more than it
+    gains: docs/benchmarks.md, "Variance reduction at equal wall time"). Estimating ``beta`` from the same draws
+    biases the estimate by O(1 / units) (a covariance of ``beta`` with ``cbar``), below the standard error's
+    O(1 / sqrt(units)); the standard errors
     are those of the regression residuals ``x - beta c`` (``units - 2`` degrees of freedom per player, ``units - 1``
     pooled). The pooled coefficient keeps efficiency exactly (``cbar`` and ``phi_control`` both sum to
     ``v(N) - v(empty)``); per player it does not, and ``info["efficiency_gap"]`` is the largest gap.
@@ -216,7 +218,7 @@ class ControlVariateApproximator:
         Pair each permutation with its reverse.
     strata : int, default=1
         Cyclic shifts per unit (:func:`stratified_permutations`).
-    coefficient : {"player", "pooled"}, default="player"
+    coefficient : {"pooled", "player"}, default="pooled"
     control : Game, optional
         A game with ``closed_form_values()`` and ``prefix_values`` and the same players and outputs; default
         :func:`first_order_game` of the game (refused, ``UnsupportedModelError``, when it has none).
@@ -243,7 +245,7 @@ class ControlVariateApproximator:
     """
 
     def __init__(self, n_permutations: int | None = None, *, antithetic: bool = True, strata: int = 1,
-                 coefficient: str = "player", control: Game | None = None, batch_size: int | None = None,
+                 coefficient: str = "pooled", control: Game | None = None, batch_size: int | None = None,
                  max_time: float | None = None, random_state: RandomStateLike = None) -> None:
         self.n_permutations, self.antithetic, self.strata = n_permutations, antithetic, strata
         self.coefficient, self.control, self.batch_size = coefficient, control, batch_size
