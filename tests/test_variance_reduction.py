@@ -183,3 +183,14 @@ def test_stratified_draws_do_not_depend_on_how_they_are_split():
     whole = stratified_permutations(rng_one, 5, 9, strata=3, antithetic=True)
     parts = [stratified_permutations(rng_two, k, 9, strata=3, antithetic=True) for k in (1, 4)]
     assert np.array_equal(whole, np.vstack(parts))
+
+
+def test_place_strata_refuse_bad_arguments_and_report_their_draws():
+    game = _small_game()
+    for kwargs, match in [({"boundaries": [0, 4, 2, 8]}, "boundaries"), ({"boundaries": [1, 8]}, "boundaries"),
+                          ({"pilot": 1}, "pilot"), ({"n_permutations": 1}, "budget"), ({"control": "first"}, "control")]:
+        with pytest.raises(ValueError, match=match):
+            PlaceStratifiedApproximator(**{"n_permutations": 40, **kwargs}).estimate(game)
+    r = PlaceStratifiedApproximator(40, boundaries=[0, 2, 8], random_state=0).estimate(game)
+    assert r.info["strata"] == [[0, 2], [2, 8]] and min(r.info["draws"]) >= 8 and r.info["control"] == "FirstOrderGame"
+    assert r.n_evaluations <= 40 * 9 + 2  # the budget, and v(empty), v(all) once

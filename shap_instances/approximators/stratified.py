@@ -27,11 +27,12 @@ class PlaceStratifiedApproximator:
 
     The places ``0 .. n-1`` are cut into strata ``[lo, hi)`` (default: ``[0, 1), [1, 2), [2, 4), [4, 8), ...``).
     A draw of stratum h is a uniformly random order, evaluated on its first ``hi`` prefixes (``hi + 1``
-    evaluations; games whose fast path walks a prefix, such as the logistic one, stop there); it gives every
+    evaluations; games whose fast path walks a prefix, such as the logistic one, stop there, other cheap games
+    walk the whole order and the budget counts ``n_players + 1`` for them); it gives every
     player joining at a place in ``[lo, hi)`` its marginal contribution and every other player 0, an unbiased
     draw of ``E[x_i 1{place in h}]``, whose sum over the strata is ``phi_i``. Every stratum first gets ``pilot``
     draws; the rest of the budget goes to the strata in proportion to ``S_h / sqrt(c_h)`` (Neyman), with ``S_h``
-    the pilot's standard deviation (summed over players and outputs) and ``c_h = hi + 1`` the cost of a draw.
+    the pilot's standard deviation (summed over players and outputs) and ``c_h`` the evaluations of a draw.
 
     With a control game (``control="auto"``: :func:`first_order_game` where the game has one), each stratum's
     draws are corrected by the control's contributions along the same orders, with one coefficient per stratum
@@ -103,7 +104,7 @@ class PlaceStratifiedApproximator:
         strata, control = self._strata(m), self._control(game)
         budget = int(self.n_permutations if self.n_permutations is not None else max(32, 2 * m)) * (m + 1)
         pilot = int(self.pilot)
-        costs = np.array([hi + 1 for _, hi in strata], dtype=float)
+        costs = np.array([_walk(game, hi) + 1 for _, hi in strata], dtype=float)  # evaluations a draw
         if pilot < 2 or pilot * costs.sum() > budget:
             raise ValueError(f"the budget ({budget} evaluations) must cover pilot={self.pilot} (at least 2) draws of "
                              f"each of the {len(strata)} strata ({int(pilot * costs.sum())} evaluations); raise "
@@ -164,16 +165,22 @@ def _placed(prefixes: np.ndarray, orders: np.ndarray, lo: int, hi: int) -> np.nd
     return out
 
 
+def _walk(game: Any, hi: int) -> int:
+    """Prefixes a draw that needs the first ``hi`` evaluates (besides the empty one): ``hi`` where the game's path
+    walks prefixes (the logistic path, the first-order game) or evaluates coalitions one by one, every prefix for
+    other cheap games (their fused paths walk the whole order)."""
+    short = isinstance(game, FirstOrderGame) or type(getattr(game, "fast_path", None)).__name__ == "LogisticPath"
+    return hi if short or not getattr(game, "cheap", False) else game.n_players
+
+
 def _prefix_values(game: Any, orders: np.ndarray, hi: int) -> np.ndarray:
-    """Values of the first ``hi + 1`` prefixes of each order, shape (k, hi + 1, n_outputs): a walk cut at ``hi``
-    where the game's path walks prefixes (the logistic path, the first-order game), else every prefix of a cheap
-    game, else the ``hi + 1`` coalitions evaluated as masks."""
+    """Values of the first ``hi + 1`` prefixes of each order, shape (k, hi + 1, n_outputs), walking as
+    :func:`_walk` says: a walk cut at ``hi``, every prefix of a cheap game, or the ``hi + 1`` coalitions as masks."""
     k, m = orders.shape
-    path = getattr(game, "fast_path", None)
-    if hi == m or isinstance(game, FirstOrderGame) or type(path).__name__ == "LogisticPath":
-        return game.prefix_values(orders[:, :hi])
-    if getattr(game, "cheap", False):
+    if _walk(game, hi) == m:
         return game.prefix_values(orders)[:, :hi + 1]
+    if getattr(game, "cheap", False) or isinstance(game, FirstOrderGame):
+        return game.prefix_values(orders[:, :hi])
     ranks = np.argsort(orders, axis=1)
     masks = ranks[:, None, :] < np.arange(hi + 1)[None, :, None]
     return game(masks.reshape(k * (hi + 1), m)).reshape(k, hi + 1, game.n_outputs)
