@@ -187,8 +187,8 @@ def test_stratified_draws_do_not_depend_on_how_they_are_split():
 
 def test_place_strata_refuse_bad_arguments_and_report_their_draws():
     game = _small_game()
-    bad = [({"boundaries": [0, 4, 2, 8]}, "boundaries"), ({"boundaries": [1, 8]}, "boundaries"), ({"pilot": 1}, "pilot"),
-           ({"n_permutations": 1}, "budget"), ({"control": "first"}, "control")]
+    bad = [({"boundaries": [0, 4, 2, 8]}, "boundaries"), ({"boundaries": [1, 8]}, "boundaries"),
+           ({"pilot": 1}, "pilot"), ({"n_permutations": 1}, "budget"), ({"control": "first"}, "control")]
     for kwargs, match in bad:
         with pytest.raises(ValueError, match=match):
             PlaceStratifiedApproximator(**{"n_permutations": 40, **kwargs}).estimate(game)
