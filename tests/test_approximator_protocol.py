@@ -27,8 +27,8 @@ ESTIMATOR_CLASSES = [getattr(approximators, name) for name in approximators.__al
 
 def test_every_estimator_class_is_listed():
     assert {cls.__name__ for cls in ESTIMATOR_CLASSES} == {
-        "ClosedFormApproximator", "ExactApproximator", "KernelApproximator", "PermutationApproximator",
-        "RidgeInfluenceApproximator"}
+        "ClosedFormApproximator", "ControlVariateApproximator", "ExactApproximator", "KernelApproximator",
+        "PermutationApproximator", "PlaceStratifiedApproximator", "RidgeInfluenceApproximator"}
 
 
 @pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)

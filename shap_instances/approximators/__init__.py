@@ -16,24 +16,31 @@ from ._protocol import Approximator
 from ._result import ShapleyResult
 from ._weights import kernel_weights, shapley_weights
 from .closed_form import ClosedFormApproximator
+from .control_variate import ControlVariateApproximator, FirstOrderGame, first_order_game
 from .exact import ExactApproximator
 from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
-from .permutation import PermutationApproximator
+from .permutation import PermutationApproximator, stratified_permutations
 from .sampling import CoalitionDesign, KernelCoalitionSampler
+from .stratified import PlaceStratifiedApproximator
 
 __all__ = [
     "Approximator",
     "ClosedFormApproximator",
     "CoalitionDesign",
+    "ControlVariateApproximator",
     "ExactApproximator",
+    "FirstOrderGame",
     "KernelCoalitionSampler",
     "KernelApproximator",
     "PermutationApproximator",
+    "PlaceStratifiedApproximator",
     "RidgeInfluenceApproximator",
     "ShapleyResult",
     "dask_scheduler",
     "format_seconds",
+    "first_order_game",
     "kernel_weights",
     "shapley_weights",
+    "stratified_permutations",
 ]

@@ -24,7 +24,7 @@ from ._result import ShapleyResult
 if TYPE_CHECKING:
     from ..games import Game
 
-__all__ = ["PermutationApproximator"]
+__all__ = ["PermutationApproximator", "stratified_permutations"]
 
 
 class PermutationApproximator:
@@ -47,12 +47,18 @@ class PermutationApproximator:
     Parameters
     ----------
     n_permutations : int, optional
-        Number of permutations (rounded up to an even number when antithetic). Default: as many as
+        Number of permutations (rounded up to whole sampling units: pairs when antithetic). Default: as many as
         ``max_evals`` allows (rounded down, so the budget is never exceeded), else ``max(32, 2 * n_players)``.
     max_evals : int, optional
         Budget in value-function evaluations; one permutation costs ``n_players + 1``.
     antithetic : bool, default=True
         Pair each permutation with its reverse.
+    strata : int, default=1
+        Stratify the place at which each player joins: a sampling unit is ``strata`` cyclic shifts of one random
+        permutation, evenly spaced, so each player joins once in each of ``strata`` blocks of consecutive places
+        (with ``antithetic``, each shift is followed by its reverse: ``2 * strata`` permutations a unit). Unbiased;
+        the standard errors are over whole units, so they stay honest (:func:`stratified_permutations`,
+        docs/engine.md, "Variance reduction"). 1 (the default) does not stratify.
     max_standard_error : float, optional
         Stop early once every standard error is below this (checked after each batch).
     batch_size : int, optional
@@ -124,7 +130,7 @@ class PermutationApproximator:
                  max_standard_error: float | None = None, batch_size: int | None = None,
                  random_state: RandomStateLike = None, n_jobs: int | None = None, silent: bool = False,
                  checkpoint: str | PathLike[str] | None = None, max_time: float | None = None,
-                 truncation_tolerance: float | None = None) -> None:
+                 truncation_tolerance: float | None = None, strata: int = 1) -> None:
         self.n_permutations = n_permutations
         self.max_evals = max_evals
         self.antithetic = antithetic
@@ -136,6 +142,7 @@ class PermutationApproximator:
         self.checkpoint = checkpoint
         self.max_time = max_time
         self.truncation_tolerance = truncation_tolerance
+        self.strata = strata
 
     def _plan(self, m: int) -> tuple[int, int]:
         for name in ("n_permutations", "max_evals"):
@@ -149,31 +156,33 @@ class PermutationApproximator:
                                           and 0 <= tolerance < np.inf):
             raise ValueError(f"truncation_tolerance must be a number >= 0 (a fraction of |v(all) - v(empty)|), or "
                              f"None for no truncation; got {tolerance!r}.")
-        batch = int(self.batch_size or 16)
-        if self.antithetic:
-            batch += batch % 2
+        per_unit = self._per_unit(m)
+        batch = _round_up(int(self.batch_size or 16), per_unit)
         if self.n_permutations is not None:
-            total = int(self.n_permutations)
-            total += total % 2 if self.antithetic else 0
+            total = _round_up(int(self.n_permutations), per_unit)
         elif self.max_evals is not None:
             total = int(self.max_evals) // (m + 1)
-            total -= total % 2 if self.antithetic else 0  # never exceed the budget
+            total -= total % per_unit  # never exceed the budget
         else:
-            total = max(32, 2 * m)
-            total += total % 2 if self.antithetic else 0
-        if total < (2 if self.antithetic else 1):  # only a max_evals below one permutation (pair) gets here
+            total = _round_up(max(32, 2 * m), per_unit)
+        if total < per_unit:  # only a max_evals below one sampling unit gets here
             raise ValueError(
                 f"the budget max_evals={self.max_evals} allows {total} permutation(s) of {m} players (each costs "
-                f"{m + 1} evaluations{', in antithetic pairs' if self.antithetic else ''}); raise max_evals to at "
-                f"least {(2 if self.antithetic else 1) * (m + 1)}."
+                f"{m + 1} evaluations, in units of {per_unit}: {_unit_name(per_unit, self.antithetic)}); raise "
+                f"max_evals to at least {per_unit * (m + 1)}."
             )
         return total, min(batch, total)
 
+    def _per_unit(self, m: int) -> int:
+        """Permutations per sampling unit: ``strata`` cyclic shifts, each with its reverse when antithetic."""
+        strata = self.strata
+        if not (isinstance(strata, numbers.Integral) and not isinstance(strata, bool) and 1 <= strata <= max(m, 1)):
+            raise ValueError(f"strata must be an integer from 1 to the number of players ({m}), got {strata!r}.")
+        return int(strata) * (2 if self.antithetic else 1)
+
     def _draw(self, rng: np.random.Generator, k: int, m: int) -> np.ndarray:
-        if not self.antithetic:
-            return np.argsort(rng.random((k, m)), axis=1)
-        half = np.argsort(rng.random((k // 2, m)), axis=1)
-        return np.stack([half, half[:, ::-1]], axis=1).reshape(k, m)
+        """``k`` permutations (whole sampling units), one per row: see :func:`stratified_permutations`."""
+        return stratified_permutations(rng, k // self._per_unit(m), m, int(self.strata), bool(self.antithetic))
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors."""
@@ -202,7 +211,7 @@ class PermutationApproximator:
             print(f"plan: {total - state.done:,} permutations of {m:,} players (ETA after the first batches)",
                   file=sys.stderr)
         ends = self._ends(game, state)
-        loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done)
+        loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done, per_unit=self._per_unit(m))
         unit = np.empty((m, game.n_outputs))  # the one work block of a unit's contributions
         with tqdm(total=total, initial=state.done, desc="permutations", unit="perm", disable=self.silent,
                   leave=False) as bar, (blas_single_thread() if loop.cheap else contextlib.nullcontext()):
@@ -239,7 +248,7 @@ class PermutationApproximator:
             with local_evaluation():
                 game.value_function(mask)  # uncounted and uncached: the run's evaluations stay those of the run
             seconds = time.perf_counter() - started
-            if seconds * (m + 1) * (2 if self.antithetic else 1) <= (clock.left() or LONG_RUN_SECONDS):
+            if seconds * (m + 1) * self._per_unit(m) <= (clock.left() or LONG_RUN_SECONDS):
                 break
         return seconds
 
@@ -248,9 +257,8 @@ class PermutationApproximator:
         without it the whole run above the default limit (24 h); warn about a long one; show the plan."""
         per_permutation = per_evaluation * (m + 1)
         how = f"one evaluation of {m // 2:,} of the {m:,} players timed at {per_evaluation:.3g} s, times {m + 1:,}"
-        per_unit = 2 if self.antithetic else 1
-        clock.check_unit(per_unit * per_permutation, "antithetic pair of permutations" if per_unit == 2
-                         else "permutation", how)
+        per_unit = self._per_unit(m)
+        clock.check_unit(per_unit * per_permutation, _unit_name(per_unit, self.antithetic), how)
         self._say_plan(clock, per_permutation, left, clock.check_long(per_permutation, left, how))
 
     def _say_plan(self, clock: RunClock, per_permutation: float, left: int, estimate: float) -> None:
@@ -270,6 +278,8 @@ class PermutationApproximator:
                                        "game": game.fingerprint()}
         if self.truncation_tolerance is not None:
             fingerprint["truncation_tolerance"] = float(self.truncation_tolerance)
+        if self.strata != 1:  # absent for unstratified runs: their checkpoints stay as they were
+            fingerprint["strata"] = int(self.strata)
         return fingerprint
 
     def _start(self, game: Game, rng: np.random.Generator,
@@ -307,7 +317,7 @@ class PermutationApproximator:
         """Permutations in the next batch; a first unit alone when it is timed to plan the rest; with
         ``max_time``, no more than fit in the time left (at least one unit), once their time is known."""
         k = min(batch, left)
-        per_unit = 2 if self.antithetic else 1
+        per_unit = loop.per_unit
         if loop.batches < (2 if loop.cheap else 1):  # timed to plan the rest (a cheap game's first: compiling)
             k = min(k, per_unit)
         if seconds_left is not None and loop.seconds_per_permutation:
@@ -336,7 +346,7 @@ class PermutationApproximator:
         Truncating runs evaluate prefix by prefix in this process; otherwise the game's fused path runs here
         (one worker) or the prefixes are evaluated by ``loop.jobs`` joblib workers.
         """
-        per_unit = 2 if self.antithetic else 1
+        per_unit = loop.per_unit
         if ends is not None:
             with local_evaluation():
                 prefixes, cut = _truncated_prefixes(game, permutations, *ends, cast(float, self.truncation_tolerance))
@@ -375,7 +385,8 @@ class PermutationApproximator:
             np.sqrt(standard_errors, out=standard_errors)
         else:
             standard_errors = np.full(state.mean.shape, np.inf)
-        info = {"n_permutations": state.done, "antithetic": self.antithetic, "stopped_by": loop.stopped_by,
+        info = {"n_permutations": state.done, "antithetic": self.antithetic, "strata": self.strata,
+                "stopped_by": loop.stopped_by,
                 "seconds": clock.elapsed, "n_jobs_used": loop.jobs}
         if self.truncation_tolerance is not None:
             gap = state.empty + state.mean.sum(axis=0) - state.full
@@ -447,6 +458,7 @@ class _Loop:
 
     cheap: bool  # the game's exact refit shortcuts: evaluated in this process, BLAS on one thread
     done_before: int  # permutations done by an interrupted run this one resumes
+    per_unit: int  # permutations per sampling unit
     jobs: int = 1
     batches: int = 0
     skipped: int = 0  # intermediate prefixes after every output's truncation point
@@ -467,7 +479,7 @@ def _disagreement(state: _RunState, fingerprint: dict[str, Any]) -> str | None:
     (``done`` beyond the run's permutations; ``units`` not ``done`` per sampling unit; v(empty) missing after a
     batch), non-finite or negative sums, or a mean that breaks efficiency (each permutation's contributions sum
     to v(all) - v(empty), so their mean does, up to rounding, or to the truncation tolerance)."""
-    per_unit = 2 if fingerprint.get("antithetic") else 1
+    per_unit = fingerprint.get("strata", 1) * (2 if fingerprint.get("antithetic") else 1)
     if state.done > fingerprint["permutations"] or state.done % per_unit or state.units != state.done // per_unit:
         return (f"its counters disagree ('done' {state.done} permutations in 'units' {state.units} sampling units "
                 f"of {per_unit}, of {fingerprint['permutations']} permutations in all)")
@@ -554,3 +566,71 @@ def _shifted(before: dict, increments: dict) -> dict:
     """``before`` with the numeric ``increments`` added: counts taken since then leave those increments out."""
     return {**before, **{key: before.get(key, 0) + value for key, value in increments.items()
                          if isinstance(value, numbers.Number)}}
+
+
+def stratified_permutations(rng: np.random.Generator, n_units: int, m: int, strata: int = 1,
+                            antithetic: bool = False) -> np.ndarray:
+    """Random permutations of ``m`` players in sampling units stratified by the position of each player.
+
+    Each unit starts from a uniformly random permutation ``pi`` and takes ``strata`` cyclic shifts of it, by
+    ``floor(u + s m / strata)`` places (``s = 0, ..., strata - 1``, ``u`` uniform on ``[0, m / strata)``): a
+    player at place ``p`` of ``pi`` stands at place ``(p - shift) mod m`` of each, so its ``strata`` places in
+    the unit are about ``m / strata`` apart, one in each of ``strata`` blocks of consecutive places (systematic
+    sampling of the place it joins at). Every permutation of a unit is uniformly distributed on its own (a
+    fixed shift of a uniform permutation is uniform), so the unit's mean contributions are unbiased; units are
+    independent, so the standard error over units is honest whatever the dependence within a unit. With
+    ``antithetic`` each permutation is followed by its reverse. ``strata=1`` without ``antithetic`` draws
+    plain permutations.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n_units : int
+        Sampling units to draw.
+    m : int
+        Players.
+    strata : int, default=1
+        Cyclic shifts per unit, from 1 to ``m``.
+    antithetic : bool, default=False
+        Follow each permutation by its reverse.
+
+    Returns
+    -------
+    ndarray of shape (n_units * strata * (2 if antithetic else 1), m)
+        The permutations, unit after unit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.approximators import stratified_permutations
+    >>> units = stratified_permutations(np.random.default_rng(0), 1, 8, strata=4)
+    >>> places = np.argsort(units, axis=1)      # the place of each player in each of the 4 permutations
+    >>> bool(np.all(np.sort(places // 2, axis=0) == np.arange(4)[:, None]))   # one place in each quarter
+    True
+    """
+    # one row of uniforms a unit (and its offset in the last column when stratified): the units drawn do not
+    # depend on how they are split into calls; unstratified runs keep the stream they always had
+    uniforms = rng.random((n_units, m + (strata > 1)))
+    base = np.argsort(uniforms[:, :m], axis=1)
+    if strata == 1:
+        return np.stack([base, base[:, ::-1]], axis=1).reshape(-1, m) if antithetic else base
+    offsets = uniforms[:, m:] * (m / strata)
+    shifts = np.floor(offsets + np.arange(strata)[None, :] * (m / strata)).astype(np.intp) % m  # (units, strata)
+    places = (np.arange(m)[None, None, :] + shifts[:, :, None]) % m
+    out = np.take_along_axis(base[:, None, :], places, axis=2)  # (units, strata, m)
+    if antithetic:
+        out = np.stack([out, out[:, :, ::-1]], axis=2)
+    return out.reshape(-1, m)
+
+
+def _round_up(count: int, per_unit: int) -> int:
+    return count + (-count) % per_unit
+
+
+def _unit_name(per_unit: int, antithetic: bool) -> str:
+    """The sampling unit in words, for messages."""
+    if per_unit == 1:
+        return "permutation"
+    if per_unit == 2 and antithetic:
+        return "antithetic pair of permutations"
+    return f"{per_unit} permutations (stratified{', with their reverses' if antithetic else ''})"
