@@ -270,6 +270,24 @@ def test_data_oob_equals_the_members_own_predictions(make):
     assert np.isfinite(dv.values).mean() > 0.95
 
 
+def test_data_oob_of_a_pipeline_is_that_of_its_forest_on_the_transformed_rows():
+    """A pipeline of a scaler and a forest: the forest's own members (reference_oob) on the scaled rows; a
+    TransformedTargetRegressor is refused with the way out."""
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = X[:150], y[:150]
+    pipeline = make_pipeline(StandardScaler(), RandomForestClassifier(20, random_state=0)).fit(X, y)
+    forest, scaled = pipeline[-1], pipeline[0].transform(X)
+    expected = reference_oob(forest, scaled, y, True)
+    np.testing.assert_allclose(data_oob(pipeline, X, y).values.to_numpy(), expected, atol=1e-12, equal_nan=True)
+    wrapped = TransformedTargetRegressor(RandomForestRegressor(5, random_state=0), func=np.log1p,
+                                         inverse_func=np.expm1).fit(X, X[:, 0])
+    with pytest.raises(UnsupportedModelError, match="regressor_"):
+        data_oob(wrapped, X, X[:, 0])
+
+
 def test_bad_input_is_refused():
     X, y, Xv, yv = ridge_problem()
     with pytest.raises(InvalidParameterError, match="scoring"):
@@ -326,6 +344,31 @@ def test_label_issues_finds_flipped_labels_with_evidence():
         label_issues(X, noisy, evidence=("svm",))
     with pytest.raises(InvalidParameterError, match="at least 2 classes"):
         label_issues(X[:8], noisy[:8])
+
+
+def test_label_issues_encodes_a_data_frame_with_strings_and_missing_values():
+    """A DataFrame with a string column, a boolean column and missing values gives what its encoding by hand
+    gives (median for missing numbers, one-hot with 'missing' as a category), and the input is left untouched."""
+    import pandas as pd
+    X, y = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(X[:120, :3], columns=["a", "b", "c"], index=[f"case{i}" for i in range(120)])
+    frame.loc[rng.random(120) < 0.1, "a"] = np.nan
+    frame["size"] = pd.Series(np.where(X[:120, 3] > np.median(X[:120, 3]), "large", "small"), index=frame.index)
+    frame.loc[rng.random(120) < 0.1, "size"] = None
+    frame["flag"] = X[:120, 4] > np.median(X[:120, 4])
+    labels = np.where(y[:120] == 1, "benign", "malignant")
+    before = frame.copy()
+    found = label_issues(frame, labels, random_state=0)
+    pd.testing.assert_frame_equal(frame, before)
+    a = frame["a"].fillna(frame["a"].median()).to_numpy()
+    size = frame["size"].fillna("missing")
+    by_hand = np.column_stack([a, frame[["b", "c"]].to_numpy()]
+                              + [(size == v).to_numpy(float) for v in ("large", "missing", "small")]
+                              + [(frame["flag"].astype(str) == v).to_numpy(float) for v in ("False", "True")])
+    expected = label_issues(by_hand, labels, random_state=0)
+    assert found.index[0] == "case0"
+    np.testing.assert_allclose(found["label_quality"].to_numpy(), expected["label_quality"].to_numpy(), atol=1e-12)
 
 
 def test_score_game_logistic_shortcut_equals_sklearn_refits():

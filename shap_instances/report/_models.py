@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from ..utils import categorical_columns
+
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
 
@@ -48,20 +50,6 @@ TREE_MODELS = ("forest", "hist_gradient_boosting", "bagging", "boosting", *OPTIO
 
 #: One-hot columns per string column at most; rarer values are pooled into ``<column>_infrequent_sklearn``.
 MAX_CATEGORIES = 20
-
-
-def categorical_columns(X: pd.DataFrame) -> list:
-    """The columns of ``X`` that are encoded as categories: strings, objects, categoricals and booleans.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from shap_instances.report import categorical_columns
-    >>> categorical_columns(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "c": [True, False]}))
-    ['b', 'c']
-    """
-    return [c for c in X.columns
-            if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
 
 
 def auto_model(task: str, explainer: str | None = None) -> str:

@@ -61,6 +61,7 @@ from ._sklearn_internals import (
     sklearn_version,
 )
 from ._validation import (
+    categorical_columns,
     check_data,
     check_fitted,
     check_memory,
@@ -97,6 +98,7 @@ __all__ = [
     "available_memory_bytes",
     "default_memory_budget",
     "dump_safely",
+    "categorical_columns",
     "check_data",
     "check_fitted",
     "check_memory",

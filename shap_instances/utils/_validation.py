@@ -26,6 +26,7 @@ _FINITE = (
 )
 
 __all__ = [
+    "categorical_columns",
     "check_data",
     "check_target",
     "check_unique_columns",
@@ -312,3 +313,17 @@ def model_input(model: Any, X: Any) -> Any:
     if names is None or isinstance(X, pd.DataFrame) or sp.issparse(X) or np.ndim(X) != 2:
         return X
     return pd.DataFrame(X, columns=names)
+
+
+def categorical_columns(X: pd.DataFrame) -> list:
+    """The columns of ``X`` that are encoded as categories: strings, objects, categoricals and booleans.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.utils import categorical_columns
+    >>> categorical_columns(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "c": [True, False]}))
+    ['b', 'c']
+    """
+    return [c for c in X.columns
+            if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]

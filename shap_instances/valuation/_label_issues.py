@@ -16,20 +16,43 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+from sklearn.compose import make_column_transformer
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from ..exceptions import InvalidParameterError
-from ..utils import RandomStateLike, check_data, check_random_state, check_target, row_names
+from ..utils import RandomStateLike, categorical_columns, check_data, check_random_state, check_target, row_names
 
 __all__ = ["label_issues", "EVIDENCE"]
 
 #: The model families whose out-of-sample probabilities of the given label are averaged, by name.
 EVIDENCE = ("logistic", "forest", "knn")
+
+#: Most one-hot columns per string column of a DataFrame; rarer values share one column.
+MAX_CATEGORIES = 20
+
+
+def _encoded(X: Any) -> Any:
+    """A DataFrame with string, categorical or boolean columns or missing values as numbers, without its labels:
+    missing numbers take their column's median, other columns are one-hot encoded (at most ``MAX_CATEGORIES``
+    columns each, a missing value as a category of its own). Anything else is returned as given."""
+    if not isinstance(X, pd.DataFrame):
+        return X
+    categorical = categorical_columns(X)
+    if not categorical and not X.isna().to_numpy().any():
+        return X
+    text = X[categorical].astype("string").fillna("missing").astype(str)
+    numbers = X.drop(columns=categorical)
+    encoder = make_column_transformer(
+        (SimpleImputer(strategy="median"), list(numbers.columns)),
+        (OneHotEncoder(handle_unknown="infrequent_if_exist", max_categories=MAX_CATEGORIES, sparse_output=False),
+         categorical))
+    return encoder.fit_transform(pd.concat([numbers, text], axis=1))
 
 
 def _out_of_fold(model: Any, X: np.ndarray, codes: np.ndarray, cv: StratifiedKFold) -> np.ndarray:
@@ -59,7 +82,10 @@ def label_issues(X: Any, y: ArrayLike, *, evidence: tuple[str, ...] = EVIDENCE, 
 
     Parameters
     ----------
-    X : array-like or DataFrame (n, p), numeric
+    X : array-like (n, p), numeric, or DataFrame
+        A DataFrame may hold string, categorical and boolean columns and missing values: they are encoded
+        without the labels first (missing numbers take the column's median; other columns are one-hot encoded,
+        at most 20 columns each, a missing value as its own category).
     y : array-like (n,), class labels (any type)
     evidence : tuple of {"logistic", "forest", "knn"}, default all three
         The model families averaged (see the module's docstring).
@@ -90,7 +116,7 @@ def label_issues(X: Any, y: ArrayLike, *, evidence: tuple[str, ...] = EVIDENCE, 
     if unknown or not evidence:
         raise InvalidParameterError(f"evidence must be a non-empty tuple of {list(EVIDENCE)}, got {evidence!r}.")
     names = row_names(X, prefix="train")
-    X = check_data(X, name="X")
+    X = check_data(_encoded(X), name="X")
     labels, codes = np.unique(check_target(y, len(X), name="y", numeric=False), return_inverse=True)
     counts = np.bincount(codes)
     if len(labels) < 2 or counts.min() < cv:

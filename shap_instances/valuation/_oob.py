@@ -11,7 +11,7 @@ from sklearn.base import is_classifier
 
 from ..exceptions import UnsupportedModelError
 from ..forest import forest_apply
-from ..utils import check_data, check_fitted, check_target, row_names
+from ..utils import check_data, check_fitted, check_target, row_names, unwrap_model
 from ._result import DataValues
 
 __all__ = ["data_oob"]
@@ -35,6 +35,16 @@ def _member_predictions(model: Any, X: np.ndarray) -> np.ndarray:
     return np.column_stack([member.predict(X[:, cols]) for member, cols in zip(members, features, strict=True)])
 
 
+def _bagging_and_its_rows(model: Any, X_train: Any) -> tuple[Any, Any]:
+    """The ensemble inside a pipeline or search object, and ``X_train`` through the steps before it."""
+    unwrapped = unwrap_model(model)
+    if unwrapped.target_transformer is not None:
+        raise UnsupportedModelError("Data-OOB scores the ensemble's predictions of y_train, but this model was fitted "
+                                    "on a transformed target (TransformedTargetRegressor): pass its regressor_ and "
+                                    "the transformed target instead.")
+    return unwrapped.estimator, (unwrapped.transform(X_train) if unwrapped.steps else X_train)
+
+
 def data_oob(model: Any, X_train: Any, y_train: ArrayLike) -> DataValues:
     """Data-OOB values: each row's mean score over the members of a bagging ensemble it was out of bag for.
 
@@ -47,6 +57,7 @@ def data_oob(model: Any, X_train: Any, y_train: ArrayLike) -> DataValues:
     Parameters
     ----------
     model : fitted bagging ensemble (never modified)
+        Or a pipeline / search object ending in one: ``X_train`` then goes through its fitted steps first.
     X_train, y_train : the rows it was fitted on
 
     Returns
@@ -66,12 +77,13 @@ def data_oob(model: Any, X_train: Any, y_train: ArrayLike) -> DataValues:
     (True, 'data_oob')
     """
     check_fitted(model)
+    names = row_names(X_train, prefix="train")
+    model, X_train = _bagging_and_its_rows(model, X_train)
     samples = getattr(model, "estimators_samples_", None)
     if samples is None or getattr(model, "bootstrap", True) is False:
         raise UnsupportedModelError(f"Data-OOB needs a bagging ensemble fitted on bootstrap draws (random forest, "
                                     f"extra trees with bootstrap=True, BaggingClassifier / BaggingRegressor), got "
                                     f"{type(model).__name__}{' with bootstrap=False' if samples is not None else ''}.")
-    names = row_names(X_train, prefix="train")
     X = check_data(X_train, name="X_train", n_features=getattr(model, "n_features_in_", None))
     classifier = is_classifier(model)
     y = check_target(y_train, len(X), name="y_train", numeric=not classifier)
