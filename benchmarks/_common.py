@@ -273,3 +273,14 @@ class Bench:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit("benchmarks/_common.py is a helper module; run benchmarks/run_all.py or a bench_*.py script")
+
+
+def run_sections(doc: str, sections: dict[str, Callable[[Bench], None]]) -> None:
+    """Run the sections named on the command line (every one by default), in that order, under one ``Bench``."""
+    chosen = [name for name in sys.argv[1:] if name in sections] or list(sections)
+
+    def main(bench: Bench) -> None:
+        for name in chosen:
+            sections[name](bench)
+
+    Bench(doc, argv=[a for a in sys.argv[1:] if a not in sections]).run(main)

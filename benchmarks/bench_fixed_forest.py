@@ -18,12 +18,11 @@ Usage: ``python benchmarks/bench_fixed_forest.py [--quick] [--markdown FILE] [se
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 
 import numpy as np
-from _common import Bench, fmt_load, fmt_seconds, load_average, markdown_table
+from _common import Bench, fmt_load, fmt_seconds, load_average, markdown_table, run_sections
 from scipy.stats import kendalltau, spearmanr
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
@@ -128,11 +127,5 @@ def speed(bench: Bench) -> None:
                 markdown_table(["step", "time", "ratio", "load"], rows), part="speed")
 
 
-def main(bench: Bench) -> None:
-    chosen = [name for name in sys.argv[1:] if name in SECTIONS] or list(SECTIONS)
-    for name in chosen:
-        globals()[name](bench)
-
-
 if __name__ == "__main__":
-    Bench(__doc__, argv=[a for a in sys.argv[1:] if a not in SECTIONS]).run(main)
+    run_sections(__doc__, {name: globals()[name] for name in SECTIONS})

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-from _common import Bench, first_call, fmt_load, fmt_seconds, load_average, markdown_table
+from _common import Bench, first_call, fmt_load, fmt_seconds, load_average, markdown_table, run_sections
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
@@ -57,13 +56,8 @@ def _refit_prefixes(X, y, permutation, sizes, **params):
     return time.perf_counter() - start, out
 
 
-def prefixes(bench: Bench) -> None:
-    n = 500 if bench.quick else 2000
-    stride = 50 if bench.quick else 20
-    X, y = make_classification(n, 20, n_informative=10, random_state=0)
-    y = y.astype(float)
-    game = ResidualGame(LogisticRegression(), X, y)
-    permutation = np.random.default_rng(0).permutation(n)
+def _time_one_permutation(game: ResidualGame, permutation: np.ndarray) -> tuple[float, tuple, np.ndarray, list]:
+    """``(first call's seconds, load before the timings, prefix values, seconds of 3 timed calls)``."""
     compile_seconds = first_call(lambda: game.fast_path.prefix_values_batch(permutation[None]))
     load = load_average()
     ours = []
@@ -71,6 +65,17 @@ def prefixes(bench: Bench) -> None:
         start = time.perf_counter()
         values = game.fast_path.prefix_values_batch(permutation[None])[0, 1:]
         ours.append(time.perf_counter() - start)
+    return compile_seconds, load, values, ours
+
+
+def prefixes(bench: Bench) -> None:
+    n = 500 if bench.quick else 2000
+    stride = 50 if bench.quick else 20
+    X, y = make_classification(n, 20, n_informative=10, random_state=0)
+    y = y.astype(float)
+    game = ResidualGame(LogisticRegression(), X, y)
+    permutation = np.random.default_rng(0).permutation(n)
+    compile_seconds, load, values, ours = _time_one_permutation(game, permutation)
     sizes = np.arange(stride, n + 1, stride)
     refit_seconds, refits = _refit_prefixes(X, y, permutation, sizes)
     _, tight = _refit_prefixes(X, y, permutation, sizes[-5:], tol=1e-10, solver="newton-cholesky")
@@ -104,13 +109,7 @@ def multinomial(bench: Bench) -> None:
     y = y.astype(float)
     game = ResidualGame(LogisticRegression(), X, y)
     permutation = np.random.default_rng(0).permutation(n)
-    compile_seconds = first_call(lambda: game.fast_path.prefix_values_batch(permutation[None]))
-    load = load_average()
-    ours = []
-    for _ in range(3):
-        start = time.perf_counter()
-        values = game.fast_path.prefix_values_batch(permutation[None])[0, 1:]
-        ours.append(time.perf_counter() - start)
+    compile_seconds, load, values, ours = _time_one_permutation(game, permutation)
     sizes = np.arange(stride, n + 1, stride)
     refit_seconds, refits = _refit_prefixes(X, y, permutation, sizes)
     _, tight = _refit_prefixes(X, y, permutation, sizes[-1:], tol=1e-12, solver="newton-cg")
@@ -175,11 +174,5 @@ def pydvl(bench: Bench) -> None:
         f"Load average {fmt_load(load)} before, {fmt_load(load_average())} after.", part="pydvl")
 
 
-def main(bench: Bench) -> None:
-    chosen = [name for name in sys.argv[1:] if name in SECTIONS] or list(SECTIONS)
-    for name in chosen:
-        globals()[name](bench)
-
-
 if __name__ == "__main__":
-    Bench(__doc__, argv=[a for a in sys.argv[1:] if a not in SECTIONS]).run(main)
+    run_sections(__doc__, {name: globals()[name] for name in SECTIONS})
