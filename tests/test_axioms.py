@@ -392,6 +392,7 @@ def _sisr_problem(transform, beta, x, background):
     return (lambda X: g(np.asarray(X) @ beta)), np.asarray(x)[None, :], np.asarray(background)[None, :]
 
 
+@pytest.mark.slow
 @FEW
 @given(transform=st.sampled_from(sorted(TRANSFORMS)), seed=st.integers(0, 10**6))
 def test_isotonic_axioms(transform, seed):

@@ -334,6 +334,7 @@ def test_options_are_checked():
 
 
 # ----------------------------------------------------------------------------- contract
+@pytest.mark.slow
 def test_conformance():
     check_explainer(BoostingExplainer)
 

@@ -103,6 +103,7 @@ def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsy
     assert "--time-budget must be a positive" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_batches_are_cut_to_the_time_left():
     X, y = _data(20)
     from shap_instances.games import ResidualGame

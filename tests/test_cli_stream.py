@@ -79,6 +79,7 @@ def test_long_csv_pivots_back_to_the_wide_values(files):
     np.testing.assert_allclose(wide.to_numpy(), expected.to_numpy(), rtol=1e-15, atol=0)
 
 
+@pytest.mark.slow
 def test_top_k_is_chosen_when_the_values_would_not_fit(files, capsys):
     expected = _in_memory(files, "gap")  # a classifier: one value per training row and class
     out = files / "top.parquet"

@@ -282,6 +282,7 @@ def test_kernel_standard_errors_cover_at_the_measured_rate(kind, budgets):
         assert 0.62 <= within_one <= 0.76, (budget, within_one)
 
 
+@pytest.mark.slow
 def test_kernel_standard_errors_match_the_spread_over_seeds():
     """Independent of any formula: the standard deviation of the estimates over 300 seeds (the sampling error
     itself) equals the standard errors' root mean square within 12%, per budget."""

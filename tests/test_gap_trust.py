@@ -151,6 +151,7 @@ def test_trust_rises_with_out_of_sample_error_diabetes():
     assert error[order[half:]].mean() > 1.15 * error[order[:half]].mean()
 
 
+@pytest.mark.slow
 def test_trust_rises_with_out_of_sample_error_breast_cancer():
     X, y = load_breast_cancer(return_X_y=True)
     prob, margin, correct = np.zeros(len(y)), np.zeros(len(y)), np.zeros(len(y))

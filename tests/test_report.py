@@ -63,6 +63,7 @@ def test_report_variance_plot(report_path):
     assert (report_path.parent / "cc_variance_plot.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_binary_classification_report_has_every_section(tmp_path):
     from sklearn.datasets import load_breast_cancer
 
@@ -75,6 +76,7 @@ def test_binary_classification_report_has_every_section(tmp_path):
     assert sorted(p.stem for p in tmp_path.glob("*.png")) == sorted(FIGURES)
 
 
+@pytest.mark.slow
 def test_multiclass_report_says_what_it_skipped(tmp_path):
     from sklearn.datasets import load_iris
 

@@ -139,6 +139,7 @@ def test_saga_l1_logistic(cancer):
     assert np.allclose(ex.global_importance_[:, 0], 0.3 * (y - p))
 
 
+@pytest.mark.slow
 def test_deprecated_penalty_parameter_matches_l1_ratio(cancer):
     X, y = cancer
     new = _fit(LogisticRegression(l1_ratio=1.0, solver="saga", C=0.3, tol=1e-10, max_iter=10**5), X, y)

@@ -286,6 +286,7 @@ def test_permutation_max_time_stops_with_exact_efficiency():
     np.testing.assert_array_equal(result.values, unlimited.values)  # the same permutations, in the same order
 
 
+@pytest.mark.slow
 def test_kernel_max_time_replans_or_truncates():
     fits = KernelApproximator(max_evals=200, random_state=0, silent=True).estimate(slow_game(seconds=0))
     roomy = KernelApproximator(max_evals=200, random_state=0, silent=True, max_time=60).estimate(slow_game())
@@ -326,6 +327,7 @@ def test_explainer_max_time_option():
     assert np.isfinite(explanation.error_std).all()
 
 
+@pytest.mark.slow
 def test_huge_budgets_warn_or_refuse_instead_of_hanging(monkeypatch):
     from shap_instances.approximators import _budget
 
