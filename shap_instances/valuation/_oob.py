@@ -42,7 +42,7 @@ def _bagging_and_its_rows(model: Any, X_train: Any) -> tuple[Any, Any]:
         raise UnsupportedModelError("Data-OOB scores the ensemble's predictions of y_train, but this model was fitted "
                                     "on a transformed target (TransformedTargetRegressor): pass its regressor_ and "
                                     "the transformed target instead.")
-    return unwrapped.estimator, (unwrapped.transform(X_train) if unwrapped.steps else X_train)
+    return unwrapped.estimator, unwrapped.transform(X_train, name="X_train")
 
 
 def data_oob(model: Any, X_train: Any, y_train: ArrayLike) -> DataValues:
