@@ -329,3 +329,27 @@ def test_overview_flags_a_row_identifier_column(tmp_path):
     page = html.unescape(run_report(X, y.iloc[:120], out=tmp_path / "r", silent=True, time_budget=30).read_text())
     assert "Column(s) row_id take a different whole number on every training row" in page
     assert "Column(s) age" not in page and "Column(s) bmi" not in page
+
+
+@pytest.mark.parametrize("most", [1_000, 5])
+def test_the_logistic_model_reaches_its_optimum(monkeypatch, most):
+    """The command line's logistic model is at the optimum of its objective (gradient checked by hand), with the
+    full-Hessian solver or, above ``MAX_CHOLESKY_COEFFICIENTS``, newton-cg; L-BFGS stopped far from it."""
+    import pandas as pd
+
+    import shap_instances.report._models as models
+    from shap_instances.report import encode, final_estimator, fit_model
+
+    monkeypatch.setattr(models, "MAX_CHOLESKY_COEFFICIENTS", most)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=600), "b": rng.normal(size=600),
+                      "colour": rng.choice(["red", "green", "blue"], size=600)})
+    y = np.where(X["a"] + (X["colour"] == "red") + rng.normal(size=600) > 0.5, "yes", "no")
+    y[X["b"] > 1.2] = "maybe"
+    model = fit_model("logistic", "classification", X, y)
+    estimator = final_estimator(model)
+    assert estimator.solver == ("newton-cholesky" if most == 1_000 else "newton-cg")
+    Z = encode(model, X).to_numpy(dtype=float)
+    indicator = (y[:, None] == estimator.classes_[None, :]).astype(float)
+    gradient = Z.T @ (estimator.predict_proba(encode(model, X)) - indicator) + estimator.coef_.T / estimator.C
+    assert np.abs(gradient).max() < 1e-6

@@ -221,3 +221,41 @@ def test_hgb_split_seed_reproduces_the_early_stopping_split():
                                           n_iter_no_change=2, random_state=3).fit(X, Y_REG)
     train, _ = train_test_split(np.arange(len(X)), test_size=0.25, random_state=hgb_split_seed(model))
     assert int(hgb_predictors(model)[0][0].nodes["count"][0]) == train.size
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "newton-cg", "newton-cholesky", "liblinear"])
+def test_logistic_one_vs_rest_is_what_predict_proba_does(solver):
+    """One-vs-rest normalises one sigmoid per class, multinomial takes a softmax: the model's own probabilities
+    say which it fit (on scikit-learn < 1.6, newton-cholesky fits one-vs-rest; scripts/test_oldest_sklearn.sh)."""
+    from scipy.special import expit, softmax
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+
+    from shap_instances.utils import logistic_one_vs_rest
+
+    X, y = load_iris(return_X_y=True)
+    try:
+        model = LogisticRegression(solver=solver, max_iter=5000).fit(X, y)
+    except ValueError as exc:  # scikit-learn >= 1.8 refuses liblinear on three classes
+        pytest.skip(str(exc))
+    scores = model.decision_function(X)
+    sigmoids = expit(scores)
+    ovr = np.allclose(model.predict_proba(X), sigmoids / sigmoids.sum(axis=1, keepdims=True))
+    assert ovr != np.allclose(model.predict_proba(X), softmax(scores, axis=1))
+    assert logistic_one_vs_rest(model) == ovr
+
+
+def test_representer_reads_a_newton_cholesky_model_of_three_classes():
+    """On scikit-learn < 1.6 this model is one-vs-rest; read as multinomial, its values missed by a factor of 186."""
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+
+    from shap_instances import RepresenterExplainer
+
+    X, y = load_iris(return_X_y=True)
+    model = LogisticRegression(solver="newton-cholesky", tol=1e-10, max_iter=1000).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ReconstructionWarning
+        explanation = RepresenterExplainer(model, X, y=y)(X[:5])
+    margin = explanation.values.sum(axis=1) + explanation.base_values
+    np.testing.assert_allclose(margin, model.decision_function(X[:5]), atol=1e-6)

@@ -40,6 +40,7 @@ from sklearn.linear_model import (
 from sklearn.utils.class_weight import compute_class_weight
 
 from ..exceptions import DataValidationError, UnsupportedModelError
+from ..utils import logistic_one_vs_rest
 
 __all__ = ["LinearObjective", "linear_objective", "SUPPORTED_MODELS", "is_supported", "check_supported"]
 
@@ -251,16 +252,15 @@ def linear_objective(model: Any, y: ArrayLike, sample_weight: ArrayLike | None =
         if len(classes) == 2:
             targets, loss = indicator[:, 1:], "logistic"
         else:
-            # One-vs-rest only exists on scikit-learn < 1.8: liblinear with three or more classes and the
-            # (removed) ``multi_class="ovr"``; newer versions refuse both, so this branch is never reached there.
-            ovr = model.solver == "liblinear" or getattr(model, "multi_class", "auto") == "ovr"
+            ovr = logistic_one_vs_rest(model)
             if ovr and model.class_weight is not None:
                 # OvR re-weights each binary sub-problem differently (liblinear: C * w_k for class k, plain C for
                 # the rest; other solvers balance k against the rest), which one weight per row cannot express.
                 raise UnsupportedModelError(
                     "RepresenterExplainer does not support class_weight with a one-vs-rest LogisticRegression "
-                    "(liblinear on three or more classes, or multi_class='ovr'); refit without class_weight "
-                    "(pass the weights as sample_weight) or with a multinomial solver such as 'newton-cholesky'."
+                    "(liblinear or, before scikit-learn 1.6, newton-cholesky on three or more classes, or "
+                    "multi_class='ovr'); refit without class_weight "
+                    "(pass the weights as sample_weight) or with a multinomial solver such as 'lbfgs' or 'newton-cg'."
                 )
             targets, loss = indicator, "logistic" if ovr else "multinomial"
         scaling = float(model.intercept_scaling) if (model.solver == "liblinear" and model.fit_intercept) else None

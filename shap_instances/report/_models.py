@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..utils import categorical_columns
+from ..utils import categorical_columns, sklearn_version
 
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
@@ -238,7 +238,29 @@ def fit_model(name: str, task: str, X: Any, y: ArrayLike, seed: int = 0, *, expl
         X = pd.DataFrame(X, columns=[f"x{i}" for i in range(pd.DataFrame(X).shape[1])])
     if name == "auto":
         name = auto_model(task, explainer)
-    return make_model(name, task, X, seed).fit(X, y)
+    model = make_model(name, task, X, seed)
+    if name == "logistic":
+        model.set_params(model__solver=_logistic_solver(X, y))
+    return model.fit(X, y)
+
+
+#: The most coefficients for which the logistic model is fitted by Newton's method with a full Hessian.
+MAX_CHOLESKY_COEFFICIENTS = 1_000
+
+
+def _logistic_solver(X: pd.DataFrame, y: ArrayLike) -> str:
+    """A solver that reaches the optimum at ``tol=1e-10`` in a few Newton steps: ``newton-cholesky`` while its
+    Hessian is small and it fits one multinomial model (binary, or scikit-learn >= 1.6), else ``newton-cg``.
+
+    L-BFGS, scikit-learn's default, stopped 1,134 iterations and 146 s into 52,861 rows of ggplot2's diamonds
+    (5 classes, 25 encoded columns) with a gradient of 3.5e-3; newton-cholesky reached 9e-11 in 13 s.
+    """
+    n_classes = pd.Series(y).nunique()
+    categorical = categorical_columns(X)
+    width = 1 + len(X.columns) - len(categorical) + sum(min(X[c].nunique() + 1, MAX_CATEGORIES) for c in categorical)
+    coefficients = width * (1 if n_classes <= 2 else n_classes)
+    multinomial = n_classes <= 2 or sklearn_version() >= (1, 6)
+    return "newton-cholesky" if multinomial and coefficients <= MAX_CHOLESKY_COEFFICIENTS else "newton-cg"
 
 
 def final_estimator(model: Any) -> Any:

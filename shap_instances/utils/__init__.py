@@ -58,6 +58,7 @@ from ._sklearn_internals import (
     hgb_predictors,
     hgb_sample_weight,
     hgb_split_seed,
+    logistic_one_vs_rest,
     sklearn_version,
 )
 from ._validation import (
@@ -121,6 +122,7 @@ __all__ = [
     "hgb_predictors",
     "hgb_sample_weight",
     "hgb_split_seed",
+    "logistic_one_vs_rest",
     "in_column_order",
     "instance_names",
     "load_model",

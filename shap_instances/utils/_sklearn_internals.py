@@ -46,6 +46,7 @@ __all__ = [
     "hgb_predictors",
     "hgb_sample_weight",
     "hgb_split_seed",
+    "logistic_one_vs_rest",
     "sklearn_version",
 ]
 
@@ -72,6 +73,26 @@ def sklearn_version() -> tuple[int, int]:
     """
     parts = sklearn.__version__.split(".")
     return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+def logistic_one_vs_rest(model: Any) -> bool:
+    """Whether a fitted ``LogisticRegression`` of three or more classes fit one binary model per class.
+
+    scikit-learn fits one-vs-rest with ``solver="liblinear"``, with ``multi_class="ovr"`` (removed in 1.8), and,
+    before 1.6, with ``solver="newton-cholesky"``; every other case is one multinomial model. The coefficients
+    of the two look alike, so a reader of them must ask.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from shap_instances.utils import logistic_one_vs_rest
+    >>> X, y = load_iris(return_X_y=True)
+    >>> logistic_one_vs_rest(LogisticRegression(max_iter=1000).fit(X, y))
+    False
+    """
+    return (model.solver == "liblinear" or getattr(model, "multi_class", "auto") == "ovr"
+            or (model.solver == "newton-cholesky" and sklearn_version() < (1, 6)))
 
 
 def check_sklearn_version(version: tuple[int, int] | None = None) -> None:
