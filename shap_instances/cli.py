@@ -117,10 +117,11 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--block-size", type=int, default=64 * 2**20, metavar="BYTES",
                          help="with --explain and a CSV file: bytes of CSV per partition (default: %(default)s)")
     explain.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
-                         help="seconds for the whole command, from its start: an explainer that samples (residual) is "
-                              "planned from one timed refit and stops in time, or is refused at once when even one "
-                              "permutation pair cannot fit; loo times its full fit and is refused at once when its "
-                              "refits cannot fit; other explainers run to the end (default: no limit; a run "
+                         help="seconds for the whole command, from its start: on 8,000 rows or more, --model's fit is "
+                              "estimated from fits on 1,000 and 2,000 rows first, refused at once if it cannot fit; "
+                              "an explainer that samples (residual) is planned from one timed refit and stops in "
+                              "time, or is refused at once when even one permutation pair cannot fit; loo likewise "
+                              "from its full fit; other explainers run to the end (default: no limit; a run "
                               "estimated above 24 hours is refused)")
     explain.add_argument("--max-evals", type=int, default=None, metavar="N",
                          help="budget in value-function evaluations (refits) for the explainers that take one "
@@ -265,6 +266,7 @@ def _cmd_explain(args) -> int:
         model_name, (model, X) = None, _load_model_file(args, X)
     else:
         model_name = auto_model(task, name) if args.model == "auto" else args.model
+        _check_fit_time(args, model_name, task, X, y, name)
         model = fit_model(model_name, task, X, y, args.seed, explainer=name)
     if name == "auto":
         cls = _choose_explainer(model, X)
@@ -291,6 +293,26 @@ def _cmd_explain(args) -> int:
     _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
     return 0
+
+
+def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> None:
+    """Refuse at once a ``--model`` whose fit alone would outlast ``--time-budget``: on a table of at least four
+    times the larger probe sample, the fit's time is estimated from two timed fits on samples and printed."""
+    from .report import PROBE_ROWS, estimate_fit_seconds
+
+    if args.time_budget is None or len(X) < 4 * PROBE_ROWS[-1]:
+        return
+    seconds, how = estimate_fit_seconds(model_name, task, X, y, args.seed, explainer=explainer)
+    left = args.time_budget - _elapsed(args)
+    if seconds > left:
+        fast = ("ridge", "knn") if task == "regression" else ("logistic", "naive_bayes", "knn")
+        faster = [name for name in fast if name != model_name]
+        raise BudgetError(f"fitting --model {model_name} on {len(X):,} rows would take about {seconds:.0f} s ({how}), "
+                          f"more than the {max(left, 0):.0f} s left of --time-budget {args.time_budget:g}; raise "
+                          f"--time-budget, or choose a model that fits faster (--model {' or '.join(faster)}), or "
+                          "explain a sample of the table")
+    print(f"shap-instances: plan: fitting --model {model_name} on {len(X):,} rows, about {seconds:.0f} s ({how}); "
+          f"{left:.0f} s of --time-budget left", file=sys.stderr)
 
 
 def _load_model_file(args, X):

@@ -301,3 +301,38 @@ def test_more_file_messages_in_the_users_words(tmp_path, capsys, content, args, 
     assert main(["explain", "--data", str(path), "--target", "y", *args, "--out", str(tmp_path / "o.csv")]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("cost, expected", [
+    (lambda n: 2.0 + 0.001 * n, 2.0 + 0.001 * 50_000),  # a fixed cost and a linear part: the line
+    (lambda n: 1e-6 * n ** 2, 1e-6 * 50_000 ** 2),       # quadratic: the power law
+    (lambda n: 5.0, 5.0),                                 # all overhead: no growth
+])
+def test_the_fit_time_estimate_follows_the_probes(monkeypatch, cost, expected):
+    """On a clock that advances by ``cost(rows)`` per fit, the estimate is the cost of the whole table."""
+    import shap_instances.report._models as models
+
+    clock = [0.0]
+    monkeypatch.setattr(models.time, "perf_counter", lambda: clock[0])
+
+    def fit(name, task, X, y, seed=0, *, explainer=None):
+        clock[0] += cost(len(X))
+
+    monkeypatch.setattr(models, "fit_model", fit)
+    X = pd.DataFrame({"a": np.zeros(50_000)})
+    seconds, how = models.estimate_fit_seconds("ridge", "regression", X, np.zeros(50_000))
+    assert seconds == pytest.approx(expected, rel=1e-9)
+    assert "1,000 and 2,000 random rows" in how
+
+
+def test_a_fit_beyond_the_time_budget_is_refused_before_it(csv, capsys, monkeypatch):
+    import shap_instances.report as report
+
+    monkeypatch.setattr(report, "estimate_fit_seconds", lambda *a, **k: (500.0, "timed"))
+    monkeypatch.setattr(report, "fit_model", lambda *a, **k: pytest.fail("the model was fitted"))
+    code = main(["explain", "--data", csv(_frame(8_000)), "--target", "y", "--model", "forest",
+                 "--time-budget", "60", "--out", "never.csv"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "fitting --model forest on 8,000 rows would take about 500 s (timed)" in err
+    assert "--model ridge or knn" in err

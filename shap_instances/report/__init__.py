@@ -11,10 +11,12 @@ from ._manifest import report_files
 from ._models import (
     EXPLAINER_MODELS,
     MODELS,
+    PROBE_ROWS,
     auto_model,
     categorical_columns,
     describe_preprocessing,
     encode,
+    estimate_fit_seconds,
     final_estimator,
     fit_model,
     make_model,
@@ -31,9 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
 _LAZY = {"Report": "._html", "Section": "._html", "run_report": "._report"}
 
 __all__ = [
-    "EXPLAINER_MODELS", "MODELS", "Report", "Section", "auto_model", "categorical_columns", "check_task",
-    "describe_preprocessing", "encode", "final_estimator", "fit_model", "infer_task", "load_table", "make_model",
-    "model_columns",     "report_files", "run_report",
+    "EXPLAINER_MODELS", "MODELS", "PROBE_ROWS", "Report", "Section", "auto_model", "categorical_columns",
+    "check_task", "describe_preprocessing", "encode", "estimate_fit_seconds", "final_estimator", "fit_model",
+    "infer_task", "load_table", "make_model", "model_columns", "report_files", "run_report",
 ]
 
 

@@ -13,8 +13,10 @@ Both ``cli.py`` and :mod:`shap_instances.report` import it through :mod:`shap_in
 from __future__ import annotations
 
 import importlib.util
+import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
 
 __all__ = ["MODELS", "EXPLAINER_MODELS", "fit_model", "auto_model", "make_model", "encode", "final_estimator",
-           "categorical_columns", "describe_preprocessing", "model_columns"]
+           "categorical_columns", "describe_preprocessing", "model_columns", "estimate_fit_seconds", "PROBE_ROWS"]
 
 #: Gradient boosting models of optional libraries, offered when the library is installed.
 OPTIONAL_BOOSTING = tuple(name for name in ("xgboost", "lightgbm") if importlib.util.find_spec(name) is not None)
@@ -242,6 +244,50 @@ def fit_model(name: str, task: str, X: Any, y: ArrayLike, seed: int = 0, *, expl
     if name == "logistic":
         model.set_params(model__solver=_logistic_solver(X, y))
     return model.fit(X, y)
+
+
+#: Rows of the two samples that :func:`estimate_fit_seconds` times.
+PROBE_ROWS = (1_000, 2_000)
+
+
+def estimate_fit_seconds(name: str, task: str, X: pd.DataFrame, y: ArrayLike, seed: int = 0, *,
+                         explainer: str | None = None) -> tuple[float, str]:
+    """Seconds :func:`fit_model` will take on all of ``X``, from timed fits on two random row samples.
+
+    Where the two times (:data:`PROBE_ROWS`) grow faster than the rows, the time is taken to grow as ``n ** b``
+    through both (``b`` at most 2); otherwise as a fixed cost plus a linear part, the line through both (a fixed
+    cost, such as threads starting, then does not scale with the rows).
+
+    Returns
+    -------
+    seconds : float
+        The estimate for ``len(X)`` rows.
+    how : str
+        How it was made, for a message: the sample sizes and their times.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from shap_instances.report import estimate_fit_seconds
+    >>> X = pd.DataFrame({"a": np.arange(5_000.0)})
+    >>> seconds, how = estimate_fit_seconds("ridge", "regression", X, np.arange(5_000.0))
+    >>> seconds < 60
+    True
+    """
+    rows = np.random.default_rng(seed).permutation(len(X))
+    times = []
+    for size in PROBE_ROWS:
+        sample = rows[:size]
+        start = time.perf_counter()
+        fit_model(name, task, X.iloc[sample], np.asarray(y)[sample], seed, explainer=explainer)
+        times.append(max(time.perf_counter() - start, 1e-6))
+    (small, large), (t_small, t_large) = PROBE_ROWS, times
+    growth = float(np.log(t_large / t_small) / np.log(large / small))
+    if growth >= 1.0:  # faster than linear: the power law through both times, at most quadratic
+        seconds = t_large * (len(X) / large) ** min(growth, 2.0)
+    else:  # a fixed cost and a linear part: the line through both times (no shrinking)
+        seconds = t_large + max(t_large - t_small, 0.0) / (large - small) * (len(X) - large)
+    return seconds, f"fits of {small:,} and {large:,} random rows took {t_small:.2f} s and {t_large:.2f} s"
 
 
 #: The most coefficients for which the logistic model is fitted by Newton's method with a full Hessian.
