@@ -150,16 +150,8 @@ def test_nominal_95_intervals_cover_quick(name, correlated):
     assert 0.88 <= _coverage(name, 30, correlated=correlated) <= 0.99
 
 
-#: Known defect: at 100 units on the 8-row ridge game the place-stratified estimators' intervals cover 92.3% and
-#: 92.4% (fresh-clone CI, 2026-11-26): their per-stratum errors come from few draws each once a draw is charged a
-#: whole order. Strict, so the test says so when it is fixed (docs/engine.md, "Variance reduction").
-_UNDER_COVERING = {("place strata", False), ("place strata, control variate", False)}
-
-
 def _coverage_cases() -> list:
-    cases = [(name, False) for name in ESTIMATORS] + [(name, True) for name in CONTROLLED]
-    known = pytest.mark.xfail(strict=True, reason="place strata under-cover at 100 units (92.3%); see _UNDER_COVERING")
-    return [pytest.param(*case, marks=known) if case in _UNDER_COVERING else case for case in cases]
+    return [(name, False) for name in ESTIMATORS] + [(name, True) for name in CONTROLLED]
 
 
 @pytest.mark.slow

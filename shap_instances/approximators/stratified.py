@@ -13,6 +13,8 @@ import time
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from ..games import Game
 from ..utils import RandomStateLike, check_random_state
@@ -112,27 +114,40 @@ class PlaceStratifiedApproximator:
         rng = check_random_state(self.random_state)
         started, evals = time.perf_counter(), game.n_evaluations
         moments = [_CoMoments(m, d) for _ in strata]
-        for stratum, stats in zip(strata, moments, strict=True):
-            _draw(game, control, stratum, pilot, rng, stats)
+        seen = np.zeros((len(strata), m))  # draws that placed each player in each stratum
+        for h, (stratum, stats) in enumerate(zip(strata, moments, strict=True)):
+            seen[h] += _draw(game, control, stratum, pilot, rng, stats)
         spread = np.array([np.sqrt(_residual_variance(stats, control).sum()) for stats in moments])
         share = spread / np.sqrt(costs)
         total = (budget - pilot * costs.sum()) / max(float((share * costs).sum()), 1e-300)
         extra = (share * total).astype(int) if share.sum() > 0 else np.zeros(len(strata), int)
-        for stratum, stats, k in zip(strata, moments, extra, strict=True):
-            _draw(game, control, stratum, int(k), rng, stats)
-        values, variance = np.zeros((m, d)), np.zeros((m, d))
-        for (lo, hi), stats in zip(strata, moments, strict=True):
+        for h, (stratum, stats, k) in enumerate(zip(strata, moments, extra, strict=True)):
+            seen[h] += _draw(game, control, stratum, int(k), rng, stats)
+        values, parts = np.zeros((m, d)), np.zeros((len(strata), m, d))
+        for h, ((lo, hi), stats) in enumerate(zip(strata, moments, strict=True)):
             exact = control.place_values(lo, hi) if control is not None else np.zeros((m, d))
             part, errors, _ = stats.corrected(exact, "pooled")
             values += part
-            variance += errors**2
+            parts[h] = errors**2
         empty, full = game.empty_value, game.full_value
         info = {"strata": [[lo, hi] for lo, hi in strata], "draws": [stats.units for stats in moments],
                 "control": None if control is None else type(control).__name__,
                 "seconds": time.perf_counter() - started,
                 "efficiency_gap": float(np.max(np.abs(values.sum(axis=0) - (full - empty))))}
-        return ShapleyResult(values, empty, full, standard_errors=np.sqrt(variance),
+        return ShapleyResult(values, empty, full, standard_errors=_t_scaled(parts, seen),
                              n_evaluations=game.n_evaluations - evals, approximator="place-stratified", info=info)
+
+
+def _t_scaled(parts: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """Standard errors from the strata's variances ``parts`` (strata, players, outputs), scaled by
+    ``t_nu(0.975) / z(0.975)`` so that 1.96 of them make a 95% interval: ``nu`` is Welch-Satterthwaite's degrees of
+    freedom over the strata, each with ``seen - 1`` (a player's draws in a stratum are mostly zeros: only the
+    ``seen`` draws that place it there carry information about its contributions)."""
+    total = parts.sum(axis=0)
+    dof = np.maximum(seen - 1.0, 1.0)[:, :, None]
+    nu = total**2 / np.maximum((parts**2 / dof).sum(axis=0), 1e-300)
+    scale = np.where(total > 0, student_t.ppf(0.975, np.maximum(nu, 1.0)) / norm.ppf(0.975), 1.0)
+    return np.sqrt(total) * scale
 
 
 def _residual_variance(stats: _CoMoments, control: Any) -> np.ndarray:
@@ -144,15 +159,19 @@ def _residual_variance(stats: _CoMoments, control: Any) -> np.ndarray:
 
 
 def _draw(game: Game, control: Any, stratum: tuple[int, int], k: int, rng: np.random.Generator,
-          stats: _CoMoments, batch: int = 64) -> None:
-    """``k`` draws of ``stratum`` into ``stats``: contributions at places in the stratum, 0 elsewhere."""
+          stats: _CoMoments, batch: int = 64) -> np.ndarray:
+    """``k`` draws of ``stratum`` into ``stats``: contributions at places in the stratum, 0 elsewhere. Returns
+    how many of the draws placed each player in the stratum."""
     lo, hi = stratum
     m = game.n_players
+    seen = np.zeros(m)
     for start in range(0, k, batch):
         orders = np.argsort(rng.random((min(batch, k - start), m)), axis=1)
         x = _placed(_prefix_values(game, orders, hi), orders, lo, hi)
         c = np.zeros_like(x) if control is None else _placed(_prefix_values(control, orders, hi), orders, lo, hi)
         stats.add(x, c)
+        np.add.at(seen, orders[:, lo:hi].ravel(), 1.0)
+    return seen
 
 
 def _placed(prefixes: np.ndarray, orders: np.ndarray, lo: int, hi: int) -> np.ndarray:
