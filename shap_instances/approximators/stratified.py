@@ -98,6 +98,19 @@ class PlaceStratifiedApproximator:
                                  f"{self.boundaries!r}.")
         return list(zip(cuts[:-1], cuts[1:], strict=True))
 
+    def pilot_permutations(self, n_players: int) -> int:
+        """The budget, in permutations, that the pilot draws take on a game of ``n_players`` whose draws are cut
+        short (:func:`cuts_walks`); ``n_permutations`` must be at least this.
+
+        Examples
+        --------
+        >>> from shap_instances.approximators import PlaceStratifiedApproximator
+        >>> PlaceStratifiedApproximator().pilot_permutations(1000)   # 8 draws of 11 strata, about 2 places each
+        17
+        """
+        cost = sum(hi + 1 for _, hi in self._strata(n_players))
+        return -(-int(self.pilot) * cost // (n_players + 1))
+
     def _control(self, game: Game) -> Any:
         if self.control is None or isinstance(self.control, Game):
             return self.control
@@ -133,16 +146,19 @@ class PlaceStratifiedApproximator:
             values += part
             parts[h] = errors**2
         empty, full, spent = game.empty_value, game.full_value, game.n_evaluations - evals
+        gap = full - empty - values.sum(axis=0)
+        variance = parts.sum(axis=0)
+        weight = variance / np.where(variance.sum(axis=0) > 0, variance.sum(axis=0), np.inf)
+        weight[:, variance.sum(axis=0) == 0] = 1.0 / m
+        values += weight * gap  # efficiency restored, the gap shared in proportion to the variances
+        errors = np.sqrt(variance * (1 - weight)) * _t_scale(parts, np.array([stratum.seen for stratum in strata]))
         info = {"strata": [[stratum.lo, stratum.hi] for stratum in strata],
                 "draws": [stratum.sums.units for stratum in strata],
                 "control": None if control is None else type(control).__name__,
                 "seconds": time.perf_counter() - started, "n_permutations": int(round(spent / (m + 1))),
-                "stopped_by": stopped_by,
-                "efficiency_gap": float(np.max(np.abs(values.sum(axis=0) - (full - empty))))}
-        errors = _t_scaled(parts, np.array([stratum.seen for stratum in strata]))
+                "stopped_by": stopped_by, "efficiency_gap": float(np.max(np.abs(gap)))}
         return ShapleyResult(values, empty, full, standard_errors=errors, n_evaluations=spent,
-                             approximator="place-stratified", converged=stopped_by is None,
-                             info=info)
+                             approximator="place-stratified", converged=stopped_by is None, info=info)
 
 
 def _allocate(strata: list[_Stratum], extra: np.ndarray, rng: np.random.Generator, started: float,
@@ -160,16 +176,15 @@ def _allocate(strata: list[_Stratum], extra: np.ndarray, rng: np.random.Generato
     return None
 
 
-def _t_scaled(parts: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    """Standard errors from the strata's variances ``parts`` (strata, players, outputs), scaled by
-    ``t_nu(0.975) / z(0.975)`` so that 1.96 of them make a 95% interval: ``nu`` is Welch-Satterthwaite's degrees of
-    freedom over the strata, each with ``seen - 1`` (a player's draws in a stratum are mostly zeros: only the
-    ``seen`` draws that place it there carry information about its contributions)."""
+def _t_scale(parts: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """``t_nu(0.975) / z(0.975)``, the factor that makes 1.96 standard errors a 95% interval, from the strata's
+    variances ``parts`` (strata, players, outputs): ``nu`` is Welch-Satterthwaite's degrees of freedom over the
+    strata, each with ``seen - 1`` (a player's draws in a stratum are mostly zeros: only the ``seen`` draws that
+    place it there carry information about its contributions)."""
     total = parts.sum(axis=0)
     dof = np.maximum(seen - 1.0, 1.0)[:, :, None]
     nu = total**2 / np.maximum((parts**2 / dof).sum(axis=0), 1e-300)
-    scale = np.where(total > 0, student_t.ppf(0.975, np.maximum(nu, 1.0)) / norm.ppf(0.975), 1.0)
-    return np.sqrt(total) * scale
+    return np.where(total > 0, student_t.ppf(0.975, np.maximum(nu, 1.0)) / norm.ppf(0.975), 1.0)
 
 
 class _Sums:

@@ -86,8 +86,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         see :class:`~shap_instances.approximators.influence.RidgeInfluenceApproximator`.
         "place-stratified": places stratified, short prefixes, Neyman allocation and the first-order control
         variate (:class:`~shap_instances.approximators.PlaceStratifiedApproximator`), with ``n_permutations``
-        (or ``max_evals``) and ``max_time`` as its budget; its values do not sum to the residuals exactly (the
-        Explanation is built without the efficiency check). It pays where a draw is cut short (ridge, logistic
+        (or ``max_evals``) and ``max_time`` as its budget. It pays where a draw is cut short (ridge, logistic
         and refitted models: :func:`~shap_instances.approximators.cuts_walks`), most on aggregates (docs/engine.md,
         "Variance reduction").
         An object with ``estimate(game) -> ShapleyResult`` (e.g. ``PermutationApproximator(...)`` from
@@ -447,11 +446,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         return training_row_data(self.y_train_, codes, classification=True, labels=self.classes_)
 
     def _claims_efficiency(self) -> bool:
-        """False where the values need not sum to the residuals: raw influence, place strata, or truncated Monte
-        Carlo."""
+        """False where the values need not sum to the residuals: raw influence, or truncated Monte Carlo."""
         if self.approximator == "influence" and self.efficiency == "none":
-            return False
-        if self.approximator == "place-stratified":  # its strata's sums need not add up exactly
             return False
         return not self.truncation_tolerance  # None or 0: no truncation
 
