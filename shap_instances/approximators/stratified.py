@@ -64,8 +64,9 @@ class PlaceStratifiedApproximator:
     random_state : None, int, numpy.random.Generator, numpy.random.BitGenerator or numpy.random.RandomState
         As :class:`PermutationApproximator`'s.
     max_time : float, optional
-        Seconds after which no more draws start: the draws beyond the pilot come in 8 rounds over all strata, so a
-        cut run keeps the allocation's proportions (``info["stopped_by"] == "max_time"``, ``converged`` False).
+        Seconds after which no more draws start: the draws beyond the pilot come in rounds over all strata (8, or
+        one per 16 permutations' worth of evaluations, at most 4,096), so a cut run keeps the allocation's
+        proportions (``info["stopped_by"] == "max_time"``, ``converged`` False).
 
     Examples
     --------
@@ -162,9 +163,13 @@ class PlaceStratifiedApproximator:
 
 
 def _allocate(strata: list[_Stratum], extra: np.ndarray, rng: np.random.Generator, started: float,
-              max_time: float | None, slices: int = 8) -> str | None:
-    """Draw ``extra[h]`` more draws of each stratum, in ``slices`` rounds over all strata so that a run cut by
-    ``max_time`` keeps the allocation's proportions; returns ``"max_time"`` when cut, else None."""
+              max_time: float | None) -> str | None:
+    """Draw ``extra[h]`` more draws of each stratum, in rounds over all strata so that a run cut by ``max_time``
+    keeps the allocation's proportions: 8 rounds, or one per 16 permutations' worth of evaluations when that is more
+    (at most 4,096), so that time is checked often on large games. Returns ``"max_time"`` when cut, else None."""
+    m = strata[0].game.n_players
+    evaluations = float(sum(k * stratum.cost for k, stratum in zip(extra, strata, strict=True)))
+    slices = int(np.clip(evaluations / (16 * (m + 1)), 8, 4096)) if max_time is not None else 1
     done = np.zeros(len(strata), dtype=int)
     for step in range(1, slices + 1):
         if max_time is not None and time.perf_counter() - started > max_time:

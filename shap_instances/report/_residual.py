@@ -274,12 +274,13 @@ def cc_means_of(explainer: Any, pooled: Any) -> pd.DataFrame:
     return cc_means(explainer, explanation=pooled).assign(plain_mean=pooled.values[1], plain_mean_se=errors[1])
 
 
-def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int, int, str]:
+def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int, int, str, set[str]]:
     """The aggregate game (eq. 5's signs and the plain means) in rounds, pooled, until both outputs are precise
     beyond need (error at most :data:`~shap_instances.report._plan.STOP_SHARE` of the spread), the time is spent
     (``stop_at``) or, with ``max_evals``, the plan's permutations are done.
 
-    The first round has ``2 n`` permutations (at least four), each next one as many as all before it, so the
+    The first round has ``2 n`` permutations (at least four; with place strata, four times their pilot's budget),
+    each next one as many as all before it, so the
     precision is checked after every doubling; each round stops on time by itself (``max_time``). Rounds use
     independent seeds (the first the report's seed); the pooled mean weights each round by its permutations,
     and its standard error is ``sqrt(sum (m_k / M)^2 se_k^2)``.
@@ -294,8 +295,9 @@ def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int,
 
     plan = context.plan
     limit = plan.n_permutations if plan.max_evals is not None else None
-    size, done, start = max(MIN_PERMUTATIONS, 2 * n), 0, time.perf_counter()
     preferred, pilot = aggregate_approximator(context, n), PlaceStratifiedApproximator().pilot_permutations(n)
+    first = 4 * pilot if preferred == "place-stratified" else max(MIN_PERMUTATIONS, 2 * n)
+    size, done, start = first, 0, time.perf_counter()
     rounds: list[tuple[int, np.ndarray, np.ndarray]] = []
     used: set[str] = set()
     while True:
