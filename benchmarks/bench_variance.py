@@ -94,7 +94,7 @@ def report_game() -> Game:
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0)
     context = prepare(X_train, X_test, y_train, y_test, task="regression", model="auto", seed=0, silent=True)
     model, target, _, _ = residual_problem(context)
-    game = ResidualGame(model, context.Z_train, target)
+    game = ResidualGame(model, context.Z_train.to_numpy(dtype=float), target.to_numpy(dtype=float))
     weights, names = aggregate_weights(["sign", "mean"], game.full_value)
     return game.aggregate(weights, output_names=names)
 

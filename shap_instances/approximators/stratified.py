@@ -29,9 +29,10 @@ class PlaceStratifiedApproximator:
     """Shapley values stratified by the place each player joins at, with a Neyman allocation of the budget.
 
     The places ``0 .. n-1`` are cut into strata ``[lo, hi)`` (default: ``[0, 1), [1, 2), [2, 4), [4, 8), ...``).
-    A draw of stratum h is a uniformly random order, evaluated on its first ``hi`` prefixes (``hi + 1``
-    evaluations; games whose fast path walks a prefix, such as the logistic one, stop there, other cheap games
-    walk the whole order and the budget counts ``n_players + 1`` for them); it gives every
+    A draw of stratum h is the first ``hi`` places of a uniformly random order, evaluated on its first ``hi``
+    prefixes (``hi + 1`` evaluations; games whose fast path walks a prefix, such as the ridge and logistic ones,
+    stop there, other cheap games walk a whole order and the budget counts ``n_players + 1`` for them:
+    :func:`cuts_walks`); it gives every
     player joining at a place in ``[lo, hi)`` its marginal contribution and every other player 0, an unbiased
     draw of ``E[x_i 1{place in h}]``, whose sum over the strata is ``phi_i``. Every stratum first gets ``pilot``
     draws; the rest of the budget goes to the strata in proportion to ``S_h / sqrt(c_h)`` (Neyman), with ``S_h``
@@ -43,11 +44,14 @@ class PlaceStratifiedApproximator:
     coefficient adapts to each stratum), and the control's exact stratum means
     (:meth:`FirstOrderGame.place_values`).
 
-    *Standard errors.* Strata are independent and draws within a stratum i.i.d., so the variance is
-    ``sum_h s_h^2 / N_h`` (``s_h^2`` of the control-variate residuals, ``N_h - 1`` degrees of freedom). The
-    pilot draws are part of the estimate; the allocation depends on them, and the coefficients are estimated
-    from the same draws: both bias the estimate by O(1 / N_h), below its standard error. Efficiency does not hold
-    exactly (``info["efficiency_gap"]``).
+    *Efficiency and standard errors.* Strata are independent and draws within a stratum i.i.d., so a player's
+    variance is ``V_i = sum_h s_ih^2 / N_h`` (``s_ih^2`` of the control-variate residuals). The gap to efficiency
+    (``info["efficiency_gap"]``) is shared in proportion to ``V_i``, so the values add up exactly; the standard
+    error is that of this projection, ``sqrt(V_i (1 - w_i))`` with ``w_i = V_i / sum_j V_j``, scaled by
+    ``t_nu(0.975) / 1.96`` (``nu``: Welch-Satterthwaite over the strata, each counting the draws that placed the
+    player there, less one) so that 1.96 of them make a 95% interval at small budgets too. The pilot draws are part
+    of the estimate; the allocation, the coefficients and the efficiency weights depend on the same draws: each
+    biases the estimate by O(1 / N_h), below its standard error.
 
     Parameters
     ----------
