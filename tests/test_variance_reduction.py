@@ -150,16 +150,8 @@ def test_nominal_95_intervals_cover_quick(name, correlated):
     assert 0.88 <= _coverage(name, 30, correlated=correlated) <= 0.99
 
 
-#: Known defect: at 100 units on the 8-row ridge game the place-stratified estimators' intervals cover 92.3% and
-#: 92.4% (fresh-clone CI, 2026-11-26): their per-stratum errors come from few draws each once a draw is charged a
-#: whole order. Strict, so the test says so when it is fixed (docs/engine.md, "Variance reduction").
-_UNDER_COVERING = {("place strata", False), ("place strata, control variate", False)}
-
-
 def _coverage_cases() -> list:
-    cases = [(name, False) for name in ESTIMATORS] + [(name, True) for name in CONTROLLED]
-    known = pytest.mark.xfail(strict=True, reason="place strata under-cover at 100 units (92.3%); see _UNDER_COVERING")
-    return [pytest.param(*case, marks=known) if case in _UNDER_COVERING else case for case in cases]
+    return [(name, False) for name in ESTIMATORS] + [(name, True) for name in CONTROLLED]
 
 
 @pytest.mark.slow
@@ -206,3 +198,42 @@ def test_place_strata_refuse_bad_arguments_and_report_their_draws():
     r = PlaceStratifiedApproximator(40, boundaries=[0, 2, 8], random_state=0).estimate(game)
     assert r.info["strata"] == [[0, 2], [2, 8]] and min(r.info["draws"]) >= 8 and r.info["control"] == "FirstOrderGame"
     assert r.n_evaluations <= 40 * 9 + 2  # the budget, and v(empty), v(all) once
+
+
+def test_explainer_place_strata_aggregate_against_enumeration():
+    """``approximator="place-stratified"`` on the aggregate game of 13 rows: every value within 4 standard errors of
+    exact enumeration, efficiency exact, and the estimator named on the result."""
+    from sklearn.datasets import load_diabetes
+
+    from shap_instances import InstanceKernelExplainer
+
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:13], y[:13]
+    kwargs = {"random_state": 0, "silent": True}
+    exact = InstanceKernelExplainer(Ridge(), X, y=y, approximator="exact", **kwargs).aggregate(weights=["sign", "mean"])
+    explainer = InstanceKernelExplainer(Ridge(), X, y=y, approximator="place-stratified", n_permutations=300, **kwargs)
+    sampled = explainer.aggregate(weights=["sign", "mean"])
+    assert explainer.result_.approximator == "place-stratified" and explainer.result_.info["control"]
+    z = np.abs(sampled.values - exact.values) / sampled.error_std
+    assert z.max() < 4 and 0.3 < np.sqrt(np.mean(z**2)) < 1.5  # errors the size of the standard errors
+    np.testing.assert_allclose(sampled.values.sum(axis=1), exact.values.sum(axis=1), atol=1e-10)
+
+
+def test_place_strata_draws_cut_the_walk_and_keep_the_budget():
+    """A ridge game's draws walk only their stratum's prefixes (cuts_walks), the first places are uniform without
+    repeats, and max_time stops the allocation while the pilot completes."""
+    from shap_instances.approximators import cuts_walks
+    from shap_instances.approximators.stratified import _first_places
+
+    assert cuts_walks(Ridge()) and cuts_walks(LogisticRegression())
+    places = _first_places(np.random.default_rng(0), 20000, 50, 3)
+    assert all(len(set(row)) == 3 for row in places[:500])
+    counts = np.bincount(places[:, 0], minlength=50)  # each player first with probability 1/50
+    assert abs(counts - 400).max() < 5 * np.sqrt(400)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    game = ResidualGame(Ridge(), X, X @ [1.0, 2.0, 0.0] + rng.normal(size=300)).aggregate(np.full(300, 1 / 300))
+    r = PlaceStratifiedApproximator(40, random_state=0).estimate(game)
+    assert r.n_evaluations <= 40 * 301 + 2 and r.converged and r.info["stopped_by"] is None
+    cut = PlaceStratifiedApproximator(4000, random_state=0, max_time=0.0).estimate(game)
+    assert cut.info["stopped_by"] == "max_time" and not cut.converged and cut.info["draws"] == [8] * 10

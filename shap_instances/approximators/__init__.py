@@ -22,7 +22,7 @@ from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
 from .permutation import PermutationApproximator, stratified_permutations
 from .sampling import CoalitionDesign, KernelCoalitionSampler
-from .stratified import PlaceStratifiedApproximator
+from .stratified import PlaceStratifiedApproximator, cuts_walks
 
 __all__ = [
     "Approximator",
@@ -43,4 +43,5 @@ __all__ = [
     "kernel_weights",
     "shapley_weights",
     "stratified_permutations",
+    "cuts_walks",
 ]

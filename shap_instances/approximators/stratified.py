@@ -13,22 +13,26 @@ import time
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from ..games import Game
+from ..games.residual import FAST_PATHS
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
 from .control_variate import FirstOrderGame, _CoMoments, first_order_game
 
-__all__ = ["PlaceStratifiedApproximator"]
+__all__ = ["PlaceStratifiedApproximator", "cuts_walks"]
 
 
 class PlaceStratifiedApproximator:
     """Shapley values stratified by the place each player joins at, with a Neyman allocation of the budget.
 
     The places ``0 .. n-1`` are cut into strata ``[lo, hi)`` (default: ``[0, 1), [1, 2), [2, 4), [4, 8), ...``).
-    A draw of stratum h is a uniformly random order, evaluated on its first ``hi`` prefixes (``hi + 1``
-    evaluations; games whose fast path walks a prefix, such as the logistic one, stop there, other cheap games
-    walk the whole order and the budget counts ``n_players + 1`` for them); it gives every
+    A draw of stratum h is the first ``hi`` places of a uniformly random order, evaluated on its first ``hi``
+    prefixes (``hi + 1`` evaluations; games whose fast path walks a prefix, such as the ridge and logistic ones,
+    stop there, other cheap games walk a whole order and the budget counts ``n_players + 1`` for them:
+    :func:`cuts_walks`); it gives every
     player joining at a place in ``[lo, hi)`` its marginal contribution and every other player 0, an unbiased
     draw of ``E[x_i 1{place in h}]``, whose sum over the strata is ``phi_i``. Every stratum first gets ``pilot``
     draws; the rest of the budget goes to the strata in proportion to ``S_h / sqrt(c_h)`` (Neyman), with ``S_h``
@@ -40,11 +44,14 @@ class PlaceStratifiedApproximator:
     coefficient adapts to each stratum), and the control's exact stratum means
     (:meth:`FirstOrderGame.place_values`).
 
-    *Standard errors.* Strata are independent and draws within a stratum i.i.d., so the variance is
-    ``sum_h s_h^2 / N_h`` (``s_h^2`` of the control-variate residuals, ``N_h - 1`` degrees of freedom). The
-    pilot draws are part of the estimate; the allocation depends on them, and the coefficients are estimated
-    from the same draws: both bias the estimate by O(1 / N_h), below its standard error. Efficiency does not hold
-    exactly (``info["efficiency_gap"]``).
+    *Efficiency and standard errors.* Strata are independent and draws within a stratum i.i.d., so a player's
+    variance is ``V_i = sum_h s_ih^2 / N_h`` (``s_ih^2`` of the control-variate residuals). The gap to efficiency
+    (``info["efficiency_gap"]``) is shared in proportion to ``V_i``, so the values add up exactly; the standard
+    error is that of this projection, ``sqrt(V_i (1 - w_i))`` with ``w_i = V_i / sum_j V_j``, scaled by
+    ``t_nu(0.975) / 1.96`` (``nu``: Welch-Satterthwaite over the strata, each counting the draws that placed the
+    player there, less one) so that 1.96 of them make a 95% interval at small budgets too. The pilot draws are part
+    of the estimate; the allocation, the coefficients and the efficiency weights depend on the same draws: each
+    biases the estimate by O(1 / N_h), below its standard error.
 
     Parameters
     ----------
@@ -60,6 +67,10 @@ class PlaceStratifiedApproximator:
         The control game (with ``prefix_values`` and ``place_values(start, stop)``), or None for none.
     random_state : None, int, numpy.random.Generator, numpy.random.BitGenerator or numpy.random.RandomState
         As :class:`PermutationApproximator`'s.
+    max_time : float, optional
+        Seconds after which no more draws start: the draws beyond the pilot come in rounds over all strata (8, or
+        one per 16 permutations' worth of evaluations, at most 4,096), so a cut run keeps the allocation's
+        proportions (``info["stopped_by"] == "max_time"``, ``converged`` False).
 
     Examples
     --------
@@ -77,9 +88,10 @@ class PlaceStratifiedApproximator:
     """
 
     def __init__(self, n_permutations: int | None = None, *, boundaries: Any = None, pilot: int = 8,
-                 control: Any = "auto", random_state: RandomStateLike = None) -> None:
+                 control: Any = "auto", random_state: RandomStateLike = None,
+                 max_time: float | None = None) -> None:
         self.n_permutations, self.boundaries, self.pilot = n_permutations, boundaries, pilot
-        self.control, self.random_state = control, random_state
+        self.control, self.random_state, self.max_time = control, random_state, max_time
 
     def _strata(self, m: int) -> list[tuple[int, int]]:
         if self.boundaries is None:
@@ -91,6 +103,19 @@ class PlaceStratifiedApproximator:
                                  f"{self.boundaries!r}.")
         return list(zip(cuts[:-1], cuts[1:], strict=True))
 
+    def pilot_permutations(self, n_players: int) -> int:
+        """The budget, in permutations, that the pilot draws take on a game of ``n_players`` whose draws are cut
+        short (:func:`cuts_walks`); ``n_permutations`` must be at least this.
+
+        Examples
+        --------
+        >>> from shap_instances.approximators import PlaceStratifiedApproximator
+        >>> PlaceStratifiedApproximator().pilot_permutations(1000)   # 8 draws of 11 strata, about 2 places each
+        17
+        """
+        cost = sum(hi + 1 for _, hi in self._strata(n_players))
+        return -(-int(self.pilot) * cost // (n_players + 1))
+
     def _control(self, game: Game) -> Any:
         if self.control is None or isinstance(self.control, Game):
             return self.control
@@ -101,38 +126,139 @@ class PlaceStratifiedApproximator:
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors (see the class docstring)."""
         m, d = game.n_players, game.n_outputs
-        strata, control = self._strata(m), self._control(game)
+        control = self._control(game)
+        strata = [_Stratum(game, control, lo, hi) for lo, hi in self._strata(m)]
         budget = int(self.n_permutations if self.n_permutations is not None else max(32, 2 * m)) * (m + 1)
         pilot = int(self.pilot)
-        costs = np.array([_walk(game, hi) + 1 for _, hi in strata], dtype=float)  # evaluations a draw
+        costs = np.array([stratum.cost for stratum in strata], dtype=float)  # evaluations a draw
         if pilot < 2 or pilot * costs.sum() > budget:
             raise ValueError(f"the budget ({budget} evaluations) must cover pilot={self.pilot} (at least 2) draws of "
                              f"each of the {len(strata)} strata ({int(pilot * costs.sum())} evaluations); raise "
                              "n_permutations or lower pilot.")
         rng = check_random_state(self.random_state)
         started, evals = time.perf_counter(), game.n_evaluations
-        moments = [_CoMoments(m, d) for _ in strata]
-        for stratum, stats in zip(strata, moments, strict=True):
-            _draw(game, control, stratum, pilot, rng, stats)
-        spread = np.array([np.sqrt(_residual_variance(stats, control).sum()) for stats in moments])
+        for stratum in strata:
+            stratum.draw(pilot, rng)
+        spread = np.array([np.sqrt(_residual_variance(stratum.moments(), control).sum()) for stratum in strata])
         share = spread / np.sqrt(costs)
         total = (budget - pilot * costs.sum()) / max(float((share * costs).sum()), 1e-300)
         extra = (share * total).astype(int) if share.sum() > 0 else np.zeros(len(strata), int)
-        for stratum, stats, k in zip(strata, moments, extra, strict=True):
-            _draw(game, control, stratum, int(k), rng, stats)
-        values, variance = np.zeros((m, d)), np.zeros((m, d))
-        for (lo, hi), stats in zip(strata, moments, strict=True):
-            exact = control.place_values(lo, hi) if control is not None else np.zeros((m, d))
-            part, errors, _ = stats.corrected(exact, "pooled")
+        stopped_by = _allocate(strata, extra, rng, started, self.max_time)
+        values, parts = np.zeros((m, d)), np.zeros((len(strata), m, d))
+        for h, stratum in enumerate(strata):
+            exact = control.place_values(stratum.lo, stratum.hi) if control is not None else np.zeros((m, d))
+            part, errors, _ = stratum.moments().corrected(exact, "pooled")
             values += part
-            variance += errors**2
-        empty, full = game.empty_value, game.full_value
-        info = {"strata": [[lo, hi] for lo, hi in strata], "draws": [stats.units for stats in moments],
+            parts[h] = errors**2
+        empty, full, spent = game.empty_value, game.full_value, game.n_evaluations - evals
+        gap = full - empty - values.sum(axis=0)
+        variance = parts.sum(axis=0)
+        weight = variance / np.where(variance.sum(axis=0) > 0, variance.sum(axis=0), np.inf)
+        weight[:, variance.sum(axis=0) == 0] = 1.0 / m
+        values += weight * gap  # efficiency restored, the gap shared in proportion to the variances
+        errors = np.sqrt(variance * (1 - weight)) * _t_scale(parts, np.array([stratum.seen for stratum in strata]))
+        info = {"strata": [[stratum.lo, stratum.hi] for stratum in strata],
+                "draws": [stratum.sums.units for stratum in strata],
                 "control": None if control is None else type(control).__name__,
-                "seconds": time.perf_counter() - started,
-                "efficiency_gap": float(np.max(np.abs(values.sum(axis=0) - (full - empty))))}
-        return ShapleyResult(values, empty, full, standard_errors=np.sqrt(variance),
-                             n_evaluations=game.n_evaluations - evals, approximator="place-stratified", info=info)
+                "seconds": time.perf_counter() - started, "n_permutations": int(round(spent / (m + 1))),
+                "stopped_by": stopped_by, "efficiency_gap": float(np.max(np.abs(gap)))}
+        return ShapleyResult(values, empty, full, standard_errors=errors, n_evaluations=spent,
+                             approximator="place-stratified", converged=stopped_by is None, info=info)
+
+
+def _allocate(strata: list[_Stratum], extra: np.ndarray, rng: np.random.Generator, started: float,
+              max_time: float | None) -> str | None:
+    """Draw ``extra[h]`` more draws of each stratum, in rounds over all strata so that a run cut by ``max_time``
+    keeps the allocation's proportions: 8 rounds, or one per 16 permutations' worth of evaluations when that is more
+    (at most 4,096), so that time is checked often on large games. Returns ``"max_time"`` when cut, else None."""
+    m = strata[0].game.n_players
+    evaluations = float(sum(k * stratum.cost for k, stratum in zip(extra, strata, strict=True)))
+    slices = int(np.clip(evaluations / (16 * (m + 1)), 8, 4096)) if max_time is not None else 1
+    done = np.zeros(len(strata), dtype=int)
+    for step in range(1, slices + 1):
+        if max_time is not None and time.perf_counter() - started > max_time:
+            return "max_time"
+        goal = extra * step // slices
+        for stratum, k, before in zip(strata, goal, done, strict=True):
+            stratum.draw(int(k - before), rng)
+        done = goal
+    return None
+
+
+def _t_scale(parts: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """``t_nu(0.975) / z(0.975)``, the factor that makes 1.96 standard errors a 95% interval, from the strata's
+    variances ``parts`` (strata, players, outputs): ``nu`` is Welch-Satterthwaite's degrees of freedom over the
+    strata, each with ``seen - 1`` (a player's draws in a stratum are mostly zeros: only the ``seen`` draws that
+    place it there carry information about its contributions)."""
+    total = parts.sum(axis=0)
+    dof = np.maximum(seen - 1.0, 1.0)[:, :, None]
+    nu = total**2 / np.maximum((parts**2 / dof).sum(axis=0), 1e-300)
+    return np.where(total > 0, student_t.ppf(0.975, np.maximum(nu, 1.0)) / norm.ppf(0.975), 1.0)
+
+
+class _Sums:
+    """Per player and output, sums over draws of ``x``, ``c``, ``x^2``, ``c^2`` and ``x c``, updated only where a
+    draw places a player (a draw of a stratum ``[lo, hi)`` touches ``hi - lo`` players, not all of them)."""
+
+    def __init__(self, m: int, d: int) -> None:
+        self.units = 0
+        self.x, self.c, self.xx, self.cc, self.xc = (np.zeros((m, d)) for _ in range(5))
+
+    def add(self, players: np.ndarray, x: np.ndarray, c: np.ndarray) -> None:
+        """Add ``len(players)`` draws: ``players`` (k, w) with contributions ``x``, ``c`` (k, w, d)."""
+        self.units += len(players)
+        index, x, c = players.ravel(), x.reshape(-1, x.shape[-1]), c.reshape(-1, c.shape[-1])
+        for total, term in ((self.x, x), (self.c, c), (self.xx, x * x), (self.cc, c * c), (self.xc, x * c)):
+            np.add.at(total, index, term)
+
+    def moments(self) -> _CoMoments:
+        """The draws' means and centred sums, as :class:`_CoMoments` (the zeros of unplaced players included)."""
+        out, n = _CoMoments(*self.x.shape), max(self.units, 1)
+        out.units, out.mx, out.mc = self.units, self.x / n, self.c / n
+        out.sxx = np.maximum(self.xx - self.x * out.mx, 0.0)
+        out.scc = np.maximum(self.cc - self.c * out.mc, 0.0)
+        out.sxc = self.xc - self.x * out.mc
+        return out
+
+
+class _Stratum:
+    """The draws of one stratum of places ``[lo, hi)``: their sums and how often each player was placed in it."""
+
+    def __init__(self, game: Game, control: Any, lo: int, hi: int) -> None:
+        self.game, self.control, self.lo, self.hi = game, control, lo, hi
+        self.cost = _walk(game, hi) + 1
+        self.sums = _Sums(game.n_players, game.n_outputs)
+        self.seen = np.zeros(game.n_players)
+
+    def moments(self) -> _CoMoments:
+        return self.sums.moments()
+
+    def draw(self, k: int, rng: np.random.Generator) -> None:
+        """``k`` draws: random orders' first ``hi`` places; the contributions at places ``[lo, hi)``."""
+        lo, hi, m = self.lo, self.hi, self.game.n_players
+        batch = max(64, 16384 // (hi + 1))
+        for start in range(0, k, batch):
+            orders = _first_places(rng, min(batch, k - start), m, hi if _walk(self.game, hi) == hi else m)
+            x = np.diff(_prefix_values(self.game, orders, hi)[:, lo:hi + 1], axis=1)
+            c = np.zeros_like(x) if self.control is None else np.diff(
+                _prefix_values(self.control, orders, hi)[:, lo:hi + 1], axis=1)
+            self.sums.add(orders[:, lo:hi], x, c)
+            self.seen += np.bincount(orders[:, lo:hi].ravel(), minlength=m)
+
+
+def _first_places(rng: np.random.Generator, k: int, m: int, hi: int) -> np.ndarray:
+    """The first ``hi`` places of ``k`` uniformly random orders of ``m`` players, shape (k, hi): i.i.d. uniform
+    draws with the rows holding a repeat drawn again (uniform over ordered samples without replacement) while
+    repeats are rare (``hi^2 <= m``), else the first places of a whole random order."""
+    if hi * hi > m:
+        return np.argsort(rng.random((k, m)), axis=1)[:, :hi]
+    out = rng.integers(0, m, size=(k, hi))
+    while True:
+        ordered = np.sort(out, axis=1)
+        again = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        if not len(again):
+            return out
+        out[again] = rng.integers(0, m, size=(len(again), hi))
 
 
 def _residual_variance(stats: _CoMoments, control: Any) -> np.ndarray:
@@ -143,44 +269,46 @@ def _residual_variance(stats: _CoMoments, control: Any) -> np.ndarray:
     return np.maximum(stats.sxx - 2 * beta * stats.sxc + beta**2 * stats.scc, 0.0) / max(stats.units - 1, 1)
 
 
-def _draw(game: Game, control: Any, stratum: tuple[int, int], k: int, rng: np.random.Generator,
-          stats: _CoMoments, batch: int = 64) -> None:
-    """``k`` draws of ``stratum`` into ``stats``: contributions at places in the stratum, 0 elsewhere."""
-    lo, hi = stratum
-    m = game.n_players
-    for start in range(0, k, batch):
-        orders = np.argsort(rng.random((min(batch, k - start), m)), axis=1)
-        x = _placed(_prefix_values(game, orders, hi), orders, lo, hi)
-        c = np.zeros_like(x) if control is None else _placed(_prefix_values(control, orders, hi), orders, lo, hi)
-        stats.add(x, c)
+#: Fast paths whose ``prefix_values`` walk the given first places of an order only (a cut walk costs its length).
+_SHORT_PATHS = ("LogisticPath", "RidgePath")
 
 
-def _placed(prefixes: np.ndarray, orders: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """Contributions (k, n_players, n_outputs) of the players at places ``[lo, hi)``, 0 for the others."""
-    k, m = orders.shape
-    steps = np.zeros((k, m, prefixes.shape[2]))  # by place
-    steps[:, lo:hi] = np.diff(np.asarray(prefixes, dtype=np.float64)[:, lo:hi + 1], axis=1)
-    out = np.empty_like(steps)  # by player
-    np.put_along_axis(out, orders[:, :, None], steps, axis=1)
-    return out
+def cuts_walks(model: Any) -> bool:
+    """Whether a draw of :class:`PlaceStratifiedApproximator` on a residual game of ``model`` evaluates only the
+    prefixes it needs: the model's refit shortcut walks the first places of an order only (ridge, least squares,
+    l2 logistic regression) or there is none (each coalition is a refit). Where the shortcut walks whole orders
+    (KNN, naive Bayes, ...) a draw costs a whole permutation and place strata lose to antithetic permutations.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.neighbors import KNeighborsRegressor
+    >>> from shap_instances.approximators import cuts_walks
+    >>> cuts_walks(Ridge()), cuts_walks(KNeighborsRegressor())
+    (True, False)
+    """
+    path = next((path for path in FAST_PATHS if path.supports(model)), None)
+    return path is None or path.__name__ in _SHORT_PATHS
 
 
 def _walk(game: Any, hi: int) -> int:
     """Prefixes a draw that needs the first ``hi`` evaluates (besides the empty one): ``hi`` where the game's path
-    walks prefixes (the logistic path, the first-order game) or evaluates coalitions one by one, every prefix for
-    other cheap games (their fused paths walk the whole order)."""
-    short = isinstance(game, FirstOrderGame) or type(getattr(game, "fast_path", None)).__name__ == "LogisticPath"
+    walks prefixes (the logistic and ridge paths, the first-order game) or evaluates coalitions one by one, every
+    prefix for other cheap games (their fused paths walk the whole order)."""
+    short = isinstance(game, FirstOrderGame) or type(getattr(game, "fast_path", None)).__name__ in _SHORT_PATHS
     return hi if short or not getattr(game, "cheap", False) else game.n_players
 
 
 def _prefix_values(game: Any, orders: np.ndarray, hi: int) -> np.ndarray:
     """Values of the first ``hi + 1`` prefixes of each order, shape (k, hi + 1, n_outputs), walking as
-    :func:`_walk` says: a walk cut at ``hi``, every prefix of a cheap game, or the ``hi + 1`` coalitions as masks."""
-    k, m = orders.shape
-    if _walk(game, hi) == m:
+    :func:`_walk` says: every prefix of a cheap game (``orders`` whole), a walk cut at ``hi``, or the ``hi + 1``
+    coalitions as masks (``orders`` (k, >= hi): their first ``hi`` places are used)."""
+    k, m = len(orders), game.n_players
+    if orders.shape[1] == m and _walk(game, hi) == m:
         return game.prefix_values(orders)[:, :hi + 1]
     if getattr(game, "cheap", False) or isinstance(game, FirstOrderGame):
         return game.prefix_values(orders[:, :hi])
-    ranks = np.argsort(orders, axis=1)
-    masks = ranks[:, None, :] < np.arange(hi + 1)[None, :, None]
+    place = np.full((k, m), m)
+    np.put_along_axis(place, orders[:, :hi], np.arange(hi)[None, :], axis=1)
+    masks = place[:, None, :] < np.arange(hi + 1)[None, :, None]
     return game(masks.reshape(k * (hi + 1), m)).reshape(k, hi + 1, game.n_outputs)

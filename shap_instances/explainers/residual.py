@@ -23,6 +23,7 @@ from ..approximators import (
     ExactApproximator,
     KernelApproximator,
     PermutationApproximator,
+    PlaceStratifiedApproximator,
     RidgeInfluenceApproximator,
     dask_scheduler,
 )
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = ["InstanceKernelExplainer"]
 
-METHODS = ("auto", "exact", "permutation", "kernel", "influence")
+METHODS = ("auto", "exact", "permutation", "kernel", "influence", "place-stratified")
 INFLUENCE_VARIANTS = ("all", "largest")
 EFFICIENCY = ("complete", "none")
 
@@ -76,13 +77,18 @@ class InstanceKernelExplainer(InstanceExplainer):
         Training rows (the players); a DataFrame's index names them. ``data=`` is an alias.
     y : array-like of shape (n_train,)
         Training targets (required).
-    approximator : {"auto", "exact", "permutation", "kernel", "influence"} or an approximator, default="auto"
+    approximator : {"auto", "exact", "permutation", "kernel", "influence", "place-stratified"} or object, default="auto"
         "auto": exact enumeration up to 12 training rows, else antithetic permutation sampling. Ridge,
         LinearRegression and DummyRegressor(strategy="mean") refit exactly by running sums; for
         uniform-weight KNeighborsRegressor and DummyRegressor(strategy="mean") "auto" and "exact" use
         closed forms (exact for any n).
         "influence" (Ridge / LinearRegression only): the influence-function approximation of section 5,
         see :class:`~shap_instances.approximators.influence.RidgeInfluenceApproximator`.
+        "place-stratified": places stratified, short prefixes, Neyman allocation and the first-order control
+        variate (:class:`~shap_instances.approximators.PlaceStratifiedApproximator`), with ``n_permutations``
+        (or ``max_evals``) and ``max_time`` as its budget. It pays where a draw is cut short (ridge, logistic
+        and refitted models: :func:`~shap_instances.approximators.cuts_walks`), most on aggregates (docs/engine.md,
+        "Variance reduction").
         An object with ``estimate(game) -> ShapleyResult`` (e.g. ``PermutationApproximator(...)`` from
         :mod:`shap_instances.approximators`) is used as given; the budget options below then do not apply.
     influence : {"all", "largest"}, default="all"
@@ -346,6 +352,9 @@ class InstanceKernelExplainer(InstanceExplainer):
         n_permutations = self.n_permutations
         if n_permutations is None and self.max_evals is None:
             n_permutations = 3 * n_players  # the benchmark's 3n, a common default for instance games
+        if method == "place-stratified":
+            count = n_permutations if n_permutations is not None else max(self.max_evals // (n_players + 1), 1)
+            return PlaceStratifiedApproximator(count, random_state=self.random_state, max_time=self.max_time)
         return PermutationApproximator(n_permutations=n_permutations, max_evals=self.max_evals,
                                     batch_size=self.batch_size, random_state=self.random_state, n_jobs=self._n_jobs(),
                                     silent=self.silent, checkpoint=self.checkpoint, max_time=self.max_time,

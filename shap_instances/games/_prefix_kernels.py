@@ -196,7 +196,7 @@ def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha, head_w, head_b, t0
         sink[sink_row, 0, :] = empty
     if use_u and t0 == 0:
         _start_u(R, D, XaT, U)
-    for t in range(n):
+    for t in range(perm.shape[0]):  # a whole order, or its first prefixes only (place strata)
         i = perm[t]
         if fit_intercept:
             v[0] = 1.0

@@ -193,6 +193,7 @@ class _Decomposition:
     rounds: int  # runs of the aggregate game pooled
     spent: float  # seconds the aggregate game took
     stopped: str  # why the aggregate game stopped: "precise", "time" or "max_evals"
+    approximator: str = "permutation"  # of the aggregate game: "place-stratified" or "permutation"
 
     @property
     def m(self) -> int:
@@ -246,13 +247,22 @@ def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
     bar.replan(aggregate_planned + afterwards)
 
     start = time.perf_counter()
-    explainer, pooled, done, rounds, stopped = _aggregate(context, stop_at, n)
+    explainer, pooled, done, rounds, stopped, used = _aggregate(context, stop_at, n)
     means = summary_table(cc_means_of(explainer, pooled), sample)
     bar.advance(aggregate_planned, f"{done:,} permutations of the aggregate game")
     bar.replan(afterwards)
     return _Decomposition(n=n, sample=sample, sample_permutations=sample_permutations, sample_seconds=sample_seconds,
                           summary=means, n_permutations=done, rounds=rounds, spent=time.perf_counter() - start,
-                          stopped=stopped)
+                          stopped=stopped, approximator="place-stratified" if "place-stratified" in used else "auto")
+
+
+def aggregate_approximator(context: Context, n: int) -> str:
+    """The aggregate game's estimator: place strata with the first-order control variate where a draw is cut
+    short (:func:`~shap_instances.approximators.cuts_walks`; more than 12 rows: below, "auto" enumerates), else
+    "auto" (antithetic permutations). Their errors at equal time: docs/engine.md, "Variance reduction"."""
+    from ..approximators import cuts_walks
+
+    return "place-stratified" if n > 12 and cuts_walks(residual_problem(context)[0]) else "auto"
 
 
 def cc_means_of(explainer: Any, pooled: Any) -> pd.DataFrame:
@@ -264,30 +274,40 @@ def cc_means_of(explainer: Any, pooled: Any) -> pd.DataFrame:
     return cc_means(explainer, explanation=pooled).assign(plain_mean=pooled.values[1], plain_mean_se=errors[1])
 
 
-def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int, int, str]:
+def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int, int, str, set[str]]:
     """The aggregate game (eq. 5's signs and the plain means) in rounds, pooled, until both outputs are precise
     beyond need (error at most :data:`~shap_instances.report._plan.STOP_SHARE` of the spread), the time is spent
     (``stop_at``) or, with ``max_evals``, the plan's permutations are done.
 
-    The first round has ``2 n`` permutations (at least four), each next one as many as all before it, so the
+    The first round has ``2 n`` permutations (at least four; with place strata, four times their pilot's budget),
+    each next one as many as all before it, so the
     precision is checked after every doubling; each round stops on time by itself (``max_time``). Rounds use
     independent seeds (the first the report's seed); the pooled mean weights each round by its permutations,
     and its standard error is ``sqrt(sum (m_k / M)^2 se_k^2)``.
 
-    Returns ``(explainer, pooled explanation, permutations, rounds, why it stopped)``.
+    A round uses :func:`aggregate_approximator`'s estimator when its budget is at least twice the place strata's
+    pilot draws, else antithetic permutations (both unbiased, with standard errors: they pool alike).
+
+    Returns ``(explainer, pooled explanation, permutations, rounds, why it stopped, the estimators used)``.
     """
+    from ..approximators import PlaceStratifiedApproximator
     from ._plan import MIN_PERMUTATIONS, STOP_SHARE
 
     plan = context.plan
     limit = plan.n_permutations if plan.max_evals is not None else None
-    size, done, start = max(MIN_PERMUTATIONS, 2 * n), 0, time.perf_counter()
+    preferred, pilot = aggregate_approximator(context, n), PlaceStratifiedApproximator().pilot_permutations(n)
+    first = 4 * pilot if preferred == "place-stratified" else max(MIN_PERMUTATIONS, 2 * n)
+    size, done, start = first, 0, time.perf_counter()
     rounds: list[tuple[int, np.ndarray, np.ndarray]] = []
+    used: set[str] = set()
     while True:
         if limit is not None:
             size = min(size, limit - done)
         seed = context.seed if not rounds else np.random.default_rng([context.seed, len(rounds)])
+        method = preferred if size >= 2 * pilot else "auto"
+        used.add(method)
         explainer = _explainer(context, n_permutations=size, silent=context.silent, random_state=seed,
-                               max_time=max(stop_at - time.perf_counter(), 0.5))
+                               max_time=max(stop_at - time.perf_counter(), 0.5), approximator=method)
         explanation = explainer.aggregate(weights=["sign", "mean"])
         info = explainer.result_.info
         count = int(info.get("n_permutations", size))
@@ -299,7 +319,7 @@ def _aggregate(context: Context, stop_at: float, n: int) -> tuple[Any, Any, int,
         stopped = _stop_reason(pooled, STOP_SHARE, spent=now - start, left=stop_at - now, timed_out=timed_out,
                                evals=limit is not None and done >= limit)
         if stopped:
-            return explainer, pooled, done, len(rounds), stopped
+            return explainer, pooled, done, len(rounds), stopped, used
         size = done
 
 
@@ -339,7 +359,7 @@ def _stop_reason(pooled: Any, share: float, *, spent: float, left: float, timed_
 
 def _describe(section: Any, context: Context, runs: _Decomposition, label: str, positive: Any) -> None:
     """The section's text: what is decomposed, the aggregate game's budget and error, the sample, the comment."""
-    n, n_permutations, means = runs.n, runs.n_permutations, runs.means()
+    n, means = runs.n, runs.means()
     stopped = {"precise": f", stopped once its error was below {STOP_SHARE:.0%} of the spread",
                "time": ", stopped by the time budget", "max_evals": ", stopped at --max-evals (max_evals=)",
                "out of reach": f", stopped once the error of {PRECISE_SHARE:.0%} of the spread proved out of reach "
@@ -357,7 +377,7 @@ def _describe(section: Any, context: Context, runs: _Decomposition, label: str, 
     section.text(
         "Means over the explained rows are Shapley values of one scalar game (Shapley values are linear in "
         "the game): the contribution means, the data values and the lists of helpful and harmful rows come "
-        f"from that aggregate game over all {n:,} training rows, {n_permutations:,} antithetic permutations in "
+        f"from that aggregate game over all {n:,} training rows, {_estimator_phrase(runs)} in "
         f"{runs.rounds} round(s) of doubling size{stopped}, in {runs.spent:.1f} s, never the {n:,} x {n:,} "
         f"matrix; its permutation error of a contribution mean is {means.error:.3g} (root mean square of the "
         f"standard errors over training rows), and the contribution means spread with standard deviation "
@@ -369,6 +389,16 @@ def _describe(section: Any, context: Context, runs: _Decomposition, label: str, 
                       "probability model: residual = P(class) - 1[row has the class]"))
     section.text(_sample_sentence(context, runs))
     section.comment(" ".join(part.sentence() for part in (means, runs.values(), runs.variances())))
+
+
+def _estimator_phrase(runs: _Decomposition) -> str:
+    """How the aggregate game was estimated, with its budget in permutations."""
+    if runs.approximator != "place-stratified":
+        return f"{runs.n_permutations:,} antithetic permutations"
+    return (f"the evaluations of {runs.n_permutations:,} permutations spent by place-stratified sampling (the "
+            "places a row joins at cut into strata, each sampled on short prefixes, the budget allocated where the "
+            "variance is (Neyman), with the first-order control variate where the model has one; unbiased up to "
+            "O(1/draws), standard errors scaled to a t interval: docs/engine.md, \"Variance reduction\")")
 
 
 def _sample_sentence(context: Context, runs: _Decomposition) -> str:
