@@ -207,3 +207,17 @@ def test_fused_kernel_gives_the_same_estimates_on_one_thread_and_two():
             numba.set_num_threads(threads)
     np.testing.assert_array_equal(results[0].values, results[1].values)
     np.testing.assert_array_equal(results[0].standard_errors, results[1].standard_errors)
+
+
+def test_vectorised_sigmoids_equal_scipy_expit():
+    """The kernels' own exp (range reduction, Taylor polynomial, exponent bits) against scipy's expit, over the
+    whole range of logits, the clipped tails beyond +-708 and exact zeros included."""
+    from scipy.special import expit
+
+    from shap_instances.games._logistic_kernels import _sigmoids
+
+    rng = np.random.default_rng(0)
+    m = np.r_[rng.normal(size=20_000) * 30, np.linspace(-750, 750, 3001), 0.0, -0.0, 1e-300, 36.7, -745.0]
+    out = m.copy()
+    _sigmoids(out)
+    np.testing.assert_allclose(out, expit(m), rtol=1e-14, atol=3e-16)
