@@ -43,7 +43,7 @@ scikit-learn's own refits at their default ``tol = 1e-4``.
 product per block of :data:`BLOCK` prefixes (``coefs[block] @ ZE^T``, BLAS), then their sigmoids, the
 differences and the scatter.
 
-Cost per prefix: two to four O(t P) passes of ``g`` (about three at 2,000 x 20 with ``tol = 1e-10``), a few
+Cost per prefix: two to six O(t P) passes of ``g`` (3.3 on average at 2,000 x 20 with ``tol = 1e-10``), a few
 ``P x P`` Cholesky factorisations, and the values of the explained rows, O(m P): O(n^2 p + n m p) per
 permutation, against a full iterative refit per prefix for scikit-learn.
 """
@@ -596,7 +596,8 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     Arguments as :func:`logistic_prefix_values` and ``accumulate_prefix_units``;
     ``full`` (d,) receives v(all rows). Returns the new count. The units are walked in parallel, as many at a
     time as ``threads`` (the first in ``unit``, each other in a block of its own: ``unit.nbytes`` more memory
-    per extra thread); their Welford updates then follow in unit order, so the result does not depend on the number of threads.
+    per extra thread); their Welford updates then follow in unit order, so the result does not depend on the
+    number of threads.
     """
     n_units = permutations.shape[0] // per_unit
     width = max(1, min(threads, n_units))
@@ -610,7 +611,8 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
             block[:, :] = 0.0
             for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
                 fulls[b] = logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
-                                         block.reshape((1, block.shape[0], block.shape[1])), 0, share, 1)
+                                         block.reshape((1, block.shape[0], block.shape[1])), 0, share,
+                                         1)
         for b in range(stop - start):
             count = welford_update(unit if b == 0 else blocks[b - 1], mean, m2, count)
     if n_units:

@@ -16,13 +16,13 @@ from sklearn.base import clone, is_classifier
 from ..exceptions import InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
 from ._base import CoalitionMatrix, Game, GameValues
 from ._fast_discriminant import DiscriminantPath
-from ._fast_qda import QuadraticDiscriminantPath
 from ._fast_forest import FixedForestPath
 from ._fast_kernel_ridge import KernelRidgePath
 from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
 from ._fast_naive_bayes import NaiveBayesPath
+from ._fast_qda import QuadraticDiscriminantPath
 from ._fast_ridge import RidgePath, RidgeProblem
 
 __all__ = ["ResidualGame", "FAST_PATHS", "REFITS"]
