@@ -19,8 +19,13 @@
    per-permutation cost as half the time of a 2-permutation run after a 1-permutation warm-up. Skipped, and said
    so, without it.
 
+4. ``threads``: the fused kernel of the full matrix (2,000 x 20 as in 1, every row explained, 8 permutations by
+   ``PermutationApproximator``) on one numba thread and on all of them, alternately, twice each: wall and CPU time
+   per permutation, and the 3n = 6,000 permutations extrapolated from the faster. Decides the 3-minute target;
+   it means something only on free cores (the load is printed).
+
 Usage: ``python benchmarks/bench_logistic.py [--quick] [--markdown FILE] [sections ...]``
-(default: prefixes multinomial pydvl).
+(default: prefixes multinomial pydvl threads).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from shap_instances.approximators import PermutationApproximator
 from shap_instances.games import ResidualGame
 from shap_instances.metrics import data_shapley
 
-SECTIONS = ("prefixes", "multinomial", "pydvl")
+SECTIONS = ("prefixes", "multinomial", "pydvl", "threads")
 PEERS = Path("/work/venvs/peers/bin/python")
 
 
@@ -186,6 +191,32 @@ def pydvl(bench: Bench) -> None:
         f"Ours: `metrics.data_shapley` (test Brier score of the predicted probabilities), {k} permutations; pyDVL "
         "0.10: test accuracy (its utility refits the same model per prefix: the cost is the refits), one process. "
         f"Load average {fmt_load(load)} before, {fmt_load(load_average())} after.", part="pydvl")
+
+
+def threads(bench: Bench) -> None:
+    n, k = (500, 4) if bench.quick else (2000, 8)
+    X, y = make_classification(n, 20, n_informative=10, random_state=0)
+    game = ResidualGame(LogisticRegression(), X, y.astype(float))
+    first_call(lambda: PermutationApproximator(n_permutations=2, silent=True).estimate(game))
+    load, most = load_average(), numba.get_num_threads()
+    timings: dict[int, list[tuple[float, float]]] = {1: [], most: []}
+    try:
+        for count in (1, most, 1, most):
+            numba.set_num_threads(count)
+            start, cpu = time.perf_counter(), time.process_time()
+            PermutationApproximator(n_permutations=k, random_state=0, silent=True).estimate(game)
+            timings[count].append(((time.perf_counter() - start) / k, (time.process_time() - cpu) / k))
+    finally:
+        numba.set_num_threads(most)
+    rows = [[f"{count} numba thread{'s' * (count > 1)}", fmt_seconds(min(w for w, _ in runs)),
+             fmt_seconds(min(c for _, c in runs)), fmt_seconds(3 * n * min(w for w, _ in runs))]
+            for count, runs in timings.items()]
+    bench.print(
+        f"### The fused kernel on one thread and on {most}: {n:,} x 20, every row explained",
+        markdown_table(["threads", "wall per permutation", "CPU per permutation", f"{3 * n:,} permutations (wall)"],
+                       rows),
+        f"{k} permutations per run, the better of two runs each, alternating; load average {fmt_load(load)} before, "
+        f"{fmt_load(load_average())} after; {os.cpu_count()} cores.", part="threads")
 
 
 if __name__ == "__main__":
