@@ -1,5 +1,5 @@
-"""Naive Bayes, linear discriminant and kernel ridge / Gaussian-process refit paths against scikit-learn refits of
-the same prefixes.
+"""Naive Bayes, linear and quadratic discriminant and kernel ridge / Gaussian-process refit paths against
+scikit-learn refits of the same prefixes.
 
 For each model: one permutation's prefix values by the path (``prefix_values_batch``: every prefix, every explained
 row; the median of three after an untimed first call, which compiles or loads the numba kernels) against
@@ -10,8 +10,10 @@ prefix, and the strided sizes sample them evenly). The largest difference betwee
 refits' on the refitted prefixes is printed beside them. Explained rows = the training rows (the residual
 game's default). One numba thread and one BLAS thread for both sides.
 
-* naive Bayes and LinearDiscriminantAnalysis(solver="lsqr"): 2,000 rows x 20 features (``make_classification``,
-  random_state 0; counts ``|round(3 x)|`` for MultinomialNB / ComplementNB, 5 quantile bins for CategoricalNB);
+* naive Bayes, LinearDiscriminantAnalysis(solver="lsqr") and QuadraticDiscriminantAnalysis(reg_param=0.01) (the
+  two redundant features make the classes' covariances singular without it): 2,000 rows x 20 features
+  (``make_classification``, random_state 0; counts ``|round(3 x)|`` for MultinomialNB / ComplementNB, 5 quantile
+  bins for CategoricalNB);
 * KernelRidge(rbf) and GaussianProcessRegressor(RBF + WhiteKernel, optimizer=None, normalize_y=True): 1,000
   rows x 10 features (``make_friedman1``, random_state 0).
 
@@ -27,7 +29,7 @@ import numba
 import numpy as np
 from _common import Bench, first_call, fmt_load, fmt_seconds, load_average, markdown_table
 from sklearn.datasets import make_classification, make_friedman1
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, WhiteKernel
 from sklearn.kernel_ridge import KernelRidge
@@ -52,6 +54,8 @@ def _cases(quick: bool) -> list[tuple[str, object, np.ndarray, np.ndarray]]:
             ("BernoulliNB()", BernoulliNB(), *data["real"]), ("ComplementNB()", ComplementNB(), *data["counts"]),
             ("CategoricalNB()", CategoricalNB(), *data["categories"]),
             ("LinearDiscriminantAnalysis(solver='lsqr')", LinearDiscriminantAnalysis(solver="lsqr"), *data["real"]),
+            ("QuadraticDiscriminantAnalysis(reg_param=0.01)", QuadraticDiscriminantAnalysis(reg_param=0.01),
+             *data["real"]),
             ("KernelRidge(alpha=0.1, kernel='rbf', gamma=0.1)", KernelRidge(alpha=0.1, kernel="rbf", gamma=0.1), X, y),
             ("GaussianProcessRegressor(RBF(2) + WhiteKernel(0.5), optimizer=None, normalize_y=True)", process, X, y)]
 

@@ -2,8 +2,9 @@
 # The oldest supported scikit-learn (pyproject.toml: scikit-learn>=1.4): make a throwaway virtual environment
 # with scikit-learn 1.4.2 and the oldest releases of numpy, scipy, shap, pandas, numba and matplotlib that
 # install with it on Python 3.11, install this checkout into it without dependencies, and run the tests of
-# the scikit-learn adapter (shap_instances/utils/_sklearn_internals.py) and of the two families that read
-# scikit-learn's internals through it (forest/, boosting/).
+# the scikit-learn adapter (shap_instances/utils/_sklearn_internals.py), of the two families that read
+# scikit-learn's internals through it (forest/, boosting/) and of the QDA refit path (games/_fast_qda.py, whose
+# covariance divisor and refusals follow the release).
 #
 #     bash scripts/test_oldest_sklearn.sh            # a new environment in a temporary directory, removed after
 #     OLDEST_VENV=/tmp/sk14 bash scripts/test_oldest_sklearn.sh   # kept and reused (faster reruns)
@@ -40,4 +41,4 @@ cd "$root"
 MPLBACKEND=Agg PYTHONPATH="$root" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
   tests/test_sklearn_adapter.py tests/test_gap.py tests/test_gap_oob_leaves.py tests/test_gap_trust.py \
   tests/test_gap_predictive_distribution.py tests/test_boosting.py tests/test_boosting_hist.py \
-  tests/test_boosting_top_k.py tests/test_boosting_trust.py "$@"
+  tests/test_boosting_top_k.py tests/test_boosting_trust.py tests/test_fast_qda.py "$@"

@@ -10,7 +10,9 @@ from sklearn.base import clone, is_classifier
 def refit_value(model, X, y, rows, X_eval, y_eval, empty):
     """``clone(model).fit(X[rows], y[rows])``'s residuals on the explained rows (a classifier's: P(1) - y, P(1) = 0
     when class 1 is absent, as the game reads it), or ``empty`` where scikit-learn cannot fit or predict, or
-    predicts non-finite values (the game's failed-fit value)."""
+    predicts non-finite values (the game's failed-fit value). The rows are taken in index order, as the game's
+    mask takes them (scikit-learn 1.4's QDA of a class with fewer rows than features depends on their order)."""
+    rows = np.sort(rows)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")

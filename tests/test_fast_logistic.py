@@ -167,3 +167,57 @@ def test_one_vs_rest_and_odd_targets_fall_back_to_refits():
     assert ResidualGame(LogisticRegression(), X, y).fast_path is not None
     odd = np.where(y == 0, np.nan, y)
     assert not LogisticPath(LogisticRegression(), X, odd, X, odd, np.zeros(len(y))).usable
+
+
+@pytest.mark.parametrize("case", ["separable", "collinear"])
+def test_hard_prefixes_equal_scikit_learn_refits(case):
+    """Every prefix of three permutations, on a separable table with a weak penalty (C = 1,000: large,
+    nearly flat optima) and on nearly collinear columns (a Hessian with condition number ~1e8)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(24, 3))
+    if case == "separable":
+        y, C = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(float), 1000.0
+    else:
+        X[:, 2] = X[:, 1] + 1e-4 * rng.normal(size=24)
+        y, C = (X[:, 0] + rng.normal(size=24) > 0).astype(float), 50.0
+    path = ResidualGame(LogisticRegression(C=C), X, y).fast_path
+    for seed in range(3):
+        permutation = np.random.default_rng(seed).permutation(len(y))
+        fast = path.prefix_residuals(permutation)
+        for t in range(2, len(y) + 1):
+            rows = permutation[:t]
+            if len(np.unique(y[rows])) == 2:
+                refit = _reference(C).fit(X[rows], y[rows]).predict_proba(X)[:, 1] - y
+                np.testing.assert_allclose(fast[t - 1], refit, atol=1e-7, err_msg=f"prefix {t}")
+
+
+def test_fused_kernel_gives_the_same_estimates_on_one_thread_and_two():
+    """The fused kernel walks units in parallel; its Welford updates follow in unit order, so the estimates and
+    their standard errors do not depend on the number of threads (bit for bit)."""
+    numba = pytest.importorskip("numba")
+    X, y = _data(n=16, p=3, seed=6)
+    game = ResidualGame(LogisticRegression(C=0.5), X, y)
+    threads = numba.get_num_threads()
+    results = []
+    for count in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+        numba.set_num_threads(count)
+        try:
+            results.append(PermutationApproximator(n_permutations=8, random_state=1, silent=True).estimate(game))
+        finally:
+            numba.set_num_threads(threads)
+    np.testing.assert_array_equal(results[0].values, results[1].values)
+    np.testing.assert_array_equal(results[0].standard_errors, results[1].standard_errors)
+
+
+def test_vectorised_sigmoids_equal_scipy_expit():
+    """The kernels' own exp (range reduction, Taylor polynomial, exponent bits) against scipy's expit, over the
+    whole range of logits, the clipped tails beyond +-708 and exact zeros included."""
+    from scipy.special import expit
+
+    from shap_instances.games._logistic_kernels import _sigmoids
+
+    rng = np.random.default_rng(0)
+    m = np.r_[rng.normal(size=20_000) * 30, np.linspace(-750, 750, 3001), 0.0, -0.0, 1e-300, 36.7, -745.0]
+    out = m.copy()
+    _sigmoids(out)
+    np.testing.assert_allclose(out, expit(m), rtol=1e-14, atol=3e-16)

@@ -2,7 +2,7 @@
 
 :class:`ResidualGame` picks the first of its exact refit shortcuts (:class:`RidgePath`, :class:`MeanPath`,
 :class:`KNNPath`, :class:`LogisticPath`, :class:`NaiveBayesPath`, :class:`KernelRidgePath`,
-:class:`DiscriminantPath`, in ``residual.FAST_PATHS``) that supports the model.
+:class:`DiscriminantPath`, :class:`QuadraticDiscriminantPath`, in ``residual.FAST_PATHS``) that supports the model.
 :class:`AggregateGame` (or :meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its
 outputs, whose Shapley values are the same weighted sums (linearity).
 """
@@ -15,6 +15,7 @@ from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
 from ._fast_naive_bayes import NaiveBayesPath
+from ._fast_qda import QuadraticDiscriminantPath, qda_convention
 from ._fast_ridge import RidgePath, RidgeProblem
 from ._prefix_kernels import accumulate_prefix_units
 from .aggregate import AGGREGATE_WEIGHTS, AggregateGame, aggregate_weights
@@ -38,9 +39,11 @@ __all__ = [
     "LossGame",
     "MeanPath",
     "NaiveBayesPath",
+    "QuadraticDiscriminantPath",
     "ResidualGame",
     "RidgePath",
     "RidgeProblem",
     "accumulate_prefix_units",
     "aggregate_weights",
+    "qda_convention",
 ]

@@ -70,7 +70,8 @@ class DiscriminantPath:
         self.y = np.asarray(y, dtype=np.float64)
         self.y_eval, self.empty = np.asarray(y_eval, dtype=np.float64), np.asarray(empty, dtype=np.float64)
         self.W = np.zeros((len(self.y_eval), 0))  # (n_eval, K) weights of an aggregate game, else no column
-        self.shrinkage = 0.0 if model.shrinkage is None else float(model.shrinkage)
+        shrinkage = getattr(model, "shrinkage", None)  # (QDA before scikit-learn 1.8 has none)
+        self.shrinkage = 0.0 if shrinkage is None else float(shrinkage)
         self.priors = None if model.priors is None else np.asarray(model.priors, dtype=np.float64)
         #: False for targets other than 0/1 or priors of other than two classes: the game then refits.
         self.usable = bool(np.isin(self.y, (0.0, 1.0)).all() and (self.priors is None or len(self.priors) == 2))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar, Self
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit, softmax
@@ -163,14 +164,16 @@ class LogisticPath:
         """Shapley accumulators along ``permutations``; returns ``(count, full)`` as ``RidgePath.accumulate``.
 
         Few outputs (an aggregate game): the prefix values in parallel, then the accumulating kernel; many (every
-        explained row): one fused serial kernel that holds one unit's block only.
+        explained row): one fused kernel that walks as many units at a time as numba has threads, each in a block of
+        its own (``unit`` and one more block of its size per extra thread).
         """
         permutations = np.ascontiguousarray(permutations, dtype=np.intp)
         if len(self.empty) <= self.Z.shape[1]:
             prefixes = self.prefix_values_batch(permutations)
             return accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count), prefixes[0, -1]
         full = np.empty(len(self.empty))
-        count = logistic_units(*self._arguments(permutations), per_unit, unit, mean, m2, count, full)
+        count = logistic_units(*self._arguments(permutations), per_unit, unit, mean, m2, count, full,
+                               numba.get_num_threads())
         return count, full
 
 

@@ -22,6 +22,7 @@ from ._fast_knn import KNNPath
 from ._fast_logistic import LogisticPath
 from ._fast_mean import MeanPath
 from ._fast_naive_bayes import NaiveBayesPath
+from ._fast_qda import QuadraticDiscriminantPath
 from ._fast_ridge import RidgePath, RidgeProblem
 
 __all__ = ["ResidualGame", "FAST_PATHS", "REFITS"]
@@ -33,7 +34,8 @@ __all__ = ["ResidualGame", "FAST_PATHS", "REFITS"]
 FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath,
               NaiveBayesPath,
               KernelRidgePath,
-              DiscriminantPath)
+              DiscriminantPath,
+              QuadraticDiscriminantPath)
 
 #: Named approximations of the refits, each chosen only by ``ResidualGame(..., refit=name)`` (never by itself):
 #: ``"fixed_structure"`` keeps a forest's trees and recomputes their leaf values (:class:`FixedForestPath`).
@@ -56,10 +58,11 @@ class ResidualGame(Game):
     the game meets the same v(full).
 
     Ridge (alpha > 0), LinearRegression, DummyRegressor(strategy="mean"), uniform-weight KNeighborsRegressor, l2
-    LogisticRegression, the five naive Bayes classifiers, KernelRidge, GaussianProcessRegressor(optimizer=None) and
-    LinearDiscriminantAnalysis(solver="lsqr") use exact shortcuts (``fast_path``, the first of :data:`FAST_PATHS`
-    that supports the model); everything else refits clones. The KNN shortcut gives coalitions of fewer than
-    ``n_neighbors`` rows v(empty), as the failure policy does, without counting them as failed fits. The mean and
+    LogisticRegression, the five naive Bayes classifiers, KernelRidge, GaussianProcessRegressor(optimizer=None),
+    LinearDiscriminantAnalysis(solver="lsqr") and QuadraticDiscriminantAnalysis (its svd solver) use exact
+    shortcuts (``fast_path``, the first of :data:`FAST_PATHS` that supports the model); everything else refits
+    clones. The KNN shortcut gives coalitions of fewer than ``n_neighbors`` rows v(empty), as the failure policy
+    does, without counting them as failed fits. The mean and
     KNN models also have their Shapley values in closed form (:attr:`closed_form`, used by
     :class:`~shap_instances.approximators.ClosedFormApproximator`), and ridge models expose the least-squares
     problem of their refits (:attr:`ridge_problem`, used by
