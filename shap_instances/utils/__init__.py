@@ -32,6 +32,7 @@ from ._dask import (
     is_dask_collection,
     memmap_explanation,
     row_partitions,
+    write_memmap_rows,
 )
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
@@ -84,6 +85,7 @@ __all__ = [
     "is_dask_collection",
     "memmap_explanation",
     "row_partitions",
+    "write_memmap_rows",
     "COMMON_CONSTRAINTS",
     "HasMethods",
     "JIT_OPTIONS",
