@@ -20,6 +20,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ._deprecated import REMOVED_IN
 from .exceptions import BudgetError, ShapInstancesError, UnsupportedModelError
@@ -432,7 +433,7 @@ def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> 
         raise ValueError(f"--explain {args.explain} lacks the columns {missing[:10]} of --data")
     takes_y = getattr(explainer, "call_y", "none") != "none" and target in frame.columns
     frame = frame[[*columns, target] if takes_y else columns]
-    options = {"encoder": encoder, "columns": columns, "target": target if takes_y else None}
+    options: dict[str, Any] = {"encoder": encoder, "columns": columns, "target": target if takes_y else None}
     npy = Path(args.out).suffix == ".npy"
     top_k = None if npy else _chosen_top_k(args, explainer, n_rows)
     sink = _PartWriter(Path(args.out), args.force)
@@ -440,7 +441,8 @@ def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> 
         sink.allocate(_part_values(explainer, frame.head(1, npartitions=1), **options), n_rows)
     # Parquet row groups into Parquet parts or the .npy files: each worker writes its own (first rows known)
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
-    written = {"out": None if here else str(Path(args.out).resolve()), "offsets": None if here else offsets}
+    written: dict[str, Any] = {"out": None if here else str(Path(args.out).resolve()),
+                               "offsets": None if here else offsets}
     call = (functools.partial(_part_values, **options, **written) if npy else
             functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
     explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here)
@@ -649,7 +651,7 @@ class _PartWriter:
 
     def __init__(self, out: Path, force: bool) -> None:
         self.out, self.offset, self.lines = out, 0, 0
-        self.arrays = None
+        self.arrays: Any = None
         if self.folder:
             if out.is_dir() and force:
                 for old in out.iterdir():
@@ -671,14 +673,14 @@ class _PartWriter:
         when the disk cannot hold them (a memory map written past a full disk kills the process)."""
         import shutil
 
-        from .utils._dask import _MemmapWriter
+        from .utils import MemmapWriter
 
         row_bytes = sum(getattr(like, name)[:1].nbytes for name in _NPY_FIELDS)
         free = shutil.disk_usage(self.out).free
         if row_bytes * n_rows > free:
             raise ValueError(f"--out {self.out}: the values of {n_rows:,} rows take {row_bytes * n_rows / 2**30:,.1f} "
                              f"GiB, more than the {free / 2**30:,.1f} GiB free on its disk")
-        self.arrays = _MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS)
+        self.arrays = MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS)
         self.arrays.allocate(like)
 
     def __call__(self, i: int, table) -> int:

@@ -25,6 +25,7 @@ from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
 from ._dask import (
+    MemmapWriter,
     available_cores,
     concat_explanations,
     dask_client,
@@ -78,6 +79,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "MemmapWriter",
     "available_cores",
     "concat_explanations",
     "dask_client",

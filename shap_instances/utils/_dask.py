@@ -30,8 +30,8 @@ import scipy.sparse as sp
 from ..exceptions import DataValidationError, MemoryBudgetError
 from ._memory import default_memory_budget
 
-__all__ = ["available_cores", "concat_explanations", "dask_client", "explain_partitions", "is_dask_collection",
-           "memmap_explanation", "row_partitions", "write_memmap_rows"]
+__all__ = ["MemmapWriter", "available_cores", "concat_explanations", "dask_client", "explain_partitions",
+           "is_dask_collection", "memmap_explanation", "row_partitions", "write_memmap_rows"]
 
 #: Bytes of values one in-memory partition produces at most (its rows x players x outputs x 8).
 PARTITION_BYTES = 64 * 2**20
@@ -218,7 +218,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         parts, lengths = row_partitions(X, size)
         if out is not None:
             lengths = lengths if lengths is not None else [int(n) for n in X.map_partitions(len).compute()]
-            sink = _MemmapWriter(Path(out), sum(lengths))
+            sink = MemmapWriter(Path(out), sum(lengths))
         elif sink is None and call is _explain and not sparse:
             _check_result_memory(explainer, X, lengths, max_memory)
         y_parts = _split_targets(y, X, parts, lengths)
@@ -228,7 +228,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
             for i, part in enumerate(results):
                 sink(i, part)
                 n_parts += 1
-            return sink.explanation() if isinstance(sink, _MemmapWriter) else n_parts
+            return sink.explanation() if isinstance(sink, MemmapWriter) else n_parts
         done = list(results)
     if sp.issparse(done[0]) if done else False:
         return sp.vstack(done, format="csr")
@@ -260,11 +260,34 @@ def _check_result_memory(explainer: Any, X: Any, lengths: list[int] | None, max_
             "pass out=FOLDER to write them to memory-mapped .npy files, a sink, or a larger max_memory.")
 
 
-class _MemmapWriter:
+class MemmapWriter:
     """A sink writing the parts of an Explanation, in order, into ``.npy`` files of the whole result's shape.
 
-    ``fields`` names the arrays written (``values`` first); the player and output names go to ``names.json``. A
-    part given as an int is rows written into the files elsewhere (by a worker, :func:`write_memmap_rows`).
+    What :func:`explain_partitions` uses with ``out=``, and ``explain --out NAME.npy``.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        Where the files go (created if missing); files of the same names are overwritten.
+    n_rows : int
+        Rows of the whole result.
+    fields : sequence of str, default=FIELDS
+        The Explanation's arrays written (``values`` first), each to ``{name}.npy``; the player and output names
+        go to ``names.json``. A part given as an int is rows written into the files elsewhere (by a worker,
+        :func:`write_memmap_rows`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import shap
+    >>> from shap_instances.utils import MemmapWriter
+    >>> writer = MemmapWriter(Path(tempfile.mkdtemp()), 4, fields=("values",))
+    >>> for i in range(2):
+    ...     writer(i, shap.Explanation(np.full((2, 3), float(i))))
+    >>> writer.explanation().values.tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
 
     FIELDS = ("values", "base_values", "data", "error_std")
@@ -284,7 +307,8 @@ class _MemmapWriter:
                 shape = (self.n_rows, *array.shape[1:])
                 # the header, and the file at its final size (sparse: the rows take disk as they are written)
                 np.lib.format.open_memmap(self.folder / f"{name}.npy", mode="w+", dtype=array.dtype, shape=shape)
-        names = {"feature_names": [str(f) for f in like.feature_names],
+        players = like.feature_names if like.feature_names is not None else range(np.shape(like.values)[1])
+        names = {"feature_names": [str(f) for f in players],
                  "output_names": None if like.output_names is None else [str(o) for o in like.output_names]}
         (self.folder / "names.json").write_text(json.dumps(names))
 
@@ -324,7 +348,7 @@ def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> 
     [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
     """
     folder = Path(folder)
-    for name in _MemmapWriter.FIELDS:
+    for name in MemmapWriter.FIELDS:
         path = folder / f"{name}.npy"
         if getattr(part, name, None) is None or not path.exists():
             continue
@@ -333,7 +357,7 @@ def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> 
                                     dtype=target.dtype)
         # written by the file, not through the map: no page faults, and the GIL is released while it copies
         with path.open("r+b") as handle:
-            _write_all(handle.fileno(), memoryview(rows).cast("B"), target.offset + start * rows[:1].nbytes)
+            _write_all(handle.fileno(), rows.reshape(-1).view(np.uint8).data, target.offset + start * rows[:1].nbytes)
     return int(np.shape(part.values)[0])
 
 
@@ -377,7 +401,7 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     """
     folder = Path(folder)
     # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
-    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray) for name in _MemmapWriter.FIELDS
+    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray) for name in MemmapWriter.FIELDS
               if (folder / f"{name}.npy").exists()}
     if "values" not in arrays:
         raise DataValidationError(f"{folder} holds no values.npy; pass the out= folder of explain_partitions.")
