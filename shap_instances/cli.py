@@ -249,7 +249,7 @@ def _cmd_explain(args) -> int:
 
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet", ".npy"):
-        raise ValueError(f"--out must end in .csv, .parquet or (with --explain) .npy, got {out.name}")
+        raise ValueError(f"--out must end in .csv or .parquet (or .npy with --explain), got {out.name}")
     if out.suffix == ".npy" and args.explain is None:
         raise ValueError("--out NAME.npy writes the values of --explain FILE in place, partition by partition; "
                          "for --rows choose a .csv or .parquet file")
