@@ -160,11 +160,6 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
     leaves of largest bound are scattered until ``B`` halves, and the test repeats (with every leaf scattered it
     always passes). Returns the number of rows that needed such a step.
 
-    Only the rows that a scattered leaf reaches (``touched``, about a third to a half of them for 100 trees of
-    31 leaves) are ranked, counted and cleared: every other row's ``partial`` is 0, so ``a`` is the ``k``-th
-    largest over the touched rows (0 with fewer than ``k``), and an untouched row is a candidate only when the
-    threshold is not positive, in which case all rows are touched and ranked, as before.
-
     Parameters
     ----------
     query_leaves : int32 array (m, T)
@@ -188,15 +183,13 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
     n, n_k = leaf_rows.shape
     k = out_index.shape[1]
     partial = np.zeros(n)
-    seen = np.zeros(n, dtype=np.bool_)
-    touched = np.empty(n, dtype=np.int64)  # the rows a scattered leaf holds, in the order first reached
-    size = np.empty(n)  # |partial| of the touched rows, in that order
+    size = np.zeros(n)
     held = np.empty(n_k, dtype=np.int64)  # the big leaves of the row (global leaf ids), not scattered yet
     held_bound = np.empty(n_k)
     fallbacks = 0
     for r in range(m):
+        partial[:] = 0.0
         n_big = 0
-        n_touched = 0
         for c in range(n_k):
             t = trees[c]
             g = leaf_offsets[t] + query_leaves[r, t]
@@ -205,7 +198,8 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
                 held_bound[n_big] = leaf_bound[g]
                 n_big += 1
             else:
-                n_touched = _scatter(g, leaf_ptr, members, coef, partial, seen, touched, n_touched)
+                for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                    partial[members[p]] += coef[p]
         exact = n_big == 0  # every leaf scattered, in tree order: partial is the dense row
         order = np.argsort(-held_bound[:n_big])
         position = 0  # held leaves scattered so far, largest bound first
@@ -214,23 +208,14 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
             bound = 0.0
             for i in range(position, n_big):
                 bound += held_bound[order[i]]
-            for i in range(n_touched):
-                size[i] = abs(partial[touched[i]])
-            # the k-th largest |partial| over all rows: the untouched ones are 0
-            kth = np.partition(size[:n_touched], n_touched - k)[n_touched - k] if n_touched >= k else 0.0
+            for j in range(n):
+                size[j] = abs(partial[j])
+            kth = np.partition(size, n - k)[n - k]
             threshold = kth - 2.0 * bound - 1e-9 * (kth + bound)  # a margin over rounding in partial
-            if threshold <= 0.0 and position == n_big and n_touched < n:  # the untouched rows (0) are candidates
-                for j in range(n):  # too: touch them all
-                    if not seen[j]:
-                        seen[j] = True
-                        touched[n_touched] = j
-                        n_touched += 1
-                continue
             count = 0
-            if threshold > 0.0 or position == n_big:  # (else more leaves are scattered below)
-                for i in range(n_touched):
-                    if size[i] >= threshold:
-                        count += 1
+            for j in range(n):
+                if size[j] >= threshold:
+                    count += 1
             if position == n_big or (kth > 3.0 * bound and count <= n // 8):
                 break
             fell_back = True  # scatter the held leaves of largest bound until the bound halves
@@ -239,54 +224,36 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
             while position < n_big and (bound > target or position == first):  # at least one leaf
                 g = held[order[position]]
                 bound -= held_bound[order[position]]
-                n_touched = _scatter(g, leaf_ptr, members, coef, partial, seen, touched, n_touched)
+                for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                    partial[members[p]] += coef[p]
                 position += 1
         if fell_back:
             fallbacks += 1
-        candidates = np.empty(count, dtype=np.int64)
-        i = 0
-        for q in range(n_touched):
-            if size[q] >= threshold:
-                candidates[i] = touched[q]
-                i += 1
-        candidates.sort()  # in row order, as ties are broken
-        _exact_top_k(candidates, partial if exact else None, query_leaves[r], trees, leaf_rows, coef_rows,
+        _exact_top_k(size, threshold, count, partial if exact else None, query_leaves[r], trees, leaf_rows, coef_rows,
                      out_index[r], out_value[r])
-        for q in range(n_touched):  # cleared for the next row: only what this one touched
-            partial[touched[q]] = 0.0
-            seen[touched[q]] = False
     return fallbacks
 
 
 @njit(**JIT_OPTIONS)
-def _scatter(g: int, leaf_ptr: np.ndarray, members: np.ndarray, coef: np.ndarray, partial: np.ndarray,
-             seen: np.ndarray, touched: np.ndarray, n_touched: int) -> int:
-    """Add leaf ``g``'s coefficients into ``partial``, recording rows reached for the first time in ``touched``;
-    the new number of touched rows."""
-    for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
-        j = members[p]
-        if not seen[j]:
-            seen[j] = True
-            touched[n_touched] = j
-            n_touched += 1
-        partial[j] += coef[p]
-    return n_touched
-
-
-@njit(**JIT_OPTIONS)
-def _exact_top_k(candidates: np.ndarray, dense: np.ndarray | None, query: np.ndarray, trees: np.ndarray,
-                 leaf_rows: np.ndarray, coef_rows: np.ndarray, out_index: np.ndarray, out_value: np.ndarray) -> None:
-    """The exact top ``k`` of one explained row among its ``candidates`` (training rows, ascending).
+def _exact_top_k(size: np.ndarray, threshold: float, count: int, dense: np.ndarray | None, query: np.ndarray,
+                 trees: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray, out_index: np.ndarray,
+                 out_value: np.ndarray) -> None:
+    """The exact top ``k`` of one explained row among its ``count`` candidates (``size[j] >= threshold``).
 
     A candidate's value is its row's ``dense`` entry when every leaf was scattered (``dense`` is then the exact
     row), else the sum, in tree order, of its shares in the trees where it shares the explained row's leaf (as
-    the dense kernel sums it: bit-identical). Ties in ``|value|`` go to the lower row. ``out_index`` gets the
-    chosen training rows ascending, ``out_value`` their values.
+    the dense kernel sums it: bit-identical). ``out_index`` gets the chosen training rows ascending, ``out_value``
+    their values.
     """
-    n_k = leaf_rows.shape[1]
+    n, n_k = leaf_rows.shape
     k = out_index.shape[0]
-    count = candidates.shape[0]
+    candidates = np.empty(count, dtype=np.int64)
     values = np.empty(count)
+    i = 0
+    for j in range(n):
+        if size[j] >= threshold:
+            candidates[i] = j
+            i += 1
     for i in range(count):
         j = candidates[i]
         if dense is not None:
