@@ -459,15 +459,26 @@ def _read_partitions(path: Path, block_size: int):
 
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
+        from dask import delayed
 
-        metadata = pq.ParquetFile(path).metadata
-        sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
-        return dd.read_parquet(path, split_row_groups=True), np.cumsum([0, *sizes]).tolist()
+        parquet = pq.ParquetFile(path)
+        sizes = [parquet.metadata.row_group(i).num_rows for i in range(parquet.metadata.num_row_groups)]
+        # each row group read by pyarrow itself: dask's read_parquet took three times as long for the same rows
+        parts = [delayed(_read_row_group)(str(path), i) for i in range(len(sizes))]
+        meta = parquet.schema_arrow.empty_table().to_pandas()
+        return dd.from_delayed(parts, meta=meta, verify_meta=False), np.cumsum([0, *sizes]).tolist()
     with path.open("rb") as handle:  # lines, less the header (a last line without a newline counts too)
         n_lines, last = 0, b"\n"
         while block := handle.read(2**24):
             n_lines, last = n_lines + block.count(b"\n"), block[-1:]
     return dd.read_csv(path, blocksize=block_size), n_lines - 1 + (last != b"\n")
+
+
+def _read_row_group(path: str, i: int):
+    """Row group ``i`` of the Parquet file ``path``, as a pandas DataFrame (one partition of ``--explain``)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).read_row_group(i).to_pandas()
 
 
 def _chosen_top_k(args, explainer, n_rows: int) -> int | None:
