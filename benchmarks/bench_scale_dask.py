@@ -5,7 +5,9 @@ once in this process as the baseline:
 
 * **naive Bayes**: ``shap-instances explain --explain rows.parquet --scheduler ADDRESS`` on ``--nb-rows`` x
   ``--nb-features`` rows (row groups of ``--row-group`` rows; a GaussianNB fitted on 20,000 rows), the values
-  written as Parquet parts; baseline: ``NaiveBayesExplainer(X)`` on 1,000,000 rows in memory, here;
+  written as ``--out values.npy`` (memory-mapped arrays) and as Parquet parts (``--nb-format``); baselines, on
+  1,000,000 rows in memory, here: ``NaiveBayesExplainer`` of a bare GaussianNB on an ndarray, and the command's
+  own explainer (its model is a pipeline: standard scaling, then GaussianNB) on a DataFrame, scaling included;
 * **GAP out-of-bag**: ``GapExplainer(forest, scheduler=...).proximities()``, the out-of-bag proximity matrix of
   ``--gap-train`` training rows (``--trees`` trees, ``min_samples_leaf=5``) by blocks of rows; baseline: the same
   call without a scheduler;
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -93,42 +96,78 @@ def _write_nb_files(folder: Path, n_rows: int, n_features: int, row_group: int) 
 def naive_bayes(args, folder: Path) -> tuple[list, str]:
     from sklearn.naive_bayes import GaussianNB
 
+    from shap_instances.report import auto_model, encode, final_estimator, fit_model
+
     _write_nb_files(folder, args.nb_rows, args.nb_features, args.row_group)
     train = pd.read_csv(folder / "train.csv")
-    X = train.drop(columns="label").to_numpy()
-    explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, train.label), X[:1000])
-    rows = np.random.default_rng(1).normal(size=(1_000_000, args.nb_features))
-    explainer(rows[:1000])  # first call apart
-    start = time.perf_counter()
-    explainer(rows)
-    base_rate = len(rows) / (time.perf_counter() - start)
-    del rows
-    table = [["in memory, this process", "", f"{base_rate:,.0f}", "", "", ""]]
-    times = {}
-    for w in args.workers:
-        out = folder / f"nb-{w}.parquet"
+    X = train.drop(columns="label")
+    rows = pd.DataFrame(np.random.default_rng(1).normal(size=(1_000_000, args.nb_features)), columns=X.columns)
+    bare = si.NaiveBayesExplainer(GaussianNB().fit(X.to_numpy(), train.label), X.to_numpy()[:1000])
+    # the command's own model (scaled features, then GaussianNB) and explainer, on a DataFrame, in this process
+    model = fit_model(auto_model("classification", "naive_bayes"), "classification", X, train.label, 0,
+                      explainer="naive_bayes")
+    same = si.Explainer(final_estimator(model), encode(model, X), algorithm="naive_bayes")
+    matrix = rows.to_numpy()
+    rates = {"bare": _in_memory_rate(bare, matrix), "same": _in_memory_rate(lambda r: same(encode(model, r)), rows)}
+    del rows, matrix
+    table = [["in memory, this process: GaussianNB on an ndarray", "", f"{rates['bare']:,.0f}", "", "", "", ""],
+             ["in memory, this process: the command's pipeline (scaler + GaussianNB) on a DataFrame", "",
+              f"{rates['same']:,.0f}", "", "", "", ""]]
+    for suffix in args.nb_format:
+        times: dict[int, float] = {}
+        for w in args.workers:
+            out = folder / f"nb-{w}.{suffix}"
 
-        def run(client, out=out):
-            assert cli(["explain", "--data", str(folder / "train.csv"), "--target", "label", "--explainer",
-                        "naive_bayes", "--explain", str(folder / "rows.parquet"), "--out", str(out), "--force",
-                        "--scheduler", client.scheduler.address]) == 0
+            def run(client, out=out):
+                assert cli(["explain", "--data", str(folder / "train.csv"), "--target", "label", "--explainer",
+                            "naive_bayes", "--explain", str(folder / "rows.parquet"), "--out", str(out), "--force",
+                            "--scheduler", client.scheduler.address]) == 0
 
-        seconds, _, peaks = _on_cluster(w, run)
-        times[w] = seconds
-        rate = args.nb_rows / seconds
-        table.append([f"explain, {w} worker(s)", fmt_seconds(seconds), f"{rate:,.0f}", f"{rate / w / base_rate:.2f}",
-                      f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}",
-                      ", ".join(fmt_mib(p) for p in peaks)])
-    first = pd.read_parquet(folder / f"nb-{args.workers[-1]}.parquet" / "part-00000.parquet")
+            seconds, _, peaks = _on_cluster(w, run)
+            times[w] = seconds
+            rate = args.nb_rows / seconds
+            table.append([f"explain --out .{suffix}, {w} worker(s)", fmt_seconds(seconds), f"{rate:,.0f}",
+                          f"{rate / w / rates['bare']:.2f}", f"{rate / w / rates['same']:.2f}",
+                          f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}",
+                          ", ".join(fmt_mib(p) for p in peaks)])
+        _check_first_part(folder, suffix, args.workers[-1])
+        for w in args.workers:
+            shutil.rmtree(folder / f"nb-{w}.{suffix}")
+    return table, (f"naive Bayes: {args.nb_rows:,} x {args.nb_features} from Parquet (row groups of "
+                   f"{args.row_group:,}), values written as {' and '.join(args.nb_format)} (the first row group's "
+                   "values checked bitwise against explain without a scheduler)")
+
+
+def _in_memory_rate(explain, rows) -> float:
+    """Rows per second of ``explain(rows)``, the fastest of 3 calls (after a first call on 1,000 rows apart)."""
+    explain(rows[:1000])
+    seconds = []
+    for _ in range(3):
+        start = time.perf_counter()
+        explain(rows)
+        seconds.append(time.perf_counter() - start)
+    return len(rows) / min(seconds)
+
+
+def _check_first_part(folder: Path, suffix: str, workers: int) -> None:
+    """The first row group's values from the cluster run equal those of ``explain`` without a scheduler."""
     import pyarrow.parquet as pq
 
-    pq.write_table(pq.ParquetFile(folder / "rows.parquet").read_row_group(0), folder / "first.parquet")
+    from shap_instances.utils import memmap_explanation
+
+    first = pq.ParquetFile(folder / "rows.parquet").read_row_group(0)
+    pq.write_table(first, folder / "first.parquet")
+    here = folder / f"here.{suffix}"
     assert cli(["explain", "--data", str(folder / "train.csv"), "--target", "label", "--explainer", "naive_bayes",
-                "--explain", str(folder / "first.parquet"), "--out", str(folder / "here.parquet")]) == 0
-    assert pd.read_parquet(folder / "here.parquet").equals(first), "values differ"
-    return table, (f"naive Bayes: {args.nb_rows:,} x {args.nb_features} from Parquet (row groups of "
-                   f"{args.row_group:,}), values written as Parquet parts (the first part checked bitwise against "
-                   "explain without a scheduler)")
+                "--explain", str(folder / "first.parquet"), "--out", str(here), "--force"]) == 0
+    there = folder / f"nb-{workers}.{suffix}"
+    if suffix == "npy":
+        ours, theirs = memmap_explanation(here), memmap_explanation(there)
+        n = len(first)
+        assert np.array_equal(ours.values, theirs.values[:n]), "values differ"
+        assert np.array_equal(ours.base_values, theirs.base_values[:n]), "base values differ"
+    else:
+        assert pd.read_parquet(here).equals(pd.read_parquet(there / "part-00000.parquet")), "values differ"
 
 
 def gap(args, folder: Path) -> tuple[list, str]:
@@ -199,6 +238,8 @@ def main() -> None:
     parser.add_argument("--nb-rows", type=int, default=5_000_000)
     parser.add_argument("--nb-features", type=int, default=50)
     parser.add_argument("--row-group", type=int, default=250_000)
+    parser.add_argument("--nb-format", nargs="+", choices=("npy", "parquet"), default=["npy", "parquet"],
+                        help="the --out formats of the naive Bayes runs")
     parser.add_argument("--gap-train", type=int, default=100_000)
     parser.add_argument("--boost-train", type=int, default=100_000)
     parser.add_argument("--trees", type=int, default=100)
@@ -206,8 +247,8 @@ def main() -> None:
     print(f"# bench_scale_dask: {' '.join(sys.argv[1:]) or '(defaults)'}; {os.cpu_count()} cores; "
           f"load average {fmt_load(load_average())}")
     print(f"# {machine_description()}")
-    headers = {"nb": ["run", "wall", "rows/s", "per core / in-memory rate", "efficiency 1 -> w",
-                      "peak RSS per worker"],
+    headers = {"nb": ["run", "wall", "rows/s", "per core / in-memory ndarray rate",
+                      "per core / in-memory pipeline rate", "efficiency 1 -> w", "peak RSS per worker"],
                "gap": ["run", "wall", "speed-up", "efficiency 1 -> w", "peak RSS per worker"]}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:

@@ -20,6 +20,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ._deprecated import REMOVED_IN
 from .exceptions import BudgetError, ShapInstancesError, UnsupportedModelError
@@ -92,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--explainer", default="auto", help="registered explainer name, or auto")
     explain.add_argument("--rows", type=int, default=20,
                          help="explain the first ROWS rows, at least 1 (default: %(default)s)")
-    explain.add_argument("--out", required=True, help="output file, .csv or .parquet")
+    explain.add_argument("--out", required=True, help="output file, .csv or .parquet; with --explain also NAME.npy, a "
+                         "folder of memory-mapped arrays (values.npy, base_values.npy; utils.memmap_explanation)")
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     explain.add_argument("--explain", metavar="FILE",
@@ -247,8 +249,11 @@ def _cmd_explain(args) -> int:
     from .report import auto_model, encode, final_estimator, fit_model
 
     out = Path(args.out)
-    if out.suffix not in (".csv", ".parquet"):
-        raise ValueError(f"--out must end in .csv or .parquet, got {out.name}")
+    if out.suffix not in (".csv", ".parquet", ".npy"):
+        raise ValueError(f"--out must end in .csv or .parquet (or .npy with --explain), got {out.name}")
+    if out.suffix == ".npy" and args.explain is None:
+        raise ValueError("--out NAME.npy writes the values of --explain FILE in place, partition by partition; "
+                         "for --rows choose a .csv or .parquet file")
     if out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
     if args.rows < 1:
@@ -418,9 +423,23 @@ def _check_stream_options(args, out: Path) -> None:
     if args.block_size < 1:
         raise ValueError(f"--block-size must be at least 1 byte, got {args.block_size}")
     _check_positive(args.max_memory, "--max-memory", "GiB")
-    if out.is_dir() and args.force and any(not p.name.startswith("part-") for p in out.iterdir()):
-        raise ValueError(f"--out {out} is a folder that holds files other than the parts of an earlier --explain "
+    if out.suffix == ".npy" and (args.format == "long" or args.top_k is not None):
+        raise ValueError("--out NAME.npy holds the values array of every row (wide); --format long and --top-k "
+                         "write .parquet or .csv")
+    if out.is_dir() and args.force and any(not _earlier_output(out, p) for p in out.iterdir()):
+        raise ValueError(f"--out {out} is a folder that holds files other than those of an earlier --explain "
                          "run; choose another folder")
+
+
+#: The arrays of an ``--out NAME.npy`` folder (``utils.memmap_explanation`` reopens it).
+_NPY_FIELDS = ("values", "base_values")
+
+
+def _earlier_output(out: Path, path: Path) -> bool:
+    """Whether ``path``, in the folder ``out``, is a file an ``--explain`` run writes there (replaced by --force)."""
+    if out.suffix == ".npy":
+        return path.name in {"names.json", *(f"{name}.npy" for name in _NPY_FIELDS)}
+    return path.name.startswith("part-")
 
 
 def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> int:
@@ -436,15 +455,20 @@ def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> 
         raise ValueError(f"--explain {args.explain} lacks the columns {missing[:10]} of --data")
     takes_y = getattr(explainer, "call_y", "none") != "none" and target in frame.columns
     frame = frame[[*columns, target] if takes_y else columns]
-    top_k = _chosen_top_k(args, explainer, n_rows)
+    options: dict[str, Any] = {"encoder": encoder, "columns": columns, "target": target if takes_y else None}
+    npy = Path(args.out).suffix == ".npy"
+    top_k = None if npy else _chosen_top_k(args, explainer, n_rows)
     sink = _PartWriter(Path(args.out), args.force)
-    # Parquet row groups into Parquet parts: each worker writes its own parts (their first rows are known)
+    if npy:  # the files at their final size, from one row's values (so that workers can write their rows in place)
+        sink.allocate(_part_values(explainer, frame.head(1, npartitions=1), **options), n_rows)
+    # Parquet row groups into Parquet parts or the .npy files: each worker writes its own (first rows known)
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
-    call = functools.partial(_part_table, encoder=encoder, columns=columns, target=target if takes_y else None,
-                             long=args.format == "long", top_k=top_k,
-                             out=None if here else str(Path(args.out).resolve()), offsets=None if here else offsets)
+    written: dict[str, Any] = {"out": None if here else str(Path(args.out).resolve()),
+                               "offsets": None if here else offsets}
+    call = (functools.partial(_part_values, **options, **written) if npy else
+            functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
     explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here)
-    shape = "top " + str(top_k) if top_k else args.format
+    shape = "npy" if npy else "top " + str(top_k) if top_k else args.format
     print(f"{type(explainer).__name__}: {n_rows} rows -> {args.out} ({shape}, {sink.lines} lines)")
     return 0
 
@@ -457,15 +481,26 @@ def _read_partitions(path: Path, block_size: int):
 
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
+        from dask import delayed
 
-        metadata = pq.ParquetFile(path).metadata
-        sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
-        return dd.read_parquet(path, split_row_groups=True), np.cumsum([0, *sizes]).tolist()
+        parquet = pq.ParquetFile(path)
+        sizes = [parquet.metadata.row_group(i).num_rows for i in range(parquet.metadata.num_row_groups)]
+        # each row group read by pyarrow itself: dask's read_parquet took three times as long for the same rows
+        parts = [delayed(_read_row_group)(str(path), i) for i in range(len(sizes))]
+        meta = parquet.schema_arrow.empty_table().to_pandas()
+        return dd.from_delayed(parts, meta=meta, verify_meta=False), np.cumsum([0, *sizes]).tolist()
     with path.open("rb") as handle:  # lines, less the header (a last line without a newline counts too)
         n_lines, last = 0, b"\n"
         while block := handle.read(2**24):
             n_lines, last = n_lines + block.count(b"\n"), block[-1:]
     return dd.read_csv(path, blocksize=block_size), n_lines - 1 + (last != b"\n")
+
+
+def _read_row_group(path: str, i: int):
+    """Row group ``i`` of the Parquet file ``path``, as a pandas DataFrame (one partition of ``--explain``)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).read_row_group(i).to_pandas()
 
 
 def _chosen_top_k(args, explainer, n_rows: int) -> int | None:
@@ -496,9 +531,8 @@ def _part_table(explainer, part, *, encoder, columns: list[str], target: str | N
     options = {"encoder": encoder, "columns": columns, "target": target, "long": long, "top_k": top_k}
     if out is None or offsets is None:
         return _slice_table(explainer, part, **options)
-    step = max(1, -(-len(part) // _WRITE_SLICES))
-    tables = (_numbered(_slice_table(explainer, part.iloc[start:start + step].reset_index(drop=True), **options),
-                        offsets[index] + start) for start in range(0, max(len(part), 1), step))
+    tables = (_numbered(_slice_table(explainer, rows, **options), offsets[index] + start)
+              for start, rows in _slices(part))
     return _write_overlapped(tables, Path(out) / f"part-{index:05d}.parquet")
 
 
@@ -506,14 +540,67 @@ def _part_table(explainer, part, *, encoder, columns: list[str], target: str | N
 _WRITE_SLICES = 4
 
 
+def _slices(part):
+    """(first row, rows) of the :data:`_WRITE_SLICES` slices of the table ``part``, each numbered from 0."""
+    step = max(1, -(-len(part) // _WRITE_SLICES))
+    for start in range(0, max(len(part), 1), step):
+        yield start, part.iloc[start:start + step].reset_index(drop=True)
+
+
+def _overlapped(items, write) -> int:
+    """``write(item)`` for each item of an iterator, in a thread while the iterator computes the next item; the
+    sum of what ``write`` returned."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    total, pending = 0, None
+    with ThreadPoolExecutor(1) as pool:
+        for item in items:
+            if pending is not None:
+                total += pending.result()
+            pending = pool.submit(write, item)
+        if pending is not None:
+            total += pending.result()
+    return total
+
+
 def _slice_table(explainer, part, *, encoder, columns: list[str], target: str | None, long: bool,
                  top_k: int | None):
     """The values of the rows ``part`` as a wide or long table, rows numbered from 0."""
+    explanation = _part_explanation(explainer, part, encoder=encoder, columns=columns, target=target)
+    return (_long_table(explanation, top_k) if top_k is not None or long else
+            _wide_table(explanation, part.index))
+
+
+def _part_explanation(explainer, part, *, encoder, columns: list[str], target: str | None):
+    """The Explanation of the rows ``part`` (a table of the --explain file's columns), encoded as --data was."""
     from .report import encode
 
     X = part[columns] if encoder is None else encode(encoder, part[columns])
-    explanation = explainer(X) if target is None else explainer(X, part[target])
-    return _long_table(explanation, top_k) if top_k is not None or long else _wide_table(explanation, X.index)
+    return explainer(X) if target is None else explainer(X, part[target])
+
+
+def _part_values(explainer, part, *, encoder, columns: list[str], target: str | None, out: str | None = None,
+                 offsets: list[int] | None = None, index: int = 0):
+    """``--out NAME.npy``: the values and base values of one partition (run on a worker), or, given ``out``,
+    those written in place into the folder's files from the partition's first row in the file (the number of
+    rows written is returned), by slices, as :func:`_part_table` writes Parquet parts."""
+    from .utils import write_memmap_rows
+
+    options = {"encoder": encoder, "columns": columns, "target": target}
+    part = part.reset_index(drop=True)
+    if out is None or offsets is None:
+        return _values_only(_part_explanation(explainer, part, **options))
+    slices = ((offsets[index] + start, _values_only(_part_explanation(explainer, rows, **options)))
+              for start, rows in _slices(part))
+    return _overlapped(slices, lambda item: write_memmap_rows(out, *item))
+
+
+def _values_only(explanation):
+    """The values and base values of an Explanation (its names kept): what ``--out NAME.npy`` holds."""
+    import shap
+
+    return shap.Explanation(explanation.values, base_values=explanation.base_values,
+                            feature_names=explanation.feature_names, output_names=explanation.output_names)
 
 
 def _parquet_options(table) -> dict:
@@ -532,24 +619,20 @@ def _write_parquet(table, path: Path) -> None:
 def _write_overlapped(tables, path: Path) -> int:
     """Write the pandas tables of an iterator as row groups of one Parquet file, a thread writing each while the
     iterator computes the next; the number of lines written."""
-    from concurrent.futures import ThreadPoolExecutor
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    lines, writer, pending = 0, None, None
-    with ThreadPoolExecutor(1) as pool, contextlib.ExitStack() as stack:
-        for table in tables:
+    with contextlib.ExitStack() as stack:
+        writers: list = []
+
+        def write(table) -> int:  # in the thread, one table at a time: the file opened with the first's schema
             arrow = pa.Table.from_pandas(table, preserve_index=False)
-            if pending is not None:
-                pending.result()
-            if writer is None:
-                writer = stack.enter_context(pq.ParquetWriter(path, arrow.schema, **_parquet_options(table)))
-            pending = pool.submit(writer.write_table, arrow)
-            lines += len(table)
-        if pending is not None:
-            pending.result()
-    return lines
+            if not writers:
+                writers.append(stack.enter_context(pq.ParquetWriter(path, arrow.schema, **_parquet_options(table))))
+            writers[0].write_table(arrow)
+            return len(table)
+
+        return _overlapped(tables, write)
 
 
 def _numbered(table, offset: int):
@@ -596,14 +679,17 @@ def _long_table(explanation, top_k: int | None):
 
 class _PartWriter:
     """The sink of ``explain --explain``: the tables of the partitions, in order, each row numbered in the file;
-    a ``.parquet`` output is a folder of parts ``part-00000.parquet``..., a ``.csv`` one file appended to."""
+    a ``.parquet`` output is a folder of parts ``part-00000.parquet``..., a ``.csv`` one file appended to, a
+    ``.npy`` one a folder of arrays of every row (:data:`_NPY_FIELDS`, written in place)."""
 
     def __init__(self, out: Path, force: bool) -> None:
         self.out, self.offset, self.lines = out, 0, 0
-        if out.suffix == ".parquet":
+        self.arrays: Any = None
+        if self.folder:
             if out.is_dir() and force:
-                for old in out.glob("part-*.parquet"):
-                    old.unlink()
+                for old in out.iterdir():
+                    if _earlier_output(out, old):
+                        old.unlink()
             elif out.exists() and force:
                 out.unlink()
             out.mkdir(parents=True, exist_ok=True)
@@ -612,13 +698,32 @@ class _PartWriter:
 
     @property
     def folder(self) -> bool:
-        """Whether the output is a folder of Parquet parts."""
-        return self.out.suffix == ".parquet"
+        """Whether the output is a folder (of Parquet parts, or of ``.npy`` arrays)."""
+        return self.out.suffix in (".parquet", ".npy")
+
+    def allocate(self, like, n_rows: int) -> None:
+        """``.npy``: the arrays of ``n_rows`` rows, shaped as the Explanation ``like``'s, refused before any work
+        when the disk cannot hold them (a memory map written past a full disk kills the process)."""
+        import shutil
+
+        from .utils import MemmapWriter
+
+        row_bytes = sum(getattr(like, name)[:1].nbytes for name in _NPY_FIELDS)
+        free = shutil.disk_usage(self.out).free
+        if row_bytes * n_rows > free:
+            raise ValueError(f"--out {self.out}: the values of {n_rows:,} rows take {row_bytes * n_rows / 2**30:,.1f} "
+                             f"GiB, more than the {free / 2**30:,.1f} GiB free on its disk")
+        self.arrays = MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS)
+        self.arrays.allocate(like)
 
     def __call__(self, i: int, table) -> int:
         if isinstance(table, int):  # written by the worker
             self.lines += table
             return table
+        if self.arrays is not None:  # one part of the .npy arrays, written here in order
+            self.arrays(i, table)
+            self.lines += len(table.values)
+            return len(table.values)
         rows = int(table["row"].max()) + 1 if "row" in table.columns and len(table) else len(table)
         table = _numbered(table, self.offset)
         if self.out.suffix == ".parquet":

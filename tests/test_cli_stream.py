@@ -118,12 +118,64 @@ def test_missing_columns_are_refused(files, capsys):
     assert "lacks the columns" in capsys.readouterr().err
 
 
-def test_a_cluster_writes_the_same_parts(files):
+@pytest.mark.parametrize("source, options", [("rows.parquet", []), ("rows.csv", ["--block-size", "1500"])])
+def test_npy_arrays_equal_the_in_memory_values(files, source, options):
+    """``--out NAME.npy``: the values and base values of every row, memory-mapped, bitwise those of ``--rows``
+    (written as Parquet, which keeps float64 exactly), player and output names kept."""
+    from shap_instances.utils import memmap_explanation
+
+    assert _explain(files, "--explainer", "naive_bayes", "--rows", "150", "--out", str(files / "memory.parquet")) == 0
+    expected = pd.read_parquet(files / "memory.parquet")
+    out = files / "values.npy"
+    for _ in range(2):  # the second run replaces the first's files (--force)
+        assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / source), *options,
+                        "--out", str(out), "--force") == 0
+    assert sorted(p.name for p in out.iterdir()) == ["base_values.npy", "names.json", "values.npy"]
+    got = memmap_explanation(out)
+    assert isinstance(got.values.base, np.memmap) and got.values.shape == (150, 4, 3)
+    assert got.output_names == ["0", "1", "2"]
+    values = expected[[f"{p}|{o}" for p in got.feature_names for o in got.output_names]].to_numpy()
+    np.testing.assert_array_equal(got.values.reshape(150, -1), values)
+    np.testing.assert_array_equal(got.base_values, expected[[f"base_value|{o}" for o in range(3)]].to_numpy())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--format", "long"], "--format long and --top-k write .parquet or .csv"),
+    (["--top-k", "2"], "--format long and --top-k write .parquet or .csv"),
+    (["--rows", "5"], "for --rows choose a .csv or .parquet file"),
+])
+def test_bad_npy_options_are_refused(files, capsys, args, message):
+    explain = [] if "--rows" in args else ["--explain", str(files / "rows.parquet")]
+    assert _explain(files, "--explainer", "naive_bayes", *explain, *args, "--out", str(files / "o.npy")) == 2
+    assert message in capsys.readouterr().err
+    assert not (files / "o.npy").exists()
+
+
+def test_npy_larger_than_the_free_disk_is_refused(files, capsys, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 100, 100))
+    assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / "rows.parquet"),
+                    "--out", str(files / "o.npy")) == 2
+    assert "more than the 0.0 GiB free on its disk" in capsys.readouterr().err
+    assert not (files / "o.npy" / "values.npy").exists()
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "npy"])
+def test_a_cluster_writes_the_same_parts(files, suffix):
+    from shap_instances.utils import memmap_explanation
+
     distributed = pytest.importorskip("distributed")
-    here, there = files / "here.parquet", files / "there.parquet"
+    here, there = files / f"here.{suffix}", files / f"there.{suffix}"
     args = ["--explainer", "naive_bayes", "--explain", str(files / "rows.parquet"), "--out"]
     assert _explain(files, *args, str(here)) == 0
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c:
         assert _explain(files, *args, str(there), "--scheduler", c.scheduler_address) == 0
+    if suffix == "npy":  # each worker wrote its own rows into the arrays
+        np.testing.assert_array_equal(memmap_explanation(here).values, memmap_explanation(there).values)
+        np.testing.assert_array_equal(memmap_explanation(here).base_values, memmap_explanation(there).base_values)
+        return
     for part in sorted(here.glob("part-*.parquet")):
         assert pd.read_parquet(part).equals(pd.read_parquet(there / part.name))

@@ -25,6 +25,7 @@ from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
 from ._dask import (
+    MemmapWriter,
     available_cores,
     concat_explanations,
     dask_client,
@@ -32,6 +33,7 @@ from ._dask import (
     is_dask_collection,
     memmap_explanation,
     row_partitions,
+    write_memmap_rows,
 )
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
@@ -78,6 +80,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "MemmapWriter",
     "available_cores",
     "concat_explanations",
     "dask_client",
@@ -85,6 +88,7 @@ __all__ = [
     "is_dask_collection",
     "memmap_explanation",
     "row_partitions",
+    "write_memmap_rows",
     "COMMON_CONSTRAINTS",
     "HasMethods",
     "JIT_OPTIONS",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -29,8 +30,8 @@ import scipy.sparse as sp
 from ..exceptions import DataValidationError, MemoryBudgetError
 from ._memory import default_memory_budget
 
-__all__ = ["available_cores", "concat_explanations", "dask_client", "explain_partitions", "is_dask_collection",
-           "memmap_explanation", "row_partitions"]
+__all__ = ["MemmapWriter", "available_cores", "concat_explanations", "dask_client", "explain_partitions",
+           "is_dask_collection", "memmap_explanation", "row_partitions", "write_memmap_rows"]
 
 #: Bytes of values one in-memory partition produces at most (its rows x players x outputs x 8).
 PARTITION_BYTES = 64 * 2**20
@@ -217,7 +218,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         parts, lengths = row_partitions(X, size)
         if out is not None:
             lengths = lengths if lengths is not None else [int(n) for n in X.map_partitions(len).compute()]
-            sink = _MemmapWriter(Path(out), sum(lengths))
+            sink = MemmapWriter(Path(out), sum(lengths))
         elif sink is None and call is _explain and not sparse:
             _check_result_memory(explainer, X, lengths, max_memory)
         y_parts = _split_targets(y, X, parts, lengths)
@@ -227,7 +228,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
             for i, part in enumerate(results):
                 sink(i, part)
                 n_parts += 1
-            return sink.explanation() if isinstance(sink, _MemmapWriter) else n_parts
+            return sink.explanation() if isinstance(sink, MemmapWriter) else n_parts
         done = list(results)
     if sp.issparse(done[0]) if done else False:
         return sp.vstack(done, format="csr")
@@ -259,39 +260,112 @@ def _check_result_memory(explainer: Any, X: Any, lengths: list[int] | None, max_
             "pass out=FOLDER to write them to memory-mapped .npy files, a sink, or a larger max_memory.")
 
 
-class _MemmapWriter:
-    """A sink writing the parts of an Explanation, in order, into ``.npy`` files of the whole result's shape."""
+class MemmapWriter:
+    """A sink writing the parts of an Explanation, in order, into ``.npy`` files of the whole result's shape.
+
+    What :func:`explain_partitions` uses with ``out=``, and ``explain --out NAME.npy``.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        Where the files go (created if missing); files of the same names are overwritten.
+    n_rows : int
+        Rows of the whole result.
+    fields : sequence of str, default=FIELDS
+        The Explanation's arrays written (``values`` first), each to ``{name}.npy``; the player and output names
+        go to ``names.json``. A part given as an int is rows written into the files elsewhere (by a worker,
+        :func:`write_memmap_rows`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import shap
+    >>> from shap_instances.utils import MemmapWriter
+    >>> writer = MemmapWriter(Path(tempfile.mkdtemp()), 4, fields=("values",))
+    >>> for i in range(2):
+    ...     writer(i, shap.Explanation(np.full((2, 3), float(i))))
+    >>> writer.explanation().values.tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
 
     FIELDS = ("values", "base_values", "data", "error_std")
 
-    def __init__(self, folder: Path, n_rows: int) -> None:
+    def __init__(self, folder: Path, n_rows: int, fields: Sequence[str] = FIELDS) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        self.folder, self.n_rows, self.start = folder, n_rows, 0
+        self.folder, self.n_rows, self.fields, self.start = folder, n_rows, tuple(fields), 0
         self.first: Any = None
-        self.arrays: dict[str, np.memmap] = {}
+
+    def allocate(self, like: Any) -> None:
+        """Create the files, of ``n_rows`` rows, from a part of the result (its dtypes and trailing shapes)."""
+        self.first = like
+        for name in self.fields:
+            array = getattr(like, name, None)
+            if array is not None and np.ndim(array) >= 1 and not _one_row_repeated([np.asarray(array)]):
+                array = np.asarray(array)
+                shape = (self.n_rows, *array.shape[1:])
+                # the header, and the file at its final size (sparse: the rows take disk as they are written)
+                np.lib.format.open_memmap(self.folder / f"{name}.npy", mode="w+", dtype=array.dtype, shape=shape)
+        players = like.feature_names if like.feature_names is not None else range(np.shape(like.values)[1])
+        names = {"feature_names": [str(f) for f in players],
+                 "output_names": None if like.output_names is None else [str(o) for o in like.output_names]}
+        (self.folder / "names.json").write_text(json.dumps(names))
 
     def __call__(self, i: int, part: Any) -> None:
-        n = np.shape(part.values)[0]
+        if isinstance(part, int | np.integer):  # rows a worker wrote into the files itself
+            self.start += int(part)
+            return
         if self.first is None:
-            self.first = part
-            for name in self.FIELDS:
-                array = getattr(part, name, None)
-                if array is not None and np.ndim(array) >= 1 and not _one_row_repeated([np.asarray(array)]):
-                    array = np.asarray(array)
-                    shape = (self.n_rows, *array.shape[1:])
-                    self.arrays[name] = np.lib.format.open_memmap(self.folder / f"{name}.npy", mode="w+",
-                                                                  dtype=array.dtype, shape=shape)
-        for name, target in self.arrays.items():
-            target[self.start:self.start + n] = np.asarray(getattr(part, name))
-        self.start += n
+            self.allocate(part)
+        self.start += write_memmap_rows(self.folder, self.start, part)
 
     def explanation(self) -> Any:
         """The Explanation of the whole result, its arrays memory-mapped read-only."""
         if self.first is None:
             raise DataValidationError("there are no rows to explain (X has no rows).")
-        for array in self.arrays.values():
-            array.flush()
         return memmap_explanation(self.folder, like=self.first)
+
+
+def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> int:
+    """Write ``part`` (an Explanation of consecutive rows) at row ``start`` of the ``.npy`` files in ``folder``.
+
+    The files were allocated at the whole result's shape (by :func:`explain_partitions` with ``out=``, or
+    ``explain --out NAME.npy``); each of ``part``'s fields with a file there is written, in place, so that
+    workers of a cluster sharing the folder can each write their own rows. Returns the rows written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> import shap
+    >>> from shap_instances.utils import memmap_explanation, write_memmap_rows
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = np.lib.format.open_memmap(f"{folder}/values.npy", mode="w+", shape=(4, 2))
+    >>> write_memmap_rows(folder, 2, shap.Explanation(np.ones((2, 2))))
+    2
+    >>> memmap_explanation(folder).values.tolist()
+    [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
+    """
+    folder = Path(folder)
+    for name in MemmapWriter.FIELDS:
+        path = folder / f"{name}.npy"
+        if getattr(part, name, None) is None or not path.exists():
+            continue
+        target = np.load(path, mmap_mode="r")  # its header read: dtype, shape and where the rows start
+        rows = np.ascontiguousarray(np.broadcast_to(getattr(part, name), (len(part.values), *target.shape[1:])),
+                                    dtype=target.dtype)
+        # written by the file, not through the map: no page faults, and the GIL is released while it copies
+        with path.open("r+b") as handle:
+            _write_all(handle.fileno(), rows.reshape(-1).view(np.uint8).data, target.offset + start * rows[:1].nbytes)
+    return int(np.shape(part.values)[0])
+
+
+def _write_all(fd: int, data: memoryview, offset: int) -> None:
+    """``os.pwrite`` of all of ``data`` at ``offset`` (one call writes at most about 2 GiB)."""
+    while data:
+        written = os.pwrite(fd, data, offset)
+        data, offset = data[written:], offset + written
 
 
 def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
@@ -307,8 +381,8 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     folder : str or path-like
         The ``out`` folder of :func:`explain_partitions`.
     like : shap.Explanation, optional
-        A part of the same result, whose feature and output names and labels are copied (default: players
-        named by their position).
+        A part of the same result, whose feature and output names and labels are copied (default: the names
+        saved in the folder's ``names.json``, else players named by their position).
 
     Examples
     --------
@@ -327,7 +401,7 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     """
     folder = Path(folder)
     # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
-    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray) for name in _MemmapWriter.FIELDS
+    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray) for name in MemmapWriter.FIELDS
               if (folder / f"{name}.npy").exists()}
     if "values" not in arrays:
         raise DataValidationError(f"{folder} holds no values.npy; pass the out= folder of explain_partitions.")
@@ -335,15 +409,23 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     data = arrays.get("data")
     if data is None and like is not None and getattr(like, "data", None) is not None:  # one row broadcast
         data = np.broadcast_to(np.asarray(like.data)[0], (values.shape[0], *np.shape(like.data)[1:]))
-    names = like.feature_names if like is not None else [str(j) for j in range(values.shape[1])]
+    names = _saved_names(folder, values) if like is None else {"feature_names": like.feature_names,
+                                                               "output_names": like.output_names}
     joined = (type(like) if like is not None else _shap_explanation())(
-        values=values, base_values=arrays.get("base_values"), data=data, feature_names=names,
-        output_names=getattr(like, "output_names", None), error_std=arrays.get("error_std"))
+        values=values, base_values=arrays.get("base_values"), data=data, error_std=arrays.get("error_std"), **names)
     joined.row_names = None
     for label in ("players", "efficient", "explained_quantity"):
         if like is not None and hasattr(like, label):
             setattr(joined, label, getattr(like, label))
     return joined
+
+
+def _saved_names(folder: Path, values: np.ndarray) -> dict[str, Any]:
+    """The player and output names of ``names.json`` in ``folder`` (players numbered by position without it)."""
+    path = folder / "names.json"
+    if path.exists():
+        return dict(json.loads(path.read_text()))
+    return {"feature_names": [str(j) for j in range(values.shape[1])], "output_names": None}
 
 
 def _shap_explanation() -> type:
