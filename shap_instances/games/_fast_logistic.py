@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression
 
-from ..utils import sklearn_version
+from ..utils import logistic_one_vs_rest
 from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units, softmax_fit
 from ._prefix_kernels import accumulate_prefix_units
 
@@ -89,8 +89,7 @@ class LogisticPath:
         self.one = int(np.searchsorted(labels, 1.0)) if 1.0 in labels else -1
         if self.n_classes:
             self.y = np.searchsorted(labels, self.y).astype(np.float64)
-        multinomial = getattr(model, "multi_class", "auto") != "ovr" and (
-            model.solver != "newton-cholesky" or sklearn_version() >= (1, 6))
+        multinomial = not logistic_one_vs_rest(model)
         #: False for data beyond ~1e100 (overflowing logits), or class labels the model fits one-vs-rest: the game
         #: then refits.
         self.usable = bool(np.all(np.isfinite(self.scale)) and self.scale.max() < 1e100 and np.isfinite(labels).all()
