@@ -70,7 +70,7 @@ def truth_objective(result, truth, min_slope):
     """The SISR objective at gamma* with its best T (one T-step): what the fit's objective is compared with."""
     scale = np.linalg.norm(result.shapley_values)
     isotonic = _IsotonicStep(result.payoffs, min_slope / scale if scale > 0 else 0.0)
-    delta = coalition_sums(result.codes, truth, np.flatnonzero(truth))
+    delta = coalition_sums(result.codes, truth)
     return float(np.sum(result.weights * (isotonic(delta, result.weights) - delta) ** 2))
 
 

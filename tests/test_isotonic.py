@@ -52,8 +52,8 @@ def test_bit_kernels_match_dense_incidence_matrix():
     weights, t = rng.random(2**p), rng.normal(size=2**p)
     codes = np.arange(2**p, dtype=np.int64)
     support = np.flatnonzero(gamma)
-    np.testing.assert_allclose(coalition_sums(codes, gamma, support), z @ gamma, atol=1e-12)
-    gradient, loss = gradient_and_loss(codes, weights, t, gamma, support, p)
+    np.testing.assert_allclose(coalition_sums(codes, gamma), z @ gamma, atol=1e-12)
+    gradient, loss = gradient_and_loss(codes, weights, t, gamma, p)
     np.testing.assert_allclose(gradient, z.T @ (weights * (z @ gamma - t)), atol=1e-10)
     assert np.isclose(loss, np.sum(weights * (t - z @ gamma) ** 2))
     values = rng.normal(size=2**p)
@@ -456,7 +456,7 @@ def test_transform_plot_of_a_large_game_needs_no_bit_matrix():
     codes = np.arange(2**p, dtype=np.int64)
     gamma = np.zeros(p)
     gamma[[1, 5, 9]] = [0.6, 0.64, 0.48]
-    delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
+    delta = coalition_sums(codes, gamma)
     result = SISRResult(gamma=gamma, transform_values=delta, payoffs=delta**3, codes=codes, weights=np.ones(2**p),
                         sparsity=3, n_iterations=1, objective_history=[0.0])
     tracemalloc.start()
@@ -511,7 +511,7 @@ def test_niht_iterates_match_the_direct_update():
         keep = np.argsort(-np.abs(y))[:s]
         direct = np.zeros(p)
         direct[keep] = y[keep] / np.linalg.norm(y[keep])
-        ours = _niht_block(codes, w, t, gamma, p, s, rho, 1, 0.0, None)
+        ours = _niht_block(codes, w, t, gamma, p, s, rho, 1, 0.0, None, gram=_gram_matrix(p, 1.0 / p))
         np.testing.assert_allclose(ours, direct, atol=1e-12, err_msg=f"step {step}")
         gamma = direct
 
