@@ -14,7 +14,7 @@ from numba import njit
 from ..utils import JIT_OPTIONS
 
 __all__ = ["weighted_pava", "coalition_sums", "transposed_sums", "gradient_and_loss", "support_normal_equations",
-           "shapley_from_codes", "subset_sum_tables", "isotonic_by_groups"]
+           "shapley_from_codes", "subset_sum_tables", "isotonic_by_groups", "weighted_squares", "secular_bisection"]
 
 
 @njit(**JIT_OPTIONS)
@@ -108,15 +108,15 @@ def coalition_sums(codes: np.ndarray, gamma: np.ndarray) -> np.ndarray:
 
 
 @njit(**JIT_OPTIONS)
-def transposed_sums(codes: np.ndarray, u: np.ndarray, n_players: int) -> np.ndarray:
-    """``Z^T u``: ``u`` summed into one bin per chunk value of the codes, then the bins into the players."""
+def transposed_sums(codes: np.ndarray, weights: np.ndarray, values: np.ndarray, n_players: int) -> np.ndarray:
+    """``Z^T W u``: ``w_c u_c`` summed into one bin per chunk value of the codes, then the bins into the players."""
     bits, n_chunks = _chunk_bits(n_players)
     mask = (1 << bits) - 1
     totals = np.zeros((n_chunks, 1 << bits))
     for c in range(codes.shape[0]):
         code = codes[c]
         for k in range(n_chunks):
-            totals[k, (code >> (k * bits)) & mask] += u[c]
+            totals[k, (code >> (k * bits)) & mask] += weights[c] * values[c]
     return _from_chunks(totals, n_players, bits)
 
 
@@ -140,12 +140,15 @@ def gradient_and_loss(codes: np.ndarray, weights: np.ndarray, t: np.ndarray, gam
 
 
 @njit(**JIT_OPTIONS)
-def isotonic_by_groups(y: np.ndarray, w: np.ndarray, starts: np.ndarray, first_zero: int,
+def isotonic_by_groups(delta: np.ndarray, linear: np.ndarray, w: np.ndarray, starts: np.ndarray, first_zero: int,
                        first_positive: int) -> np.ndarray:
-    """PAVA of ``y`` (sorted by payoff) with ties pooled: ``starts`` open the groups of equal payoff; groups
-    before ``first_zero`` (negative payoffs) are fitted non-decreasing and clipped at <= 0, groups from
-    ``first_positive`` on clipped at >= 0, and the groups between (payoff 0) are pinned at 0."""
-    m, n_groups = y.shape[0], starts.shape[0]
+    """``linear + U``, U the weighted PAVA of ``y = delta - linear`` (sorted by payoff) with ties pooled.
+
+    ``starts`` open the groups of equal payoff; groups before ``first_zero`` (negative payoffs) are fitted
+    non-decreasing and clipped at <= 0, groups from ``first_positive`` on clipped at >= 0, and the groups
+    between (payoff 0) are pinned at 0. One pass reads the groups, one writes the fit: no temporaries.
+    """
+    m, n_groups = delta.shape[0], starts.shape[0]
     level = np.zeros(n_groups)
     weight = np.zeros(n_groups)
     for g in range(n_groups):
@@ -153,7 +156,7 @@ def isotonic_by_groups(y: np.ndarray, w: np.ndarray, starts: np.ndarray, first_z
         total, weighted = 0.0, 0.0
         for i in range(starts[g], end):
             total += w[i]
-            weighted += w[i] * y[i]
+            weighted += w[i] * (delta[i] - linear[i])
         weight[g] = total
         level[g] = weighted / total if total > 0 else weighted
     fit = np.zeros(n_groups)
@@ -165,8 +168,29 @@ def isotonic_by_groups(y: np.ndarray, w: np.ndarray, starts: np.ndarray, first_z
     for g in range(n_groups):
         end = starts[g + 1] if g + 1 < n_groups else m
         for i in range(starts[g], end):
-            t[i] = fit[g]
+            t[i] = fit[g] + linear[i]
     return t
+
+
+@njit(**JIT_OPTIONS)
+def weighted_squares(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """``sum_c w_c (a_c - b_c)^2`` in one pass, without temporaries."""
+    total = 0.0
+    for c in range(weights.shape[0]):
+        total += weights[c] * (a[c] - b[c]) ** 2
+    return total
+
+
+@njit(**JIT_OPTIONS)
+def secular_bisection(c_squared: np.ndarray, eigenvalues: np.ndarray, low: float, high: float) -> float:
+    """200 bisection steps on ``sum_i c_i^2 / (e_i - lam)^2 = 1`` over ``[low, high]``; returns ``low``."""
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if np.sum(c_squared / (eigenvalues - middle) ** 2) > 1.0:
+            high = middle
+        else:
+            low = middle
+    return low
 
 
 @njit(**JIT_OPTIONS)

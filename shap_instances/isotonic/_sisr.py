@@ -25,9 +25,11 @@ from ._kernels import (
     coalition_sums,
     gradient_and_loss,
     isotonic_by_groups,
+    secular_bisection,
     shapley_from_codes,
     support_normal_equations,
     transposed_sums,
+    weighted_squares,
 )
 
 if TYPE_CHECKING:
@@ -218,14 +220,12 @@ class _IsotonicStep:
         self.linear = min_slope * payoffs
 
     def __call__(self, delta, weights):
-        y, w = delta - self.linear, weights
-        if self.order is not None:
-            y, w = y[self.order], w[self.order]
-        fit = isotonic_by_groups(y, w, self.starts, self.first_zero, self.first_positive)
-        if self.order is not None:
-            fit[self.order] = fit.copy()
-        fit += self.linear
-        return fit
+        if self.order is None:
+            return isotonic_by_groups(delta, self.linear, weights, self.starts, self.first_zero, self.first_positive)
+        t = np.empty_like(delta)
+        t[self.order] = isotonic_by_groups(delta[self.order], self.linear[self.order], weights[self.order],
+                                           self.starts, self.first_zero, self.first_positive)
+        return t
 
 
 def _robust_weights(weights, residual, huber_delta):
@@ -239,11 +239,12 @@ def _robust_weights(weights, residual, huber_delta):
     return weights * np.minimum(1.0, huber_delta / np.maximum(np.abs(residual), 1e-300))
 
 
-def _objective(weights, residual, huber_delta):
-    """``sum_A w_A rho(r_A)``: the squared loss, or Huber's ``r^2`` inside ``huber_delta``, ``2 d |r| - d^2`` beyond."""
+def _objective(weights, t, delta, huber_delta):
+    """``sum_A w_A rho(r_A)`` of ``r = t - delta``: the squared loss, or Huber's ``r^2`` inside ``huber_delta``,
+    ``2 d |r| - d^2`` beyond."""
     if huber_delta is None:
-        return float(np.sum(weights * residual**2))
-    size = np.abs(residual)
+        return weighted_squares(weights, t, delta)
+    size = np.abs(t - delta)
     return float(np.sum(weights * np.where(size <= huber_delta, size**2, huber_delta * (2.0 * size - huber_delta))))
 
 
@@ -262,23 +263,15 @@ def _sphere_minimum(gram, linear):
     norm_c = np.linalg.norm(c)
     if norm_c == 0:
         return vectors[:, 0]
-
-    def squared_norm(lam):
-        return np.sum(c**2 / (eigenvalues - lam) ** 2)
-
     low, high = eigenvalues[0] - norm_c, eigenvalues[0]
-    if squared_norm(high - 1e-12 * max(1.0, abs(high))) < 1.0:  # the "hard case": c has no weight on v_min
+    edge = high - 1e-12 * max(1.0, abs(high))
+    if np.sum(c**2 / (eigenvalues - edge) ** 2) < 1.0:  # the "hard case": c has no weight on v_min
         coefficients = np.zeros_like(c)
         rest = eigenvalues > eigenvalues[0] + 1e-12
         coefficients[rest] = c[rest] / (eigenvalues[rest] - eigenvalues[0])
         coefficients[0] = np.sqrt(max(0.0, 1.0 - np.sum(coefficients**2)))
         return vectors @ coefficients
-    for _ in range(200):
-        middle = 0.5 * (low + high)
-        if squared_norm(middle) > 1.0:
-            high = middle
-        else:
-            low = middle
+    low = secular_bisection(c**2, eigenvalues, low, high)
     gamma = vectors @ (c / (eigenvalues - low))
     return gamma / np.linalg.norm(gamma)
 
@@ -292,7 +285,7 @@ def _gradient_at(codes, weights, t, p, gram, huber_delta):
     gradient takes one pass per call.
     """
     if huber_delta is None:
-        linear = transposed_sums(codes, weights * t, p)
+        linear = transposed_sums(codes, weights, t, p)
         return lambda gamma: (gram @ gamma - linear, weights)
 
     def reweighted(gamma):
@@ -377,15 +370,15 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
             gamma[:s] = 1.0 / np.sqrt(s)
     delta = coalition_sums(codes, gamma)
     t = isotonic(delta, weights)
-    history = [_objective(weights, t - delta, huber_delta)]
+    history = [_objective(weights, t, delta, huber_delta)]
     iterations = 0
     while iterations < max_iter:
         iterations += 1
         gamma = gamma_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta)
         delta = coalition_sums(codes, gamma)
-        history.append(_objective(weights, t - delta, huber_delta))
-        t = isotonic(delta, _robust_weights(weights, t - delta, huber_delta))
-        history.append(_objective(weights, t - delta, huber_delta))
+        history.append(_objective(weights, t, delta, huber_delta))
+        t = isotonic(delta, weights if huber_delta is None else _robust_weights(weights, t - delta, huber_delta))
+        history.append(_objective(weights, t, delta, huber_delta))
         if history[-3] - history[-1] <= tol * history[-3]:  # relative decrease of one alternation
             break
     return gamma, t, history, iterations
@@ -432,7 +425,7 @@ def _rank_start(codes, payoffs, weights, gram, p):
     information as the payoffs for it, while a gross outlier moves a rank by at most the number of coalitions
     instead of by its size: a start that outliers cannot drag far (the Huber variant's robust start).
     """
-    linear = transposed_sums(codes, weights * _signed_ranks(payoffs), p)
+    linear = transposed_sums(codes, weights, _signed_ranks(payoffs), p)
     return np.linalg.lstsq(gram, linear, rcond=None)[0]
 
 
