@@ -18,19 +18,19 @@ __all__ = ["weighted_pava", "coalition_sums", "transposed_sums", "gradient_and_l
 
 
 @njit(**JIT_OPTIONS)
-def weighted_pava(y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted isotonic (non-decreasing) regression of ``y`` in the given order, stack-based PAVA."""
-    n = y.shape[0]
-    level = np.empty(n)
-    weight = np.empty(n)
-    start = np.empty(n, dtype=np.int64)
-    top = -1
-    for i in range(n):
+def _pava_in_place(level, weight, first, lo, hi):
+    """Stack-based weighted PAVA of ``level[lo:hi]`` (weights ``weight[lo:hi]``), in place.
+
+    On return blocks ``b = lo .. lo + n - 1`` hold the pooled levels and weights, and ``first[b]`` the index of
+    each block's first entry; returns n. The stack never overtakes the entry being read, so it lives in the
+    input arrays and needs no memory of its own.
+    """
+    top = lo - 1
+    for i in range(lo, hi):
+        y, w = level[i], weight[i]
         top += 1
-        level[top] = y[i]
-        weight[top] = w[i]
-        start[top] = i
-        while top > 0 and level[top - 1] >= level[top]:
+        level[top], weight[top], first[top] = y, w, i
+        while top > lo and level[top - 1] >= level[top]:
             total = weight[top - 1] + weight[top]
             if total > 0:
                 level[top - 1] = (weight[top - 1] * level[top - 1] + weight[top] * level[top]) / total
@@ -38,11 +38,19 @@ def weighted_pava(y: np.ndarray, w: np.ndarray) -> np.ndarray:
                 level[top - 1] = 0.5 * (level[top - 1] + level[top])
             weight[top - 1] = total
             top -= 1
+    return top + 1 - lo
+
+
+@njit(**JIT_OPTIONS)
+def weighted_pava(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Weighted isotonic (non-decreasing) regression of ``y`` in the given order, stack-based PAVA."""
+    n = y.shape[0]
+    level, weight, first = y.copy(), w.copy(), np.empty(n, dtype=np.int64)
+    n_blocks = _pava_in_place(level, weight, first, 0, n)
     fit = np.empty(n)
-    for b in range(top + 1):
-        end = start[b + 1] if b < top else n
-        for i in range(start[b], end):
-            fit[i] = level[b]
+    for b in range(n_blocks):
+        end = first[b + 1] if b + 1 < n_blocks else n
+        fit[first[b]:end] = level[b]
     return fit
 
 
@@ -141,16 +149,16 @@ def gradient_and_loss(codes: np.ndarray, weights: np.ndarray, t: np.ndarray, gam
 
 @njit(**JIT_OPTIONS)
 def isotonic_by_groups(delta: np.ndarray, linear: np.ndarray, w: np.ndarray, starts: np.ndarray, first_zero: int,
-                       first_positive: int) -> np.ndarray:
+                       first_positive: int, work: np.ndarray, first: np.ndarray) -> np.ndarray:
     """``linear + U``, U the weighted PAVA of ``y = delta - linear`` (sorted by payoff) with ties pooled.
 
     ``starts`` open the groups of equal payoff; groups before ``first_zero`` (negative payoffs) are fitted
     non-decreasing and clipped at <= 0, groups from ``first_positive`` on clipped at >= 0, and the groups
-    between (payoff 0) are pinned at 0. One pass reads the groups, one writes the fit: no temporaries.
+    between (payoff 0) are pinned at 0. ``work`` (2, n_groups) and ``first`` (n_groups,) are scratch memory,
+    reused from call to call (fresh memory of this size costs more in page faults than the fit itself).
     """
     m, n_groups = delta.shape[0], starts.shape[0]
-    level = np.zeros(n_groups)
-    weight = np.zeros(n_groups)
+    level, weight = work[0], work[1]
     for g in range(n_groups):
         end = starts[g + 1] if g + 1 < n_groups else m
         total, weighted = 0.0, 0.0
@@ -159,16 +167,17 @@ def isotonic_by_groups(delta: np.ndarray, linear: np.ndarray, w: np.ndarray, sta
             weighted += w[i] * (delta[i] - linear[i])
         weight[g] = total
         level[g] = weighted / total if total > 0 else weighted
-    fit = np.zeros(n_groups)
-    if first_zero > 0:
-        fit[:first_zero] = np.minimum(weighted_pava(level[:first_zero], weight[:first_zero]), 0.0)
-    if first_positive < n_groups:
-        fit[first_positive:] = np.maximum(weighted_pava(level[first_positive:], weight[first_positive:]), 0.0)
     t = np.empty(m)
-    for g in range(n_groups):
-        end = starts[g + 1] if g + 1 < n_groups else m
-        for i in range(starts[g], end):
-            t[i] = fit[g] + linear[i]
+    end_zero = starts[first_positive] if first_positive < n_groups else m
+    for i in range(starts[first_zero] if first_zero < n_groups else m, end_zero):
+        t[i] = linear[i]  # payoff 0: U = 0
+    for lo, hi, sign in ((0, first_zero, -1.0), (first_positive, n_groups, 1.0)):
+        n_blocks = _pava_in_place(level, weight, first, lo, hi)
+        for b in range(lo, lo + n_blocks):
+            value = sign * max(sign * level[b], 0.0)  # clipped at 0 on the side's own sign
+            last = first[b + 1] if b + 1 < lo + n_blocks else hi
+            for i in range(starts[first[b]], starts[last] if last < n_groups else m):
+                t[i] = value + linear[i]
     return t
 
 

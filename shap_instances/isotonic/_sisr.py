@@ -193,13 +193,13 @@ def _gram_matrix(n_players: int, full_weight: float) -> np.ndarray:
     return (a - b) * np.eye(p) + b + full_weight
 
 
-def _popcount(codes: np.ndarray) -> np.ndarray:
-    counts = np.zeros(codes.shape, dtype=np.int64)
-    work = codes.copy()
-    while np.any(work):
-        counts += work & 1
-        work >>= 1
-    return counts
+def _coalition_sizes(p: int) -> np.ndarray:
+    """``sizes[code]`` = the number of bits set in ``code``, for every code below 2^p (by doubling: the codes
+    with bit j set are those below 2^j, plus one player)."""
+    sizes = np.zeros(2**p, dtype=np.int64)
+    for j in range(p):
+        np.add(sizes[:1 << j], 1, out=sizes[1 << j:2 << j])
+    return sizes
 
 
 class _IsotonicStep:
@@ -218,13 +218,16 @@ class _IsotonicStep:
         group_v = v_sorted[self.starts]
         self.first_zero, self.first_positive = int(np.sum(group_v < 0)), int(np.sum(group_v <= 0))
         self.linear = min_slope * payoffs
+        self.work, self.first = np.empty((2, group_v.size)), np.empty(group_v.size, dtype=np.int64)
 
     def __call__(self, delta, weights):
         if self.order is None:
-            return isotonic_by_groups(delta, self.linear, weights, self.starts, self.first_zero, self.first_positive)
+            return isotonic_by_groups(delta, self.linear, weights, self.starts, self.first_zero, self.first_positive,
+                                      self.work, self.first)
         t = np.empty_like(delta)
         t[self.order] = isotonic_by_groups(delta[self.order], self.linear[self.order], weights[self.order],
-                                           self.starts, self.first_zero, self.first_positive)
+                                           self.starts, self.first_zero, self.first_positive, self.work,
+                                           self.first)
         return t
 
 
@@ -595,7 +598,7 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
     full_weight = float(kernel_weights(p)[1] if p > 1 else 1.0) if full_weight is None else float(full_weight)
     values = values - values[0]
     codes = np.arange(2**p, dtype=np.int64)
-    sizes = _popcount(codes)
+    sizes = _coalition_sizes(p)
     weights = kernel_weights(p)[sizes]
     weights[-1] = full_weight
     w_in, w_out = shapley_weights(p)
