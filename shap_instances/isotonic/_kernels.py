@@ -13,7 +13,7 @@ from numba import njit
 
 from ..utils import JIT_OPTIONS
 
-__all__ = ["weighted_pava", "coalition_sums", "transposed_sums", "gradient_and_loss", "support_normal_equations",
+__all__ = ["weighted_pava", "coalition_sums", "coalition_sums_into", "transposed_sums", "gradient_and_loss", "support_normal_equations",
            "shapley_from_codes", "subset_sum_tables", "isotonic_by_groups", "weighted_squares", "secular_bisection"]
 
 
@@ -107,12 +107,17 @@ def _from_chunks(totals, n_players, bits):
 @njit(**JIT_OPTIONS)
 def coalition_sums(codes: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     """``delta_c = sum_{j: bit j of codes[c]} gamma_j`` (that is, Z gamma): one table look-up per 10-bit chunk."""
+    return coalition_sums_into(codes, gamma, np.empty(codes.shape[0]))
+
+
+@njit(**JIT_OPTIONS)
+def coalition_sums_into(codes: np.ndarray, gamma: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """:func:`coalition_sums` written into ``out`` (reused memory: no page faults on a fresh array)."""
     tables = subset_sum_tables(gamma)
     bits = _chunk_bits(gamma.shape[0])[0]
-    delta = np.empty(codes.shape[0])
     for c in range(codes.shape[0]):
-        delta[c] = _lookup(tables, codes[c], bits)
-    return delta
+        out[c] = _lookup(tables, codes[c], bits)
+    return out
 
 
 @njit(**JIT_OPTIONS)
@@ -149,13 +154,14 @@ def gradient_and_loss(codes: np.ndarray, weights: np.ndarray, t: np.ndarray, gam
 
 @njit(**JIT_OPTIONS)
 def isotonic_by_groups(delta: np.ndarray, linear: np.ndarray, w: np.ndarray, starts: np.ndarray, first_zero: int,
-                       first_positive: int, work: np.ndarray, first: np.ndarray) -> np.ndarray:
+                       first_positive: int, work: np.ndarray, first: np.ndarray, t: np.ndarray) -> np.ndarray:
     """``linear + U``, U the weighted PAVA of ``y = delta - linear`` (sorted by payoff) with ties pooled.
 
     ``starts`` open the groups of equal payoff; groups before ``first_zero`` (negative payoffs) are fitted
     non-decreasing and clipped at <= 0, groups from ``first_positive`` on clipped at >= 0, and the groups
-    between (payoff 0) are pinned at 0. ``work`` (2, n_groups) and ``first`` (n_groups,) are scratch memory,
-    reused from call to call (fresh memory of this size costs more in page faults than the fit itself).
+    between (payoff 0) are pinned at 0; the fit is written into ``t``. ``work`` (2, n_groups) and ``first``
+    (n_groups,) are scratch memory, reused from call to call (fresh memory of this size costs more in page
+    faults than the fit itself).
     """
     m, n_groups = delta.shape[0], starts.shape[0]
     level, weight = work[0], work[1]
@@ -167,7 +173,6 @@ def isotonic_by_groups(delta: np.ndarray, linear: np.ndarray, w: np.ndarray, sta
             weighted += w[i] * (delta[i] - linear[i])
         weight[g] = total
         level[g] = weighted / total if total > 0 else weighted
-    t = np.empty(m)
     end_zero = starts[first_positive] if first_positive < n_groups else m
     for i in range(starts[first_zero] if first_zero < n_groups else m, end_zero):
         t[i] = linear[i]  # payoff 0: U = 0

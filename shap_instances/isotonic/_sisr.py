@@ -23,6 +23,7 @@ from ..approximators import kernel_weights, shapley_weights
 from ..exceptions import DataValidationError, GameTooLargeError
 from ._kernels import (
     coalition_sums,
+    coalition_sums_into,
     gradient_and_loss,
     isotonic_by_groups,
     secular_bisection,
@@ -220,14 +221,15 @@ class _IsotonicStep:
         self.linear = min_slope * payoffs
         self.work, self.first = np.empty((2, group_v.size)), np.empty(group_v.size, dtype=np.int64)
 
-    def __call__(self, delta, weights):
+    def __call__(self, delta, weights, out=None):
+        """T at the coalitions, written into ``out`` when given (memory reused from step to step)."""
+        t = np.empty_like(delta) if out is None else out
         if self.order is None:
             return isotonic_by_groups(delta, self.linear, weights, self.starts, self.first_zero, self.first_positive,
-                                      self.work, self.first)
-        t = np.empty_like(delta)
+                                      self.work, self.first, t)
         t[self.order] = isotonic_by_groups(delta[self.order], self.linear[self.order], weights[self.order],
                                            self.starts, self.first_zero, self.first_positive, self.work,
-                                           self.first)
+                                           self.first, np.empty_like(delta))
         return t
 
 
@@ -371,16 +373,18 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
         gamma = gamma_block(codes, weights, payoffs, gamma, p, s, rho, inner_max_iter, tol, huber_delta)
         if not gamma.any():  # Z^T W v = 0: nothing to threshold, start on the first s players
             gamma[:s] = 1.0 / np.sqrt(s)
-    delta = coalition_sums(codes, gamma)
-    t = isotonic(delta, weights)
+    delta, t, spare = (np.empty(payoffs.size) for _ in range(3))  # reused: fresh arrays cost page faults
+    coalition_sums_into(codes, gamma, delta)
+    isotonic(delta, weights, out=t)
     history = [_objective(weights, t, delta, huber_delta)]
     iterations = 0
     while iterations < max_iter:
         iterations += 1
         gamma = gamma_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta)
-        delta = coalition_sums(codes, gamma)
+        coalition_sums_into(codes, gamma, delta)
         history.append(_objective(weights, t, delta, huber_delta))
-        t = isotonic(delta, weights if huber_delta is None else _robust_weights(weights, t - delta, huber_delta))
+        active = weights if huber_delta is None else _robust_weights(weights, t - delta, huber_delta)
+        t, spare = isotonic(delta, active, out=spare), t
         history.append(_objective(weights, t, delta, huber_delta))
         if history[-3] - history[-1] <= tol * history[-3]:  # relative decrease of one alternation
             break
