@@ -9,8 +9,9 @@ two sides ``--repeats`` times; the table gives the median seconds, their ratio, 
 default baseline, ``f967aae``, is the last revision before the sorted, chunked fit.
 
 Usage: ``python benchmarks/bench_sisr_speed.py [--sizes 20,25] [--sparsity 4,ric] [--repeats 1]
-[--baseline REV] [--quick] [--markdown FILE]`` (``--quick``: p = 12 only). At p = 25 the baseline's RIC fit takes hours: ``--baseline-max-p``
-(default 22) skips the baseline's ``ric`` cells above it, and the table says so.
+[--baseline REV] [--quick] [--markdown FILE]`` (``--quick``: p = 12 only). At p = 25 the baseline's RIC fit
+takes hours: ``--baseline-max-p`` (default 20) skips the baseline's ``ric`` cells above it, and the table says
+so.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ print(json.dumps(dict(seconds=seconds, s=int(result.sparsity), iterations=int(re
 
 def fit_in_child(tree: Path, p: int, sparsity: int | str, noise: float, out: Path) -> dict:
     """One timed fit by the package under ``tree``, in a fresh process (numba warmed up first)."""
-    code = CHILD.format(benchmarks=str(ROOT / "benchmarks"), tree=str(tree), p=p, sparsity=sparsity, noise=noise, out=str(out))
+    code = CHILD.format(benchmarks=str(ROOT / "benchmarks"), tree=str(tree), p=p, sparsity=sparsity, noise=noise,
+                        out=str(out))
     env = dict(os.environ, PYTHONPATH=str(tree))
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=out.parent, capture_output=True, text=True,
                           check=True)  # cwd: not the repository, whose package would shadow PYTHONPATH's
@@ -114,7 +116,7 @@ def _arguments(parser) -> None:
     parser.add_argument("--noise", type=float, default=0.05)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--baseline", default="f967aae")
-    parser.add_argument("--baseline-max-p", type=int, default=22)
+    parser.add_argument("--baseline-max-p", type=int, default=20)
 
 
 if __name__ == "__main__":

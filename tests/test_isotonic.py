@@ -580,7 +580,9 @@ def _dense_package_sisr(v, s, min_slope=1e-2, max_iter=100, inner_max_iter=20, t
     keep, gamma[keep] = threshold(shapley)
     t = _sklearn_pinned_isotonic(v, z @ gamma - slope, w) + slope
     history = [np.sum(w * (t - z @ gamma) ** 2)]
-    for iteration in range(1, max_iter + 1):
+    iterations = 0
+    while iterations < max_iter:
+        iterations += 1
         for _ in range(inner_max_iter):
             support = threshold(gamma - z.T @ (w * (z @ gamma - t)) / rho)[0]
             new = np.zeros(p)
@@ -593,7 +595,7 @@ def _dense_package_sisr(v, s, min_slope=1e-2, max_iter=100, inner_max_iter=20, t
         history.append(np.sum(w * (t - z @ gamma) ** 2))
         if history[-3] - history[-1] <= tol * history[-3]:
             break
-    return gamma, t, history, iteration
+    return gamma, t, history, iterations
 
 
 @pytest.mark.parametrize("p, noise, seed", [(4, 0.05, 0), (5, 0.1, 1), (6, 0.02, 2), (7, 0.2, 3), (8, 0.05, 4)])

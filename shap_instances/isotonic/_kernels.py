@@ -13,8 +13,9 @@ from numba import njit
 
 from ..utils import JIT_OPTIONS
 
-__all__ = ["weighted_pava", "coalition_sums", "coalition_sums_into", "transposed_sums", "gradient_and_loss", "support_normal_equations",
-           "shapley_from_codes", "subset_sum_tables", "isotonic_by_groups", "weighted_squares", "secular_bisection"]
+__all__ = ["weighted_pava", "coalition_sums", "coalition_sums_into", "transposed_sums", "gradient_and_loss",
+           "support_normal_equations", "shapley_from_codes", "subset_sum_tables", "isotonic_by_groups",
+           "weighted_squares", "secular_bisection"]
 
 
 @njit(**JIT_OPTIONS)
