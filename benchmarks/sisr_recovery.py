@@ -104,9 +104,10 @@ def cell(p, noise, repetitions, selection, variant, generator, ric_n, log=None):
     draws = []
     for rep in range(repetitions):
         if rep not in done:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             done[rep] = dict(key, rep=rep, **one_draw(p, noise, rep, selection, variant, generator, ric_n),
                              seconds=round(time.perf_counter() - started, 2),
+                             cpu_seconds=round(time.process_time() - cpu, 2),
                              load=[round(x, 2) for x in os.getloadavg()])
             if log is not None:
                 with log.open("a") as handle:
