@@ -110,6 +110,7 @@ def cell(p, noise, repetitions, selection, variant, generator, ric_n, log=None):
                              cpu_seconds=round(time.process_time() - cpu, 2),
                              load=[round(x, 2) for x in os.getloadavg()])
             if log is not None:
+                log.parent.mkdir(parents=True, exist_ok=True)
                 with log.open("a") as handle:
                     handle.write(json.dumps(done[rep]) + "\n")
             print(f"  draw {rep}: {done[rep]}", file=sys.stderr, flush=True)
