@@ -107,10 +107,10 @@ def main(bench: Bench) -> None:
                     trees["baseline"] = old
                 rows.append(cell(trees, p, sparsity, args.noise, args.repeats, work))
     header = ["p", "s", "this tree: wall / CPU s", "chosen s, alternations", f"baseline {args.baseline}: wall / CPU s",
-              "chosen s, alternations", "speed-up: wall / CPU", "max |gamma diff| / max |t diff|"]
+              "chosen s, alternations", "speed-up: wall / CPU", "largest gamma / t difference"]
     bench.print(f"### SISR fit time, this tree against revision {args.baseline}, median of {args.repeats} "
                 f"(generator 'clipped', noise {args.noise:g}, seed 1000 p)", markdown_table(header, rows),
-                part="sisr_speed")
+                part="table")
 
 
 def _arguments(parser) -> None:
