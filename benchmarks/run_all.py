@@ -62,6 +62,7 @@ TITLES = {
     "report": ("Command line report at scale: 5,000 and 50,000 rows, time, memory, progress", "report.md#at-scale"),
     "residual": ("InstanceKernelExplainer: ridge against scikit-learn refits, CC means at scale, memory, dask",
                  "explainers/residual.md#benchmarks"),
+    "sisr_speed": ("SISR fit time: this tree against the previous revision", "explainers/isotonic.md#the-alternation"),
 }
 #: Scripts that run only when named: reproductions of a paper's protocol that take hours, not speed benchmarks.
 ONLY_WHEN_NAMED = {

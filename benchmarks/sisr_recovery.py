@@ -32,8 +32,11 @@ Usage: ``python benchmarks/sisr_recovery.py [--sizes 10,15] [--repetitions 50] [
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from _common import Bench, markdown_table
@@ -67,26 +70,54 @@ def truth_objective(result, truth, min_slope):
     """The SISR objective at gamma* with its best T (one T-step): what the fit's objective is compared with."""
     scale = np.linalg.norm(result.shapley_values)
     isotonic = _IsotonicStep(result.payoffs, min_slope / scale if scale > 0 else 0.0)
-    delta = coalition_sums(result.codes, truth, np.flatnonzero(truth))
+    delta = coalition_sums(result.codes, truth)
     return float(np.sum(result.weights * (isotonic(delta, result.weights) - delta) ** 2))
 
 
-def cell(p, noise, repetitions, selection, variant, generator, ric_n):
-    affinity, support, chosen, below = [], [], [], []
+def one_draw(p, noise, rep, selection, variant, generator, ric_n):
+    """One repetition: affinity, support %, the chosen s, and the fit/truth objective ratio (oracle s only)."""
+    v, truth = draw(p, noise, 1000 * p + rep, generator)
+    if variant == "threshold":  # the dense fit (s = p), then its s* largest |gamma_j| kept and renormalised
+        result = sisr(v, sparsity=p)
+        result.gamma = _hard_threshold(result.gamma, S_TRUE)
+        result.sparsity = S_TRUE
+    else:
+        result = sisr(v, sparsity=S_TRUE if selection == "oracle" else "ric", ric_n=ric_n, **VARIANTS[variant])
+    ratio = None
+    if selection == "oracle" and variant != "threshold":
+        ratio = result.objective / truth_objective(result, truth, VARIANTS[variant].get("min_slope", 1e-2))
+    return dict(affinity=float(100 * result.gamma @ truth),
+                support=100 * len(set(result.support) & set(np.flatnonzero(truth))) / S_TRUE,
+                chosen=int(result.sparsity), ratio=ratio)
+
+
+def cell(p, noise, repetitions, selection, variant, generator, ric_n, log=None):
+    """The repetitions of one cell; with ``log`` (a JSON-lines file), every draw is appended as it finishes and
+    draws already there are read back instead of refitted, so a stopped run resumes where it stopped."""
+    key = dict(p=p, noise=noise, selection=selection, variant=variant, generator=generator, ric_n=ric_n)
+    done = {}
+    if log is not None and log.exists():
+        for line in log.read_text().splitlines():
+            record = json.loads(line)
+            if all(record.get(name) == value for name, value in key.items()):
+                done[record["rep"]] = record
+    draws = []
     for rep in range(repetitions):
-        v, truth = draw(p, noise, 1000 * p + rep, generator)
-        if variant == "threshold":  # the dense fit (s = p), then its s* largest |gamma_j| kept and renormalised
-            result = sisr(v, sparsity=p)
-            result.gamma = _hard_threshold(result.gamma, S_TRUE)
-            result.sparsity = S_TRUE
-        else:
-            result = sisr(v, sparsity=S_TRUE if selection == "oracle" else "ric", ric_n=ric_n, **VARIANTS[variant])
-        affinity.append(100 * result.gamma @ truth)
-        support.append(100 * len(set(result.support) & set(np.flatnonzero(truth))) / S_TRUE)
-        chosen.append(result.sparsity)
-        if selection == "oracle" and variant != "threshold":
-            below.append(result.objective / truth_objective(result, truth, VARIANTS[variant].get("min_slope", 1e-2)))
-    return interval(affinity), interval(support), np.mean(chosen), below
+        if rep not in done:
+            started, cpu = time.perf_counter(), time.process_time()
+            done[rep] = dict(key, rep=rep, **one_draw(p, noise, rep, selection, variant, generator, ric_n),
+                             seconds=round(time.perf_counter() - started, 2),
+                             cpu_seconds=round(time.process_time() - cpu, 2),
+                             load=[round(x, 2) for x in os.getloadavg()])
+            if log is not None:
+                log.parent.mkdir(parents=True, exist_ok=True)
+                with log.open("a") as handle:
+                    handle.write(json.dumps(done[rep]) + "\n")
+            print(f"  draw {rep}: {done[rep]}", file=sys.stderr, flush=True)
+        draws.append(done[rep])
+    below = [d["ratio"] for d in draws if d["ratio"] is not None]
+    return (interval([d["affinity"] for d in draws]), interval([d["support"] for d in draws]),
+            np.mean([d["chosen"] for d in draws]), below)
 
 
 def interval(values):
@@ -107,7 +138,7 @@ def main(bench: Bench) -> None:
                     if noise not in args.noises:
                         continue
                     (a, a_ci), (s, s_ci), s_hat, ratios = cell(p, noise, args.repetitions, selection, variant,
-                                                               args.generator, args.ric_n)
+                                                               args.generator, args.ric_n, args.log)
                     print(f"p = {p}, {selection}, {variant}, noise {noise:g}: {a:.1f} / {s:.0f}%, s = {s_hat:.1f}",
                           file=sys.stderr, flush=True)
                     pa, ps = POSTER[p][k]
@@ -134,6 +165,8 @@ def _arguments(parser) -> None:
     parser.add_argument("--variants", type=_list(str), default=("package", "poster"))
     parser.add_argument("--generator", choices=("clipped", "signed", "payoff"), default="clipped")
     parser.add_argument("--ric-n", choices=("effective", "coalitions"), default="effective")
+    parser.add_argument("--log", type=Path, help="JSON-lines file: every draw is appended as it finishes, and the "
+                        "draws already in it are reused (resume a stopped run)")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,13 @@ from shap_instances.approximators._weights import kernel_weights, shapley_weight
 from shap_instances.exceptions import DataValidationError, UnsupportedModelError
 from shap_instances.games import FunctionGame
 from shap_instances.isotonic import gram_eigenvalue, sisr, sisr_from_samples
-from shap_instances.isotonic._kernels import coalition_sums, gradient_and_loss, shapley_from_codes, weighted_pava
+from shap_instances.isotonic._kernels import (
+    coalition_sums,
+    gradient_and_loss,
+    shapley_from_codes,
+    transposed_sums,
+    weighted_pava,
+)
 from shap_instances.isotonic._sisr import _gram_matrix, _IsotonicStep, _niht_block, _sphere_minimum
 
 
@@ -44,19 +50,23 @@ def test_pava_matches_scipy(pairs):
     np.testing.assert_allclose(weighted_pava(y, w), isotonic_regression(y, weights=w).x, atol=1e-10)
 
 
-def test_bit_kernels_match_dense_incidence_matrix():
-    p = 6
-    rng = np.random.default_rng(0)
-    z = incidence(p)
+@pytest.mark.parametrize("p", [6, 13, 21, 34])  # one chunk of bits; two of 7; three of 7; four of 9
+def test_bit_kernels_match_dense_incidence_matrix(p):
+    rng = np.random.default_rng(p)
+    codes = np.arange(2**p, dtype=np.int64) if p <= 13 else rng.integers(0, 2**p, size=3000, dtype=np.int64)
+    z = ((codes[:, None] >> np.arange(p)) & 1).astype(float)
     gamma = np.where(rng.random(p) < 0.5, rng.normal(size=p), 0.0)
-    weights, t = rng.random(2**p), rng.normal(size=2**p)
-    codes = np.arange(2**p, dtype=np.int64)
-    support = np.flatnonzero(gamma)
-    np.testing.assert_allclose(coalition_sums(codes, gamma, support), z @ gamma, atol=1e-12)
-    gradient, loss = gradient_and_loss(codes, weights, t, gamma, support, p)
+    weights, t = rng.random(codes.size), rng.normal(size=codes.size)
+    np.testing.assert_allclose(coalition_sums(codes, gamma), z @ gamma, atol=1e-12)
+    np.testing.assert_allclose(transposed_sums(codes, weights, t, p), z.T @ (weights * t), atol=1e-10)
+    gradient, loss = gradient_and_loss(codes, weights, t, gamma, p)
     np.testing.assert_allclose(gradient, z.T @ (weights * (z @ gamma - t)), atol=1e-10)
     assert np.isclose(loss, np.sum(weights * (t - z @ gamma) ** 2))
-    values = rng.normal(size=2**p)
+
+
+def test_shapley_from_codes_matches_exact_enumeration():
+    p = 6
+    values = np.random.default_rng(0).normal(size=2**p)
     game = FunctionGame(lambda m: values[m.astype(np.int64) @ (1 << np.arange(p))], p)
     np.testing.assert_allclose(shapley_from_codes(values, p, *shapley_weights(p)),
                                ExactApproximator().estimate(game).values[:, 0], atol=1e-12)
@@ -456,7 +466,7 @@ def test_transform_plot_of_a_large_game_needs_no_bit_matrix():
     codes = np.arange(2**p, dtype=np.int64)
     gamma = np.zeros(p)
     gamma[[1, 5, 9]] = [0.6, 0.64, 0.48]
-    delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
+    delta = coalition_sums(codes, gamma)
     result = SISRResult(gamma=gamma, transform_values=delta, payoffs=delta**3, codes=codes, weights=np.ones(2**p),
                         sparsity=3, n_iterations=1, objective_history=[0.0])
     tracemalloc.start()
@@ -511,7 +521,7 @@ def test_niht_iterates_match_the_direct_update():
         keep = np.argsort(-np.abs(y))[:s]
         direct = np.zeros(p)
         direct[keep] = y[keep] / np.linalg.norm(y[keep])
-        ours = _niht_block(codes, w, t, gamma, p, s, rho, 1, 0.0, None)
+        ours = _niht_block(codes, w, t, gamma, p, s, rho, 1, 0.0, None, gram=_gram_matrix(p, 1.0 / p))
         np.testing.assert_allclose(ours, direct, atol=1e-12, err_msg=f"step {step}")
         gamma = direct
 
@@ -547,6 +557,73 @@ def test_poster_algorithm_matches_a_dense_implementation():
     np.testing.assert_allclose(result.transform_values, t, atol=1e-9)
     np.testing.assert_allclose(result.objective_history, history, rtol=1e-9, atol=1e-12)
     assert history[-1] > 1e-6  # not an exact fit, so the comparison is not between zeros
+
+
+def _dense_package_sisr(v, s, min_slope=1e-2, max_iter=100, inner_max_iter=20, tol=1e-4):
+    """The package's default fit written densely, in the coalitions' own order: Z built, the gradient as
+    Z'W(Z g - t) every step, the support by hard thresholding, the exact sphere minimum on it, sklearn's isotonic
+    regression for T (slope >= min_slope / ||phi||, T(0) = 0)."""
+    p = int(np.log2(v.size))
+    z = incidence(p)
+    w = kernel_weights(p)[z.sum(1).astype(int)]
+    w[-1] = 1.0 / p
+    gram = z.T @ (w[:, None] * z)
+    rho = np.linalg.eigvalsh(gram)[-1]
+    shapley = shapley_from_codes(v, p, *shapley_weights(p))
+    slope = min_slope / np.linalg.norm(shapley) * v
+
+    def threshold(y):
+        keep = np.sort(np.argsort(-np.abs(y))[:s])
+        return keep, y[keep] / np.linalg.norm(y[keep])
+
+    gamma = np.zeros(p)
+    keep, gamma[keep] = threshold(shapley)
+    t = _sklearn_pinned_isotonic(v, z @ gamma - slope, w) + slope
+    history = [np.sum(w * (t - z @ gamma) ** 2)]
+    iterations = 0
+    while iterations < max_iter:
+        iterations += 1
+        for _ in range(inner_max_iter):
+            support = threshold(gamma - z.T @ (w * (z @ gamma - t)) / rho)[0]
+            new = np.zeros(p)
+            new[support] = _sphere_minimum(gram[np.ix_(support, support)], (z.T @ (w * t))[support])
+            change, gamma = np.linalg.norm(new - gamma), new
+            if change < tol:
+                break
+        history.append(np.sum(w * (t - z @ gamma) ** 2))
+        t = _sklearn_pinned_isotonic(v, z @ gamma - slope, w) + slope
+        history.append(np.sum(w * (t - z @ gamma) ** 2))
+        if history[-3] - history[-1] <= tol * history[-3]:
+            break
+    return gamma, t, history, iterations
+
+
+@pytest.mark.parametrize("p, noise, seed", [(4, 0.05, 0), (5, 0.1, 1), (6, 0.02, 2), (7, 0.2, 3), (8, 0.05, 4)])
+def test_default_fit_matches_a_dense_natural_order_implementation(p, noise, seed):
+    """The fast fit (coalitions sorted by payoff, chunked bit tables, Gram-matrix gradients, fused kernels) equals
+    the plain dense alternation in the coalitions' own order, at every s, to round-off; and RIC picks the s of
+    the smallest criterion computed from the dense objectives."""
+    rng = np.random.default_rng(seed)
+    z = incidence(p)
+    truth = np.zeros(p)
+    truth[rng.choice(p, 2, replace=False)] = rng.uniform(0.3, 1.0, 2)
+    v = np.maximum(z @ truth + noise * rng.normal(size=2**p), 0.0) ** 2  # clipped: ties at v = 0, as in the docs
+    v[0] = 0.0
+    objectives = {}
+    for s in range(1, p + 1):
+        gamma, t, history, iterations = _dense_package_sisr(v, s)
+        result = sisr(v, s)
+        np.testing.assert_allclose(result.gamma, gamma, atol=1e-9, err_msg=f"s = {s}")
+        np.testing.assert_allclose(result.transform_values, t, atol=1e-9, err_msg=f"s = {s}")
+        np.testing.assert_allclose(result.objective_history, history, rtol=1e-8, atol=1e-13)
+        assert result.n_iterations == iterations
+        objectives[s] = history[-1]
+    assert min(objectives.values()) > 1e-12  # noisy: no exact fit, so RIC's logarithms are not of round-off
+    w = kernel_weights(p)[z.sum(1).astype(int)]
+    w[-1] = 1.0 / p
+    n = w.sum() ** 2 / np.sum(w**2)
+    criterion = {s: n * np.log(objectives[s] / w.sum()) + 2 * s * np.log(p) for s in objectives}
+    assert sisr(v, "ric").sparsity == min(criterion, key=criterion.get)
 
 
 def test_ric_sample_size_options():

@@ -23,10 +23,14 @@ from ..approximators import kernel_weights, shapley_weights
 from ..exceptions import DataValidationError, GameTooLargeError
 from ._kernels import (
     coalition_sums,
+    coalition_sums_into,
     gradient_and_loss,
+    isotonic_by_groups,
+    secular_bisection,
     shapley_from_codes,
     support_normal_equations,
-    weighted_pava,
+    transposed_sums,
+    weighted_squares,
 )
 
 if TYPE_CHECKING:
@@ -190,13 +194,13 @@ def _gram_matrix(n_players: int, full_weight: float) -> np.ndarray:
     return (a - b) * np.eye(p) + b + full_weight
 
 
-def _popcount(codes: np.ndarray) -> np.ndarray:
-    counts = np.zeros(codes.shape, dtype=np.int64)
-    work = codes.copy()
-    while np.any(work):
-        counts += work & 1
-        work >>= 1
-    return counts
+def _coalition_sizes(p: int) -> np.ndarray:
+    """``sizes[code]`` = the number of bits set in ``code``, for every code below 2^p (by doubling: the codes
+    with bit j set are those below 2^j, plus one player)."""
+    sizes = np.zeros(2**p, dtype=np.int64)
+    for j in range(p):
+        np.add(sizes[:1 << j], 1, out=sizes[1 << j:2 << j])
+    return sizes
 
 
 class _IsotonicStep:
@@ -208,26 +212,25 @@ class _IsotonicStep:
     """
 
     def __init__(self, payoffs, min_slope=0.0):
-        self.order = np.argsort(payoffs, kind="stable")
-        v_sorted = payoffs[self.order]
-        self.starts = np.flatnonzero(np.concatenate([[True], np.diff(v_sorted) != 0]))
-        self.sizes = np.diff(np.concatenate([self.starts, [len(v_sorted)]]))
+        v_sorted = np.sort(payoffs, kind="stable")
+        # SISR sorts its coalitions by payoff once (see _fit): then no gather or scatter per step
+        self.order = None if np.array_equal(v_sorted, payoffs) else np.argsort(payoffs, kind="stable")
+        self.starts = np.flatnonzero(np.concatenate([[True], v_sorted[1:] != v_sorted[:-1]]))
         group_v = v_sorted[self.starts]
-        self.negative, self.positive = group_v < 0, group_v > 0
+        self.first_zero, self.first_positive = int(np.sum(group_v < 0)), int(np.sum(group_v <= 0))
         self.linear = min_slope * payoffs
+        self.work, self.first = np.empty((2, group_v.size)), np.empty(group_v.size, dtype=np.int64)
 
-    def __call__(self, delta, weights):
-        y = (delta - self.linear)[self.order]
-        w = weights[self.order]
-        group_w = np.add.reduceat(w, self.starts)
-        group_y = np.add.reduceat(w * y, self.starts) / np.where(group_w > 0, group_w, 1.0)
-        fit = np.zeros_like(group_y)  # the group of payoff 0 (the empty coalition) stays at T(0) = 0
-        for side, clip in ((self.negative, np.minimum), (self.positive, np.maximum)):
-            if side.any():
-                fit[side] = clip(weighted_pava(group_y[side], group_w[side]), 0.0)
-        t = np.empty_like(y)
-        t[self.order] = np.repeat(fit, self.sizes)
-        return t + self.linear
+    def __call__(self, delta, weights, out=None):
+        """T at the coalitions, written into ``out`` when given (memory reused from step to step)."""
+        t = np.empty_like(delta) if out is None else out
+        if self.order is None:
+            return isotonic_by_groups(delta, self.linear, weights, self.starts, self.first_zero, self.first_positive,
+                                      self.work, self.first, t)
+        t[self.order] = isotonic_by_groups(delta[self.order], self.linear[self.order], weights[self.order],
+                                           self.starts, self.first_zero, self.first_positive, self.work,
+                                           self.first, np.empty_like(delta))
+        return t
 
 
 def _robust_weights(weights, residual, huber_delta):
@@ -241,11 +244,12 @@ def _robust_weights(weights, residual, huber_delta):
     return weights * np.minimum(1.0, huber_delta / np.maximum(np.abs(residual), 1e-300))
 
 
-def _objective(weights, residual, huber_delta):
-    """``sum_A w_A rho(r_A)``: the squared loss, or Huber's ``r^2`` inside ``huber_delta``, ``2 d |r| - d^2`` beyond."""
+def _objective(weights, t, delta, huber_delta):
+    """``sum_A w_A rho(r_A)`` of ``r = t - delta``: the squared loss, or Huber's ``r^2`` inside ``huber_delta``,
+    ``2 d |r| - d^2`` beyond."""
     if huber_delta is None:
-        return float(np.sum(weights * residual**2))
-    size = np.abs(residual)
+        return weighted_squares(weights, t, delta)
+    size = np.abs(t - delta)
     return float(np.sum(weights * np.where(size <= huber_delta, size**2, huber_delta * (2.0 * size - huber_delta))))
 
 
@@ -264,48 +268,47 @@ def _sphere_minimum(gram, linear):
     norm_c = np.linalg.norm(c)
     if norm_c == 0:
         return vectors[:, 0]
-
-    def squared_norm(lam):
-        return np.sum(c**2 / (eigenvalues - lam) ** 2)
-
     low, high = eigenvalues[0] - norm_c, eigenvalues[0]
-    if squared_norm(high - 1e-12 * max(1.0, abs(high))) < 1.0:  # the "hard case": c has no weight on v_min
+    edge = high - 1e-12 * max(1.0, abs(high))
+    if np.sum(c**2 / (eigenvalues - edge) ** 2) < 1.0:  # the "hard case": c has no weight on v_min
         coefficients = np.zeros_like(c)
         rest = eigenvalues > eigenvalues[0] + 1e-12
         coefficients[rest] = c[rest] / (eigenvalues[rest] - eigenvalues[0])
         coefficients[0] = np.sqrt(max(0.0, 1.0 - np.sum(coefficients**2)))
         return vectors @ coefficients
-    for _ in range(200):
-        middle = 0.5 * (low + high)
-        if squared_norm(middle) > 1.0:
-            high = middle
-        else:
-            low = middle
+    low = secular_bisection(c**2, eigenvalues, low, high)
     gamma = vectors @ (c / (eigenvalues - low))
     return gamma / np.linalg.norm(gamma)
 
 
-def _niht_step(codes, weights, t, gamma, p, s, rho):
-    """One normalised iterative hard-thresholding step (the poster's update), without the Huber reweighting.
+def _gradient_at(codes, weights, t, p, gram, huber_delta):
+    """``gamma -> (Z^T W_a (Z gamma - t), W_a)`` for one gamma-block (t fixed in it).
 
-    ``y = gamma - Z^T W (Z gamma - t) / rho``, keep the ``s`` largest ``|y_j|``, divide by the norm.
+    Squared loss: ``W_a = W`` and the gradient is ``gram @ gamma - Z^T W t`` (``gram`` is ``Z^T W Z``), with
+    ``Z^T W t`` summed over the coalitions once per block, so every step within the block costs O(p^2) instead
+    of a pass over the 2^p coalitions. Huber loss: ``W_a`` are the IRLS weights at gamma's residuals, and the
+    gradient takes one pass per call.
     """
-    gradient, _loss = gradient_and_loss(codes, weights, t, gamma, np.flatnonzero(gamma), p)
-    return _hard_threshold(gamma - gradient / rho, s)
+    if huber_delta is None:
+        linear = transposed_sums(codes, weights, t, p)
+        return lambda gamma: (gram @ gamma - linear, weights)
+
+    def reweighted(gamma):
+        active = _robust_weights(weights, t - coalition_sums(codes, gamma), huber_delta)
+        return gradient_and_loss(codes, active, t, gamma, p)[0], active
+    return reweighted
 
 
-def _niht_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta):
+def _niht_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta, *, gram):
     """The poster's gamma-step: normalised IHT steps until gamma moves less than ``tol`` (or ``inner_max_iter``).
 
     Each step minimises the quadratic majoriser ``l(g) + grad' (x - g) + rho / 2 ||x - g||^2`` over the unit
     vectors with at most ``s`` non-zeros, so the loss never increases (the poster's theorem). With the Huber
     loss the weights are the IRLS weights at the current residuals (a majoriser of the Huber objective).
     """
-    for _ in range(inner_max_iter):
-        active = weights
-        if huber_delta is not None:
-            active = _robust_weights(weights, t - coalition_sums(codes, gamma, np.flatnonzero(gamma)), huber_delta)
-        new = _niht_step(codes, active, t, gamma, p, s, rho)
+    gradient_at = _gradient_at(codes, weights, t, p, gram, huber_delta)
+    for _ in range(inner_max_iter):  # y = gamma - Z^T W (Z gamma - t) / rho, keep the s largest |y_j|, normalise
+        new = _hard_threshold(gamma - gradient_at(gamma)[0] / rho, s)
         if not new.any():
             break
         change = np.linalg.norm(new - gamma)
@@ -328,12 +331,9 @@ def _sphere_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, hube
     objective never increases either (the reweighted Gram matrix is below the unweighted one, so ``rho``
     still bounds it).
     """
+    gradient_at = _gradient_at(codes, weights, t, p, gram, huber_delta)
     for _ in range(inner_max_iter):
-        current = np.flatnonzero(gamma)
-        active = weights
-        if huber_delta is not None:
-            active = _robust_weights(weights, t - coalition_sums(codes, gamma, current), huber_delta)
-        gradient, _loss = gradient_and_loss(codes, active, t, gamma, current, p)
+        gradient, active = gradient_at(gamma)
         support = np.flatnonzero(_hard_threshold(gamma - gradient / rho, s))
         if support.size == 0:
             break
@@ -352,8 +352,8 @@ def _sphere_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, hube
 
 def _gamma_block(gamma_step, gram):
     """The gamma-step named ``gamma_step`` as one call ``(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol,
-    huber_delta)``: the sphere step solves on the support with the Gram matrix, the poster's NIHT step needs none."""
-    return {"sphere": functools.partial(_sphere_block, gram=gram), "niht": _niht_block}[gamma_step]
+    huber_delta)``, with the Gram matrix ``Z^T W Z`` bound (both take their squared-loss gradients from it)."""
+    return functools.partial({"sphere": _sphere_block, "niht": _niht_block}[gamma_step], gram=gram)
 
 
 def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner_max_iter, tol, isotonic,
@@ -373,17 +373,19 @@ def _alternate(codes, payoffs, weights, p, s, gamma0, rho, gram, max_iter, inner
         gamma = gamma_block(codes, weights, payoffs, gamma, p, s, rho, inner_max_iter, tol, huber_delta)
         if not gamma.any():  # Z^T W v = 0: nothing to threshold, start on the first s players
             gamma[:s] = 1.0 / np.sqrt(s)
-    delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
-    t = isotonic(delta, weights)
-    history = [_objective(weights, t - delta, huber_delta)]
+    delta, t, spare = (np.empty(payoffs.size) for _ in range(3))  # reused: fresh arrays cost page faults
+    coalition_sums_into(codes, gamma, delta)
+    isotonic(delta, weights, out=t)
+    history = [_objective(weights, t, delta, huber_delta)]
     iterations = 0
     while iterations < max_iter:
         iterations += 1
         gamma = gamma_block(codes, weights, t, gamma, p, s, rho, inner_max_iter, tol, huber_delta)
-        delta = coalition_sums(codes, gamma, np.flatnonzero(gamma))
-        history.append(_objective(weights, t - delta, huber_delta))
-        t = isotonic(delta, _robust_weights(weights, t - delta, huber_delta))
-        history.append(_objective(weights, t - delta, huber_delta))
+        coalition_sums_into(codes, gamma, delta)
+        history.append(_objective(weights, t, delta, huber_delta))
+        active = weights if huber_delta is None else _robust_weights(weights, t - delta, huber_delta)
+        t, spare = isotonic(delta, active, out=spare), t
+        history.append(_objective(weights, t, delta, huber_delta))
         if history[-3] - history[-1] <= tol * history[-3]:  # relative decrease of one alternation
             break
     return gamma, t, history, iterations
@@ -430,8 +432,7 @@ def _rank_start(codes, payoffs, weights, gram, p):
     information as the payoffs for it, while a gross outlier moves a rank by at most the number of coalitions
     instead of by its size: a start that outliers cannot drag far (the Huber variant's robust start).
     """
-    linear = -gradient_and_loss(codes, weights, _signed_ranks(payoffs), np.zeros(p), np.zeros(0, dtype=np.int64),
-                                p)[0]
+    linear = transposed_sums(codes, weights, _signed_ranks(payoffs), p)
     return np.linalg.lstsq(gram, linear, rcond=None)[0]
 
 
@@ -456,30 +457,48 @@ def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_
     return best
 
 
-def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, max_iter, inner_max_iter, tol, n_restarts,
-         init, loss, huber_delta, min_slope, random_state, gamma_step="sphere", ric_n="effective"):
+def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, min_slope, ric_n="effective", **options):
+    """SISR at one support size, or at the one RIC chooses among s = 1..p.
+
+    The coalitions are sorted by payoff once, and every fit runs in that order (the isotonic step then reads
+    and writes its vectors in place, with no gather); the result comes back in the caller's order. With RIC
+    only the best fit so far is kept (a fit holds a vector over all coalitions: 25 of them at p = 25 are 6.7 GB).
+    """
     sparsity = check_sparsity(sparsity, p)
-    if sparsity == "ric":
-        n = _ric_sample_size(weights, ric_n)
-        results = {}
-        for s in range(1, p + 1):
-            results[s] = _fit(codes, payoffs, weights, p, s, shapley, rho, gram, max_iter=max_iter,
-                              inner_max_iter=inner_max_iter, tol=tol, n_restarts=n_restarts, init=init, loss=loss,
-                              huber_delta=huber_delta, min_slope=min_slope, random_state=random_state,
-                              gamma_step=gamma_step)
-        criterion = {s: n * np.log(max(r.objective, 1e-300) / weights.sum()) + 2 * s * np.log(p)
-                     for s, r in results.items()}
-        best = min(criterion, key=criterion.get)
-        results[best].criterion = criterion
-        return results[best]
-    s = sparsity
+    order = np.argsort(payoffs, kind="stable")
+    game = codes[order], payoffs[order], weights[order]
+    scale = np.linalg.norm(shapley)
+    isotonic = _IsotonicStep(game[1], min_slope / scale if scale > 0 else 0.0)
+    if sparsity != "ric":
+        return _unsorted(_fit_size(*game, p, sparsity, shapley, rho, gram, isotonic, **options), codes, payoffs,
+                         weights, order)
+    n = _ric_sample_size(weights, ric_n)
+    criterion, best = {}, None
+    for s in range(1, p + 1):
+        result = _fit_size(*game, p, s, shapley, rho, gram, isotonic, **options)
+        criterion[s] = n * np.log(max(result.objective, 1e-300) / weights.sum()) + 2 * s * np.log(p)
+        if best is None or criterion[s] < criterion[best.sparsity]:
+            best = result
+    best.criterion = criterion
+    return _unsorted(best, codes, payoffs, weights, order)
+
+
+def _unsorted(result, codes, payoffs, weights, order):
+    """``result`` of the coalitions sorted by ``order``, put back in the caller's order of the coalitions."""
+    transform_values = np.empty_like(result.transform_values)
+    transform_values[order] = result.transform_values
+    result.transform_values, result.codes, result.payoffs, result.weights = transform_values, codes, payoffs, weights
+    return result
+
+
+def _fit_size(codes, payoffs, weights, p, s, shapley, rho, gram, isotonic, *, max_iter, inner_max_iter, tol,
+              n_restarts, init, loss, huber_delta, random_state, gamma_step="sphere"):
+    """SISR at support size ``s`` (the coalitions in ``isotonic``'s order): every start, then the Huber refit."""
     rho = rho if rho > 0 else 1.0  # every weight zero (p = 1, full_weight = 0): any step size will do
     if not np.any(payoffs):  # every payoff is zero: T = 0 and nothing to attribute
         return SISRResult(gamma=np.zeros(p), transform_values=np.zeros_like(payoffs), payoffs=payoffs, codes=codes,
                           weights=weights, sparsity=s, n_iterations=0, objective_history=[0.0],
                           shapley_values=shapley)
-    scale = np.linalg.norm(shapley)
-    isotonic = _IsotonicStep(payoffs, min_slope / scale if scale > 0 else 0.0)
     starts = _starts(p, s, shapley, init, n_restarts, random_state)
     options = dict(max_iter=max_iter, inner_max_iter=inner_max_iter, tol=tol, gamma_step=gamma_step)
     best = _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, None, shapley, **options)
@@ -583,7 +602,7 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
     full_weight = float(kernel_weights(p)[1] if p > 1 else 1.0) if full_weight is None else float(full_weight)
     values = values - values[0]
     codes = np.arange(2**p, dtype=np.int64)
-    sizes = _popcount(codes)
+    sizes = _coalition_sizes(p)
     weights = kernel_weights(p)[sizes]
     weights[-1] = full_weight
     w_in, w_out = shapley_weights(p)

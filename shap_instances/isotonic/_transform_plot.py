@@ -50,7 +50,7 @@ def isotonic_transform(result: SISRResult, *, ax: Axes | None = None, show: bool
         keep = np.random.default_rng(random_state).choice(payoffs.size, max_points, replace=False)
     gamma = np.asarray(result.gamma, dtype=np.float64)
     codes = np.ascontiguousarray(result.codes[keep], dtype=np.int64)
-    surrogate = coalition_sums(codes, gamma, np.flatnonzero(gamma))  # sum_{j in A} gamma_j from the bit codes
+    surrogate = coalition_sums(codes, gamma)  # sum_{j in A} gamma_j from the bit codes
     ax.scatter(payoffs[keep], surrogate, s=8, alpha=0.4, color="#1e88e5", label=r"$\sum_{j\in A}\gamma_j$")
     grid = np.linspace(payoffs.min(), payoffs.max(), 400)
     ax.plot(grid, result.transform(grid), color="#ff0d57", lw=2, label=r"$\hat T(v)$")
