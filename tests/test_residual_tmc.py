@@ -187,3 +187,27 @@ def test_cheap_and_sequential_truncation_agree():
     np.testing.assert_allclose(a.values, b.values, atol=1e-8)
     assert a.info["truncated_fraction"] == b.info["truncated_fraction"] > 0
     assert b.n_evaluations < a.n_evaluations
+
+
+@pytest.mark.parametrize("classification", [False, True])
+def test_cc_plot_colours_by_the_training_targets(classification):
+    """The default colour is each training row's target (class codes for labels), not ``data``'s target minus an
+    explained row's prediction, which shifted every colour by that prediction (a negative compressive strength)."""
+    import matplotlib.pyplot as plt
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from shap_instances import InstanceKernelExplainer
+    from shap_instances.plots import cc_plot
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 2))
+    y = X[:, 0] + 50.0 + rng.normal(size=10)
+    if classification:
+        y = np.where(y > np.median(y), "high", "low")
+    model = LogisticRegression() if classification else Ridge()
+    explanation = InstanceKernelExplainer(model, X, y=y, silent=True)()
+    ax = cc_plot(explanation, show=False)
+    colours = ax.collections[0].get_array()
+    expected = (y == "low").astype(float) if classification else y
+    np.testing.assert_allclose(np.asarray(colours), expected, rtol=1e-3)
+    plt.close(ax.figure)

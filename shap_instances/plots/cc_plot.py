@@ -32,7 +32,8 @@ def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "m
         non-negative, so no zero lines are drawn); the mean plot draws the zero lines, where residuals and
         contributions change sign.
     color : array-like, optional
-        Colour of each instance (default: the training target, ``explanation.data[0]``; required with a table).
+        Colour of each instance (default: the training target, read from ``explanation.display_data``: ``data``
+        holds each target minus an explained row's prediction; required with a table).
         With ten distinct values or fewer (class labels) the colour bar is labelled at those values.
     sign_by : {"training", "explained"}, default="training"
         Whose residual signs the contributions (:func:`shap_instances.metrics.normalised_contributions`).
@@ -69,7 +70,7 @@ def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "m
     else:
         summary = cc_summary(explanation, sign_by)
         zero_base = np.allclose(explanation.base_values, 0.0)
-        color = np.asarray(explanation.data)[0] if color is None else color
+        color = _training_targets(explanation) if color is None else color
     color = np.asarray(color, dtype=np.float64)
     x = summary[f"composition_{statistic}"].to_numpy(dtype=np.float64)
     y = summary[f"contribution_{statistic}"].to_numpy(dtype=np.float64)
@@ -95,3 +96,17 @@ def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "m
         plt.show()
         return None
     return ax
+
+
+def _training_targets(explanation: shap.Explanation) -> np.ndarray:
+    """Each training row's target (class labels as their codes, in sorted order), from the explanation's
+    ``display_data`` (the target as text; ``data[j, i]`` is target ``i`` minus prediction ``j``)."""
+    display = getattr(explanation, "display_data", None)
+    if display is None:
+        return np.asarray(explanation.data)[0]
+    text = np.asarray(display)
+    text = text[0] if text.ndim == 2 else text
+    try:
+        return text.astype(np.float64)
+    except ValueError:  # class labels
+        return np.unique(text, return_inverse=True)[1].astype(np.float64)
