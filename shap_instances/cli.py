@@ -126,8 +126,7 @@ def _parser() -> argparse.ArgumentParser:
                               "from its full fit; other explainers run to the end (default: no limit; a run "
                               "estimated above 24 hours is refused)")
     explain.add_argument("--max-evals", type=int, default=None, metavar="N",
-                         help="budget in value-function evaluations (refits) for the explainers that take one "
-                              "(residual, isotonic)")
+                         help="budget in evaluations (refits) for the explainers that take one (residual, isotonic)")
     explain.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="with --explain: explain the partitions on a dask cluster (a scheduler address, or "
                               "'local' for one worker process per core); default: here, one partition at a time")
