@@ -422,6 +422,7 @@ def test_isotonic_axioms(transform, seed):
         np.testing.assert_allclose(gamma, truth / np.linalg.norm(truth), atol=1e-12)
 
 
+@pytest.mark.slow  # 3 s; the default run keeps the other isotonic axioms
 def test_isotonic_symmetric_players_with_duplicated_background_columns():
     """Duplicated features (identical background columns, equal explained values) of a symmetric model are
     symmetric players of the interventional game: equal gamma with sparsity = p (SISR's objective is invariant

@@ -57,7 +57,7 @@ def test_a_plain_function_with_a_masker_gets_shaps_choice(data):
     _same(ours, theirs)
 
 
-@pytest.mark.parametrize("algorithm", ["exact", "permutation"])
+@pytest.mark.parametrize("algorithm", [pytest.param("exact", marks=pytest.mark.slow), "permutation"])  # 3 s
 def test_shaps_algorithm_names_go_to_shap(data, algorithm):
     X, y = data
     model = Ridge().fit(X.iloc[:, :5], y)
