@@ -7,7 +7,7 @@ import shap
 
 from .._explanation import TRAINING_ROW_COLOURS
 
-__all__ = ["colour_legend", "column_label", "over_training_rows", "row_labels"]
+__all__ = ["colour_legend", "column_label", "over_training_rows", "row_labels", "target_texts"]
 
 
 def over_training_rows(explanation: shap.Explanation) -> bool:
@@ -25,8 +25,12 @@ def row_labels(explanation: shap.Explanation) -> list[str]:
     """``"train[17] (y = 239)"``: each training row's name and target (one explained row's explanation); a name
     that is a number (a DataFrame's integer index) is written ``train[name]``, so it does not read as a value."""
     names = [str(name) for name in explanation.feature_names]
-    text = np.asarray(explanation.display_data, dtype=object).reshape(-1, len(names))[0]
-    return [_label(name, target) for name, target in zip(names, text)]
+    return [_label(name, target) for name, target in zip(names, target_texts(explanation))]
+
+
+def target_texts(explanation: shap.Explanation) -> np.ndarray:
+    """Each training row's target as text (``display_data``'s first row: the same for every explained row)."""
+    return np.asarray(explanation.display_data, dtype=object).reshape(-1, len(explanation.feature_names))[0]
 
 
 def column_label(explanation: shap.Explanation) -> str:

@@ -10,6 +10,8 @@ import pandas as pd
 import shap
 from matplotlib.ticker import MaxNLocator
 
+from ._training_rows import target_texts
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -101,11 +103,9 @@ def cc_plot(explanation: shap.Explanation | pd.DataFrame, *, statistic: str = "m
 def _training_targets(explanation: shap.Explanation) -> np.ndarray:
     """Each training row's target (class labels as their codes, in sorted order), from the explanation's
     ``display_data`` (the target as text; ``data[j, i]`` is target ``i`` minus prediction ``j``)."""
-    display = getattr(explanation, "display_data", None)
-    if display is None:
+    if getattr(explanation, "display_data", None) is None:
         return np.asarray(explanation.data)[0]
-    text = np.asarray(display)
-    text = text[0] if text.ndim == 2 else text
+    text = target_texts(explanation).astype(str)
     try:
         return text.astype(np.float64)
     except ValueError:  # class labels
