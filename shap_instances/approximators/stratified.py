@@ -269,10 +269,6 @@ def _residual_variance(stats: _CoMoments, control: Any) -> np.ndarray:
     return np.maximum(stats.sxx - 2 * beta * stats.sxc + beta**2 * stats.scc, 0.0) / max(stats.units - 1, 1)
 
 
-#: Fast paths whose ``prefix_values`` walk the given first places of an order only (a cut walk costs its length).
-_SHORT_PATHS = ("LogisticPath", "RidgePath")
-
-
 def cuts_walks(model: Any) -> bool:
     """Whether a draw of :class:`PlaceStratifiedApproximator` on a residual game of ``model`` evaluates only the
     prefixes it needs: the model's refit shortcut walks the first places of an order only (ridge, least squares,
@@ -288,14 +284,14 @@ def cuts_walks(model: Any) -> bool:
     (True, False)
     """
     path = next((path for path in FAST_PATHS if path.supports(model)), None)
-    return path is None or path.__name__ in _SHORT_PATHS
+    return path is None or getattr(path, "cuts_walks", False)
 
 
 def _walk(game: Any, hi: int) -> int:
     """Prefixes a draw that needs the first ``hi`` evaluates (besides the empty one): ``hi`` where the game's path
     walks prefixes (the logistic and ridge paths, the first-order game) or evaluates coalitions one by one, every
     prefix for other cheap games (their fused paths walk the whole order)."""
-    short = isinstance(game, FirstOrderGame) or type(getattr(game, "fast_path", None)).__name__ in _SHORT_PATHS
+    short = isinstance(game, FirstOrderGame) or getattr(getattr(game, "fast_path", None), "cuts_walks", False)
     return hi if short or not getattr(game, "cheap", False) else game.n_players
 
 

@@ -70,6 +70,9 @@ class LogisticPath:
 
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
     fused: ClassVar[bool] = True
+    #: ``prefix_values`` of an order cut after its first places walks those places only (a cut walk costs its
+    #: length; :class:`~shap_instances.approximators.PlaceStratifiedApproximator` relies on it).
+    cuts_walks: ClassVar[bool] = True
     #: The stopping rule: no logit moves by more than this at the next Newton step.
     tol: ClassVar[float] = 1e-10
 

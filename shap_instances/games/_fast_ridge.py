@@ -109,6 +109,9 @@ class RidgePath:
 
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
     fused: ClassVar[bool] = True
+    #: ``prefix_values`` of an order cut after its first places walks those places only (a cut walk costs its
+    #: length; :class:`~shap_instances.approximators.PlaceStratifiedApproximator` relies on it).
+    cuts_walks: ClassVar[bool] = True
 
     def __init__(self, model: Any, X: np.ndarray, y: np.ndarray, X_eval: np.ndarray, y_eval: np.ndarray,
                  empty: ArrayLike | None = None) -> None:
