@@ -38,7 +38,9 @@ fi
 "$venv/bin/python" -c "import sklearn, numpy; print('scikit-learn', sklearn.__version__, '| numpy', numpy.__version__)"
 
 cd "$root"
-MPLBACKEND=Agg PYTHONPATH="$root" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+# numba 0.59 keeps its compiled kernels apart: in the checkout's __pycache__ they would replace the set-up
+# environment's (another numba), which the next test run would then compile again (~80 s in CI)
+NUMBA_CACHE_DIR="$venv/numba-cache" MPLBACKEND=Agg PYTHONPATH="$root" "$venv/bin/python" -m pytest -q -p no:cacheprovider \
   tests/test_sklearn_adapter.py tests/test_gap.py tests/test_gap_oob_leaves.py tests/test_gap_trust.py \
   tests/test_gap_predictive_distribution.py tests/test_boosting.py tests/test_boosting_hist.py \
   tests/test_boosting_top_k.py tests/test_boosting_trust.py tests/test_fast_qda.py "$@"

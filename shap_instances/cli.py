@@ -302,6 +302,7 @@ def _cmd_explain(args) -> int:
 def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> None:
     """Refuse at once a ``--model`` whose fit alone would outlast ``--time-budget``: on a table of at least four
     times the larger probe sample, the fit's time is estimated from two timed fits on samples and printed."""
+    from .approximators import format_seconds
     from .report import PROBE_ROWS, estimate_fit_seconds
 
     if args.time_budget is None or len(X) < 4 * PROBE_ROWS[-1]:
@@ -311,11 +312,11 @@ def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> N
     if seconds > left:
         fast = ("ridge", "knn") if task == "regression" else ("logistic", "naive_bayes", "knn")
         faster = [name for name in fast if name != model_name]
-        raise BudgetError(f"fitting --model {model_name} on {len(X):,} rows would take about {seconds:.0f} s ({how}), "
+        raise BudgetError(f"fitting --model {model_name} on {len(X):,} rows would take about {format_seconds(seconds)} ({how}), "
                           f"more than the {max(left, 0):.0f} s left of --time-budget {args.time_budget:g}; raise "
                           f"--time-budget, or choose a model that fits faster (--model {' or '.join(faster)}), or "
                           "explain a sample of the table")
-    print(f"shap-instances: plan: fitting --model {model_name} on {len(X):,} rows, about {seconds:.0f} s ({how}); "
+    print(f"shap-instances: plan: fitting --model {model_name} on {len(X):,} rows, about {format_seconds(seconds)} ({how}); "
           f"{left:.0f} s of --time-budget left", file=sys.stderr)
 
 

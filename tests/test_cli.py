@@ -334,5 +334,5 @@ def test_a_fit_beyond_the_time_budget_is_refused_before_it(csv, capsys, monkeypa
                  "--time-budget", "60", "--out", "never.csv"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "fitting --model forest on 8,000 rows would take about 500 s (timed)" in err
+    assert "fitting --model forest on 8,000 rows would take about 8 min (timed)" in err
     assert "--model ridge or knn" in err

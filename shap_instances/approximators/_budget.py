@@ -20,14 +20,16 @@ DEFAULT_TIME_LIMIT = 86400.0
 
 
 def format_seconds(seconds: float) -> str:
-    """``"42 s"``, ``"12 min"``, ``"3.4 h"`` or ``"5.1 days"``.
+    """``"0.04 s"``, ``"42 s"``, ``"12 min"``, ``"3.4 h"`` or ``"5.1 days"``.
 
     Examples
     --------
     >>> from shap_instances.approximators._budget import format_seconds
-    >>> format_seconds(42.0), format_seconds(720.0), format_seconds(12240.0)
-    ('42 s', '12 min', '3.4 h')
+    >>> format_seconds(0.0412), format_seconds(42.0), format_seconds(720.0), format_seconds(12240.0)
+    ('0.041 s', '42 s', '12 min', '3.4 h')
     """
+    if seconds < 1:
+        return f"{seconds:.2g} s"
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:
