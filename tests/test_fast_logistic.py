@@ -86,7 +86,8 @@ def test_data_shapley_takes_the_path_and_matches_refits():
 
 
 @pytest.mark.parametrize("model", [LogisticRegression(solver="liblinear"), LogisticRegression(class_weight="balanced"),
-                                   LogisticRegression(l1_ratio=1.0, solver="saga"), LogisticRegression(C=np.inf),
+                                   LogisticRegression(penalty="elasticnet", l1_ratio=1.0, solver="saga"),
+                                   LogisticRegression(C=np.inf),
                                    _Refitted()])
 def test_models_the_path_does_not_serve(model):
     assert not LogisticPath.supports(model)
