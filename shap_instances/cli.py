@@ -312,12 +312,13 @@ def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> N
     if seconds > left:
         fast = ("ridge", "knn") if task == "regression" else ("logistic", "naive_bayes", "knn")
         faster = [name for name in fast if name != model_name]
-        raise BudgetError(f"fitting --model {model_name} on {len(X):,} rows would take about {format_seconds(seconds)} ({how}), "
-                          f"more than the {max(left, 0):.0f} s left of --time-budget {args.time_budget:g}; raise "
-                          f"--time-budget, or choose a model that fits faster (--model {' or '.join(faster)}), or "
+        raise BudgetError(f"fitting --model {model_name} on {len(X):,} rows would take about "
+                          f"{format_seconds(seconds)} ({how}), more than the {max(left, 0):.0f} s left of "
+                          f"--time-budget {args.time_budget:g}; raise --time-budget, or choose a model that fits "
+                          f"faster (--model {' or '.join(faster)}), or "
                           "explain a sample of the table")
-    print(f"shap-instances: plan: fitting --model {model_name} on {len(X):,} rows, about {format_seconds(seconds)} ({how}); "
-          f"{left:.0f} s of --time-budget left", file=sys.stderr)
+    print(f"shap-instances: plan: fitting --model {model_name} on {len(X):,} rows, about {format_seconds(seconds)} "
+          f"({how}); {left:.0f} s of --time-budget left", file=sys.stderr)
 
 
 def _load_model_file(args, X):
@@ -460,14 +461,22 @@ def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> 
     top_k = None if npy else _chosen_top_k(args, explainer, n_rows)
     sink = _PartWriter(Path(args.out), args.force)
     if npy:  # the files at their final size, from one row's values (so that workers can write their rows in place)
-        sink.allocate(_part_values(explainer, frame.head(1, npartitions=1), **options), n_rows)
+        try:
+            sink.allocate(_part_values(explainer, frame.head(1, npartitions=1), **options), n_rows)
+        except BaseException:
+            sink.discard()
+            raise
     # Parquet row groups into Parquet parts or the .npy files: each worker writes its own (first rows known)
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
     written: dict[str, Any] = {"out": None if here else str(Path(args.out).resolve()),
                                "offsets": None if here else offsets}
     call = (functools.partial(_part_values, **options, **written) if npy else
             functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
-    explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here)
+    try:
+        explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here)
+    except BaseException:  # no half-written output that reads as a result (a .npy's unwritten rows are zeros)
+        sink.discard()
+        raise
     shape = "npy" if npy else "top " + str(top_k) if top_k else args.format
     print(f"{type(explainer).__name__}: {n_rows} rows -> {args.out} ({shape}, {sink.lines} lines)")
     return 0
@@ -575,8 +584,16 @@ def _part_explanation(explainer, part, *, encoder, columns: list[str], target: s
     """The Explanation of the rows ``part`` (a table of the --explain file's columns), encoded as --data was."""
     from .report import encode
 
-    X = part[columns] if encoder is None else encode(encoder, part[columns])
-    return explainer(X) if target is None else explainer(X, part[target])
+    try:
+        X = part[columns] if encoder is None else encode(encoder, part[columns])
+        return explainer(X) if target is None else explainer(X, part[target])
+    except ShapInstancesError as error:
+        missing = [str(column) for column in columns if part[column].isna().any()]
+        if not missing:
+            raise
+        raise type(error)(f"--explain: missing values in column(s) {', '.join(missing[:10])}, which the model does "
+                          "not take (--dropna drops rows of --data only); impute them in the file first, or explain "
+                          f"with a model that takes them (--explainer gap, say: its forest does). ({error})") from error
 
 
 def _part_values(explainer, part, *, encoder, columns: list[str], target: str | None, out: str | None = None,
@@ -695,6 +712,18 @@ class _PartWriter:
             out.mkdir(parents=True, exist_ok=True)
         elif out.exists() and force:
             out.unlink()
+
+    def discard(self) -> None:
+        """Remove what this run wrote (after a failure): its files, and its folder when nothing else is left."""
+        if not self.folder:
+            self.out.unlink(missing_ok=True)
+            return
+        if self.out.is_dir():
+            for path in self.out.iterdir():
+                if _earlier_output(self.out, path):
+                    path.unlink()
+            if not any(self.out.iterdir()):
+                self.out.rmdir()
 
     @property
     def folder(self) -> bool:

@@ -118,6 +118,19 @@ def test_missing_columns_are_refused(files, capsys):
     assert "lacks the columns" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("out", ["o.npy", "o.parquet", "o.csv"])
+def test_missing_values_in_the_file_are_named_and_leave_no_output(files, capsys, out):
+    """A missing value in the second row group (the model takes none): the column named, and nothing left at
+    --out that could be read as a result (a .npy's unwritten rows would read as zeros)."""
+    rows = pd.read_parquet(files / "rows.parquet")
+    rows.loc[100, "petal width (cm)"] = np.nan
+    rows.to_parquet(files / "gaps.parquet", row_group_size=40, index=False)
+    assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / "gaps.parquet"),
+                    "--out", str(files / out)) == 2
+    assert "missing values in column(s) petal width (cm)" in capsys.readouterr().err
+    assert not (files / out).exists()
+
+
 @pytest.mark.parametrize("source, options", [("rows.parquet", []), ("rows.csv", ["--block-size", "1500"])])
 def test_npy_arrays_equal_the_in_memory_values(files, source, options):
     """``--out NAME.npy``: the values and base values of every row, memory-mapped, bitwise those of ``--rows``
