@@ -742,6 +742,8 @@ class _PartWriter:
         if row_bytes * n_rows > free:
             raise ValueError(f"--out {self.out}: the values of {n_rows:,} rows take {row_bytes * n_rows / 2**30:,.1f} "
                              f"GiB, more than the {free / 2**30:,.1f} GiB free on its disk")
+        print(f"shap-instances: plan: --out {self.out.name}: {n_rows:,} rows of {like.values[0].size:,} values, "
+              f"{row_bytes * n_rows / 2**30:,.2f} GiB of the {free / 2**30:,.1f} GiB free on its disk", file=sys.stderr)
         self.arrays = MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS)
         self.arrays.allocate(like)
 

@@ -132,7 +132,7 @@ def test_missing_values_in_the_file_are_named_and_leave_no_output(files, capsys,
 
 
 @pytest.mark.parametrize("source, options", [("rows.parquet", []), ("rows.csv", ["--block-size", "1500"])])
-def test_npy_arrays_equal_the_in_memory_values(files, source, options):
+def test_npy_arrays_equal_the_in_memory_values(files, source, options, capsys):
     """``--out NAME.npy``: the values and base values of every row, memory-mapped, bitwise those of ``--rows``
     (written as Parquet, which keeps float64 exactly), player and output names kept."""
     from shap_instances.utils import memmap_explanation
@@ -143,6 +143,7 @@ def test_npy_arrays_equal_the_in_memory_values(files, source, options):
     for _ in range(2):  # the second run replaces the first's files (--force)
         assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / source), *options,
                         "--out", str(out), "--force") == 0
+    assert "plan: --out values.npy: 150 rows of 12 values, 0.00 GiB" in capsys.readouterr().err  # 150 x (12 + 3) x 8
     assert sorted(p.name for p in out.iterdir()) == ["base_values.npy", "names.json", "values.npy"]
     got = memmap_explanation(out)
     assert isinstance(got.values.base, np.memmap) and got.values.shape == (150, 4, 3)
