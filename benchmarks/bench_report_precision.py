@@ -53,11 +53,14 @@ def main() -> None:
         table = pd.read_csv(out / "instances.csv", index_col=0)
     found = re.search(r"([\d,]+) (antithetic permutations|permutations spent by place-stratified sampling)", text)
     permutations, estimator = found.group(1), found.group(2).split()[-2]
+    sample = re.search(r"explained rows \(seed \d+; every training row is a player\), ([\d,]+) permutations in "
+                       r"([\d.]+) s", text)
     print(f"ratdat complete, --dropna, --time-budget {args.budget:g}: {len(table):,} training rows, {seconds:.0f} s "
           f"wall, {permutations} permutations' worth of the aggregate game ({estimator}); load average "
-          f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} cores")
+          f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} cores; sampled rows: "
+          + (f"{sample.group(1)} permutations in {sample.group(2)} s" if sample else "all rows explained"))
     print(f"{'part':<24} {'error':>10} {'spread':>10} {'error/spread':>13}  shown")
-    variance = table["contribution_var"].median(), table["contribution_var_noise"].median()
+    variance = table["contribution_var"].mean(), table["contribution_var_noise"].mean()  # pooled, as the report
     parts = {
         "contribution means": (np.sqrt(np.mean(table["contribution_mean_se"] ** 2)),
                                table["contribution_mean"].std(), "Most helpful training rows"),
