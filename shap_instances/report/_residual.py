@@ -147,6 +147,8 @@ class ResidualDecomposition:
     """InstanceKernelExplainer on the linear model: CC plot, helpful and harmful rows, outliers, data values."""
 
     key = "residual"
+    #: It spends the time the other sections leave (until its parts are precise): it runs last.
+    elastic = True
 
     @staticmethod
     def applies(context: Context) -> bool:
@@ -230,14 +232,15 @@ def variance_precision(table: pd.DataFrame, *, permutations: int, seconds: float
 def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
     """The sampled rows' decomposition, then the aggregate game's, each stopping on time by itself (``max_time``).
 
-    The time the section may use runs up to the deadline, less what the later sections and this one's figures
-    are planned to take; the sampled rows take their planned share first, the aggregate game the rest
-    (:func:`_aggregate`: in rounds, until precise or out of time).
+    The time the section may use runs up to the deadline, less what the sections not yet run (none: it runs last)
+    and this one's figures are planned to take; the sampled rows take their planned share first, the aggregate
+    game the rest (:func:`_aggregate`: in rounds, until precise or out of time), and the sampled rows whatever
+    the aggregate game leaves while their contribution variances are not precise (:func:`refine_sample`).
     """
     plan = context.plan
     aggregate_planned = plan.n_permutations * plan.costs.per_aggregate
     afterwards = max(plan.sections["residual"].estimate - aggregate_planned - plan.sample_seconds, 0.0)
-    later = sum(s.estimate for key, s in plan.sections.items() if key in ("representer", "forest"))
+    later = sum(s.estimate for key, s in plan.sections.items() if key != "residual" and key not in context.timings)
     stop_at = context.deadline - afterwards - later
 
     start = time.perf_counter()
