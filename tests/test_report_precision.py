@@ -216,3 +216,31 @@ def test_a_precise_variance_stops_the_rounds(sampled):
     assert time.perf_counter() - start < 10 and permutations > 4
     table = contribution_statistics(pooled)
     assert variance_precision(table, permutations=permutations, seconds=seconds, n_players=112).precise
+
+
+def test_the_section_that_spends_the_time_left_runs_last_and_stays_in_its_place():
+    """The residual decomposition (``elastic``) is built after the sections whose estimates may overstate their
+    time, and the plan lists it last; the report keeps the sections' own order."""
+    from types import SimpleNamespace
+
+    from shap_instances.report._html import Report
+    from shap_instances.report._report import _build_sections, _run_order
+
+    ran: list[str] = []
+
+    def step(key: str, elastic: bool = False) -> SimpleNamespace:
+        def build(report, context, bar):
+            ran.append(key)
+            report.section(key)
+        return SimpleNamespace(key=key, elastic=elastic, build=build)
+
+    steps = [step("overview"), step("residual", elastic=True), step("representer"), step("forest")]
+    sections = _run_order(steps, {key: SimpleNamespace(title=key, estimate=1.0) for key in
+                                  ("overview", "residual", "representer", "forest")})
+    assert list(sections) == ["overview", "representer", "forest", "residual"]
+    report, context = Report(title="t", intro=""), SimpleNamespace(plan=SimpleNamespace(sections=sections), silent=True,
+                                                                   timings={})
+    _build_sections(report, context, steps)
+    assert ran == ["overview", "representer", "forest", "residual"]
+    assert [section.title for section in report.sections] == ["overview", "residual", "representer", "forest"]
+    assert set(context.timings) == set(sections)
