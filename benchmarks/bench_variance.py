@@ -239,7 +239,9 @@ def check_closed_form_by_enumeration() -> None:
 
 def leaf_size_table(args: argparse.Namespace) -> None:
     """Where the closed form stops being cheap: its seconds against leaf size (min_samples_leaf), beside one
-    antithetic permutation's, on the aggregate game of 2,000 Friedman #1 rows and 100 trees."""
+    antithetic permutation's, on the aggregate game of 2,000 Friedman #1 rows and 100 trees; and the control
+    variate's (the equal-multiplicity forest) error against antithetic sampling's at equal wall time (reference:
+    the closed form; ``--permutations`` x ``--repeats`` each)."""
     from sklearn.datasets import make_friedman1
     from sklearn.ensemble import RandomForestRegressor
 
@@ -247,24 +249,24 @@ def leaf_size_table(args: argparse.Namespace) -> None:
     print(f"\nclosed form against leaf size: 2,000 Friedman #1 rows, 100 trees, aggregate game (every row explained, "
           f"weights 1/n); load {os.getloadavg()[0]:.1f}")
     print("| min_samples_leaf | in-bag rows a leaf (mean / max) | closed form s | one permutation s | closed form in "
-          "permutations | load |")
-    print("|---|---|---|---|---|---|")
+          "permutations | control variate: x lower error at equal wall time | load |")
+    print("|---|---|---|---|---|---|---|")
     for leaf in args.leaf_sizes:
         model = RandomForestRegressor(n_estimators=100, min_samples_leaf=leaf, random_state=0)
         inner = ResidualGame(model, X, y, refit="fixed_structure")  # type: ignore[call-arg]
         game = inner.aggregate(np.full(len(y), 1.0 / len(y)))
         sizes = np.diff(inner.fast_path.member_ptr)  # type: ignore[attr-defined]
         sizes = sizes[sizes > 0]
-        ClosedFormApproximator().estimate(game)  # compiles, untimed
+        ClosedFormApproximator().estimate(inner.aggregate(np.ones((len(y), 1))))  # compiles, untimed
         started = time.perf_counter()
-        ClosedFormApproximator().estimate(game)
+        exact = ClosedFormApproximator().estimate(game).values
         closed = time.perf_counter() - started
-        PermutationApproximator(2, random_state=0, silent=True).estimate(game)
-        started = time.perf_counter()
-        PermutationApproximator(8, random_state=0, silent=True).estimate(game)
-        per_permutation = (time.perf_counter() - started) / 8
+        (_, base_wall, _, base_error), (_, wall, _, error) = run(game, exact, args, (
+            "antithetic (baseline)", "control variate, pooled"))
+        per_permutation = base_wall / args.permutations
         print(f"| {leaf} | {sizes.mean():.0f} / {sizes.max()} | {closed:.3g} | {per_permutation:.3g} | "
-              f"{closed / per_permutation:.1f} | {os.getloadavg()[0]:.1f} |")
+              f"{closed / per_permutation:.1f} | {base_error / (error * np.sqrt(wall / base_wall)):.1f} | "
+              f"{os.getloadavg()[0]:.1f} |")
 
 
 if __name__ == "__main__":
