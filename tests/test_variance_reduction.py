@@ -279,3 +279,17 @@ def test_the_forest_control_variate_beats_antithetic_sampling_3x_with_honest_err
     ratio = np.sqrt(np.mean(np.square(plain)) / np.mean(np.square(corrected)))
     assert ratio > 3, ratio
     assert 0.7 < np.sqrt(np.mean(np.square(z))) < 1.4
+
+
+def test_the_explainer_takes_the_forest_closed_form_by_default_and_says_so(capsys):
+    from sklearn.ensemble import RandomForestRegressor
+
+    from shap_instances import InstanceKernelExplainer
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    explainer = InstanceKernelExplainer(RandomForestRegressor(n_estimators=5, min_samples_leaf=3, random_state=0), X,
+                                        y=y, refit="fixed_structure")
+    explanation = explainer(X[:4], y[:4])
+    assert "plan: exact Shapley values in closed form (FixedForest) for 30 training rows" in capsys.readouterr().err
+    assert explainer.result_.approximator.startswith("closed form") and explanation.values.shape == (4, 30)

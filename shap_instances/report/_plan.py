@@ -7,8 +7,9 @@ the sections so that the whole report fits the budget: all the forest's trees an
 fit, the rest of the time for the residual decomposition (a third at most for the sampled rows' ``3 n``
 permutations, the rest for the aggregate game: no fixed number, it runs in rounds until its errors are below
 ``STOP_SHARE`` of the spread or the time is spent; the time it leaves, and what the other sections' estimates
-overstate, goes back to the sampled rows while their variances are not precise: the section runs last). ``max_evals`` caps the residual section's refits. Costs that
-are not measured (figures, outlier forests) are small and estimated from the data's size.
+overstate, goes back to the sampled rows while their variances are not precise: the section runs last).
+``max_evals`` caps the residual section's refits. Costs that are not measured (figures, outlier forests) are
+small and estimated from the data's size.
 
 Memory: the large arrays are the sampled decomposition (``BYTES_PER_SAMPLED_ENTRY`` per explained row and
 training row), the forest and copies of the data. :func:`memory_plan` sizes the sample to the memory budget

@@ -396,7 +396,7 @@ def _pooled(rounds: list[tuple[int, np.ndarray, np.ndarray]]) -> tuple[np.ndarra
     """The mean of independent rounds ``(permutations, values, standard errors)`` weighted by their permutations,
     and its standard error ``sqrt(sum (m_k / M)^2 se_k^2)``."""
     total = sum(count for count, _, _ in rounds)
-    return (sum(count / total * values for count, values, _ in rounds),
+    return (np.asarray(sum(count / total * values for count, values, _ in rounds)),
             np.sqrt(sum((count / total * errors) ** 2 for count, _, errors in rounds)))
 
 
