@@ -175,10 +175,13 @@ def control_game(game: Game) -> Game | None:
     >>> from shap_instances.games import ResidualGame
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(9, 2)), rng.normal(size=9)
-    >>> game = ResidualGame(RandomForestRegressor(n_estimators=4, random_state=0), X, y, refit="fixed_structure")
-    >>> control = control_game(game)
+    >>> forest = RandomForestRegressor(n_estimators=4, min_samples_leaf=3, random_state=0)
+    >>> game = ResidualGame(forest, X, y, refit="fixed_structure")
+    >>> control = control_game(game)     # every in-bag row counted once: a plain mean in each leaf
     >>> bool(np.allclose(control.closed_form_values(), ExactApproximator().estimate(control).values))
     True
+    >>> bool(np.allclose(control.closed_form_values(), game.closed_form_values()))   # not the game itself
+    False
     """
     path: Any = getattr(game, "fast_path", None)
     if type(path).__name__ != "FixedForestPath":
