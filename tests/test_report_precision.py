@@ -59,6 +59,10 @@ def test_imprecise_parts_are_listed_below_the_precise_sections_not_shown(starved
     assert not (path.parent / "helpful_harmful.png").exists() and not (path.parent / "cc_plot.png").exists()
     assert "stopped at --max-evals" in text
     assert re.search(r"rerun with --time-budget \d+ or more", text)
+    # the sampled rows get no more rounds beyond --max-evals (10 permutations in all)
+    sampled = int(re.search(r"every row is decomposed \(([\d,]+) permutations", text).group(1))
+    aggregate = int(re.search(r"([\d,]+) antithetic permutations in", text).group(1))
+    assert sampled + aggregate <= 10, (sampled, aggregate)
 
 
 def test_the_budget_named_follows_the_error_of_the_means(starved):

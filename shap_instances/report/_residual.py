@@ -258,9 +258,10 @@ def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
     explainer, pooled, done, rounds, stopped, used = _aggregate(context, stop_at, n)
     spent = time.perf_counter() - start
     bar.advance(aggregate_planned, f"{done:,} permutations of the aggregate game")
-    evals_left = None if plan.max_evals is None else plan.sample_permutations + plan.n_permutations - done
+    most = (None if plan.max_evals is None  # what --max-evals leaves after both games' first runs
+            else max(plan.sample_permutations + plan.n_permutations - done - sample_permutations, 0))
     sample, sample_permutations, sample_seconds = refine_sample(context, sample, sample_permutations,
-                                                                sample_seconds, stop_at, evals_left)
+                                                                sample_seconds, stop_at, most)
     bar.replan(afterwards)
     return _Decomposition(n=n, sample=sample, sample_permutations=sample_permutations, sample_seconds=sample_seconds,
                           summary=summary_table(cc_means_of(explainer, pooled), sample), n_permutations=done,
