@@ -248,3 +248,18 @@ def test_the_section_that_spends_the_time_left_runs_last_and_stays_in_its_place(
     assert ran == ["overview", "representer", "forest", "residual"]
     assert [section.title for section in report.sections] == ["overview", "residual", "representer", "forest"]
     assert set(context.timings) == set(sections)
+
+
+def test_a_section_that_runs_before_the_residual_one_leaves_it_its_planned_time():
+    """The forest now runs before the residual decomposition: its re-planning of trees must stop at the deadline
+    less the residual section's planned seconds, not at the report's deadline."""
+    from types import SimpleNamespace
+
+    from shap_instances.report._context import Context
+
+    plan = SimpleNamespace(sections={key: SimpleNamespace(estimate=seconds) for key, seconds in
+                                     (("overview", 1.0), ("representer", 2.0), ("forest", 10.0), ("residual", 100.0))})
+    context = SimpleNamespace(plan=plan, deadline=500.0, timings={"overview": 0.5, "representer": 1.0})
+    assert Context.section_deadline(context, "forest") == 400.0
+    context.timings["forest"] = 7.0
+    assert Context.section_deadline(context, "residual") == 500.0

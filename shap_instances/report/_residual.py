@@ -240,8 +240,7 @@ def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
     plan = context.plan
     aggregate_planned = plan.n_permutations * plan.costs.per_aggregate
     afterwards = max(plan.sections["residual"].estimate - aggregate_planned - plan.sample_seconds, 0.0)
-    later = sum(s.estimate for key, s in plan.sections.items() if key != "residual" and key not in context.timings)
-    stop_at = context.deadline - afterwards - later
+    stop_at = context.section_deadline("residual") - afterwards
 
     start = time.perf_counter()
     share = plan.sample_seconds / max(plan.sample_seconds + aggregate_planned, 1e-9)
