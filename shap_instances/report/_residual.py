@@ -286,7 +286,7 @@ def refine_sample(context: Context, sample: Any, permutations: int, seconds: flo
                                      n_players=len(target)).precise
         left = stop_at - time.perf_counter()
         size = permutations if most is None else min(permutations, most - (permutations - rounds[0][0]))
-        if precise or left < 1.0 or size < 2:
+        if precise or left < 0.5 or size < 2:  # half a second: a round's set-up would not pay
             return sample, permutations, seconds
         start = time.perf_counter()
         explainer = _explainer(context, n_permutations=size - size % 2, silent=True, max_time=left,
