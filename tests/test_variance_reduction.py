@@ -237,3 +237,59 @@ def test_place_strata_draws_cut_the_walk_and_keep_the_budget():
     assert r.n_evaluations <= 40 * 301 + 2 and r.converged and r.info["stopped_by"] is None
     cut = PlaceStratifiedApproximator(4000, random_state=0, max_time=0.0).estimate(game)
     assert cut.info["stopped_by"] == "max_time" and not cut.converged and cut.info["draws"] == [8] * 10
+
+
+def test_the_forest_control_is_the_equal_multiplicity_forest_and_its_closed_form_is_exact():
+    """The fixed-structure forest's control game: every in-bag row counted once (not the game itself), exact
+    Shapley values by the O(|M|) closed form, checked by enumeration of all 2^9 coalitions."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from shap_instances.approximators import control_game
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(9, 2)), rng.normal(size=9)
+    game = ResidualGame(RandomForestRegressor(n_estimators=6, min_samples_leaf=3, random_state=1), X, y,
+                        refit="fixed_structure")
+    control = control_game(game)
+    assert ControlVariateApproximator.supports(game) and set(np.unique(control.fast_path.mass)) <= {0.0, 1.0}
+    np.testing.assert_allclose(control.closed_form_values(), ExactApproximator().estimate(control).values,
+                               atol=1e-12)
+    assert not np.allclose(control.closed_form_values(), game.closed_form_values())  # bootstrap weights differ
+    np.testing.assert_array_equal(game.fast_path.mass > 0, control.fast_path.mass > 0)  # the game is untouched
+    assert game.fast_path.mass.max() > 1
+
+
+def test_the_forest_control_variate_beats_antithetic_sampling_3x_with_honest_errors():
+    """On diabetes (50 trees, min_samples_leaf=10, the aggregate game) the control variate's error against the
+    closed form is at least 3x below antithetic sampling's with the same permutations (about 10x measured), and
+    its standard errors match its errors."""
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    game = ResidualGame(RandomForestRegressor(n_estimators=50, min_samples_leaf=10, random_state=0), X, y,
+                        refit="fixed_structure").aggregate(np.full(len(y), 1.0 / len(y)))
+    exact = game.closed_form_values()
+    plain, corrected, z = [], [], []
+    for seed in (1, 2, 3):
+        plain.append(PermutationApproximator(32, random_state=seed, silent=True).estimate(game).values - exact)
+        result = ControlVariateApproximator(32, random_state=seed).estimate(game)
+        corrected.append(result.values - exact)
+        z.append(corrected[-1] / result.standard_errors)
+    ratio = np.sqrt(np.mean(np.square(plain)) / np.mean(np.square(corrected)))
+    assert ratio > 3, ratio
+    assert 0.7 < np.sqrt(np.mean(np.square(z))) < 1.4
+
+
+def test_the_explainer_takes_the_forest_closed_form_by_default_and_says_so(capsys):
+    from sklearn.ensemble import RandomForestRegressor
+
+    from shap_instances import InstanceKernelExplainer
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    explainer = InstanceKernelExplainer(RandomForestRegressor(n_estimators=5, min_samples_leaf=3, random_state=0), X,
+                                        y=y, refit="fixed_structure")
+    explanation = explainer(X[:4], y[:4])
+    assert "plan: exact Shapley values in closed form (FixedForest) for 30 training rows" in capsys.readouterr().err
+    assert explainer.result_.approximator.startswith("closed form") and explanation.values.shape == (4, 30)

@@ -16,7 +16,7 @@ from ._protocol import Approximator
 from ._result import ShapleyResult
 from ._weights import kernel_weights, shapley_weights
 from .closed_form import ClosedFormApproximator
-from .control_variate import ControlVariateApproximator, FirstOrderGame, first_order_game
+from .control_variate import ControlVariateApproximator, FirstOrderGame, control_game, first_order_game
 from .exact import ExactApproximator
 from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
@@ -40,6 +40,7 @@ __all__ = [
     "dask_scheduler",
     "format_seconds",
     "first_order_game",
+    "control_game",
     "kernel_weights",
     "shapley_weights",
     "stratified_permutations",

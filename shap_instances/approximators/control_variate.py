@@ -21,6 +21,7 @@ estimate (docs/engine.md, "Variance reduction").
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,7 @@ from .permutation import stratified_permutations
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["ControlVariateApproximator", "FirstOrderGame", "first_order_game"]
+__all__ = ["ControlVariateApproximator", "FirstOrderGame", "control_game", "first_order_game"]
 
 
 class FirstOrderGame(Game):
@@ -160,6 +161,37 @@ def first_order_game(game: Game) -> FirstOrderGame | None:
     return FirstOrderGame(pieces, game.empty_value, game.full_value)
 
 
+def control_game(game: Game) -> Game | None:
+    """The default control game of :class:`ControlVariateApproximator`: :func:`first_order_game` for ridge, least
+    squares and l2 logistic residual games; for the fixed-structure forest (``refit="fixed_structure"``), the same
+    forest with equal multiplicities (``FixedForestPath.equal_multiplicities``: plain leaf means, exact Shapley
+    values in O(|M|) a leaf); else None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from shap_instances.approximators import ExactApproximator, control_game
+    >>> from shap_instances.games import ResidualGame
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.normal(size=(9, 2)), rng.normal(size=9)
+    >>> forest = RandomForestRegressor(n_estimators=4, min_samples_leaf=3, random_state=0)
+    >>> game = ResidualGame(forest, X, y, refit="fixed_structure")
+    >>> control = control_game(game)     # every in-bag row counted once: a plain mean in each leaf
+    >>> bool(np.allclose(control.closed_form_values(), ExactApproximator().estimate(control).values))
+    True
+    >>> bool(np.allclose(control.closed_form_values(), game.closed_form_values()))   # not the game itself
+    False
+    """
+    path: Any = getattr(game, "fast_path", None)
+    if type(path).__name__ != "FixedForestPath":
+        return first_order_game(game)
+    control = copy.copy(game)
+    control.fast_path = path.equal_multiplicities()  # type: ignore[attr-defined]
+    control._full = control.fast_path.residuals(np.ones(game.n_players, dtype=bool))  # type: ignore[attr-defined]
+    return control
+
+
 def _logistic_path(game: Game) -> Any:
     """The game's ``LogisticPath`` when its training rows hold both classes, else None."""
     path: Any = getattr(game, "fast_path", None)
@@ -253,18 +285,20 @@ class ControlVariateApproximator:
 
     @staticmethod
     def supports(game: Game) -> bool:
-        """Whether :func:`first_order_game` builds a control game for ``game``."""
-        return getattr(game, "ridge_problem", None) is not None or _logistic_path(game) is not None
+        """Whether :func:`control_game` builds a control game for ``game``."""
+        return (getattr(game, "ridge_problem", None) is not None or _logistic_path(game) is not None
+                or type(getattr(game, "fast_path", None)).__name__ == "FixedForestPath")
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors (see the class docstring)."""
         if self.coefficient not in ("player", "pooled"):
             raise ValueError(f"coefficient must be 'player' or 'pooled', got {self.coefficient!r}.")
-        control = self.control if self.control is not None else first_order_game(game)
+        control = self.control if self.control is not None else control_game(game)
         if control is None:
             raise UnsupportedModelError(
-                f"{type(game).__name__} has no first-order game (ridge, least squares and l2 logistic residual games "
-                "have one); pass control= or use PermutationApproximator.")
+                f"{type(game).__name__} has no control game (ridge, least squares and l2 logistic residual games "
+                "have their first-order game, fixed-structure forests their equal-multiplicity forest); pass "
+                "control= or use PermutationApproximator.")
         m, d = game.n_players, game.n_outputs
         per_unit = _permutation_plan(self, m)
         total = self.n_permutations if self.n_permutations is not None else max(32, 2 * m)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -367,6 +368,9 @@ class InstanceKernelExplainer(InstanceExplainer):
     def _estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` by the closed form, or the approximator that the options select."""
         if self.approximator in ("auto", "exact") and ClosedFormApproximator.supports(game):
+            if not self.silent:
+                print(f"plan: exact Shapley values in closed form ({game.closed_form}) for {game.n_players:,} "
+                      "training rows: no permutations, no standard errors", file=sys.stderr, flush=True)
             return ClosedFormApproximator().estimate(game)
         path = getattr(game, "fast_path", None)
         if isinstance(path, RidgePath):  # refused before work, not after hours

@@ -25,7 +25,7 @@ of leaf ``g`` (``u_g(empty) = 0``). Players outside ``M_g`` are null in it, ``[S
 ``phi_i(v_j) = (1/T) sum_t [i in M_g] (phi_i(u_g) - f_j / |M_g|)``,  ``g = L_t(x_j)``.
 
 ``phi(u_g)`` depends on the leaf only: with equal multiplicities it is :class:`MeanPath`'s closed form, otherwise
-a dynamic programme over the coalitions' sizes and masses (``games/_forest_kernels.py``), O(|M_g|^3 c) per leaf:
+a dynamic programme over the coalitions' sizes and masses (``games/_forest_kernels.py``), O(|M_g|^4 c) per leaf:
 cheap for fully grown trees (a few rows a leaf), slow for leaves of hundreds of rows (sample permutations then).
 
 *Prefix update.* Along a permutation, adding row ``i`` changes one leaf per tree where ``c_i(t) > 0``; only the
@@ -180,6 +180,18 @@ class FixedForestPath:
         weights = np.asarray(weights, dtype=np.float64)
         new = copy.copy(self)
         new.W = np.ascontiguousarray(weights if self.W.shape[1] == 0 else self.W @ weights)
+        new._full = None
+        return new
+
+    def equal_multiplicities(self) -> Self:
+        """The same forest with every in-bag row counted once in its leaves: each leaf game becomes a plain mean, whose
+        Shapley values take :class:`~shap_instances.games.MeanPath`'s O(|M|) closed form instead of the O(|M|^4 c)
+        programme. Close to this game (the same leaves, mostly the same weights), it is the control variate of
+        :class:`~shap_instances.approximators.ControlVariateApproximator` where leaves are too large for the
+        closed form (docs/engine.md, "Variance reduction")."""
+        new = copy.copy(self)
+        new.mass = (self.mass > 0).astype(np.float64)
+        new.member_mass = np.ones_like(self.member_mass)
         new._full = None
         return new
 

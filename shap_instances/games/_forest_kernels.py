@@ -118,7 +118,8 @@ def leaf_mean_shapley(c: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     ``c`` holds positive integer multiplicities. For each player ``i`` a dynamic programme over the other players
     counts the coalitions ``A`` of each size ``s`` and mass ``C`` (``N[s, C]``) and sums their ``sum_A c y``
     (``Y[s, C]``); then ``phi_i = y_i / m + sum_{s >= 1, C} w_s c_i (N y_i - Y / C) / (C + c_i)``, with
-    ``w_s = s! (m - 1 - s)! / m!``. O(m^3 C) for ``m`` players of mean multiplicity ``C``; equal multiplicities
+    ``w_s = s! (m - 1 - s)! / m!``. O(m^4 C) for ``m`` players of mean multiplicity ``C`` (for each member, the
+    others' sizes and masses: measured growth m^3.9 per leaf, docs/benchmarks.md); equal multiplicities
     take the O(m) closed form of :class:`~shap_instances.games.MeanPath` instead.
     """
     m = c.shape[0]

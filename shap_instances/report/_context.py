@@ -61,6 +61,13 @@ class Context:
     def classification(self) -> bool:
         return self.task == "classification"
 
+    def section_deadline(self, key: str) -> float:
+        """When section ``key`` should be done: the deadline less the planned seconds of the sections not yet run
+        (those after it; the residual decomposition runs last and takes what they leave)."""
+        later = sum(step.estimate for other, step in self.plan.sections.items()
+                    if other != key and other not in self.timings)
+        return self.deadline - later
+
     @property
     def encoded(self) -> bool:
         """Whether the encoding changed the columns (string columns were one-hot encoded)."""

@@ -192,7 +192,7 @@ def _grown_forest(context: Context, bar: Any) -> Any:
     after_per_tree = plan.costs.gap_fixed_per_tree + plan.trust_rows * plan.costs.gap_per_row_tree
     after_fixed = max(plan.sections["forest"].estimate - (plan.n_trees - PROBE_TREES) * plan.costs.per_tree
                       - plan.n_trees * after_per_tree, 0.0)
-    forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, deadline=context.deadline,
+    forest = grow_forest(context, plan.n_trees, oob=True, bar=bar, deadline=context.section_deadline("forest"),
                          after_fixed=after_fixed, after_per_tree=after_per_tree)
     pipeline = Pipeline([("preprocess", context.forest_preprocess), ("model", forest)])
     context.scores[describe_preprocessing(pipeline)] = score(pipeline, context.X_test, context.y_test,

@@ -6,8 +6,10 @@ rows, and the first trees of the forest with the RF-GAP trust scores they give; 
 the sections so that the whole report fits the budget: all the forest's trees and all held-out rows when they
 fit, the rest of the time for the residual decomposition (a third at most for the sampled rows' ``3 n``
 permutations, the rest for the aggregate game: no fixed number, it runs in rounds until its errors are below
-``STOP_SHARE`` of the spread or the time is spent). ``max_evals`` caps the residual section's refits. Costs that
-are not measured (figures, outlier forests) are small and estimated from the data's size.
+``STOP_SHARE`` of the spread or the time is spent; the time it leaves, and what the other sections' estimates
+overstate, goes back to the sampled rows while their variances are not precise: the section runs last).
+``max_evals`` caps the residual section's refits. Costs that are not measured (figures, outlier forests) are
+small and estimated from the data's size.
 
 Memory: the large arrays are the sampled decomposition (``BYTES_PER_SAMPLED_ENTRY`` per explained row and
 training row), the forest and copies of the data. :func:`memory_plan` sizes the sample to the memory budget
@@ -338,7 +340,9 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
             f"CC means and data values: up to {n_permutations:,} permutations of the aggregate game over "
             f"{n_players:,} training rows (fewer once its error is below {STOP_SHARE:.0%} of the spread"
             + (f"; --max-evals {max_evals:,}" if max_evals is not None else "")
-            + f"); CC variance and outliers: {sample_permutations:,} permutations, {sampled}",
+            + f"); CC variance and outliers: {sample_permutations:,} permutations, {sampled}, then the time the "
+            f"aggregate game and the other sections leave while their noise is above {PRECISE_SHARE:.0%} (this "
+            "section runs last)",
             n_permutations * c.per_aggregate + sample_permutations * c.per_permutation + residual_fixed)
     plan.sections["representer"] = SectionStep("representer points", "top training rows of 5 held-out rows",
                                                representer)

@@ -131,6 +131,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     if LabelIssues in steps:
         plan.sections[LabelIssues.key] = LabelIssues.plan_step(len(X_train))
     plan.memory = memory
+    plan.sections = _run_order(steps, plan.sections)
     context.plan = plan
     context.deadline = start + time_budget * (1 - _plan.RESERVE)
     if not silent:
@@ -140,14 +141,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
         intro=(f"{len(X)} rows x {X.shape[1]} columns ({task}); {len(X_train)} training instances are explained, "
                f"{len(X_test)} held-out rows are used for evaluation. Seed {seed}; time budget {time_budget:.0f} s."),
     )
-    planned = [step for step in steps if step.key in plan.sections]
-    with plt.rc_context({"figure.max_open_warning": 0}):
-        for number, step in enumerate(planned, start=1):
-            bar = _plan.SectionBar(number, len(planned), plan.sections[step.key], silent=silent)
-            try:
-                step.build(report, context, bar)
-            finally:
-                context.timings[step.key] = bar.close()
+    _build_sections(report, context, [step for step in steps if step.key in plan.sections])
     if context.imprecise:
         _imprecise_section(report, context.imprecise)
     Overview.finish(context)
@@ -156,6 +150,32 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     context.overview.text(f"Computed in {time.perf_counter() - start:.1f} s (time budget {time_budget:.0f} s).")
     report.tables.update(context.results)  # the full tables behind the report's excerpts
     return report.write(out)
+
+
+def _run_order(steps: list[Any], sections: dict[str, Any]) -> dict[str, Any]:
+    """The plan's sections in the order they run: those that spend the time left (``elastic``) last."""
+    late = {step.key for step in steps if getattr(step, "elastic", False)}
+    return {key: step for key, step in sections.items() if key not in late} | {
+        key: step for key, step in sections.items() if key in late}
+
+
+def _build_sections(report: Report, context: Any, planned: list[Any]) -> None:
+    """Build the ``planned`` sections, those that spend the time left (``elastic``: the residual decomposition)
+    last, so that the time the others' estimates overstate goes to precision (the plan lists them in that order:
+    :func:`_run_order`); the report keeps ``planned``'s order."""
+    plan = context.plan
+    order = sorted(planned, key=lambda step: getattr(step, "elastic", False))
+    built: dict[str, list[Any]] = {}
+    with plt.rc_context({"figure.max_open_warning": 0}):
+        for number, step in enumerate(order, start=1):
+            bar = _plan.SectionBar(number, len(order), plan.sections[step.key], silent=context.silent)
+            first = len(report.sections)
+            try:
+                step.build(report, context, bar)
+            finally:
+                context.timings[step.key] = bar.close()
+                built[step.key] = report.sections[first:]
+    report.sections[:] = [section for step in planned for section in built[step.key]]
 
 
 def _imprecise_section(report: Report, parts: list[tuple[str, str]]) -> None:

@@ -147,6 +147,8 @@ class ResidualDecomposition:
     """InstanceKernelExplainer on the linear model: CC plot, helpful and harmful rows, outliers, data values."""
 
     key = "residual"
+    #: It spends the time the other sections leave (until its parts are precise): it runs last.
+    elastic = True
 
     @staticmethod
     def applies(context: Context) -> bool:
@@ -213,27 +215,32 @@ class _Decomposition:
                             n_players=self.n)
 
     def variances(self) -> Precision:
-        """The permutation noise of the contribution variances (CC variance plot, behaviour outliers): the
-        median noise against the median variance, as error and spread."""
-        summary = self.summary
-        return Precision("the contribution variances of the sampled rows (the CC variance plot, the behaviour "
-                         "outliers)", float(np.sqrt(np.median(summary["contribution_var_noise"]))),
-                         float(np.sqrt(np.median(summary["contribution_var"]))), self.sample_permutations,
-                         self.sample_seconds, self.n)
+        """The permutation noise of the contribution variances (CC variance plot, behaviour outliers), pooled over
+        training rows (:meth:`Precision.pooled`)."""
+        return variance_precision(self.summary, permutations=self.sample_permutations, seconds=self.sample_seconds,
+                                  n_players=self.n)
+
+
+def variance_precision(table: pd.DataFrame, *, permutations: int, seconds: float, n_players: int) -> Precision:
+    """:meth:`Precision.pooled` of the contribution variances in ``table`` (``contribution_var`` and
+    ``contribution_var_noise``: :func:`summary_table` or :func:`~shap_instances.metrics.contribution_statistics`)."""
+    return Precision.pooled("the contribution variances of the sampled rows (the CC variance plot, the behaviour "
+                            "outliers)", table["contribution_var"], table["contribution_var_noise"],
+                            permutations=permutations, seconds=seconds, n_players=n_players)
 
 
 def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
     """The sampled rows' decomposition, then the aggregate game's, each stopping on time by itself (``max_time``).
 
-    The time the section may use runs up to the deadline, less what the later sections and this one's figures
-    are planned to take; the sampled rows take their planned share first, the aggregate game the rest
-    (:func:`_aggregate`: in rounds, until precise or out of time).
+    The time the section may use runs up to the deadline, less what the sections not yet run (none: it runs last)
+    and this one's figures are planned to take; the sampled rows take their planned share first, the aggregate
+    game the rest (:func:`_aggregate`: in rounds, until precise or out of time), and the sampled rows whatever
+    the aggregate game leaves while their contribution variances are not precise (:func:`refine_sample`).
     """
     plan = context.plan
     aggregate_planned = plan.n_permutations * plan.costs.per_aggregate
     afterwards = max(plan.sections["residual"].estimate - aggregate_planned - plan.sample_seconds, 0.0)
-    later = sum(s.estimate for key, s in plan.sections.items() if key in ("representer", "forest"))
-    stop_at = context.deadline - afterwards - later
+    stop_at = context.section_deadline("residual") - afterwards
 
     start = time.perf_counter()
     share = plan.sample_seconds / max(plan.sample_seconds + aggregate_planned, 1e-9)
@@ -248,12 +255,59 @@ def _decompose(context: Context, bar: Any, n: int) -> _Decomposition:
 
     start = time.perf_counter()
     explainer, pooled, done, rounds, stopped, used = _aggregate(context, stop_at, n)
-    means = summary_table(cc_means_of(explainer, pooled), sample)
+    spent = time.perf_counter() - start
     bar.advance(aggregate_planned, f"{done:,} permutations of the aggregate game")
+    most = (None if plan.max_evals is None  # what --max-evals leaves after both games' first runs
+            else max(plan.sample_permutations + plan.n_permutations - done - sample_permutations, 0))
+    sample, sample_permutations, sample_seconds = refine_sample(context, sample, sample_permutations,
+                                                                sample_seconds, stop_at, most)
     bar.replan(afterwards)
     return _Decomposition(n=n, sample=sample, sample_permutations=sample_permutations, sample_seconds=sample_seconds,
-                          summary=means, n_permutations=done, rounds=rounds, spent=time.perf_counter() - start,
-                          stopped=stopped, approximator="place-stratified" if "place-stratified" in used else "auto")
+                          summary=summary_table(cc_means_of(explainer, pooled), sample), n_permutations=done,
+                          rounds=rounds, spent=spent, stopped=stopped,
+                          approximator="place-stratified" if "place-stratified" in used else "auto")
+
+
+def refine_sample(context: Context, sample: Any, permutations: int, seconds: float, stop_at: float,
+                  most: int | None = None) -> tuple[Any, int, float]:
+    """More permutations of the sampled rows while their contribution variances are not precise and time is left:
+    the report's budget spent on the part still imprecise once the aggregate game is done (issue 24).
+
+    Rounds of doubling size on the same rows, each with an independent seed and cut by ``max_time`` at
+    ``stop_at``, pooled as the aggregate game's rounds are (:func:`_pooled`); ``most`` caps the permutations of all
+    the new rounds (``--max-evals``). Returns ``(the pooled sample, its permutations, its seconds)``.
+    """
+    from ..metrics import contribution_statistics
+
+    rows, target = sample.sampled_rows, residual_problem(context)[1].to_numpy()
+    rounds = [(permutations, np.asarray(sample.values), _errors(sample))]
+    while True:
+        precise = variance_precision(contribution_statistics(sample), permutations=permutations, seconds=seconds,
+                                     n_players=len(target)).precise
+        left = stop_at - time.perf_counter()
+        size = permutations if most is None else min(permutations, most - (permutations - rounds[0][0]))
+        if precise or left < 0.5 or size < 2:  # half a second: a round's set-up would not pay
+            return sample, permutations, seconds
+        start = time.perf_counter()
+        explainer = _explainer(context, n_permutations=size - size % 2, silent=True, max_time=left,
+                               batch_size=min(context.plan.batch_size, size - size % 2),
+                               random_state=np.random.default_rng([context.seed, 2, len(rounds)]))
+        more = explainer(context.Z_train.iloc[rows], target[rows])
+        rounds.append((int(explainer.result_.info["n_permutations"]), np.asarray(more.values), _errors(more)))
+        sample = _resampled(sample, *_pooled(rounds))
+        permutations, seconds = sum(count for count, _, _ in rounds), seconds + time.perf_counter() - start
+
+
+def _resampled(sample: Any, values: np.ndarray, errors: np.ndarray) -> Any:
+    """``sample`` (an :meth:`explain_sample <shap_instances.InstanceKernelExplainer.explain_sample>` result) with
+    new values and standard errors, and the rest kept."""
+    from .._explanation import build_explanation
+
+    out = build_explanation(values, sample.base_values, feature_names=list(sample.feature_names),
+                            data=sample.data, display_data=sample.display_data, standard_errors=errors)
+    out.row_names, out.sampled_rows, out.population_size = (getattr(sample, "row_names", None), sample.sampled_rows,
+                                                            sample.population_size)
+    return out
 
 
 def aggregate_approximator(context: Context, n: int) -> str:
@@ -333,10 +387,17 @@ def _pool(explanation: Any, rounds: list[tuple[int, np.ndarray, np.ndarray]]) ->
     error."""
     from .._explanation import build_explanation
 
+    values, errors = _pooled(rounds)
+    return build_explanation(values, explanation.base_values, feature_names=list(explanation.feature_names),
+                             standard_errors=errors)
+
+
+def _pooled(rounds: list[tuple[int, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of independent rounds ``(permutations, values, standard errors)`` weighted by their permutations,
+    and its standard error ``sqrt(sum (m_k / M)^2 se_k^2)``."""
     total = sum(count for count, _, _ in rounds)
-    return build_explanation(sum(count / total * values for count, values, _ in rounds), explanation.base_values,
-                             feature_names=list(explanation.feature_names),
-                             standard_errors=np.sqrt(sum((count / total * errors) ** 2 for count, _, errors in rounds)))
+    return (np.asarray(sum(count / total * values for count, values, _ in rounds)),
+            np.sqrt(sum((count / total * errors) ** 2 for count, _, errors in rounds)))
 
 
 def _stop_reason(pooled: Any, share: float, *, spent: float, left: float, timed_out: bool, evals: bool) -> str:
@@ -406,7 +467,7 @@ def _sample_sentence(context: Context, runs: _Decomposition) -> str:
     summary, n, m = runs.summary, runs.n, runs.m
     variance = summary["contribution_var"].where(summary["contribution_var"] > 0)
     var_se = float(np.median(summary["contribution_var_se"] / variance))
-    noise = float(np.median(summary["contribution_var_noise"] / variance))
+    noise = runs.variances().share ** 2
     return (
         "The CC variance plot and the behaviour outliers need each row's own decomposition (not a mean): "
         + (f"they come from the full decomposition of a random sample of {m:,} of the {n:,} explained rows "
@@ -416,7 +477,7 @@ def _sample_sentence(context: Context, runs: _Decomposition) -> str:
            if m < n else
            f"every row is decomposed ({runs.sample_permutations:,} permutations in {runs.sample_seconds:.1f} "
            "s); ")
-        + f"the permutations' noise makes up a median {noise:.0%} of a contribution variance."
+        + f"the permutations' noise makes up {noise:.0%} of the contribution variances (pooled over training rows)."
     )
 
 
