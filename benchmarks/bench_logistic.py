@@ -28,7 +28,7 @@
    explained, one numba thread, the best of five runs each): the prefix fits, and within them one gradient pass
    over every prefix and the exact-Hessian refreshes; the explained rows' values (the logits' matrix product, their
    sigmoids and residuals); the scatter of the differences; the Welford update of the n x m unit; and the whole
-   ``logistic_units`` call. The fits' cost over one pass's gives the gradient passes per prefix, roughly.
+   ``logistic_units`` call; then the gradient passes per prefix, counted (the fits' Python versions, about 10 s).
 
 Usage: ``python benchmarks/bench_logistic.py [--quick] [--markdown FILE] [sections ...]``
 (default: prefixes multinomial pydvl threads profile).
@@ -285,6 +285,32 @@ def _profile_parts(game: ResidualGame, permutation: np.ndarray) -> dict[str, flo
     }
 
 
+def _count_passes(game: ResidualGame, permutation: np.ndarray) -> tuple[float, float]:
+    """(gradient passes per prefix, rows they cover over n^2 / 2) of one permutation's prefix fits: the Python
+    versions of ``_prefix_fits`` and ``_newton`` (interpreted, about 10 s at n = 2,000), with the compiled
+    gradient wrapped by a counter; the module's functions are restored afterwards."""
+    path = game.fast_path
+    Z, y, _, _, _, _, _, pen, scale, tol, _, _ = path._arguments(permutation[None])
+    counts = [0, 0]
+    compiled = {name: getattr(kernels, name) for name in ("_gradient", "_newton", "_cold_fit")}
+
+    def counted(Zt, *rest):
+        counts[0] += not rest[4]  # with_loss False: a gradient pass (loss passes are the backtracking's)
+        counts[1] += Zt.shape[0] * (not rest[4])
+        return compiled["_gradient"](Zt, *rest)
+
+    kernels._gradient, kernels._newton = counted, compiled["_newton"].py_func
+    kernels._cold_fit = compiled["_cold_fit"].py_func
+    try:
+        n = len(permutation)
+        kernels._prefix_fits.py_func(np.ascontiguousarray(Z[permutation]), y[permutation], pen, scale, tol,
+                                     np.zeros((n, Z.shape[1])))
+    finally:
+        for name, function in compiled.items():
+            setattr(kernels, name, function)
+    return counts[0] / n, counts[1] / (n * n / 2)
+
+
 def profile(bench: Bench) -> None:
     n = 500 if bench.quick else 2000
     X, y = make_classification(n, 20, n_informative=10, random_state=0)
@@ -297,12 +323,13 @@ def profile(bench: Bench) -> None:
         numba.set_num_threads(most)
     whole = parts["logistic_units, one permutation"]
     rows = [[name, fmt_seconds(seconds), f"{seconds / whole:.0%}"] for name, seconds in parts.items()]
-    passes = parts["prefix fits"] / parts["  one gradient pass on every prefix"]
+    passes, covered = _count_passes(game, np.random.default_rng(0).permutation(n))
     bench.print(
         f"### Where one permutation of the fused kernel goes: {n:,} x 20, every row explained, tol "
         f"{game.fast_path.tol:.0e}, one numba thread",
         markdown_table(["part", "CPU", "share of logistic_units"], rows, "lrr"),
-        f"CPU time, the best of five runs each; the fits cost {passes:.1f} gradient passes over every prefix; "
+        f"CPU time, the best of five runs each. The fits make {passes:.2f} gradient passes per prefix (counted), "
+        f"{covered:.2f} times the rows of one pass on every prefix; "
         f"load average {fmt_load(load)} before, {fmt_load(load_average())} after.", part="profile")
 
 
