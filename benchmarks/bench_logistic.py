@@ -24,8 +24,14 @@
    per permutation, and the 3n = 6,000 permutations extrapolated from the faster. Decides the 3-minute target;
    it means something only on free cores (the load is printed).
 
+5. ``profile``: where one permutation of the fused kernel spends its CPU time (2,000 x 20 as in 1, every row
+   explained, one numba thread, the best of five runs each): the prefix fits, and within them one gradient pass
+   over every prefix and the exact-Hessian refreshes; the explained rows' values (the logits' matrix product, their
+   sigmoids and residuals); the scatter of the differences; the Welford update of the n x m unit; and the whole
+   ``logistic_units`` call; then the gradient passes per prefix, counted (the fits' Python versions, about 10 s).
+
 Usage: ``python benchmarks/bench_logistic.py [--quick] [--markdown FILE] [sections ...]``
-(default: prefixes multinomial pydvl threads).
+(default: prefixes multinomial pydvl threads profile).
 """
 
 from __future__ import annotations
@@ -45,9 +51,11 @@ from sklearn.linear_model import LogisticRegression
 
 from shap_instances.approximators import PermutationApproximator
 from shap_instances.games import ResidualGame
+from shap_instances.games import _logistic_kernels as kernels
+from shap_instances.games._prefix_kernels import welford_update
 from shap_instances.metrics import data_shapley
 
-SECTIONS = ("prefixes", "multinomial", "pydvl", "threads")
+SECTIONS = ("prefixes", "multinomial", "pydvl", "threads", "profile")
 PEERS = Path("/work/venvs/peers/bin/python")
 
 
@@ -217,6 +225,112 @@ def threads(bench: Bench) -> None:
                        rows),
         f"{k} permutations per run, the better of two runs each, alternating; load average {fmt_load(load)} before, "
         f"{fmt_load(load_average())} after; {os.cpu_count()} cores.", part="threads")
+
+
+@numba.njit
+def _passes(Zp, yp, w, pen, g):
+    """One gradient pass on every prefix of the rows ``Zp`` (at a fixed ``w``): the unit of the fits' work."""
+    for t in range(1, Zp.shape[0]):
+        kernels._objective(Zp[:t + 1], yp[:t + 1], w, pen, g, False)
+
+
+@numba.njit
+def _refreshes(Zp, w, pen, A):
+    """The exact Hessians of the prefix fits' schedule (each time the prefix grows by ``REFRESH``)."""
+    due = 2.0
+    for t in range(1, Zp.shape[0]):
+        if t + 1 >= due:
+            kernels._exact_hessian(A, Zp[:t + 1], w, pen)
+            due = kernels.REFRESH * (t + 1)
+
+
+def _best_cpu(work, reps: int = 5) -> float:
+    """The least CPU time of ``reps`` calls of ``work`` (after one untimed call)."""
+    work()
+    times = []
+    for _ in range(reps):
+        cpu = time.process_time()
+        work()
+        times.append(time.process_time() - cpu)
+    return min(times)
+
+
+def _profile_parts(game: ResidualGame, permutation: np.ndarray) -> dict[str, float]:
+    """CPU seconds of each part of one permutation of the fused kernel (section 5)."""
+    path = game.fast_path
+    arguments = path._arguments(permutation[None])
+    Z, y, ZE, yE, W, empty, _, pen, scale, tol, n_classes, one = arguments
+    n, m = Z.shape[0], empty.shape[0]
+    coefs, active, fitted = kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one)
+    Zp, yp, ZEt = np.ascontiguousarray(Z[permutation]), y[permutation], np.ascontiguousarray(ZE.T)
+    values, logits, sink = np.empty((kernels.BLOCK, m)), np.empty((n, m)), np.zeros((1, n, m))
+    unit, mean, m2, full = np.random.default_rng(0).random((n, m)), np.zeros((n, m)), np.zeros((n, m)), np.zeros(m)
+
+    def all_values():
+        for s in range(0, n, kernels.BLOCK):
+            e = min(s + kernels.BLOCK, n)
+            kernels._block_values(ZEt, yE, W, coefs[s:e], active[s:e], one, fitted[s:e], empty, values[:e - s])
+
+    return {
+        "prefix fits": _best_cpu(lambda: kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one)),
+        "  one gradient pass on every prefix": _best_cpu(lambda: _passes(Zp, yp, coefs[-1], pen, np.zeros_like(pen))),
+        "  exact-Hessian refreshes": _best_cpu(lambda: _refreshes(Zp, coefs[-1], pen, np.zeros((len(pen),) * 2))),
+        "explained rows' values": _best_cpu(all_values),
+        "  logits' matrix product alone": _best_cpu(lambda: np.dot(coefs, ZEt, out=logits)),
+        "walk: fits, values, scatter": _best_cpu(lambda: kernels.logistic_walk(
+            Z, y, ZE, yE, W, empty, permutation, pen, scale, tol, n_classes, one, sink, 0, 1.0, 1)),
+        "Welford update of the n x m unit": _best_cpu(lambda: welford_update(unit, mean, m2, 1)),
+        "logistic_units, one permutation": _best_cpu(lambda: kernels.logistic_units(
+            *arguments, 1, unit, mean, m2, 0, full, 1)),
+    }
+
+
+def _count_passes(game: ResidualGame, permutation: np.ndarray) -> tuple[float, float]:
+    """(gradient passes per prefix, rows they cover over n^2 / 2) of one permutation's prefix fits: the Python
+    versions of ``_prefix_fits`` and ``_newton`` (interpreted, about 10 s at n = 2,000), with the compiled
+    gradient wrapped by a counter; the module's functions are restored afterwards."""
+    path = game.fast_path
+    Z, y, _, _, _, _, _, pen, scale, tol, _, _ = path._arguments(permutation[None])
+    counts = [0, 0]
+    compiled = {name: getattr(kernels, name) for name in ("_gradient", "_newton", "_cold_fit")}
+
+    def counted(Zt, *rest):
+        counts[0] += not rest[4]  # with_loss False: a gradient pass (loss passes are the backtracking's)
+        counts[1] += Zt.shape[0] * (not rest[4])
+        return compiled["_gradient"](Zt, *rest)
+
+    kernels._gradient, kernels._newton = counted, compiled["_newton"].py_func
+    kernels._cold_fit = compiled["_cold_fit"].py_func
+    try:
+        n = len(permutation)
+        kernels._prefix_fits.py_func(np.ascontiguousarray(Z[permutation]), y[permutation], pen, scale, tol,
+                                     np.zeros((n, Z.shape[1])))
+    finally:
+        for name, function in compiled.items():
+            setattr(kernels, name, function)
+    return counts[0] / n, counts[1] / (n * n / 2)
+
+
+def profile(bench: Bench) -> None:
+    n = 500 if bench.quick else 2000
+    X, y = make_classification(n, 20, n_informative=10, random_state=0)
+    game = ResidualGame(LogisticRegression(), X, y.astype(float))
+    load, most = load_average(), numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        parts = _profile_parts(game, np.random.default_rng(0).permutation(n))
+    finally:
+        numba.set_num_threads(most)
+    whole = parts["logistic_units, one permutation"]
+    rows = [[name, fmt_seconds(seconds), f"{seconds / whole:.0%}"] for name, seconds in parts.items()]
+    passes, covered = _count_passes(game, np.random.default_rng(0).permutation(n))
+    bench.print(
+        f"### Where one permutation of the fused kernel goes: {n:,} x 20, every row explained, tol "
+        f"{game.fast_path.tol:.0e}, one numba thread",
+        markdown_table(["part", "CPU", "share of logistic_units"], rows, "lrr"),
+        f"CPU time, the best of five runs each. The fits make {passes:.2f} gradient passes per prefix (counted), "
+        f"{covered:.2f} times the rows of one pass on every prefix; "
+        f"load average {fmt_load(load)} before, {fmt_load(load_average())} after.", part="profile")
 
 
 if __name__ == "__main__":
