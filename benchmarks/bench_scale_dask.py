@@ -19,7 +19,10 @@ Every distributed result is compared with the baseline (bitwise). Reported: wall
 parallel efficiency ``t1 / (w t_w)`` from 1 to ``w`` workers, and the peak resident memory of each worker process
 (``VmHWM`` of the worker, so it includes the interpreter and the scattered explainer; the workers import
 the package before the clock starts, so the times include the numba kernels' first calls). The load average is
-printed beside every table: the machine may be shared, and every ratio is between runs of one invocation.
+printed beside every table: the machine may be shared, and every ratio is between runs of one invocation. For
+naive Bayes, rows per CPU second are printed too (the workers' and this process's CPU time, user and system, all
+threads, over the run, against the in-memory call's own CPU time): under load, wall times stretch with the other
+processes, CPU seconds much less.
 
     python benchmarks/bench_scale_dask.py                        # the reduced sizes the docs quote
     python benchmarks/bench_scale_dask.py --nb-rows 50_000_000 --gap-train 1_000_000 --boost-train 1_000_000
@@ -52,6 +55,12 @@ def _peak_rss() -> int:
         return next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmHWM:"))
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds (user and system, all threads) this process has used: rates per CPU second hold under load,
+    where wall times stretch with the other processes sharing the cores."""
+    return time.process_time()
+
+
 def _warm_up() -> None:
     """Imports on a worker before the timed run (the numba kernels load from their cache at the first call)."""
     import shap_instances.cli
@@ -61,17 +70,20 @@ def _warm_up() -> None:
 
 
 def _on_cluster(n_workers: int, run):
-    """(seconds, result, peak RSS of each worker) of ``run(client)`` on a fresh LocalCluster of worker processes."""
+    """(seconds, result, peak RSS of each worker, CPU seconds of the workers and this process) of ``run(client)``
+    on a fresh LocalCluster of worker processes."""
     from distributed import Client, LocalCluster
 
     with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=0,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         client.run(_warm_up)
+        cpu = sum(client.run(_cpu_seconds).values()) + time.process_time()
         start = time.perf_counter()
         result = run(client)
         seconds = time.perf_counter() - start
+        cpu = sum(client.run(_cpu_seconds).values()) + time.process_time() - cpu
         peaks = sorted(client.run(_peak_rss).values())
-    return seconds, result, peaks
+    return seconds, result, peaks, cpu
 
 
 def _write_nb_files(folder: Path, n_rows: int, n_features: int, row_group: int) -> None:
@@ -110,9 +122,10 @@ def naive_bayes(args, folder: Path) -> tuple[list, str]:
     matrix = rows.to_numpy()
     rates = {"bare": _in_memory_rate(bare, matrix), "same": _in_memory_rate(lambda r: same(encode(model, r)), rows)}
     del rows, matrix
-    table = [["in memory, this process: GaussianNB on an ndarray", "", f"{rates['bare']:,.0f}", "", "", "", ""],
+    table = [["in memory, this process: GaussianNB on an ndarray", "", f"{rates['bare'][0]:,.0f}", "", "", "",
+              f"{rates['bare'][1]:,.0f}", "", ""],
              ["in memory, this process: the command's pipeline (scaler + GaussianNB) on a DataFrame", "",
-              f"{rates['same']:,.0f}", "", "", "", ""]]
+              f"{rates['same'][0]:,.0f}", "", "", "", f"{rates['same'][1]:,.0f}", "", ""]]
     for suffix in args.nb_format:
         times: dict[int, float] = {}
         for w in args.workers:
@@ -123,13 +136,13 @@ def naive_bayes(args, folder: Path) -> tuple[list, str]:
                             "naive_bayes", "--explain", str(folder / "rows.parquet"), "--out", str(out), "--force",
                             "--scheduler", client.scheduler.address]) == 0
 
-            seconds, _, peaks = _on_cluster(w, run)
+            seconds, _, peaks, cpu = _on_cluster(w, run)
             times[w] = seconds
-            rate = args.nb_rows / seconds
+            rate, per_cpu = args.nb_rows / seconds, args.nb_rows / cpu
             table.append([f"explain --out .{suffix}, {w} worker(s)", fmt_seconds(seconds), f"{rate:,.0f}",
-                          f"{rate / w / rates['bare']:.2f}", f"{rate / w / rates['same']:.2f}",
-                          f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}",
-                          ", ".join(fmt_mib(p) for p in peaks)])
+                          f"{rate / w / rates['bare'][0]:.2f}", f"{rate / w / rates['same'][0]:.2f}",
+                          f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}", f"{per_cpu:,.0f}",
+                          f"{per_cpu / rates['same'][1]:.2f}", ", ".join(fmt_mib(p) for p in peaks)])
         _check_first_part(folder, suffix, args.workers[-1])
         for w in args.workers:
             shutil.rmtree(folder / f"nb-{w}.{suffix}")
@@ -138,15 +151,17 @@ def naive_bayes(args, folder: Path) -> tuple[list, str]:
                    "values checked bitwise against explain without a scheduler)")
 
 
-def _in_memory_rate(explain, rows) -> float:
-    """Rows per second of ``explain(rows)``, the fastest of 3 calls (after a first call on 1,000 rows apart)."""
+def _in_memory_rate(explain, rows) -> tuple[float, float]:
+    """Rows per second and per CPU second of ``explain(rows)``, the fastest of 3 calls (after a first call on
+    1,000 rows apart)."""
     explain(rows[:1000])
-    seconds = []
+    seconds, cpu = [], []
     for _ in range(3):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         explain(rows)
         seconds.append(time.perf_counter() - start)
-    return len(rows) / min(seconds)
+        cpu.append(time.process_time() - start_cpu)
+    return len(rows) / min(seconds), len(rows) / min(cpu)
 
 
 def _check_first_part(folder: Path, suffix: str, workers: int) -> None:
@@ -222,7 +237,7 @@ def _rows_table(args, base: float, serial: sp.csr_matrix, run) -> list:
     table = [["this process, no scheduler", fmt_seconds(base), "", "", ""]]
     times = {}
     for w in args.workers:
-        seconds, result, peaks = _on_cluster(w, run)
+        seconds, result, peaks, _ = _on_cluster(w, run)
         assert (result != serial).nnz == 0 and np.array_equal(result.indices, serial.indices), "results differ"
         times[w] = seconds
         table.append([f"{w} worker(s)", fmt_seconds(seconds), f"{base / seconds:.2f}",
@@ -248,7 +263,8 @@ def main() -> None:
           f"load average {fmt_load(load_average())}")
     print(f"# {machine_description()}")
     headers = {"nb": ["run", "wall", "rows/s", "per core / in-memory ndarray rate",
-                      "per core / in-memory pipeline rate", "efficiency 1 -> w", "peak RSS per worker"],
+                      "per core / in-memory pipeline rate", "efficiency 1 -> w", "rows per CPU s",
+                      "per CPU s / in-memory pipeline's", "peak RSS per worker"],
                "gap": ["run", "wall", "speed-up", "efficiency 1 -> w", "peak RSS per worker"]}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:

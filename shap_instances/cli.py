@@ -290,7 +290,8 @@ def _cmd_explain(args) -> int:
         raise ValueError(_model_hint(name, args.model, model_name, model, task, exc)) from exc
     with _command_line_remedies():
         if args.explain is not None:
-            return _explain_file(args, explainer, model if data is not X else None, list(X.columns), y.name)
+            return _explain_file(args, explainer, model if data is not X else None, X.iloc[:1].assign(**{
+                str(y.name): y.iloc[:1].to_numpy()}), list(X.columns), str(y.name))
         rows = data.iloc[: args.rows]
         explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     table = _wide_table(explanation, rows.index.astype(str))
@@ -443,9 +444,12 @@ def _earlier_output(out: Path, path: Path) -> bool:
     return path.name.startswith("part-")
 
 
-def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> int:
-    """``explain --explain FILE``: every row of FILE, explained and written partition by partition."""
+def _explain_file(args, explainer, encoder, first, columns: list[str], target: str) -> int:
+    """``explain --explain FILE``: every row of FILE, explained and written partition by partition (``first``:
+    the first row of --data with its target, whose values give the shape of a ``.npy`` output)."""
     import functools
+
+    import numpy as np
 
     from .utils import explain_partitions
 
@@ -461,8 +465,8 @@ def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> 
     top_k = None if npy else _chosen_top_k(args, explainer, n_rows)
     sink = _PartWriter(Path(args.out), args.force)
     if npy:  # the files at their final size, from one row's values (so that workers can write their rows in place)
-        try:
-            sink.allocate(_part_values(explainer, frame.head(1, npartitions=1), **options), n_rows)
+        try:  # a row of --data: no partition of FILE read or explained for its shape
+            sink.allocate(_part_values(explainer, first[frame.columns], **options), n_rows)
         except BaseException:
             sink.discard()
             raise
@@ -472,8 +476,13 @@ def _explain_file(args, explainer, encoder, columns: list[str], target: str) -> 
                                "offsets": None if here else offsets}
     call = (functools.partial(_part_values, **options, **written) if npy else
             functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
+    if not here:  # each worker reads its own row groups (the next slice read while one is explained)
+        read = list(frame.columns)
+        frame = np.array([_RowGroup(str(Path(args.explain).resolve()), i, read) for i in range(len(offsets) - 1)],
+                         dtype=object)
     try:
-        explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here)
+        explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here,
+                           rows_per_part=1 if not here else None)
     except BaseException:  # no half-written output that reads as a result (a .npy's unwritten rows are zeros)
         sink.discard()
         raise
@@ -512,6 +521,37 @@ def _read_row_group(path: str, i: int):
     return pq.ParquetFile(path).read_row_group(i).to_pandas()
 
 
+class _RowGroup:
+    """Row group ``index`` of the Parquet file ``path`` (its ``columns``), read where it is explained: by
+    :func:`_slices`, slice by slice, each slice read by a thread while the one before is explained."""
+
+    def __init__(self, path: str, index: int, columns: list[str]) -> None:
+        self.path, self.index, self.columns = path, index, columns
+
+    def slices(self):
+        """(first row, rows) of the :data:`_WRITE_SLICES` slices, as pandas tables numbered from 0."""
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(self.path)
+        step = max(1, -(-parquet.metadata.row_group(self.index).num_rows // _WRITE_SLICES))
+        batches = parquet.iter_batches(step, row_groups=[self.index], columns=self.columns, use_threads=False)
+        start = 0
+        for batch in _prefetched(batch.to_pandas() for batch in batches):
+            yield start, batch
+            start += len(batch)
+
+
+def _prefetched(items):
+    """The items of an iterator, the next one computed by a thread while the caller works on the current."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(next, items, None)
+        while (item := pending.result()) is not None:
+            pending = pool.submit(next, items, None)
+            yield item
+
+
 def _chosen_top_k(args, explainer, n_rows: int) -> int | None:
     """``--top-k``, or 10 for an instance explainer whose values of all rows would exceed ``--max-memory``."""
     from .utils import available_memory_bytes
@@ -536,7 +576,7 @@ def _part_table(explainer, part, *, encoder, columns: list[str], target: str | N
     given ``out``, that table numbered from the partition's first row in the file and written to ``out`` as part
     ``index`` (the number of lines written is returned), by slices: a thread writes one slice while the next is
     explained (the rows are independent, so the values are those of one call on the whole partition)."""
-    part = part.reset_index(drop=True)
+    part = _one_part(part)
     options = {"encoder": encoder, "columns": columns, "target": target, "long": long, "top_k": top_k}
     if out is None or offsets is None:
         return _slice_table(explainer, part, **options)
@@ -545,12 +585,24 @@ def _part_table(explainer, part, *, encoder, columns: list[str], target: str | N
     return _write_overlapped(tables, Path(out) / f"part-{index:05d}.parquet")
 
 
+def _one_part(part):
+    """A partition of ``explain --explain``: a table numbered from 0, or the :class:`_RowGroup` that an array of
+    one holds."""
+    if isinstance(part, _RowGroup) or not hasattr(part, "reset_index"):
+        return part if isinstance(part, _RowGroup) else part[0]
+    return part.reset_index(drop=True)
+
+
 #: Slices a worker's partition is explained and written in (the writing of one overlaps the next's explanation).
 _WRITE_SLICES = 4
 
 
 def _slices(part):
-    """(first row, rows) of the :data:`_WRITE_SLICES` slices of the table ``part``, each numbered from 0."""
+    """(first row, rows) of the :data:`_WRITE_SLICES` slices of the table ``part`` (or of a :class:`_RowGroup`),
+    each numbered from 0."""
+    if isinstance(part, _RowGroup):
+        yield from part.slices()
+        return
     step = max(1, -(-len(part) // _WRITE_SLICES))
     for start in range(0, max(len(part), 1), step):
         yield start, part.iloc[start:start + step].reset_index(drop=True)
@@ -604,7 +656,7 @@ def _part_values(explainer, part, *, encoder, columns: list[str], target: str | 
     from .utils import write_memmap_rows
 
     options = {"encoder": encoder, "columns": columns, "target": target}
-    part = part.reset_index(drop=True)
+    part = _one_part(part)
     if out is None or offsets is None:
         return _values_only(_part_explanation(explainer, part, **options))
     slices = ((offsets[index] + start, _values_only(_part_explanation(explainer, rows, **options)))
