@@ -33,7 +33,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 
 from shap_instances import BoostingExplainer
 from shap_instances.boosting import row_major_contributions, top_gradient_contributions
-from shap_instances.boosting._ensemble import _members_by_row_bound
+from shap_instances.boosting._ensemble import _maxscore_lists
 
 
 def data(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,8 +56,7 @@ def size_row(n: int, rows: int, k: int) -> list:
     index = row_major_contributions(trees, 0)
     query = trees.apply(X[np.linspace(0, n - 1, rows).astype(int)])
     # the one-off sort of each leaf's rows (inside every MaxScore call), timed apart
-    sort_s, _ = cpu(lambda: _members_by_row_bound(trees.leaf_ptr, trees.members, trees.coef,
-                                                   np.abs(index[2]).sum(1)))
+    sort_s, _ = cpu(lambda: _maxscore_lists(trees.leaf_ptr, trees.members, trees.coef, index[1], index[2]))
     fast_s, (fast_i, fast_v, _) = cpu(lambda: top_gradient_contributions(trees, query, k, None, index))
     fast_s -= sort_s
     old_s, (old_i, old_v, _) = cpu(lambda: top_gradient_contributions(trees, query, k, max(1, n // 5), index))
@@ -78,10 +77,10 @@ def full_run(bench, n: int, k: int) -> None:
         results.append(explainer.top_k(None, k=k))
         times.append(time.perf_counter() - start)
     same = (results[0] != results[1]).nnz == 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     bench.print(f"top_k(None, k={k}) over all {n:,} training rows: {times[0]:.1f} s with n_jobs=1, {times[1]:.1f} s "
                 f"with n_jobs=2, efficiency {times[0] / (2 * times[1]):.2f}, same result: {same}, load "
-                f"{os.getloadavg()[0]:.1f}, peak resident {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} "
-                "GiB", part="full")
+                f"{os.getloadavg()[0]:.1f}, peak resident {peak:.2f} GiB", part="full")
 
 
 def main(bench):

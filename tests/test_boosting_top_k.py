@@ -1,4 +1,4 @@
-"""The pruned top_k of kind="gradients" (MaxScore, and bounded big leaves; exact candidates) against the dense values."""
+"""The pruned top_k of kind="gradients" (MaxScore, bounded big leaves; exact candidates) against the dense values."""
 
 from __future__ import annotations
 

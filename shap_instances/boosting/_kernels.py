@@ -263,9 +263,9 @@ def _exact_top_k(candidates: np.ndarray, dense: np.ndarray | None, query: np.nda
 
 @njit(**JIT_OPTIONS)
 def maxscore_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets: np.ndarray, leaf_ptr: np.ndarray,
-                        members: np.ndarray, coef: np.ndarray, row_bound: np.ndarray, leaf_bound: np.ndarray,
-                        leaf_rows: np.ndarray, coef_rows: np.ndarray, out_index: np.ndarray,
-                        out_value: np.ndarray) -> int:
+                        members: np.ndarray, coef: np.ndarray, entry_bound: np.ndarray, row_bound: np.ndarray,
+                        original: np.ndarray, leaf_bound: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray,
+                        out_index: np.ndarray, out_value: np.ndarray) -> int:
     """The ``k`` largest contributions (in absolute value) to one margin of each explained row, by MaxScore.
 
     ``c_j = sum_t [leaf_t(j) = leaf_t(x)] coef_tj`` is a sparse inner product with one term per tree, and
@@ -278,19 +278,29 @@ def maxscore_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offset
     is ``row_bound``, the row's total ``|coef|``, ``seen_j`` the part scattered) hold the whole top ``k``, ties
     included. Each leaf's ``members`` are sorted by decreasing ``row_bound``, so its scatter stops at the first
     row with ``A_j < theta``: such a row cannot reach ``theta``. Once ``R < theta``, no untouched row can, and
-    the leaves left are scattered into the touched rows only, until ``R < theta / 2`` (:data:`_TIGHTEN`). They get their exact values in tree order from ``leaf_rows`` / ``coef_rows``
+    the leaves left are scattered into the touched rows only, until ``R < theta / 2`` (:data:`_TIGHTEN`). The
+    candidates get their exact values in tree order from ``leaf_rows`` / ``coef_rows``
     (:func:`_exact_top_k`: bit-identical to the dense kernel). The cost per row is the size of the leaves
     scattered, not ``n``. Where ``theta`` is 0 (fewer than ``k`` rows with a non-zero value), every row is a
     candidate. Returns the number of rows that needed that O(n) step.
 
-    Parameters are those of :func:`pruned_top_k_rows`, without ``big``.
+    For locality, the rows are renumbered (rows sharing leaves near each other): ``members`` holds the new
+    numbers, ``original`` maps them back, and ``partial``, the mass seen and the mark of a touched row sit
+    side by side in one array, so a scattered entry costs one cache line.
+
+    Parameters are those of :func:`pruned_top_k_rows` without ``big``, and
+
+    entry_bound : float64 array (like ``members``)
+        ``A_j`` of each entry's row (decreasing within each leaf).
+    row_bound : float64 array (n,)
+        ``A_j`` by new row number.
+    original : int64 array (n,)
+        The training row of each new row number.
     """
     m = query_leaves.shape[0]
     n, n_k = leaf_rows.shape
     k = out_index.shape[1]
-    partial = np.zeros(n)
-    seen = np.zeros(n)  # sum of |coef| scattered into each row
-    stamp = np.zeros(n, dtype=np.int64)
+    state = np.zeros((n, 3))  # per new row number: partial, |coef| scattered (seen), last explained row touching it
     touched = np.empty(n, dtype=np.int64)
     chosen = np.empty(n, dtype=np.int64)
     leaf = np.empty(n_k, dtype=np.int64)
@@ -313,22 +323,22 @@ def maxscore_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offset
             g = leaf[order[position]]
             adding = theta < 0.0 or rest >= theta - margin  # else no untouched row can reach theta
             for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
-                j = members[p]
-                if row_bound[j] < theta - margin:  # members by decreasing row_bound: the rest cannot reach theta
+                if entry_bound[p] < theta - margin:  # members by decreasing A_j: the rest cannot reach theta
                     break
-                if stamp[j] != r + 1:
+                j = members[p]
+                if state[j, 2] != r + 1:
                     if not adding:
                         continue
-                    stamp[j] = r + 1
+                    state[j, 2] = r + 1
                     touched[n_touched] = j
                     n_touched += 1
-                partial[j] += coef[p]
-                seen[j] += abs(coef[p])
+                state[j, 0] += coef[p]
+                state[j, 1] += abs(coef[p])
             rest -= bound[order[position]]
             position += 1
             if n_touched >= k and (theta < 0.0 or position & (position - 1) == 0):  # after leaves 1, 2, 4, 8, ...
-                theta = max(theta, _probe_threshold(partial, touched[:n_touched], k, query_leaves[r], trees, leaf_rows,
-                                                    coef_rows))
+                theta = max(theta, _probe_threshold(state[:, 0], touched[:n_touched], original, k, query_leaves[r],
+                                                    trees, leaf_rows, coef_rows))
         if theta <= margin:  # untouched rows may tie at 0 with the k-th value: every row is a candidate
             fallbacks += 1
             candidates = everything
@@ -336,13 +346,13 @@ def maxscore_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offset
             count = 0
             for i in range(n_touched):
                 j = touched[i]
-                if abs(partial[j]) + min(rest, row_bound[j] - seen[j]) >= theta - margin:
-                    chosen[count] = j
+                if abs(state[j, 0]) + min(rest, row_bound[j] - state[j, 1]) >= theta - margin:
+                    chosen[count] = original[j]
                     count += 1
             candidates = np.sort(chosen[:count])
         for i in range(n_touched):
-            partial[touched[i]] = 0.0
-            seen[touched[i]] = 0.0
+            state[touched[i], 0] = 0.0
+            state[touched[i], 1] = 0.0
         _exact_top_k(candidates, None, query_leaves[r], trees, leaf_rows, coef_rows, out_index[r], out_value[r])
     return fallbacks
 
@@ -356,8 +366,8 @@ _PROBE = 64
 
 
 @njit(**JIT_OPTIONS)
-def _probe_threshold(partial: np.ndarray, touched: np.ndarray, k: int, query: np.ndarray, trees: np.ndarray,
-                     leaf_rows: np.ndarray, coef_rows: np.ndarray) -> float:
+def _probe_threshold(partial: np.ndarray, touched: np.ndarray, original: np.ndarray, k: int, query: np.ndarray,
+                     trees: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray) -> float:
     """The ``k``-th largest exact ``|c_j|`` among the (at most ``_PROBE``) touched rows of largest ``|partial|``."""
     n_touched = touched.shape[0]
     size = np.empty(n_touched)
@@ -369,7 +379,7 @@ def _probe_threshold(partial: np.ndarray, touched: np.ndarray, k: int, query: np
     count = 0
     for i in range(n_touched):
         if count < n_probe and abs(partial[touched[i]]) >= cut:
-            probe[count] = touched[i]
+            probe[count] = original[touched[i]]
             count += 1
     exact = np.empty(probe.shape[0])
     for i in range(probe.shape[0]):
