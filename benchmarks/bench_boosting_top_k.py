@@ -11,8 +11,9 @@ Data as ``bench_scale_dask.py``'s boosting workload: ``X`` standard normal (n x 
 
 Both run single-threaded on the same rows and must give the same indices and values (checked, bit for bit). The
 table gives the CPU time per explained row (``time.process_time``: on a shared machine it is close to what an
-idle machine's wall clock would show), the ratio, the one-off sort of the leaves' rows (a MaxScore call on one row; the kernel's time per row is the difference to the call on all rows), the peak resident
-set of the process, and the full ``top_k(None)`` over all n rows extrapolated from the per-row time to two cores
+idle machine's wall clock would show), the ratio, the one-off sort of the leaves' rows (a MaxScore call on one
+row; the kernel's time per row is the difference to the call on all rows), the peak resident set of the process,
+and the full ``top_k(None)`` over all n rows extrapolated from the per-row time to two cores
 at a parallel efficiency of 1 (an extrapolation, written as one). ``--full N`` also runs
 ``BoostingExplainer.top_k(None, k=10)`` over all N training rows with ``n_jobs=1`` and ``n_jobs=2`` (wall clock)
 and prints the efficiency 1 -> 2 workers.
