@@ -1,4 +1,4 @@
-"""The pruned top_k of kind="gradients" (bounded big leaves, exact candidates) against the dense values."""
+"""The pruned top_k of kind="gradients" (MaxScore, bounded big leaves; exact candidates) against the dense values."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def _sweep(explainer: BoostingExplainer, X: np.ndarray, k: int, column: int = 0)
     pruned = fell_back = 0
     n = trees.n_train
     sizes = np.diff(trees.leaf_ptr)
+    indices, values, _ = top_gradient_contributions(trees, query, k, None, index, n_jobs=2)  # MaxScore
+    _check(dense, indices, values, k)
     for leaf_size in sorted({1, n // 50, n // 10, n // 5, n // 2, n}):
         indices, values, fallbacks = top_gradient_contributions(trees, query, k, leaf_size, index, n_jobs=2)
         _check(dense, indices, values, k)
@@ -92,18 +94,15 @@ def test_pruned_top_k_of_each_class_margin(make, prune_always):
         model = make().fit(X, y)
     explainer = BoostingExplainer(model, X, y=y)
     dense = explainer(X[:30]).values
-    for leaf_size in (0.02, 0.2):
-        prune_always.setattr("shap_instances.boosting._analyses.PRUNE_LEAF_FRACTION", leaf_size)
-        for output in range(3):
-            top = explainer.top_k(X[:30], k=6, output=output)
-            _check(dense[:, :, output], top.indices.reshape(30, 6), top.data.reshape(30, 6), 6)
-            _sweep(explainer, X[:30], k=6, column=output)
+    for output in range(3):
+        top = explainer.top_k(X[:30], k=6, output=output)
+        _check(dense[:, :, output], top.indices.reshape(30, 6), top.data.reshape(30, 6), 6)
+        _sweep(explainer, X[:30], k=6, column=output)
 
 
 def test_top_k_training_rows_through_the_explainer(prune_always):
     X, y = make_classification(500, n_features=5, random_state=1)
     explainer = BoostingExplainer(GradientBoostingClassifier(n_estimators=30, random_state=0).fit(X, y), X, y=y)
-    prune_always.setattr("shap_instances.boosting._analyses.PRUNE_LEAF_FRACTION", 0.05)
     top = explainer.top_k(None, k=4)
     dense = explainer().values
     _check(dense, top.indices.reshape(500, 4), top.data.reshape(500, 4), 4)
@@ -131,9 +130,10 @@ def test_pruned_top_k_random_models(seed, depth, n, k, fraction):
     trees = explainer.trees_
     query = trees.apply(X[:10])
     dense = gradient_contributions(trees, query)[:, :, 0]
-    indices, values, _ = top_gradient_contributions(trees, query, min(k, n), int(fraction * n),
-                                                    row_major_contributions(trees, 0))
-    _check(dense, indices, values, min(k, n))
+    index = row_major_contributions(trees, 0)
+    for leaf_size in (None, int(fraction * n)):  # MaxScore, then the bounded big leaves
+        indices, values, _ = top_gradient_contributions(trees, query, min(k, n), leaf_size, index)
+        _check(dense, indices, values, min(k, n))
 
 
 def test_the_row_major_index_is_not_pickled(prune_always):

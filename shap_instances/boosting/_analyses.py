@@ -33,8 +33,6 @@ ATOL = 1e-9
 #: ``top_k`` of ``kind="gradients"`` prunes (see ``docs/explainers/boosting.md``) from this many training rows on;
 #: below it the dense scatter per row is cheap.
 PRUNE_MIN_ROWS = 20_000
-#: Leaves with more than this fraction of the training rows are bounded rather than scattered when pruning.
-PRUNE_LEAF_FRACTION = 0.2
 
 RowMajorIndex = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -151,7 +149,7 @@ def top_k_values(trees: BoostedTrees, kind: str, y_train: np.ndarray, leaves: np
         index = row_major()
         if index is not None:
             indices, data, _ = top_gradient_contributions(
-                trees, leaves, int(k), max(1, int(PRUNE_LEAF_FRACTION * n)), index, n_jobs=n_jobs)
+                trees, leaves, int(k), None, index, n_jobs=n_jobs)
             return sp.csr_matrix((data.ravel(), indices.ravel(), indptr), shape=(m, n))
     budget = 256 * 2**20 if max_memory is None else max_memory
     check_memory(8.0 * n * K + 12.0 * m * k, f"top_k's result ({m} x {k}) and one row of values",

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._deprecated import warn_moved
 from ..exceptions import DataValidationError, UnsupportedModelError
-from ._kernels import gradient_contribution_rows, pruned_top_k_rows, target_weight_rows
+from ._kernels import gradient_contribution_rows, maxscore_top_k_rows, pruned_top_k_rows, target_weight_rows
 
 __all__ = ["BoostedTrees", "Replay", "replay_training", "target_weights", "gradient_contributions", "leaf_ranks",
            "row_major_contributions", "top_gradient_contributions"]
@@ -427,10 +427,14 @@ def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *a
     """The ``k`` largest gradient contributions (absolute value) to one margin, by bounded pruning.
 
     Called as ``top_gradient_contributions(trees, query_leaves, k, leaf_size, index, n_jobs=None)``: ``index``
-    (:func:`row_major_contributions` of a margin) fixes the margin. Leaves with more than ``leaf_size`` members
-    are not scattered; their largest coefficients bound what they can add, which rules out most training rows,
-    and the rest get their exact values from ``index``; see the kernel ``pruned_top_k_rows``
-    in ``boosting/_kernels.py``.
+    (:func:`row_major_contributions` of a margin) fixes the margin. With ``leaf_size=None`` (what ``top_k``
+    uses), MaxScore: each explained row's leaves are scattered in decreasing order of their largest
+    coefficient, each leaf's rows in decreasing order of their total ``|coefficient|``, until the bound left
+    rules out every row not seen (kernel ``maxscore_top_k_rows``): the cost per row is the leaves it scatters,
+    not the ``n`` training rows. With an integer ``leaf_size``, leaves with more than ``leaf_size`` members
+    are not scattered; their largest coefficients bound what they can add, and every training row is tested
+    against that bound (``pruned_top_k_rows``, O(n) per row). Either way the candidates get their exact
+    values from ``index``; see ``boosting/_kernels.py``.
     The values equal the dense ones (:func:`gradient_contributions`) bit for bit. The former third argument,
     ``output`` (the margin, unused: ``index`` already holds it), is deprecated: passing it warns.
 
@@ -439,7 +443,8 @@ def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *a
     indices : int64 array (m, k), ascending in each row
     values : float64 array (m, k)
     fallbacks : int
-        Explained rows whose bound was too loose, computed by the full scatter.
+        Explained rows that needed an O(n) step: with ``leaf_size``, rows whose bound was too loose (computed by
+        the full scatter); with ``leaf_size=None``, rows with fewer than ``k`` non-zero values (every row tested).
 
     Examples
     --------
@@ -463,23 +468,53 @@ def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *a
     if len(args) != 3:
         raise TypeError("top_gradient_contributions(trees, query_leaves, k, leaf_size, index, *, n_jobs=None) takes "
                         f"5 positional arguments, got {2 + len(args)}.")
-    k, leaf_size, index = cast("tuple[int, int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]", args)
+    k, leaf_size, index = cast("tuple[int, int | None, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]", args)
     query_leaves = np.ascontiguousarray(query_leaves, dtype=np.int32)
     m = query_leaves.shape[0]
     offsets, ptr, members, coef = cast("tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]",
                                        (trees.leaf_offsets, trees.leaf_ptr, trees.members, trees.coef))
-    big = np.diff(ptr) > leaf_size
     chosen, leaves, shares, bound = index
     indices = np.empty((m, k), dtype=np.int64)
     values = np.empty((m, k))
     fallbacks = np.zeros(m, dtype=np.int64)
+    if leaf_size is None:
+        members, coef, entry_bound, row_bound, original = _maxscore_lists(ptr, members, coef, leaves, shares)
+    else:
+        big = np.diff(ptr) > leaf_size
 
     def work(a: int, b: int) -> None:
-        fallbacks[a] = pruned_top_k_rows(query_leaves[a:b], chosen, offsets, ptr, members, coef, big, bound, leaves,
-                                         shares, indices[a:b], values[a:b])
+        if leaf_size is None:
+            fallbacks[a] = maxscore_top_k_rows(query_leaves[a:b], chosen, offsets, ptr, members, coef, entry_bound,
+                                               row_bound, original, bound, leaves, shares, indices[a:b], values[a:b])
+        else:
+            fallbacks[a] = pruned_top_k_rows(query_leaves[a:b], chosen, offsets, ptr, members, coef, big, bound,
+                                             leaves, shares, indices[a:b], values[a:b])
 
     _run(work, _chunks(m, n_jobs))
     return indices, values, int(fallbacks.sum())
+
+
+def _maxscore_lists(ptr: np.ndarray, members: np.ndarray, coef: np.ndarray, leaves: np.ndarray,
+                    shares: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The leaves' lists of the MaxScore kernel: rows renumbered, each leaf's by decreasing total ``|share|``.
+
+    Rows are renumbered in the order of their leaves in the first :data:`_LOCALITY_TREES` trees (rows that share
+    leaves get near numbers, so a leaf's scatter stays in few cache lines). Returns the renumbered
+    ``members``, their ``coef``, each entry's row bound ``A_j`` (decreasing within a leaf), ``A`` by new
+    number, and the training row of each new number.
+    """
+    row_bound = np.abs(shares).sum(1)
+    original = np.lexsort(leaves[:, :_LOCALITY_TREES].T[::-1]).astype(np.int64)
+    renumber = np.empty_like(original)
+    renumber[original] = np.arange(original.size)
+    leaf = np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))
+    order = np.lexsort((-row_bound[members], leaf))
+    chosen = members[order]
+    return renumber[chosen], coef[order], row_bound[chosen], row_bound[original], original
+
+
+#: rows are renumbered by their leaves in this many (first) trees of the margin, for locality
+_LOCALITY_TREES = 8
 
 
 def leaf_l2(trees: BoostedTrees, t: int, n_leaves: int) -> float | np.ndarray:

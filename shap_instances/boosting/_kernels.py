@@ -28,7 +28,7 @@ from numba import njit
 
 from ..utils import JIT_OPTIONS
 
-__all__ = ["target_weight_rows", "gradient_contribution_rows", "pruned_top_k_rows", "reach_sets"]
+__all__ = ["target_weight_rows", "gradient_contribution_rows", "pruned_top_k_rows", "maxscore_top_k_rows", "reach_sets"]
 
 
 @njit(**JIT_OPTIONS)
@@ -229,42 +229,27 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
                 position += 1
         if fell_back:
             fallbacks += 1
-        _exact_top_k(size, threshold, count, partial if exact else None, query_leaves[r], trees, leaf_rows, coef_rows,
-                     out_index[r], out_value[r])
+        _exact_top_k(np.flatnonzero(size >= threshold), partial if exact else None, query_leaves[r], trees, leaf_rows,
+                     coef_rows, out_index[r], out_value[r])
     return fallbacks
 
 
 @njit(**JIT_OPTIONS)
-def _exact_top_k(size: np.ndarray, threshold: float, count: int, dense: np.ndarray | None, query: np.ndarray,
-                 trees: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray, out_index: np.ndarray,
-                 out_value: np.ndarray) -> None:
-    """The exact top ``k`` of one explained row among its ``count`` candidates (``size[j] >= threshold``).
+def _exact_top_k(candidates: np.ndarray, dense: np.ndarray | None, query: np.ndarray, trees: np.ndarray,
+                 leaf_rows: np.ndarray, coef_rows: np.ndarray, out_index: np.ndarray, out_value: np.ndarray) -> None:
+    """The exact top ``k`` of one explained row among its ``candidates`` (training rows, ascending).
 
     A candidate's value is its row's ``dense`` entry when every leaf was scattered (``dense`` is then the exact
     row), else the sum, in tree order, of its shares in the trees where it shares the explained row's leaf (as
     the dense kernel sums it: bit-identical). ``out_index`` gets the chosen training rows ascending, ``out_value``
     their values.
     """
-    n, n_k = leaf_rows.shape
     k = out_index.shape[0]
-    candidates = np.empty(count, dtype=np.int64)
+    count = candidates.shape[0]
     values = np.empty(count)
-    i = 0
-    for j in range(n):
-        if size[j] >= threshold:
-            candidates[i] = j
-            i += 1
     for i in range(count):
         j = candidates[i]
-        if dense is not None:
-            values[i] = dense[j]
-            continue
-        value = 0.0
-        own, shares = leaf_rows[j], coef_rows[j]
-        for c in range(n_k):
-            if own[c] == query[trees[c]]:
-                value += shares[c]
-        values[i] = value
+        values[i] = dense[j] if dense is not None else _exact_value(j, query, trees, leaf_rows, coef_rows)
     order = np.argsort(-np.abs(values), kind="mergesort")[:k]
     chosen = np.sort(candidates[order])
     for i in range(k):
@@ -274,6 +259,143 @@ def _exact_top_k(size: np.ndarray, threshold: float, count: int, dense: np.ndarr
         if position < k and candidates[i] == chosen[position]:
             out_value[position] = values[i]
             position += 1
+
+
+@njit(**JIT_OPTIONS)
+def maxscore_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets: np.ndarray, leaf_ptr: np.ndarray,
+                        members: np.ndarray, coef: np.ndarray, entry_bound: np.ndarray, row_bound: np.ndarray,
+                        original: np.ndarray, leaf_bound: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray,
+                        out_index: np.ndarray, out_value: np.ndarray) -> int:
+    """The ``k`` largest contributions (in absolute value) to one margin of each explained row, by MaxScore.
+
+    ``c_j = sum_t [leaf_t(j) = leaf_t(x)] coef_tj`` is a sparse inner product with one term per tree, and
+    ``|coef_tj| <= b_t``, the ``leaf_bound`` of ``x``'s leaf in tree ``t``. The leaves of ``x`` are scattered
+    into ``partial`` in decreasing order of ``b_t``; ``R`` is the sum of the bounds not scattered yet, so a row
+    never touched has ``|c_j| <= R`` and a touched one ``|c_j| <= |partial_j| + R``. ``theta``, the ``k``-th
+    largest exact ``|c|`` among the touched rows of largest ``|partial|`` (at most :data:`_PROBE` of them), is
+    a lower bound of the ``k``-th largest ``|c|`` over all rows; scattering stops once ``R < theta``, and the
+    touched rows with ``|partial_j| + min(R, A_j - seen_j) >= theta`` (less a margin over rounding; ``A_j``
+    is ``row_bound``, the row's total ``|coef|``, ``seen_j`` the part scattered) hold the whole top ``k``, ties
+    included. Each leaf's ``members`` are sorted by decreasing ``row_bound``, so its scatter stops at the first
+    row with ``A_j < theta``: such a row cannot reach ``theta``. Once ``R < theta``, no untouched row can, and
+    the leaves left are scattered into the touched rows only, until ``R < theta / 2`` (:data:`_TIGHTEN`). The
+    candidates get their exact values in tree order from ``leaf_rows`` / ``coef_rows``
+    (:func:`_exact_top_k`: bit-identical to the dense kernel). The cost per row is the size of the leaves
+    scattered, not ``n``. Where ``theta`` is 0 (fewer than ``k`` rows with a non-zero value), every row is a
+    candidate. Returns the number of rows that needed that O(n) step.
+
+    For locality, the rows are renumbered (rows sharing leaves near each other): ``members`` holds the new
+    numbers, ``original`` maps them back, and ``partial``, the mass seen and the mark of a touched row sit
+    side by side in one array, so a scattered entry costs one cache line.
+
+    Parameters are those of :func:`pruned_top_k_rows` without ``big``, and
+
+    entry_bound : float64 array (like ``members``)
+        ``A_j`` of each entry's row (decreasing within each leaf).
+    row_bound : float64 array (n,)
+        ``A_j`` by new row number.
+    original : int64 array (n,)
+        The training row of each new row number.
+    """
+    m = query_leaves.shape[0]
+    n, n_k = leaf_rows.shape
+    k = out_index.shape[1]
+    state = np.zeros((n, 3))  # per new row number: partial, |coef| scattered (seen), last explained row touching it
+    touched = np.empty(n, dtype=np.int64)
+    chosen = np.empty(n, dtype=np.int64)
+    leaf = np.empty(n_k, dtype=np.int64)
+    bound = np.empty(n_k)
+    everything = np.arange(n)
+    fallbacks = 0
+    for r in range(m):
+        total = 0.0
+        for c in range(n_k):
+            leaf[c] = leaf_offsets[trees[c]] + query_leaves[r, trees[c]]
+            bound[c] = leaf_bound[leaf[c]]
+            total += bound[c]
+        margin = 1e-9 * total
+        order = np.argsort(-bound)
+        rest = total
+        theta = -1.0
+        n_touched = 0
+        position = 0
+        while position < n_k and (theta < 0.0 or rest >= _TIGHTEN * theta):
+            g = leaf[order[position]]
+            adding = theta < 0.0 or rest >= theta - margin  # else no untouched row can reach theta
+            for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                if entry_bound[p] < theta - margin:  # members by decreasing A_j: the rest cannot reach theta
+                    break
+                j = members[p]
+                if state[j, 2] != r + 1:
+                    if not adding:
+                        continue
+                    state[j, 2] = r + 1
+                    touched[n_touched] = j
+                    n_touched += 1
+                state[j, 0] += coef[p]
+                state[j, 1] += abs(coef[p])
+            rest -= bound[order[position]]
+            position += 1
+            if n_touched >= k and (theta < 0.0 or position & (position - 1) == 0):  # after leaves 1, 2, 4, 8, ...
+                theta = max(theta, _probe_threshold(state[:, 0], touched[:n_touched], original, k, query_leaves[r],
+                                                    trees, leaf_rows, coef_rows))
+        if theta <= margin:  # untouched rows may tie at 0 with the k-th value: every row is a candidate
+            fallbacks += 1
+            candidates = everything
+        else:  # untouched rows have |c| <= rest < theta; touched ones |c| <= |partial| + min(rest, unseen mass)
+            count = 0
+            for i in range(n_touched):
+                j = touched[i]
+                if abs(state[j, 0]) + min(rest, row_bound[j] - state[j, 1]) >= theta - margin:
+                    chosen[count] = original[j]
+                    count += 1
+            candidates = np.sort(chosen[:count])
+        for i in range(n_touched):
+            state[touched[i], 0] = 0.0
+            state[touched[i], 1] = 0.0
+        _exact_top_k(candidates, None, query_leaves[r], trees, leaf_rows, coef_rows, out_index[r], out_value[r])
+    return fallbacks
+
+
+#: MaxScore goes on scattering into the rows already touched until the bound left is below this share of theta:
+#: it tightens ``|partial_j| + min(R, unseen mass)``, leaving tens of candidates where it left thousands
+_TIGHTEN = 0.5
+
+#: how many touched rows (those of largest ``|partial|``) get exact values to set MaxScore's threshold
+_PROBE = 64
+
+
+@njit(**JIT_OPTIONS)
+def _probe_threshold(partial: np.ndarray, touched: np.ndarray, original: np.ndarray, k: int, query: np.ndarray,
+                     trees: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray) -> float:
+    """The ``k``-th largest exact ``|c_j|`` among the (at most ``_PROBE``) touched rows of largest ``|partial|``."""
+    n_touched = touched.shape[0]
+    size = np.empty(n_touched)
+    for i in range(n_touched):
+        size[i] = abs(partial[touched[i]])
+    n_probe = max(k, min(_PROBE, n_touched))
+    cut = np.partition(size, n_touched - n_probe)[n_touched - n_probe]  # O(n_touched), no sort
+    probe = np.empty(n_probe, dtype=np.int64)
+    count = 0
+    for i in range(n_touched):
+        if count < n_probe and abs(partial[touched[i]]) >= cut:
+            probe[count] = original[touched[i]]
+            count += 1
+    exact = np.empty(probe.shape[0])
+    for i in range(probe.shape[0]):
+        exact[i] = abs(_exact_value(probe[i], query, trees, leaf_rows, coef_rows))
+    return np.sort(exact)[probe.shape[0] - k]
+
+
+@njit(**JIT_OPTIONS)
+def _exact_value(j: int, query: np.ndarray, trees: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray) -> float:
+    """Training row ``j``'s contribution, summed in tree order as the dense kernel sums it (bit-identical)."""
+    value = 0.0
+    own, shares = leaf_rows[j], coef_rows[j]
+    for c in range(trees.shape[0]):
+        if own[c] == query[trees[c]]:
+            value += shares[c]
+    return value
 
 
 @njit(**JIT_OPTIONS)

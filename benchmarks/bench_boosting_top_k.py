@@ -1,0 +1,114 @@
+"""Benchmark: boosting ``top_k`` over the training rows, MaxScore against the bounded-big-leaf kernel.
+
+Data as ``bench_scale_dask.py``'s boosting workload: ``X`` standard normal (n x 20),
+``y = X[:, 0] + sin(X[:, 1]) + 0.3 * noise``, a HistGradientBoostingRegressor of 100 trees (31 leaves,
+``min_samples_leaf=20``), ``kind="gradients"``, k = 10. For each ``n`` of ``--sizes``, ``--rows`` training rows
+(evenly spread) are explained by
+
+* **MaxScore**: ``top_gradient_contributions(..., leaf_size=None)``, what ``top_k`` uses (kernel
+  ``maxscore_top_k_rows``): the cost per explained row is the leaves it scatters, cut at ``theta``;
+* **bounded leaves**: the previous kernel, ``leaf_size = n / 5`` (``pruned_top_k_rows``): O(n) per row.
+
+Both run single-threaded on the same rows and must give the same indices and values (checked, bit for bit). The
+table gives the CPU time per explained row (``time.process_time``: on a shared machine it is close to what an
+idle machine's wall clock would show), the ratio, the one-off sort of the leaves' rows (a MaxScore call on one
+row; the kernel's time per row is the difference to the call on all rows), the peak resident set of the process,
+and the full ``top_k(None)`` over all n rows extrapolated from the per-row time to two cores
+at a parallel efficiency of 1 (an extrapolation, written as one). ``--full N`` also runs
+``BoostingExplainer.top_k(None, k=10)`` over all N training rows with ``n_jobs=1`` and ``n_jobs=2`` (wall clock)
+and prints the efficiency 1 -> 2 workers.
+
+Usage: ``python benchmarks/bench_boosting_top_k.py [--quick] [--sizes 20000 100000 300000] [--rows 1000]
+[--full 100000]``
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+
+import numpy as np
+from _common import Bench, markdown_table
+from sklearn.ensemble import HistGradientBoostingRegressor
+
+from shap_instances import BoostingExplainer
+from shap_instances.boosting import row_major_contributions, top_gradient_contributions
+
+
+def data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 20))
+    return X, X[:, 0] + np.sin(X[:, 1]) + 0.3 * rng.normal(size=n)
+
+
+def cpu(function):
+    start = time.process_time()
+    result = function()
+    return time.process_time() - start, result
+
+
+def size_row(n: int, rows: int, k: int) -> list:
+    X, y = data(n)
+    model = HistGradientBoostingRegressor(max_iter=100, early_stopping=False, random_state=0).fit(X, y)
+    explainer = BoostingExplainer(model, X, y=y, kind="gradients")
+    trees = explainer.trees_
+    index = row_major_contributions(trees, 0)
+    query = trees.apply(X[np.linspace(0, n - 1, rows).astype(int)])
+    # every MaxScore call sorts the leaves' lists first: a call on one row times that (and one row), and the
+    # kernel's time per row is the difference to the call on all rows (same sort, same allocations)
+    sort_s, _ = cpu(lambda: top_gradient_contributions(trees, query[:1], k, None, index))
+    fast_s, (fast_i, fast_v, _) = cpu(lambda: top_gradient_contributions(trees, query, k, None, index))
+    fast_s = max(fast_s - sort_s, 0.0) * rows / (rows - 1)
+    old_s, (old_i, old_v, _) = cpu(lambda: top_gradient_contributions(trees, query, k, max(1, n // 5), index))
+    same = np.array_equal(fast_i, old_i) and np.array_equal(fast_v, old_v)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return [f"{n:,}", f"{1e3 * fast_s / rows:.3f}", f"{1e3 * old_s / rows:.3f}", f"{old_s / fast_s:.1f}",
+            f"{sort_s:.1f}", f"{(sort_s + fast_s * n / rows) / 2 / 60:.1f}", f"{(old_s * n / rows) / 2 / 60:.1f}",
+            f"{peak:.2f}", "yes" if same else "NO", f"{os.getloadavg()[0]:.1f}"]
+
+
+def full_run(bench, n: int, k: int) -> None:
+    X, y = data(n)
+    model = HistGradientBoostingRegressor(max_iter=100, early_stopping=False, random_state=0).fit(X, y)
+    times, results = [], []
+    for jobs in (1, 2):
+        explainer = BoostingExplainer(model, X, y=y, kind="gradients", n_jobs=jobs)
+        start = time.perf_counter()
+        results.append(explainer.top_k(None, k=k))
+        times.append(time.perf_counter() - start)
+    same = (results[0] != results[1]).nnz == 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    bench.print(f"top_k(None, k={k}) over all {n:,} training rows: {times[0]:.1f} s with n_jobs=1, {times[1]:.1f} s "
+                f"with n_jobs=2, efficiency {times[0] / (2 * times[1]):.2f}, same result: {same}, load "
+                f"{os.getloadavg()[0]:.1f}, peak resident {peak:.2f} GiB", part="full")
+
+
+def main(bench):
+    X, y = data(300)  # compile the kernels before any clock
+    warm = BoostingExplainer(HistGradientBoostingRegressor(max_iter=2).fit(X, y), X, y=y, kind="gradients")
+    query = warm.trees_.apply(X[:3])
+    for leaf_size in (None, 50):
+        top_gradient_contributions(warm.trees_, query, 2, leaf_size, row_major_contributions(warm.trees_, 0))
+    sizes = (5_000, 20_000) if bench.quick else tuple(bench.args.sizes)
+    rows, k = (200 if bench.quick else bench.args.rows), 10
+    table = [size_row(n, rows, k) for n in sizes]
+    bench.print(f"top_k (k = {k}) of {rows:,} training rows, evenly spread, explained against all n training rows "
+                "(kind=\"gradients\", HistGradientBoostingRegressor, 100 trees); CPU ms per explained row, one thread",
+                markdown_table(["n", "MaxScore (ms/row)", "bounded leaves (ms/row)", "ratio",
+                                "sort of the leaves and one row (s)",
+                                "MaxScore, all n rows, 2 cores (min, extrapolated)",
+                                "bounded leaves, all n rows, 2 cores (min, extrapolated)", "peak resident (GiB)",
+                                "same result", "load"], table), part="sizes")
+    if bench.args.full:
+        full_run(bench, bench.args.full, k)
+
+
+def arguments(parser):
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000, 300_000])
+    parser.add_argument("--rows", type=int, default=1_000, help="explained training rows per size")
+    parser.add_argument("--full", type=int, default=0, help="also top_k(None) over all of this many rows, 1 and 2 jobs")
+
+
+if __name__ == "__main__":
+    Bench(__doc__, arguments=arguments).run(main)
