@@ -447,12 +447,6 @@ def _earlier_output(out: Path, path: Path) -> bool:
 def _explain_file(args, explainer, encoder, first, columns: list[str], target: str) -> int:
     """``explain --explain FILE``: every row of FILE, explained and written partition by partition (``first``:
     the first row of --data with its target, whose values give the shape of a ``.npy`` output)."""
-    import functools
-
-    import numpy as np
-
-    from .utils import explain_partitions
-
     frame, offsets = _read_partitions(Path(args.explain), args.block_size)
     n_rows = offsets[-1] if isinstance(offsets, list) else offsets
     missing = [column for column in columns if column not in frame.columns]
@@ -464,12 +458,28 @@ def _explain_file(args, explainer, encoder, first, columns: list[str], target: s
     npy = Path(args.out).suffix == ".npy"
     top_k = None if npy else _chosen_top_k(args, explainer, n_rows)
     sink = _PartWriter(Path(args.out), args.force)
-    if npy:  # the files at their final size, from one row's values (so that workers can write their rows in place)
-        try:  # a row of --data: no partition of FILE read or explained for its shape
-            sink.allocate(_part_values(explainer, first[frame.columns], **options), n_rows)
-        except BaseException:
-            sink.discard()
-            raise
+    try:
+        _explain_into(args, explainer, sink, frame, offsets, first, options, top_k)
+    except BaseException:  # no half-written output that reads as a result (a .npy's unwritten rows are zeros)
+        sink.discard()
+        raise
+    shape = "npy" if npy else "top " + str(top_k) if top_k else args.format
+    print(f"{type(explainer).__name__}: {n_rows} rows -> {args.out} ({shape}, {sink.lines} lines)")
+    return 0
+
+
+def _explain_into(args, explainer, sink, frame, offsets, first, options: dict[str, Any], top_k: int | None) -> None:
+    """The partitions of ``frame`` explained and written to ``sink`` (:func:`_explain_file`)."""
+    import functools
+
+    import numpy as np
+
+    from .utils import explain_partitions
+
+    n_rows = offsets[-1] if isinstance(offsets, list) else offsets
+    npy = Path(args.out).suffix == ".npy"
+    if npy:  # the files at their final size, from the values of a row of --data (no partition of FILE read for it)
+        sink.allocate(_part_values(explainer, first[frame.columns], **options), n_rows)
     # Parquet row groups into Parquet parts or the .npy files: each worker writes its own (first rows known)
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
     written: dict[str, Any] = {"out": None if here else str(Path(args.out).resolve()),
@@ -480,15 +490,8 @@ def _explain_file(args, explainer, encoder, first, columns: list[str], target: s
         read = list(frame.columns)
         frame = np.array([_RowGroup(str(Path(args.explain).resolve()), i, read) for i in range(len(offsets) - 1)],
                          dtype=object)
-    try:
-        explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here,
-                           rows_per_part=1 if not here else None)
-    except BaseException:  # no half-written output that reads as a result (a .npy's unwritten rows are zeros)
-        sink.discard()
-        raise
-    shape = "npy" if npy else "top " + str(top_k) if top_k else args.format
-    print(f"{type(explainer).__name__}: {n_rows} rows -> {args.out} ({shape}, {sink.lines} lines)")
-    return 0
+    explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here,
+                       rows_per_part=1 if not here else None)
 
 
 def _read_partitions(path: Path, block_size: int):
@@ -588,8 +591,10 @@ def _part_table(explainer, part, *, encoder, columns: list[str], target: str | N
 def _one_part(part):
     """A partition of ``explain --explain``: a table numbered from 0, or the :class:`_RowGroup` that an array of
     one holds."""
-    if isinstance(part, _RowGroup) or not hasattr(part, "reset_index"):
-        return part if isinstance(part, _RowGroup) else part[0]
+    if isinstance(part, _RowGroup):
+        return part
+    if not hasattr(part, "reset_index"):  # an array of one _RowGroup (a dask partition of the row groups)
+        return part[0]
     return part.reset_index(drop=True)
 
 

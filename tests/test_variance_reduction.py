@@ -259,6 +259,25 @@ def test_the_forest_control_is_the_equal_multiplicity_forest_and_its_closed_form
     assert game.fast_path.mass.max() > 1
 
 
+def test_the_forest_control_keeps_a_cache_of_its_own():
+    """A caching game's control evaluates its own forest: a shallow copy would share the game's cache and return
+    the game's values for the coalitions the game had evaluated."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from shap_instances.approximators import control_game
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(9, 2)), rng.normal(size=9)
+    game = ResidualGame(RandomForestRegressor(n_estimators=6, min_samples_leaf=3, random_state=1), X, y,
+                        refit="fixed_structure")
+    game.cache = True
+    full = game.full_value  # cached in the game
+    control = control_game(game)
+    own = control.fast_path.residuals(np.ones(9, dtype=bool))
+    assert not np.allclose(own, full)
+    np.testing.assert_array_equal(control.full_value, own)
+
+
 def test_the_forest_control_variate_beats_antithetic_sampling_3x_with_honest_errors():
     """On diabetes (50 trees, min_samples_leaf=10, the aggregate game) the control variate's error against the
     closed form is at least 3x below antithetic sampling's with the same permutations (about 10x measured), and

@@ -21,7 +21,6 @@ estimate (docs/engine.md, "Variance reduction").
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,7 @@ import numpy as np
 from scipy.special import expit
 
 from ..exceptions import UnsupportedModelError
-from ..games import Game
+from ..games import FixedForestPath, Game
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
 from .permutation import stratified_permutations
@@ -183,13 +182,16 @@ def control_game(game: Game) -> Game | None:
     >>> bool(np.allclose(control.closed_form_values(), game.closed_form_values()))   # not the game itself
     False
     """
-    path: Any = getattr(game, "fast_path", None)
-    if type(path).__name__ != "FixedForestPath":
+    path = _fixed_forest_path(game)
+    if path is None:
         return first_order_game(game)
-    control = copy.copy(game)
-    control.fast_path = path.equal_multiplicities()  # type: ignore[attr-defined]
-    control._full = control.fast_path.residuals(np.ones(game.n_players, dtype=bool))  # type: ignore[attr-defined]
-    return control
+    return game.with_fast_path(path.equal_multiplicities())  # type: ignore[attr-defined]
+
+
+def _fixed_forest_path(game: Game) -> FixedForestPath | None:
+    """The game's ``FixedForestPath`` (``refit="fixed_structure"``), else None."""
+    path = getattr(game, "fast_path", None)
+    return path if isinstance(path, FixedForestPath) else None
 
 
 def _logistic_path(game: Game) -> Any:
@@ -287,7 +289,7 @@ class ControlVariateApproximator:
     def supports(game: Game) -> bool:
         """Whether :func:`control_game` builds a control game for ``game``."""
         return (getattr(game, "ridge_problem", None) is not None or _logistic_path(game) is not None
-                or type(getattr(game, "fast_path", None)).__name__ == "FixedForestPath")
+                or _fixed_forest_path(game) is not None)
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors (see the class docstring)."""

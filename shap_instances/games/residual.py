@@ -157,14 +157,26 @@ class ResidualGame(Game):
                              f"explained row; got {weights.shape}.")
         if not np.all(np.isfinite(weights)):
             raise ValueError("weights must be finite.")
-        new = copy.copy(self)
         names = output_names or [f"aggregate[{k}]" for k in range(weights.shape[1])]
-        Game.__init__(new, self.n_players, weights.shape[1], player_names=self.player_names, output_names=names,
-                      cache=self.cache)
+        new = self._copy(None if self.fast_path is None else self.fast_path.aggregated(weights), weights.shape[1],
+                         names)
         new.weights = weights if self.weights is None else self.weights @ weights
         new.empty = self.empty @ weights
-        new.fast_path = None if self.fast_path is None else self.fast_path.aggregated(weights)
         new._full = None if self._full is None else self._full @ weights
+        return new
+
+    def with_fast_path(self, fast_path: Any) -> ResidualGame:
+        """This game with another refit shortcut ``fast_path`` (the same players, outputs and targets), with a
+        cache and counters of its own: a control game that approximates this one
+        (:func:`~shap_instances.approximators.control_game`)."""
+        return self._copy(fast_path, self.n_outputs, self.output_names)
+
+    def _copy(self, fast_path: Any, n_outputs: int, output_names: Sequence[str] | None) -> ResidualGame:
+        """A shallow copy with ``fast_path`` and a fresh :class:`Game` state (cache, counters, names)."""
+        new = copy.copy(self)
+        Game.__init__(new, self.n_players, n_outputs, player_names=self.player_names, output_names=output_names,
+                      cache=self.cache)
+        new.fast_path = fast_path
         new.n_failed_fits, new.first_failure = 0, None
         return new
 
