@@ -153,10 +153,13 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
 
 
 def _run_order(steps: list[Any], sections: dict[str, Any]) -> dict[str, Any]:
-    """The plan's sections in the order they run: those that spend the time left (``elastic``) last."""
-    late = {step.key for step in steps if getattr(step, "elastic", False)}
-    return {key: step for key, step in sections.items() if key not in late} | {
-        key: step for key, step in sections.items() if key in late}
+    """The plan's sections in the order they run (:func:`_elastic_last`)."""
+    return {step.key: sections[step.key] for step in _elastic_last(steps) if step.key in sections}
+
+
+def _elastic_last(steps: list[Any]) -> list[Any]:
+    """``steps`` in the order they run: those that spend the time left (``elastic``) last, the others as given."""
+    return sorted(steps, key=lambda step: getattr(step, "elastic", False))
 
 
 def _build_sections(report: Report, context: Any, planned: list[Any]) -> None:
@@ -164,7 +167,7 @@ def _build_sections(report: Report, context: Any, planned: list[Any]) -> None:
     last, so that the time the others' estimates overstate goes to precision (the plan lists them in that order:
     :func:`_run_order`); the report keeps ``planned``'s order."""
     plan = context.plan
-    order = sorted(planned, key=lambda step: getattr(step, "elastic", False))
+    order = _elastic_last(planned)
     built: dict[str, list[Any]] = {}
     with plt.rc_context({"figure.max_open_warning": 0}):
         for number, step in enumerate(order, start=1):
