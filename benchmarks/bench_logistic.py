@@ -228,19 +228,20 @@ def threads(bench: Bench) -> None:
 
 
 @numba.njit
-def _passes(Zp, yp, w, pen, g):
-    """One gradient pass on every prefix of the rows ``Zp`` (at a fixed ``w``): the unit of the fits' work."""
-    for t in range(1, Zp.shape[0]):
-        kernels._objective(Zp[:t + 1], yp[:t + 1], w, pen, g, False)
+def _passes(Zc, yp, w, pen, g):
+    """One gradient pass on every prefix of the rows (columns of ``Zc``) at a fixed ``w``: the unit of the fits'
+    work."""
+    for t in range(1, Zc.shape[1]):
+        kernels._objective(Zc, yp[:t + 1], w, pen, g, False)
 
 
 @numba.njit
-def _refreshes(Zp, w, pen, A):
+def _refreshes(Zc, w, pen, A):
     """The exact Hessians of the prefix fits' schedule (each time the prefix grows by ``REFRESH``)."""
     due = 2.0
-    for t in range(1, Zp.shape[0]):
+    for t in range(1, Zc.shape[1]):
         if t + 1 >= due:
-            kernels._exact_hessian(A, Zp[:t + 1], w, pen)
+            kernels._exact_hessian(A, Zc, t + 1, w, pen)
             due = kernels.REFRESH * (t + 1)
 
 
@@ -262,19 +263,19 @@ def _profile_parts(game: ResidualGame, permutation: np.ndarray) -> dict[str, flo
     Z, y, ZE, yE, W, empty, _, pen, scale, tol, n_classes, one = arguments
     n, m = Z.shape[0], empty.shape[0]
     coefs, active, fitted = kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one)
-    Zp, yp, ZEt = np.ascontiguousarray(Z[permutation]), y[permutation], np.ascontiguousarray(ZE.T)
-    values, logits, sink = np.empty((kernels.BLOCK, m)), np.empty((n, m)), np.zeros((1, n, m))
+    Zc, yp, ZEt = np.ascontiguousarray(Z[permutation].T), y[permutation], np.ascontiguousarray(ZE.T)
+    logits, sink = np.empty((n, m)), np.zeros((1, n, m))
     unit, mean, m2, full = np.random.default_rng(0).random((n, m)), np.zeros((n, m)), np.zeros((n, m)), np.zeros(m)
 
     def all_values():
         for s in range(0, n, kernels.BLOCK):
             e = min(s + kernels.BLOCK, n)
-            kernels._block_values(ZEt, yE, W, coefs[s:e], active[s:e], one, fitted[s:e], empty, values[:e - s])
+            kernels._block_values(ZEt, yE, W, coefs[s:e], active[s:e], one, fitted[s:e], empty)
 
     return {
         "prefix fits": _best_cpu(lambda: kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one)),
-        "  one gradient pass on every prefix": _best_cpu(lambda: _passes(Zp, yp, coefs[-1], pen, np.zeros_like(pen))),
-        "  exact-Hessian refreshes": _best_cpu(lambda: _refreshes(Zp, coefs[-1], pen, np.zeros((len(pen),) * 2))),
+        "  one gradient pass on every prefix": _best_cpu(lambda: _passes(Zc, yp, coefs[-1], pen, np.zeros_like(pen))),
+        "  exact-Hessian refreshes": _best_cpu(lambda: _refreshes(Zc, coefs[-1], pen, np.zeros((len(pen),) * 2))),
         "explained rows' values": _best_cpu(all_values),
         "  logits' matrix product alone": _best_cpu(lambda: np.dot(coefs, ZEt, out=logits)),
         "walk: fits, values, scatter": _best_cpu(lambda: kernels.logistic_walk(
@@ -294,16 +295,16 @@ def _count_passes(game: ResidualGame, permutation: np.ndarray) -> tuple[float, f
     counts = [0, 0]
     compiled = {name: getattr(kernels, name) for name in ("_gradient", "_newton", "_cold_fit")}
 
-    def counted(Zt, *rest):
+    def counted(Zc, *rest):
         counts[0] += not rest[4]  # with_loss False: a gradient pass (loss passes are the backtracking's)
-        counts[1] += Zt.shape[0] * (not rest[4])
-        return compiled["_gradient"](Zt, *rest)
+        counts[1] += rest[0].shape[0] * (not rest[4])  # the prefix's rows: its targets' count
+        return compiled["_gradient"](Zc, *rest)
 
     kernels._gradient, kernels._newton = counted, compiled["_newton"].py_func
     kernels._cold_fit = compiled["_cold_fit"].py_func
     try:
         n = len(permutation)
-        kernels._prefix_fits.py_func(np.ascontiguousarray(Z[permutation]), y[permutation], pen, scale, tol,
+        kernels._prefix_fits.py_func(np.ascontiguousarray(Z[permutation].T), y[permutation], pen, scale, tol,
                                      np.zeros((n, Z.shape[1])))
     finally:
         for name, function in compiled.items():

@@ -10,6 +10,9 @@ from shap_instances.approximators import ExactApproximator, PermutationApproxima
 from shap_instances.games import LogisticPath, ResidualGame
 from shap_instances.metrics import data_shapley
 
+#: The path's promise: probabilities within a quarter of its tolerance of the exact refit's (a bound with room 4).
+TOL = LogisticPath.tol
+
 
 class _Refitted(LogisticRegression):
     """Not ``type(model) is LogisticRegression``: the game refits clones (the reference path)."""
@@ -43,10 +46,10 @@ def test_prefix_values_equal_scikit_learn_refits(C, fit_intercept):
             np.testing.assert_array_equal(fast[t - 1], 0.0)
             continue
         refit = _reference(C, fit_intercept).fit(X[rows], y[rows]).predict_proba(X_eval)[:, 1] - y_eval
-        np.testing.assert_allclose(fast[t - 1], refit, atol=1e-9, err_msg=f"prefix {t}")
+        np.testing.assert_allclose(fast[t - 1], refit, atol=TOL, err_msg=f"prefix {t}")
         mask = np.zeros(len(y), bool)
         mask[rows] = True
-        np.testing.assert_allclose(path.residuals(mask), refit, atol=1e-9)
+        np.testing.assert_allclose(path.residuals(mask), refit, atol=TOL)
     assert one_class >= 1  # the policy was exercised
 
 
@@ -58,7 +61,7 @@ def test_fast_and_generic_paths_agree_on_estimates_and_exact_values():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
         exact_slow = ExactApproximator().estimate(slow).values
-    np.testing.assert_allclose(ExactApproximator().estimate(fast).values, exact_slow, atol=1e-9)
+    np.testing.assert_allclose(ExactApproximator().estimate(fast).values, exact_slow, atol=TOL)
     _assert_sampled_values_agree(fast, slow)
 
 
@@ -71,9 +74,9 @@ def _assert_sampled_values_agree(fast, slow, n_permutations=6):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the refit path warns about its one-class subsets
         sampled_slow = sampled(slow)
-    np.testing.assert_allclose(sampled(fast), sampled_slow, atol=1e-9)
+    np.testing.assert_allclose(sampled(fast), sampled_slow, atol=TOL)
     weights = np.random.default_rng(0).normal(size=(fast.n_players, 2))
-    np.testing.assert_allclose(sampled(fast.aggregate(weights)), sampled_slow @ weights, atol=1e-9)
+    np.testing.assert_allclose(sampled(fast.aggregate(weights)), sampled_slow @ weights, atol=TOL)
 
 
 def test_data_shapley_takes_the_path_and_matches_refits():
@@ -82,7 +85,7 @@ def test_data_shapley_takes_the_path_and_matches_refits():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         slow = data_shapley(_reference(2.0), X, y, X[:8], y[:8], n_permutations=4, random_state=0)
-    np.testing.assert_allclose(fast.to_numpy(), slow.to_numpy(), atol=1e-9)
+    np.testing.assert_allclose(fast.to_numpy(), slow.to_numpy(), atol=TOL)
 
 
 @pytest.mark.parametrize("model", [LogisticRegression(solver="liblinear"), LogisticRegression(class_weight="balanced"),
@@ -129,10 +132,10 @@ def test_multinomial_prefix_values_equal_scikit_learn_refits(labels, C, fit_inte
             continue
         reference = _Refitted(C=C, fit_intercept=fit_intercept, tol=1e-12, max_iter=1000, solver="newton-cg")
         refit = _refit_label_1(reference, X[rows], y[rows], X_eval) - y_eval
-        np.testing.assert_allclose(fast[t - 1], refit, atol=1e-9, err_msg=f"prefix {t}, classes {present}")
+        np.testing.assert_allclose(fast[t - 1], refit, atol=TOL, err_msg=f"prefix {t}, classes {present}")
         mask = np.zeros(len(y), bool)
         mask[rows] = True
-        np.testing.assert_allclose(path.residuals(mask), refit, atol=1e-9)
+        np.testing.assert_allclose(path.residuals(mask), refit, atol=TOL)
     assert seen >= {(2, 1.0 in labels), (len(labels), 1.0 in labels)}  # binary and multinomial prefixes
 
 
