@@ -20,7 +20,7 @@ from shap_instances import InstanceKernelExplainer
 from shap_instances.approximators import ExactApproximator
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
-from shap_instances.games import ResidualGame
+from shap_instances.games import LogisticPath, ResidualGame
 from shap_instances.games._fast_knn import KNNPath, jia_knn_shapley
 from shap_instances.games._fast_ridge import RidgePath
 from shap_instances.metrics import cc_summary, instance_values, normalised_contributions
@@ -462,9 +462,11 @@ def test_binary_classifier_residuals_equal_brute_force_with_single_class_subsets
             explanation = explainer()
         assert (explainer.n_failed_fits_ > 0) == fails
         assert any("could not be fitted" in str(w.message) for w in caught) == fails
-        np.testing.assert_allclose(explanation.values, expected, atol=1e-9)
+        # the fast path (LogisticRegression itself) solves to its tolerance: values within a quarter of it
+        atol = LogisticPath.tol if type(model) is LogisticRegression else 1e-9
+        np.testing.assert_allclose(explanation.values, expected, atol=atol)
         np.testing.assert_allclose(explanation.base_values + explanation.values.sum(1),
-                                   refit_residual(model, range(7)), atol=1e-10)
+                                   refit_residual(model, range(7)), atol=atol / 10)
     with pytest.raises(DataValidationError, match="two classes"):
         InstanceKernelExplainer(LogisticRegression(), X, y=np.arange(7) % 3)
     with pytest.raises(DataValidationError, match="labels the classes"):

@@ -16,7 +16,14 @@ from ._protocol import Approximator
 from ._result import ShapleyResult
 from ._weights import kernel_weights, shapley_weights
 from .closed_form import ClosedFormApproximator
-from .control_variate import ControlVariateApproximator, FirstOrderGame, control_game, first_order_game
+from .control_variate import (
+    ControlVariateApproximator,
+    FirstOrderGame,
+    LabelShareGame,
+    control_game,
+    first_order_game,
+    label_share_game,
+)
 from .exact import ExactApproximator
 from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
@@ -33,6 +40,7 @@ __all__ = [
     "FirstOrderGame",
     "KernelCoalitionSampler",
     "KernelApproximator",
+    "LabelShareGame",
     "PermutationApproximator",
     "PlaceStratifiedApproximator",
     "RidgeInfluenceApproximator",
@@ -41,6 +49,7 @@ __all__ = [
     "format_seconds",
     "first_order_game",
     "control_game",
+    "label_share_game",
     "kernel_weights",
     "shapley_weights",
     "stratified_permutations",

@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..utils import JIT_OPTIONS
-from ._prefix_kernels import welford_update
+from ._prefix_kernels import welford_blocks
 
 __all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 
@@ -719,7 +719,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     ``full`` (d,) receives v(all rows). Returns the new count. The units are walked in parallel, as many at a
     time as ``threads`` (the first in ``unit``, each other in a block of its own: ``unit.nbytes`` more memory
     per extra thread); their Welford updates then follow in unit order, so the result does not depend on the
-    number of threads.
+    number of threads (:func:`welford_blocks`, parallel over rows).
     """
     n_units = permutations.shape[0] // per_unit
     width = max(1, min(threads, n_units))
@@ -735,8 +735,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
                 fulls[b] = logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
                                          block.reshape((1, block.shape[0], block.shape[1])), 0, share,
                                          1)
-        for b in range(stop - start):
-            count = welford_update(unit if b == 0 else blocks[b - 1], mean, m2, count)
+        count = welford_blocks(unit, blocks, stop - start, mean, m2, count)
     if n_units:
         full[:] = fulls[0]
     return count

@@ -30,12 +30,14 @@ solutions, as scikit-learn's), and the rotations run from the first row all the 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from ..utils import JIT_OPTIONS
 
-__all__ = ["accumulate_prefix_units", "ridge_prefix_values", "ridge_units", "uses_u", "welford_update"]
+__all__ = ["accumulate_prefix_units", "ridge_prefix_values", "ridge_units", "uses_u", "welford_blocks",
+           "welford_update"]
 
 
 @njit(**JIT_OPTIONS)
@@ -55,6 +57,23 @@ def welford_update(unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: in
             mean[i, j] += delta / count
             m2[i, j] += delta * (unit[i, j] - mean[i, j])
     return count
+
+
+@njit(parallel=True, **JIT_OPTIONS)
+def welford_blocks(first: np.ndarray, rest: np.ndarray, used: int, mean: np.ndarray, m2: np.ndarray,
+                   count: int) -> int:
+    """Add ``used`` units in order, ``first`` then ``rest[0], rest[1], ...`` (each (n, d)), to the running ``mean``
+    and ``m2``; return the new count. The rows are split among the threads, each adding every unit to its rows in
+    unit order: the same operations on every entry as :func:`welford_update` unit by unit, so the same bits."""
+    n = first.shape[0]
+    slices = max(1, min(numba.get_num_threads(), n))
+    for part in prange(slices):
+        lo, hi = part * n // slices, (part + 1) * n // slices
+        seen = count
+        for b in range(used):
+            block = first if b == 0 else rest[b - 1]
+            seen = welford_update(block[lo:hi], mean[lo:hi], m2[lo:hi], seen)
+    return count + used
 
 
 @njit(**JIT_OPTIONS)
