@@ -184,7 +184,8 @@ class GapExplainer(InstanceExplainer):
             points that are in-bag in every tree are empty.
         dense : bool, default=False
             Return a dense ndarray instead (checked against ``max_memory`` first). With a ``scheduler``, the
-            sparse out-of-bag matrix (``X=None``) is computed by blocks of rows on its workers (the same matrix).
+            sparse out-of-bag matrix (``X=None``) is computed by blocks of rows on its workers, which receive the
+            leaf index only (:func:`~shap_instances.forest.oob_proximities_on`; the same matrix, bitwise).
 
         Returns
         -------
