@@ -252,3 +252,16 @@ def test_gap_out_of_bag_pass_removes_its_files_after_a_failure(client, monkeypat
     with pytest.raises(RuntimeError, match="a worker died"):
         oob_proximities_on(client, _gap_index().index_, dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_gap_out_of_bag_pass_on_worker_processes(tmp_path):
+    """Worker processes map the index files and write the rows into the shared files: bitwise the serial matrix,
+    and the folder gone."""
+    from shap_instances.forest import oob_proximities_on
+
+    index = _gap_index().index_
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        assert _bitwise(oob_proximities_on(client, index, dir=tmp_path), index.oob_rows())
+    assert list(tmp_path.iterdir()) == []
