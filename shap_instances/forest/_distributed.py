@@ -72,8 +72,6 @@ def oob_proximities_on(client: Any, index: GapIndex, *, blocks_per_worker: int =
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.concatenate(counts), out=indptr[1:])
         nnz = int(indptr[-1])
-        if nnz == 0:  # every row empty (no file of no bytes to map)
-            return csr_of(indptr, np.empty(0, dtype=np.int32), np.empty(0), n)
         # the second pass's blocks hold equal non-zeros (its work), the first pass's equal rows
         starts = np.unique(np.concatenate([[0], np.searchsorted(indptr, np.linspace(0, nnz, n_blocks + 1)), [n]]))
         if not isinstance(state, SharedFolder):
