@@ -192,27 +192,34 @@ def gap(args, folder: Path) -> tuple[list, str]:
     X = rng.normal(size=(args.gap_train, 20))
     y = X[:, 0] + np.sin(X[:, 1]) + 0.3 * rng.normal(size=len(X))
     forest = RandomForestRegressor(args.trees, min_samples_leaf=5, max_features=0.5, n_jobs=-1, random_state=0)
+    start = time.perf_counter()
     forest.fit(X, y)
+    fitted = time.perf_counter() - start
     forest.set_params(n_jobs=1)
     small = RandomForestRegressor(2, min_samples_leaf=5, random_state=0).fit(X[:300], y[:300])
     si.GapExplainer(small, X[:300], y=y[:300]).proximities()  # the kernels compiled before the clock starts
     start = time.perf_counter()
     explainer = si.GapExplainer(forest, X, y=y)  # built once, in this process (the forest's leaf index)
     built = time.perf_counter() - start
-    start = time.perf_counter()
+    explainer.index_.oob_rows(np.arange(10))  # the kernels' signatures of this index's dtypes, compiled or loaded
+    start, start_cpu = time.perf_counter(), time.process_time()
     serial = explainer.proximities()
-    base = time.perf_counter() - start
+    base, base_cpu = time.perf_counter() - start, time.process_time() - start_cpu
 
     def on_cluster(client):
         worker = copy.copy(explainer)
         worker.scheduler = client
         return worker.proximities()
 
-    table = [["building the explainer, this process (serial, once)", fmt_seconds(built), "", "", ""]]
-    return table + _rows_table(args, base, serial, on_cluster), (
+    nodes = sum(tree.tree_.node_count for tree in forest.estimators_)
+    table = [[f"fitting the forest, this process ({os.cpu_count()} cores, not part of the explainer)",
+              fmt_seconds(fitted), "", "", "", "", ""],
+             ["building the explainer, this process (serial, once)", fmt_seconds(built), "", "", "", "", ""]]
+    return table + _rows_table(args, base, serial, on_cluster, base_cpu), (
         f"GAP out-of-bag proximities (the explainer built once, outside the clock of the rows below): "
-        f"{args.gap_train:,} training rows x 20 features, {args.trees} trees (min_samples_leaf=5), "
-        f"{serial.nnz:,} non-zeros")
+        f"{args.gap_train:,} training rows x 20 features, {args.trees} trees (min_samples_leaf=5, {nodes:,} nodes), "
+        f"{serial.nnz:,} non-zeros ({fmt_mib(serial.data.nbytes + serial.indices.nbytes + serial.indptr.nbytes)}); "
+        f"leaf index {fmt_mib(explainer.index_.nbytes)}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
 
 
 def boosting(args, folder: Path) -> tuple[list, str]:
@@ -233,17 +240,35 @@ def boosting(args, folder: Path) -> tuple[list, str]:
         f"{args.trees} trees, kind=\"gradients\"")
 
 
-def _rows_table(args, base: float, serial: sp.csr_matrix, run) -> list:
-    table = [["this process, no scheduler", fmt_seconds(base), "", "", ""]]
+def _same(result, serial) -> bool:
+    """Bitwise equality of two CSR matrices (arrays compared, the floats as their bits: no copy of either)."""
+    return (result.shape == serial.shape and np.array_equal(result.indptr, serial.indptr)
+            and np.array_equal(result.indices, serial.indices)
+            and np.array_equal(result.data.view(np.uint64), serial.data.view(np.uint64)))
+
+
+def _rows_table(args, base: float, serial: sp.csr_matrix, run, base_cpu: float | None = None) -> list:
+    table = [["this process, no scheduler", fmt_seconds(base), "", "",
+              "" if base_cpu is None else f"{base_cpu:.1f}", "", ""]]
     times = {}
     for w in args.workers:
-        seconds, result, peaks, _ = _on_cluster(w, run)
-        assert (result != serial).nnz == 0 and np.array_equal(result.indices, serial.indices), "results differ"
+        held = _reset_peak_rss()
+        seconds, result, peaks, cpu = _on_cluster(w, run)
+        assert _same(result, serial), "results differ"
+        del result
         times[w] = seconds
         table.append([f"{w} worker(s)", fmt_seconds(seconds), f"{base / seconds:.2f}",
-                      f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}",
-                      ", ".join(fmt_mib(p) for p in peaks)])
+                      f"{times[args.workers[0]] * args.workers[0] / (w * seconds):.2f}", f"{cpu:.1f}",
+                      ", ".join(fmt_mib(p) for p in peaks), f"{fmt_mib(_peak_rss())} ({fmt_mib(held)} before)"])
     return table
+
+
+def _reset_peak_rss() -> int:
+    """Start this process's ``VmHWM`` afresh (Linux >= 4.0), so that its peak is that of the next run; returns
+    the resident set it starts from (what the process held before: the forest, the serial result)."""
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+    return _peak_rss()
 
 
 def main() -> None:
@@ -265,7 +290,9 @@ def main() -> None:
     headers = {"nb": ["run", "wall", "rows/s", "per core / in-memory ndarray rate",
                       "per core / in-memory pipeline rate", "efficiency 1 -> w", "rows per CPU s",
                       "per CPU s / in-memory pipeline's", "peak RSS per worker"],
-               "gap": ["run", "wall", "speed-up", "efficiency 1 -> w", "peak RSS per worker"]}
+               "gap": ["run", "wall", "speed-up", "efficiency 1 -> w", "CPU s (workers and this process)",
+                       "peak RSS per worker",
+                       "peak RSS, this process (held before the run)"]}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:
             rows, title = {"nb": naive_bayes, "gap": gap, "boosting": boosting}[name](args, Path(tmp))

@@ -208,3 +208,60 @@ def test_worker_processes_give_the_serial_values(cls):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
             distributed.Client(c) as client:
         _assert_same(_call(make(), X, y), _call(make(scheduler=client), X, y))
+
+
+def _gap_index():
+    from sklearn.datasets import load_diabetes
+    from sklearn.ensemble import RandomForestRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    forest = RandomForestRegressor(12, min_samples_leaf=3, random_state=0).fit(X, y)
+    return si.GapExplainer(forest, X, y=y)
+
+
+def _bitwise(a, b) -> bool:
+    return (a.shape == b.shape and a.indptr.dtype == b.indptr.dtype and np.array_equal(a.indptr, b.indptr)
+            and np.array_equal(a.indices, b.indices) and a.data.tobytes() == b.data.tobytes())
+
+
+@pytest.mark.parametrize("files", [True, False], ids=["shared files", "scattered"])
+def test_gap_out_of_bag_pass_shares_the_index_not_the_explainer(client, monkeypatch, tmp_path, files):
+    """The out-of-bag matrix on the cluster is bitwise the serial one, through mapped files (a LocalCluster) or a
+    scatter (workers that cannot read the folder); the folder is gone afterwards and the explainer unchanged."""
+    from shap_instances.forest import OOB_ARRAYS, oob_proximities_on
+
+    explainer = _gap_index()
+    index = explainer.index_
+    before = {name: getattr(index, name).copy() for name in OOB_ARRAYS}
+    if not files:  # no worker reads the folder: as on another machine
+        monkeypatch.setattr("shap_instances.utils._dask._read_text", lambda path: None)
+    for blocks in (1, 3, 50):
+        assert _bitwise(oob_proximities_on(client, index, blocks_per_worker=blocks, dir=tmp_path), index.oob_rows())
+    assert list(tmp_path.iterdir()) == []
+    assert all(np.array_equal(getattr(index, name), before[name]) for name in OOB_ARRAYS)
+    assert explainer.gap_.oob_cache is None and index.model is explainer.gap_.model and index.train_X is not None
+
+
+def test_gap_out_of_bag_pass_removes_its_files_after_a_failure(client, monkeypatch, tmp_path):
+    from shap_instances.forest import GapIndex, oob_proximities_on
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("a worker died")
+
+    monkeypatch.setattr(GapIndex, "fill_rows", fail)
+    with pytest.raises(RuntimeError, match="a worker died"):
+        oob_proximities_on(client, _gap_index().index_, dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_gap_out_of_bag_pass_on_worker_processes(tmp_path):
+    """Worker processes map the index files and write the rows into the shared files: bitwise the serial matrix,
+    and the folder gone."""
+    from shap_instances.forest import oob_proximities_on
+
+    index = _gap_index().index_
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        assert _bitwise(oob_proximities_on(client, index, dir=tmp_path), index.oob_rows())
+    assert list(tmp_path.iterdir()) == []

@@ -74,3 +74,18 @@ def test_no_bootstrap_has_no_oob_leaves():
     index = build_gap_index(model, X, y)
     assert index.oob_leaves.size == 0
     assert index.oob_rows().nnz == 0
+
+
+@pytest.mark.parametrize("name", ["regression", "max_samples", "balanced_subsample"])
+def test_oob_blocks_are_slices_of_the_whole(name):
+    """The blocks a worker computes (rows start:stop, from the out-of-bag counts before start) are the slices of
+    the whole matrix's leaf ranks, for block edges anywhere."""
+    model, X, y, weights = FORESTS[name]
+    index = build_gap_index(model, X, y, sample_weight=weights)
+    whole = index.oob_leaf_ranks()
+    starts = np.array([0, 1, 7, 150, 299, 300])
+    before = index.oob_before(starts)
+    np.testing.assert_array_equal(before, np.cumsum(np.vstack([np.zeros((1, index.n_trees), int), whole >= 0]),
+                                                    axis=0)[starts])
+    for a, b, counted in zip(starts[:-1], starts[1:], before):
+        np.testing.assert_array_equal(index.oob_block_ranks(a, b, counted), whole[a:b])

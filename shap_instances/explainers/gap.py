@@ -23,8 +23,8 @@ from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
 from .._explanation import build_explanation, training_row_data
 from ..exceptions import DataValidationError
-from ..forest import SUPPORTED_FORESTS, GapForest, check_forest, is_tree_bagging
-from ..utils import COMMON_CONSTRAINTS, explain_partitions, row_names, training_names, unwrap_model
+from ..forest import SUPPORTED_FORESTS, GapForest, check_forest, is_tree_bagging, oob_proximities_on
+from ..utils import COMMON_CONSTRAINTS, dask_client, explain_partitions, row_names, training_names, unwrap_model
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
@@ -184,7 +184,8 @@ class GapExplainer(InstanceExplainer):
             points that are in-bag in every tree are empty.
         dense : bool, default=False
             Return a dense ndarray instead (checked against ``max_memory`` first). With a ``scheduler``, the
-            sparse out-of-bag matrix (``X=None``) is computed by blocks of rows on its workers (the same matrix).
+            sparse out-of-bag matrix (``X=None``) is computed by blocks of rows on its workers, which receive the
+            leaf index only (:func:`~shap_instances.forest.oob_proximities_on`; the same matrix, bitwise).
 
         Returns
         -------
@@ -207,8 +208,8 @@ class GapExplainer(InstanceExplainer):
         """
         if X is None and self.scheduler is not None and not dense:  # the out-of-bag rows split over the workers
             self.gap_.require_bootstrap()
-            return explain_partitions(self, np.arange(self.n_train_), scheduler=self.scheduler,
-                                      call=_oob_proximity_part, sparse=True)
+            with dask_client(self.scheduler) as client:
+                return oob_proximities_on(client, self.index_)
         return self.gap_.proximities(self._prepare(X), dense=dense, n_jobs=self.n_jobs, max_memory=self.max_memory)
 
     def oob_counts(self) -> np.ndarray:
@@ -379,8 +380,3 @@ class GapExplainer(InstanceExplainer):
 def _oob_part(explainer: GapExplainer, rows: np.ndarray) -> shap.Explanation:
     """The out-of-bag explanation of some training rows, on a worker (``explain_partitions``' call)."""
     return explainer.oob_explanation(rows)
-
-
-def _oob_proximity_part(explainer: GapExplainer, rows: np.ndarray) -> sp.csr_matrix:
-    """The out-of-bag proximity rows of some training rows, on a worker (``explain_partitions``' call)."""
-    return explainer.gap_.oob_rows(rows, n_jobs=explainer.n_jobs)[1]

@@ -2,7 +2,8 @@
 
 * :func:`build_gap_index` / :class:`GapIndex`: the leaf index of a fitted forest over its training rows, in-bag
   counts and out-of-bag sets, from which every GAP proximity row is computed (numba kernels in ``_kernels``);
-* :func:`gap_proximities`: the proximity matrix ``P[x, i]`` itself;
+* :func:`gap_proximities`: the proximity matrix ``P[x, i]`` itself; :func:`oob_proximities_on`: the out-of-bag
+  matrix on a dask cluster, the leaf index shared with the workers as mapped files;
 * :class:`GapForest`: a forest with its index and target columns, computing proximities, out-of-bag predictions,
   explanation values and trust scores (what ``GapExplainer`` delegates to);
 * :func:`gap_trust_scores`: proximity-based trust scores of the forest's predictions (Rosaler et al., 2023);
@@ -15,6 +16,7 @@ The computations on rows of weights shared with gradient boosting (quantiles, ou
 """
 
 from ._bagging import BaggedTrees, as_forest, is_tree_bagging
+from ._distributed import OOB_ARRAYS, oob_proximities_on
 from ._gap import GapForest, gap_target_columns
 from ._proximities import (
     SUPPORTED_FORESTS,
@@ -30,6 +32,7 @@ from ._trust import RUNNER_UP_RULES, gap_trust_scores
 
 __all__ = [
     "BaggedTrees",
+    "OOB_ARRAYS",
     "RUNNER_UP_RULES",
     "SUPPORTED_FORESTS",
     "GapForest",
@@ -44,4 +47,5 @@ __all__ = [
     "gap_trust_scores",
     "is_classifier_forest",
     "is_tree_bagging",
+    "oob_proximities_on",
 ]

@@ -213,6 +213,18 @@ def _estimators_samples(model: Any, chunk: int = 8) -> Iterator[np.ndarray]:
     return forest_inbag_draws(model, chunk)
 
 
+def csr_of(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_train: int) -> sp.csr_matrix:
+    """The proximity matrix of ``indptr`` (int64), ``indices`` (int32) and ``data``: int32 ``indptr`` while the
+    non-zeros fit, int64 ``indices`` past them (scipy's own index rule); the rows' indices are sorted."""
+    if int(indptr[-1]) < np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)
+    else:
+        indices = indices.astype(np.int64)
+    matrix = sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_train), copy=False)
+    matrix.has_sorted_indices = True
+    return matrix
+
+
 @dataclass
 class GapIndex:
     """Leaf index of a fitted forest: the in-bag members of every leaf and their in-bag weights.
@@ -324,7 +336,6 @@ class GapIndex:
         else:
             query_leaves = self.leaf_query(query_leaves)
         m = query_leaves.shape[0]
-        structure = (self.leaf_offsets, self.leaf_ptr, self.members)
         starts = list(range(0, m, block_size))
         threaded = n_jobs not in (None, 1) and len(starts) > 1
 
@@ -334,7 +345,7 @@ class GapIndex:
             return Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(function)(query_leaves[s:s + block_size], *args(s)) for s in starts)
 
-        counts = run(gap_row_counts, lambda s: (*structure, self.n_train))
+        counts = run(self.row_counts, lambda s: ())
         indptr = np.zeros(m + 1, dtype=np.int64)
         if m:
             np.cumsum(np.concatenate(counts), out=indptr[1:])
@@ -342,15 +353,18 @@ class GapIndex:
         nnz = int(indptr[-1])
         indices = np.empty(nnz, dtype=np.int32)
         data = np.empty(nnz, dtype=np.float64)
-        run(gap_fill_rows, lambda s: (*structure, self.mass, self.n_train, indptr[s:s + block_size + 1],
-                                      indices, data))
-        if nnz < np.iinfo(np.int32).max:
-            indptr = indptr.astype(np.int32)
-        else:
-            indices = indices.astype(np.int64)
-        matrix = sp.csr_matrix((data, indices, indptr), shape=(m, self.n_train), copy=False)
-        matrix.has_sorted_indices = True
-        return matrix
+        run(self.fill_rows, lambda s: (indptr[s:s + block_size + 1], indices, data))
+        return csr_of(indptr, indices, data, self.n_train)
+
+    def row_counts(self, leaf_ranks: np.ndarray) -> np.ndarray:
+        """Non-zeros (int64) of the proximity rows of ``leaf_ranks`` (m, T) int32 (-1 skips a tree)."""
+        return gap_row_counts(leaf_ranks, self.leaf_offsets, self.leaf_ptr, self.members, self.n_train)
+
+    def fill_rows(self, leaf_ranks: np.ndarray, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> None:
+        """Write the proximity rows of ``leaf_ranks`` into ``indices`` / ``data`` at ``indptr`` (m + 1,), whose
+        steps are :meth:`row_counts` (``indptr[0]``: where the block starts in a larger matrix)."""
+        gap_fill_rows(leaf_ranks, self.leaf_offsets, self.leaf_ptr, self.members, self.mass, self.n_train, indptr,
+                      indices, data)
 
     def oob_query(self) -> np.ndarray:
         """Training leaves (node ids) with -1 where the point is in-bag (its row then averages its OOB trees).
@@ -375,15 +389,43 @@ class GapIndex:
         if self.oob_leaves is None or self.oob_ptr is None:
             ranks = self.query(self.train_X, oob=True)
             return ranks if rows is None else ranks[rows]
-        out = np.full((self.n_train if rows is None else len(rows), self.n_trees), -1, dtype=np.int32)
+        if rows is None:
+            return self.oob_block_ranks(0, self.n_train, np.zeros(self.n_trees, dtype=np.int64))
+        out = np.full((len(rows), self.n_trees), -1, dtype=np.int32)
         for t in range(self.n_trees):
             oob = ~_inbag_column(self.inbag_bits, t)
             leaves = self.oob_leaves[self.oob_ptr[t]:self.oob_ptr[t + 1]]  # the out-of-bag rows', in row order
-            if rows is None:
-                out[oob, t] = leaves
-            else:
-                keep = oob[rows]
-                out[keep, t] = leaves[(np.cumsum(oob) - 1)[rows[keep]]]
+            keep = oob[rows]
+            out[keep, t] = leaves[(np.cumsum(oob) - 1)[rows[keep]]]
+        return out
+
+    def oob_block_ranks(self, start: int, stop: int, before: np.ndarray) -> np.ndarray:
+        """:meth:`oob_leaf_ranks` of the training rows ``start:stop``, read from the recorded out-of-bag leaves.
+
+        ``before[t]``: the rows before ``start`` that are out-of-bag in tree ``t`` (:meth:`oob_before`), where
+        the block's out-of-bag leaves of that tree start. Reads ``inbag_bits`` and ``oob_leaves`` only (no tree).
+        """
+        assert self.oob_leaves is not None and self.oob_ptr is not None
+        out = np.full((stop - start, self.n_trees), -1, dtype=np.int32)
+        bits = self.inbag_bits[start:stop]
+        for t in range(self.n_trees):
+            oob = ~_inbag_column(bits, t)
+            first = int(self.oob_ptr[t] + before[t])
+            out[oob, t] = self.oob_leaves[first:first + int(np.count_nonzero(oob))]
+        return out
+
+    def oob_before(self, starts: np.ndarray) -> np.ndarray:
+        """(len(starts), T) int64: the training rows before each of the ascending ``starts`` that are out-of-bag in
+        each tree (one pass over the bit-packed in-bag matrix, a block of rows at a time)."""
+        out = np.zeros((len(starts), self.n_trees), dtype=np.int64)
+        seen, counted = np.zeros(self.n_trees, dtype=np.int64), 0
+        for k, start in enumerate(starts):
+            for a in range(counted, int(start), 65536):
+                b = min(a + 65536, int(start))
+                inbag = np.unpackbits(self.inbag_bits[a:b], axis=1, count=self.n_trees)
+                seen += (b - a) - inbag.sum(axis=0, dtype=np.int64)
+            counted = max(counted, int(start))
+            out[k] = seen
         return out
 
     def oob_rows(self, rows: np.ndarray | None = None, *, n_jobs: int | None = None) -> sp.csr_matrix:

@@ -26,13 +26,16 @@ from typing import Any
 from ._clustering import player_clustering, row_cohorts
 from ._dask import (
     MemmapWriter,
+    SharedFolder,
     available_cores,
     concat_explanations,
     dask_client,
     explain_partitions,
     is_dask_collection,
+    load_shared,
     memmap_explanation,
     row_partitions,
+    shared_arrays,
     write_memmap_rows,
 )
 from ._memory import available_memory_bytes, default_memory_budget
@@ -81,13 +84,16 @@ from ._validation import (
 
 __all__ = [
     "MemmapWriter",
+    "SharedFolder",
     "available_cores",
     "concat_explanations",
     "dask_client",
     "explain_partitions",
     "is_dask_collection",
+    "load_shared",
     "memmap_explanation",
     "row_partitions",
+    "shared_arrays",
     "write_memmap_rows",
     "COMMON_CONSTRAINTS",
     "HasMethods",

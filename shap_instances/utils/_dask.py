@@ -19,6 +19,8 @@ import contextlib
 import copy
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,8 +32,9 @@ import scipy.sparse as sp
 from ..exceptions import DataValidationError, MemoryBudgetError
 from ._memory import default_memory_budget
 
-__all__ = ["MemmapWriter", "available_cores", "concat_explanations", "dask_client", "explain_partitions",
-           "is_dask_collection", "memmap_explanation", "row_partitions", "write_memmap_rows"]
+__all__ = ["MemmapWriter", "SharedFolder", "available_cores", "concat_explanations", "dask_client",
+           "explain_partitions", "is_dask_collection", "load_shared", "memmap_explanation", "row_partitions",
+           "shared_arrays", "write_memmap_rows"]
 
 #: Bytes of values one in-memory partition produces at most (its rows x players x outputs x 8).
 PARTITION_BYTES = 64 * 2**20
@@ -97,6 +100,98 @@ def dask_client(scheduler: Any) -> Iterator[Any]:
         else:
             client = stack.enter_context(Client(scheduler))
         yield client
+
+
+class SharedFolder:
+    """Arrays saved as ``.npy`` files in a folder that every worker of a cluster reads (:func:`shared_arrays`).
+
+    Small and picklable: a task carries the folder's path, and the worker maps the files (:meth:`load`), so
+    the arrays are neither pickled nor copied; on one machine the workers share their pages.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The folder (it also takes what the workers write back, :meth:`path`).
+    names : sequence of str
+        The arrays, saved as ``{name}.npy``.
+    """
+
+    def __init__(self, folder: Path, names: Sequence[str]) -> None:
+        self.folder, self.names = folder, tuple(names)
+
+    def path(self, name: str) -> Path:
+        """The path of ``{name}.npy`` in the folder."""
+        return self.folder / f"{name}.npy"
+
+    def load(self) -> dict[str, np.ndarray]:
+        """The arrays, memory-mapped copy-on-write (a write stays in the writing process)."""
+        return {name: np.asarray(np.load(self.path(name), mmap_mode="c")) for name in self.names}
+
+
+def load_shared(state: Any) -> dict[str, np.ndarray]:
+    """On a worker, the arrays of :func:`shared_arrays`' ``state``: mapped from its folder, or the scattered dict."""
+    return state.load() if isinstance(state, SharedFolder) else state
+
+
+def _shared_memory_dir() -> str | None:
+    """Where the temporary folder of :func:`shared_arrays` goes: ``/dev/shm`` (memory, no disk) where it exists."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def _read_text(path: str) -> str | None:
+    """The text of ``path`` on a worker, None where it cannot be read (another machine)."""
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def shared_arrays(client: Any, arrays: dict[str, np.ndarray], *, dir: str | os.PathLike[str] | None = None
+                  ) -> Iterator[Any]:
+    """Give every worker of ``client`` the same read-only ``arrays``, once: mapped files where it can.
+
+    A temporary folder is made in ``dir`` (default ``/dev/shm`` where it exists, else the system's temporary
+    folder). When every worker reads a token written there (a ``LocalCluster``, or workers sharing the file
+    system), the arrays are saved in it as ``.npy`` files and a :class:`SharedFolder` is yielded: tasks carry its
+    path and :func:`load_shared` maps the files, nothing pickled. Otherwise the dict is scattered to every worker
+    once (a future is yielded). The folder, and whatever the workers wrote into it, is removed on exit, also
+    when the work failed.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    arrays : dict of str to ndarray
+    dir : str or path-like, optional
+        Where the temporary folder goes.
+
+    Yields
+    ------
+    SharedFolder or distributed.Future
+        What a task passes to :func:`load_shared`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distributed import Client, LocalCluster
+    >>> from shap_instances.utils import load_shared, shared_arrays
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, Client(cluster) as client:
+    ...     with shared_arrays(client, {"a": np.arange(3)}) as state:
+    ...         client.submit(lambda s: int(load_shared(s)["a"].sum()), state).result()
+    3
+    """
+    folder = Path(tempfile.mkdtemp(prefix="shap-instances-", dir=dir if dir is not None else _shared_memory_dir()))
+    try:
+        token = folder / "token"
+        token.write_text(folder.name)
+        if all(text == folder.name for text in client.run(_read_text, str(token)).values()):
+            for name, array in arrays.items():
+                np.save(folder / f"{name}.npy", array)
+            yield SharedFolder(folder, list(arrays))
+        else:  # workers on other machines: the arrays travel, once
+            yield client.scatter([arrays], broadcast=True, hash=False)[0]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def row_partitions(X: Any, rows_per_part: int) -> tuple[list[Any], list[int] | None]:
