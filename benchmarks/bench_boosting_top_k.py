@@ -14,12 +14,14 @@ table gives the CPU time per explained row (``time.process_time``: on a shared m
 idle machine's wall clock would show), the ratio, the one-off sort of the leaves' rows (a MaxScore call on one
 row; the kernel's time per row is the difference to the call on all rows), the peak resident set of the process,
 and the full ``top_k(None)`` over all n rows extrapolated from the per-row time to two cores
-at a parallel efficiency of 1 (an extrapolation, written as one). ``--full N`` also runs
-``BoostingExplainer.top_k(None, k=10)`` over all N training rows with ``n_jobs=1`` and ``n_jobs=2`` (wall clock)
-and prints the efficiency 1 -> 2 workers.
+at a parallel efficiency of 1 (an extrapolation, written as one). ``--full N`` also fits the model on N rows and
+runs ``BoostingExplainer.top_k(..., k=10)`` against all N training rows (wall clock, peak resident set): first on
+``--efficiency-rows`` evenly spread training rows with ``n_jobs=1`` and ``n_jobs=2`` (the efficiency 1 -> 2 workers,
+``T1 / (2 T2)``, and the same result checked), then ``top_k(None)`` over all N rows with each of ``--full-jobs``
+(default 2: at 1,000,000 rows one job would take twice the 30-minute target).
 
 Usage: ``python benchmarks/bench_boosting_top_k.py [--quick] [--sizes 20000 100000 300000] [--rows 1000]
-[--full 100000]``
+[--full 100000] [--efficiency-rows 20000] [--full-jobs 2]``
 """
 
 from __future__ import annotations
@@ -70,20 +72,31 @@ def size_row(n: int, rows: int, k: int) -> list:
             f"{peak:.2f}", "yes" if same else "NO", f"{os.getloadavg()[0]:.1f}"]
 
 
+def _timed_top_k(model, X, y, rows, k: int, jobs: int) -> tuple[float, object]:
+    """(wall seconds, result) of ``top_k`` of the training ``rows`` (None: all) with ``n_jobs=jobs``."""
+    explainer = BoostingExplainer(model, X, y=y, kind="gradients", n_jobs=jobs)
+    start = time.perf_counter()
+    result = explainer.top_k(None if rows is None else X[rows], k=k)
+    return time.perf_counter() - start, result
+
+
 def full_run(bench, n: int, k: int) -> None:
     X, y = data(n)
+    start = time.perf_counter()
     model = HistGradientBoostingRegressor(max_iter=100, early_stopping=False, random_state=0).fit(X, y)
-    times, results = [], []
-    for jobs in (1, 2):
-        explainer = BoostingExplainer(model, X, y=y, kind="gradients", n_jobs=jobs)
-        start = time.perf_counter()
-        results.append(explainer.top_k(None, k=k))
-        times.append(time.perf_counter() - start)
-    same = (results[0] != results[1]).nnz == 0
+    fit_s, rows = time.perf_counter() - start, np.linspace(0, n - 1, min(bench.args.efficiency_rows, n)).astype(int)
+    (t1, r1), (t2, r2) = (_timed_top_k(model, X, y, rows, k, jobs) for jobs in (1, 2))
+    table = [[f"{len(rows):,} evenly spread rows", "1", f"{t1:.1f}", "", ""],
+             [f"{len(rows):,} evenly spread rows", "2", f"{t2:.1f}", f"{t1 / (2 * t2):.2f}",
+              str((r1 != r2).nnz == 0)]]
+    for jobs in bench.args.full_jobs:
+        seconds, _ = _timed_top_k(model, X, y, None, k, jobs)
+        table.append([f"all {n:,} rows", str(jobs), f"{seconds:.1f} ({seconds / 60:.1f} min)", "", ""])
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    bench.print(f"top_k(None, k={k}) over all {n:,} training rows: {times[0]:.1f} s with n_jobs=1, {times[1]:.1f} s "
-                f"with n_jobs=2, efficiency {times[0] / (2 * times[1]):.2f}, same result: {same}, load "
-                f"{os.getloadavg()[0]:.1f}, peak resident {peak:.2f} GiB", part="full")
+    bench.print(f"top_k (k = {k}) against all {n:,} training rows: wall clock (the model's fit, {fit_s:.0f} s, apart)",
+                markdown_table(["explained", "n_jobs", "wall (s)", "efficiency 1 -> 2", "same result"], table),
+                f"Peak resident set of the process {peak:.2f} GiB; load average {os.getloadavg()[0]:.1f} at the end.",
+                part="full")
 
 
 def main(bench):
@@ -109,7 +122,9 @@ def main(bench):
 def arguments(parser):
     parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000, 300_000])
     parser.add_argument("--rows", type=int, default=1_000, help="explained training rows per size")
-    parser.add_argument("--full", type=int, default=0, help="also top_k(None) over all of this many rows, 1 and 2 jobs")
+    parser.add_argument("--full", type=int, default=0, help="also top_k against all of this many training rows")
+    parser.add_argument("--efficiency-rows", type=int, default=20_000, help="rows explained with 1 and 2 jobs")
+    parser.add_argument("--full-jobs", type=int, nargs="*", default=[2], help="n_jobs of top_k(None) over all rows")
 
 
 if __name__ == "__main__":

@@ -666,14 +666,14 @@ def _fits(Z, y, perm, pen, scale, tol, n_classes, one):
 
 
 @njit(**JIT_OPTIONS)
-def logistic_walk(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
+def logistic_walk(Z: np.ndarray, y: np.ndarray, ZEt: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
                   perm: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, n_classes: int, one: int,
                   sink: np.ndarray, sink_row: int, share: float, mode: int) -> np.ndarray:
     """One permutation: prefix fits, values, and either ``sink[sink_row, t] = value`` (``mode 0``) or the
-    scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``). Returns v(all rows)."""
+    scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``). Returns v(all rows). ``ZEt`` (P, m): the
+    explained rows as columns (transposed once by the caller: a short walk costs less than the transposition)."""
     coefs, active, fitted = _fits(Z, y, perm, pen, scale, tol, n_classes, one)
     n = perm.shape[0]
-    ZEt = np.ascontiguousarray(ZE.T)
     previous = empty.copy()  # the value of the prefix before the block
     if mode == 0:
         sink[sink_row, 0, :] = empty
@@ -704,8 +704,9 @@ def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.
     (-1: none), the multinomial model; ``yE`` (m,); ``W`` (m, d) weights of an aggregate game, or (m, 0) for the
     residuals themselves (d = m); ``empty`` (d,) v(empty), also the value of a prefix with one class.
     """
+    ZEt = np.ascontiguousarray(ZE.T)
     for r in prange(permutations.shape[0]):
-        logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, out, r, 1.0, 0)
+        logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, out, r, 1.0, 0)
 
 
 @njit(parallel=True, **JIT_OPTIONS)
@@ -722,6 +723,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     number of threads (:func:`welford_blocks`, parallel over rows).
     """
     n_units = permutations.shape[0] // per_unit
+    ZEt = np.ascontiguousarray(ZE.T)
     width = max(1, min(threads, n_units))
     blocks = np.empty((width - 1, unit.shape[0], unit.shape[1]))
     fulls = np.empty((width, full.shape[0]))
@@ -732,10 +734,10 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
             block = unit if b == 0 else blocks[b - 1]
             block[:, :] = 0.0
             for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
-                fulls[b] = logistic_walk(Z, y, ZE, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
+                fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
                                          block.reshape((1, block.shape[0], block.shape[1])), 0, share,
                                          1)
-        count = welford_blocks(unit, blocks, stop - start, mean, m2, count)
+        count = welford_blocks(unit, blocks, stop - start, mean, m2, count, width)
     if n_units:
         full[:] = fulls[0]
     return count

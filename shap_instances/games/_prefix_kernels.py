@@ -30,7 +30,6 @@ solutions, as scikit-learn's), and the rotations run from the first row all the 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -61,12 +60,12 @@ def welford_update(unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: in
 
 @njit(parallel=True, **JIT_OPTIONS)
 def welford_blocks(first: np.ndarray, rest: np.ndarray, used: int, mean: np.ndarray, m2: np.ndarray,
-                   count: int) -> int:
+                   count: int, threads: int) -> int:
     """Add ``used`` units in order, ``first`` then ``rest[0], rest[1], ...`` (each (n, d)), to the running ``mean``
-    and ``m2``; return the new count. The rows are split among the threads, each adding every unit to its rows in
-    unit order: the same operations on every entry as :func:`welford_update` unit by unit, so the same bits."""
+    and ``m2``; return the new count. The rows are split into ``threads`` slices, each adding every unit to its rows
+    in unit order: the same operations on every entry as :func:`welford_update` unit by unit, so the same bits."""
     n = first.shape[0]
-    slices = max(1, min(numba.get_num_threads(), n))
+    slices = max(1, min(threads, n))
     for part in prange(slices):
         lo, hi = part * n // slices, (part + 1) * n // slices
         seen = count
