@@ -89,14 +89,21 @@ def full_run(bench, n: int, k: int) -> None:
     table = [[f"{len(rows):,} evenly spread rows", "1", f"{t1:.1f}", "", ""],
              [f"{len(rows):,} evenly spread rows", "2", f"{t2:.1f}", f"{t1 / (2 * t2):.2f}",
               str((r1 != r2).nnz == 0)]]
+    _print_full(bench, n, k, fit_s, table, "efficiency")
     for jobs in bench.args.full_jobs:
         seconds, _ = _timed_top_k(model, X, y, None, k, jobs)
         table.append([f"all {n:,} rows", str(jobs), f"{seconds:.1f} ({seconds / 60:.1f} min)", "", ""])
+    if bench.args.full_jobs:
+        _print_full(bench, n, k, fit_s, table, "full")
+
+
+def _print_full(bench, n: int, k: int, fit_s: float, table: list, part: str) -> None:
+    """The table of :func:`full_run` so far, with the peak resident set and the load."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     bench.print(f"top_k (k = {k}) against all {n:,} training rows: wall clock (the model's fit, {fit_s:.0f} s, apart)",
                 markdown_table(["explained", "n_jobs", "wall (s)", "efficiency 1 -> 2", "same result"], table),
                 f"Peak resident set of the process {peak:.2f} GiB; load average {os.getloadavg()[0]:.1f} at the end.",
-                part="full")
+                part=part)
 
 
 def main(bench):
@@ -108,19 +115,21 @@ def main(bench):
     sizes = (5_000, 20_000) if bench.quick else tuple(bench.args.sizes)
     rows, k = (200 if bench.quick else bench.args.rows), 10
     table = [size_row(n, rows, k) for n in sizes]
-    bench.print(f"top_k (k = {k}) of {rows:,} training rows, evenly spread, explained against all n training rows "
-                "(kind=\"gradients\", HistGradientBoostingRegressor, 100 trees); CPU ms per explained row, one thread",
-                markdown_table(["n", "MaxScore (ms/row)", "bounded leaves (ms/row)", "ratio",
-                                "sort of the leaves and one row (s)",
-                                "MaxScore, all n rows, 2 cores (min, extrapolated)",
-                                "bounded leaves, all n rows, 2 cores (min, extrapolated)", "peak resident (GiB)",
-                                "same result", "load"], table), part="sizes")
+    if table:
+        bench.print(f"top_k (k = {k}) of {rows:,} training rows, evenly spread, explained against all n training "
+                    "rows (kind=\"gradients\", HistGradientBoostingRegressor, 100 trees); CPU ms per explained row, "
+                    "one thread",
+                    markdown_table(["n", "MaxScore (ms/row)", "bounded leaves (ms/row)", "ratio",
+                                    "sort of the leaves and one row (s)",
+                                    "MaxScore, all n rows, 2 cores (min, extrapolated)",
+                                    "bounded leaves, all n rows, 2 cores (min, extrapolated)", "peak resident (GiB)",
+                                    "same result", "load"], table), part="sizes")
     if bench.args.full:
         full_run(bench, bench.args.full, k)
 
 
 def arguments(parser):
-    parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000, 300_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[20_000, 100_000, 300_000], help="none: no table")
     parser.add_argument("--rows", type=int, default=1_000, help="explained training rows per size")
     parser.add_argument("--full", type=int, default=0, help="also top_k against all of this many training rows")
     parser.add_argument("--efficiency-rows", type=int, default=20_000, help="rows explained with 1 and 2 jobs")
