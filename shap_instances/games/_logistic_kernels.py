@@ -172,14 +172,8 @@ def _objective(Zc, yt, w, pen, g, with_loss):
 def _add_rank_one(B, u, Bu):
     """``B <- (B^{-1} + u u^T)^{-1}`` (Sherman-Morrison, O(P^2)); ``Bu``: scratch (P,)."""
     P = u.shape[0]
-    uBu = 0.0
-    for a in range(P):
-        total = 0.0
-        for b in range(P):
-            total += B[a, b] * u[b]
-        Bu[a] = total
-        uBu += u[a] * total
-    factor = 1.0 / (1.0 + uBu)
+    _solve(B, u, Bu)
+    factor = 1.0 / (1.0 + np.dot(u, Bu))
     for a in range(P):
         scaled = factor * Bu[a]
         for b in range(P):
@@ -387,15 +381,8 @@ def _bfgs(B, s, yv, By):
     """The BFGS update of the inverse curvature ``B`` with the step ``s`` and the change ``yv`` of the gradient:
     ``B <- (I - s yv^T / ys) B (I - yv s^T / ys) + s s^T / ys``, ``ys = yv . s``, O(P^2); ``By``: scratch."""
     P = s.shape[0]
-    ys = 0.0
-    yBy = 0.0
-    for a in range(P):
-        total = 0.0
-        for b in range(P):
-            total += B[a, b] * yv[b]
-        By[a] = total
-        ys += yv[a] * s[a]
-        yBy += yv[a] * total
+    _solve(B, yv, By)
+    ys, yBy = np.dot(yv, s), np.dot(yv, By)
     if ys <= 1e-300:  # no curvature information (a step lost in rounding)
         return
     both = (yBy / ys + 1.0) / ys
