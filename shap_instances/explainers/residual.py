@@ -437,7 +437,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         explanation = self._finish(build_explanation(
             result.values.T, result.empty_value, feature_names=self.train_names_, data=data, display_data=display,
             row_names=game.output_names, standard_errors=se,
-            explained=result.full_value if claims_efficiency else None, atol=1e-9,
+            explained=result.full_value if claims_efficiency else None, atol=_efficiency_atol(game),
         ))
         explanation.refit = self.refit  # "fixed_structure": the values are those of the approximation, not refits
         return explanation
@@ -520,7 +520,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         return self._finish(build_explanation(
             result.values.T, result.empty_value, feature_names=self.train_names_, data=data, display_data=display,
             row_names=labels,
-            standard_errors=se, explained=result.full_value if claims_efficiency else None, atol=1e-9,
+            standard_errors=se, explained=result.full_value if claims_efficiency else None,
+            atol=_efficiency_atol(game, matrix),
         ))
 
     def explain_sample(self, n_rows: int, X: Any = None, y: ArrayLike | None = None) -> shap.Explanation:
@@ -586,3 +587,15 @@ def _is_regressor(model: Any) -> bool:
 
 def _is_probabilistic_classifier(model: Any) -> bool:
     return isinstance(model, BaseEstimator) and is_classifier(model) and hasattr(model, "predict_proba")
+
+
+def _efficiency_atol(game: ResidualGame, weights: np.ndarray | None = None) -> float:
+    """How far ``base + values.sum`` may miss the explained residuals: 1e-9, or, where the game's refit shortcut
+    solves to a tolerance (``value_tolerance``: the logistic path), that tolerance, times the largest absolute sum
+    of a weighting's ``weights`` (n_explained, k) for an aggregate game. The values add up exactly to the walk's
+    v(all rows), a fit warm-started along the prefix; the residuals are a fit from zero; each is within a quarter of
+    the tolerance of the exact refit."""
+    tolerance = float(getattr(game.fast_path, "value_tolerance", 0.0))
+    if weights is not None:
+        tolerance *= float(np.abs(weights).sum(axis=0).max(initial=0.0))
+    return max(1e-9, tolerance)

@@ -79,6 +79,12 @@ class LogisticPath:
     #: finer than scikit-learn's own refits at their default ``tol=1e-4``; 1e-10 would cost 1.5 times the time.
     tol: ClassVar[float] = 1e-7
 
+    @property
+    def value_tolerance(self) -> float:
+        """How far a value (a probability minus a target) may be from the exact refit's: :attr:`tol`, with room 4
+        (the explainers' efficiency checks allow it)."""
+        return self.tol
+
     def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
         X, X_eval = np.asarray(X, dtype=np.float64), np.asarray(X_eval, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
