@@ -147,3 +147,30 @@ def test_the_row_major_index_is_not_pickled(prune_always):
     copy = pickle.loads(pickle.dumps(explainer))
     assert "_row_major_cache" not in copy.__dict__
     assert (copy.top_k(X[:4], k=3) != first).nnz == 0
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_the_maxscore_lists_are_each_leaf_by_decreasing_row_bound(early_stopping):
+    """The bucket pass (``place_by_bound``, two threads) against a sort: each leaf's rows by decreasing ``A_j``,
+    ties by row, renumbered; shares and bounds rounded to float32, the bounds never below ``A_j``. With early
+    stopping, the validation rows take no part in training: they are in no list."""
+    from shap_instances.boosting._ensemble import _LOCALITY_TREES, _maxscore_lists
+
+    X, y = _regression(350)
+    X, y = np.vstack([X, X[:50]]), np.concatenate([y, y[:50]])  # rows with equal A_j: the ties' order is checked
+    model = HistGradientBoostingRegressor(max_iter=15, early_stopping=early_stopping, n_iter_no_change=100,
+                                          random_state=0).fit(X, y)
+    trees = BoostingExplainer(model, X, y=y, kind="gradients").trees_
+    assert trees.members.size == 15 * (360 if early_stopping else 400)  # 10% held out for validation
+    _, leaves, shares, _ = row_major_contributions(trees, 0)
+    members, coef, entry_bound, row_bound, original = _maxscore_lists(trees, leaves, shares, n_jobs=2)
+    A = np.abs(shares).sum(1)
+    leaf = np.repeat(np.arange(trees.leaf_ptr.size - 1), np.diff(trees.leaf_ptr))
+    order = np.lexsort((trees.members, -A[trees.members], leaf))
+    renumber = np.argsort(np.lexsort(leaves[:, :_LOCALITY_TREES].T[::-1]))
+    np.testing.assert_array_equal(original[renumber], np.arange(400))
+    np.testing.assert_array_equal(members, renumber[trees.members[order]])
+    np.testing.assert_array_equal(coef, trees.coef[order].astype(np.float32))
+    bounds = A[trees.members[order]]
+    assert np.all(entry_bound >= bounds) and np.all(entry_bound <= bounds * (1 + 1e-6))
+    np.testing.assert_array_equal(row_bound, A[original])

@@ -20,7 +20,13 @@ import numpy as np
 
 from .._deprecated import warn_moved
 from ..exceptions import DataValidationError, UnsupportedModelError
-from ._kernels import gradient_contribution_rows, maxscore_top_k_rows, pruned_top_k_rows, target_weight_rows
+from ._kernels import (
+    gradient_contribution_rows,
+    maxscore_top_k_rows,
+    place_by_bound,
+    pruned_top_k_rows,
+    target_weight_rows,
+)
 
 __all__ = ["BoostedTrees", "Replay", "replay_training", "target_weights", "gradient_contributions", "leaf_ranks",
            "row_major_contributions", "top_gradient_contributions"]
@@ -478,39 +484,58 @@ def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *a
     values = np.empty((m, k))
     fallbacks = np.zeros(m, dtype=np.int64)
     if leaf_size is None:
-        members, coef, entry_bound, row_bound, original = _maxscore_lists(ptr, members, coef, leaves, shares)
+        lists = _maxscore_lists(trees, leaves, shares, n_jobs)
+        # explained rows in the locality order: each row's threshold starts from the previous row's top k
+        queue = np.lexsort(query_leaves[:, chosen[:_LOCALITY_TREES]].T[::-1])
+        query_leaves = query_leaves[queue]
     else:
         big = np.diff(ptr) > leaf_size
 
     def work(a: int, b: int) -> None:
         if leaf_size is None:
-            fallbacks[a] = maxscore_top_k_rows(query_leaves[a:b], chosen, offsets, ptr, members, coef, entry_bound,
-                                               row_bound, original, bound, leaves, shares, indices[a:b], values[a:b])
+            fallbacks[a] = maxscore_top_k_rows(query_leaves[a:b], chosen, offsets, ptr, *lists, bound, leaves, shares,
+                                               indices[a:b], values[a:b])
         else:
             fallbacks[a] = pruned_top_k_rows(query_leaves[a:b], chosen, offsets, ptr, members, coef, big, bound,
                                              leaves, shares, indices[a:b], values[a:b])
 
     _run(work, _chunks(m, n_jobs))
+    if leaf_size is None:  # back to the caller's order
+        indices[queue], values[queue] = indices.copy(), values.copy()
     return indices, values, int(fallbacks.sum())
 
 
-def _maxscore_lists(ptr: np.ndarray, members: np.ndarray, coef: np.ndarray, leaves: np.ndarray,
-                    shares: np.ndarray) -> tuple[np.ndarray, ...]:
+def _maxscore_lists(trees: BoostedTrees, leaves: np.ndarray, shares: np.ndarray,
+                    n_jobs: int | None) -> tuple[np.ndarray, ...]:
     """The leaves' lists of the MaxScore kernel: rows renumbered, each leaf's by decreasing total ``|share|``.
 
     Rows are renumbered in the order of their leaves in the first :data:`_LOCALITY_TREES` trees (rows that share
-    leaves get near numbers, so a leaf's scatter stays in few cache lines). Returns the renumbered
-    ``members``, their ``coef``, each entry's row bound ``A_j`` (decreasing within a leaf), ``A`` by new
-    number, and the training row of each new number.
+    leaves get near numbers, so a leaf's scatter stays in few cache lines). Returns the renumbered ``members``
+    (int32), their ``coef`` (float32), each entry's row bound ``A_j`` rounded up to float32 (decreasing within a
+    leaf, ties by row), ``A`` by new number (float64), and the training row of each new number. The trees are
+    split over ``n_jobs`` threads (kernel ``place_by_bound``).
     """
     row_bound = np.abs(shares).sum(1)
     original = np.lexsort(leaves[:, :_LOCALITY_TREES].T[::-1]).astype(np.int64)
     renumber = np.empty_like(original)
     renumber[original] = np.arange(original.size)
-    leaf = np.repeat(np.arange(ptr.size - 1, dtype=np.int32), np.diff(ptr))
-    order = np.lexsort((-row_bound[members], leaf))
-    chosen = members[order]
-    return renumber[chosen], coef[order], row_bound[chosen], row_bound[original], original
+    by_rank = np.argsort(-row_bound, kind="stable")
+    rank = np.empty_like(by_rank)
+    rank[by_rank] = np.arange(by_rank.size)
+    rounded = row_bound.astype(np.float32)
+    low = rounded < row_bound
+    rounded[low] = np.nextafter(rounded[low], np.float32(np.inf))  # never below A_j: the scatter may stop at it
+    offsets, n_leaves, ptr = trees.leaf_offsets, trees.n_leaves.astype(np.int64), trees.leaf_ptr
+    size = ptr[-1]
+    members, coef, entry_bound = np.empty(size, np.int32), np.empty(size, np.float32), np.empty(size, np.float32)
+    new_by_rank = renumber[by_rank].astype(np.int32)
+
+    def work(a: int, b: int) -> None:
+        place_by_bound(a, b, offsets, n_leaves, ptr, trees.members, trees.coef, rank, new_by_rank,
+                       rounded[by_rank], members, coef, entry_bound)
+
+    _run(work, _chunks(trees.n_trees, n_jobs, minimum=1))
+    return members, coef, entry_bound, row_bound[original], original
 
 
 #: rows are renumbered by their leaves in this many (first) trees of the margin, for locality

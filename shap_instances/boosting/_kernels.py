@@ -28,7 +28,8 @@ from numba import njit
 
 from ..utils import JIT_OPTIONS
 
-__all__ = ["target_weight_rows", "gradient_contribution_rows", "pruned_top_k_rows", "maxscore_top_k_rows", "reach_sets"]
+__all__ = ["target_weight_rows", "gradient_contribution_rows", "pruned_top_k_rows", "maxscore_top_k_rows",
+           "place_by_bound", "reach_sets"]
 
 
 @njit(**JIT_OPTIONS)
@@ -270,28 +271,29 @@ def maxscore_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offset
 
     ``c_j = sum_t [leaf_t(j) = leaf_t(x)] coef_tj`` is a sparse inner product with one term per tree, and
     ``|coef_tj| <= b_t``, the ``leaf_bound`` of ``x``'s leaf in tree ``t``. The leaves of ``x`` are scattered
-    into ``partial`` in decreasing order of ``b_t``; ``R`` is the sum of the bounds not scattered yet, so a row
-    never touched has ``|c_j| <= R`` and a touched one ``|c_j| <= |partial_j| + R``. ``theta``, the ``k``-th
-    largest exact ``|c|`` among the touched rows of largest ``|partial|`` (at most :data:`_PROBE` of them), is
-    a lower bound of the ``k``-th largest ``|c|`` over all rows; scattering stops once ``R < theta``, and the
-    touched rows with ``|partial_j| + min(R, A_j - seen_j) >= theta`` (less a margin over rounding; ``A_j``
-    is ``row_bound``, the row's total ``|coef|``, ``seen_j`` the part scattered) hold the whole top ``k``, ties
-    included. Each leaf's ``members`` are sorted by decreasing ``row_bound``, so its scatter stops at the first
-    row with ``A_j < theta``: such a row cannot reach ``theta``. Once ``R < theta``, no untouched row can, and
-    the leaves left are scattered into the touched rows only, until ``R < theta / 2`` (:data:`_TIGHTEN`). The
-    candidates get their exact values in tree order from ``leaf_rows`` / ``coef_rows``
-    (:func:`_exact_top_k`: bit-identical to the dense kernel). The cost per row is the size of the leaves
-    scattered, not ``n``. Where ``theta`` is 0 (fewer than ``k`` rows with a non-zero value), every row is a
-    candidate. Returns the number of rows that needed that O(n) step.
+    into ``partial`` in decreasing order of ``b_t`` per member; ``R`` is the sum of the bounds not scattered yet,
+    so a row never touched has ``|c_j| <= R`` and a touched one ``|c_j| <= |partial_j| + min(R, A_j - seen_j)``
+    (``A_j``, ``row_bound``, is the row's total ``|coef|``, ``seen_j`` the part scattered). ``theta`` is a lower
+    bound of the ``k``-th largest ``|c|``: the ``k``-th largest exact ``|c|`` among the previous explained row's
+    top ``k`` (explained rows in a locality order share most of them) and, after leaves 1, 2, 4, 8, ..., among
+    the touched rows of largest ``|partial|`` (at most :data:`_PROBE`). Each leaf's ``members`` are sorted by
+    decreasing ``A_j``, so its scatter stops at the first row with ``A_j < theta``. Once ``R < theta`` no
+    untouched row can reach ``theta``; the leaves left are scattered into the touched rows only, until
+    ``R < theta / 2`` (:data:`_TIGHTEN`), and the touched rows whose bound still reaches ``theta`` (less a margin
+    over rounding) hold the whole top ``k``, ties included. They get their exact values in tree order from
+    ``leaf_rows`` / ``coef_rows`` (:func:`_exact_top_k`: bit-identical to the dense kernel). The cost per row is
+    the part of its leaves scattered, not ``n``. Where ``theta`` is 0 (fewer than ``k`` rows with a non-zero
+    value), every row is a candidate. Returns the number of rows that needed that O(n) step.
 
-    For locality, the rows are renumbered (rows sharing leaves near each other): ``members`` holds the new
-    numbers, ``original`` maps them back, and ``partial``, the mass seen and the mark of a touched row sit
-    side by side in one array, so a scattered entry costs one cache line.
+    ``partial`` and ``seen`` are float32, side by side (8 bytes a row, so that two threads' arrays stay in the
+    cache at a million rows); the bounds allow for their rounding (:func:`_rounding_slack`). The rows are
+    renumbered for locality (rows sharing leaves near each other): ``members`` holds the new numbers,
+    ``original`` maps them back.
 
     Parameters are those of :func:`pruned_top_k_rows` without ``big``, and
 
-    entry_bound : float64 array (like ``members``)
-        ``A_j`` of each entry's row (decreasing within each leaf).
+    members, coef, entry_bound : int32, float32, float32 arrays (one entry per row and leaf)
+        Each leaf's rows (new numbers), their share, and their ``A_j`` rounded up, by decreasing ``A_j``.
     row_bound : float64 array (n,)
         ``A_j`` by new row number.
     original : int64 array (n,)
@@ -300,59 +302,38 @@ def maxscore_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offset
     m = query_leaves.shape[0]
     n, n_k = leaf_rows.shape
     k = out_index.shape[1]
-    state = np.zeros((n, 3))  # per new row number: partial, |coef| scattered (seen), last explained row touching it
-    touched = np.empty(n, dtype=np.int64)
-    chosen = np.empty(n, dtype=np.int64)
+    state = np.zeros((n, 2), dtype=np.float32)  # per new row number: partial, seen (seen > 0: touched)
+    touched = np.empty(n + 1, dtype=np.int64)  # + 1: the branch-free append writes one slot ahead
     leaf = np.empty(n_k, dtype=np.int64)
     bound = np.empty(n_k)
-    everything = np.arange(n)
+    slack = _rounding_slack(n_k)
     fallbacks = 0
     for r in range(m):
-        total = 0.0
-        for c in range(n_k):
-            leaf[c] = leaf_offsets[trees[c]] + query_leaves[r, trees[c]]
-            bound[c] = leaf_bound[leaf[c]]
-            total += bound[c]
+        order, total = _leaves_of(query_leaves[r], trees, leaf_offsets, leaf_ptr, leaf_bound, leaf, bound)
         margin = 1e-9 * total
-        order = np.argsort(-bound)
+        theta = _hinted_threshold(out_index[r - 1], query_leaves[r], trees, leaf_rows, coef_rows) if r else -1.0
         rest = total
-        theta = -1.0
         n_touched = 0
         position = 0
         while position < n_k and (theta < 0.0 or rest >= _TIGHTEN * theta):
             g = leaf[order[position]]
-            adding = theta < 0.0 or rest >= theta - margin  # else no untouched row can reach theta
-            for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
-                if entry_bound[p] < theta - margin:  # members by decreasing A_j: the rest cannot reach theta
-                    break
-                j = members[p]
-                if state[j, 2] != r + 1:
-                    if not adding:
-                        continue
-                    state[j, 2] = r + 1
-                    touched[n_touched] = j
-                    n_touched += 1
-                state[j, 0] += coef[p]
-                state[j, 1] += abs(coef[p])
+            end = _first_below(entry_bound, leaf_ptr[g], leaf_ptr[g + 1], theta - margin)
+            if theta < 0.0 or rest >= theta - margin:  # rows not touched yet may still reach theta
+                n_touched = _scatter_adding(leaf_ptr[g], end, members, coef, state, touched, n_touched)
+            else:
+                _scatter_touched(leaf_ptr[g], end, members, coef, state)
             rest -= bound[order[position]]
             position += 1
             if n_touched >= k and (theta < 0.0 or position & (position - 1) == 0):  # after leaves 1, 2, 4, 8, ...
-                theta = max(theta, _probe_threshold(state[:, 0], touched[:n_touched], original, k, query_leaves[r],
+                theta = max(theta, _probe_threshold(state, touched[:n_touched], original, k, query_leaves[r],
                                                     trees, leaf_rows, coef_rows))
         if theta <= margin:  # untouched rows may tie at 0 with the k-th value: every row is a candidate
             fallbacks += 1
-            candidates = everything
-        else:  # untouched rows have |c| <= rest < theta; touched ones |c| <= |partial| + min(rest, unseen mass)
-            count = 0
-            for i in range(n_touched):
-                j = touched[i]
-                if abs(state[j, 0]) + min(rest, row_bound[j] - state[j, 1]) >= theta - margin:
-                    chosen[count] = original[j]
-                    count += 1
-            candidates = np.sort(chosen[:count])
+            candidates = np.arange(n)
+        else:
+            candidates = _candidates(state, touched[:n_touched], row_bound, original, rest, theta - margin, slack)
         for i in range(n_touched):
-            state[touched[i], 0] = 0.0
-            state[touched[i], 1] = 0.0
+            state[touched[i]] = 0.0
         _exact_top_k(candidates, None, query_leaves[r], trees, leaf_rows, coef_rows, out_index[r], out_value[r])
     return fallbacks
 
@@ -366,25 +347,153 @@ _PROBE = 64
 
 
 @njit(**JIT_OPTIONS)
-def _probe_threshold(partial: np.ndarray, touched: np.ndarray, original: np.ndarray, k: int, query: np.ndarray,
+def _leaves_of(query: np.ndarray, trees: np.ndarray, leaf_offsets: np.ndarray, leaf_ptr: np.ndarray,
+               leaf_bound: np.ndarray, leaf: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, float]:
+    """Fill ``leaf`` / ``bound`` with the explained row's leaf and its bound ``b_t`` in each tree; return the
+    scatter order (largest bound per member first: each leaf cuts the most of ``R`` for its cost) and the
+    bounds' sum."""
+    n_k = trees.shape[0]
+    key = np.empty(n_k)
+    total = 0.0
+    for c in range(n_k):
+        leaf[c] = leaf_offsets[trees[c]] + query[trees[c]]
+        bound[c] = leaf_bound[leaf[c]]
+        key[c] = -bound[c] / max(1, leaf_ptr[leaf[c] + 1] - leaf_ptr[leaf[c]])
+        total += bound[c]
+    return np.argsort(key), total
+
+
+@njit(**JIT_OPTIONS)
+def _hinted_threshold(hint: np.ndarray, query: np.ndarray, trees: np.ndarray, leaf_rows: np.ndarray,
+                      coef_rows: np.ndarray) -> float:
+    """The ``k``-th largest exact ``|c_j|`` of the ``k`` distinct rows ``hint`` (-1 where it is 0: no bound)."""
+    k = hint.shape[0]
+    exact = np.empty(k)
+    for i in range(k):
+        exact[i] = abs(_exact_value(hint[i], query, trees, leaf_rows, coef_rows))
+    theta = np.min(exact)
+    return theta if theta > 0.0 else -1.0
+
+
+@njit(**JIT_OPTIONS)
+def _first_below(values: np.ndarray, lo: int, hi: int, limit: float) -> int:
+    """The first position in ``[lo, hi)`` of the decreasing ``values`` below ``limit`` (``hi`` if none)."""
+    while lo < hi:
+        middle = (lo + hi) // 2
+        if values[middle] < limit:
+            hi = middle
+        else:
+            lo = middle + 1
+    return lo
+
+
+@njit(**JIT_OPTIONS)
+def _scatter_adding(start: int, end: int, members: np.ndarray, coef: np.ndarray, state: np.ndarray,
+                    touched: np.ndarray, n_touched: int) -> int:
+    """Add entries ``start:end`` to ``state``, appending rows touched for the first time; return their count.
+
+    Branch-free: whether a row is new depends on a load, which a branch would mispredict half the time."""
+    for p in range(start, end):
+        j = members[p]
+        share = coef[p]
+        seen = state[j, 1]
+        touched[n_touched] = j
+        n_touched += (seen == 0.0) & (share != 0.0)
+        state[j, 0] += share
+        state[j, 1] = seen + abs(share)
+    return n_touched
+
+
+@njit(**JIT_OPTIONS)
+def _scatter_touched(start: int, end: int, members: np.ndarray, coef: np.ndarray, state: np.ndarray) -> None:
+    """Add entries ``start:end`` to the rows of ``state`` already touched (branch-free)."""
+    for p in range(start, end):
+        j = members[p]
+        share = coef[p]
+        seen = state[j, 1]
+        keep = np.float32(seen != 0.0)
+        state[j, 0] += keep * share
+        state[j, 1] = seen + keep * abs(share)
+
+
+@njit(**JIT_OPTIONS)
+def _rounding_slack(n_k: int) -> float:
+    """A bound, relative to ``A_j``, of the rounding of ``partial_j`` and of ``seen_j`` together: each is a
+    float32 sum of at most ``n_k`` float32 shares, so each is within ``(n_k + 1) u A_j`` of its exact value
+    (``u = 2^-24``); this doubles that."""
+    return 4.0 * (n_k + 1) * 2.0 ** -24
+
+
+@njit(**JIT_OPTIONS)
+def _candidates(state: np.ndarray, touched: np.ndarray, row_bound: np.ndarray, original: np.ndarray, rest: float,
+                limit: float, slack: float) -> np.ndarray:
+    """The training rows (ascending) of the touched rows whose bound reaches ``limit``."""
+    chosen = np.empty(touched.shape[0], dtype=np.int64)
+    count = 0
+    for j in touched:
+        a = row_bound[j]
+        if abs(state[j, 0]) + min(rest, a - state[j, 1]) + slack * a >= limit:
+            chosen[count] = original[j]
+            count += 1
+    return np.sort(chosen[:count])
+
+
+@njit(**JIT_OPTIONS)
+def _probe_threshold(state: np.ndarray, touched: np.ndarray, original: np.ndarray, k: int, query: np.ndarray,
                      trees: np.ndarray, leaf_rows: np.ndarray, coef_rows: np.ndarray) -> float:
     """The ``k``-th largest exact ``|c_j|`` among the (at most ``_PROBE``) touched rows of largest ``|partial|``."""
     n_touched = touched.shape[0]
     size = np.empty(n_touched)
     for i in range(n_touched):
-        size[i] = abs(partial[touched[i]])
+        size[i] = abs(state[touched[i], 0])
     n_probe = max(k, min(_PROBE, n_touched))
     cut = np.partition(size, n_touched - n_probe)[n_touched - n_probe]  # O(n_touched), no sort
     probe = np.empty(n_probe, dtype=np.int64)
     count = 0
     for i in range(n_touched):
-        if count < n_probe and abs(partial[touched[i]]) >= cut:
+        if count < n_probe and size[i] >= cut:
             probe[count] = original[touched[i]]
             count += 1
     exact = np.empty(probe.shape[0])
     for i in range(probe.shape[0]):
         exact[i] = abs(_exact_value(probe[i], query, trees, leaf_rows, coef_rows))
     return np.sort(exact)[probe.shape[0] - k]
+
+
+@njit(**JIT_OPTIONS)
+def place_by_bound(first: int, last: int, leaf_offsets: np.ndarray, n_leaves: np.ndarray, leaf_ptr: np.ndarray,
+                   members: np.ndarray, coef: np.ndarray, rank: np.ndarray, new_by_rank: np.ndarray,
+                   bound_by_rank: np.ndarray, out_members: np.ndarray, out_coef: np.ndarray,
+                   out_bound: np.ndarray) -> None:
+    """Write the leaves of trees ``first:last`` in MaxScore's order: each leaf's rows by increasing ``rank``.
+
+    ``rank`` orders the training rows (by decreasing ``A_j``, ties by row), ``new_by_rank`` / ``bound_by_rank``
+    give the new number and the rounded-up ``A_j`` of the row of each rank. A bucket pass, no sort: each tree's
+    entries are dropped at their row's rank, then read back in rank order and appended to their leaf's slice,
+    so the cost is O(n) per tree, with the entries read in order.
+    """
+    n = rank.shape[0]
+    slot_leaf = np.full(n, -1, dtype=np.int32)
+    slot_coef = np.empty(n, dtype=np.float32)
+    fill = np.empty(np.max(n_leaves[first:last]) if last > first else 0, dtype=np.int64)
+    for t in range(first, last):
+        g = leaf_offsets[t]
+        for leaf in range(n_leaves[t]):
+            fill[leaf] = leaf_ptr[g + leaf]
+            for p in range(leaf_ptr[g + leaf], leaf_ptr[g + leaf + 1]):
+                at = rank[members[p]]
+                slot_leaf[at] = leaf
+                slot_coef[at] = coef[p]
+        for at in range(n):
+            leaf = slot_leaf[at]
+            if leaf < 0:  # a row left out of training
+                continue
+            slot_leaf[at] = -1
+            q = fill[leaf]
+            fill[leaf] = q + 1
+            out_members[q] = new_by_rank[at]
+            out_coef[q] = slot_coef[at]
+            out_bound[q] = bound_by_rank[at]
 
 
 @njit(**JIT_OPTIONS)
