@@ -366,3 +366,15 @@ def test_place_strata_take_the_label_share_control_early_and_the_first_order_one
     reference = PlaceStratifiedApproximator(600, random_state=1).estimate(game)
     z = (result.values - reference.values) / np.hypot(result.standard_errors, reference.standard_errors)
     assert np.abs(z).max() < 4.5
+
+
+def test_label_share_hypergeometric_law_equals_scipys_on_and_off_its_support():
+    from scipy.stats import hypergeom
+
+    from shap_instances.approximators.control_variate import _hypergeometric
+
+    size, ones = np.arange(0, 40)[:, None], np.arange(-1, 42)[None, :]
+    for population, marked in ((60, 25), (60, 0), (60, 60), (41, 40)):
+        law = _hypergeometric(ones, population, marked, size)
+        np.testing.assert_allclose(law, hypergeom.pmf(ones, population, marked, size), rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(law.sum(axis=1), 1.0, rtol=1e-12)

@@ -309,7 +309,7 @@ class ResidualGame(Game):
             if getattr(self.fast_path, "starts_walks", False):
                 permutations = np.asarray(permutations, dtype=np.intp)
                 self.n_evaluations += len(permutations) * (permutations.shape[1] + 1 - first)
-                return self.fast_path.prefix_values_batch(permutations, first)  # type: ignore[union-attr]
+                return self.fast_path.prefix_values_batch(permutations, first)
             return self.prefix_values(permutations)[:, first:]
         if self.fast_path is None:
             return super().prefix_values(permutations)
