@@ -21,8 +21,9 @@ enumeration of a 10-row forest and against ``--reference`` antithetic permutatio
 closed form's time against leaf size (``min_samples_leaf``) on 2,000 Friedman #1 rows and 100 trees, beside one
 antithetic permutation's.
 
-Usage: ``python benchmarks/bench_variance.py [--permutations 64 [256 ...]] [--repeats 5] [--reference 3000] [--report-game]
-[--report-reference 600] [--skip-diabetes] [--skip-logistic] [--skip-forest] [--leaf-sizes 1 5 20 50 100 200]``
+Usage: ``python benchmarks/bench_variance.py [--permutations 64 [256 ...]] [--repeats 5] [--reference 3000]
+[--report-game] [--report-reference 600] [--skip-diabetes] [--skip-logistic] [--skip-forest] [--leaf-sizes 1 5 20 50 100
+200]``
 (``--leaf-sizes`` with no size skips that table). Issue 24's logistic target alone, as measured in the sixth round:
 ``python benchmarks/bench_variance.py --permutations 64 256 --repeats 4 --reference 6000 --skip-forest --leaf-sizes``.
 
