@@ -38,7 +38,8 @@ class PlaceStratifiedApproximator:
     A draw of stratum h is the first ``hi`` places of a uniformly random order, evaluated on its first ``hi``
     prefixes (``hi + 1`` evaluations; games whose fast path walks a prefix, such as the ridge and logistic ones,
     stop there, other cheap games walk a whole order and the budget counts ``n_players + 1`` for them:
-    :func:`cuts_walks`); it gives every
+    :func:`cuts_walks`; the logistic path also starts there, with a cold fit on the first ``lo`` rows, and games
+    evaluated as masks evaluate only prefixes ``lo`` to ``hi``: the budget still charges ``hi + 1``); it gives every
     player joining at a place in ``[lo, hi)`` its marginal contribution and every other player 0, an unbiased
     draw of ``E[x_i 1{place in h}]``, whose sum over the strata is ``phi_i``. Every stratum first gets ``pilot``
     draws; the rest of the budget goes to the strata in proportion to ``S_h / sqrt(c_h)`` (Neyman), with ``S_h``
