@@ -21,8 +21,14 @@ enumeration of a 10-row forest and against ``--reference`` antithetic permutatio
 closed form's time against leaf size (``min_samples_leaf``) on 2,000 Friedman #1 rows and 100 trees, beside one
 antithetic permutation's.
 
-Usage: ``python benchmarks/bench_variance.py [--permutations 64] [--repeats 5] [--reference 3000] [--report-game]
-[--report-reference 600] [--skip-diabetes] [--skip-logistic] [--leaf-sizes 1 5 20 50 100 200]``.
+Usage: ``python benchmarks/bench_variance.py [--permutations 64 [256 ...]] [--repeats 5] [--reference 3000]
+[--report-game] [--report-reference 600] [--skip-diabetes] [--skip-logistic] [--skip-forest] [--leaf-sizes 1 5 20 50 100
+200]``
+(``--leaf-sizes`` with no size skips that table). Issue 24's logistic target alone, as measured in the sixth round:
+``python benchmarks/bench_variance.py --permutations 64 256 --repeats 4 --reference 6000 --skip-forest --leaf-sizes``.
+
+The logistic table is followed by the place strata's fixed cost a call (the candidate control games and their
+exact stratum means), which does not grow with the budget.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ from shap_instances.approximators import (
     PermutationApproximator,
     PlaceStratifiedApproximator,
 )
+from shap_instances.approximators.control_variate import LabelShareGame
+from shap_instances.approximators.stratified import SHARE_PLACES
 from shap_instances.games import Game, ResidualGame
 
 Factory = Callable[[int, int], object]
@@ -146,16 +154,19 @@ def table(title: str, rows: list[tuple[str, float, float, float]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--permutations", type=int, default=64)
+    parser.add_argument("--permutations", type=int, nargs="+", default=[64],
+                        help="budgets: the logistic table at each (one reference), the other tables at the first")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--reference", type=int, default=3000)
     parser.add_argument("--report-game", action="store_true", help="the report's game on ratdat::complete too")
     parser.add_argument("--report-reference", type=int, default=600, help="the report game's reference run")
     parser.add_argument("--skip-diabetes", action="store_true", help="only the report's game")
     parser.add_argument("--skip-logistic", action="store_true", help="the forest's tables only (with --leaf-sizes)")
+    parser.add_argument("--skip-forest", action="store_true", help="the logistic regression's table only")
     parser.add_argument("--leaf-sizes", type=int, nargs="*", default=[1, 5, 20, 50, 100, 200],
                         help="min_samples_leaf of the closed form's leaf-size table (none: skip it)")
     args = parser.parse_args()
+    args.budgets, args.permutations = args.permutations, args.permutations[0]
     if not args.skip_diabetes:
         diabetes_tables(args)
     if args.leaf_sizes:
@@ -180,7 +191,7 @@ def report_table(args: argparse.Namespace) -> None:
 
 def diabetes_tables(args: argparse.Namespace) -> None:
     """The logistic regression and the fixed-structure forest on diabetes."""
-    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.permutations} "
+    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.budgets} "
           f"permutations x {args.repeats} repeats per estimator; reference: {args.reference} permutations")
     if not args.skip_logistic:
         game = logistic_game()
@@ -190,13 +201,34 @@ def diabetes_tables(args: argparse.Namespace) -> None:
         print(f"reference: {time.perf_counter() - started:.0f} s, RMS standard error "
               f"{np.sqrt(np.mean(long_run.standard_errors ** 2)):.3g} (in every RMS error below), "
               f"load {os.getloadavg()[0]:.1f}")
-        table("logistic regression, diabetes (target split at its median), 442 rows: contribution means",
-              run(game, long_run.values, args))
+        for budget in args.budgets:
+            table(f"logistic regression, diabetes (target split at its median), 442 rows: contribution means, "
+                  f"{budget} permutations' worth a run; load {os.getloadavg()[0]:.1f}",
+                  run(game, long_run.values, argparse.Namespace(**{**vars(args), "permutations": budget})))
+        fixed_cost_line(game)
+    if args.skip_forest:
+        return
     forest = forest_game()
     if forest is None:
         print("\nfixed-structure forest: not run (ResidualGame(refit='fixed_structure') is not on this checkout)")
     else:
         forest_tables(forest, args)
+
+
+def fixed_cost_line(game: Game) -> None:
+    """The place strata's fixed cost a call: building the candidate control games and their exact stratum means
+    (wall and CPU seconds, the mean of 5 calls), beside nothing else: it does not grow with the budget."""
+    approximator = PlaceStratifiedApproximator(random_state=0)
+    strata = approximator._strata(game.n_players)
+    started, cpu_started = time.perf_counter(), time.process_time()
+    for _ in range(5):
+        for control in approximator._controls(game):
+            for lo, hi in strata:
+                if hi <= SHARE_PLACES or not isinstance(control, LabelShareGame):
+                    control.place_values(lo, hi)
+    print(f"\nplace strata's fixed cost a call (control games and every candidate's stratum means): "
+          f"{(time.perf_counter() - started) / 5:.3f} s wall, {(time.process_time() - cpu_started) / 5:.3f} s CPU; "
+          f"load {os.getloadavg()[0]:.1f}")
 
 
 def closed_form_row(game: Game, reference: np.ndarray, args: argparse.Namespace) -> tuple[str, float, float, float]:

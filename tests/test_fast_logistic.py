@@ -243,3 +243,25 @@ def test_the_explainer_checks_efficiency_to_the_paths_tolerance():
                                         silent=True)
     gap = efficiency_gap(explainer(), explainer.result_.full_value)
     assert 1e-9 < gap <= TOL
+
+
+@pytest.mark.parametrize("labels", [(0.0, 1.0), (0.0, 1.0, 2.0)])
+@pytest.mark.parametrize("aggregate", [False, True])
+def test_walks_started_at_a_place_equal_the_whole_walks_values_there(labels, aggregate):
+    """``prefix_values(orders, first=lo)`` (a cold fit on the first ``lo`` rows, then the walk) gives the values
+    of the prefixes ``lo..hi`` of the whole walk, within the path's tolerance, and counts only those."""
+    X, _ = _data(n=40)
+    y = np.random.default_rng(2).choice(np.array(labels), size=40)
+    game = ResidualGame(LogisticRegression(C=1.0), X, y, X[:9] + 0.2, y[:9])
+    if aggregate:
+        game = game.aggregate(np.random.default_rng(3).normal(size=(9, 2)))
+    orders = np.argsort(np.random.default_rng(4).random((6, 40)), axis=1)[:, :24]
+    whole = game.prefix_values(orders)
+    for first in (0, 1, 2, 5, 16, 24):
+        before = game.n_evaluations
+        started = game.prefix_values(orders, first=first)
+        assert started.shape == (6, 25 - first, game.n_outputs)
+        assert game.n_evaluations - before == 6 * (25 - first)
+        np.testing.assert_allclose(started, whole[:, first:], rtol=0, atol=TOL)
+    with pytest.raises(ValueError, match="first must be"):
+        game.fast_path.prefix_values_batch(orders, 25)

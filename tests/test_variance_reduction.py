@@ -21,7 +21,7 @@ from shap_instances.approximators import (
     stratified_permutations,
 )
 from shap_instances.exceptions import UnsupportedModelError
-from shap_instances.games import FunctionGame, ResidualGame
+from shap_instances.games import FunctionGame, LogisticPath, ResidualGame
 
 
 @settings(max_examples=30, deadline=None)
@@ -366,3 +366,32 @@ def test_place_strata_take_the_label_share_control_early_and_the_first_order_one
     reference = PlaceStratifiedApproximator(600, random_state=1).estimate(game)
     z = (result.values - reference.values) / np.hypot(result.standard_errors, reference.standard_errors)
     assert np.abs(z).max() < 4.5
+
+
+def test_label_share_hypergeometric_law_equals_scipys_on_and_off_its_support():
+    from scipy.stats import hypergeom
+
+    from shap_instances.approximators.control_variate import _hypergeometric
+
+    size, ones = np.arange(0, 40)[:, None], np.arange(-1, 42)[None, :]
+    for population, marked in ((60, 25), (60, 0), (60, 60), (41, 40)):
+        law = _hypergeometric(ones, population, marked, size)
+        np.testing.assert_allclose(law, hypergeom.pmf(ones, population, marked, size), rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(law.sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_place_strata_on_walks_started_at_their_stratum_equal_whole_walks(monkeypatch):
+    """The logistic path's walks started at a stratum's first place (``starts_walks``) change the time, not the
+    estimate: the same draws give the values and standard errors of walks from the empty prefix, within the path's
+    tolerance, for fewer evaluations."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + rng.normal(size=40) > 0).astype(float)
+    game = ResidualGame(LogisticRegression(C=1.0), X, y, X[:6] + 0.1, y[:6]).aggregate(np.full(6, 1 / 6))
+    started = PlaceStratifiedApproximator(60, random_state=5).estimate(game)
+    monkeypatch.setattr(LogisticPath, "starts_walks", False)
+    whole = PlaceStratifiedApproximator(60, random_state=5).estimate(game)
+    assert started.info["draws"] == whole.info["draws"] and started.info["controls"] == whole.info["controls"]
+    np.testing.assert_allclose(started.values, whole.values, rtol=0, atol=10 * LogisticPath.tol)
+    np.testing.assert_allclose(started.standard_errors, whole.standard_errors, rtol=1e-4)
+    assert started.n_evaluations < whole.n_evaluations

@@ -38,7 +38,8 @@ class PlaceStratifiedApproximator:
     A draw of stratum h is the first ``hi`` places of a uniformly random order, evaluated on its first ``hi``
     prefixes (``hi + 1`` evaluations; games whose fast path walks a prefix, such as the ridge and logistic ones,
     stop there, other cheap games walk a whole order and the budget counts ``n_players + 1`` for them:
-    :func:`cuts_walks`); it gives every
+    :func:`cuts_walks`; the logistic path also starts there, with a cold fit on the first ``lo`` rows, and games
+    evaluated as masks evaluate only prefixes ``lo`` to ``hi``: the budget still charges ``hi + 1``); it gives every
     player joining at a place in ``[lo, hi)`` its marginal contribution and every other player 0, an unbiased
     draw of ``E[x_i 1{place in h}]``, whose sum over the strata is ``phi_i``. Every stratum first gets ``pilot``
     draws; the rest of the budget goes to the strata in proportion to ``S_h / sqrt(c_h)`` (Neyman), with ``S_h``
@@ -274,10 +275,9 @@ class _Stratum:
         batch = max(64, 16384 // (hi + 1))
         for start in range(0, k, batch):
             orders = _first_places(rng, min(batch, k - start), m, hi if _walk(self.game, hi) == hi else m)
-            x = np.diff(_prefix_values(self.game, orders, hi)[:, lo:hi + 1], axis=1)
+            x = np.diff(_prefix_values(self.game, orders, lo, hi), axis=1)
             for sums, control in zip(self.candidates, self.controls, strict=True):
-                c = np.zeros_like(x) if control is None else np.diff(
-                    _prefix_values(control, orders, hi)[:, lo:hi + 1], axis=1)
+                c = np.zeros_like(x) if control is None else np.diff(_prefix_values(control, orders, lo, hi), axis=1)
                 sums.add(orders[:, lo:hi], x, c)
             self.seen += np.bincount(orders[:, lo:hi].ravel(), minlength=m)
 
@@ -331,16 +331,19 @@ def _walk(game: Any, hi: int) -> int:
     return hi if short or not getattr(game, "cheap", False) else game.n_players
 
 
-def _prefix_values(game: Any, orders: np.ndarray, hi: int) -> np.ndarray:
-    """Values of the first ``hi + 1`` prefixes of each order, shape (k, hi + 1, n_outputs), walking as
-    :func:`_walk` says: every prefix of a cheap game (``orders`` whole), a walk cut at ``hi``, or the ``hi + 1``
-    coalitions as masks (``orders`` (k, >= hi): their first ``hi`` places are used)."""
+def _prefix_values(game: Any, orders: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Values of the prefixes of ``lo`` to ``hi`` players of each order, shape (k, hi + 1 - lo, n_outputs),
+    walking as :func:`_walk` says: every prefix of a cheap game (``orders`` whole), a walk cut at ``hi`` (started
+    at ``lo`` where the fast path ``starts_walks``: the logistic one), or the ``hi + 1 - lo`` coalitions as masks
+    (``orders`` (k, >= hi): their first ``hi`` places are used)."""
     k, m = len(orders), game.n_players
     if orders.shape[1] == m and _walk(game, hi) == m:
-        return game.prefix_values(orders)[:, :hi + 1]
+        return game.prefix_values(orders)[:, lo:hi + 1]
+    if getattr(getattr(game, "fast_path", None), "starts_walks", False):
+        return game.prefix_values(orders[:, :hi], first=lo)
     if getattr(game, "cheap", False) or isinstance(game, CONTROL_GAMES):
-        return game.prefix_values(orders[:, :hi])
+        return game.prefix_values(orders[:, :hi])[:, lo:]
     place = np.full((k, m), m)
     np.put_along_axis(place, orders[:, :hi], np.arange(hi)[None, :], axis=1)
-    masks = place[:, None, :] < np.arange(hi + 1)[None, :, None]
-    return game(masks.reshape(k * (hi + 1), m)).reshape(k, hi + 1, game.n_outputs)
+    masks = place[:, None, :] < np.arange(lo, hi + 1)[None, :, None]
+    return game(masks.reshape(k * (hi + 1 - lo), m)).reshape(k, hi + 1 - lo, game.n_outputs)

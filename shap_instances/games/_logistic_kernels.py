@@ -494,16 +494,19 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
 
 
 @njit(**JIT_OPTIONS)
-def _prefix_fits(Zc, yp, pen, scale, tol, coefs):
+def _prefix_fits(Zc, yp, pen, scale, tol, coefs, skip):
     """``coefs[t]``: the fit on the first ``t + 1`` rows (columns of ``Zc``, (P, n), in permutation order),
-    warm-started along the prefix; returns the first ``t`` with both classes (``n``: none), before which ``coefs``
-    is unset."""
+    warm-started along the prefix from the first prefix of at least ``skip`` rows with both classes (a cold fit
+    there: the shorter prefixes are not fitted); returns that first ``t`` (``n``: none), before which ``coefs`` is
+    unset."""
     P, n = Zc.shape
     w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
     B, A = np.zeros((P, P)), np.zeros((P, P))
     first, positives, refresh = n, 0.0, 0.0
     for t in range(n):
         positives += yp[t]
+        if t + 1 < skip:  # no value wanted this early: no fit either
+            continue
         if first < t:  # warm start: g gains row t's term at the previous optimum
             z = np.ascontiguousarray(Zc[:, t])
             c = _sigmoid(np.dot(z, w)) - yp[t]
@@ -639,13 +642,15 @@ def _block_values(ZEt, yE, W, coefs, active, one, fitted, empty):
 
 
 @njit(**JIT_OPTIONS)
-def _fits(Z, y, perm, pen, scale, tol, n_classes, one):
-    """Every prefix's coefficients (n, max(K, 1) * P), classes (n, K) and whether it has a model (n,)."""
+def _fits(Z, y, perm, pen, scale, tol, n_classes, one, skip):
+    """Every prefix's coefficients (n, max(K, 1) * P), classes (n, K) and whether it has a model (n,); binary
+    prefixes of fewer than ``skip`` rows are neither fitted nor marked as having a model."""
     n, P = perm.shape[0], Z.shape[1]
     coefs = np.zeros((n, max(n_classes, 1) * P))
     active = np.zeros((n, n_classes))
     if n_classes == 0:
-        fitted = np.arange(n) >= _prefix_fits(np.ascontiguousarray(Z[perm].T), y[perm], pen, scale, tol, coefs)
+        fitted = np.arange(n) >= _prefix_fits(np.ascontiguousarray(Z[perm].T), y[perm], pen, scale, tol, coefs,
+                                                      skip)
     else:
         _softmax_prefix_fits(np.ascontiguousarray(Z[perm].T), y[perm], one, pen, scale, tol, coefs, active)
         fitted = active.sum(axis=1) >= 2.0
@@ -655,22 +660,24 @@ def _fits(Z, y, perm, pen, scale, tol, n_classes, one):
 @njit(**JIT_OPTIONS)
 def logistic_walk(Z: np.ndarray, y: np.ndarray, ZEt: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
                   perm: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, n_classes: int, one: int,
-                  sink: np.ndarray, sink_row: int, share: float, mode: int) -> np.ndarray:
-    """One permutation: prefix fits, values, and either ``sink[sink_row, t] = value`` (``mode 0``) or the
-    scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``). Returns v(all rows). ``ZEt`` (P, m): the
-    explained rows as columns (transposed once by the caller: a short walk costs less than the transposition)."""
-    coefs, active, fitted = _fits(Z, y, perm, pen, scale, tol, n_classes, one)
+                  sink: np.ndarray, sink_row: int, share: float, mode: int, first: int) -> np.ndarray:
+    """One permutation: prefix fits, values, and either ``sink[sink_row, t - first] = value`` of the prefix of
+    ``t >= first`` rows (``mode 0``: the shorter prefixes are neither fitted nor valued, beyond the warm start's
+    cold fit) or the scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``, ``first`` 0). Returns
+    v(all rows). ``ZEt`` (P, m): the explained rows as columns (transposed once by the caller: a short walk costs
+    less than the transposition)."""
+    coefs, active, fitted = _fits(Z, y, perm, pen, scale, tol, n_classes, one, first)
     n = perm.shape[0]
     previous = empty.copy()  # the value of the prefix before the block
-    if mode == 0:
+    if mode == 0 and first == 0:
         sink[sink_row, 0, :] = empty
-    for start in range(0, n, BLOCK):
+    for start in range(max(first - 1, 0), n, BLOCK):
         stop = min(start + BLOCK, n)
         values = _block_values(ZEt, yE, W, coefs[start:stop], active[start:stop], one, fitted[start:stop], empty)
         for t in range(start, stop):
             current = values[t - start]
             if mode == 0:
-                sink[sink_row, t + 1, :] = current
+                sink[sink_row, t + 1 - first, :] = current
                 continue
             before = previous if t == start else values[t - start - 1]
             target = sink[0, perm[t]]
@@ -683,8 +690,9 @@ def logistic_walk(Z: np.ndarray, y: np.ndarray, ZEt: np.ndarray, yE: np.ndarray,
 @njit(parallel=True, **JIT_OPTIONS)
 def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray,
                            empty: np.ndarray, permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray,
-                           tol: float, n_classes: int, one: int, out: np.ndarray) -> None:
-    """Values of every prefix of each permutation (threads over the permutations), ``out`` (k, n + 1, d).
+                           tol: float, n_classes: int, one: int, first: int, out: np.ndarray) -> None:
+    """Values of the prefixes of ``first`` rows and more of each permutation (threads over the permutations),
+    ``out`` (k, n + 1 - first, d); ``first`` 0 for every prefix (a place stratum ``[lo, hi)`` needs ``lo`` on).
 
     ``Z`` (n, P) and ``ZE`` (m, P): training and explained rows as ``[1, x]`` (``x`` without an intercept);
     ``y`` (n,) in {0, 1} (``n_classes`` 0), or class indices of ``n_classes`` classes, ``one`` that of label 1
@@ -693,7 +701,8 @@ def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.
     """
     ZEt = np.ascontiguousarray(ZE.T)
     for r in prange(permutations.shape[0]):
-        logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, out, r, 1.0, 0)
+        logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, out, r, 1.0, 0,
+                      first)
 
 
 @njit(parallel=True, **JIT_OPTIONS)
@@ -723,7 +732,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
             for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
                 fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
                                          block.reshape((1, block.shape[0], block.shape[1])), 0, share,
-                                         1)
+                                         1, 0)
         count = welford_blocks(unit, blocks, stop - start, mean, m2, count, width)
     if n_units:
         full[:] = fulls[0]

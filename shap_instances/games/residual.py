@@ -302,7 +302,15 @@ class ResidualGame(Game):
         count, full = self.fast_path.accumulate(permutations, per_unit, unit, mean, m2, count)
         return count, np.array(self.empty, dtype=np.float64), full
 
-    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
+    def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
+        """Values of the prefixes of ``first`` players and more of each permutation, shape (k, n + 1 - first,
+        n_outputs); a fast path with ``starts_walks`` (the logistic one) neither fits nor values the shorter ones."""
+        if first:
+            if getattr(self.fast_path, "starts_walks", False):
+                permutations = np.asarray(permutations, dtype=np.intp)
+                self.n_evaluations += len(permutations) * (permutations.shape[1] + 1 - first)
+                return self.fast_path.prefix_values_batch(permutations, first)
+            return self.prefix_values(permutations)[:, first:]
         if self.fast_path is None:
             return super().prefix_values(permutations)
         permutations = np.asarray(permutations, dtype=np.intp)
