@@ -1,4 +1,4 @@
-"""The set-up's warm-up (``python -m shap_instances._warm_up``) compiles every numba kernel of the package."""
+"""The set-up's warm-up (``python -m shap_instances.testing._warm_up``) compiles every numba kernel."""
 
 import importlib
 import pkgutil
@@ -7,8 +7,8 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import shap_instances
-from shap_instances._warm_up import FAMILIES, warm_up
 from shap_instances.exceptions import InvalidParameterError
+from shap_instances.testing._warm_up import FAMILIES, warm_up
 
 
 def _kernels():
@@ -43,4 +43,4 @@ def test_the_warm_up_reaches_every_kernel():
     seconds = warm_up(verbose=False)
     assert set(seconds) == set(FAMILIES)
     missed = sorted(name for name, kernel in _kernels().items() if not kernel.signatures)
-    assert not missed, f"the warm-up does not reach {missed}: add a case to shap_instances/_warm_up.py"
+    assert not missed, f"the warm-up does not reach {missed}: add a case to shap_instances/testing/_warm_up.py"

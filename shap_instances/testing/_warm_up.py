@@ -4,13 +4,13 @@ Every kernel is compiled with ``cache=True`` (:data:`shap_instances.utils.JIT_OP
 written to ``__pycache__`` next to the sources the first time a kernel runs with a given signature, and later
 processes load it in milliseconds. On a fresh install nothing is cached yet, and the first explanation of each
 family compiles its kernels: about a minute and a half in all on a 2-core machine, most of it the logistic
-regression refits. ``python -m shap_instances._warm_up`` runs every explainer family once on tiny data of the
+regression refits. ``python -m shap_instances.testing._warm_up`` runs every explainer family once on tiny data of the
 types the package uses (float64 features and targets, as ``check_data`` converts them), so that cost is paid
 once, at set-up (``scripts/setup.sh`` runs it). Its results are thrown away; it reads and writes no user file.
 
 Examples
 --------
->>> from shap_instances._warm_up import FAMILIES
+>>> from shap_instances.testing._warm_up import FAMILIES
 >>> sorted(FAMILIES)[:3]
 ['boosting', 'forest', 'isotonic']
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .exceptions import InvalidParameterError
+from ..exceptions import InvalidParameterError
 
 __all__ = ["FAMILIES", "warm_up"]
 
@@ -43,8 +43,8 @@ def _data(n: int = 24, p: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarra
 def _play(cases: list[tuple[Any, np.ndarray, np.ndarray, str]]) -> None:
     """Each ``(model, X, y, refit)`` as a residual game: exact, sampled and aggregated. Six explained rows, more
     than the features, so that the fused kernels for every explained row run too."""
-    from .approximators import ExactApproximator, PermutationApproximator
-    from .games import ResidualGame
+    from ..approximators import ExactApproximator, PermutationApproximator
+    from ..games import ResidualGame
 
     sampler = PermutationApproximator(n_permutations=4, random_state=0, silent=True)
     for model, X, y, refit in cases:
@@ -85,7 +85,7 @@ def _forest() -> None:
     """``GapExplainer``: the proximity kernels of random forests."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    from .explainers.gap import GapExplainer
+    from ..explainers.gap import GapExplainer
 
     X, y, labels = _data()
     for model, target in ((RandomForestRegressor(n_estimators=3, random_state=0), y),
@@ -99,8 +99,9 @@ def _boosting() -> None:
     from sklearn.datasets import make_friedman1
     from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor, HistGradientBoostingRegressor
 
-    from .boosting import read_boosted_model, row_major_contributions, top_gradient_contributions
-    from .explainers.boosting import BoostingExplainer
+    from ..boosting import read_boosted_model, row_major_contributions, top_gradient_contributions
+    from ..boosting._kernels import reach_sets
+    from ..explainers.boosting import BoostingExplainer
 
     X, y = make_friedman1(60, n_features=5, random_state=0)
     labels = (y > np.median(y)).astype(float)
@@ -111,24 +112,31 @@ def _boosting() -> None:
         for kind in ("auto", "gradients"):
             BoostingExplainer(model, X, y=target, kind=kind)(X[:3])
         trees = read_boosted_model(model, X, target)
+        query = trees.apply(X[:5])
         for leaf_size in (4, None):  # the two top-k kernels: pruned by leaf size, and max-score
-            top_gradient_contributions(trees, trees.apply(X[:5]), 2, leaf_size, row_major_contributions(trees, 0))
+            top_gradient_contributions(trees, query, 2, leaf_size, row_major_contributions(trees, 0))
+        reach_sets(query, trees.train_leaves, trees.n_leaves, trees.row_weight)
 
 
 def _isotonic() -> None:
     """``IsotonicShapleyExplainer``: the coalition tables and the isotonic fits."""
     from sklearn.linear_model import Ridge
 
-    from .explainers.isotonic import IsotonicShapleyExplainer
+    from ..explainers.isotonic import IsotonicShapleyExplainer
+    from ..isotonic._kernels import support_normal_equations, weighted_pava
 
     X, y, _ = _data(p=4)
     model = Ridge().fit(X, y)
-    IsotonicShapleyExplainer(model, X, silent=True)(X[:2])
+    for options in ({}, {"loss": "huber", "gamma_step": "niht"}):  # the squared loss's kernels, the robust one's
+        IsotonicShapleyExplainer(model, X, silent=True, **options)(X[:2])
+    weighted_pava(y, np.ones_like(y))
+    codes = np.arange(16, dtype=np.int64)  # the robust loss's normal equations on a support (the NIHT step's)
+    support_normal_equations(codes, np.ones(16), np.arange(16.0), np.array([0, 2], dtype=np.int64))
 
 
 def _lowrank() -> None:
     """``MatrixFactorizationRepresenter``: the representer values of a low-rank (nuclear-norm) model."""
-    from .lowrank import MatrixFactorizationRepresenter, SoftImpute
+    from ..lowrank import MatrixFactorizationRepresenter, SoftImpute
 
     rng = np.random.default_rng(0)
     pairs = np.argwhere(rng.random((8, 6)) < 0.7)
@@ -192,13 +200,13 @@ def warm_up(families: list[str] | None = None, *, verbose: bool = True) -> dict[
 
 
 def _main(families: list[str]) -> int:
-    """``python -m shap_instances._warm_up [FAMILY ...]``: the named families; without names all of them, the
+    """``python -m shap_instances.testing._warm_up [FAMILY ...]``: the named families; without names all of them, the
     logistic regression's (about half the time) in a second process beside the others (2 cores: half the wall
     time). Returns the exit status."""
     if families:
         warm_up(families)
         return 0
-    second = subprocess.Popen([sys.executable, "-m", "shap_instances._warm_up", "logistic"])
+    second = subprocess.Popen([sys.executable, "-m", "shap_instances.testing._warm_up", "logistic"])
     try:
         warm_up([name for name in FAMILIES if name != "logistic"])
     finally:
