@@ -100,7 +100,6 @@ def _boosting() -> None:
     from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor, HistGradientBoostingRegressor
 
     from ..boosting import read_boosted_model, row_major_contributions, top_gradient_contributions
-    from ..boosting._kernels import reach_sets
     from ..explainers.boosting import BoostingExplainer
 
     X, y = make_friedman1(60, n_features=5, random_state=0)
@@ -115,7 +114,6 @@ def _boosting() -> None:
         query = trees.apply(X[:5])
         for leaf_size in (4, None):  # the two top-k kernels: pruned by leaf size, and max-score
             top_gradient_contributions(trees, query, 2, leaf_size, row_major_contributions(trees, 0))
-        reach_sets(query, trees.train_leaves, trees.n_leaves, trees.row_weight)
 
 
 def _isotonic() -> None:
@@ -123,15 +121,12 @@ def _isotonic() -> None:
     from sklearn.linear_model import Ridge
 
     from ..explainers.isotonic import IsotonicShapleyExplainer
-    from ..isotonic._kernels import support_normal_equations, weighted_pava
 
     X, y, _ = _data(p=4)
     model = Ridge().fit(X, y)
-    for options in ({}, {"loss": "huber", "gamma_step": "niht"}):  # the squared loss's kernels, the robust one's
-        IsotonicShapleyExplainer(model, X, silent=True, **options)(X[:2])
-    weighted_pava(y, np.ones_like(y))
-    codes = np.arange(16, dtype=np.int64)  # the robust loss's normal equations on a support (the NIHT step's)
-    support_normal_equations(codes, np.ones(16), np.arange(16.0), np.array([0, 2], dtype=np.int64))
+    for step in ("niht", "sphere"):  # the squared loss's kernels, and the robust (Huber) loss's of each step
+        for loss in ("squared", "huber"):
+            IsotonicShapleyExplainer(model, X, silent=True, loss=loss, gamma_step=step)(X[:2])
 
 
 def _lowrank() -> None:
