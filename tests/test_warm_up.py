@@ -66,7 +66,7 @@ def _in_a_fresh_process(families, cache_dir):
 def test_the_warm_up_reaches_every_kernel(tmp_path):
     """After the warm-up each kernel has a compiled signature; a kernel it misses would compile in the first
     test run, or a user's first call, instead of at set-up. Compiles everything in a fresh process with an empty
-    cache: about three minutes on 2 cores."""
+    cache: 220 s on an otherwise idle core."""
     assert _in_a_fresh_process(None, tmp_path) == []
 
 
