@@ -506,7 +506,7 @@ def top_gradient_contributions(trees: BoostedTrees, query_leaves: np.ndarray, *a
 
 
 def _maxscore_lists(trees: BoostedTrees, leaves: np.ndarray, shares: np.ndarray,
-                    n_jobs: int | None) -> tuple[np.ndarray, ...]:
+                    n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The leaves' lists of the MaxScore kernel: rows renumbered, each leaf's by decreasing total ``|share|``.
 
     Rows are renumbered in the order of their leaves in the first :data:`_LOCALITY_TREES` trees (rows that share
@@ -525,14 +525,15 @@ def _maxscore_lists(trees: BoostedTrees, leaves: np.ndarray, shares: np.ndarray,
     rounded = row_bound.astype(np.float32)
     low = rounded < row_bound
     rounded[low] = np.nextafter(rounded[low], np.float32(np.inf))  # never below A_j: the scatter may stop at it
-    offsets, n_leaves, ptr = trees.leaf_offsets, trees.n_leaves.astype(np.int64), trees.leaf_ptr
-    size = ptr[-1]
+    offsets, ptr, entries, shares_of = cast("tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]",
+                                            (trees.leaf_offsets, trees.leaf_ptr, trees.members, trees.coef))
+    n_leaves, size = trees.n_leaves.astype(np.int64), ptr[-1]
     members, coef, entry_bound = np.empty(size, np.int32), np.empty(size, np.float32), np.empty(size, np.float32)
-    new_by_rank = renumber[by_rank].astype(np.int32)
+    new_by_rank, bound_by_rank = renumber[by_rank].astype(np.int32), rounded[by_rank]
 
     def work(a: int, b: int) -> None:
-        place_by_bound(a, b, offsets, n_leaves, ptr, trees.members, trees.coef, rank, new_by_rank,
-                       rounded[by_rank], members, coef, entry_bound)
+        place_by_bound(a, b, offsets, n_leaves, ptr, entries, shares_of, rank, new_by_rank, bound_by_rank,
+                       members, coef, entry_bound)
 
     _run(work, _chunks(trees.n_trees, n_jobs, minimum=1))
     return members, coef, entry_bound, row_bound[original], original
