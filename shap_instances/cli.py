@@ -296,8 +296,21 @@ def _cmd_explain(args) -> int:
         explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     table = _wide_table(explanation, rows.index.astype(str))
     _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
-    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}")
+    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
+          f"{_precision_note(explanation)}")
     return 0
+
+
+def _precision_note(explanation) -> str:
+    """How precise sampled values are (their RMS standard error beside their RMS value), or '' for exact ones."""
+    import numpy as np
+
+    errors = getattr(explanation, "error_std", None)
+    if errors is None:
+        return ""
+    error, value = (float(np.sqrt(np.mean(np.square(a)))) for a in (errors, explanation.values))
+    return (f"; sampled values: RMS standard error {error:.3g} against an RMS value of {value:.3g} (a larger "
+            "--time-budget or --max-evals lowers it)")
 
 
 def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> None:

@@ -95,7 +95,8 @@ def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsy
     assert "refused before the work" in err and "--time-budget SECONDS" in err and err.count("error:") == 1
     assert main(["explain", "--explainer", "instance_kernel", "--model", "ridge", "--rows", "2", "--time-budget",
                  "60", "--max-evals", "4000", "--out", out]) == 0
-    assert "plan: " in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "plan: " in printed.err and "sampled values: RMS standard error" in printed.out
     out = str(tmp_path / "w.csv")
     assert main(["explain", "--explainer", "knn_shapley", "--rows", "2", "--max-evals", "100", "--out", out]) == 2
     assert "--max-evals applies to" in capsys.readouterr().err
@@ -136,3 +137,16 @@ def test_kernel_times_one_coalition_before_its_first_batch():
     assert result.info["stopped_by"].startswith("max_time") and result.info["n_coalitions"] < 400
     assert calls[:2] == [2, 2]  # v(empty) and v(all), then one complementary pair timed alone (not 16)
     assert result.efficiency_gap() < 1e-10
+
+
+def test_explain_says_how_precise_sampled_values_are():
+    import numpy as np
+
+    from shap_instances._explanation import build_explanation
+    from shap_instances.cli import _precision_note
+
+    values = np.array([[3.0, -4.0], [0.0, 0.0]])  # RMS 2.5
+    sampled = build_explanation(values, 0.0, feature_names=["a", "b"], standard_errors=np.full((2, 2), 0.5))
+    assert _precision_note(sampled) == ("; sampled values: RMS standard error 0.5 against an RMS value of 2.5 (a "
+                                        "larger --time-budget or --max-evals lowers it)")
+    assert _precision_note(build_explanation(values, 0.0, feature_names=["a", "b"])) == ""  # exact: nothing to say
