@@ -84,8 +84,9 @@ class LogisticPath:
 
     @property
     def value_tolerance(self) -> float:
-        """How far a value (a probability minus a target) may be from the exact refit's: :attr:`tol`, with room 4
-        (the explainers' efficiency checks allow it)."""
+        """How far two values of one prefix (a probability minus a target) may be apart when reached by different
+        fits (warm-started along a walk, or from zero): :attr:`tol`. Each is within a quarter of it of the exact
+        refit's, so they are within half of it: this leaves room of 2 (the explainers' efficiency checks use it)."""
         return self.tol
 
     def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
