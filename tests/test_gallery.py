@@ -135,6 +135,10 @@ def _check_colours_and_axes(figure, plot, case):
     if plot == "scatter":
         x = np.concatenate([np.asarray(c.get_offsets())[:, 0] for c in dots])
         assert np.ptp(x) > 0, f"scatter of {case}: the x-axis is one value"
+        ax = figure.axes[0]
+        ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert len(ticks) > 1, f"scatter of {case}: one tick on the x-axis {ticks} (a text drawn as a category)"
+        assert "SHAP value for" not in ax.get_ylabel(), f"scatter of {case}: y-axis {ax.get_ylabel()!r}"
 
 
 def test_the_checks_fail_on_shaps_own_labels():
@@ -146,6 +150,10 @@ def test_the_checks_fail_on_shaps_own_labels():
     texts = _texts(plt.gcf())
     plt.close("all")
     assert [t for t in texts if "feature" in t] and not [t for t in texts if ROW_LABEL.match(t)]
+    shap.plots.scatter(e[:, 0], show=False)  # x from display_data: the row's one target text, a lone tick
+    with pytest.raises(AssertionError, match="one tick"):
+        _check_colours_and_axes(plt.gcf(), "scatter", "gap_regression")
+    plt.close("all")
     e.data = np.broadcast_to(np.arange(e.shape[1], dtype=np.float32), e.shape)  # the old data: y, constant down
     shap.plots.beeswarm(e, show=False)
     with pytest.raises(AssertionError, match="constant"):

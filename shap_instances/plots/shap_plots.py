@@ -135,7 +135,8 @@ def violin(explanation: shap.Explanation, *, show: bool = True, **options: Any) 
 
 def scatter(explanation: shap.Explanation, *, show: bool = True, **options: Any) -> Axes | None:
     """:func:`shap.plots.scatter` of one training row (``e[:, "train[3]"]``): x is that row's target compared with
-    each explained row's prediction, and the axis says so.
+    each explained row's prediction (a number per explained row: shap would draw the row's one target text as a
+    lone tick), y its contribution, and the axes say so.
 
     Examples
     --------
@@ -146,12 +147,21 @@ def scatter(explanation: shap.Explanation, *, show: bool = True, **options: Any)
     >>> X, y = load_diabetes()
     >>> forest = RandomForestRegressor(10, random_state=0).fit(X[:40], y[:40])
     >>> e = si.GapExplainer(forest, X[:40], y=y[:40])(X[40:50])
-    >>> si.plots.scatter(e[:, 3], show=False).get_xlabel()
-    'train[3] (y = 206): training target - prediction'
+    >>> ax = si.plots.scatter(e[:, 3], show=False)
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('train[3] (y = 206): training target - prediction', 'contribution of train[3] (y = 206)')
     """
-    ax = shap.plots.scatter(explanation, show=False, **options)
-    if over_training_rows(explanation):
-        ax.set_xlabel(f"{column_label(explanation)}: {colour_legend(explanation)}")
+    if not over_training_rows(explanation):
+        return _finish(shap.plots.scatter(explanation, show=False, **options), explanation, show)
+    label = column_label(explanation)
+    # shap draws x from display_data when it is set: the row's target, one text for every explained row (a lone
+    # tick). x is data, a number per explained row, so the row is drawn without display_data.
+    numeric = shap.Explanation(values=np.asarray(explanation.values), base_values=explanation.base_values,
+                               data=np.asarray(explanation.data, dtype=np.float64),
+                               feature_names=explanation.feature_names)
+    ax = shap.plots.scatter(numeric, show=False, **options)
+    ax.set_xlabel(f"{label}: {colour_legend(explanation)}")
+    ax.set_ylabel(f"contribution of {label}")
     return _finish(ax, explanation, show)
 
 
