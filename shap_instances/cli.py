@@ -246,6 +246,7 @@ def _cmd_explain(args) -> int:
     import shap_instances as si
 
     from .report import auto_model, encode, final_estimator, fit_model
+    from .utils import spreadsheet_safe
 
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet", ".npy"):
@@ -295,7 +296,8 @@ def _cmd_explain(args) -> int:
         rows = data.iloc[: args.rows]
         explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     table = _wide_table(explanation, rows.index.astype(str))
-    _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
+    _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else
+                  spreadsheet_safe(table).to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
           f"{_precision_note(explanation)}")
     return 0
@@ -830,7 +832,9 @@ class _PartWriter:
         if self.out.suffix == ".parquet":
             _write_parquet(table, self.out / f"part-{i:05d}.parquet")
         else:
-            table.to_csv(self.out, mode="a", header=i == 0, index=False)
+            from .utils import spreadsheet_safe
+
+            spreadsheet_safe(table).to_csv(self.out, mode="a", header=i == 0, index=False)
         self.offset += rows
         self.lines += len(table)
         return len(table)

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..utils import spreadsheet_safe
 from ._manifest import MANIFEST, MANIFEST_FORMAT, report_files
 
 if TYPE_CHECKING:
@@ -209,7 +210,7 @@ class Report:
                 (staging / f"{name}.png").write_bytes(png)
         (staging / "index.html").write_text(self.to_html(), encoding="utf-8")
         for name, table in self.tables.items():
-            table.to_csv(staging / f"{name}.csv")
+            spreadsheet_safe(table).to_csv(staging / f"{name}.csv")
         written = sorted(p.name for p in staging.iterdir())
         (staging / MANIFEST).write_text(json.dumps({"format": MANIFEST_FORMAT, "files": written}, indent=1),
                                         encoding="utf-8")

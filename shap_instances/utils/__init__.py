@@ -12,6 +12,7 @@
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
 * :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
   :func:`concat_explanations` or streamed to a sink;
+* :func:`spreadsheet_safe`, the one guard of every CSV the package writes (no cell a spreadsheet runs as a formula);
 * :func:`shap_explainer_class`, shap's own ``Explainer`` even where ``shap.Explainer`` was reassigned;
 * the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
   :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
@@ -41,6 +42,7 @@ from ._dask import (
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
+from ._outputs import FORMULA_STARTS, spreadsheet_safe
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
 from ._random import RandomStateLike, check_random_state, spawn_seeds
@@ -96,6 +98,7 @@ __all__ = [
     "shared_arrays",
     "write_memmap_rows",
     "COMMON_CONSTRAINTS",
+    "FORMULA_STARTS",
     "HasMethods",
     "JIT_OPTIONS",
     "Interval",
@@ -146,6 +149,7 @@ __all__ = [
     "shap_explainer_class",
     "sklearn_version",
     "spawn_seeds",
+    "spreadsheet_safe",
     "training_names",
     "unwrap_model",
     "validate_params",

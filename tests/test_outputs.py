@@ -1,0 +1,86 @@
+"""Outputs the user owns: CSV cells safe in a spreadsheet, report manifests that prove what they wrote, and the
+memory-mapped folders of ``explain_partitions(out=)`` (refused, locked, completed, reopened)."""
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from shap_instances.utils import FORMULA_STARTS, spreadsheet_safe
+
+ATTACK = "=cmd|' /C calc'!A0"
+
+
+def _cells(path):
+    """Every cell of a CSV file, header included, as text."""
+    with open(path, newline="") as handle:
+        return [cell for row in csv.reader(handle) for cell in row]
+
+
+def _formulas(cells):
+    """The cells a spreadsheet would run: text starting with a formula character, not a plain number."""
+    numbers = pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce").notna()
+    return [c for c, number in zip(cells, numbers) if c.lstrip(" ").startswith(FORMULA_STARTS) and not number]
+
+
+# ------------------------------------------------------------------------------------------------ spreadsheets
+@pytest.mark.parametrize("start", FORMULA_STARTS)
+def test_spreadsheet_safe_neutralises_text_cells_headers_and_index(start):
+    table = pd.DataFrame({f"{start}col": [-1.5, 2.0], "label": [f"{start}x", "y"],
+                          "cat": pd.Categorical([f" {start}c", "d"]), "n": ["-3", "+2e5"]},
+                         index=pd.Index([f"{start}i", "j"], name=f"{start}name"))
+    safe = spreadsheet_safe(table)
+    assert list(safe.columns) == [f"'{start}col", "label", "cat", "n"]
+    assert safe["label"].tolist() == [f"'{start}x", "y"]
+    assert safe["cat"].tolist() == [f"' {start}c", "d"]
+    assert safe["n"].tolist() == ["-3", "+2e5"]  # plain numbers stay numbers
+    assert safe.iloc[:, 0].tolist() == [-1.5, 2.0] and safe.iloc[:, 0].dtype == np.float64
+    assert safe.index.tolist() == [f"'{start}i", "j"] and safe.index.name == f"'{start}name"
+    assert table.columns[0] == f"{start}col" and table["label"].iloc[0] == f"{start}x"  # the caller's table unchanged
+
+
+def test_spreadsheet_safe_returns_a_clean_table_itself_and_keeps_negative_numbers():
+    table = pd.DataFrame({"a": [-1.0, -np.inf], "b": ["x", None]})
+    assert spreadsheet_safe(table) is table
+    assert spreadsheet_safe(pd.DataFrame({"s": ["-inf", "-1+2"]}))["s"].tolist() == ["'-inf", "'-1+2"]
+
+
+def _iris_with_a_formula(tmp_path):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X = X.rename(columns={X.columns[0]: ATTACK})
+    X.assign(label=y).to_csv(tmp_path / "train.csv", index=False)
+    return tmp_path / "train.csv"
+
+
+@pytest.mark.parametrize("fmt", ["wide", "long"])
+def test_cli_explain_csv_has_no_formula_cell(tmp_path, fmt):
+    """Before: the header cell ``=cmd|' /C calc'!A0|0`` was written as it is."""
+    from shap_instances.cli import main
+
+    train = _iris_with_a_formula(tmp_path)
+    args = ["explain", "--data", str(train), "--target", "label", "--explainer", "naive_bayes", "--format", fmt]
+    if fmt == "wide":
+        assert main([*args, "--rows", "3", "--out", str(tmp_path / "o.csv")]) == 0
+    else:
+        pytest.importorskip("dask.dataframe")
+        assert main([*args, "--explain", str(train), "--out", str(tmp_path / "o.csv")]) == 0
+    cells = _cells(tmp_path / "o.csv")
+    assert _formulas(cells) == []
+    assert any(c.startswith(f"'{ATTACK}") for c in cells)
+    assert any(c.startswith("-") for c in cells)  # negative values are still written as numbers
+
+
+def test_report_tables_have_no_formula_cell(tmp_path):
+    """Before: class labels such as ``=cmd|...`` went into label_issues.csv and trust_scores.csv unescaped; every
+    table of a report is written by Report.write."""
+    from shap_instances.report import Report
+
+    report = Report("tiny")
+    report.tables = {"label_issues": pd.DataFrame({"given": [ATTACK, "b"], "score": [-0.5, 1.0]},
+                                                  index=pd.Index(["@r", "s"], name="row"))}
+    report.write(tmp_path / "r")
+    cells = _cells(tmp_path / "r" / "label_issues.csv")
+    assert _formulas(cells) == [] and f"'{ATTACK}" in cells and "'@r" in cells and "-0.5" in cells
