@@ -15,7 +15,6 @@ import importlib.util
 import inspect
 import os
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -201,19 +200,6 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
                          "report manifest); it is not replaced: choose another folder")
 
 
-def _replace_file(out: Path, write) -> None:
-    """``write(path)`` into a temporary file beside ``out``, then renamed onto it: a link at ``out`` is replaced,
-    never written through, and an interrupted write leaves ``out`` as it was."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=out.suffix, dir=out.parent)
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, out)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-
-
 def _same_file(a: Path, b: Path) -> bool:
     """Whether two paths are one file (same device and inode: hard links, symbolic links)."""
     try:
@@ -246,7 +232,7 @@ def _cmd_explain(args) -> int:
     import shap_instances as si
 
     from .report import auto_model, encode, final_estimator, fit_model
-    from .utils import spreadsheet_safe
+    from .utils import spreadsheet_safe, write_atomically
 
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet", ".npy"):
@@ -296,8 +282,8 @@ def _cmd_explain(args) -> int:
         rows = data.iloc[: args.rows]
         explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     table = _wide_table(explanation, rows.index.astype(str))
-    _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else
-                  spreadsheet_safe(table).to_csv(path))
+    write_atomically(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else
+                     spreadsheet_safe(table).to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
           f"{_precision_note(explanation)}")
     return 0

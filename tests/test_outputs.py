@@ -84,3 +84,117 @@ def test_report_tables_have_no_formula_cell(tmp_path):
     report.write(tmp_path / "r")
     cells = _cells(tmp_path / "r" / "label_issues.csv")
     assert _formulas(cells) == [] and f"'{ATTACK}" in cells and "'@r" in cells and "-0.5" in cells
+
+
+# ------------------------------------------------------------------------------------------- report manifests
+def _tiny_report(figures=("a",)):
+    import matplotlib.pyplot as plt
+
+    from shap_instances.report import Report
+
+    report = Report("tiny")
+    section = report.section("one")
+    for name in figures:
+        figure = plt.figure(figsize=(1, 1))
+        section.figure(figure, name, name)
+        plt.close(figure)
+    report.tables = {"t": pd.DataFrame({"x": [1]})}
+    return report
+
+
+def _manifest(folder):
+    import json
+
+    from shap_instances.report._manifest import MANIFEST
+
+    return json.loads((folder / MANIFEST).read_text())
+
+
+def _set_manifest(folder, files, fmt="shap-instances report manifest 2"):
+    import json
+
+    from shap_instances.report._manifest import MANIFEST
+
+    (folder / MANIFEST).write_text(json.dumps({"format": fmt, "files": files}))
+
+
+def test_the_manifest_records_each_files_size_and_sha256(tmp_path):
+    from shap_instances.utils import file_digest
+
+    out = tmp_path / "r"
+    _tiny_report().write(out)
+    files = _manifest(out)["files"]
+    assert sorted(files) == ["a.png", "index.html", "t.csv"]
+    assert all(files[name] == [file_digest(out / name)] for name in files)
+
+
+def test_a_hand_edited_manifest_never_deletes_a_users_file(tmp_path):
+    """Before: a manifest listing ``thesis.tex`` made the next report delete it, without --force."""
+    from shap_instances.exceptions import ShapInstancesWarning
+    from shap_instances.utils import file_digest
+
+    out = tmp_path / "r"
+    _tiny_report().write(out)
+    (out / "thesis.tex").write_text("years of work")
+    (tmp_path / "outside.png").write_bytes(b"mine")
+    (out / "link.png").symlink_to(tmp_path / "outside.png")
+    forged = _manifest(out)["files"]
+    forged.update({"thesis.tex": [file_digest(out / "thesis.tex")], "link.png": [file_digest(out / "link.png")],
+                   "../outside.png": [file_digest(tmp_path / "outside.png")],
+                   str(tmp_path / "outside.png"): [file_digest(tmp_path / "outside.png")]})
+    _set_manifest(out, forged)
+    with pytest.warns(ShapInstancesWarning, match="were kept: .*thesis.tex"):
+        _tiny_report(figures=()).write(out)
+    assert (out / "thesis.tex").read_text() == "years of work" and (tmp_path / "outside.png").read_bytes() == b"mine"
+    assert (out / "link.png").is_symlink() and not (out / "a.png").exists()  # the report's own old figure removed
+
+
+def test_a_report_file_changed_since_is_kept_and_said(tmp_path):
+    from shap_instances.exceptions import OutputConflictError, ShapInstancesWarning
+
+    out = tmp_path / "r"
+    _tiny_report(figures=("a", "b")).write(out)
+    (out / "b.png").write_bytes(b"edited by hand")
+    with pytest.warns(ShapInstancesWarning, match=r"\['b.png'\]"):
+        _tiny_report(figures=("a",)).write(out)
+    assert (out / "b.png").read_bytes() == b"edited by hand"
+    with pytest.raises(OutputConflictError, match=r"no earlier report wrote: \['b.png'\]"):  # would replace it
+        _tiny_report(figures=("a", "b")).write(out)
+    assert (out / "b.png").read_bytes() == b"edited by hand"
+
+
+def test_a_manifest_of_names_only_proves_nothing(tmp_path):
+    from shap_instances.exceptions import OutputConflictError
+
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "notes.csv").write_text("mine")
+    _set_manifest(out, ["notes.csv"], fmt="shap-instances report manifest 1")
+    with pytest.warns(UserWarning, match=r"were kept: \['notes.csv'\]"):
+        _tiny_report().write(out)
+    assert (out / "notes.csv").read_text() == "mine"
+    (out / ".shap-instances-report.json").write_text("{not json")
+    with pytest.raises(OutputConflictError, match="not a report manifest"):
+        _tiny_report().write(out)
+
+
+def test_a_report_into_a_linked_folder_is_moved_within_that_folder(tmp_path, monkeypatch):
+    """Before: the staging folder was made beside the link, on the link's file system, and the moves into a folder
+    on another file system failed with "Invalid cross-device link" (simulated: a move out of the target refused)."""
+    import errno
+    import os
+
+    real, link = tmp_path / "other-disk" / "real", tmp_path / "link"
+    real.mkdir(parents=True)
+    link.symlink_to(real)
+    replace = os.replace
+
+    def same_device_only(src, dst):
+        if not os.path.realpath(src).startswith(os.path.realpath(real) + os.sep):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", same_device_only)
+    for _ in range(2):
+        assert _tiny_report().write(link) == link / "index.html"
+    assert sorted(p.name for p in real.iterdir()) == [".shap-instances-report.json", "a.png", "index.html", "t.csv"]

@@ -42,7 +42,7 @@ from ._dask import (
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
-from ._outputs import FORMULA_STARTS, spreadsheet_safe
+from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
 from ._random import RandomStateLike, check_random_state, spawn_seeds
@@ -112,6 +112,7 @@ __all__ = [
     "available_memory_bytes",
     "default_memory_budget",
     "dump_safely",
+    "file_digest",
     "categorical_columns",
     "check_data",
     "check_fitted",
@@ -153,6 +154,7 @@ __all__ = [
     "training_names",
     "unwrap_model",
     "validate_params",
+    "write_atomically",
 ]
 
 

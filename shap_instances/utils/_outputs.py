@@ -1,4 +1,5 @@
-"""Files the package writes for its user: tables safe to open in a spreadsheet.
+"""Files the package writes for its user: tables safe to open in a spreadsheet, files written whole (a temporary
+file renamed into place) and the digests that prove later which files the package wrote.
 
 Every CSV the package writes (``explain``'s tables, the report's ``*.csv``) goes through
 :func:`spreadsheet_safe` first: a spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
@@ -8,12 +9,18 @@ the user's data.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["FORMULA_STARTS", "spreadsheet_safe"]
+__all__ = ["FORMULA_STARTS", "file_digest", "spreadsheet_safe", "write_atomically"]
 
 #: First characters that make a spreadsheet read a text cell as a formula (OWASP's list).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -109,3 +116,51 @@ def spreadsheet_safe(table: pd.DataFrame) -> pd.DataFrame:
     safe.columns, safe.index = columns, index
     return safe
 
+
+
+def file_digest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The size (bytes) and SHA-256 (hex) of a regular file: what proves later that the package wrote it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from shap_instances.utils import file_digest
+    >>> path = Path(tempfile.mkdtemp()) / "a.txt"
+    >>> _ = path.write_bytes(b"abc")
+    >>> file_digest(path)["size"], file_digest(path)["sha256"][:8]
+    (3, 'ba7816bf')
+    """
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(2**20):
+            digest.update(block)
+            size += len(block)
+    return {"size": size, "sha256": digest.hexdigest()}
+
+
+def write_atomically(path: str | os.PathLike[str], write: Callable[[str], object]) -> None:
+    """``write(temporary)`` into a new file beside ``path`` (same folder: same file system), then renamed onto
+    ``path``: a reader sees the old file or the new one, never half of one; a link at ``path`` is replaced, never
+    written through; on an error ``path`` is left as it was and the temporary file removed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from shap_instances.utils import write_atomically
+    >>> path = Path(tempfile.mkdtemp()) / "a.txt"
+    >>> write_atomically(path, lambda temporary: Path(temporary).write_text("done"))
+    >>> path.read_text()
+    'done'
+    """
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f"{path.suffix}.partial", dir=path.parent)
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
