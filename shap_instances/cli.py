@@ -14,7 +14,9 @@ import contextlib
 import importlib.util
 import inspect
 import os
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Sequence
@@ -429,6 +431,10 @@ def _check_stream_options(args, out: Path) -> None:
     if out.suffix == ".npy" and (args.format == "long" or args.top_k is not None):
         raise ValueError("--out NAME.npy holds the values array of every row (wide); --format long and --top-k "
                          "write .parquet or .csv")
+    if os.path.lexists(out) and (out.is_dir() != (out.suffix != ".csv") or not out.exists()):
+        kind = "a file" if out.suffix == ".csv" else "a folder"
+        raise ValueError(f"--out {out} is not {kind} (a {out.suffix} output of --explain is {kind}; a broken link is "
+                         "neither); it is not replaced: choose another path")
     if out.is_dir() and args.force and any(not _earlier_output(out, p) for p in out.iterdir()):
         raise ValueError(f"--out {out} is a folder that holds files other than those of an earlier --explain "
                          "run; choose another folder")
@@ -440,8 +446,10 @@ _NPY_FIELDS = ("values", "base_values")
 
 def _earlier_output(out: Path, path: Path) -> bool:
     """Whether ``path``, in the folder ``out``, is a file an ``--explain`` run writes there (replaced by --force)."""
-    if out.suffix == ".npy":
-        return path.name in {"names.json", *(f"{name}.npy" for name in _NPY_FIELDS)}
+    from .utils import MemmapWriter
+
+    if out.suffix == ".npy":  # names.json: written by versions before the completion marker
+        return path.name in {MemmapWriter.MARKER, "names.json", *(f"{name}.npy" for name in _NPY_FIELDS)}
     return path.name.startswith("part-")
 
 
@@ -461,6 +469,7 @@ def _explain_file(args, explainer, encoder, first, columns: list[str], target: s
     sink = _PartWriter(Path(args.out), args.force)
     try:
         _explain_into(args, explainer, sink, frame, offsets, first, options, top_k)
+        sink.finish()
     except BaseException:  # no half-written output that reads as a result (a .npy's unwritten rows are zeros)
         sink.discard()
         raise
@@ -483,7 +492,7 @@ def _explain_into(args, explainer, sink, frame, offsets, first, options: dict[st
         sink.allocate(_part_values(explainer, first[frame.columns], **options), n_rows)
     # Parquet row groups into Parquet parts or the .npy files: each worker writes its own (first rows known)
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
-    written: dict[str, Any] = {"out": None if here else str(Path(args.out).resolve()),
+    written: dict[str, Any] = {"out": None if here else str(sink.target.resolve()),
                                "offsets": None if here else offsets}
     call = (functools.partial(_part_values, **options, **written) if npy else
             functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
@@ -755,33 +764,53 @@ def _long_table(explanation, top_k: int | None):
 class _PartWriter:
     """The sink of ``explain --explain``: the tables of the partitions, in order, each row numbered in the file;
     a ``.parquet`` output is a folder of parts ``part-00000.parquet``..., a ``.csv`` one file appended to, a
-    ``.npy`` one a folder of arrays of every row (:data:`_NPY_FIELDS`, written in place)."""
+    ``.npy`` one a folder of arrays of every row (:data:`_NPY_FIELDS`, a :class:`~shap_instances.utils.MemmapWriter`).
+
+    Everything is written into a staging file or folder (:attr:`target`) and put in place by :meth:`finish` only
+    when every partition is written, so a failure (:meth:`discard`) leaves an earlier ``--out`` as it was."""
 
     def __init__(self, out: Path, force: bool) -> None:
-        self.out, self.offset, self.lines = out, 0, 0
+        self.out, self.force, self.offset, self.lines = out, force, 0, 0
         self.arrays: Any = None
-        if self.folder:
-            if out.is_dir() and force:
-                for old in out.iterdir():
-                    if _earlier_output(out, old):
-                        old.unlink()
-            elif out.exists() and force:
-                out.unlink()
-            out.mkdir(parents=True, exist_ok=True)
-        elif out.exists() and force:
-            out.unlink()
+        self.staging: Path | None = None
+        if out.suffix == ".parquet":  # inside an earlier output folder (its file system); hidden from readers
+            out.parent.mkdir(parents=True, exist_ok=True)
+            self.staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out if out.is_dir() else
+                                                 out.parent))
+        elif out.suffix == ".csv":
+            handle, name = tempfile.mkstemp(prefix=f".{out.name}.partial-", suffix=".csv", dir=out.parent)
+            os.close(handle)
+            self.staging = Path(name)
+
+    @property
+    def target(self) -> Path:
+        """Where the parts are written: the staging file or folder (the arrays' staging folder for ``.npy``)."""
+        return self.arrays.staging if self.arrays is not None else self.staging
+
+    def finish(self) -> None:
+        """Put what was written in place of ``--out`` (an earlier output's parts replaced, nothing else)."""
+        if self.arrays is not None:
+            self.arrays.explanation()
+        elif self.out.suffix == ".csv":
+            os.replace(self.staging, self.out)
+        elif self.out.is_dir():
+            for old in self.out.glob("part-*.parquet"):
+                old.unlink()
+            for new in self.staging.iterdir():
+                os.replace(new, self.out / new.name)
+            self.staging.rmdir()
+        else:
+            os.replace(self.staging, self.out)
+        self.staging = None
 
     def discard(self) -> None:
-        """Remove what this run wrote (after a failure): its files, and its folder when nothing else is left."""
-        if not self.folder:
-            self.out.unlink(missing_ok=True)
-            return
-        if self.out.is_dir():
-            for path in self.out.iterdir():
-                if _earlier_output(self.out, path):
-                    path.unlink()
-            if not any(self.out.iterdir()):
-                self.out.rmdir()
+        """Remove what this run wrote (after a failure); an earlier ``--out`` is left as it was."""
+        if self.arrays is not None:
+            self.arrays.close()
+        if self.staging is not None and self.staging.is_dir():
+            shutil.rmtree(self.staging, ignore_errors=True)
+        elif self.staging is not None:
+            self.staging.unlink(missing_ok=True)
 
     @property
     def folder(self) -> bool:
@@ -791,10 +820,9 @@ class _PartWriter:
     def allocate(self, like, n_rows: int) -> None:
         """``.npy``: the arrays of ``n_rows`` rows, shaped as the Explanation ``like``'s, refused before any work
         when the disk cannot hold them (a memory map written past a full disk kills the process)."""
-        import shutil
-
         from .utils import MemmapWriter
 
+        self.arrays = MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS, overwrite=self.force)  # checked, locked
         row_bytes = sum(getattr(like, name)[:1].nbytes for name in _NPY_FIELDS)
         free = shutil.disk_usage(self.out).free
         if row_bytes * n_rows > free:
@@ -802,11 +830,12 @@ class _PartWriter:
                              f"GiB, more than the {free / 2**30:,.1f} GiB free on its disk")
         print(f"shap-instances: plan: --out {self.out.name}: {n_rows:,} rows of {like.values[0].size:,} values, "
               f"{row_bytes * n_rows / 2**30:,.2f} GiB of the {free / 2**30:,.1f} GiB free on its disk", file=sys.stderr)
-        self.arrays = MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS)
         self.arrays.allocate(like)
 
     def __call__(self, i: int, table) -> int:
         if isinstance(table, int):  # written by the worker
+            if self.arrays is not None:  # counted: the arrays are put in place only when every row is written
+                self.arrays(i, table)
             self.lines += table
             return table
         if self.arrays is not None:  # one part of the .npy arrays, written here in order
@@ -816,11 +845,11 @@ class _PartWriter:
         rows = int(table["row"].max()) + 1 if "row" in table.columns and len(table) else len(table)
         table = _numbered(table, self.offset)
         if self.out.suffix == ".parquet":
-            _write_parquet(table, self.out / f"part-{i:05d}.parquet")
+            _write_parquet(table, self.target / f"part-{i:05d}.parquet")
         else:
             from .utils import spreadsheet_safe
 
-            spreadsheet_safe(table).to_csv(self.out, mode="a", header=i == 0, index=False)
+            spreadsheet_safe(table).to_csv(self.target, mode="a", header=i == 0, index=False)
         self.offset += rows
         self.lines += len(table)
         return len(table)

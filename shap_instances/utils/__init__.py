@@ -26,7 +26,6 @@ from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
 from ._dask import (
-    MemmapWriter,
     SharedFolder,
     available_cores,
     concat_explanations,
@@ -34,11 +33,10 @@ from ._dask import (
     explain_partitions,
     is_dask_collection,
     load_shared,
-    memmap_explanation,
     row_partitions,
     shared_arrays,
-    write_memmap_rows,
 )
+from ._memmap import MemmapWriter, check_output_folder, memmap_explanation, write_memmap_rows
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
@@ -88,6 +86,7 @@ __all__ = [
     "MemmapWriter",
     "SharedFolder",
     "available_cores",
+    "check_output_folder",
     "concat_explanations",
     "dask_client",
     "explain_partitions",
