@@ -198,3 +198,266 @@ def test_a_report_into_a_linked_folder_is_moved_within_that_folder(tmp_path, mon
     for _ in range(2):
         assert _tiny_report().write(link) == link / "index.html"
     assert sorted(p.name for p in real.iterdir()) == [".shap-instances-report.json", "a.png", "index.html", "t.csv"]
+
+
+# ------------------------------------------------------------------------------ memory-mapped result folders
+@pytest.fixture(scope="module")
+def iris():
+    """(a naive Bayes explainer of iris, its 150 rows as a C-ordered float array)."""
+    from sklearn.datasets import load_iris
+    from sklearn.naive_bayes import GaussianNB
+
+    import shap_instances as si
+
+    X, y = load_iris(return_X_y=True)
+    return si.NaiveBayesExplainer(GaussianNB().fit(X, y), X), np.ascontiguousarray(X)
+
+
+def _explain_into(iris, out, rows=slice(None), **options):
+    from shap_instances.utils import explain_partitions
+
+    explainer, X = iris
+    return explain_partitions(explainer, X[rows], rows_per_part=40, out=out, **options)
+
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", ["values.npy", "data.npy", "base_values.npy", "names.json", "notes.txt"])
+def test_a_non_empty_folder_is_refused_without_overwrite(iris, tmp_path, name):
+    """Before: explain_partitions silently replaced a user's values.npy, data.npy, base_values.npy, names.json."""
+    from shap_instances.exceptions import OutputConflictError
+
+    (tmp_path / name).write_bytes(b"the user's own")
+    with pytest.raises(OutputConflictError, match=rf"is not empty \(it holds \['{name}'\]\).*overwrite=True"):
+        _explain_into(iris, tmp_path)
+    assert _snapshot(tmp_path) == {name: b"the user's own"}
+    got = _explain_into(iris, tmp_path, overwrite=True)  # told to: the result's files replaced, others kept
+    assert np.array_equal(got.values, iris[0](iris[1]).values)
+    if not name.endswith(".npy"):
+        assert (tmp_path / name).read_bytes() == b"the user's own"
+
+
+def test_the_folder_the_rows_are_memory_mapped_from_is_refused(iris, tmp_path):
+    """Before: X memory-mapped from out/data.npy was overwritten by the run reading it, and other values returned."""
+    from shap_instances.exceptions import OutputConflictError
+
+    first = _explain_into(iris, tmp_path / "d")
+    mapped = np.asarray(first.data)[10:]  # a view of the memory map of d/data.npy
+    before = _snapshot(tmp_path / "d")
+    for overwrite in (False, True):
+        with pytest.raises(OutputConflictError, match="memory-mapped from"):
+            _explain_into((iris[0], mapped), tmp_path / "d", overwrite=overwrite)
+    assert _snapshot(tmp_path / "d") == before
+
+
+@pytest.mark.parametrize("kind", ["empty", "file", "dangling link"])
+def test_out_that_is_not_a_folder_is_refused_and_nothing_written(iris, tmp_path, monkeypatch, kind):
+    """Before: out="" wrote into the current folder; a file or a dangling link gave an obscure crash."""
+    from shap_instances.exceptions import InvalidParameterError, OutputConflictError
+
+    monkeypatch.chdir(tmp_path)
+    out = {"empty": "", "file": tmp_path / "f", "dangling link": tmp_path / "link"}[kind]
+    if kind == "file":
+        out.write_text("mine")
+    elif kind == "dangling link":
+        out.symlink_to(tmp_path / "nowhere")
+    error = InvalidParameterError if kind == "empty" else OutputConflictError
+    with pytest.raises(error, match={"empty": "empty path", "file": "is a file", "dangling link": "link to nothing"}[
+            kind]):
+        _explain_into(iris, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if kind == "empty" else [out.name])
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"rows_per_part": -1}, r"rows_per_part must be None or an int in \[1, inf\]; got -1"),
+    ({"rows_per_part": 2.5}, "rows_per_part"),
+    ({"rows_per_part": "40"}, "rows_per_part"), ({"rows_per_part": True}, "rows_per_part"),
+    ({"overwrite": "yes"}, "overwrite must be a bool"), ({"max_in_flight": 0}, "max_in_flight"),
+    ({"out": 3}, "out must be"), ({"sink": lambda i, part: None}, "not both"),
+])
+def test_bad_options_are_refused_before_any_work(iris, tmp_path, options, match):
+    from shap_instances.exceptions import InvalidParameterError
+    from shap_instances.utils import explain_partitions
+
+    explainer, X = iris
+    with pytest.raises(InvalidParameterError, match=match):
+        explain_partitions(explainer, X, **{"out": tmp_path / "o", **options})
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_failed_run_leaves_the_earlier_result_as_it_was(iris, tmp_path):
+    from shap_instances.utils import explain_partitions, memmap_explanation
+
+    earlier = _explain_into(iris, tmp_path, rows=slice(0, 50))
+    before = _snapshot(tmp_path)
+
+    def fails_on_the_third(explainer, part, index):
+        if index == 2:
+            raise RuntimeError("the explainer failed")
+        return explainer(part)
+
+    with pytest.raises(RuntimeError, match="explainer failed"):
+        explain_partitions(iris[0], iris[1], rows_per_part=40, out=tmp_path, overwrite=True,
+                           call=fails_on_the_third, numbered=True)
+    assert _snapshot(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+    assert np.array_equal(memmap_explanation(tmp_path).values, earlier.values)
+    with pytest.raises(RuntimeError):  # into a new folder: nothing left at all
+        explain_partitions(iris[0], iris[1], rows_per_part=40, out=tmp_path / "new", call=fails_on_the_third,
+                           numbered=True)
+    assert not (tmp_path / "new").exists()
+
+
+_KILLED = """
+import sys
+import numpy as np, shap
+from shap_instances.utils import MemmapWriter
+writer = MemmapWriter(sys.argv[1], 56000, fields=("values",))
+writer(0, shap.Explanation(np.ones((10, 3))))
+import os; os._exit(0)  # killed: no clean-up runs
+"""
+
+
+def test_a_killed_run_is_refused_on_reopen_and_its_leftovers_cleared(tmp_path):
+    """Before: a killed explain_partitions reopened as 56,000 rows of zeros, without a word."""
+    import subprocess
+    import sys
+
+    from shap_instances.exceptions import DataValidationError
+    from shap_instances.utils import MemmapWriter, memmap_explanation
+
+    subprocess.run([sys.executable, "-c", _KILLED, str(tmp_path)], check=True)
+    with pytest.raises(DataValidationError, match="no completion marker explanation.json .a run into it was "
+                                                   "interrupted"):
+        memmap_explanation(tmp_path)
+    with MemmapWriter(tmp_path, 1, fields=("values",)) as writer:  # not refused as non-empty: only leftovers
+        writer(0, __import__("shap").Explanation(np.ones((1, 2))))
+        assert writer.explanation().values.tolist() == [[1.0, 1.0]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["explanation.json", "values.npy"]
+
+
+def test_an_old_folder_without_a_marker_is_refused(tmp_path):
+    from shap_instances.exceptions import DataValidationError
+    from shap_instances.utils import memmap_explanation
+
+    np.save(tmp_path / "values.npy", np.zeros((56000, 3)))
+    with pytest.raises(DataValidationError, match="no completion marker"):
+        memmap_explanation(tmp_path)
+
+
+def test_overwrite_leaves_a_result_still_memory_mapped_unchanged(iris, tmp_path):
+    """Before: a second run into the same out= changed an earlier result in place (or crashed it with SIGBUS
+    when the file was truncated)."""
+    first = _explain_into(iris, tmp_path, rows=slice(0, 150))
+    kept = np.array(first.values)
+    second = _explain_into(iris, tmp_path, rows=slice(100, 130), overwrite=True)
+    assert np.array_equal(first.values, kept) and first.values.shape == (150, 4, 3)
+    assert np.array_equal(second.values, iris[0](iris[1][100:130]).values)
+
+
+def test_a_second_run_into_a_folder_being_written_is_refused(iris, tmp_path):
+    """Before: two concurrent runs into one folder both exited 0 with neither's values."""
+    import shap
+
+    from shap_instances.exceptions import DataValidationError, OutputConflictError
+    from shap_instances.utils import MemmapWriter, memmap_explanation
+
+    with MemmapWriter(tmp_path, 2, fields=("values",)) as writer:
+        writer(0, shap.Explanation(np.ones((1, 2))))
+        with pytest.raises(OutputConflictError, match="being written by another run"):
+            _explain_into(iris, tmp_path, overwrite=True)
+        with pytest.raises(DataValidationError, match="a run is writing into it now"):
+            memmap_explanation(tmp_path)
+        writer(1, shap.Explanation(np.full((1, 2), 2.0)))
+        assert writer.explanation().values.tolist() == [[1.0, 1.0], [2.0, 2.0]]
+    assert _explain_into(iris, tmp_path, overwrite=True).values.shape == (150, 4, 3)  # the lock was released
+
+
+def test_an_incomplete_result_is_not_kept(tmp_path):
+    import shap
+
+    from shap_instances.exceptions import DataValidationError
+    from shap_instances.utils import MemmapWriter
+
+    with MemmapWriter(tmp_path / "o", 5, fields=("values",)) as writer:
+        writer(0, shap.Explanation(np.ones((2, 2))))
+        with pytest.raises(DataValidationError, match="2 of the 5 rows were written"):
+            writer.explanation()
+        with pytest.raises(DataValidationError, match="do not fit the 5 rows"):
+            writer(1, shap.Explanation(np.ones((4, 2))))
+    assert not (tmp_path / "o").exists()
+
+
+def _damage(folder, kind):
+    import json
+
+    marker = json.loads((folder / "explanation.json").read_text())
+    if kind == "truncated values.npy":
+        with open(folder / "values.npy", "r+b") as handle:
+            handle.truncate(200)
+    elif kind == "garbage values.npy":
+        (folder / "values.npy").write_bytes(b"\x93NUMPY garbage" * 100)
+    elif kind == "garbage marker":
+        (folder / "explanation.json").write_text("{\"format\": [1, 2")
+    elif kind == "player names":
+        marker["feature_names"] = marker["feature_names"][:-1]
+    elif kind == "output names":
+        marker["output_names"] = ["a"]
+    elif kind == "base values":
+        np.save(folder / "base_values.npy", np.zeros((7, 3)))
+        marker["arrays"]["base_values"].update(shape=[7, 3], bytes=(folder / "base_values.npy").stat().st_size)
+    if kind in ("player names", "output names", "base values"):
+        (folder / "explanation.json").write_text(json.dumps(marker))
+
+
+@pytest.mark.parametrize("kind, match", [
+    ("truncated values.npy", r"values.npy is not the array the completion marker records"),
+    ("garbage values.npy", r"values.npy is not"),
+    ("garbage marker", r"unreadable or incomplete completion marker explanation.json"),
+    ("player names", r"3 player names for 4 players"),
+    ("output names", r"1 output names for 3 output"),
+    ("base values", r"base_values has shape \(7, 3\), not \(150, 3\)"),
+])
+def test_a_damaged_folder_is_refused_naming_the_file(iris, tmp_path, kind, match):
+    """Before: a truncated values.npy or garbage names.json gave an obscure crash, inconsistent names and shapes
+    were accepted."""
+    from shap_instances.exceptions import DataValidationError
+    from shap_instances.utils import memmap_explanation
+
+    _explain_into(iris, tmp_path)
+    _damage(tmp_path, kind)
+    with pytest.raises(DataValidationError, match=match):
+        memmap_explanation(tmp_path)
+
+
+def test_a_marker_replaced_while_opening_is_refused(iris, tmp_path, monkeypatch):
+    import json
+
+    from shap_instances.exceptions import DataValidationError
+    from shap_instances.utils import _memmap, memmap_explanation
+
+    _explain_into(iris, tmp_path)
+    open_array = _memmap._open_array
+
+    def meanwhile_another_run_finishes(path, entry):
+        marker = json.loads((tmp_path / "explanation.json").read_text())
+        (tmp_path / "explanation.json").write_text(json.dumps({**marker, "token": "another run"}))
+        return open_array(path, entry)
+
+    monkeypatch.setattr(_memmap, "_open_array", meanwhile_another_run_finishes)
+    with pytest.raises(DataValidationError, match="changed while the arrays were opened"):
+        memmap_explanation(tmp_path)
+
+
+def test_a_finished_result_is_never_written_in_place(iris, tmp_path):
+    import shap
+
+    from shap_instances.exceptions import OutputConflictError
+    from shap_instances.utils import write_memmap_rows
+
+    _explain_into(iris, tmp_path)
+    before = _snapshot(tmp_path)
+    with pytest.raises(OutputConflictError, match="never written in place"):
+        write_memmap_rows(tmp_path, 0, shap.Explanation(np.ones((1, 4, 3))))
+    assert _snapshot(tmp_path) == before
