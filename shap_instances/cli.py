@@ -250,6 +250,8 @@ def _cmd_explain(args) -> int:
         _check_stream_options(args, out)
     _check_output(out, args, folder=False)
     X, y, task = _load(args)
+    if args.explain is not None:
+        _check_explain_columns(Path(args.explain), [str(c) for c in X.columns])
     if args.explainer in RENAMED_EXPLAINERS:  # the command line shows no FutureWarning: say it on stderr
         print(f"shap-instances: --explainer {args.explainer} is deprecated and will be removed in shap-instances "
               f"{REMOVED_IN}; use --explainer {RENAMED_EXPLAINERS[args.explainer]}", file=sys.stderr)
@@ -440,6 +442,28 @@ def _check_stream_options(args, out: Path) -> None:
                          "run; choose another folder")
 
 
+def _check_explain_columns(path: Path, columns: list[str]) -> None:
+    """Refuse, before a model is fitted and before anything is written, an ``--explain`` file whose header cannot
+    be read (not CSV, not Parquet, damaged) or that lacks columns of ``--data``."""
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            names = [str(name) for name in pq.ParquetFile(path).schema_arrow.names]
+        else:
+            import pandas as pd
+
+            names = [str(name) for name in pd.read_csv(path, nrows=0).columns]
+    except (OSError, ValueError) as error:  # pandas' ParserError and pyarrow's ArrowInvalid are ValueErrors
+        raise ValueError(f"--explain {path} cannot be read as {path.suffix[1:]} ({type(error).__name__}: "
+                         f"{str(error)[:200]}); nothing was written: pass a {path.suffix[1:]} file with the columns "
+                         "of --data") from None
+    missing = [column for column in columns if column not in names]
+    if missing:
+        raise ValueError(f"--explain {path} lacks the columns {missing[:10]} of --data; nothing was written: add "
+                         "them, or explain a file with the columns of --data")
+
+
 #: The arrays of an ``--out NAME.npy`` folder (``utils.memmap_explanation`` reopens it).
 _NPY_FIELDS = ("values", "base_values")
 
@@ -458,9 +482,6 @@ def _explain_file(args, explainer, encoder, first, columns: list[str], target: s
     the first row of --data with its target, whose values give the shape of a ``.npy`` output)."""
     frame, offsets = _read_partitions(Path(args.explain), args.block_size)
     n_rows = offsets[-1] if isinstance(offsets, list) else offsets
-    missing = [column for column in columns if column not in frame.columns]
-    if missing:
-        raise ValueError(f"--explain {args.explain} lacks the columns {missing[:10]} of --data")
     takes_y = getattr(explainer, "call_y", "none") != "none" and target in frame.columns
     frame = frame[[*columns, target] if takes_y else columns]
     options: dict[str, Any] = {"encoder": encoder, "columns": columns, "target": target if takes_y else None}

@@ -461,3 +461,56 @@ def test_a_finished_result_is_never_written_in_place(iris, tmp_path):
     with pytest.raises(OutputConflictError, match="never written in place"):
         write_memmap_rows(tmp_path, 0, shap.Explanation(np.ones((1, 4, 3))))
     assert _snapshot(tmp_path) == before
+
+
+# ------------------------------------------------------------------------- the command line validates first
+@pytest.fixture
+def tables(tmp_path):
+    """The iris table as the training CSV and as the CSV to explain."""
+    pytest.importorskip("dask.dataframe")
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    X.assign(label=y).to_csv(tmp_path / "train.csv", index=False)
+    X.to_csv(tmp_path / "rows.csv", index=False)
+    return tmp_path
+
+
+def _stream(tables, source, out, *more):
+    from shap_instances.cli import main
+
+    return main(["explain", "--data", str(tables / "train.csv"), "--target", "label", "--explainer", "naive_bayes",
+                 "--explain", str(source), "--out", str(out), "--force", *more])
+
+
+def _tree(path):
+    """Every file under ``path`` (or the file itself) with its bytes."""
+    path = __import__("pathlib").Path(path)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return {str(p.relative_to(path.parent)): p.read_bytes() for p in files}
+
+
+def _bad_sources(tables):
+    """--explain files that must be refused: a missing column, an unreadable file, a bad cell in a later block."""
+    rows = pd.read_csv(tables / "rows.csv")
+    rows.drop(columns=rows.columns[1]).to_csv(tables / "missing.csv", index=False)
+    (tables / "garbage.csv").write_bytes(b"\x00\xff\xfe" * 50)
+    (tables / "garbage.parquet").write_bytes(b"PAR1 not really")
+    late = rows.astype(object)
+    late.iloc[140, 0] = "not a number"
+    late.to_csv(tables / "late.csv", index=False)
+    return {"missing.csv": "lacks the columns", "garbage.csv": "cannot be read as csv",
+            "garbage.parquet": "cannot be read as parquet", "late.csv": ""}
+
+
+@pytest.mark.parametrize("out", ["o.csv", "o.parquet", "o.npy"])
+def test_explain_force_keeps_the_earlier_output_when_the_input_is_bad(tables, capsys, out):
+    """Before: ``explain --explain bad.csv --force`` deleted the earlier output before finding the input bad."""
+    pytest.importorskip("pyarrow")
+    assert _stream(tables, tables / "rows.csv", tables / out) == 0
+    before = _tree(tables / out)
+    for source, message in _bad_sources(tables).items():
+        assert _stream(tables, tables / source, tables / out, "--block-size", "2000") == 2, source
+        assert message in capsys.readouterr().err
+        assert _tree(tables / out) == before, source
+    assert sorted(p.name for p in tables.iterdir() if p.name.startswith(".")) == []  # no staging left
