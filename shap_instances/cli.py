@@ -180,6 +180,12 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
         raise ValueError(f"--out {out} is the input file --data (or a link to it); choose another path")
     if data is not None and folder and Path(data).resolve().is_relative_to(out.resolve()):
         raise ValueError(f"--out {out} contains the input file --data; choose another folder")
+    if not folder and not (getattr(args, "explain", None) and out.suffix in (".parquet", ".npy")):
+        if not out.parent.is_dir():
+            raise ValueError(f"--out {out}: its folder {out.parent} does not exist (or is not a folder); create it "
+                             "first or choose another path")
+        if out.is_dir():
+            raise ValueError(f"--out {out} is a folder; it is not replaced: choose a file path")
     if not os.path.lexists(out):
         return
     if not folder:
@@ -955,6 +961,8 @@ def _cmd_report(args) -> int:
     _check_positive(args.max_memory, "--max-memory", "GiB")
     if args.max_evals is not None and args.max_evals < 1:
         raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
+    if not args.out.strip():
+        raise ValueError("--out is an empty path (it would be the current folder); pass the report's folder")
     _check_output(Path(args.out), args, folder=True)
     X, y, task = _load(args)
     from .report import run_report

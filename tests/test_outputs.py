@@ -514,3 +514,35 @@ def test_explain_force_keeps_the_earlier_output_when_the_input_is_bad(tables, ca
         assert message in capsys.readouterr().err
         assert _tree(tables / out) == before, source
     assert sorted(p.name for p in tables.iterdir() if p.name.startswith(".")) == []  # no staging left
+
+
+@pytest.mark.parametrize("case", ["no parent", "a folder", "report into ''"])
+def test_cli_output_paths_that_cannot_be_written_are_refused_first(tmp_path, capsys, case):
+    from shap_instances.cli import main
+
+    (tmp_path / "d.csv").mkdir()
+    out = {"no parent": str(tmp_path / "nowhere" / "o.csv"), "a folder": str(tmp_path / "d.csv")}.get(case, "")
+    command = ["report", "--out", out] if case == "report into ''" else [
+        "explain", "--explainer", "naive_bayes", "--rows", "2", "--out", out, "--force"]
+    assert main(command) == 2
+    said = capsys.readouterr().err
+    assert {"no parent": "does not exist", "a folder": "is a folder; it is not replaced",
+            "report into ''": "--out is an empty path"}[case] in said and "internal error" not in said
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"] and not any((tmp_path / "d.csv").iterdir())
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda f: __import__("shap_instances").utils.memmap_explanation(3), "folder must be a path"),
+    (lambda f: __import__("shap_instances").utils.memmap_explanation(f, like="x"), "like must be None or a shap"),
+    (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, -1, None), "start must be an int"),
+    (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, 0, "rows"), "part must be an Explanation"),
+    (lambda f: __import__("shap_instances").utils.MemmapWriter(f, 2, fields=None), "fields must be a sequence"),
+    (lambda f: __import__("shap_instances").utils.MemmapWriter(f, -2), "n_rows must be an int"),
+    (lambda f: __import__("shap_instances").report.Report("r").write(""), "empty path"),
+])
+def test_the_folder_functions_refuse_bad_arguments_by_name(tmp_path, call, match):
+    from shap_instances.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=match):
+        call(tmp_path / "f")
+    assert list(tmp_path.iterdir()) == []

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import OutputConflictError, ShapInstancesWarning
-from ..utils import file_digest, spreadsheet_safe
+from ..utils import check_output_folder, file_digest, spreadsheet_safe
 from ._manifest import read_manifest, report_files, write_manifest
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class Report:
         while they move, so an interrupted run leaves files a rerun still recognises.
         """
         created = not os.path.lexists(folder)
-        folder = _report_folder(Path(folder))
+        folder = _report_folder(folder)
         listed = read_manifest(folder)
         earlier = report_files(folder)
         staging = Path(tempfile.mkdtemp(prefix=".shap-instances-staging-", dir=folder))
@@ -226,13 +226,15 @@ class Report:
         return {path.name: [file_digest(path)] for path in sorted(staging.iterdir())}
 
 
-def _report_folder(folder: Path) -> Path:
-    """``folder``, created if missing; refused when something other than a folder is there (a file, a dangling
-    link)."""
-    if os.path.lexists(folder) and not folder.is_dir():
-        what = "a link to nothing" if folder.is_symlink() and not folder.exists() else "not a folder"
-        raise OutputConflictError(f"the report's folder {folder} is {what}; it is not replaced: choose another --out")
-    folder.mkdir(parents=True, exist_ok=True)
+def _report_folder(folder: Any) -> Path:
+    """``folder``, created if missing; refused when it is ``""`` or something other than a folder is there (a
+    file, a link to nothing)."""
+    folder = check_output_folder(folder, name="out", owner="Report.write")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputConflictError(f"the report's folder {folder} cannot be made ({error.strerror}); choose another "
+                                  "--out") from None
     return folder
 
 

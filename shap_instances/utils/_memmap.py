@@ -46,7 +46,7 @@ MARKER_FORMAT = "shap-instances memory-mapped explanation 1"
 _STAGING = ".shap-instances-partial-"
 
 
-def check_output_folder(out: Any, name: str = "out") -> Path:
+def check_output_folder(out: Any, name: str = "out", owner: str = "explain_partitions") -> Path:
     """``out`` as a folder the package may write into: a path (not ``""``), a folder or nothing yet (not a file,
     not a link to nothing).
 
@@ -66,7 +66,7 @@ def check_output_folder(out: Any, name: str = "out") -> Path:
     ...     print(error)
     out='' is an empty path (it would be the current folder); pass the folder to write into, e.g. out='values'.
     """
-    validate_params("explain_partitions", {name: ["path"]}, {name: out})
+    validate_params(owner, {name: ["path"]}, {name: out})
     text = os.fspath(out)
     if not isinstance(text, str) or not text.strip():
         raise InvalidParameterError(f"{name}={text!r} is an empty path (it would be the current folder); pass the "
@@ -128,11 +128,11 @@ def refuse_input_in(folder: Path, *inputs: Any) -> None:
     >>> from shap_instances.utils._memmap import refuse_input_in
     >>> refuse_input_in(Path(tempfile.mkdtemp()), np.zeros(3))
     """
-    inside = os.path.realpath(folder) + os.sep
+    here = os.path.realpath(folder)
     for array in inputs:
         while isinstance(array, np.ndarray):
             name = getattr(array, "filename", None)
-            if name is not None and os.path.realpath(name).startswith(inside):
+            if name is not None and os.path.dirname(os.path.realpath(name)) == here:
                 raise OutputConflictError(
                     f"out={str(folder)!r} holds {os.path.basename(name)}, which the rows being explained are "
                     "memory-mapped from; writing there would replace the input: choose another folder.")
@@ -180,12 +180,17 @@ class MemmapWriter:
                  overwrite: bool = False) -> None:
         validate_params("MemmapWriter", {"n_rows": [Interval(numbers.Integral, 0, None)], "overwrite": ["boolean"]},
                         {"n_rows": n_rows, "overwrite": overwrite})
-        if "values" not in fields or not set(fields) <= set(FIELDS):
-            raise InvalidParameterError(f"MemmapWriter: fields must be names among {FIELDS}, values included; got "
-                                        f"{tuple(fields)!r}.")
+        if isinstance(fields, str) or not isinstance(fields, Sequence) or "values" not in fields or not set(
+                fields) <= set(FIELDS):
+            raise InvalidParameterError(f"MemmapWriter: fields must be a sequence of names among {FIELDS}, values "
+                                        f"included; got {fields!r}.")
         self.folder = check_output_folder(folder)
         self.created = not self.folder.exists()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OutputConflictError(f"out={str(self.folder)!r} cannot be made a folder ({error.strerror}); choose "
+                                      "a folder you can write into.") from None
         self.lock: _FolderLock | None = _FolderLock(self.folder)
         try:
             _remove_staging(self.folder)  # left by a killed run: the lock is ours, so no live run writes there
@@ -330,6 +335,11 @@ def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> 
     >>> np.load(f"{folder}/values.npy").tolist()
     [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
     """
+    validate_params("write_memmap_rows", {"folder": ["path"], "start": [Interval(numbers.Integral, 0, None)]},
+                    {"folder": folder, "start": start})
+    if not hasattr(part, "values"):
+        raise InvalidParameterError(f"write_memmap_rows: part must be an Explanation of consecutive rows; got a "
+                                    f"{type(part).__name__}.")
     folder = Path(folder)
     if (folder / MARKER).exists():
         raise OutputConflictError(f"{folder} holds a finished result ({MARKER}); it is never written in place: "
@@ -399,6 +409,10 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     >>> isinstance(reopened.values.base, memmap), reopened.values.shape
     (True, (178, 13, 3))
     """
+    validate_params("memmap_explanation", {"folder": ["path"]}, {"folder": folder})
+    if like is not None and not isinstance(like, _shap_explanation()):
+        raise InvalidParameterError(f"memmap_explanation: like must be None or a shap.Explanation (a part of the same "
+                                    f"result); got a {type(like).__name__}.")
     folder = Path(folder)
     marker = _read_marker(folder, strict=True)
     # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
