@@ -21,7 +21,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ._deprecated import REMOVED_IN
 from .exceptions import BudgetError, ShapInstancesError, UnsupportedModelError
@@ -812,22 +812,22 @@ class _PartWriter:
     @property
     def target(self) -> Path:
         """Where the parts are written: the staging file or folder (the arrays' staging folder for ``.npy``)."""
-        return self.arrays.staging if self.arrays is not None else self.staging
+        return self.arrays.staging if self.arrays is not None else cast(Path, self.staging)
 
     def finish(self) -> None:
         """Put what was written in place of ``--out`` (an earlier output's parts replaced, nothing else)."""
         if self.arrays is not None:
             self.arrays.explanation()
-        elif self.out.suffix == ".csv":
-            os.replace(self.staging, self.out)
-        elif self.out.is_dir():
+            return
+        staging = self.target
+        if self.out.suffix == ".parquet" and self.out.is_dir():
             for old in self.out.glob("part-*.parquet"):
                 old.unlink()
-            for new in self.staging.iterdir():
+            for new in staging.iterdir():
                 os.replace(new, self.out / new.name)
-            self.staging.rmdir()
+            staging.rmdir()
         else:
-            os.replace(self.staging, self.out)
+            os.replace(staging, self.out)
         self.staging = None
 
     def discard(self) -> None:

@@ -43,7 +43,9 @@ def read_manifest(folder: str | os.PathLike[str]) -> dict[str, list[dict[str, An
         return {}
     try:
         manifest = json.loads(path.read_text(encoding="utf-8")) if not path.is_symlink() else {}
-        files = manifest["files"] if manifest.get("format") in (MANIFEST_FORMAT, _NAMES_ONLY) else None
+        if manifest.get("format") not in (MANIFEST_FORMAT, _NAMES_ONLY):
+            raise ValueError(f"format {manifest.get('format')!r}")
+        files = manifest["files"]
         files = dict.fromkeys(files, []) if isinstance(files, list) else files
         return {str(name): [d for d in digests if _valid_digest(d)] for name, digests in files.items()
                 if isinstance(digests, list)}

@@ -293,7 +293,7 @@ def _marker(staging: Path, like: Any) -> dict[str, Any]:
 def _commit(staging: Path, folder: Path, marker: dict[str, Any]) -> None:
     """Put the staged arrays in place (each renamed: a file still memory-mapped keeps its old content) and write
     the marker last; the earlier marker is removed first, so that no reader pairs it with the new arrays."""
-    earlier = _read_marker(folder, strict=False) or {}
+    earlier = _read_marker(folder) or {}
     for path in staging.glob("*.npy"):
         with open(path, "rb+") as handle:
             os.fsync(handle.fileno())
@@ -414,10 +414,10 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
         raise InvalidParameterError(f"memmap_explanation: like must be None or a shap.Explanation (a part of the same "
                                     f"result); got a {type(like).__name__}.")
     folder = Path(folder)
-    marker = _read_marker(folder, strict=True)
+    marker = _required_marker(folder)
     # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
     arrays = {name: _open_array(folder / f"{name}.npy", entry) for name, entry in marker["arrays"].items()}
-    if _read_marker(folder, strict=False) != marker:  # replaced while the arrays were opened
+    if _read_marker(folder) != marker:  # replaced while the arrays were opened
         raise DataValidationError(f"{folder / MARKER} changed while the arrays were opened (another run finished "
                                   "into the folder); open it again.")
     _check_shapes(folder, arrays, marker)
@@ -435,23 +435,27 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     return joined
 
 
-def _read_marker(folder: Path, *, strict: bool) -> dict[str, Any] | None:
-    """The completion marker of ``folder``; refused (``strict``) or None when it is missing or not valid."""
-    path = folder / MARKER
+def _read_marker(folder: Path) -> dict[str, Any] | None:
+    """The completion marker of ``folder``; None when it is missing or not valid."""
     try:
-        marker = json.loads(path.read_text(encoding="utf-8"))
-        valid = _valid_marker(marker)
-    except (OSError, ValueError, UnicodeDecodeError):
-        marker, valid = None, False
-    if valid or not strict:
-        return marker if valid else None
+        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a UnicodeDecodeError is a ValueError
+        return None
+    return marker if _valid_marker(marker) else None
+
+
+def _required_marker(folder: Path) -> dict[str, Any]:
+    """The completion marker of ``folder``, refused with the likely reason when it is missing or not valid."""
+    marker = _read_marker(folder)
+    if marker is not None:
+        return marker
     if not folder.is_dir():
         raise DataValidationError(f"{folder} is not a folder (nothing is there, or a file); pass the out= folder of "
                                   "explain_partitions.")
     why = ("a run is writing into it now" if _FolderLock.held_elsewhere(folder) else
            "a run into it was interrupted" if any(p.name.startswith(_STAGING) for p in folder.iterdir()) else
            "a run was interrupted or is still running, or another program wrote the folder")
-    state = "has no" if not path.exists() else "has an unreadable or incomplete"
+    state = "has no" if not (folder / MARKER).exists() else "has an unreadable or incomplete"
     raise DataValidationError(f"{folder} {state} completion marker {MARKER} ({why}); its arrays are not read as "
                               "a result: rerun explain_partitions(..., out=FOLDER, overwrite=True).")
 
@@ -506,7 +510,7 @@ def _check_shapes(folder: Path, arrays: dict[str, np.ndarray], marker: dict[str,
                                   "explain_partitions(..., out=FOLDER, overwrite=True).")
 
 
-def _shap_explanation() -> type:
+def _shap_explanation() -> Any:
     import shap
 
     return shap.Explanation
