@@ -46,6 +46,11 @@ def test_spreadsheet_safe_returns_a_clean_table_itself_and_keeps_negative_number
     assert spreadsheet_safe(pd.DataFrame({"s": ["-inf", "-1+2"]}))["s"].tolist() == ["'-inf", "'-1+2"]
 
 
+def test_spreadsheet_safe_keeps_categories_that_would_collide():
+    table = pd.DataFrame({"c": pd.Categorical(["=a", "'=a", "b"])})
+    assert spreadsheet_safe(table)["c"].tolist() == ["'=a", "'=a", "b"]
+
+
 def _iris_with_a_formula(tmp_path):
     from sklearn.datasets import load_iris
 
@@ -404,10 +409,13 @@ def _damage(folder, kind):
         marker["feature_names"] = marker["feature_names"][:-1]
     elif kind == "output names":
         marker["output_names"] = ["a"]
+    elif kind == "0-d values":
+        np.save(folder / "values.npy", np.float64(1.0))
+        marker["arrays"]["values"].update(shape=[], bytes=(folder / "values.npy").stat().st_size)
     elif kind == "base values":
         np.save(folder / "base_values.npy", np.zeros((7, 3)))
         marker["arrays"]["base_values"].update(shape=[7, 3], bytes=(folder / "base_values.npy").stat().st_size)
-    if kind in ("player names", "output names", "base values"):
+    if kind in ("player names", "output names", "base values", "0-d values"):
         (folder / "explanation.json").write_text(json.dumps(marker))
 
 
@@ -418,6 +426,7 @@ def _damage(folder, kind):
     ("player names", r"3 player names for 4 players"),
     ("output names", r"1 output names for 3 output"),
     ("base values", r"base_values has shape \(7, 3\), not \(150, 3\)"),
+    ("0-d values", r"values.npy has 0 dimension\(s\)"),
 ])
 def test_a_damaged_folder_is_refused_naming_the_file(iris, tmp_path, kind, match):
     """Before: a truncated values.npy or garbage names.json gave an obscure crash, inconsistent names and shapes

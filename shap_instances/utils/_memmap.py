@@ -196,6 +196,10 @@ class MemmapWriter:
             _remove_staging(self.folder)  # left by a killed run: the lock is ours, so no live run writes there
             _refuse_non_empty(self.folder, overwrite)
             self.staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=self.folder))
+        except OSError as error:
+            self.close()
+            raise OutputConflictError(f"out={str(self.folder)!r} cannot be written into ({error.strerror}); choose "
+                                      "a folder you can write into.") from None
         except BaseException:
             self.close()
             raise
@@ -492,15 +496,18 @@ def _open_array(path: Path, entry: dict[str, Any]) -> np.ndarray:
 def _check_shapes(folder: Path, arrays: dict[str, np.ndarray], marker: dict[str, Any]) -> None:
     """Refuse arrays and names of a folder that do not fit together (rows, players, outputs)."""
     values = arrays["values"]
+    if values.ndim not in (2, 3):
+        raise DataValidationError(f"{folder / 'values.npy'} has {values.ndim} dimension(s), not 2 (rows, players) or "
+                                  "3 (rows, players, outputs); rerun explain_partitions(..., out=FOLDER, "
+                                  "overwrite=True).")
     n, outputs = values.shape[0], values.shape[2:] if values.ndim == 3 else ()
     expected = {"base_values": [(n, *outputs)] + ([(n, 1)] if not outputs else []),
                 "error_std": [values.shape]}
-    problems = [] if values.ndim in (2, 3) else [f"values has {values.ndim} dimensions, not 2 or 3"]
-    problems += [f"{name} has shape {arrays[name].shape}, not {expected[name][0]}" for name in expected
+    problems = [f"{name} has shape {arrays[name].shape}, not {expected[name][0]}" for name in expected
                  if name in arrays and arrays[name].shape not in expected[name]]
     if "data" in arrays and (arrays["data"].ndim == 0 or arrays["data"].shape[0] != n):
         problems.append(f"data has shape {arrays['data'].shape}, not {n} rows")
-    if values.ndim >= 2 and len(marker["feature_names"]) != values.shape[1]:
+    if len(marker["feature_names"]) != values.shape[1]:
         problems.append(f"{len(marker['feature_names'])} player names for {values.shape[1]} players")
     names = marker["output_names"]
     if names is not None and len(names) != (outputs[0] if outputs else 1):

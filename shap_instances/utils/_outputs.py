@@ -73,7 +73,11 @@ def _safe_column(column: pd.Series) -> pd.Series | None:
     if isinstance(column.dtype, pd.CategoricalDtype):
         categories = list(column.cat.categories)
         renamed = [_neutralised(c) for c in categories]
-        return None if renamed == categories else column.cat.rename_categories(renamed)
+        if renamed == categories:
+            return None
+        if len(set(renamed)) == len(renamed):  # the codes kept (a long table's player column: millions of rows)
+            return column.cat.rename_categories(renamed)
+        column = column.astype(object)  # "=a" and "'=a" both among the categories: cell by cell
     safe = column.map(_neutralised, na_action="ignore")
     return None if safe.equals(column) else safe
 
