@@ -195,7 +195,8 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
     from .report import report_files
 
     if not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder; choose another path")
+        raise ValueError(f"--out {out} is a file or a link to nothing, not a folder; it is not replaced: choose "
+                         "another path")
     earlier = report_files(out)
     if earlier or not any(out.iterdir()):
         return

@@ -90,10 +90,12 @@ class _FolderLock:
             return
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             self.release()
             raise OutputConflictError(f"out={str(folder)!r} is being written by another run now (it holds the "
                                       "folder's lock); wait for it to finish, or choose another folder.") from None
+        except OSError:  # a file system without locks (some network ones): written unlocked, as without fcntl
+            pass
 
     def release(self) -> None:
         if self.fd is not None:
@@ -109,7 +111,7 @@ class _FolderLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 return False
-            except OSError:
+            except BlockingIOError:
                 return True
             finally:
                 os.close(fd)
