@@ -197,11 +197,7 @@ class MemmapWriter:
         try:
             _remove_staging(self.folder)  # left by a killed run: the lock is ours, so no live run writes there
             _refuse_non_empty(self.folder, overwrite)
-            self.staging = Path(tempfile.mkdtemp(prefix=_STAGING, dir=self.folder))
-        except OSError as error:
-            self.close()
-            raise OutputConflictError(f"out={str(self.folder)!r} cannot be written into ({error.strerror}); choose "
-                                      "a folder you can write into.") from None
+            self.staging = _make_staging(self.folder)
         except BaseException:
             self.close()
             raise
@@ -270,6 +266,15 @@ def _remove_staging(folder: Path) -> None:
     for entry in folder.iterdir():
         if entry.name.startswith(_STAGING) and entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _make_staging(folder: Path) -> Path:
+    """A new staging folder inside ``folder``; refused when the folder cannot be written into."""
+    try:
+        return Path(tempfile.mkdtemp(prefix=_STAGING, dir=folder))
+    except OSError as error:
+        raise OutputConflictError(f"out={str(folder)!r} cannot be written into ({error.strerror}); choose a folder "
+                                  "you can write into.") from None
 
 
 def _refuse_non_empty(folder: Path, overwrite: bool) -> None:
