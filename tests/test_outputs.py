@@ -314,30 +314,22 @@ def test_a_failed_run_leaves_the_earlier_result_as_it_was(iris, tmp_path):
     assert not (tmp_path / "new").exists()
 
 
-_KILLED = """
-import sys
-import numpy as np, shap
-from shap_instances.utils import MemmapWriter
-writer = MemmapWriter(sys.argv[1], 56000, fields=("values",))
-writer(0, shap.Explanation(np.ones((10, 3))))
-import os; os._exit(0)  # killed: no clean-up runs
-"""
-
-
 def test_a_killed_run_is_refused_on_reopen_and_its_leftovers_cleared(tmp_path):
-    """Before: a killed explain_partitions reopened as 56,000 rows of zeros, without a word."""
-    import subprocess
-    import sys
+    """Before: a killed explain_partitions reopened as 56,000 rows of zeros, without a word. A kill is what is
+    left when the lock is dropped (the system releases it with the process) and nothing is cleaned up."""
+    import shap
 
     from shap_instances.exceptions import DataValidationError
     from shap_instances.utils import MemmapWriter, memmap_explanation
 
-    subprocess.run([sys.executable, "-c", _KILLED, str(tmp_path)], check=True)
+    killed = MemmapWriter(tmp_path, 56000, fields=("values",))
+    killed(0, shap.Explanation(np.ones((10, 3))))
+    killed.lock.release()  # the process dies here: no close(), the staging folder stays
     with pytest.raises(DataValidationError, match="no completion marker explanation.json .a run into it was "
                                                    "interrupted"):
         memmap_explanation(tmp_path)
     with MemmapWriter(tmp_path, 1, fields=("values",)) as writer:  # not refused as non-empty: only leftovers
-        writer(0, __import__("shap").Explanation(np.ones((1, 2))))
+        writer(0, shap.Explanation(np.ones((1, 2))))
         assert writer.explanation().values.tolist() == [[1.0, 1.0]]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["explanation.json", "values.npy"]
 
