@@ -532,12 +532,23 @@ def test_cli_output_paths_that_cannot_be_written_are_refused_first(tmp_path, cap
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"] and not any((tmp_path / "d.csv").iterdir())
 
 
+def _nb():
+    from sklearn.naive_bayes import GaussianNB
+
+    import shap_instances as si
+
+    X = np.arange(24.0).reshape(6, 4)
+    return si.NaiveBayesExplainer(GaussianNB().fit(X, [0, 1] * 3), X)
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda f: __import__("shap_instances").utils.memmap_explanation(3), "folder must be a path"),
     (lambda f: __import__("shap_instances").utils.memmap_explanation(f, like="x"), "like must be None or a shap"),
     (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, -1, None), "start must be an int"),
-    (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, 0, "rows"), "part must be an Explanation"),
+    (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, 0, "rows"), "each part must be a shap.Explanation"),
     (lambda f: __import__("shap_instances").utils.MemmapWriter(f, 2, fields=None), "fields must be a sequence"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(
+        _nb(), np.ones((3, 4)), out=f, call=lambda e, part: pd.DataFrame(part)), "call must return one"),
     (lambda f: __import__("shap_instances").utils.MemmapWriter(f, -2), "n_rows must be an int"),
     (lambda f: __import__("shap_instances").report.Report("r").write(""), "empty path"),
 ])

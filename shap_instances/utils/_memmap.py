@@ -228,6 +228,7 @@ class MemmapWriter:
         if isinstance(part, int | np.integer):  # rows a worker wrote into the staging files itself
             self.start += int(part)
             return
+        _check_part(part, "MemmapWriter")
         if self.first is None:
             self.allocate(part)
         self.start += write_memmap_rows(self.staging, self.start, part)
@@ -348,9 +349,7 @@ def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> 
     """
     validate_params("write_memmap_rows", {"folder": ["path"], "start": [Interval(numbers.Integral, 0, None)]},
                     {"folder": folder, "start": start})
-    if not hasattr(part, "values"):
-        raise InvalidParameterError(f"write_memmap_rows: part must be an Explanation of consecutive rows; got a "
-                                    f"{type(part).__name__}.")
+    _check_part(part, "write_memmap_rows")
     folder = Path(folder)
     if (folder / MARKER).exists():
         raise OutputConflictError(f"{folder} holds a finished result ({MARKER}); it is never written in place: "
@@ -374,6 +373,14 @@ def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> 
         with path.open("r+b") as handle:
             _write_all(handle.fileno(), rows.reshape(-1).view(np.uint8).data, target.offset + start * rows[:1].nbytes)
     return n
+
+
+def _check_part(part: Any, owner: str) -> None:
+    """Refuse a part that is not an Explanation of at least one dimension (a table, a sparse matrix: what a
+    ``call`` returns for a ``sink`` other than ``out=``)."""
+    if not isinstance(part, _shap_explanation()) or np.ndim(part.values) < 1:
+        raise InvalidParameterError(f"{owner}: each part must be a shap.Explanation of consecutive rows (with out=, "
+                                    f"call must return one); got a {type(part).__name__}.")
 
 
 def _write_all(fd: int, data: memoryview, offset: int) -> None:
