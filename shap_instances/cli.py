@@ -479,9 +479,16 @@ def _earlier_output(out: Path, path: Path) -> bool:
     """Whether ``path``, in the folder ``out``, is a file an ``--explain`` run writes there (replaced by --force)."""
     from .utils import MemmapWriter
 
+    if path.name.startswith((MemmapWriter.STAGING, _staging_prefix(out))):  # left by a killed run
+        return True
     if out.suffix == ".npy":  # names.json: written by versions before the completion marker
         return path.name in {MemmapWriter.MARKER, "names.json", *(f"{name}.npy" for name in _NPY_FIELDS)}
     return path.name.startswith("part-")
+
+
+def _staging_prefix(out: Path) -> str:
+    """The name's start of the staging file or folder of an ``--explain`` output ``out`` (a hidden name)."""
+    return f".{out.name}.partial-"
 
 
 def _explain_file(args, explainer, encoder, first, columns: list[str], target: str) -> int:
@@ -803,10 +810,10 @@ class _PartWriter:
         self.staging: Path | None = None
         if out.suffix == ".parquet":  # inside an earlier output folder (its file system); hidden from readers
             out.parent.mkdir(parents=True, exist_ok=True)
-            self.staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out if out.is_dir() else
+            self.staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(out), dir=out if out.is_dir() else
                                                  out.parent))
         elif out.suffix == ".csv":
-            handle, name = tempfile.mkstemp(prefix=f".{out.name}.partial-", suffix=".csv", dir=out.parent)
+            handle, name = tempfile.mkstemp(prefix=_staging_prefix(out), suffix=".csv", dir=out.parent)
             os.close(handle)
             self.staging = Path(name)
 

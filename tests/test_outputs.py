@@ -545,7 +545,7 @@ def _nb():
     (lambda f: __import__("shap_instances").utils.memmap_explanation(3), "folder must be a path"),
     (lambda f: __import__("shap_instances").utils.memmap_explanation(f, like="x"), "like must be None or a shap"),
     (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, -1, None), "start must be an int"),
-    (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, 0, "rows"), "each part must be a shap.Explanation"),
+    (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, 0, "rows"), "part must be a shap.Explanation"),
     (lambda f: __import__("shap_instances").utils.MemmapWriter(f, 2, fields=None), "fields must be a sequence"),
     (lambda f: __import__("shap_instances").utils.explain_partitions(
         _nb(), np.ones((3, 4)), out=f, call=lambda e, part: pd.DataFrame(part)), "call must return one"),
@@ -558,3 +558,13 @@ def test_the_folder_functions_refuse_bad_arguments_by_name(tmp_path, call, match
     with pytest.raises(InvalidParameterError, match=match):
         call(tmp_path / "f")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("out, leftover", [("o.parquet", ".o.parquet.partial-x1"),
+                                           ("o.npy", ".shap-instances-partial-x1")])
+def test_explain_force_is_not_blocked_by_a_killed_runs_staging(tables, out, leftover):
+    pytest.importorskip("pyarrow")
+    (tables / out / leftover).mkdir(parents=True)
+    (tables / out / leftover / "part-00000.parquet").write_bytes(b"half")
+    assert _stream(tables, tables / "rows.csv", tables / out) == 0
+    assert (tables / out / ("values.npy" if out == "o.npy" else "part-00000.parquet")).exists()

@@ -177,6 +177,7 @@ class MemmapWriter:
 
     FIELDS = FIELDS
     MARKER = MARKER
+    STAGING = _STAGING
 
     def __init__(self, folder: str | os.PathLike[str], n_rows: int, fields: Sequence[str] = FIELDS, *,
                  overwrite: bool = False) -> None:
