@@ -544,6 +544,9 @@ def _nb():
 @pytest.mark.parametrize("call, match", [
     (lambda f: __import__("shap_instances").utils.memmap_explanation(3), "folder must be a path"),
     (lambda f: __import__("shap_instances").utils.memmap_explanation(f, like="x"), "like must be None or a shap"),
+    (lambda f: __import__("shap_instances").utils.memmap_explanation(""), "empty path"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(_nb(), np.ones((3, 4)), out=f"{f}\0x"),
+     "not a valid path"),
     (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, -1, None), "start must be an int"),
     (lambda f: __import__("shap_instances").utils.write_memmap_rows(f, 0, "rows"), "part must be a shap.Explanation"),
     (lambda f: __import__("shap_instances").utils.MemmapWriter(f, 2, fields=None), "fields must be a sequence"),

@@ -66,18 +66,25 @@ def check_output_folder(out: Any, name: str = "out", owner: str = "explain_parti
     ...     print(error)
     out='' is an empty path (it would be the current folder); pass the folder to write into, e.g. out='values'.
     """
-    validate_params(owner, {name: ["path"]}, {name: out})
-    text = os.fspath(out)
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidParameterError(f"{name}={text!r} is an empty path (it would be the current folder); pass the "
-                                    f"folder to write into, e.g. {name}='values'.")
-    folder = Path(text)
+    folder = _folder_path(out, name, owner)
+    text = str(folder)
     if folder.is_symlink() and not folder.exists():
         raise OutputConflictError(f"{name}={text!r} is a link to nothing ({os.readlink(folder)}); it is not "
                                   "replaced: remove the link or choose another folder.")
     if os.path.lexists(folder) and not folder.is_dir():
         raise OutputConflictError(f"{name}={text!r} is a file, not a folder; it is not replaced: choose a folder.")
     return folder
+
+
+def _folder_path(value: Any, name: str, owner: str) -> Path:
+    """``value`` as the path of a folder: a str or path-like, not ``""`` (the current folder), no NUL byte."""
+    validate_params(owner, {name: ["path"]}, {name: value})
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text.strip() or "\0" in text:
+        what = "an empty path (it would be the current folder)" if not str(text).strip() else "not a valid path"
+        raise InvalidParameterError(f"{name}={text!r} is {what}; pass the folder to write into, e.g. "
+                                    f"{name}='values'.")
+    return Path(text)
 
 
 class _FolderLock:
@@ -348,10 +355,9 @@ def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> 
     >>> np.load(f"{folder}/values.npy").tolist()
     [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
     """
-    validate_params("write_memmap_rows", {"folder": ["path"], "start": [Interval(numbers.Integral, 0, None)]},
-                    {"folder": folder, "start": start})
+    folder = _folder_path(folder, "folder", "write_memmap_rows")
+    validate_params("write_memmap_rows", {"start": [Interval(numbers.Integral, 0, None)]}, {"start": start})
     _check_part(part, "write_memmap_rows")
-    folder = Path(folder)
     if (folder / MARKER).exists():
         raise OutputConflictError(f"{folder} holds a finished result ({MARKER}); it is never written in place: "
                                   "write a new result with explain_partitions(..., out=FOLDER).")
@@ -428,11 +434,10 @@ def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
     >>> isinstance(reopened.values.base, memmap), reopened.values.shape
     (True, (178, 13, 3))
     """
-    validate_params("memmap_explanation", {"folder": ["path"]}, {"folder": folder})
+    folder = _folder_path(folder, "folder", "memmap_explanation")
     if like is not None and not isinstance(like, _shap_explanation()):
         raise InvalidParameterError(f"memmap_explanation: like must be None or a shap.Explanation (a part of the same "
                                     f"result); got a {type(like).__name__}.")
-    folder = Path(folder)
     marker = _required_marker(folder)
     # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
     arrays = {name: _open_array(folder / f"{name}.npy", entry) for name, entry in marker["arrays"].items()}
