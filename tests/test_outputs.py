@@ -362,7 +362,7 @@ def test_a_second_run_into_a_folder_being_written_is_refused(iris, tmp_path):
 
     with MemmapWriter(tmp_path, 2, fields=("values",)) as writer:
         writer(0, shap.Explanation(np.ones((1, 2))))
-        with pytest.raises(OutputConflictError, match="being written by another run"):
+        with pytest.raises(OutputConflictError, match="is being written by another run now"):
             _explain_into(iris, tmp_path, overwrite=True)
         with pytest.raises(DataValidationError, match="a run is writing into it now"):
             memmap_explanation(tmp_path)
@@ -571,3 +571,15 @@ def test_explain_force_is_not_blocked_by_a_killed_runs_staging(tables, out, left
     (tables / out / leftover / "part-00000.parquet").write_bytes(b"half")
     assert _stream(tables, tables / "rows.csv", tables / out) == 0
     assert (tables / out / ("values.npy" if out == "o.npy" else "part-00000.parquet")).exists()
+
+
+def test_a_second_report_into_a_folder_being_written_is_refused(tmp_path):
+    from shap_instances.exceptions import OutputConflictError
+    from shap_instances.utils import FolderLock
+
+    (tmp_path / "r").mkdir()
+    with FolderLock(tmp_path / "r"):
+        with pytest.raises(OutputConflictError, match="is being written by another run now"):
+            _tiny_report().write(tmp_path / "r")
+    assert list((tmp_path / "r").iterdir()) == []
+    _tiny_report().write(tmp_path / "r")  # released

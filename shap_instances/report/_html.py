@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import OutputConflictError, ShapInstancesWarning
-from ..utils import check_output_folder, file_digest, spreadsheet_safe
+from ..utils import FolderLock, check_output_folder, file_digest, spreadsheet_safe
 from ._manifest import read_manifest, report_files, write_manifest
 
 if TYPE_CHECKING:
@@ -186,25 +186,21 @@ class Report:
         :class:`OutputConflictError` before anything changes. Everything is written into a temporary folder
         inside ``folder`` first (the same file system, also when ``folder`` is a link to another one) and moved
         into place file by file, each move atomic; the manifest accepts the old and the new content of each file
-        while they move, so an interrupted run leaves files a rerun still recognises.
+        while they move, so an interrupted run leaves files a rerun still recognises. The folder is locked
+        (:class:`~shap_instances.utils.FolderLock`) while the report writes: a second report into it is refused.
         """
         created = not os.path.lexists(folder)
         folder = _report_folder(folder)
-        listed = read_manifest(folder)
-        earlier = report_files(folder)
-        staging = Path(tempfile.mkdtemp(prefix=".shap-instances-staging-", dir=folder))
         try:
-            written = self._write_files(staging)
-            _refuse_foreign(folder, list(written), earlier)
-            write_manifest(folder, {**{name: listed[name] for name in earlier},
-                                    **{name: [*listed.get(name, []), *digests] for name, digests in written.items()}})
-            for name in written:  # replaced, never written through: a hard link to an input stays intact
-                os.replace(staging / name, folder / name)
-            for name in sorted(earlier - set(written)):  # the earlier report's files this one does not write
-                (folder / name).unlink(missing_ok=True)
-            write_manifest(folder, written)
+            with FolderLock(folder):  # one report (or explain_partitions) writing into the folder at a time
+                listed, earlier = read_manifest(folder), report_files(folder)
+                staging = Path(tempfile.mkdtemp(prefix=".shap-instances-staging-", dir=folder))
+                try:
+                    written = self._write_files(staging)
+                    _replace_files(folder, staging, written, listed, earlier)
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
             if created and not any(folder.iterdir()):  # a failed first report leaves no empty folder
                 folder.rmdir()
         kept = sorted(set(listed) - earlier - set(written))
@@ -224,6 +220,20 @@ class Report:
         for name, table in self.tables.items():
             spreadsheet_safe(table).to_csv(staging / f"{name}.csv")
         return {path.name: [file_digest(path)] for path in sorted(staging.iterdir())}
+
+
+def _replace_files(folder: Path, staging: Path, written: dict[str, list[dict[str, Any]]],
+                   listed: dict[str, list[dict[str, Any]]], earlier: set[str]) -> None:
+    """Move the staged files into ``folder`` and remove the earlier report's files this one does not write; the
+    manifest accepts old and new content while the files move, and lists the new files alone at the end."""
+    _refuse_foreign(folder, list(written), earlier)
+    write_manifest(folder, {**{name: listed[name] for name in earlier},
+                            **{name: [*listed.get(name, []), *digests] for name, digests in written.items()}})
+    for name in written:  # replaced, never written through: a hard link to an input stays intact
+        os.replace(staging / name, folder / name)
+    for name in sorted(earlier - set(written)):  # the earlier report's files this one does not write
+        (folder / name).unlink(missing_ok=True)
+    write_manifest(folder, written)
 
 
 def _report_folder(folder: Any) -> Path:

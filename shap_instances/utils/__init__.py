@@ -36,7 +36,7 @@ from ._dask import (
     row_partitions,
     shared_arrays,
 )
-from ._memmap import MemmapWriter, check_output_folder, memmap_explanation, write_memmap_rows
+from ._memmap import FolderLock, MemmapWriter, check_output_folder, memmap_explanation, write_memmap_rows
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
@@ -98,6 +98,7 @@ __all__ = [
     "write_memmap_rows",
     "COMMON_CONSTRAINTS",
     "FORMULA_STARTS",
+    "FolderLock",
     "HasMethods",
     "JIT_OPTIONS",
     "Interval",

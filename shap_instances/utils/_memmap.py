@@ -36,7 +36,8 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX: no lock (documented)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["FIELDS", "MARKER", "MemmapWriter", "check_output_folder", "memmap_explanation", "write_memmap_rows"]
+__all__ = ["FIELDS", "FolderLock", "MARKER", "MemmapWriter", "check_output_folder", "memmap_explanation",
+           "write_memmap_rows"]
 
 #: The arrays of an Explanation that a folder may hold, each as ``{name}.npy`` (``values`` always).
 FIELDS = ("values", "base_values", "data", "error_std")
@@ -87,9 +88,33 @@ def _folder_path(value: Any, name: str, owner: str) -> Path:
     return Path(text)
 
 
-class _FolderLock:
-    """An exclusive lock on a folder (``flock`` of the folder itself: no lock file, released when the process
-    dies); :meth:`held_elsewhere` tells a reader whether a run is writing into the folder now."""
+class FolderLock:
+    """An exclusive lock on a folder while a run writes into it: ``flock`` of the folder itself (no lock file;
+    released when the process dies, so a killed run never leaves the folder locked). A second lock on the folder,
+    from this process or another, is refused while the first is held. Where ``fcntl`` is missing (Windows) or the
+    file system has no locks, nothing is locked. A context manager; :meth:`held_elsewhere` tells a reader whether
+    a run is writing into a folder now.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        An existing folder.
+
+    Raises
+    ------
+    OutputConflictError
+        Another run holds the folder's lock.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from shap_instances.utils import FolderLock
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with FolderLock(folder):
+    ...     FolderLock.held_elsewhere(folder)
+    True
+    """
 
     def __init__(self, folder: Path) -> None:
         self.fd: int | None = os.open(folder, os.O_RDONLY)
@@ -99,18 +124,26 @@ class _FolderLock:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.release()
-            raise OutputConflictError(f"out={str(folder)!r} is being written by another run now (it holds the "
-                                      "folder's lock); wait for it to finish, or choose another folder.") from None
+            raise OutputConflictError(f"{str(folder)!r} is being written by another run now (it holds the folder's "
+                                      "lock); wait for it to finish, or choose another folder.") from None
         except OSError:  # a file system without locks (some network ones): written unlocked, as without fcntl
             pass
 
+    def __enter__(self) -> FolderLock:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
     def release(self) -> None:
+        """Release the lock (closing the descriptor releases it)."""
         if self.fd is not None:
             os.close(self.fd)  # closing the descriptor releases the lock
             self.fd = None
 
     @staticmethod
     def held_elsewhere(folder: Path) -> bool:
+        """Whether another lock on ``folder`` is held now (False where nothing can be locked)."""
         if fcntl is None:  # pragma: no cover
             return False
         with contextlib.suppress(OSError):
@@ -201,7 +234,7 @@ class MemmapWriter:
         except OSError as error:
             raise OutputConflictError(f"out={str(self.folder)!r} cannot be made a folder ({error.strerror}); choose "
                                       "a folder you can write into.") from None
-        self.lock: _FolderLock | None = _FolderLock(self.folder)
+        self.lock: FolderLock | None = FolderLock(self.folder)
         try:
             _remove_staging(self.folder)  # left by a killed run: the lock is ours, so no live run writes there
             _refuse_non_empty(self.folder, overwrite)
@@ -476,7 +509,7 @@ def _required_marker(folder: Path) -> dict[str, Any]:
     if not folder.is_dir():
         raise DataValidationError(f"{folder} is not a folder (nothing is there, or a file); pass the out= folder of "
                                   "explain_partitions.")
-    why = ("a run is writing into it now" if _FolderLock.held_elsewhere(folder) else
+    why = ("a run is writing into it now" if FolderLock.held_elsewhere(folder) else
            "a run into it was interrupted" if any(p.name.startswith(_STAGING) for p in folder.iterdir()) else
            "a run was interrupted or is still running, or another program wrote the folder")
     state = "has no" if not (folder / MARKER).exists() else "has an unreadable or incomplete"
