@@ -14,13 +14,14 @@ import contextlib
 import importlib.util
 import inspect
 import os
+import shutil
 import sys
 import tempfile
 import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ._deprecated import REMOVED_IN
 from .exceptions import BudgetError, ShapInstancesError, UnsupportedModelError
@@ -179,6 +180,12 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
         raise ValueError(f"--out {out} is the input file --data (or a link to it); choose another path")
     if data is not None and folder and Path(data).resolve().is_relative_to(out.resolve()):
         raise ValueError(f"--out {out} contains the input file --data; choose another folder")
+    if not folder and not (getattr(args, "explain", None) and out.suffix in (".parquet", ".npy")):
+        if not out.parent.is_dir():
+            raise ValueError(f"--out {out}: its folder {out.parent} does not exist (or is not a folder); create it "
+                             "first or choose another path")
+        if out.is_dir():
+            raise ValueError(f"--out {out} is a folder; it is not replaced: choose a file path")
     if not os.path.lexists(out):
         return
     if not folder:
@@ -188,7 +195,8 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
     from .report import report_files
 
     if not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder; choose another path")
+        raise ValueError(f"--out {out} is a file or a link to nothing, not a folder; it is not replaced: choose "
+                         "another path")
     earlier = report_files(out)
     if earlier or not any(out.iterdir()):
         return
@@ -199,19 +207,6 @@ def _check_output(out: Path, args, *, folder: bool) -> None:
     if os.path.lexists(out / "index.html"):
         raise ValueError(f"--out {out} holds an index.html that no shap-instances report wrote (the folder has no "
                          "report manifest); it is not replaced: choose another folder")
-
-
-def _replace_file(out: Path, write) -> None:
-    """``write(path)`` into a temporary file beside ``out``, then renamed onto it: a link at ``out`` is replaced,
-    never written through, and an interrupted write leaves ``out`` as it was."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=out.suffix, dir=out.parent)
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, out)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -246,6 +241,7 @@ def _cmd_explain(args) -> int:
     import shap_instances as si
 
     from .report import auto_model, encode, final_estimator, fit_model
+    from .utils import spreadsheet_safe, write_atomically
 
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet", ".npy"):
@@ -261,6 +257,8 @@ def _cmd_explain(args) -> int:
         _check_stream_options(args, out)
     _check_output(out, args, folder=False)
     X, y, task = _load(args)
+    if args.explain is not None:
+        _check_explain_columns(Path(args.explain), [str(c) for c in X.columns])
     if args.explainer in RENAMED_EXPLAINERS:  # the command line shows no FutureWarning: say it on stderr
         print(f"shap-instances: --explainer {args.explainer} is deprecated and will be removed in shap-instances "
               f"{REMOVED_IN}; use --explainer {RENAMED_EXPLAINERS[args.explainer]}", file=sys.stderr)
@@ -295,7 +293,8 @@ def _cmd_explain(args) -> int:
         rows = data.iloc[: args.rows]
         explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
     table = _wide_table(explanation, rows.index.astype(str))
-    _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
+    write_atomically(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else
+                     spreadsheet_safe(table).to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
           f"{_precision_note(explanation)}")
     return 0
@@ -441,9 +440,35 @@ def _check_stream_options(args, out: Path) -> None:
     if out.suffix == ".npy" and (args.format == "long" or args.top_k is not None):
         raise ValueError("--out NAME.npy holds the values array of every row (wide); --format long and --top-k "
                          "write .parquet or .csv")
+    if os.path.lexists(out) and (out.is_dir() != (out.suffix != ".csv") or not out.exists()):
+        kind = "a file" if out.suffix == ".csv" else "a folder"
+        raise ValueError(f"--out {out} is not {kind} (a {out.suffix} output of --explain is {kind}; a broken link is "
+                         "neither); it is not replaced: choose another path")
     if out.is_dir() and args.force and any(not _earlier_output(out, p) for p in out.iterdir()):
         raise ValueError(f"--out {out} is a folder that holds files other than those of an earlier --explain "
                          "run; choose another folder")
+
+
+def _check_explain_columns(path: Path, columns: list[str]) -> None:
+    """Refuse, before a model is fitted and before anything is written, an ``--explain`` file whose header cannot
+    be read (not CSV, not Parquet, damaged) or that lacks columns of ``--data``."""
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            names = [str(name) for name in pq.ParquetFile(path).schema_arrow.names]
+        else:
+            import pandas as pd
+
+            names = [str(name) for name in pd.read_csv(path, nrows=0).columns]
+    except (OSError, ValueError) as error:  # pandas' ParserError and pyarrow's ArrowInvalid are ValueErrors
+        raise ValueError(f"--explain {path} cannot be read as {path.suffix[1:]} ({type(error).__name__}: "
+                         f"{str(error)[:200]}); nothing was written: pass a {path.suffix[1:]} file with the columns "
+                         "of --data") from None
+    missing = [column for column in columns if column not in names]
+    if missing:
+        raise ValueError(f"--explain {path} lacks the columns {missing[:10]} of --data; nothing was written: add "
+                         "them, or explain a file with the columns of --data")
 
 
 #: The arrays of an ``--out NAME.npy`` folder (``utils.memmap_explanation`` reopens it).
@@ -452,9 +477,18 @@ _NPY_FIELDS = ("values", "base_values")
 
 def _earlier_output(out: Path, path: Path) -> bool:
     """Whether ``path``, in the folder ``out``, is a file an ``--explain`` run writes there (replaced by --force)."""
-    if out.suffix == ".npy":
-        return path.name in {"names.json", *(f"{name}.npy" for name in _NPY_FIELDS)}
+    from .utils import MemmapWriter
+
+    if path.name.startswith((MemmapWriter.STAGING, _staging_prefix(out))):  # left by a killed run
+        return True
+    if out.suffix == ".npy":  # names.json: written by versions before the completion marker
+        return path.name in {MemmapWriter.MARKER, "names.json", *(f"{name}.npy" for name in _NPY_FIELDS)}
     return path.name.startswith("part-")
+
+
+def _staging_prefix(out: Path) -> str:
+    """The name's start of the staging file or folder of an ``--explain`` output ``out`` (a hidden name)."""
+    return f".{out.name}.partial-"
 
 
 def _explain_file(args, explainer, encoder, first, columns: list[str], target: str) -> int:
@@ -462,9 +496,6 @@ def _explain_file(args, explainer, encoder, first, columns: list[str], target: s
     the first row of --data with its target, whose values give the shape of a ``.npy`` output)."""
     frame, offsets = _read_partitions(Path(args.explain), args.block_size)
     n_rows = offsets[-1] if isinstance(offsets, list) else offsets
-    missing = [column for column in columns if column not in frame.columns]
-    if missing:
-        raise ValueError(f"--explain {args.explain} lacks the columns {missing[:10]} of --data")
     takes_y = getattr(explainer, "call_y", "none") != "none" and target in frame.columns
     frame = frame[[*columns, target] if takes_y else columns]
     options: dict[str, Any] = {"encoder": encoder, "columns": columns, "target": target if takes_y else None}
@@ -473,6 +504,7 @@ def _explain_file(args, explainer, encoder, first, columns: list[str], target: s
     sink = _PartWriter(Path(args.out), args.force)
     try:
         _explain_into(args, explainer, sink, frame, offsets, first, options, top_k)
+        sink.finish()
     except BaseException:  # no half-written output that reads as a result (a .npy's unwritten rows are zeros)
         sink.discard()
         raise
@@ -495,7 +527,7 @@ def _explain_into(args, explainer, sink, frame, offsets, first, options: dict[st
         sink.allocate(_part_values(explainer, first[frame.columns], **options), n_rows)
     # Parquet row groups into Parquet parts or the .npy files: each worker writes its own (first rows known)
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
-    written: dict[str, Any] = {"out": None if here else str(Path(args.out).resolve()),
+    written: dict[str, Any] = {"out": None if here else str(sink.target.resolve()),
                                "offsets": None if here else offsets}
     call = (functools.partial(_part_values, **options, **written) if npy else
             functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
@@ -767,33 +799,53 @@ def _long_table(explanation, top_k: int | None):
 class _PartWriter:
     """The sink of ``explain --explain``: the tables of the partitions, in order, each row numbered in the file;
     a ``.parquet`` output is a folder of parts ``part-00000.parquet``..., a ``.csv`` one file appended to, a
-    ``.npy`` one a folder of arrays of every row (:data:`_NPY_FIELDS`, written in place)."""
+    ``.npy`` one a folder of arrays of every row (:data:`_NPY_FIELDS`, a :class:`~shap_instances.utils.MemmapWriter`).
+
+    Everything is written into a staging file or folder (:attr:`target`) and put in place by :meth:`finish` only
+    when every partition is written, so a failure (:meth:`discard`) leaves an earlier ``--out`` as it was."""
 
     def __init__(self, out: Path, force: bool) -> None:
-        self.out, self.offset, self.lines = out, 0, 0
+        self.out, self.force, self.offset, self.lines = out, force, 0, 0
         self.arrays: Any = None
-        if self.folder:
-            if out.is_dir() and force:
-                for old in out.iterdir():
-                    if _earlier_output(out, old):
-                        old.unlink()
-            elif out.exists() and force:
-                out.unlink()
-            out.mkdir(parents=True, exist_ok=True)
-        elif out.exists() and force:
-            out.unlink()
+        self.staging: Path | None = None
+        if out.suffix == ".parquet":  # inside an earlier output folder (its file system); hidden from readers
+            out.parent.mkdir(parents=True, exist_ok=True)
+            self.staging = Path(tempfile.mkdtemp(prefix=_staging_prefix(out), dir=out if out.is_dir() else
+                                                 out.parent))
+        elif out.suffix == ".csv":
+            handle, name = tempfile.mkstemp(prefix=_staging_prefix(out), suffix=".csv", dir=out.parent)
+            os.close(handle)
+            self.staging = Path(name)
+
+    @property
+    def target(self) -> Path:
+        """Where the parts are written: the staging file or folder (the arrays' staging folder for ``.npy``)."""
+        return self.arrays.staging if self.arrays is not None else cast(Path, self.staging)
+
+    def finish(self) -> None:
+        """Put what was written in place of ``--out`` (an earlier output's parts replaced, nothing else)."""
+        if self.arrays is not None:
+            self.arrays.explanation()
+            return
+        staging = self.target
+        if self.out.suffix == ".parquet" and self.out.is_dir():
+            for old in self.out.glob("part-*.parquet"):
+                old.unlink()
+            for new in staging.iterdir():
+                os.replace(new, self.out / new.name)
+            staging.rmdir()
+        else:
+            os.replace(staging, self.out)
+        self.staging = None
 
     def discard(self) -> None:
-        """Remove what this run wrote (after a failure): its files, and its folder when nothing else is left."""
-        if not self.folder:
-            self.out.unlink(missing_ok=True)
-            return
-        if self.out.is_dir():
-            for path in self.out.iterdir():
-                if _earlier_output(self.out, path):
-                    path.unlink()
-            if not any(self.out.iterdir()):
-                self.out.rmdir()
+        """Remove what this run wrote (after a failure); an earlier ``--out`` is left as it was."""
+        if self.arrays is not None:
+            self.arrays.close()
+        if self.staging is not None and self.staging.is_dir():
+            shutil.rmtree(self.staging, ignore_errors=True)
+        elif self.staging is not None:
+            self.staging.unlink(missing_ok=True)
 
     @property
     def folder(self) -> bool:
@@ -803,10 +855,9 @@ class _PartWriter:
     def allocate(self, like, n_rows: int) -> None:
         """``.npy``: the arrays of ``n_rows`` rows, shaped as the Explanation ``like``'s, refused before any work
         when the disk cannot hold them (a memory map written past a full disk kills the process)."""
-        import shutil
-
         from .utils import MemmapWriter
 
+        self.arrays = MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS, overwrite=self.force)  # checked, locked
         row_bytes = sum(getattr(like, name)[:1].nbytes for name in _NPY_FIELDS)
         free = shutil.disk_usage(self.out).free
         if row_bytes * n_rows > free:
@@ -814,11 +865,12 @@ class _PartWriter:
                              f"GiB, more than the {free / 2**30:,.1f} GiB free on its disk")
         print(f"shap-instances: plan: --out {self.out.name}: {n_rows:,} rows of {like.values[0].size:,} values, "
               f"{row_bytes * n_rows / 2**30:,.2f} GiB of the {free / 2**30:,.1f} GiB free on its disk", file=sys.stderr)
-        self.arrays = MemmapWriter(self.out, n_rows, fields=_NPY_FIELDS)
         self.arrays.allocate(like)
 
     def __call__(self, i: int, table) -> int:
         if isinstance(table, int):  # written by the worker
+            if self.arrays is not None:  # counted: the arrays are put in place only when every row is written
+                self.arrays(i, table)
             self.lines += table
             return table
         if self.arrays is not None:  # one part of the .npy arrays, written here in order
@@ -828,9 +880,11 @@ class _PartWriter:
         rows = int(table["row"].max()) + 1 if "row" in table.columns and len(table) else len(table)
         table = _numbered(table, self.offset)
         if self.out.suffix == ".parquet":
-            _write_parquet(table, self.out / f"part-{i:05d}.parquet")
+            _write_parquet(table, self.target / f"part-{i:05d}.parquet")
         else:
-            table.to_csv(self.out, mode="a", header=i == 0, index=False)
+            from .utils import spreadsheet_safe
+
+            spreadsheet_safe(table).to_csv(self.target, mode="a", header=i == 0, index=False)
         self.offset += rows
         self.lines += len(table)
         return len(table)
@@ -915,6 +969,8 @@ def _cmd_report(args) -> int:
     _check_positive(args.max_memory, "--max-memory", "GiB")
     if args.max_evals is not None and args.max_evals < 1:
         raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
+    if not args.out.strip():
+        raise ValueError("--out is an empty path (it would be the current folder); pass the report's folder")
     _check_output(Path(args.out), args, folder=True)
     X, y, task = _load(args)
     from .report import run_report

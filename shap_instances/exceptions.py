@@ -19,6 +19,7 @@ __all__ = [
     "EfficiencyError",
     "CheckpointError",
     "BudgetError",
+    "OutputConflictError",
     "PluginLoadWarning",
     "DuplicateExplainerWarning",
     "ReconstructionWarning",
@@ -80,6 +81,13 @@ class BudgetError(ShapInstancesError, ValueError):
     """A run is estimated, before its work, to need more time than allowed (``max_time``, or without one
     :data:`~shap_instances.approximators._budget.DEFAULT_TIME_LIMIT`, 24 hours). The message names the estimate,
     how it was measured and the options that shorten the run."""
+
+
+class OutputConflictError(ShapInstancesError, FileExistsError):
+    """Writing an output would replace or delete files the package cannot prove it wrote (a non-empty folder
+    without ``overwrite=True``, a file listed in a manifest that no longer matches), write where its own input
+    lives, or write into a folder another run is writing. Nothing was changed; the message names the path and
+    what to do instead."""
 
 
 class PluginLoadWarning(ShapInstancesWarning):

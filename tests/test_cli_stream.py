@@ -144,7 +144,7 @@ def test_npy_arrays_equal_the_in_memory_values(files, source, options, capsys):
         assert _explain(files, "--explainer", "naive_bayes", "--explain", str(files / source), *options,
                         "--out", str(out), "--force") == 0
     assert "plan: --out values.npy: 150 rows of 12 values, 0.00 GiB" in capsys.readouterr().err  # 150 x (12 + 3) x 8
-    assert sorted(p.name for p in out.iterdir()) == ["base_values.npy", "names.json", "values.npy"]
+    assert sorted(p.name for p in out.iterdir()) == ["base_values.npy", "explanation.json", "values.npy"]
     got = memmap_explanation(out)
     assert isinstance(got.values.base, np.memmap) and got.values.shape == (150, 4, 3)
     assert got.output_names == ["0", "1", "2"]

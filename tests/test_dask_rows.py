@@ -191,7 +191,7 @@ def test_values_above_max_memory_are_refused_before_the_work(tmp_path):
     explainer.max_memory = 100.0  # the explainer's own budget is the default
     with pytest.raises(MemoryBudgetError, match="more than max_memory"):
         explain_partitions(explainer, X)
-    with pytest.raises(DataValidationError, match="no values.npy"):
+    with pytest.raises(DataValidationError, match="is not a folder"):
         memmap_explanation(tmp_path / "elsewhere")
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +18,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ._manifest import MANIFEST, MANIFEST_FORMAT, report_files
+from ..exceptions import OutputConflictError, ShapInstancesWarning
+from ..utils import FolderLock, check_output_folder, file_digest, spreadsheet_safe
+from ._manifest import read_manifest, report_files, write_manifest
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -177,48 +179,78 @@ class Report:
     def write(self, folder: str | os.PathLike[str]) -> Path:
         """Write ``index.html``, every figure as PNG and every table as CSV into ``folder``; return the HTML path.
 
-        The report's files are listed in the folder's manifest (:data:`MANIFEST`), and only they are ever
-        replaced or removed: other files in the folder are left as they are, and a file the report would write
-        that an earlier report did not (a user's own ``index.html``) is refused with :class:`FileExistsError`
-        before anything changes. Everything is written into a temporary folder beside ``folder`` first and
-        moved into place file by file (each move atomic), so an interrupted run leaves no half report.
+        The folder's manifest (:data:`MANIFEST`) records each file the report wrote with its size and SHA-256. A
+        later report replaces or removes only the files that still match it (regular files in the folder, not
+        links); a listed file changed since is kept and named in a :class:`ShapInstancesWarning`, and a file the
+        report would write that no earlier report provably wrote (a user's own ``index.html``) is refused with
+        :class:`OutputConflictError` before anything changes. Everything is written into a temporary folder
+        inside ``folder`` first (the same file system, also when ``folder`` is a link to another one) and moved
+        into place file by file, each move atomic; the manifest accepts the old and the new content of each file
+        while they move, so an interrupted run leaves files a rerun still recognises. The folder is locked
+        (:class:`~shap_instances.utils.FolderLock`) while the report writes: a second report into it is refused.
         """
-        folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        earlier = report_files(folder)
-        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        created = not os.path.lexists(folder)
+        folder = _report_folder(folder)
         try:
-            written = self._write_files(staging)
-            _refuse_foreign(folder, written, earlier)
-            if not folder.exists():
-                os.replace(staging, folder)
-                return folder / "index.html"
-            for name in written:  # replaced, never written through: a hard link to an input stays intact
-                os.replace(staging / name, folder / name)
-            for name in sorted(earlier - set(written)):  # the earlier report's files this one does not write
-                (folder / name).unlink(missing_ok=True)
-            os.replace(staging / MANIFEST, folder / MANIFEST)
+            with FolderLock(folder):  # one report (or explain_partitions) writing into the folder at a time
+                listed, earlier = read_manifest(folder), report_files(folder)
+                staging = Path(tempfile.mkdtemp(prefix=".shap-instances-staging-", dir=folder))
+                try:
+                    written = self._write_files(staging)
+                    _replace_files(folder, staging, written, listed, earlier)
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            if created and not any(folder.iterdir()):  # a failed first report leaves no empty folder
+                folder.rmdir()
+        kept = sorted(set(listed) - earlier - set(written))
+        if kept:
+            warnings.warn(f"{folder}: {len(kept)} file(s) listed in the report manifest cannot be proven the report's "
+                          "(changed since, a link, missing, or not a report file's name) and were kept: "
+                          f"{kept[:10]}",
+                          ShapInstancesWarning, stacklevel=2)
         return folder / "index.html"
 
-    def _write_files(self, staging: Path) -> list[str]:
-        """Every file of the report, and its manifest, into ``staging``; the files' names."""
+    def _write_files(self, staging: Path) -> dict[str, list[dict[str, Any]]]:
+        """Every file of the report into ``staging``; each file's name and [digest] (size, SHA-256)."""
         for section in self.sections:
             for name, png in section.figures.items():
                 (staging / f"{name}.png").write_bytes(png)
         (staging / "index.html").write_text(self.to_html(), encoding="utf-8")
         for name, table in self.tables.items():
-            table.to_csv(staging / f"{name}.csv")
-        written = sorted(p.name for p in staging.iterdir())
-        (staging / MANIFEST).write_text(json.dumps({"format": MANIFEST_FORMAT, "files": written}, indent=1),
-                                        encoding="utf-8")
-        return written
+            spreadsheet_safe(table).to_csv(staging / f"{name}.csv")
+        return {path.name: [file_digest(path)] for path in sorted(staging.iterdir())}
+
+
+def _replace_files(folder: Path, staging: Path, written: dict[str, list[dict[str, Any]]],
+                   listed: dict[str, list[dict[str, Any]]], earlier: set[str]) -> None:
+    """Move the staged files into ``folder`` and remove the earlier report's files this one does not write; the
+    manifest accepts old and new content while the files move, and lists the new files alone at the end."""
+    _refuse_foreign(folder, list(written), earlier)
+    write_manifest(folder, {**{name: listed[name] for name in earlier},
+                            **{name: [*listed.get(name, []), *digests] for name, digests in written.items()}})
+    for name in written:  # replaced, never written through: a hard link to an input stays intact
+        os.replace(staging / name, folder / name)
+    for name in sorted(earlier - set(written)):  # the earlier report's files this one does not write
+        (folder / name).unlink(missing_ok=True)
+    write_manifest(folder, written)
+
+
+def _report_folder(folder: Any) -> Path:
+    """``folder``, created if missing; refused when it is ``""`` or something other than a folder is there (a
+    file, a link to nothing)."""
+    folder = check_output_folder(folder, name="out", owner="Report.write")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputConflictError(f"the report's folder {folder} cannot be made ({error.strerror}); choose another "
+                                  "--out") from None
+    return folder
 
 
 def _refuse_foreign(folder: Path, written: list[str], earlier: set[str]) -> None:
     """Refuse to replace a file in ``folder`` that the earlier report (its manifest) did not write."""
     foreign = [name for name in written if name not in earlier and os.path.lexists(folder / name)]
     if foreign:
-        raise FileExistsError(f"{folder} holds files a report would write but no earlier report wrote: "
+        raise OutputConflictError(f"{folder} holds files a report would write but no earlier report wrote: "
                               f"{foreign[:10]}; they are not replaced: move them, or choose another --out")

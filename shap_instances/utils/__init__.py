@@ -12,6 +12,7 @@
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
 * :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
   :func:`concat_explanations` or streamed to a sink;
+* :func:`spreadsheet_safe`, the one guard of every CSV the package writes (no cell a spreadsheet runs as a formula);
 * :func:`shap_explainer_class`, shap's own ``Explainer`` even where ``shap.Explainer`` was reassigned;
 * the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
   :data:`SKLEARN_SUPPORTED` and :func:`check_sklearn_version`, the forests' bootstrap weights
@@ -25,7 +26,6 @@ from typing import Any
 
 from ._clustering import player_clustering, row_cohorts
 from ._dask import (
-    MemmapWriter,
     SharedFolder,
     available_cores,
     concat_explanations,
@@ -33,14 +33,14 @@ from ._dask import (
     explain_partitions,
     is_dask_collection,
     load_shared,
-    memmap_explanation,
     row_partitions,
     shared_arrays,
-    write_memmap_rows,
 )
+from ._memmap import FolderLock, MemmapWriter, check_output_folder, memmap_explanation, write_memmap_rows
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
+from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
 from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
 from ._random import RandomStateLike, check_random_state, spawn_seeds
@@ -86,6 +86,7 @@ __all__ = [
     "MemmapWriter",
     "SharedFolder",
     "available_cores",
+    "check_output_folder",
     "concat_explanations",
     "dask_client",
     "explain_partitions",
@@ -96,6 +97,8 @@ __all__ = [
     "shared_arrays",
     "write_memmap_rows",
     "COMMON_CONSTRAINTS",
+    "FORMULA_STARTS",
+    "FolderLock",
     "HasMethods",
     "JIT_OPTIONS",
     "Interval",
@@ -109,6 +112,7 @@ __all__ = [
     "available_memory_bytes",
     "default_memory_budget",
     "dump_safely",
+    "file_digest",
     "categorical_columns",
     "check_data",
     "check_fitted",
@@ -146,9 +150,11 @@ __all__ = [
     "shap_explainer_class",
     "sklearn_version",
     "spawn_seeds",
+    "spreadsheet_safe",
     "training_names",
     "unwrap_model",
     "validate_params",
+    "write_atomically",
 ]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
+import numbers
 import os
 import shutil
 import tempfile
@@ -29,12 +29,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..exceptions import DataValidationError, MemoryBudgetError
+from ..exceptions import DataValidationError, InvalidParameterError, MemoryBudgetError
+from ._memmap import MemmapWriter, check_output_folder, memmap_explanation, refuse_input_in, write_memmap_rows
 from ._memory import default_memory_budget
+from ._params import COMMON_CONSTRAINTS, Interval, validate_params
 
 __all__ = ["MemmapWriter", "SharedFolder", "available_cores", "concat_explanations", "dask_client",
            "explain_partitions", "is_dask_collection", "load_shared", "memmap_explanation", "row_partitions",
-           "shared_arrays", "write_memmap_rows"]
+           "shared_arrays", "write_memmap_rows"]  # the memory-mapped folders' names: re-exported from _memmap
 
 #: Bytes of values one in-memory partition produces at most (its rows x players x outputs x 8).
 PARTITION_BYTES = 64 * 2**20
@@ -237,7 +239,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
                        call: Callable[..., Any] | None = None, sink: Callable[[int, Any], object] | None = None,
                        rows_per_part: int | None = None, max_in_flight: int | None = None,
                        numbered: bool = False, sparse: bool = False, out: str | os.PathLike[str] | None = None,
-                       max_memory: float | None = None) -> Any:
+                       overwrite: bool = False, max_memory: float | None = None) -> Any:
     """Explain the rows of ``X`` partition by partition, on a dask cluster when ``scheduler`` is given.
 
     Parameters
@@ -272,8 +274,14 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     out : str or path-like, optional
         A folder: the values (and base values, data, standard errors) of each part are written, in order, into
         ``.npy`` files of the whole result's shape there (``values.npy``, ...), and the Explanation returned holds
-        them memory-mapped, read-only: a result larger than memory (:func:`memmap_explanation`). Existing files
-        of those names are overwritten.
+        them memory-mapped, read-only: a result larger than memory (:func:`memmap_explanation`). The folder must
+        be empty or new (see ``overwrite``), not a file, and not hold a file ``X`` is memory-mapped from; one run
+        writes into it at a time (a second is refused while the first runs); the arrays are put in place, and
+        the completion marker ``explanation.json`` written, only when every row is written (an interrupted run
+        leaves the folder as it was).
+    overwrite : bool, default=False
+        With ``out``: replace the files of an earlier result in a folder that is not empty (renamed over: an
+        earlier result still memory-mapped keeps its values); the folder's other files are kept.
     max_memory : float, optional
         Bytes the joined values may take in memory (default the explainer's ``max_memory``, else half the memory
         available): without ``out``, a result estimated larger (rows x players x outputs x 8 bytes) is refused
@@ -290,6 +298,11 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     ------
     MemoryBudgetError
         Without ``out`` or a ``sink``, when the values of all rows would exceed ``max_memory``.
+    InvalidParameterError
+        An option of the wrong type or range (``rows_per_part=0``, ``out=""``, ``out`` with a ``sink``).
+    OutputConflictError
+        ``out`` is a file, a link to nothing, a folder that is not empty (without ``overwrite``), a folder another
+        run is writing, or the folder ``X`` is memory-mapped from.
 
     Examples
     --------
@@ -304,6 +317,12 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     >>> bool(np.array_equal(parts.values, explainer(X).values))
     True
     """
+    _check_partition_options({"call": call, "sink": sink, "rows_per_part": rows_per_part,
+                              "max_in_flight": max_in_flight, "numbered": numbered, "sparse": sparse, "out": out,
+                              "overwrite": overwrite, "max_memory": max_memory})
+    folder = None if out is None else check_output_folder(out)
+    if folder is not None:
+        refuse_input_in(folder, X, y)
     worker = copy.copy(explainer)
     worker.scheduler = None  # the copy explains serially (and a Client does not travel)
     call = call or _explain
@@ -311,19 +330,16 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         n_workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         size = rows_per_part or (1 if is_dask_collection(X) else _rows_per_part(explainer, X, n_workers, sparse))
         parts, lengths = row_partitions(X, size)
-        if out is not None:
+        if folder is not None:
             lengths = lengths if lengths is not None else [int(n) for n in X.map_partitions(len).compute()]
-            sink = MemmapWriter(Path(out), sum(lengths))
         elif sink is None and call is _explain and not sparse:
             _check_result_memory(explainer, X, lengths, max_memory)
         y_parts = _split_targets(y, X, parts, lengths)
+        if folder is not None:  # checked and locked before any work
+            sink = MemmapWriter(folder, sum(lengths or []), overwrite=overwrite)
         results = _run(worker, call, parts, y_parts, client, max_in_flight or 2 * max(n_workers, 1), numbered)
         if sink is not None:
-            n_parts = 0
-            for i, part in enumerate(results):
-                sink(i, part)
-                n_parts += 1
-            return sink.explanation() if isinstance(sink, MemmapWriter) else n_parts
+            return _drain(results, sink)
         done = list(results)
     if sp.issparse(done[0]) if done else False:
         return sp.vstack(done, format="csr")
@@ -331,6 +347,37 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     if call is _explain and not hasattr(X, "index"):  # arrays: rows numbered over the whole of X
         joined.row_names = [f"x[{i}]" for i in range(joined.values.shape[0])]
     return joined
+
+
+#: The options of :func:`explain_partitions`, checked once before any work.
+_PARTITION_CONSTRAINTS: dict[str, list] = {
+    "call": [None, "callable"], "sink": [None, "callable"],
+    "rows_per_part": [None, Interval(numbers.Integral, 1, None)],
+    "max_in_flight": [None, Interval(numbers.Integral, 1, None)], "numbered": ["boolean"], "sparse": ["boolean"],
+    "out": [None, "path"], "overwrite": ["boolean"], "max_memory": COMMON_CONSTRAINTS["max_memory"],
+}
+
+
+def _check_partition_options(options: dict[str, Any]) -> None:
+    """Refuse options of :func:`explain_partitions` of the wrong type or range, and ``out`` beside a ``sink``."""
+    validate_params("explain_partitions", _PARTITION_CONSTRAINTS,
+                    {name: options[name] for name in _PARTITION_CONSTRAINTS})
+    if options["out"] is not None and options["sink"] is not None:
+        raise InvalidParameterError("explain_partitions: out= writes the parts itself; pass out= or sink=, not both.")
+
+
+def _drain(results: Iterator[Any], sink: Callable[[int, Any], object]) -> Any:
+    """Hand the parts to ``sink`` in order: the number of parts, or for a :class:`MemmapWriter` the memory-mapped
+    Explanation (its files put in place only when every part was written; removed after an error)."""
+    try:
+        n_parts = 0
+        for i, part in enumerate(results):
+            sink(i, part)
+            n_parts += 1
+        return sink.explanation() if isinstance(sink, MemmapWriter) else n_parts
+    finally:
+        if isinstance(sink, MemmapWriter):
+            sink.close()
 
 
 def _players(explainer: Any) -> int:
@@ -353,180 +400,6 @@ def _check_result_memory(explainer: Any, X: Any, lengths: list[int] | None, max_
             f"than max_memory ({budget / 2**30:,.1f} GiB"
             f"{'' if max_memory is not None else ', half the memory available'}): "
             "pass out=FOLDER to write them to memory-mapped .npy files, a sink, or a larger max_memory.")
-
-
-class MemmapWriter:
-    """A sink writing the parts of an Explanation, in order, into ``.npy`` files of the whole result's shape.
-
-    What :func:`explain_partitions` uses with ``out=``, and ``explain --out NAME.npy``.
-
-    Parameters
-    ----------
-    folder : pathlib.Path
-        Where the files go (created if missing); files of the same names are overwritten.
-    n_rows : int
-        Rows of the whole result.
-    fields : sequence of str, default=FIELDS
-        The Explanation's arrays written (``values`` first), each to ``{name}.npy``; the player and output names
-        go to ``names.json``. A part given as an int is rows written into the files elsewhere (by a worker,
-        :func:`write_memmap_rows`).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import numpy as np
-    >>> import shap
-    >>> from shap_instances.utils import MemmapWriter
-    >>> writer = MemmapWriter(Path(tempfile.mkdtemp()), 4, fields=("values",))
-    >>> for i in range(2):
-    ...     writer(i, shap.Explanation(np.full((2, 3), float(i))))
-    >>> writer.explanation().values.tolist()
-    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
-    """
-
-    FIELDS = ("values", "base_values", "data", "error_std")
-
-    def __init__(self, folder: Path, n_rows: int, fields: Sequence[str] = FIELDS) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.folder, self.n_rows, self.fields, self.start = folder, n_rows, tuple(fields), 0
-        self.first: Any = None
-
-    def allocate(self, like: Any) -> None:
-        """Create the files, of ``n_rows`` rows, from a part of the result (its dtypes and trailing shapes)."""
-        self.first = like
-        for name in self.fields:
-            array = getattr(like, name, None)
-            if array is not None and np.ndim(array) >= 1 and not _one_row_repeated([np.asarray(array)]):
-                array = np.asarray(array)
-                shape = (self.n_rows, *array.shape[1:])
-                # the header, and the file at its final size (sparse: the rows take disk as they are written)
-                np.lib.format.open_memmap(self.folder / f"{name}.npy", mode="w+", dtype=array.dtype, shape=shape)
-        players = like.feature_names if like.feature_names is not None else range(np.shape(like.values)[1])
-        names = {"feature_names": [str(f) for f in players],
-                 "output_names": None if like.output_names is None else [str(o) for o in like.output_names]}
-        (self.folder / "names.json").write_text(json.dumps(names))
-
-    def __call__(self, i: int, part: Any) -> None:
-        if isinstance(part, int | np.integer):  # rows a worker wrote into the files itself
-            self.start += int(part)
-            return
-        if self.first is None:
-            self.allocate(part)
-        self.start += write_memmap_rows(self.folder, self.start, part)
-
-    def explanation(self) -> Any:
-        """The Explanation of the whole result, its arrays memory-mapped read-only."""
-        if self.first is None:
-            raise DataValidationError("there are no rows to explain (X has no rows).")
-        return memmap_explanation(self.folder, like=self.first)
-
-
-def write_memmap_rows(folder: str | os.PathLike[str], start: int, part: Any) -> int:
-    """Write ``part`` (an Explanation of consecutive rows) at row ``start`` of the ``.npy`` files in ``folder``.
-
-    The files were allocated at the whole result's shape (by :func:`explain_partitions` with ``out=``, or
-    ``explain --out NAME.npy``); each of ``part``'s fields with a file there is written, in place, so that
-    workers of a cluster sharing the folder can each write their own rows. Returns the rows written.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> import numpy as np
-    >>> import shap
-    >>> from shap_instances.utils import memmap_explanation, write_memmap_rows
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = np.lib.format.open_memmap(f"{folder}/values.npy", mode="w+", shape=(4, 2))
-    >>> write_memmap_rows(folder, 2, shap.Explanation(np.ones((2, 2))))
-    2
-    >>> memmap_explanation(folder).values.tolist()
-    [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
-    """
-    folder = Path(folder)
-    for name in MemmapWriter.FIELDS:
-        path = folder / f"{name}.npy"
-        if getattr(part, name, None) is None or not path.exists():
-            continue
-        target = np.load(path, mmap_mode="r")  # its header read: dtype, shape and where the rows start
-        rows = np.ascontiguousarray(np.broadcast_to(getattr(part, name), (len(part.values), *target.shape[1:])),
-                                    dtype=target.dtype)
-        # written by the file, not through the map: no page faults, and the GIL is released while it copies
-        with path.open("r+b") as handle:
-            _write_all(handle.fileno(), rows.reshape(-1).view(np.uint8).data, target.offset + start * rows[:1].nbytes)
-    return int(np.shape(part.values)[0])
-
-
-def _write_all(fd: int, data: memoryview, offset: int) -> None:
-    """``os.pwrite`` of all of ``data`` at ``offset`` (one call writes at most about 2 GiB)."""
-    while data:
-        written = os.pwrite(fd, data, offset)
-        data, offset = data[written:], offset + written
-
-
-def memmap_explanation(folder: str | os.PathLike[str], like: Any = None) -> Any:
-    """The Explanation whose arrays are the ``.npy`` files :func:`explain_partitions` wrote with ``out=folder``.
-
-    ``values`` (and ``base_values``, ``data``, ``error_std`` where written) are read-only memory maps (ndarray
-    views of :class:`numpy.memmap` objects, ``values.base``, since shap slices plain ndarrays only): slicing
-    (``explanation[:1000]``, ``explanation[:, "name"]``) reads only those rows; an operation over all rows
-    (``.abs.mean(0)``, a bar plot) reads the whole file once, and ``.abs`` alone makes an in-memory copy.
-
-    Parameters
-    ----------
-    folder : str or path-like
-        The ``out`` folder of :func:`explain_partitions`.
-    like : shap.Explanation, optional
-        A part of the same result, whose feature and output names and labels are copied (default: the names
-        saved in the folder's ``names.json``, else players named by their position).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from numpy import memmap
-    >>> from sklearn.datasets import load_wine
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from shap_instances import NaiveBayesExplainer
-    >>> from shap_instances.utils import explain_partitions, memmap_explanation
-    >>> rows, labels = load_wine(return_X_y=True)
-    >>> folder = tempfile.mkdtemp()
-    >>> _ = explain_partitions(NaiveBayesExplainer(GaussianNB().fit(rows, labels), rows), rows, out=folder)
-    >>> reopened = memmap_explanation(folder)  # from the files alone
-    >>> isinstance(reopened.values.base, memmap), reopened.values.shape
-    (True, (178, 13, 3))
-    """
-    folder = Path(folder)
-    # ndarray views of the memory maps (shap's slicer slices ndarrays, not their subclass memmap); still file-backed
-    arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray) for name in MemmapWriter.FIELDS
-              if (folder / f"{name}.npy").exists()}
-    if "values" not in arrays:
-        raise DataValidationError(f"{folder} holds no values.npy; pass the out= folder of explain_partitions.")
-    values = arrays["values"]
-    data = arrays.get("data")
-    if data is None and like is not None and getattr(like, "data", None) is not None:  # one row broadcast
-        data = np.broadcast_to(np.asarray(like.data)[0], (values.shape[0], *np.shape(like.data)[1:]))
-    names = _saved_names(folder, values) if like is None else {"feature_names": like.feature_names,
-                                                               "output_names": like.output_names}
-    joined = (type(like) if like is not None else _shap_explanation())(
-        values=values, base_values=arrays.get("base_values"), data=data, error_std=arrays.get("error_std"), **names)
-    joined.row_names = None
-    for label in ("players", "efficient", "explained_quantity"):
-        if like is not None and hasattr(like, label):
-            setattr(joined, label, getattr(like, label))
-    return joined
-
-
-def _saved_names(folder: Path, values: np.ndarray) -> dict[str, Any]:
-    """The player and output names of ``names.json`` in ``folder`` (players numbered by position without it)."""
-    path = folder / "names.json"
-    if path.exists():
-        return dict(json.loads(path.read_text()))
-    return {"feature_names": [str(j) for j in range(values.shape[1])], "output_names": None}
-
-
-def _shap_explanation() -> type:
-    import shap
-
-    return shap.Explanation
 
 
 def _rows_per_part(explainer: Any, X: Any, n_workers: int, sparse: bool) -> int:
