@@ -17,13 +17,14 @@ shortcut of :class:`~shap_instances.games.ResidualGame` (ridge, OLS, mean, KNN) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..approximators import ExactApproximator, PermutationApproximator, ShapleyResult
 from ..exceptions import InvalidParameterError
-from ..utils import RandomStateLike, check_random_state
+from ..utils import RandomStateLike, check_finite_result, check_min_evals, check_random_state
 from ._semivalues import Semivalue
 
 if TYPE_CHECKING:
@@ -36,6 +37,16 @@ __all__ = ["LeaveOneOutApproximator", "MSRBanzhafApproximator", "RegressionBanzh
 ESTIMATORS = ("auto", "exact", "permutation", "msr", "regression", "loo")
 
 _BATCH_FLOATS = 1 << 22  # floats of prefix values held per batch
+
+#: The fewest utility evaluations each estimator spends on ``n`` players (one permutation, two coalitions and
+#: v(empty), v(all), every coalition...): a smaller ``max_evals`` is refused with this number.
+MIN_EVALS: dict[str, Callable[[int], int]] = {
+    "exact": lambda n: 2**n,
+    "loo": lambda n: n + 2,
+    "permutation": lambda n: n + 1,
+    "msr": lambda n: 4,
+    "regression": lambda n: 2 * (n + 1) + 2,
+}
 
 
 def _tagged(result: ShapleyResult, semivalue: Semivalue, name: str) -> ShapleyResult:
@@ -295,8 +306,15 @@ def semivalue_approximator(semivalue: Semivalue, estimator: str = "auto", *, max
     if estimator not in ESTIMATORS:
         raise InvalidParameterError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}.")
     if estimator == "auto":
-        estimator = ("loo" if semivalue.name == "loo" else "exact" if n_players is not None and n_players <= 10
+        enumerable = n_players is not None and n_players <= 10 and (max_evals is None or max_evals >= 2**n_players)
+        estimator = ("loo" if semivalue.name == "loo" else "exact" if enumerable
                      else "msr" if semivalue.name == "banzhaf" else "permutation")
+    if n_players is not None:
+        check_min_evals(max_evals, MIN_EVALS[estimator](n_players),
+                        f"estimator={estimator!r} of {semivalue.label} values of {n_players} players")
+        check_finite_result(semivalue.size_weights(n_players), f"the {semivalue.label} weights of {n_players} "
+                            "players", why="Beta Shapley's weights overflow at these parameters; pass alpha and beta "
+                            "of a size the Beta function can be evaluated at (Kwon & Zou use 16 and 1)")
     if estimator in ("msr", "regression", "loo") and semivalue.name != ("loo" if estimator == "loo" else "banzhaf"):
         raise InvalidParameterError(f"estimator={estimator!r} estimates "
                                     f"{'leave-one-out' if estimator == 'loo' else 'Banzhaf'} values only, not "
