@@ -43,8 +43,8 @@ from ._models import UnwrappedModel, check_model_kind, model_kind, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, validate_params
 from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
-from ._scoring import check_scoring
 from ._random import RandomStateLike, check_random_state, spawn_seeds
+from ._scoring import check_scoring
 from ._shap import shap_explainer_class
 from ._sklearn_internals import (
     NEWEST_TESTED_SKLEARN,

@@ -180,8 +180,8 @@ def check_labels(y: Any, n_samples: int, *, classes: Any = None, name: str = "y"
     >>> try:
     ...     check_labels(["0", "1"], 2, classes=[0, 1])
     ... except ValueError as exc:
-    ...     print(exc)
-    y holds labels of type str, but the model's classes [0, 1] are of type number; labels are compared by value ('1' is not 1): pass y with labels of that type (e.g. y.astype(int)).
+    ...     print(str(exc).split(";")[0])
+    y holds labels of type str, but the model's classes [0, 1] are of type number
     """
     array = check_target(y, n_samples, name=name, numeric=False)
     if array.ndim != 1:
