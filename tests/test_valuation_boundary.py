@@ -60,6 +60,7 @@ def test_reordered_validation_columns_give_the_ordered_values(diabetes):
 
 def test_reordered_columns_in_classwise_shapley(cancer):
     X, y, Xv, yv = cancer
+    X, y = X.iloc[[0, 1, 2, 8, 9, 10]], y.iloc[[0, 1, 2, 8, 9, 10]]  # three rows of each class
     options = {"n_contexts": 2, "n_permutations": 2, "random_state": 0}
     ordered = classwise_shapley(GaussianNB(), X, y, Xv, yv, **options).values
     reordered = classwise_shapley(GaussianNB(), X, y, Xv[Xv.columns[::-1]], yv, **options).values
@@ -85,6 +86,7 @@ def test_data_oob_matches_columns_by_name(diabetes):
 
 def test_a_pipeline_takes_the_raw_dataframe_and_its_refits_are_those_of_scikit_learn(diabetes):
     X, y, Xv, yv = diabetes
+    X, y = X[:8], y[:8]
     X = X.assign(group=np.where(X["sex"] > 0, "one", "other"))
     Xv = Xv.assign(group=np.where(Xv["sex"] > 0, "one", "other"))
     model = make_pipeline(make_column_transformer((OneHotEncoder(), ["group"]), remainder=StandardScaler()),
@@ -179,6 +181,10 @@ def test_non_finite_scores_and_values_are_refused(diabetes, cancer):
         data_values(DecisionTreeRegressor(random_state=0), X, y, Xv, yv, semivalue="loo", scoring=refits_inf)
     with pytest.raises(NonFiniteResultError, match="overflows"):
         data_values(Ridge(), X, y * 1e300, Xv, yv * 1e300, semivalue="loo")
+    all_rows = lambda estimator, X_, y_: 1e308 if getattr(estimator, "tree_", None) is not None and \
+        estimator.tree_.n_node_samples[0] == len(X) else -1e308  # noqa: E731 - finite scores, overflowing values
+    with pytest.raises(NonFiniteResultError, match="the loo values are not finite"):
+        data_values(DecisionTreeRegressor(random_state=0), X, y, Xv, yv, semivalue="loo", scoring=all_rows)
     Xc, yc, Xcv, _ = cancer
     with pytest.raises(NonFiniteResultError, match="roc_auc or another ranking score on a y_val of one class"):
         data_values(LogisticRegression(), Xc, yc, Xcv, np.ones(len(Xcv), int), semivalue="loo", scoring="roc_auc")
