@@ -25,6 +25,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
 from shap_instances.exceptions import (
+    BudgetError,
     DataValidationError,
     InvalidParameterError,
     MemoryBudgetError,
@@ -245,3 +246,31 @@ def test_label_issues_options_labels_and_memory():
     with pytest.raises(MemoryBudgetError, match=r"5000 rows and 1000 classes would need 5\.\d+ GiB, more than the "
                                                 r"memory budget of 1\.00 GiB"):
         label_issues(np.zeros((5000, 3)), many, max_memory=2**30)
+
+
+def test_budgets_that_cannot_be_met_are_refused_with_the_estimate(diabetes, cancer):
+    X, y, Xv, yv = diabetes
+    with pytest.raises(BudgetError, match=r"remaining sampled coalitions are estimated to need about .* days"):
+        data_values(Ridge(), X, y, Xv, yv, semivalue="banzhaf", max_evals=10**15, random_state=0)
+    with pytest.raises(BudgetError, match="remaining permutations are estimated"):
+        data_values(Ridge(), X, y, Xv, yv, semivalue="beta", max_evals=10**15, random_state=0)
+    with pytest.raises(MemoryBudgetError, match="least-squares Banzhaf design of 999,999,999,999,998 coalitions"):
+        data_values(Ridge(), X, y, Xv, yv, semivalue="banzhaf", estimator="regression", max_evals=10**15)
+    Xc, yc, Xcv, ycv = cancer
+    with pytest.raises(MemoryBudgetError, match="1000000000 contexts of class-wise Shapley values would need"):
+        classwise_shapley(GaussianNB(), Xc, yc, Xcv, ycv, n_contexts=10**9)
+
+
+def test_other_hostile_inputs_get_named_errors(diabetes):
+    X, y, Xv, yv = diabetes
+    with pytest.raises(UnsupportedModelError, match=r"got the class Ridge; pass an instance, Ridge\(\)"):
+        data_values(Ridge, X, y, Xv, yv)
+    with pytest.raises(UnsupportedModelError, match="NoneType is not an estimator"):
+        data_values(None, X, y, Xv, yv)
+    with pytest.raises(DataValidationError, match=r"one target per row \(1-D\)"):
+        data_values(Ridge(), X, np.c_[y, y], Xv, np.c_[yv, yv], semivalue="loo")
+    forest = RandomForestRegressor(5, random_state=0).fit(X, y)
+    with pytest.raises(DataValidationError, match=r"one target per row \(1-D\)"):
+        data_oob(forest, X, np.c_[y, y])
+    with pytest.raises(DataValidationError, match="X: Expected 2D array"):
+        label_issues(None, y)

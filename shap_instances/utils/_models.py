@@ -278,10 +278,13 @@ def check_model_kind(model: Any, what: str, kinds: tuple[str, ...] = ("classifie
     ...     print(str(exc).split(";")[0])
     data_values needs a classifier or regressor, but KMeans is a clusterer
     """
+    if isinstance(model, type):
+        raise UnsupportedModelError(f"{what} needs an estimator object, got the class {model.__name__}; pass an "
+                                    f"instance, {model.__name__}().")
     kind = model_kind(model)
     if kind not in kinds:
         wanted = " or ".join(kinds)
-        raise UnsupportedModelError(f"{what} needs a {wanted}, but {type(model).__name__} is a"
-                                    f"{'n' if kind[0] in 'aeiou' else ''} {kind}; pass a scikit-learn {wanted} (or a "
-                                    "pipeline ending in one).")
+        is_what = kind if kind.startswith("not ") else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+        raise UnsupportedModelError(f"{what} needs a {wanted}, but {type(model).__name__} is {is_what}; pass a "
+                                    f"scikit-learn {wanted} (or a pipeline ending in one).")
     return kind

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +24,7 @@ from ..utils import (
     RandomStateLike,
     check_finite_result,
     check_labels,
+    check_memory,
     check_model_kind,
     check_model_rows,
     check_random_state,
@@ -32,7 +34,7 @@ from ..utils import (
     row_names,
     validate_params,
 )
-from ._estimators import ESTIMATORS, semivalue_approximator
+from ._estimators import ESTIMATORS, check_time_left, semivalue_approximator
 from ._result import DataValues
 from ._semivalues import SEMIVALUES, Semivalue, check_semivalue
 from ._utility import ClasswiseScorer, RestrictedGame, ScoreGame
@@ -83,7 +85,12 @@ def _validated_targets(kind: str, y_train: ArrayLike, y_val: ArrayLike, n_train:
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Numbers for a regressor; for a classifier labels of one type, two classes at least, ``y_val``'s among them."""
     if kind != "classifier":
-        return check_target(y_train, n_train, name="y_train"), check_target(y_val, n_val, name="y_val")
+        targets = check_target(y_train, n_train, name="y_train"), check_target(y_val, n_val, name="y_val")
+        if targets[0].ndim != 1 or targets[1].ndim != 1:
+            raise DataValidationError(f"y_train and y_val must hold one target per row (1-D), got shapes "
+                                      f"{targets[0].shape} and {targets[1].shape}; value the rows for one target at "
+                                      "a time.")
+        return targets
     y = check_labels(y_train, n_train, name="y_train")
     classes = np.unique(y)
     if len(classes) < 2:
@@ -298,12 +305,18 @@ def _class_samples(game: ScoreGame, own: np.ndarray, others: np.ndarray, exact: 
         contexts = all_coalitions(len(others))
         approximator: Any = ExactApproximator(silent=True)
     else:
+        check_memory(n_contexts * (9.0 * len(others) + 8.0 * len(own)), f"{n_contexts} contexts of class-wise "
+                     "Shapley values", instead="Pass a smaller n_contexts.")
         contexts = rng.random((n_contexts, len(others))) < 0.5
         approximator = PermutationApproximator(n_permutations=n_permutations or max(8, 2 * len(own)),
                                                random_state=rng, silent=True)
     out = np.empty((len(contexts), len(own)))
+    started = time.perf_counter()
     for k, chosen in enumerate(contexts):
         context = np.zeros(game.n_players, dtype=bool)
         context[others[chosen]] = True
         out[k] = approximator.estimate(RestrictedGame(game, own, context)).values[:, 0]
+        if k == 0:
+            check_time_left(started, 1, len(contexts), "contexts of one class",
+                            "pass a smaller n_contexts or n_permutations")
     return out

@@ -17,14 +17,21 @@ shortcut of :class:`~shap_instances.games.ResidualGame` (ridge, OLS, mean, KNN) 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..approximators import ExactApproximator, PermutationApproximator, ShapleyResult
-from ..exceptions import InvalidParameterError
-from ..utils import RandomStateLike, check_finite_result, check_min_evals, check_random_state
+from ..approximators import (
+    DEFAULT_TIME_LIMIT,
+    ExactApproximator,
+    PermutationApproximator,
+    ShapleyResult,
+    format_seconds,
+)
+from ..exceptions import BudgetError, InvalidParameterError
+from ..utils import RandomStateLike, check_finite_result, check_memory, check_min_evals, check_random_state
 from ._semivalues import Semivalue
 
 if TYPE_CHECKING:
@@ -47,6 +54,17 @@ MIN_EVALS: dict[str, Callable[[int], int]] = {
     "msr": lambda n: 4,
     "regression": lambda n: 2 * (n + 1) + 2,
 }
+
+
+def check_time_left(started: float, done: int, total: int, what: str, instead: str) -> None:
+    """Refuse a run whose first ``done`` of ``total`` items, begun at ``started`` (``time.perf_counter``), put the
+    rest above :data:`~shap_instances.approximators.DEFAULT_TIME_LIMIT` (24 hours), with the estimate."""
+    spent = time.perf_counter() - started
+    estimate = spent / max(done, 1) * (total - done)
+    if estimate > DEFAULT_TIME_LIMIT:
+        raise BudgetError(f"refused before the rest of the work: the {total - done:,} remaining {what} are estimated "
+                          f"to need about {format_seconds(estimate)} ({format_seconds(spent)} for the first {done:,}), "
+                          f"above the limit of {format_seconds(DEFAULT_TIME_LIMIT)}; {instead}.")
 
 
 def _tagged(result: ShapleyResult, semivalue: Semivalue, name: str) -> ShapleyResult:
@@ -111,10 +129,10 @@ class WeightedPermutationApproximator:
             return _tagged(approximator.estimate(game), self.semivalue, "permutation")
         rng, weights = check_random_state(self.random_state), self.semivalue.size_weights(n)
         total, squares = np.zeros((n, d)), np.zeros((n, d))
-        start, done, rows = game.n_evaluations, 0, np.arange(n)
+        start, done, rows, started = game.n_evaluations, 0, np.arange(n), time.perf_counter()
         empty = full = np.zeros(d)
         while done < k:
-            batch = min(k - done, max(1, _BATCH_FLOATS // ((n + 1) * d)))
+            batch = min(k - done, max(1, _BATCH_FLOATS // ((n + 1) * d)), k if done else 8)  # a first batch timed
             permutations = rng.permuted(np.tile(np.arange(n), (batch, 1)), axis=1)
             prefixes = game.prefix_values(permutations)
             empty, full = prefixes[0, 0], prefixes[0, -1]
@@ -124,6 +142,8 @@ class WeightedPermutationApproximator:
                 sample[permutations[r]] = contributions[r, rows]
                 total += sample
                 squares += sample**2
+            if done == 0 and batch < k:
+                check_time_left(started, batch, k, "permutations", "pass a smaller max_evals")
             done += batch
         result = ShapleyResult(total / k, np.asarray(empty, dtype=np.float64), np.asarray(full, dtype=np.float64),
                                standard_errors=_standard_errors(total, squares, np.full((n, 1), k)),
@@ -169,7 +189,7 @@ class MSRBanzhafApproximator:
         """Banzhaf values of every player of ``game``, with standard errors."""
         n, d = game.n_players, game.n_outputs
         k = self.n_samples or (max(2, self.max_evals - 2) if self.max_evals else max(64, 4 * n))
-        rng, start = check_random_state(self.random_state), game.n_evaluations
+        rng, start, started = check_random_state(self.random_state), game.n_evaluations, time.perf_counter()
         count_in, sums, squares = np.zeros(n), np.zeros((2, n, d)), np.zeros((2, n, d))
         all_sum, all_squares, shift = np.zeros(d), np.zeros(d), None
         for begin in range(0, k, self.batch_size):
@@ -182,6 +202,8 @@ class MSRBanzhafApproximator:
             squares[0] += masks.T @ values**2
             all_sum += values.sum(axis=0)
             all_squares += (values**2).sum(axis=0)
+            if begin == 0 and len(masks) < k:
+                check_time_left(started, len(masks), k, "sampled coalitions", "pass a smaller max_evals")
         sums[1], squares[1] = all_sum - sums[0], all_squares - squares[0]
         counts = np.stack([count_in, k - count_in])[:, :, None]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -235,6 +257,8 @@ class RegressionBanzhafApproximator:
             raise InvalidParameterError(f"the regression estimator of Banzhaf values needs at least 2 (n + 1) = "
                                         f"{2 * (n + 1)} sampled coalitions for {n} players, got {k}; use "
                                         f"estimator='msr' below that.")
+        check_memory(25.0 * k * (n + 1), f"the least-squares Banzhaf design of {k:,} coalitions of {n} players",
+                     instead="Pass a smaller max_evals, or estimator='msr', whose memory does not grow with it.")
         rng, start = check_random_state(self.random_state), game.n_evaluations
         masks = rng.random((k, n)) < 0.5
         values = np.asarray(game(masks), dtype=np.float64)

@@ -163,8 +163,8 @@ def label_issues(X: Any, y: ArrayLike, *, evidence: tuple[str, ...] = EVIDENCE, 
     unknown = [name for name in evidence if name not in EVIDENCE]
     if unknown or not evidence:
         raise InvalidParameterError(f"evidence must be a non-empty tuple of {list(EVIDENCE)}, got {evidence!r}.")
-    names = row_names(X, prefix="train")
-    X = check_data(_encoded(X), name="X")
+    encoded = check_data(_encoded(X), name="X")
+    names, X = row_names(X, prefix="train"), encoded
     labels, codes = np.unique(check_labels(y, len(X), name="y"), return_inverse=True)
     counts, n_splits = np.bincount(codes), cv if isinstance(cv, numbers.Integral) else cv.get_n_splits()
     if len(labels) < 2 or counts.min() < n_splits:

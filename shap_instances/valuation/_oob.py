@@ -56,28 +56,33 @@ def _check_fitted_targets(model: Any, leaves: np.ndarray, samples: Any, y: np.nd
     """Refuse a ``y`` other than the one the trees were fitted on: every tree's in-bag rows must fall in leaves
     that hold their target (a classifier's leaf gives the row's class a positive share; a regressor's leaf value
     lies between the least and the largest target of its in-bag rows)."""
-    classifier = is_classifier(model)
-    codes = np.searchsorted(np.asarray(model.classes_), y) if classifier else None
-    targets = np.asarray(y, dtype=np.float64) if not classifier else None
+    if not is_classifier(model) and any(getattr(m, "monotonic_cst", None) is not None for m in model.estimators_):
+        return  # monotonic constraints clip leaf values: they need not lie among the leaf's targets
+    held_in = _held_by_class if is_classifier(model) else _held_by_range
+    targets = np.searchsorted(np.asarray(model.classes_), y) if is_classifier(model) else np.asarray(y, np.float64)
     for t, (member, drawn) in enumerate(zip(model.estimators_, samples, strict=True)):
         rows = np.unique(drawn)
-        leaf, value = leaves[rows, t], member.tree_.value[:, 0, :]
-        if classifier:
-            held = value[leaf, codes[rows]] > 0
-        else:
-            if getattr(member, "monotonic_cst", None) is not None:  # clipped leaf values: not a range of targets
-                return
-            low, high = np.full(len(value), np.inf), np.full(len(value), -np.inf)
-            np.minimum.at(low, leaf, targets[rows])
-            np.maximum.at(high, leaf, targets[rows])
-            room = 1e-9 * max(1.0, float(np.abs(targets).max()))
-            held = (value[leaf, 0] >= low[leaf] - room) & (value[leaf, 0] <= high[leaf] + room)
+        held = held_in(member.tree_.value[:, 0, :], leaves[rows, t], targets[rows])
         if not held.all():
             row = int(rows[~held][0])
             raise DataValidationError(
                 f"y_train is not the target {type(model).__name__} was fitted on: training row {row} was in the "
                 f"bootstrap draw of tree {t}, whose leaf does not hold its target {y[row:row + 1].tolist()[0]!r}; "
                 "pass the y given to fit (same rows, same order).")
+
+
+def _held_by_class(value: np.ndarray, leaf: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Whether each row's leaf gives the row's class (its index in ``classes_``) a positive share."""
+    return value[leaf, codes] > 0
+
+
+def _held_by_range(value: np.ndarray, leaf: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Whether each row's leaf value lies between the least and the largest target of the leaf's rows."""
+    low, high = np.full(len(value), np.inf), np.full(len(value), -np.inf)
+    np.minimum.at(low, leaf, targets)
+    np.maximum.at(high, leaf, targets)
+    room = 1e-9 * max(1.0, float(np.abs(targets).max()))
+    return (value[leaf, 0] >= low[leaf] - room) & (value[leaf, 0] <= high[leaf] + room)
 
 
 def _bagging_and_its_rows(model: Any, X_train: Any) -> tuple[Any, Any]:
@@ -102,7 +107,11 @@ def _fitted_targets(model: Any, y_train: ArrayLike, n_rows: int) -> np.ndarray:
                                   f"{fitted_rows}: Data-OOB values the rows the ensemble was fitted on (its bootstrap "
                                   "draws index them); pass exactly the X and y given to fit, same rows, same order.")
     if not is_classifier(model):
-        return check_target(y_train, n_rows, name="y_train")
+        y = check_target(y_train, n_rows, name="y_train")
+        if y.ndim != 1:
+            raise DataValidationError(f"y_train must hold one target per row (1-D), as the {type(model).__name__} was "
+                                      f"fitted on one; got shape {y.shape}.")
+        return y
     return check_labels(y_train, n_rows, name="y_train", classes=model.classes_,
                         classes_of=f"the classes the {type(model).__name__} was fitted on")
 

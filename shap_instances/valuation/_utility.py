@@ -200,7 +200,8 @@ class ScoreGame(Game):
 
     def _finite(self, scores: np.ndarray) -> np.ndarray:
         """The scores, refused when one is NaN or infinite (a value computed from it would be too)."""
-        return check_finite_result(scores, f"the scores of {self.output_names[0]} of the refitted models",
+        name = (self.output_names or ["score"])[0]
+        return check_finite_result(scores, f"the scores of {name} of the refitted models",
                                    why="the score is undefined on a refit (e.g. roc_auc on a y_val of one class, a "
                                    "model that predicts one class), the scorer returned NaN or inf, or the targets "
                                    "are so large that it overflows; pass a scorer that returns finite numbers, or "
