@@ -21,7 +21,7 @@ from sklearn.model_selection import KFold, ShuffleSplit
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from shap_instances import InstanceKernelExplainer
 from shap_instances.exceptions import (
@@ -274,3 +274,13 @@ def test_other_hostile_inputs_get_named_errors(diabetes):
         data_oob(forest, X, np.c_[y, y])
     with pytest.raises(DataValidationError, match="X: Expected 2D array"):
         label_issues(None, y)
+
+
+def test_a_model_that_cannot_score_on_all_rows_is_refused_not_valued_at_the_default(cancer):
+    X, y, Xv, yv = cancer
+    X, Xv = X.assign(group="a"), Xv.assign(group="unseen")
+    model = make_pipeline(make_column_transformer((OneHotEncoder(), ["group"]), remainder="passthrough"),
+                          DecisionTreeClassifier(random_state=0))
+    with pytest.raises(UnsupportedModelError, match=r"could not be fitted on all 16 training rows and scored .*"
+                                                    r"unknown categories \['unseen'\]"):
+        data_values(model, X, y, Xv, yv, semivalue="loo")

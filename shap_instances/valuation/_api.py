@@ -17,7 +17,7 @@ from sklearn.pipeline import Pipeline
 
 from ..approximators import ExactApproximator, PermutationApproximator
 from ..approximators.exact import all_coalitions
-from ..exceptions import DataValidationError, InvalidParameterError
+from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
 from ..utils import (
     Interval,
     Options,
@@ -139,8 +139,22 @@ def utility_game(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val
     X_train, X_val = _validated_rows(model, X_train, X_val)
     y_train, y_val = _validated_targets(kind, y_train, y_val, len(X_train), len(X_val))
     prior = _prior_score(scorer, name, kind, X_train, y_train, X_val, y_val)
-    return ScoreGame(model, X_train, y_train, X_val, y_val, scorer, name,
+    game = ScoreGame(model, X_train, y_train, X_val, y_val, scorer, name,
                      default_score=prior if default_score is None else float(default_score), player_names=names)
+    if game.residual_game is None:  # a shortcut's game has fitted every row already
+        _check_fits_all_rows(game)
+    return game
+
+
+def _check_fits_all_rows(game: ScoreGame) -> None:
+    """Refuse a model that cannot be fitted and scored on every training row: each value would be a default."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        game._refit_score(np.ones(game.n_players, dtype=bool))
+    if game.n_failed_fits:
+        raise UnsupportedModelError(f"{type(game.model).__name__} could not be fitted on all {game.n_players} training "
+                                    f"rows and scored on the validation rows ({game.first_failure}); fix the model or "
+                                    "the data (the rows of X_val must be ones the fitted model takes).")
 
 
 def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val: ArrayLike, *,

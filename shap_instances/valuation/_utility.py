@@ -168,6 +168,7 @@ class ScoreGame(Game):
         prior = DummyClassifier(strategy="prior") if is_classifier(model) else DummyRegressor()
         self.default_score = float(scorer(prior.fit(X, y), X_val, y_val) if default_score is None else default_score)
         self.n_failed_fits = 0
+        self.first_failure: str | None = None
 
     @property
     def cheap(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
@@ -238,9 +239,11 @@ class ScoreGame(Game):
         except Exception as exc:  # noqa: BLE001 - the documented policy: an unfittable subset gets default_score
             self.n_failed_fits += 1
             if self.n_failed_fits == 1:
-                warnings.warn(f"{type(self.model).__name__} could not be fitted on a subset of {int(mask.sum())} "
-                              f"training rows ({type(exc).__name__}: {exc}); such subsets score default_score="
-                              f"{self.default_score:g} (see n_failed_fits).", ShapInstancesWarning, stacklevel=4)
+                self.first_failure = f"{type(exc).__name__}: {exc}"
+                warnings.warn(f"{type(self.model).__name__} could not be fitted and scored on a subset of "
+                              f"{int(mask.sum())} training rows ({self.first_failure}); such subsets score "
+                              f"default_score={self.default_score:g} (see n_failed_fits).", ShapInstancesWarning,
+                              stacklevel=4)
             return self.default_score
 
 
