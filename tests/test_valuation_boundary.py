@@ -274,6 +274,10 @@ def test_other_hostile_inputs_get_named_errors(diabetes):
         data_oob(forest, X, np.c_[y, y])
     with pytest.raises(DataValidationError, match="X: Expected 2D array"):
         label_issues(None, y)
+    with pytest.raises(DataValidationError, match=r"X has repeated column names \['a'\]"):
+        label_issues(X.set_axis(["a"] * X.shape[1], axis=1), y)
+    with pytest.raises(DataValidationError, match="y_train has missing labels"):
+        check_labels(pd.Series(["a", None, "b"], dtype="string"), 3, name="y_train")  # pd.NA
 
 
 def test_a_model_that_cannot_score_on_all_rows_is_refused_not_valued_at_the_default(cancer):

@@ -213,7 +213,8 @@ def check_labels(y: Any, n_samples: int, *, classes: Any = None, name: str = "y"
 
 def _label_kind(value: Any) -> str:
     """``"number"`` (bools included), ``"str"``, ``"missing"`` (None, NaN) or the type's name."""
-    if value is None or (isinstance(value, numbers.Real) and not np.isfinite(float(value))):
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, numbers.Real)
+                                                             and not np.isfinite(float(value))):
         return "missing"
     if isinstance(value, numbers.Number | np.bool_):
         return "number"

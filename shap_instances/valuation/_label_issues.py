@@ -36,6 +36,7 @@ from ..utils import (
     check_labels,
     check_memory,
     check_random_state,
+    check_unique_columns,
     row_names,
     validate_params,
 )
@@ -66,6 +67,7 @@ def _encoded(X: Any) -> Any:
     columns each, a missing value as a category of its own). Anything else is returned as given."""
     if not isinstance(X, pd.DataFrame):
         return X
+    check_unique_columns(X.columns, "X")
     categorical = categorical_columns(X)
     if not categorical and not X.isna().to_numpy().any():
         return X
