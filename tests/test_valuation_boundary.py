@@ -14,7 +14,12 @@ from sklearn.base import clone
 from sklearn.cluster import KMeans
 from sklearn.compose import make_column_transformer
 from sklearn.datasets import load_breast_cancer, load_diabetes
-from sklearn.ensemble import IsolationForest, RandomForestClassifier, RandomForestRegressor
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    IsolationForest,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import get_scorer, r2_score
 from sklearn.model_selection import KFold, ShuffleSplit
@@ -23,7 +28,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from shap_instances import InstanceKernelExplainer
+from shap_instances import BoostingExplainer, InstanceKernelExplainer, RepresenterExplainer
 from shap_instances.exceptions import (
     BudgetError,
     DataValidationError,
@@ -288,3 +293,19 @@ def test_a_model_that_cannot_score_on_all_rows_is_refused_not_valued_at_the_defa
     with pytest.raises(UnsupportedModelError, match=r"could not be fitted on all 16 training rows and scored .*"
                                                     r"unknown categories \['unseen'\]"):
         data_values(model, X, y, Xv, yv, semivalue="loo")
+
+
+@pytest.mark.parametrize("family", ["boosting", "representer"])
+def test_the_families_check_labels_against_classes_through_the_same_helper(cancer, family):
+    X, y, _, _ = cancer
+    if family == "boosting":
+        model = GradientBoostingClassifier(n_estimators=3, random_state=0).fit(X, y)
+        build = lambda labels: BoostingExplainer(model, X, y=labels)  # noqa: E731
+    else:
+        model = LogisticRegression(max_iter=2000).fit(X, y)
+        build = lambda labels: RepresenterExplainer(model, X, y=labels)  # noqa: E731
+    build(y)
+    with pytest.raises(DataValidationError, match="y holds labels of type str, but the classes the"):
+        build(y.astype(str))
+    with pytest.raises(DataValidationError, match=r"not among the classes the .* \[0, 1\]: \[2\]"):
+        build(np.where(np.arange(len(y)) == 0, 2, y))
