@@ -32,6 +32,7 @@ from shap_instances import BoostingExplainer, InstanceKernelExplainer, Represent
 from shap_instances.exceptions import (
     BudgetError,
     DataValidationError,
+    GameTooLargeError,
     InvalidParameterError,
     MemoryBudgetError,
     NonFiniteResultError,
@@ -222,6 +223,8 @@ def test_a_budget_below_one_sample_is_refused_with_the_number_that_works(diabete
     assert small.n_evaluations <= 30 and small.method == "shapley/permutation"
     with pytest.raises(InvalidParameterError, match="max_evals must be None or an int"):
         data_values(Ridge(), X, y, Xv, yv, max_evals="21")
+    with pytest.raises(GameTooLargeError, match="2\\^20 = 1,048,576 evaluations"):  # not "pass max_evals >= 2^20"
+        data_values(Ridge(), X, y, Xv, yv, estimator="exact", max_evals=100)
 
 
 @pytest.mark.parametrize("options,match", [({"n_contexts": "2"}, "n_contexts must be an int"),

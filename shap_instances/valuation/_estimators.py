@@ -334,6 +334,8 @@ def semivalue_approximator(semivalue: Semivalue, estimator: str = "auto", *, max
         estimator = ("loo" if semivalue.name == "loo" else "exact" if enumerable
                      else "msr" if semivalue.name == "banzhaf" else "permutation")
     if n_players is not None:
+        if estimator == "exact" and n_players > ExactApproximator().max_players:  # refused below, with the reason
+            return _ExactSemivalue(semivalue)
         check_min_evals(max_evals, MIN_EVALS[estimator](n_players),
                         f"estimator={estimator!r} of {semivalue.label} values of {n_players} players")
         check_finite_result(semivalue.size_weights(n_players), f"the {semivalue.label} weights of {n_players} "
