@@ -282,6 +282,11 @@ def test_other_hostile_inputs_get_named_errors(diabetes):
         data_oob(forest, X, np.c_[y, y])
     with pytest.raises(DataValidationError, match="X: Expected 2D array"):
         label_issues(None, y)
+    for garbage in (None, 3, np.int64(3), Ridge()):  # named by the validation, not a TypeError of len()
+        with pytest.raises(DataValidationError, match="X_train"):
+            data_values(Ridge(), garbage, y, Xv, yv, semivalue="loo")
+        with pytest.raises(DataValidationError, match="X_train"):
+            data_oob(forest, garbage, y)
     with pytest.raises(DataValidationError, match=r"X has repeated column names \['a'\]"):
         label_issues(X.set_axis(["a"] * X.shape[1], axis=1), y)
     with pytest.raises(DataValidationError, match="y_train has missing labels"):

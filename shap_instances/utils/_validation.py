@@ -377,7 +377,12 @@ def row_names(X: Any, prefix: str = "x") -> list[str]:
     if isinstance(X, pd.DataFrame | pd.Series):
         index = X.index  # a RangeIndex's numbers as a range: three times faster than iterating the index
         return list(map(str, range(index.start, index.stop, index.step) if isinstance(index, pd.RangeIndex) else index))
-    return [f"{prefix}[{i}]" for i in range(X.shape[0] if hasattr(X, "shape") else len(X))]
+    shape = getattr(X, "shape", None)
+    if isinstance(shape, tuple):
+        n_rows = shape[0] if shape else 0
+    else:  # no rows to name (a scalar, None, ...): the validation of X that follows refuses it with the reason
+        n_rows = len(X) if hasattr(X, "__len__") and not isinstance(X, str | bytes) else 0
+    return [f"{prefix}[{i}]" for i in range(n_rows)]
 
 
 def instance_names(X: Any, prefix: str = "train") -> list[str]:
