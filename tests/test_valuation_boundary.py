@@ -38,6 +38,7 @@ from shap_instances.exceptions import (
     NonFiniteResultError,
     UnsupportedModelError,
 )
+from shap_instances.metrics import data_shapley, removal_curve
 from shap_instances.utils import check_labels, check_model_kind, check_scoring
 from shap_instances.valuation import Semivalue, classwise_shapley, data_oob, data_values, label_issues, utility_game
 
@@ -317,3 +318,17 @@ def test_the_families_check_labels_against_classes_through_the_same_helper(cance
         build(y.astype(str))
     with pytest.raises(DataValidationError, match=r"not among the classes the .* \[0, 1\]: \[2\]"):
         build(np.where(np.arange(len(y)) == 0, 2, y))
+
+
+def test_the_metrics_of_valuation_take_the_same_boundary(diabetes):
+    X, y, Xv, yv = diabetes
+    scores = np.arange(len(y), dtype=float)
+    ordered = removal_curve(Ridge(), X, y, Xv, yv, scores, fractions=(0.0, 0.25))
+    reordered = removal_curve(Ridge(), X, y, Xv[Xv.columns[::-1]], yv, scores, fractions=(0.0, 0.25))
+    pd.testing.assert_series_equal(reordered, ordered)
+    with pytest.raises(DataValidationError, match=r"scores must have 20 rows"):
+        removal_curve(Ridge(), X, y, Xv, yv, scores[:-1])
+    with pytest.raises(InvalidParameterError, match=r"fraction must be a finite number in \[0, 1\)"):
+        removal_curve(Ridge(), X, y, Xv, yv, scores, fractions=(1.0,))
+    with pytest.raises(DataValidationError, match="y_train mixes labels"):
+        data_shapley(LogisticRegression(), X, np.array([0, "a"] * 10, dtype=object), Xv, np.zeros(len(yv)))
