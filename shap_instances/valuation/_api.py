@@ -122,6 +122,9 @@ def utility_game(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val
                  scoring: str | Callable | None = None, default_score: float | None = None) -> ScoreGame:
     """The validated utility game ``v(S)`` = score on ``(X_val, y_val)`` of ``model`` refitted on rows S.
 
+    Inputs are checked as :func:`data_values` says (columns by name, raw rows for a pipeline, labels, model kind,
+    scorer, a finite score of the prior model, a fit on all rows); ``default_score`` must be finite.
+
     Examples
     --------
     >>> from sklearn.linear_model import LogisticRegression
@@ -188,6 +191,20 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
     Returns
     -------
     DataValues
+
+    Raises
+    ------
+    DataValidationError
+        Columns other than the training ones (DataFrames are matched by name), text columns for a model that is
+        not a pipeline, labels of another type, unknown, mixed or missing, targets that are not one finite
+        number per row; ``NonFiniteResultError`` (one of these) for a score, weight or value that is NaN or inf.
+    UnsupportedModelError
+        A clusterer, outlier detector, transformer or non-estimator; a model that cannot be fitted on all rows.
+    InvalidParameterError
+        An option outside its table, a metric function or a score of the other task as ``scoring``, a scorer that
+        fails on the validation rows, ``max_evals`` below what one sample of the estimator costs.
+    BudgetError, MemoryBudgetError
+        A budget estimated above 24 hours, or a design above the memory budget, before the work.
 
     Examples
     --------
