@@ -12,6 +12,7 @@ __all__ = [
     "NotFittedError",
     "UnsupportedModelError",
     "DataValidationError",
+    "NonFiniteResultError",
     "InvalidParameterError",
     "GameTooLargeError",
     "MemoryBudgetError",
@@ -47,6 +48,11 @@ class UnsupportedModelError(ShapInstancesError, TypeError):
 
 class DataValidationError(ShapInstancesError, ValueError):
     """Input data has the wrong shape, type, or contains NaN/inf."""
+
+
+class NonFiniteResultError(DataValidationError):
+    """A computed result (a score, a value, a weight) is NaN or infinite; the message says which and why, and what
+    input to change. Raised instead of returning it."""
 
 
 class InvalidParameterError(ShapInstancesError, ValueError, TypeError):

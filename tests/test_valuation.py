@@ -294,13 +294,13 @@ def test_bad_input_is_refused():
         data_values(Ridge(), X, y, Xv, yv, scoring="no_such_score")
     with pytest.raises(InvalidParameterError, match="semivalue"):
         data_values(Ridge(), X, y, Xv, yv, semivalue="owen")
-    with pytest.raises(InvalidParameterError, match="alpha > 0"):
+    with pytest.raises(InvalidParameterError, match="alpha must be a finite number in"):
         data_values(Ridge(), X, y, Xv, yv, semivalue="beta", alpha=0.0)
     with pytest.raises(InvalidParameterError, match="Banzhaf values only"):
         data_values(Ridge(), X, y, Xv, yv, estimator="msr")
     with pytest.raises(InvalidParameterError, match="max_evals"):
         data_values(Ridge(), X, y, Xv, yv, max_evals=0)
-    with pytest.raises(InvalidParameterError, match="classifier"):
+    with pytest.raises(UnsupportedModelError, match="needs a classifier, but Ridge is a regressor"):
         classwise_shapley(Ridge(), X, y, Xv, yv)
     Xc, yc = load_breast_cancer(return_X_y=True)
     with pytest.raises(UnsupportedModelError, match="bagging"):

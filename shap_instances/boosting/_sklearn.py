@@ -28,6 +28,7 @@ from sklearn.model_selection import train_test_split
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ..utils import (
     check_fitted,
+    check_labels,
     check_target,
     gb_init_raw,
     gb_loss,
@@ -57,17 +58,8 @@ def _classifier(model: Any) -> bool:
 
 def _class_codes(model: Any, y: ArrayLike, n: int) -> np.ndarray:
     """Class indices (float64) of the labels ``y`` in ``model.classes_``."""
-    labels = check_target(y, n, numeric=False)
-    if labels.ndim != 1:
-        raise DataValidationError(f"y must be one label per training row, got shape {labels.shape}.")
-    classes = model.classes_
-    codes = np.searchsorted(classes, labels)
-    codes = np.clip(codes, 0, len(classes) - 1)
-    if not np.all(classes[codes] == labels):
-        unknown = sorted(set(labels[classes[codes] != labels].tolist()))[:5]
-        raise DataValidationError(f"y holds labels the classifier was not fitted on: {unknown}; pass the y given "
-                                  "to fit.")
-    return codes.astype(np.float64)
+    labels = check_labels(y, n, classes=model.classes_, classes_of="the classes the classifier was fitted on")
+    return np.searchsorted(model.classes_, labels).astype(np.float64)
 
 
 def _weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray | None:

@@ -35,12 +35,11 @@ from ..utils import (
     HasMethods,
     Interval,
     Options,
-    check_data,
+    check_labels,
     check_memory,
+    check_model_rows,
     check_target,
-    column_names,
     fitted_columns,
-    in_column_order,
     row_names,
     training_names,
 )
@@ -251,12 +250,12 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.data_ = self._rows(data, "masker")
         self.classes_: Any = None  # the two labels, for a classifier
         if _is_probabilistic_classifier(model):
-            y = check_target(y, len(self.data_), name="y", numeric=False)
+            y = check_labels(y, len(self.data_), name="y")
             self.classes_ = np.unique(y)
             if len(self.classes_) != 2:
                 raise DataValidationError(f"a classifier's residuals need two classes in y, got {len(self.classes_)}; "
                                           "decompose one class against the rest.")
-            y = self._indicator(y, "y")
+            y = self._indicator(y, "y", len(self.data_))
         self.y_train_ = check_target(y, len(self.data_), name="y")
         if self.y_train_.ndim != 1:
             raise DataValidationError(f"y must be one target per training row (1-D), got shape {self.y_train_.shape}; "
@@ -281,12 +280,9 @@ class InstanceKernelExplainer(InstanceExplainer):
             options={"silent": True}, explained=lambda rows: full.predict(rows[X.columns]) - y[20:24],
             sampling_options={"approximator": "permutation", "n_permutations": 4})
 
-    def _indicator(self, labels: np.ndarray, name: str) -> np.ndarray:
+    def _indicator(self, labels: Any, name: str, n_rows: int) -> np.ndarray:
         """1.0 where ``labels`` is the positive (second) class, 0.0 where the other; other labels refused."""
-        unknown = ~np.isin(labels, self.classes_)
-        if unknown.any():
-            raise DataValidationError(f"{name} holds labels the classes {self.classes_.tolist()} do not, "
-                                      f"e.g. {labels[unknown][0]!r}.")
+        labels = check_labels(labels, n_rows, classes=self.classes_, name=name, classes_of="the classes of y")
         return (labels == self.classes_[1]).astype(np.float64)
 
     @classmethod
@@ -310,7 +306,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         names = row_names(X)
         X_eval = self._rows(self._prepare(X), "X")
         if self.classes_ is not None:
-            y = self._indicator(check_target(y, len(X_eval), name="y", numeric=False), "y")
+            y = self._indicator(y, "y", len(X_eval))
         y_eval = check_target(y, len(X_eval), name="y")
         if y_eval.ndim != 1:
             raise DataValidationError(f"y must be 1-D, got shape {y_eval.shape}.")
@@ -318,16 +314,8 @@ class InstanceKernelExplainer(InstanceExplainer):
 
     def _rows(self, X: Any, name: str) -> Any:
         """Rows validated as the refitted model takes them: floats, or raw DataFrame rows for a whole pipeline."""
-        if not self.raw_rows_:
-            n_features = None if name == "masker" else self.data_.shape[1]
-            return check_data(X, name=name, n_features=n_features, feature_names=self.columns_)
-        columns = self.columns_ if self.columns_ is not None else column_names(X)
-        if not isinstance(X, pd.DataFrame):
-            X = pd.DataFrame(X, columns=columns) if np.ndim(X) == 2 and np.shape(X)[1] == len(columns) else X
-        if not isinstance(X, pd.DataFrame) or len(X) == 0:
-            raise DataValidationError(f"{name}: a pipeline refitted on raw rows needs a non-empty DataFrame (or a "
-                                      f"2-D array) with the columns {columns[:10]}.")
-        return in_column_order(X, columns, name)
+        n_features = None if name == "masker" or self.raw_rows_ else self.data_.shape[1]
+        return check_model_rows(X, name=name, columns=self.columns_, raw=self.raw_rows_, n_features=n_features)
 
     def _residual_game(self, X_eval: Any, y_eval: np.ndarray | None, names: list[str]) -> ResidualGame:
         seed = cast(int, self.random_state) if isinstance(self.random_state, numbers.Integral) else 0

@@ -40,7 +40,7 @@ from sklearn.linear_model import (
 from sklearn.utils.class_weight import compute_class_weight
 
 from ..exceptions import DataValidationError, UnsupportedModelError
-from ..utils import logistic_one_vs_rest
+from ..utils import check_labels, logistic_one_vs_rest
 
 __all__ = ["LinearObjective", "linear_objective", "SUPPORTED_MODELS", "is_supported", "check_supported"]
 
@@ -244,9 +244,7 @@ def linear_objective(model: Any, y: ArrayLike, sample_weight: ArrayLike | None =
     if isinstance(model, LogisticRegression):
         rho = _logistic_l1_ratio(model)
         classes = np.asarray(model.classes_)
-        unknown = ~np.isin(y, classes)
-        if np.any(unknown):
-            raise DataValidationError(f"y holds labels {np.unique(y[unknown])[:5]} the model was not fitted on.")
+        y = check_labels(y, n, classes=classes, classes_of="the classes the model was fitted on")
         weights = _logistic_C(model) * sw * _class_weights(model.class_weight, classes, y, sw)
         indicator = (y[:, None] == classes[None, :]).astype(np.float64)
         if len(classes) == 2:

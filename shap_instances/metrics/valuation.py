@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,16 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone, is_classifier
 
 from ..approximators import PermutationApproximator
-from ..utils import check_data, check_target
+from ..utils import (
+    Interval,
+    check_data,
+    check_labels,
+    check_model_kind,
+    check_target,
+    fitted_columns,
+    row_names,
+    validate_params,
+)
 from ..valuation import utility_game
 
 if TYPE_CHECKING:
@@ -48,10 +58,10 @@ def data_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_te
     >>> values.shape
     (40,)
     """
-    scoring: Any = "neg_brier_score" if is_classifier(model) else "neg_mean_squared_error"
-    labels = np.unique(np.asarray(y_train))
-    if is_classifier(model) and len(labels) > 2:
-        scoring = _SecondClassBrier(labels[1])
+    scoring: Any = "neg_mean_squared_error"
+    if is_classifier(model):  # labels checked (one type, none missing) before they are sorted
+        labels = np.unique(check_labels(y_train, len(row_names(X_train)), name="y_train"))
+        scoring = _SecondClassBrier(labels[1]) if len(labels) > 2 else "neg_brier_score"
     game = utility_game(model, X_train, y_train, X_test, y_test, scoring=scoring)
     approximator = PermutationApproximator(n_permutations=n_permutations or 3 * game.n_players,
                                            random_state=random_state, n_jobs=n_jobs, silent=silent,
@@ -90,10 +100,18 @@ def removal_curve(model: Any, X_train: Any, y_train: ArrayLike, X_test: Any, y_t
     >>> curve.index.tolist()
     [0.0, 0.2]
     """
-    X_train, X_test = check_data(X_train, name="X_train"), check_data(X_test, name="X_test")
+    check_model_kind(model, "removal_curve", kinds=("regressor", "classifier"))
+    validate_params("removal_curve", {"fraction": [Interval(numbers.Real, 0, 1, closed="left")],
+                                      "highest_first": ["boolean"]}, {"highest_first": highest_first})
+    for fraction in fractions:
+        validate_params("removal_curve", {"fraction": [Interval(numbers.Real, 0, 1, closed="left")]},
+                        {"fraction": fraction})
+    columns = fitted_columns(model, X_train)
+    X_train = check_data(X_train, name="X_train", feature_names=columns)
+    X_test = check_data(X_test, name="X_test", feature_names=columns, n_features=X_train.shape[1])
     y_train = check_target(y_train, len(X_train), name="y_train")
     y_test = check_target(y_test, len(X_test), name="y_test")
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = check_target(scores, len(X_train), name="scores")
     order = np.argsort(-scores if highest_first else scores, kind="stable")
     losses = {}
     for fraction in fractions:

@@ -38,17 +38,19 @@ from ._dask import (
 )
 from ._memmap import FolderLock, MemmapWriter, check_output_folder, memmap_explanation, write_memmap_rows
 from ._memory import available_memory_bytes, default_memory_budget
-from ._models import UnwrappedModel, unwrap_model
+from ._models import UnwrappedModel, check_model_kind, model_kind, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
-from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
+from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, validate_params
 from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
 from ._random import RandomStateLike, check_random_state, spawn_seeds
+from ._scoring import check_scoring
 from ._shap import shap_explainer_class
 from ._sklearn_internals import (
     NEWEST_TESTED_SKLEARN,
     OLDEST_SKLEARN,
     SKLEARN_SUPPORTED,
+    bagging_n_samples,
     check_sklearn_version,
     forest_class_weights,
     forest_draw_semantics,
@@ -64,13 +66,17 @@ from ._sklearn_internals import (
     hgb_sample_weight,
     hgb_split_seed,
     logistic_one_vs_rest,
+    scorer_task,
     sklearn_version,
 )
 from ._validation import (
     categorical_columns,
     check_data,
+    check_finite_result,
     check_fitted,
+    check_labels,
     check_memory,
+    check_model_rows,
     check_target,
     check_unique_columns,
     column_names,
@@ -110,13 +116,20 @@ __all__ = [
     "UnwrappedModel",
     "TRUSTED_LIBRARIES",
     "available_memory_bytes",
+    "bagging_n_samples",
     "default_memory_budget",
     "dump_safely",
     "file_digest",
     "categorical_columns",
     "check_data",
+    "check_finite_result",
     "check_fitted",
+    "check_labels",
+    "check_model_kind",
+    "check_model_rows",
+    "check_scoring",
     "check_memory",
+    "check_min_evals",
     "check_random_state",
     "check_sklearn_version",
     "check_target",
@@ -137,6 +150,8 @@ __all__ = [
     "hgb_sample_weight",
     "hgb_split_seed",
     "logistic_one_vs_rest",
+    "model_kind",
+    "scorer_task",
     "in_column_order",
     "instance_names",
     "load_model",

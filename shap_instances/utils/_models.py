@@ -35,7 +35,7 @@ import pandas as pd
 from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelError
 from ._validation import check_fitted, in_column_order
 
-__all__ = ["UnwrappedModel", "unwrap_model"]
+__all__ = ["UnwrappedModel", "check_model_kind", "model_kind", "unwrap_model"]
 
 
 @dataclass(frozen=True)
@@ -221,3 +221,70 @@ def _fitted(model: Any, attribute: str, name: str) -> None:
         check_fitted(model.steps[-1][1], f"last step of the {name}")
     elif not hasattr(model, attribute):
         raise NotFittedError(f"the {name} is not fitted ({attribute} missing); fit it before explaining it.")
+
+
+def model_kind(model: Any) -> str:
+    """What ``model`` predicts: ``"classifier"``, ``"regressor"``, ``"clusterer"``, ``"outlier detector"``,
+    ``"transformer"``, or ``"not an estimator"`` (no ``fit``) / ``"estimator of unknown kind"``.
+
+    A pipeline or search object is what its last step is (scikit-learn's tags).
+
+    Examples
+    --------
+    >>> from sklearn.cluster import KMeans
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.utils import model_kind
+    >>> model_kind(Ridge()), model_kind(KMeans())
+    ('regressor', 'clusterer')
+    """
+    from sklearn.base import is_classifier, is_outlier_detector, is_regressor
+
+    if not callable(getattr(model, "fit", None)):
+        return "not an estimator"
+    if is_classifier(model):
+        return "classifier"
+    if is_regressor(model):
+        return "regressor"
+    if is_outlier_detector(model):
+        return "outlier detector"
+    if _estimator_type(model) == "clusterer":
+        return "clusterer"
+    if callable(getattr(model, "transform", None)) and not callable(getattr(model, "predict", None)):
+        return "transformer"
+    return "estimator of unknown kind"
+
+
+def _estimator_type(model: Any) -> str | None:
+    """scikit-learn's estimator type (its tags from 1.6, ``_estimator_type`` before)."""
+    try:
+        from sklearn.utils import get_tags
+
+        return get_tags(model).estimator_type
+    except Exception:  # noqa: BLE001 - scikit-learn < 1.6, or an object that has no tags
+        return getattr(model, "_estimator_type", None)
+
+
+def check_model_kind(model: Any, what: str, kinds: tuple[str, ...] = ("classifier", "regressor")) -> str:
+    """``model``'s kind (:func:`model_kind`), refused with :class:`~shap_instances.exceptions.UnsupportedModelError`
+    unless it is one of ``kinds``: clusterers, outlier detectors and transformers have no score to value rows by.
+
+    Examples
+    --------
+    >>> from sklearn.cluster import KMeans
+    >>> from shap_instances.utils import check_model_kind
+    >>> try:
+    ...     check_model_kind(KMeans(), "data_values")
+    ... except TypeError as exc:
+    ...     print(str(exc).split(";")[0])
+    data_values needs a classifier or regressor, but KMeans is a clusterer
+    """
+    if isinstance(model, type):
+        raise UnsupportedModelError(f"{what} needs an estimator object, got the class {model.__name__}; pass an "
+                                    f"instance, {model.__name__}().")
+    kind = model_kind(model)
+    if kind not in kinds:
+        wanted = " or ".join(kinds)
+        is_what = kind if kind.startswith("not ") else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+        raise UnsupportedModelError(f"{what} needs a {wanted}, but {type(model).__name__} is {is_what}; pass a "
+                                    f"scikit-learn {wanted} (or a pipeline ending in one).")
+    return kind

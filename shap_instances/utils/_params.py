@@ -17,7 +17,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["COMMON_CONSTRAINTS", "HasMethods", "Interval", "Options", "validate_params"]
+__all__ = ["COMMON_CONSTRAINTS", "HasMethods", "Interval", "Options", "check_min_evals", "validate_params"]
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,27 @@ def validate_params(owner: str, constraints: Mapping[str, list], params: Mapping
             continue
         wanted = " or ".join(_describe(c) for c in allowed)
         raise InvalidParameterError(f"{owner}: {name} must be {wanted}; got {value!r}.")
+
+
+def check_min_evals(max_evals: int | None, minimum: int, what: str, option: str = "max_evals") -> None:
+    """Refuse a budget ``max_evals`` below ``minimum``, the fewest evaluations ``what`` can spend, with that number.
+
+    A budget too small for one sample would otherwise be overspent without a word (the command line refuses the
+    same budget with the same rule).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_min_evals
+    >>> check_min_evals(None, 21, "one permutation of 20 rows")
+    >>> try:
+    ...     check_min_evals(1, 21, "one permutation of 20 rows")
+    ... except ValueError as exc:
+    ...     print(exc)
+    max_evals=1 is too small: one permutation of 20 rows needs at least 21 evaluations; pass max_evals >= 21.
+    """
+    if max_evals is not None and max_evals < minimum:
+        raise InvalidParameterError(f"{option}={max_evals} is too small: {what} needs at least {minimum} evaluations; "
+                                    f"pass {option} >= {minimum}.")
 
 
 #: The shared options of every explainer: the same name means the same thing wherever it is accepted.

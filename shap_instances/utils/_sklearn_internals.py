@@ -32,6 +32,7 @@ __all__ = [
     "NEWEST_TESTED_SKLEARN",
     "OLDEST_SKLEARN",
     "SKLEARN_SUPPORTED",
+    "bagging_n_samples",
     "check_sklearn_version",
     "forest_class_weights",
     "forest_draw_semantics",
@@ -47,6 +48,7 @@ __all__ = [
     "hgb_sample_weight",
     "hgb_split_seed",
     "logistic_one_vs_rest",
+    "scorer_task",
     "sklearn_version",
 ]
 
@@ -506,3 +508,37 @@ def hgb_node_id_predictor(predictor: Any) -> Any:
     nodes = predictor.nodes.copy()
     nodes["value"] = np.arange(nodes.shape[0], dtype=np.float64)
     return TreePredictor(nodes, predictor.binned_left_cat_bitsets, predictor.raw_left_cat_bitsets)
+
+
+# ------------------------------------------------------------------------------------------ scorers and bagging
+def scorer_task(scorer: Any) -> str | None:
+    """``"regression"`` or ``"classification"`` for a scorer of scikit-learn's metrics (by the module of its
+    private ``_score_func``: ``sklearn.metrics._regression`` or the others), None for any other callable.
+
+    Examples
+    --------
+    >>> from sklearn.metrics import get_scorer
+    >>> from shap_instances.utils import scorer_task
+    >>> scorer_task(get_scorer("r2")), scorer_task(get_scorer("roc_auc")), scorer_task(len)
+    ('regression', 'classification', None)
+    """
+    module = getattr(getattr(scorer, "_score_func", None), "__module__", None) or ""
+    if not module.startswith("sklearn.metrics"):
+        return None
+    return "regression" if module == "sklearn.metrics._regression" else "classification"
+
+
+def bagging_n_samples(model: Any) -> int | None:
+    """The number of rows a fitted forest or bagging ensemble was fitted on (its private ``_n_samples``, from
+    which ``estimators_samples_`` are drawn); None where it is not recorded.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import RandomForestRegressor
+    >>> from shap_instances.utils import bagging_n_samples
+    >>> bagging_n_samples(RandomForestRegressor(2, random_state=0).fit(np.eye(6), np.arange(6.0)))
+    6
+    """
+    n = getattr(model, "_n_samples", None)
+    return int(n) if isinstance(n, int | np.integer) else None

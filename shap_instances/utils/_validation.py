@@ -6,6 +6,7 @@ Games, estimators and kernels trust their inputs; everything a user passes goes 
 from __future__ import annotations
 
 import inspect
+import numbers
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._deprecated import warn_moved
-from ..exceptions import DataValidationError, MemoryBudgetError, NotFittedError
+from ..exceptions import DataValidationError, MemoryBudgetError, NonFiniteResultError, NotFittedError
 from ._memory import available_memory_bytes, default_memory_budget
 
 # scikit-learn 1.6 renamed check_array's force_all_finite to ensure_all_finite (the old name left in 1.8).
@@ -28,6 +29,9 @@ _FINITE = (
 __all__ = [
     "categorical_columns",
     "check_data",
+    "check_finite_result",
+    "check_labels",
+    "check_model_rows",
     "check_target",
     "check_unique_columns",
     "check_fitted",
@@ -159,6 +163,134 @@ def check_target(y: Any, n_samples: int, *, name: str = "y", numeric: bool = Tru
     return array
 
 
+def check_labels(y: Any, n_samples: int, *, classes: Any = None, name: str = "y",
+                 classes_of: str = "the model's classes") -> np.ndarray:
+    """Validate class labels: one label per row, of one type, none missing, and (with ``classes``) known.
+
+    Labels are compared by value, so ``"1"`` and ``1`` are different classes: labels of two types in one
+    vector, or of another type than ``classes`` (strings for a model fitted on integers), would silently
+    match nothing. Either is refused, as are labels outside ``classes`` (a model's ``classes_``, or the
+    training labels; ``classes_of`` says which in the message).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_labels
+    >>> check_labels(["a", "b", "a"], 3, classes=["a", "b"]).tolist()
+    ['a', 'b', 'a']
+    >>> try:
+    ...     check_labels(["0", "1"], 2, classes=[0, 1])
+    ... except ValueError as exc:
+    ...     print(str(exc).split(";")[0])
+    y holds labels of type str, but the model's classes [0, 1] are of type number
+    """
+    array = check_target(y, n_samples, name=name, numeric=False)
+    if array.ndim != 1:
+        raise DataValidationError(f"{name} must hold one class label per row (1-D), got shape {array.shape}.")
+    kinds = _label_kinds(array)
+    if "missing" in kinds:
+        raise DataValidationError(f"{name} has missing labels (NaN or None); drop those rows or give them a class.")
+    if len(kinds) > 1:
+        examples = {kind: next(v for v in array.tolist() if _label_kind(v) == kind) for kind in sorted(kinds)}
+        raise DataValidationError(f"{name} mixes labels of types {sorted(kinds)} (e.g. {examples}); labels are "
+                                  "compared by value, so 1 and '1' are different classes: pass labels of one type.")
+    if classes is None:
+        return array
+    known = np.asarray(classes)
+    expected = _label_kinds(known)
+    if kinds and expected and kinds != expected:
+        cast = "int" if expected == {"number"} else "str"
+        raise DataValidationError(
+            f"{name} holds labels of type {min(kinds)}, but {classes_of} {_listed(known.tolist())} are of type "
+            f"{min(expected)}; labels are compared by value ('1' is not 1): pass {name} with labels of that type "
+            f"(e.g. {name}.astype({cast})).")
+    unknown = ~np.isin(array, known)
+    if unknown.any():
+        raise DataValidationError(f"{name} holds labels that are not among {classes_of} {_listed(known.tolist())}: "
+                                  f"{_listed(pd.unique(array[unknown]).tolist())}; drop those rows, or fit on rows of "
+                                  "those classes.")
+    return array
+
+
+def _label_kind(value: Any) -> str:
+    """``"number"`` (bools included), ``"str"``, ``"missing"`` (None, NaN) or the type's name."""
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, numbers.Real)
+                                                             and not np.isfinite(float(value))):
+        return "missing"
+    if isinstance(value, numbers.Number | np.bool_):
+        return "number"
+    return "str" if isinstance(value, str | np.str_ | bytes) else type(value).__name__
+
+
+def _label_kinds(array: np.ndarray) -> set[str]:
+    """The kinds of the labels in ``array`` (one pass over an object array; by dtype otherwise)."""
+    if array.dtype.kind in "US":
+        return {"str"} if array.size else set()
+    if array.dtype.kind in "biu":
+        return {"number"} if array.size else set()
+    if array.dtype.kind == "f":
+        return ({"number"} if array.size else set()) | ({"missing"} if np.isnan(array).any() else set())
+    return {_label_kind(v) for v in array.ravel().tolist()}
+
+
+def check_finite_result(values: Any, what: str, *, why: str = "") -> np.ndarray:
+    """``values`` as a float array, refused with :class:`~shap_instances.exceptions.NonFiniteResultError` when any
+    is NaN or infinite (``why``: the likely causes and what to change).
+
+    Every function that returns computed values passes them through here, so a NaN is never handed back as a
+    result.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_finite_result
+    >>> check_finite_result([1.0, 2.0], "the values").tolist()
+    [1.0, 2.0]
+    >>> try:
+    ...     check_finite_result([1.0, float("nan")], "the values", why="the scorer returned NaN")
+    ... except ValueError as exc:
+    ...     print(exc)
+    the values are not finite (1 of 2 NaN or infinite, e.g. nan): the scorer returned NaN.
+    """
+    array = np.asarray(values, dtype=np.float64)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        raise NonFiniteResultError(f"{what} are not finite ({int(bad.sum())} of {array.size} NaN or infinite, e.g. "
+                                   f"{array[bad].ravel()[0]:g}){': ' + why if why else ''}.")
+    return array
+
+
+def check_model_rows(X: Any, *, name: str = "X", columns: Sequence[str] | None = None, raw: bool = False,
+                     n_features: int | None = None) -> Any:
+    """Rows as the model takes them: floats (:func:`check_data`), or a DataFrame of raw rows for a pipeline.
+
+    ``raw`` is for a whole pipeline that is refitted on the rows: strings, categories and missing values are
+    the pipeline's to handle, so the rows stay a DataFrame (a 2-D array is given the ``columns``). Either way a
+    DataFrame is matched to ``columns`` by name (other columns refused with the names).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.utils import check_model_rows
+    >>> rows = pd.DataFrame({"b": ["x", "y"], "a": [1.0, 2.0]})
+    >>> list(check_model_rows(rows, columns=["a", "b"], raw=True).columns)
+    ['a', 'b']
+    """
+    if not raw:
+        text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])] if isinstance(X, pd.DataFrame) else []
+        if text:
+            raise DataValidationError(f"{name} has columns that are not numbers, {_listed([str(c) for c in text])}, "
+                                      "but the model takes numbers: encode them first, or pass a pipeline that does "
+                                      "(make_pipeline(make_column_transformer(...), model)), which gets the rows as "
+                                      "they are.")
+        return check_data(X, name=name, n_features=n_features, feature_names=columns)
+    names = [str(c) for c in columns] if columns is not None else column_names(X)
+    if not isinstance(X, pd.DataFrame) and np.ndim(X) == 2 and np.shape(X)[1] == len(names):
+        X = pd.DataFrame(X, columns=names)
+    if not isinstance(X, pd.DataFrame) or len(X) == 0:
+        raise DataValidationError(f"{name}: a pipeline refitted on raw rows needs a non-empty DataFrame (or a "
+                                  f"2-D array) with the columns {_listed(names)}.")
+    return in_column_order(X, names, name)
+
+
 def check_fitted(model: Any, name: str = "model") -> None:
     """Raise :class:`~shap_instances.exceptions.NotFittedError` unless ``model`` is fitted.
 
@@ -245,7 +377,12 @@ def row_names(X: Any, prefix: str = "x") -> list[str]:
     if isinstance(X, pd.DataFrame | pd.Series):
         index = X.index  # a RangeIndex's numbers as a range: three times faster than iterating the index
         return list(map(str, range(index.start, index.stop, index.step) if isinstance(index, pd.RangeIndex) else index))
-    return [f"{prefix}[{i}]" for i in range(X.shape[0] if hasattr(X, "shape") else len(X))]
+    shape = getattr(X, "shape", None)
+    if isinstance(shape, tuple):
+        n_rows = shape[0] if shape else 0
+    else:  # no rows to name (a scalar, None, ...): the validation of X that follows refuses it with the reason
+        n_rows = len(X) if hasattr(X, "__len__") and not isinstance(X, str | bytes) else 0
+    return [f"{prefix}[{i}]" for i in range(n_rows)]
 
 
 def instance_names(X: Any, prefix: str = "train") -> list[str]:

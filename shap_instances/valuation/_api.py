@@ -2,29 +2,128 @@
 
 from __future__ import annotations
 
+import numbers
+import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from sklearn.base import clone, is_classifier
+from sklearn.base import clone
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.pipeline import Pipeline
 
 from ..approximators import ExactApproximator, PermutationApproximator
 from ..approximators.exact import all_coalitions
-from ..exceptions import InvalidParameterError
-from ..utils import RandomStateLike, check_data, check_random_state, check_target, row_names
-from ._estimators import semivalue_approximator
+from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
+from ..utils import (
+    Interval,
+    Options,
+    RandomStateLike,
+    check_finite_result,
+    check_labels,
+    check_memory,
+    check_model_kind,
+    check_model_rows,
+    check_random_state,
+    check_scoring,
+    check_target,
+    fitted_columns,
+    row_names,
+    validate_params,
+)
+from ._estimators import ESTIMATORS, check_time_left, semivalue_approximator
 from ._result import DataValues
-from ._semivalues import Semivalue, check_semivalue
-from ._utility import ClasswiseScorer, RestrictedGame, ScoreGame, check_scoring
+from ._semivalues import SEMIVALUES, Semivalue, check_semivalue
+from ._utility import ClasswiseScorer, RestrictedGame, ScoreGame
 
 __all__ = ["classwise_shapley", "data_values", "utility_game"]
+
+_POSITIVE = Interval(numbers.Real, 0, None, closed="neither")
+#: The options of :func:`data_values`, checked in one place (``default_score`` is :func:`utility_game`'s too).
+DATA_VALUES_CONSTRAINTS: dict[str, list] = {
+    "semivalue": [Options(*SEMIVALUES), Semivalue],
+    "estimator": [Options(*ESTIMATORS)],
+    "scoring": [None, str, "callable"],
+    "max_evals": [None, Interval(numbers.Integral, 1, None)],
+    "alpha": [_POSITIVE],
+    "beta": [_POSITIVE],
+    "default_score": [None, Interval(numbers.Real, None, None)],
+    "random_state": ["random_state"],
+}
+#: The options of :func:`classwise_shapley`.
+CLASSWISE_CONSTRAINTS: dict[str, list] = {
+    "n_contexts": [Interval(numbers.Integral, 2, None)],
+    "n_permutations": [None, Interval(numbers.Integral, 1, None)],
+    "exact": ["boolean"],
+    "normalize": ["boolean"],
+    "random_state": ["random_state"],
+}
+#: Why a score can fail to be a finite number, and what to change.
+_NON_FINITE_SCORE = ("the score is undefined there (e.g. roc_auc or another ranking score on a y_val of one class), "
+                     "the scorer returned NaN or inf, or the targets are so large that the score overflows; pass "
+                     "validation rows of every class, a scorer that returns finite numbers, or rescaled targets")
+
+
+def _validated_rows(model: Any, X_train: Any, X_val: Any) -> tuple[Any, Any]:
+    """``X_train`` and ``X_val`` as the refitted model takes them, DataFrames matched to one set of columns by name.
+
+    A whole pipeline gets the rows as they are (strings, categories: its preprocessing is refitted with it), any
+    other model float arrays.
+    """
+    raw = isinstance(model, Pipeline)
+    columns = fitted_columns(model, X_train)
+    X = check_model_rows(X_train, name="X_train", columns=columns, raw=raw)
+    if raw and columns is None:
+        columns = [str(c) for c in X.columns]
+    return X, check_model_rows(X_val, name="X_val", columns=columns, raw=raw, n_features=X.shape[1])
+
+
+def _validated_targets(kind: str, y_train: ArrayLike, y_val: ArrayLike, n_train: int, n_val: int
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Numbers for a regressor; for a classifier labels of one type, two classes at least, ``y_val``'s among them."""
+    if kind != "classifier":
+        targets = check_target(y_train, n_train, name="y_train"), check_target(y_val, n_val, name="y_val")
+        if targets[0].ndim != 1 or targets[1].ndim != 1:
+            raise DataValidationError(f"y_train and y_val must hold one target per row (1-D), got shapes "
+                                      f"{targets[0].shape} and {targets[1].shape}; value the rows for one target at "
+                                      "a time.")
+        return targets
+    y = check_labels(y_train, n_train, name="y_train")
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise DataValidationError(f"y_train holds one class ({classes.tolist()}): a classifier's rows are valued by "
+                                  "refits that need at least two classes; pass training rows of two classes or more.")
+    return y, check_labels(y_val, n_val, name="y_val", classes=classes, classes_of="the classes of y_train")
+
+
+def _prior_score(scorer: Callable, name: str, kind: str, X: Any, y: np.ndarray, X_val: Any, y_val: np.ndarray
+                 ) -> float:
+    """The score of the model that predicts the training prior: the default ``v(empty)``, and the scorer's trial on
+    the validation rows (a scorer that fails or returns no finite number is refused here, before any refit)."""
+    prior = DummyClassifier(strategy="prior") if kind == "classifier" else DummyRegressor()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            score = float(scorer(prior.fit(X, y), X_val, y_val))
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's scorer: any failure is refused with its reason
+        raise InvalidParameterError(f"scoring={name!r} failed on the validation rows ({type(exc).__name__}: {exc}); "
+                                    f"pass a scorer(estimator, X, y) that scores a fitted {kind} on X_val, y_val."
+                                    ) from exc
+    return float(check_finite_result([score], f"the scores of scoring={name!r} on (X_val, y_val) of the model that "
+                                              "predicts the training prior", why=_NON_FINITE_SCORE)[0])
 
 
 def utility_game(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val: ArrayLike, *,
                  scoring: str | Callable | None = None, default_score: float | None = None) -> ScoreGame:
     """The validated utility game ``v(S)`` = score on ``(X_val, y_val)`` of ``model`` refitted on rows S.
+
+    Inputs are checked as :func:`data_values` says (columns by name, raw rows for a pipeline, labels, model kind,
+    scorer, a finite score of the prior model, a fit on all rows); ``default_score`` must be finite.
 
     Examples
     --------
@@ -36,14 +135,29 @@ def utility_game(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val
     >>> game.n_players, game.output_names
     (30, ['roc_auc'])
     """
-    names = row_names(X_train, prefix="train")
-    X_train, X_val = check_data(X_train, name="X_train"), check_data(X_val, name="X_val")
-    numeric = not is_classifier(model)
-    y_train = check_target(y_train, len(X_train), name="y_train", numeric=numeric)
-    y_val = check_target(y_val, len(X_val), name="y_val", numeric=numeric)
+    validate_params("utility_game", DATA_VALUES_CONSTRAINTS, {"scoring": scoring, "default_score": default_score})
+    kind = check_model_kind(model, "data valuation")
     scorer, name = check_scoring(scoring, model)
-    return ScoreGame(model, X_train, y_train, X_val, y_val, scorer, name, default_score=default_score,
-                     player_names=names)
+    names = row_names(X_train, prefix="train")
+    X_train, X_val = _validated_rows(model, X_train, X_val)
+    y_train, y_val = _validated_targets(kind, y_train, y_val, len(X_train), len(X_val))
+    prior = _prior_score(scorer, name, kind, X_train, y_train, X_val, y_val)
+    game = ScoreGame(model, X_train, y_train, X_val, y_val, scorer, name,
+                     default_score=prior if default_score is None else float(default_score), player_names=names)
+    if game.residual_game is None:  # a shortcut's game has fitted every row already
+        _check_fits_all_rows(game)
+    return game
+
+
+def _check_fits_all_rows(game: ScoreGame) -> None:
+    """Refuse a model that cannot be fitted and scored on every training row: each value would be a default."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        game._refit_score(np.ones(game.n_players, dtype=bool))
+    if game.n_failed_fits:
+        raise UnsupportedModelError(f"{type(game.model).__name__} could not be fitted on all {game.n_players} training "
+                                    f"rows and scored on the validation rows ({game.first_failure}); fix the model or "
+                                    "the data (the rows of X_val must be ones the fitted model takes).")
 
 
 def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val: ArrayLike, *,
@@ -78,6 +192,20 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
     -------
     DataValues
 
+    Raises
+    ------
+    DataValidationError
+        Columns other than the training ones (DataFrames are matched by name), text columns for a model that is
+        not a pipeline, labels of another type, unknown, mixed or missing, targets that are not one finite
+        number per row; ``NonFiniteResultError`` (one of these) for a score, weight or value that is NaN or inf.
+    UnsupportedModelError
+        A clusterer, outlier detector, transformer or non-estimator; a model that cannot be fitted on all rows.
+    InvalidParameterError
+        An option outside its table, a metric function or a score of the other task as ``scoring``, a scorer that
+        fails on the validation rows, ``max_evals`` below what one sample of the estimator costs.
+    BudgetError, MemoryBudgetError
+        A budget estimated above 24 hours, or a design above the memory budget, before the work.
+
     Examples
     --------
     >>> from sklearn.linear_model import Ridge
@@ -92,13 +220,16 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
     >>> sh.adds_up_to, bool(abs(sh.values.sum() - sh.total) < 1e-9)
     ('v(all) - v(empty)', True)
     """
+    validate_params("data_values", DATA_VALUES_CONSTRAINTS, {
+        "semivalue": semivalue, "estimator": estimator, "max_evals": max_evals, "alpha": alpha, "beta": beta,
+        "random_state": random_state})
     semivalue = check_semivalue(semivalue, alpha, beta)
-    if max_evals is not None and (not isinstance(max_evals, int | np.integer) or max_evals < 1):
-        raise InvalidParameterError(f"max_evals must be a positive int, got {max_evals!r}.")
     game = utility_game(model, X_train, y_train, X_val, y_val, scoring=scoring, default_score=default_score)
     approximator = semivalue_approximator(semivalue, estimator, max_evals=max_evals, random_state=random_state,
                                           n_players=game.n_players)
     result = approximator.estimate(game)  # type: ignore[attr-defined]
+    check_finite_result(result.values, f"the {semivalue.label} values", why=f"the {semivalue.label} weights or the "
+                        f"scores' differences overflow; {_NON_FINITE_SCORE}")
     names = game.player_names
     errors = None if result.standard_errors is None else pd.Series(result.standard_errors[:, 0], index=names)
     total = float(result.full_value[0] - result.empty_value[0]) if semivalue.efficient else None
@@ -165,10 +296,10 @@ def classwise_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, 
     >>> bool(abs(dv.values.sum() - accuracy) < 1e-9)
     True
     """
-    if not is_classifier(model):
-        raise InvalidParameterError(f"class-wise Shapley values need a classifier, got {type(model).__name__}.")
-    if not isinstance(n_contexts, int | np.integer) or n_contexts < 2:
-        raise InvalidParameterError(f"n_contexts must be an int >= 2 (standard errors), got {n_contexts!r}.")
+    validate_params("classwise_shapley", CLASSWISE_CONSTRAINTS, {
+        "n_contexts": n_contexts, "n_permutations": n_permutations, "exact": exact, "normalize": normalize,
+        "random_state": random_state})
+    check_model_kind(model, "class-wise Shapley values", kinds=("classifier",))
     base = utility_game(model, X_train, y_train, X_val, y_val)
     rng = check_random_state(random_state)
     values, errors, spent = np.zeros(base.n_players), np.zeros(base.n_players), 0
@@ -188,6 +319,8 @@ def classwise_shapley(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, 
             values[own] *= scale
             errors[own] *= abs(scale)
             info["class_accuracy"][label], info["class_scale"][label] = accuracy, scale
+    check_finite_result(values, "the class-wise Shapley values", why="a class's values add up to almost 0, so "
+                        "rescaling them to its in-class accuracy overflows; pass normalize=False")
     return DataValues(pd.Series(values, index=base.player_names, name="classwise_shapley"),
                       None if exact else pd.Series(errors, index=base.player_names), "classwise_shapley",
                       n_evaluations=spent + int(normalize), info=info)
@@ -203,12 +336,18 @@ def _class_samples(game: ScoreGame, own: np.ndarray, others: np.ndarray, exact: 
         contexts = all_coalitions(len(others))
         approximator: Any = ExactApproximator(silent=True)
     else:
+        check_memory(n_contexts * (9.0 * len(others) + 8.0 * len(own)), f"{n_contexts} contexts of class-wise "
+                     "Shapley values", instead="Pass a smaller n_contexts.")
         contexts = rng.random((n_contexts, len(others))) < 0.5
         approximator = PermutationApproximator(n_permutations=n_permutations or max(8, 2 * len(own)),
                                                random_state=rng, silent=True)
     out = np.empty((len(contexts), len(own)))
+    started = time.perf_counter()
     for k, chosen in enumerate(contexts):
         context = np.zeros(game.n_players, dtype=bool)
         context[others[chosen]] = True
         out[k] = approximator.estimate(RestrictedGame(game, own, context)).values[:, 0]
+        if k == 0:
+            check_time_left(started, 1, len(contexts), "contexts of one class",
+                            "pass a smaller n_contexts or n_permutations")
     return out

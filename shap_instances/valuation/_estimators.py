@@ -17,13 +17,21 @@ shortcut of :class:`~shap_instances.games.ResidualGame` (ridge, OLS, mean, KNN) 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..approximators import ExactApproximator, PermutationApproximator, ShapleyResult
-from ..exceptions import InvalidParameterError
-from ..utils import RandomStateLike, check_random_state
+from ..approximators import (
+    DEFAULT_TIME_LIMIT,
+    ExactApproximator,
+    PermutationApproximator,
+    ShapleyResult,
+    format_seconds,
+)
+from ..exceptions import BudgetError, InvalidParameterError
+from ..utils import RandomStateLike, check_finite_result, check_memory, check_min_evals, check_random_state
 from ._semivalues import Semivalue
 
 if TYPE_CHECKING:
@@ -36,6 +44,27 @@ __all__ = ["LeaveOneOutApproximator", "MSRBanzhafApproximator", "RegressionBanzh
 ESTIMATORS = ("auto", "exact", "permutation", "msr", "regression", "loo")
 
 _BATCH_FLOATS = 1 << 22  # floats of prefix values held per batch
+
+#: The fewest utility evaluations each estimator spends on ``n`` players (one permutation, two coalitions and
+#: v(empty), v(all), every coalition...): a smaller ``max_evals`` is refused with this number.
+MIN_EVALS: dict[str, Callable[[int], int]] = {
+    "exact": lambda n: 2**n,
+    "loo": lambda n: n + 2,
+    "permutation": lambda n: n + 1,
+    "msr": lambda n: 4,
+    "regression": lambda n: 2 * (n + 1) + 2,
+}
+
+
+def check_time_left(started: float, done: int, total: int, what: str, instead: str) -> None:
+    """Refuse a run whose first ``done`` of ``total`` items, begun at ``started`` (``time.perf_counter``), put the
+    rest above :data:`~shap_instances.approximators.DEFAULT_TIME_LIMIT` (24 hours), with the estimate."""
+    spent = time.perf_counter() - started
+    estimate = spent / max(done, 1) * (total - done)
+    if estimate > DEFAULT_TIME_LIMIT:
+        raise BudgetError(f"refused before the rest of the work: the {total - done:,} remaining {what} are estimated "
+                          f"to need about {format_seconds(estimate)} ({format_seconds(spent)} for the first {done:,}), "
+                          f"above the limit of {format_seconds(DEFAULT_TIME_LIMIT)}; {instead}.")
 
 
 def _tagged(result: ShapleyResult, semivalue: Semivalue, name: str) -> ShapleyResult:
@@ -100,10 +129,10 @@ class WeightedPermutationApproximator:
             return _tagged(approximator.estimate(game), self.semivalue, "permutation")
         rng, weights = check_random_state(self.random_state), self.semivalue.size_weights(n)
         total, squares = np.zeros((n, d)), np.zeros((n, d))
-        start, done, rows = game.n_evaluations, 0, np.arange(n)
+        start, done, rows, started = game.n_evaluations, 0, np.arange(n), time.perf_counter()
         empty = full = np.zeros(d)
         while done < k:
-            batch = min(k - done, max(1, _BATCH_FLOATS // ((n + 1) * d)))
+            batch = min(k - done, max(1, _BATCH_FLOATS // ((n + 1) * d)), k if done else 8)  # a first batch timed
             permutations = rng.permuted(np.tile(np.arange(n), (batch, 1)), axis=1)
             prefixes = game.prefix_values(permutations)
             empty, full = prefixes[0, 0], prefixes[0, -1]
@@ -113,6 +142,8 @@ class WeightedPermutationApproximator:
                 sample[permutations[r]] = contributions[r, rows]
                 total += sample
                 squares += sample**2
+            if done == 0 and batch < k:
+                check_time_left(started, batch, k, "permutations", "pass a smaller max_evals")
             done += batch
         result = ShapleyResult(total / k, np.asarray(empty, dtype=np.float64), np.asarray(full, dtype=np.float64),
                                standard_errors=_standard_errors(total, squares, np.full((n, 1), k)),
@@ -158,7 +189,7 @@ class MSRBanzhafApproximator:
         """Banzhaf values of every player of ``game``, with standard errors."""
         n, d = game.n_players, game.n_outputs
         k = self.n_samples or (max(2, self.max_evals - 2) if self.max_evals else max(64, 4 * n))
-        rng, start = check_random_state(self.random_state), game.n_evaluations
+        rng, start, started = check_random_state(self.random_state), game.n_evaluations, time.perf_counter()
         count_in, sums, squares = np.zeros(n), np.zeros((2, n, d)), np.zeros((2, n, d))
         all_sum, all_squares, shift = np.zeros(d), np.zeros(d), None
         for begin in range(0, k, self.batch_size):
@@ -171,6 +202,8 @@ class MSRBanzhafApproximator:
             squares[0] += masks.T @ values**2
             all_sum += values.sum(axis=0)
             all_squares += (values**2).sum(axis=0)
+            if begin == 0 and len(masks) < k:
+                check_time_left(started, len(masks), k, "sampled coalitions", "pass a smaller max_evals")
         sums[1], squares[1] = all_sum - sums[0], all_squares - squares[0]
         counts = np.stack([count_in, k - count_in])[:, :, None]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -224,6 +257,8 @@ class RegressionBanzhafApproximator:
             raise InvalidParameterError(f"the regression estimator of Banzhaf values needs at least 2 (n + 1) = "
                                         f"{2 * (n + 1)} sampled coalitions for {n} players, got {k}; use "
                                         f"estimator='msr' below that.")
+        check_memory(25.0 * k * (n + 1), f"the least-squares Banzhaf design of {k:,} coalitions of {n} players",
+                     instead="Pass a smaller max_evals, or estimator='msr', whose memory does not grow with it.")
         rng, start = check_random_state(self.random_state), game.n_evaluations
         masks = rng.random((k, n)) < 0.5
         values = np.asarray(game(masks), dtype=np.float64)
@@ -295,8 +330,17 @@ def semivalue_approximator(semivalue: Semivalue, estimator: str = "auto", *, max
     if estimator not in ESTIMATORS:
         raise InvalidParameterError(f"estimator must be one of {list(ESTIMATORS)}, got {estimator!r}.")
     if estimator == "auto":
-        estimator = ("loo" if semivalue.name == "loo" else "exact" if n_players is not None and n_players <= 10
+        enumerable = n_players is not None and n_players <= 10 and (max_evals is None or max_evals >= 2**n_players)
+        estimator = ("loo" if semivalue.name == "loo" else "exact" if enumerable
                      else "msr" if semivalue.name == "banzhaf" else "permutation")
+    if n_players is not None:
+        if estimator == "exact" and n_players > ExactApproximator().max_players:  # refused below, with the reason
+            return _ExactSemivalue(semivalue)
+        check_min_evals(max_evals, MIN_EVALS[estimator](n_players),
+                        f"estimator={estimator!r} of {semivalue.label} values of {n_players} players")
+        check_finite_result(semivalue.size_weights(n_players), f"the {semivalue.label} weights of {n_players} "
+                            "players", why="Beta Shapley's weights overflow at these parameters; pass alpha and beta "
+                            "of a size the Beta function can be evaluated at (Kwon & Zou use 16 and 1)")
     if estimator in ("msr", "regression", "loo") and semivalue.name != ("loo" if estimator == "loo" else "banzhaf"):
         raise InvalidParameterError(f"estimator={estimator!r} estimates "
                                     f"{'leave-one-out' if estimator == 'loo' else 'Banzhaf'} values only, not "

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betaln, gammaln
+from scipy.special import gammaln
 
 from ..exceptions import InvalidParameterError
 
@@ -68,10 +68,23 @@ class Semivalue:
         if self.name == "banzhaf":
             return np.full(n, -(n - 1) * np.log(2.0))
         if self.name == "beta":
-            return betaln(s + self.beta, n - 1 - s + self.alpha) - betaln(self.alpha, self.beta)
+            return self._beta_log_weights(n)
         out = np.full(n, -np.inf)  # leave-one-out
         out[-1] = 0.0
         return out
+
+    def _beta_log_weights(self, n: int) -> np.ndarray:
+        """``log B(s + beta, n - 1 - s + alpha) / B(alpha, beta)`` as rising factorials,
+        ``(beta)_s (alpha)_(n-1-s) / (alpha + beta)_(n-1)``: sums of ``n`` logarithms, exact to rounding for any
+        parameters (a difference of ``betaln`` loses every digit from alpha, beta ~ 1e15); NaN where
+        ``alpha + beta + n`` overflows."""
+        a, b = self.alpha, self.beta
+        if not np.isfinite(a + b + n):
+            return np.full(n, np.nan)
+        steps = np.arange(n - 1, dtype=np.float64)
+        rising_b = np.concatenate([[0.0], np.cumsum(np.log(b + steps))])  # log (beta)_s, s = 0..n-1
+        rising_a = np.concatenate([[0.0], np.cumsum(np.log(a + steps))])
+        return rising_b + rising_a[::-1] - np.sum(np.log(a + b + steps))
 
     def weights(self, n_players: int) -> np.ndarray:
         """``p(s)``, the weight of one coalition of ``s`` other players, for ``s = 0 .. n_players - 1``."""

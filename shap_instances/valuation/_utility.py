@@ -16,14 +16,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
-from sklearn.metrics import get_scorer
 
-from ..exceptions import InvalidParameterError, ShapInstancesWarning
+from ..exceptions import ShapInstancesWarning
 from ..games import Game, LogisticPath, ResidualGame
+from ..utils import check_finite_result, check_scoring
 
-__all__ = ["ClasswiseScorer", "RestrictedGame", "ScoreGame", "check_scoring"]
+__all__ = ["ClasswiseScorer", "RestrictedGame", "ScoreGame", "check_scoring"]  # check_scoring: from utils
 
 _CHUNK_FLOATS = 1 << 22
 
@@ -44,29 +45,6 @@ def _batch_accuracy(residuals: np.ndarray, targets: np.ndarray) -> np.ndarray:
 #: Classification scores computed from a batch of residual rows of the logistic shortcut, by scorer name.
 CLASSIFIER_BATCH_SCORES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "accuracy": _batch_accuracy, "neg_brier_score": lambda r, y: -np.mean(r**2, axis=1)}
-
-
-def check_scoring(scoring: str | Callable | None, model: Any) -> tuple[Callable, str]:
-    """``(scorer, name)`` from a scikit-learn scorer name, a callable ``scorer(estimator, X, y)`` or None.
-
-    None gives accuracy for classifiers and the negated mean squared error for regressors.
-
-    Examples
-    --------
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from shap_instances.valuation import check_scoring
-    >>> check_scoring(None, LogisticRegression())[1]
-    'accuracy'
-    """
-    if scoring is None:
-        scoring = "accuracy" if is_classifier(model) else "neg_mean_squared_error"
-    if callable(scoring):
-        return scoring, getattr(scoring, "__name__", type(scoring).__name__)
-    try:
-        return get_scorer(scoring), str(scoring)
-    except (ValueError, TypeError) as exc:
-        raise InvalidParameterError(f"scoring must be a scikit-learn scorer name (sklearn.metrics.get_scorer_names())"
-                                    f" or a callable scorer(estimator, X, y); got {scoring!r}.") from exc
 
 
 class ClasswiseScorer:
@@ -190,6 +168,7 @@ class ScoreGame(Game):
         prior = DummyClassifier(strategy="prior") if is_classifier(model) else DummyRegressor()
         self.default_score = float(scorer(prior.fit(X, y), X_val, y_val) if default_score is None else default_score)
         self.n_failed_fits = 0
+        self.first_failure: str | None = None
 
     @property
     def cheap(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
@@ -214,11 +193,20 @@ class ScoreGame(Game):
         if self.residual_game is None:
             out = np.array([self._refit_score(mask) for mask in coalitions])
             out[~coalitions.any(axis=1)] = self.default_score
-            return out[:, None]
+            return self._finite(out[:, None])
         out = np.full((len(coalitions), 1), self.default_score)
         fits = ~self._unfittable(coalitions.sum(axis=1), coalitions @ self.residual_game.y)
         out[fits, 0] = self._scores(self.residual_game.value_function(coalitions[fits]))
-        return out
+        return self._finite(out)
+
+    def _finite(self, scores: np.ndarray) -> np.ndarray:
+        """The scores, refused when one is NaN or infinite (a value computed from it would be too)."""
+        name = (self.output_names or ["score"])[0]
+        return check_finite_result(scores, f"the scores of {name} of the refitted models",
+                                   why="the score is undefined on a refit (e.g. roc_auc on a y_val of one class, a "
+                                   "model that predicts one class), the scorer returned NaN or inf, or the targets "
+                                   "are so large that it overflows; pass a scorer that returns finite numbers, or "
+                                   "rescaled targets")
 
     def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
         if self.residual_game is None:
@@ -236,7 +224,7 @@ class ScoreGame(Game):
             chunk = fits[begin:begin + step]
             out[begin:begin + step, :, 0][chunk] = self._scores(residuals[chunk])
         self.n_evaluations += permutations.size + k
-        return out
+        return self._finite(out)
 
     def _refit_score(self, mask: np.ndarray) -> float:
         if not mask.any():
@@ -244,15 +232,18 @@ class ScoreGame(Game):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return float(self.scorer(clone(self.model).fit(self.X[mask], self.y[mask]), self.X_val, self.y_val))
+                rows = self.X.iloc[np.flatnonzero(mask)] if isinstance(self.X, pd.DataFrame) else self.X[mask]
+                return float(self.scorer(clone(self.model).fit(rows, self.y[mask]), self.X_val, self.y_val))
         except MemoryError:
             raise
         except Exception as exc:  # noqa: BLE001 - the documented policy: an unfittable subset gets default_score
             self.n_failed_fits += 1
             if self.n_failed_fits == 1:
-                warnings.warn(f"{type(self.model).__name__} could not be fitted on a subset of {int(mask.sum())} "
-                              f"training rows ({type(exc).__name__}: {exc}); such subsets score default_score="
-                              f"{self.default_score:g} (see n_failed_fits).", ShapInstancesWarning, stacklevel=4)
+                self.first_failure = f"{type(exc).__name__}: {exc}"
+                warnings.warn(f"{type(self.model).__name__} could not be fitted and scored on a subset of "
+                              f"{int(mask.sum())} training rows ({self.first_failure}); such subsets score "
+                              f"default_score={self.default_score:g} (see n_failed_fits).", ShapInstancesWarning,
+                              stacklevel=4)
             return self.default_score
 
 
