@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -234,7 +235,24 @@ def register_explainer(name: str, *, replace: bool = False) -> Callable[[type], 
 
 
 class _ExplainerType(type):
-    """The type of :class:`Explainer`: any shap explainer (this package's included) is an instance of it."""
+    """The type of :class:`Explainer`: any shap explainer (this package's included) is an instance of it.
+
+    A class that subclasses :class:`Explainer` (shap's documented way to write a custom explainer, ``class
+    MyExplainer(shap.Explainer)``, written after ``shap.Explainer = si.Explainer``) is made a subclass of shap's own
+    ``Explainer`` instead: its ``__init__`` and ``__call__`` run, ``super().__init__(model, masker)`` is shap's, and
+    constructing it builds it, not the dispatcher's choice.
+    """
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwds: Any) -> Any:
+        if not any(isinstance(base, _ExplainerType) for base in bases):
+            return super().__new__(mcs, name, bases, namespace, **kwds)  # Explainer itself
+        from .utils import shap_explainer_class
+
+        shap_explainer = shap_explainer_class()
+        rebased = tuple(dict.fromkeys(shap_explainer if isinstance(base, _ExplainerType) else base
+                                      for base in bases))
+        meta, _, kwds = types.prepare_class(name, rebased, kwds)
+        return meta(name, rebased, dict(namespace), **kwds)
 
     def __instancecheck__(cls, instance: Any) -> bool:
         return cls.__subclasscheck__(type(instance))

@@ -121,3 +121,43 @@ def test_shap_explainer_can_be_replaced_in_either_import_order(early):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
 
+
+
+def _custom_explainer(base):
+    """shap's documented custom explainer: its own __init__ (calling shap's) and __call__, subclassing ``base``."""
+
+    class MeanShiftExplainer(base):
+        """Splits ``f(x) - mean f(background)`` equally over the features (simple, and checkable by hand)."""
+
+        def __init__(self, model, masker):
+            super().__init__(model, masker)
+            self.background = np.asarray(masker)
+            self.initialised = True
+
+        def __call__(self, X):
+            X = np.asarray(X)
+            base_value = float(np.mean(self.model(self.background)))
+            share = (self.model(X) - base_value) / X.shape[1]
+            return shap.Explanation(np.repeat(share[:, None], X.shape[1], axis=1), base_values=base_value, data=X)
+
+    return MeanShiftExplainer
+
+
+@pytest.mark.parametrize("patched", [True, False], ids=["shap.Explainer-patched", "si.Explainer-subclassed"])
+def test_a_custom_subclass_of_the_dispatcher_is_built_and_called_as_shaps(data, monkeypatch, patched):
+    X, y = data
+    X = X.to_numpy()
+    model = LinearRegression().fit(X, y)
+    if patched:
+        monkeypatch.setattr(shap, "Explainer", si.Explainer)
+    base = shap.Explainer if patched else si.Explainer
+    explainer = _custom_explainer(base)(model.predict, X[:20])
+    reference = _custom_explainer(si.utils.shap_explainer_class())(model.predict, X[:20])  # shap unpatched
+    assert type(explainer).__name__ == "MeanShiftExplainer" and explainer.initialised  # its __init__ ran
+    assert isinstance(explainer, si.Explainer) and isinstance(explainer, si.utils.shap_explainer_class())
+    assert isinstance(explainer.masker, shap.maskers.Independent)  # super().__init__ is shap's
+    values = explainer(X[:3])
+    np.testing.assert_allclose(values.values.sum(1) + values.base_values, model.predict(X[:3]))
+    np.testing.assert_array_equal(values.values, reference(X[:3]).values)
+    assert type(si.Explainer(GaussianNB().fit(X, y > y.median()), X)) is si.NaiveBayesExplainer  # dispatch unchanged
+    assert type(si.Explainer(model.predict, X[:20], algorithm="exact")) is shap.explainers.Exact
