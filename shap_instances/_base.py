@@ -260,6 +260,13 @@ class InstanceExplainer(_ShapExplainer):
         return False
 
     @classmethod
+    def unsupported_reason(cls, model: Any, data: Any = None) -> str | None:
+        """Why :meth:`supports_model` refuses a model of this class's family (the setting, and what to do instead),
+        or None: the model is not of its family, or is supported. :class:`~shap_instances.Explainer` says it when
+        no explainer takes the model, so that the automatic choice names the real reason."""
+        return None
+
+    @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
         """A small :class:`~shap_instances.testing.ConformanceProblem` that
         :func:`~shap_instances.testing.check_explainer` checks this class on.

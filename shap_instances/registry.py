@@ -406,10 +406,23 @@ def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
     if kwargs:
         raise UnsupportedModelError(
             f"No registered explainer supports a {type(model).__name__} automatically, and shap's own choice "
-            f"does not take the options {sorted(kwargs)}. Pass algorithm= one of "
-            f"{', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
+            f"does not take the options {sorted(kwargs)}.{_refusals(candidates, model, masker)} Pass algorithm= one "
+            f"of {', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
         )
     return shap_explainer_class()(model, masker, algorithm="auto", **shap_options)
+
+
+def _refusals(candidates: Sequence[tuple[str, type]], model: Any, masker: Any) -> str:
+    """The sentence "'name' refuses it: reason" of each candidate that knows why it refuses the model, joined."""
+    reasons = []
+    for name, cls in candidates:
+        try:
+            reason = cls.unsupported_reason(model, masker) if hasattr(cls, "unsupported_reason") else None
+        except Exception as exc:  # noqa: BLE001 - one plugin's faulty check must not hide the others' reasons
+            reason = f"its unsupported_reason raised {type(exc).__name__}: {exc}"
+        if reason:
+            reasons.append(f" {name!r} refuses it: {reason}")
+    return "".join(reasons)
 
 
 def _build(cls: type, model: Any, masker: Any, shap_options: dict, kwargs: dict) -> shap.Explainer:

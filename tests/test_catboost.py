@@ -110,3 +110,17 @@ def test_regression_with_several_steps_refused():
     model = _fit(catboost.CatBoostRegressor, X[:100], y[:100], iterations=2, leaf_estimation_iterations=3)
     with pytest.raises(UnsupportedModelError, match="leaf_estimation_iterations=1"):
         si.BoostingExplainer(model, X[:100], y=y[:100])
+
+
+def test_automatic_choice_names_why_boosting_refuses_categorical_features():
+    """si.Explainer(..., y=) on a CatBoost model with cat_features says BoostingExplainer's own reason."""
+    import pandas as pd
+
+    X = pd.DataFrame({"size": np.arange(60.0) % 7, "colour": np.array(["red", "blue", "green"])[np.arange(60) % 3]})
+    y = (np.arange(60) % 2).astype(int)
+    model = _fit(catboost.CatBoostClassifier, X, y, iterations=3, cat_features=["colour"])
+    with pytest.raises(UnsupportedModelError, match="'boosting' refuses it: CatBoost categorical features.*encode"):
+        si.Explainer(model, X, y=y)
+    assert si.BoostingExplainer.unsupported_reason(model) is not None
+    assert si.BoostingExplainer.unsupported_reason(_fit(catboost.CatBoostClassifier, X[["size"]], y, iterations=3)) \
+        is None
