@@ -457,7 +457,31 @@ def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_
     return best
 
 
-def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, min_slope, ric_n="effective", **options):
+#: Payoffs whose largest magnitude lies in ``[2^-256, 2^256]`` are fitted as they are: their squares lie in
+#: ``[2^-512, 2^512]``, and weighted sums of them over at most ``2^62`` coalitions stay inside float64's normal range
+#: ``[2^-1022, 2^1024)``. Others are first divided by a power of two (exact) that brings them to ``[0.5, 1)``.
+PAYOFF_EXPONENT_RANGE = 256
+
+
+def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, **options):
+    """SISR, on payoffs divided by a power of two when their squares would overflow or underflow (see
+    :data:`PAYOFF_EXPONENT_RANGE`); the result in the caller's units.
+
+    SISR started from the Shapley values is scale-equivariant (gamma has unit norm, the transform is fitted to it),
+    and dividing by a power of two is exact, so the fit is the one the payoffs' scale would give without rounding;
+    unscaled, payoffs of 1e200 overflowed in the squared sums and the fit returned a wrong gamma silently (+-0.707).
+    """
+    top = float(np.max(np.abs(payoffs))) if payoffs.size else 0.0
+    exponent = int(np.frexp(top)[1]) if top > 0.0 else 0
+    if abs(exponent) <= PAYOFF_EXPONENT_RANGE:
+        exponent = 0
+    result = _fit_unit(codes, np.ldexp(payoffs, -exponent), weights, p, sparsity, np.ldexp(shapley, -exponent), rho,
+                       gram, **options)
+    result.payoffs, result.shapley_values = payoffs, shapley
+    return result
+
+
+def _fit_unit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, min_slope, ric_n="effective", **options):
     """SISR at one support size, or at the one RIC chooses among s = 1..p.
 
     The coalitions are sorted by payoff once, and every fit runs in that order (the isotonic step then reads
