@@ -17,6 +17,7 @@ Every explainer in the package returns what :func:`build_explanation` builds, so
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -25,9 +26,15 @@ import numpy as np
 import shap
 from numpy.typing import ArrayLike
 
-from .exceptions import DataValidationError, EfficiencyError, ReconstructionWarning
+from .exceptions import (
+    DataValidationError,
+    EfficiencyError,
+    InvalidParameterError,
+    ReconstructionWarning,
+    ShapInstancesDeprecationWarning,
+)
 
-__all__ = ["SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency", "efficiency_gap",
+__all__ = ["InstanceExplanation", "SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency", "efficiency_gap",
            "training_row_data", "Z_95"]
 
 #: What ``data`` holds in an explanation over training rows, by task: the colour legend of the plots
@@ -41,7 +48,85 @@ TRAINING_ROW_COLOURS = {
 Z_95 = 1.959963984540054
 
 
-class SampledExplanation(shap.Explanation):
+class InstanceExplanation(shap.Explanation):
+    """The :class:`shap.Explanation` this package builds: shap's, with names checked where shap's idioms meet it.
+
+    * ``e[:, name]`` and ``e[:, :, name]`` select a player or an output by name as in shap; a name that is none of
+      them raises :class:`~shap_instances.exceptions.InvalidParameterError` listing the names (shap gives a bare
+      ``IndexError``): the players of an explanation over training rows are the training rows, not the features.
+      A name in the rows' place is refused likewise (rows are selected by position; their names are ``row_names``).
+    * ``instance_names`` is not stored (shap's ``instance_names`` break ``e.abs.mean(0)`` in shap 0.46 to 0.51):
+      reading it warns and returns ``row_names``, where this package keeps the explained rows' names.
+
+    Slicing, copies and shap's operations keep the class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances._explanation import build_explanation
+    >>> e = build_explanation(np.ones((2, 3)), 0.0, feature_names=["train[0]", "train[1]", "train[2]"])
+    >>> e[:, "train[1]"].values.tolist()
+    [1.0, 1.0]
+    >>> try:
+    ...     e[:, "Age"]
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__)
+    InvalidParameterError
+    """
+
+    def __getitem__(self, item: Any) -> shap.Explanation:
+        _check_names(self, item if isinstance(item, tuple) else (item,))
+        return super().__getitem__(item)
+
+    @property
+    def instance_names(self) -> Any:
+        """The explained rows' names, read from ``row_names`` with a warning (shap's own reads get what is stored)."""
+        stored = self._s.instance_names
+        if stored is not None or sys._getframe(1).f_globals.get("__name__") == "shap._explanation":
+            return stored  # shap's copies and slices pass on what is stored: nothing, as the builder stored
+        warnings.warn("shap-instances keeps the explained rows' names in explanation.row_names, not in shap's "
+                      "instance_names (which break e.abs.mean(0) in shap 0.46 to 0.51); read row_names instead.",
+                      ShapInstancesDeprecationWarning, stacklevel=2)
+        return getattr(self, "row_names", None)
+
+    def __copy__(self) -> InstanceExplanation:
+        new = super().__copy__()
+        new.__class__ = type(self)  # shap's __copy__ builds a plain Explanation; it is this class's copy
+        return new
+
+
+def _check_names(explanation: shap.Explanation, item: tuple[Any, ...]) -> None:
+    """Refuse a name in ``item`` that is none of its axis's names (rows: no names; players; outputs)."""
+    axes = len(explanation.shape)
+    position = 0
+    for key in item:
+        if key is Ellipsis:
+            position += axes - len(item) + 1
+            continue
+        if isinstance(key, str):
+            _check_name(explanation, position, key)
+        position += 1
+
+
+def _check_name(explanation: shap.Explanation, position: int, key: str) -> None:
+    if position == 0:
+        raise InvalidParameterError(
+            f"Rows of an explanation are selected by position or boolean mask, not by name ({key!r}); their names "
+            "are in explanation.row_names: explanation[explanation.row_names.index(name)].")
+    names = explanation.feature_names if position == 1 else explanation.output_names
+    if names is None or position > 2 or key in list(names):
+        return
+    what = "player" if position == 1 else "output"
+    shown = ", ".join(repr(str(n)) for n in list(names)[:5]) + (", ..." if len(names) > 5 else "")
+    hint = (" Its players are training rows (named after the training DataFrame's index, or 'train[i]'), not "
+            "features: select a training row by its name or position (e[:, 3]); for a feature's attributions use a "
+            "feature explainer (shap.Explainer)." if getattr(explanation, "players", "instances") == "instances"
+            and position == 1 else "")
+    raise InvalidParameterError(f"{key!r} is not a {what} name of this explanation ({len(names)} {what}s: "
+                                f"{shown}).{hint}")
+
+
+class SampledExplanation(InstanceExplanation):
     """A :class:`shap.Explanation` of sampled values, whose 95% bounds are computed when read.
 
     ``lower_bounds`` and ``upper_bounds`` are ``values -/+ Z_95 * error_std``, computed from the values and
@@ -89,7 +174,6 @@ class SampledExplanation(shap.Explanation):
             new = super().__copy__()
         finally:
             del self._stored_bounds_only
-        new.__class__ = type(self)  # shap's __copy__ builds a plain Explanation; it is this class's copy
         return new
 
 
@@ -169,7 +253,7 @@ def build_explanation(
     se = None if standard_errors is None else _broadcast_errors(standard_errors, values.shape)
 
     # with standard errors, the 95% bounds are computed when read: two stored matrices, not four
-    explanation = (shap.Explanation if se is None else SampledExplanation)(
+    explanation = (InstanceExplanation if se is None else SampledExplanation)(
         values=values,
         base_values=base,
         data=data,

@@ -11,6 +11,7 @@ __all__ = [
     "ShapInstancesWarning",
     "NotFittedError",
     "UnsupportedModelError",
+    "UnsupportedOperationError",
     "DataValidationError",
     "InvalidParameterError",
     "GameTooLargeError",
@@ -42,6 +43,11 @@ class NotFittedError(ShapInstancesError, ValueError, AttributeError):
 
 class UnsupportedModelError(ShapInstancesError, TypeError):
     """The explainer cannot explain this kind of model (or this model setting)."""
+
+
+class UnsupportedOperationError(ShapInstancesError, NotImplementedError):
+    """The explainer does not compute what was asked (shap's interaction values, ...); the message says what to
+    use instead."""
 
 
 class DataValidationError(ShapInstancesError, ValueError):

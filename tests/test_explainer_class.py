@@ -81,7 +81,7 @@ def test_shap_values_takes_shaps_keywords_and_refuses_what_it_cannot_do(data):
             explainer.shap_values(X[:3], **{option: value})
     with pytest.raises(TypeError):  # not one of shap's keywords either: the call refuses it
         explainer.shap_values(X[:3], no_such_option=1)
-    with pytest.raises(NotImplementedError, match="pairs of features"):
+    with pytest.raises(NotImplementedError, match="pairs of features"):  # UnsupportedOperationError is one
         explainer.shap_interaction_values(X[:3])
 
 
@@ -161,3 +161,34 @@ def test_a_custom_subclass_of_the_dispatcher_is_built_and_called_as_shaps(data, 
     np.testing.assert_array_equal(values.values, reference(X[:3]).values)
     assert type(si.Explainer(GaussianNB().fit(X, y > y.median()), X)) is si.NaiveBayesExplainer  # dispatch unchanged
     assert type(si.Explainer(model.predict, X[:20], algorithm="exact")) is shap.explainers.Exact
+
+
+def test_shap_idioms_on_training_rows_name_the_problem(data):
+    """e[:, "Age"] over training rows, e["row"], ex(X, interactions=True), an unknown call option and
+    e.instance_names: this package's errors (or a warning) naming what to do, not numpy's IndexError, Python's
+    TypeError or a silent None."""
+    from shap_instances.exceptions import ShapInstancesDeprecationWarning, UnsupportedOperationError
+
+    X, y = data
+    explainer = si.Explainer(RandomForestRegressor(5, random_state=0).fit(X, y), X, y=y)
+    e = explainer(X[:3])
+    first = e.feature_names[0]
+    np.testing.assert_array_equal(e[:, first].values, e.values[:, 0])  # a training row by its name still works
+    with pytest.raises(InvalidParameterError, match="'age' is not a player name.*training rows"):
+        e[:, "age"]
+    with pytest.raises(InvalidParameterError, match="not a player name"):
+        e[0:2][:, "age"]  # slices keep the check
+    with pytest.raises(InvalidParameterError, match="row_names"):
+        e["0"]
+    with pytest.raises(UnsupportedOperationError, match="not defined over training instances"):
+        explainer(X[:3], interactions=True)
+    with pytest.raises(UnsupportedOperationError, match="not defined over training instances"):
+        explainer.shap_interaction_values(X[:3])
+    with pytest.raises(InvalidParameterError, match="max_evals=100"):
+        explainer(X[:3], max_evals=100)
+    with pytest.raises(InvalidParameterError, match="no option nonsense="):
+        explainer(X[:3], nonsense=1)
+    np.testing.assert_array_equal(explainer(X[:3], interactions=False, silent=True).values, e.values)
+    with pytest.warns(ShapInstancesDeprecationWarning, match="row_names"):
+        assert e.instance_names == e.row_names and e.row_names is not None
+    assert e.abs.mean(0).shape == (len(X),)  # shap's own reads of instance_names still get what is stored
