@@ -570,7 +570,8 @@ def _checking_call_keywords(call: Callable[..., Any]) -> Callable[..., Any]:
                 raise InvalidParameterError(
                     f"{type(self).__name__}() takes no option {name}=; its call takes "
                     f"{', '.join(p for p in taken if p != 'self')} (options of the explainer go to its constructor).")
-            if accepted is not _ANY and not (value is accepted or (type(value) is type(accepted) and value == accepted)):
+            same = value is accepted or (type(value) is type(accepted) and value == accepted)
+            if accepted is not _ANY and not same:
                 raise InvalidParameterError(
                     f"{type(self).__name__}(): {name}={value!r} asks shap's explainers for something this explainer "
                     f"does not compute; leave {name} at {accepted!r}.")

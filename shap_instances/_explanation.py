@@ -34,8 +34,8 @@ from .exceptions import (
     ShapInstancesDeprecationWarning,
 )
 
-__all__ = ["InstanceExplanation", "SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency", "efficiency_gap",
-           "training_row_data", "Z_95"]
+__all__ = ["InstanceExplanation", "SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency",
+           "efficiency_gap", "training_row_data", "Z_95"]
 
 #: What ``data`` holds in an explanation over training rows, by task: the colour legend of the plots
 #: (``docs/pictures.md``).
