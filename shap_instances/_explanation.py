@@ -17,7 +17,7 @@ Every explainer in the package returns what :func:`build_explanation` builds, so
 
 from __future__ import annotations
 
-import sys
+import inspect
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -82,7 +82,9 @@ class InstanceExplanation(shap.Explanation):
     def instance_names(self) -> Any:
         """The explained rows' names, read from ``row_names`` with a warning (shap's own reads get what is stored)."""
         stored = self._s.instance_names
-        if stored is not None or sys._getframe(1).f_globals.get("__name__") == "shap._explanation":
+        frame = inspect.currentframe()
+        caller = frame.f_back if frame is not None else None
+        if stored is not None or (caller is not None and caller.f_globals.get("__name__") == "shap._explanation"):
             return stored  # shap's copies and slices pass on what is stored: nothing, as the builder stored
         warnings.warn("shap-instances keeps the explained rows' names in explanation.row_names, not in shap's "
                       "instance_names (which break e.abs.mean(0) in shap 0.46 to 0.51); read row_names instead.",
