@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 from .exceptions import (
     DataValidationError,
     EfficiencyError,
-    InvalidParameterError,
+    ExplanationIndexError,
     ReconstructionWarning,
     ShapInstancesDeprecationWarning,
 )
@@ -52,8 +52,8 @@ class InstanceExplanation(shap.Explanation):
     """The :class:`shap.Explanation` this package builds: shap's, with names checked where shap's idioms meet it.
 
     * ``e[:, name]`` and ``e[:, :, name]`` select a player or an output by name as in shap; a name that is none of
-      them raises :class:`~shap_instances.exceptions.InvalidParameterError` listing the names (shap gives a bare
-      ``IndexError``): the players of an explanation over training rows are the training rows, not the features.
+      them raises :class:`~shap_instances.exceptions.ExplanationIndexError` (an ``IndexError``) listing the names
+      (shap gives numpy's bare ``IndexError``), as does any position or mask the explanation does not have: the players of an explanation over training rows are the training rows, not the features.
       A name in the rows' place is refused likewise (rows are selected by position; their names are ``row_names``).
     * ``instance_names`` is not stored (shap's ``instance_names`` break ``e.abs.mean(0)`` in shap 0.46 to 0.51):
       reading it warns and returns ``row_names``, where this package keeps the explained rows' names.
@@ -69,14 +69,21 @@ class InstanceExplanation(shap.Explanation):
     [1.0, 1.0]
     >>> try:
     ...     e[:, "Age"]
-    ... except ValueError as exc:
+    ... except IndexError as exc:
     ...     print(type(exc).__name__)
-    InvalidParameterError
+    ExplanationIndexError
     """
 
     def __getitem__(self, item: Any) -> shap.Explanation:
-        _check_names(self, item if isinstance(item, tuple) else (item,))
-        return super().__getitem__(item)
+        item = _names_to_positions(self, item if isinstance(item, tuple) else (item,))
+        try:
+            return super().__getitem__(item)
+        except (IndexError, KeyError, TypeError, ValueError) as exc:  # numpy's and shap's slicer's, unnamed
+            raise ExplanationIndexError(
+                f"explanation[{_shown(item)}]: {exc}. This explanation has shape {self.shape} (rows, players"
+                f"{', outputs' if len(self.shape) > 2 else ''}): select rows by position or a boolean mask of their "
+                "length, players by position or by a name of feature_names, outputs by position or by a name of "
+                "output_names.") from exc
 
     @property
     def instance_names(self) -> Any:
@@ -94,37 +101,64 @@ class InstanceExplanation(shap.Explanation):
     def __copy__(self) -> InstanceExplanation:
         new = super().__copy__()
         new.__class__ = type(self)  # shap's __copy__ builds a plain Explanation; it is this class's copy
+        for name in _KEPT_BY_SLICES:
+            if name in vars(self):
+                setattr(new, name, getattr(self, name))
         return new
 
 
-def _check_names(explanation: shap.Explanation, item: tuple[Any, ...]) -> None:
-    """Refuse a name in ``item`` that is none of its axis's names (rows: no names; players; outputs)."""
+#: The explainer's labels (``InstanceExplainer._finish``) that hold for any slice of the explanation (``row_names``
+#: does not: shap's slicing does not cut it).
+_KEPT_BY_SLICES = ("players", "efficient", "explained_quantity")
+
+
+def _shown(item: tuple[Any, ...]) -> str:
+    return ", ".join(":" if key == slice(None) else repr(key) for key in item)
+
+
+def _names_to_positions(explanation: shap.Explanation, item: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``item`` with lists of names turned into positions; a name that is none of its axis's names (rows: no names;
+    players; outputs) refused."""
     axes = len(explanation.shape)
-    position = 0
+    position, checked = 0, []
     for key in item:
         if key is Ellipsis:
             position += axes - len(item) + 1
+            checked.append(key)
             continue
         if isinstance(key, str):
             _check_name(explanation, position, key)
+        elif isinstance(key, list | tuple) and key and all(isinstance(k, str) for k in key):
+            for name in key:
+                _check_name(explanation, position, name)
+            names = _axis_names(explanation, position)
+            key = key if names is None else [names.index(name) for name in key]
+        checked.append(key)
         position += 1
+    return tuple(checked)
+
+
+def _axis_names(explanation: shap.Explanation, position: int) -> list[str] | None:
+    """The names of axis ``position`` (1: players, 2: outputs) as str, or None."""
+    names = {1: explanation.feature_names, 2: explanation.output_names}.get(position)
+    return None if names is None or isinstance(names, str) else [str(n) for n in names]
 
 
 def _check_name(explanation: shap.Explanation, position: int, key: str) -> None:
     if position == 0:
-        raise InvalidParameterError(
+        raise ExplanationIndexError(
             f"Rows of an explanation are selected by position or boolean mask, not by name ({key!r}); their names "
             "are in explanation.row_names: explanation[explanation.row_names.index(name)].")
-    names = explanation.feature_names if position == 1 else explanation.output_names
-    if names is None or position > 2 or key in list(names):
+    names = _axis_names(explanation, position)
+    if names is None or key in names:
         return
-    what = "player" if position == 1 else "output"
+    what, article = ("player", "a") if position == 1 else ("output", "an")
     shown = ", ".join(repr(str(n)) for n in list(names)[:5]) + (", ..." if len(names) > 5 else "")
     hint = (" Its players are training rows (named after the training DataFrame's index, or 'train[i]'), not "
             "features: select a training row by its name or position (e[:, 3]); for a feature's attributions use a "
-            "feature explainer (shap.Explainer)." if getattr(explanation, "players", "instances") == "instances"
+            "feature explainer (shap.Explainer)." if getattr(explanation, "players", None) == "instances"
             and position == 1 else "")
-    raise InvalidParameterError(f"{key!r} is not a {what} name of this explanation ({len(names)} {what}s: "
+    raise ExplanationIndexError(f"{key!r} is not {article} {what} name of this explanation ({len(names)} {what}s: "
                                 f"{shown}).{hint}")
 
 

@@ -12,6 +12,7 @@ __all__ = [
     "NotFittedError",
     "UnsupportedModelError",
     "UnsupportedOperationError",
+    "ExplanationIndexError",
     "DataValidationError",
     "InvalidParameterError",
     "GameTooLargeError",
@@ -48,6 +49,11 @@ class UnsupportedModelError(ShapInstancesError, TypeError):
 class UnsupportedOperationError(ShapInstancesError, NotImplementedError):
     """The explainer does not compute what was asked (shap's interaction values, ...); the message says what to
     use instead."""
+
+
+class ExplanationIndexError(ShapInstancesError, IndexError):
+    """An explanation was indexed with a name, position or mask it does not have (an ``IndexError``, so iteration
+    and ``except IndexError`` keep working); the message lists the axis's names or sizes and how to select."""
 
 
 class DataValidationError(ShapInstancesError, ValueError):

@@ -167,19 +167,29 @@ def test_shap_idioms_on_training_rows_name_the_problem(data):
     """e[:, "Age"] over training rows, e["row"], ex(X, interactions=True), an unknown call option and
     e.instance_names: this package's errors (or a warning) naming what to do, not numpy's IndexError, Python's
     TypeError or a silent None."""
-    from shap_instances.exceptions import ShapInstancesDeprecationWarning, UnsupportedOperationError
+    from shap_instances.exceptions import (
+        ExplanationIndexError,
+        ShapInstancesDeprecationWarning,
+        UnsupportedOperationError,
+    )
 
     X, y = data
     explainer = si.Explainer(RandomForestRegressor(5, random_state=0).fit(X, y), X, y=y)
     e = explainer(X[:3])
     first = e.feature_names[0]
     np.testing.assert_array_equal(e[:, first].values, e.values[:, 0])  # a training row by its name still works
-    with pytest.raises(InvalidParameterError, match="'age' is not a player name.*training rows"):
+    with pytest.raises(ExplanationIndexError, match="'age' is not a player name.*training rows"):
         e[:, "age"]
-    with pytest.raises(InvalidParameterError, match="not a player name"):
-        e[0:2][:, "age"]  # slices keep the check
-    with pytest.raises(InvalidParameterError, match="row_names"):
+    with pytest.raises(ExplanationIndexError, match="'age' is not a player name.*training rows"):
+        e[0:2][:, "age"]  # slices keep the check and the explainer's labels
+    with pytest.raises(ExplanationIndexError, match="row_names"):
         e["0"]
+    with pytest.raises(ExplanationIndexError, match=r"out of bounds.*shape \(3, 60\)"):
+        e[:, 10**6]
+    with pytest.raises(IndexError):  # an IndexError still, for code that catches one
+        e[1.5]
+    assert len(list(e)) == 3  # iteration (which stops on IndexError) unchanged
+    np.testing.assert_array_equal(e[:, [e.feature_names[2], first]].values, e.values[:, [2, 0]])  # names in a list
     with pytest.raises(UnsupportedOperationError, match="not defined over training instances"):
         explainer(X[:3], interactions=True)
     with pytest.raises(UnsupportedOperationError, match="not defined over training instances"):
