@@ -53,8 +53,10 @@ class InstanceExplanation(shap.Explanation):
 
     * ``e[:, name]`` and ``e[:, :, name]`` select a player or an output by name as in shap; a name that is none of
       them raises :class:`~shap_instances.exceptions.ExplanationIndexError` (an ``IndexError``) listing the names
-      (shap gives numpy's bare ``IndexError``), as does any position or mask the explanation does not have: the players of an explanation over training rows are the training rows, not the features.
-      A name in the rows' place is refused likewise (rows are selected by position; their names are ``row_names``).
+      (shap gives numpy's bare ``IndexError``), as does any position or mask the explanation does not have. The
+      players of an explanation over training rows are the training rows, not the features. A name in the rows'
+      place is refused likewise (rows are selected by position; their names are ``row_names``). A list of names
+      selects those players (or outputs).
     * ``instance_names`` is not stored (shap's ``instance_names`` break ``e.abs.mean(0)`` in shap 0.46 to 0.51):
       reading it warns and returns ``row_names``, where this package keeps the explained rows' names.
 
