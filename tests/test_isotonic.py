@@ -700,3 +700,15 @@ def test_explainer_on_a_background_value_of_minus_1e200():
     background[3, 1] = -1e200
     gamma = IsotonicShapleyExplainer(model.predict, background, sparsity=1, silent=True)(X[:1]).values[0]
     np.testing.assert_allclose(np.abs(gamma), [0.0, 1.0, 0.0], atol=1e-12)
+
+
+def test_sisr_refuses_payoffs_whose_differences_overflow():
+    """Payoffs near float64's largest (1.7e308) are fitted; a payoff minus the empty coalition's that overflows
+    (-1.7e308 against 1.7e308) is refused with the reason, not fitted on infinities."""
+    p = 4
+    bits = ((np.arange(2**p)[:, None] >> np.arange(p)) & 1).astype(float)
+    v = bits @ np.array([3.0, 0.0, 1.0, 0.5]) / 4.5 * 1.7e308
+    np.testing.assert_allclose(sisr(v, 2).gamma, sisr(v / 1.7e308, 2).gamma, atol=1e-12)
+    v[0] = -1.7e308
+    with pytest.raises(DataValidationError, match="span more than float64's range.*Rescale"):
+        sisr(v, 2)

@@ -624,7 +624,12 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
                   gamma_step=gamma_step, ric_n=ric_n)
     check_options(full_weight=full_weight)
     full_weight = float(kernel_weights(p)[1] if p > 1 else 1.0) if full_weight is None else float(full_weight)
-    values = values - values[0]
+    with np.errstate(over="ignore"):
+        values = values - values[0]
+    if not np.all(np.isfinite(values)):
+        raise DataValidationError(
+            "coalition_values span more than float64's range: a payoff minus the empty coalition's overflows. "
+            "Rescale the model's output (e.g. divide it by 1e300) before explaining it.")
     codes = np.arange(2**p, dtype=np.int64)
     sizes = _coalition_sizes(p)
     weights = kernel_weights(p)[sizes]
