@@ -558,7 +558,9 @@ def _checking_call_keywords(call: Callable[..., Any]) -> Callable[..., Any]:
     """``call`` with the keywords it does not take checked first: shap's call keywords at their defaults are
     dropped; ``interactions=True`` raises :class:`UnsupportedOperationError`; any other raises
     :class:`InvalidParameterError` naming the keyword and what the call takes."""
-    taken = inspect.signature(call).parameters
+    signature = inspect.signature(call)
+    taken = signature.parameters
+    usage = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in list(taken.values())[1:])
 
     @functools.wraps(call)
     def checked(self: Any, *args: Any, **options: Any) -> Any:
@@ -568,13 +570,17 @@ def _checking_call_keywords(call: Callable[..., Any]) -> Callable[..., Any]:
                 raise UnsupportedOperationError(_no_interactions(self))
             if name not in SHAP_CALL_KEYWORDS:
                 raise InvalidParameterError(
-                    f"{type(self).__name__}() takes no option {name}=; its call takes "
-                    f"{', '.join(p for p in taken if p != 'self')} (options of the explainer go to its constructor).")
+                    f"{type(self).__name__}() takes no option {name}=; call it as explainer({usage}) (options of "
+                    "the explainer go to its constructor).")
             same = value is accepted or (type(value) is type(accepted) and value == accepted)
             if accepted is not _ANY and not same:
                 raise InvalidParameterError(
                     f"{type(self).__name__}(): {name}={value!r} asks shap's explainers for something this explainer "
                     f"does not compute; leave {name} at {accepted!r}.")
+        try:
+            signature.bind(self, *args, **options)
+        except TypeError as exc:  # too many positional arguments, X missing, ...
+            raise InvalidParameterError(f"{type(self).__name__}(): {exc}; call it as explainer({usage}).") from exc
         return call(self, *args, **options)
 
     return checked

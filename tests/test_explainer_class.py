@@ -198,6 +198,8 @@ def test_shap_idioms_on_training_rows_name_the_problem(data):
         explainer(X[:3], max_evals=100)
     with pytest.raises(InvalidParameterError, match="no option nonsense="):
         explainer(X[:3], nonsense=1)
+    with pytest.raises(InvalidParameterError, match=r"too many positional arguments; call it as explainer\(X=None"):
+        explainer(X[:3], None, 3)
     np.testing.assert_array_equal(explainer(X[:3], interactions=False, silent=True).values, e.values)
     with pytest.warns(ShapInstancesDeprecationWarning, match="row_names"):
         assert e.instance_names == e.row_names and e.row_names is not None
