@@ -409,7 +409,16 @@ def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
             f"does not take the options {sorted(kwargs)}.{_refusals(candidates, model, masker)} Pass algorithm= one "
             f"of {', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
         )
-    return shap_explainer_class()(model, masker, algorithm="auto", **shap_options)
+    try:
+        return shap_explainer_class()(model, masker, algorithm="auto", **shap_options)
+    except (TypeError, ValueError) as exc:
+        if type(exc) not in (TypeError, ValueError):
+            raise  # shap's own exception classes (and ours) say what they mean
+        raise UnsupportedModelError(
+            f"No explainer supports a {type(model).__name__} automatically: no registered explainer claims it, and "
+            f"shap's own choice refused it ({exc}).{_refusals(candidates, model, masker)} Pass a fitted model "
+            "that one of them supports (shap_instances.list_explainers()), or a function f(X) with a masker."
+        ) from exc
 
 
 def _refusals(candidates: Sequence[tuple[str, type]], model: Any, masker: Any) -> str:
