@@ -332,9 +332,6 @@ class Explainer(metaclass=_ExplainerType):
         """
         import shap
 
-        from .utils import shap_explainer_class
-
-        shap_explainer = shap_explainer_class()
         if "data" in kwargs:
             if masker is not None:
                 raise InvalidParameterError("pass the data once, as masker= (or its alias data=), not both.")
@@ -342,8 +339,11 @@ class Explainer(metaclass=_ExplainerType):
         link = shap.links.identity if link is None else link
         shap_options = dict(link=link, output_names=output_names, feature_names=feature_names,
                             linearize_link=linearize_link, seed=seed)
+        if not isinstance(algorithm, str):
+            raise InvalidParameterError(f"algorithm must be a name (str), got {algorithm!r}: 'auto', one of "
+                                        f"{sorted(list_explainers())} or one of shap's {SHAP_ALGORITHMS}.")
         if algorithm in SHAP_ALGORITHMS:
-            return shap_explainer(model, masker, algorithm=algorithm, **shap_options, **kwargs)
+            return _shaps(model, masker, algorithm, {**shap_options, **kwargs}, "")
         if algorithm != "auto":
             return _build(get_explainer(algorithm), model, masker, shap_options, kwargs)
         return _auto(model, masker, shap_options, kwargs)
@@ -391,8 +391,6 @@ class Explainer(metaclass=_ExplainerType):
 
 def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
     """``Explainer(..., algorithm="auto")``: the first registered class that claims the model, else shap's choice."""
-    from .utils import shap_explainer_class
-
     candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
     for name, cls in candidates:
         if not getattr(cls, "auto_dispatch", True):
@@ -409,15 +407,25 @@ def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
             f"does not take the options {sorted(kwargs)}.{_refusals(candidates, model, masker)} Pass algorithm= one "
             f"of {', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
         )
+    return _shaps(model, masker, "auto", shap_options, _refusals(candidates, model, masker))
+
+
+def _shaps(model: Any, masker: Any, algorithm: str, options: dict, refusals: str) -> Any:
+    """shap's own explainer; its bare ``TypeError`` / ``ValueError`` (a model it cannot call, ...) as
+    :class:`UnsupportedModelError` quoting it (``refusals``: this package's candidates' reasons)."""
+    from .utils import shap_explainer_class
+
     try:
-        return shap_explainer_class()(model, masker, algorithm="auto", **shap_options)
+        return shap_explainer_class()(model, masker, algorithm=algorithm, **options)
     except (TypeError, ValueError) as exc:
         if type(exc) not in (TypeError, ValueError):
             raise  # shap's own exception classes (and ours) say what they mean
+        chose = "no registered explainer claims it, and shap's own choice" if algorithm == "auto" else \
+            f"shap's {algorithm!r} explainer"
         raise UnsupportedModelError(
-            f"No explainer supports a {type(model).__name__} automatically: no registered explainer claims it, and "
-            f"shap's own choice refused it ({exc}).{_refusals(candidates, model, masker)} Pass a fitted model "
-            "that one of them supports (shap_instances.list_explainers()), or a function f(X) with a masker."
+            f"No explainer supports a {type(model).__name__} with algorithm={algorithm!r}: {chose} refused it "
+            f"({exc}).{refusals} Pass a fitted model that one of them supports (shap_instances.list_explainers()), "
+            "or a function f(X) with a masker."
         ) from exc
 
 

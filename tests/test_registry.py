@@ -135,11 +135,15 @@ def test_automatic_choice_says_why_no_explainer_takes_the_model():
     from sklearn.tree import DecisionTreeRegressor
 
     import shap_instances as si
-    from shap_instances.exceptions import UnsupportedModelError
+    from shap_instances.exceptions import InvalidParameterError, UnsupportedModelError
 
     X, y = load_diabetes(return_X_y=True)
     for model in (KMeans(2, n_init=1, random_state=0).fit(X), object(), None):
         with pytest.raises(UnsupportedModelError, match="shap's own choice refused it.*not callable"):
             si.Explainer(model, X[:20])
+    with pytest.raises(UnsupportedModelError, match="shap's 'additive' explainer refused it"):
+        si.Explainer(object(), X[:20], algorithm="additive")
+    with pytest.raises(InvalidParameterError, match=r"algorithm must be a name \(str\), got \['tree'\]"):
+        si.Explainer(object(), X[:20], algorithm=["tree"])
     assert type(si.Explainer(DecisionTreeRegressor(max_depth=2).fit(X, y), X[:20])).__name__ == "TreeExplainer"
     assert np.isfinite(si.Explainer(lambda rows: rows.sum(1), X[:20])(X[:2]).values).all()
