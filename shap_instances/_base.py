@@ -561,10 +561,11 @@ def _checking_call_keywords(call: Callable[..., Any]) -> Callable[..., Any]:
     signature = inspect.signature(call)
     taken = signature.parameters
     usage = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in list(taken.values())[1:])
+    any_keyword = any(p.kind is p.VAR_KEYWORD for p in taken.values())  # a **options call checks its own
 
     @functools.wraps(call)
     def checked(self: Any, *args: Any, **options: Any) -> Any:
-        for name in [k for k in options if k not in taken]:
+        for name in [k for k in options if k not in taken and not (any_keyword and k != "interactions")]:
             value, accepted = options.pop(name), SHAP_CALL_KEYWORDS.get(name)
             if name == "interactions" and value is not False:
                 raise UnsupportedOperationError(_no_interactions(self))

@@ -204,3 +204,20 @@ def test_shap_idioms_on_training_rows_name_the_problem(data):
     with pytest.warns(ShapInstancesDeprecationWarning, match="row_names"):
         assert e.instance_names == e.row_names and e.row_names is not None
     assert e.abs.mean(0).shape == (len(X),)  # shap's own reads of instance_names still get what is stored
+
+
+def test_a_plugin_call_with_its_own_keywords_keeps_them(data):
+    """A subclass whose __call__ takes **options gets every keyword but interactions=True, which is refused."""
+    from shap_instances.exceptions import UnsupportedOperationError
+
+    class Echo(si.NaiveBayesExplainer):
+        def __call__(self, X, y=None, **options):
+            self.options = options
+            return super().__call__(X, y)
+
+    X, y = data
+    explainer = Echo(GaussianNB().fit(X, y > y.median()), X)
+    explainer(X[:2], max_evals=7, anything=1)
+    assert explainer.options == {"max_evals": 7, "anything": 1}
+    with pytest.raises(UnsupportedOperationError):
+        explainer(X[:2], interactions=True)
