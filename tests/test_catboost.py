@@ -158,3 +158,26 @@ def test_a_real_table_with_a_nan_category_one_hot_encoded():
     assert explainer.trees_.max_leaf_error < 1e-9
     with pytest.raises(DataValidationError, match="not reproduced"):
         si.BoostingExplainer(model, X, y=np.random.default_rng(0).permutation(y))
+
+
+def test_the_decision_search_is_bounded(monkeypatch):
+    """30 leaf-estimation steps (2^30 decision sequences) and the replay's loss made useless: each search stops
+    after _search_limit sequences, and the model is refused in seconds, not searched for hours."""
+    X, y = make_classification(300, 8, n_informative=5, n_classes=3, flip_y=0.3, random_state=0)
+    model = _fit(catboost.CatBoostClassifier, X, y, iterations=20, depth=6, l2_leaf_reg=1e-3, learning_rate=1.0,
+                 leaf_estimation_iterations=30, bootstrap_type="No")
+    _check_margin(model, X, y, X[:3])  # CatBoost's own decisions, with the replay's loss: read
+    monkeypatch.setattr(_catboost._Loss, "value", lambda self, raw: 0.0)
+    outcomes = _catboost._decision_outcomes
+    tried = []
+
+    def counted(*args):
+        tried.append(0)
+        for outcome in outcomes(*args):
+            tried[-1] += 1
+            yield outcome
+
+    monkeypatch.setattr(_catboost, "_decision_outcomes", counted)
+    with pytest.raises(DataValidationError, match="not reproduced"):
+        si.BoostingExplainer(model, X, y=y)
+    assert tried and max(tried) <= _catboost._search_limit(X.shape[0] * 3)

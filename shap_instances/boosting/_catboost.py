@@ -194,9 +194,10 @@ def _leaf_estimation(loss: _Loss, leaves: np.ndarray, n_leaves: int, steps: int,
     undone and halved, and the halving uses up one of the tries. CatBoost decides on its own evaluation of the loss,
     which differs from this one (on the loans table of openintro, 10,000 rows: a full step that lowers the mean
     log-loss by 4e-4 here was halved four times there): when the leaf values ``stored`` (L, K), before the learning
-    rate, are given and the decisions taken here do not reproduce them (:data:`_SEARCH_ABOVE`), every sequence of
-    decisions is tried (:func:`_decision_outcomes`, ``2^steps`` of them) and the one closest to ``stored`` is
-    returned. Each sequence's steps are computed from the rows given, so wrong data still fails the leaf check.
+    rate, are given and the decisions taken here do not reproduce them (:data:`_SEARCH_ABOVE`), sequences of
+    decisions are tried, nearest first (:func:`_decision_outcomes`, at most :func:`_search_limit` of the
+    ``2^steps``), and the one closest to ``stored`` is returned. Each sequence's steps are computed from the rows
+    given, so wrong data still fails the leaf check.
     """
     value, shares = _greedy_estimation(loss, leaves, n_leaves, steps, backtracking, raw)
     if stored is None or not backtracking:
@@ -205,7 +206,8 @@ def _leaf_estimation(loss: _Loss, leaves: np.ndarray, n_leaves: int, steps: int,
     if float(np.max(np.abs(value - stored))) <= _SEARCH_ABOVE * scale:
         return shares
     best, best_gap = shares, float("inf")
-    for outcome_value, outcome_shares in _decision_outcomes(loss, leaves, n_leaves, steps, raw):
+    outcomes = _decision_outcomes(loss, leaves, n_leaves, steps, raw, stored)
+    for _, (outcome_value, outcome_shares) in zip(range(_search_limit(raw.size)), outcomes):
         gap = float(np.max(np.abs(outcome_value - stored)))
         if gap < best_gap:
             best, best_gap = outcome_shares, gap
@@ -214,22 +216,32 @@ def _leaf_estimation(loss: _Loss, leaves: np.ndarray, n_leaves: int, steps: int,
     return best
 
 
-def _decision_outcomes(loss: _Loss, leaves: np.ndarray, n_leaves: int, steps: int,
-                       raw: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(leaf values (L, K), row shares (n, K)) after every sequence of accept-or-halve decisions of ``steps`` tries.
+def _search_limit(n_values: int) -> int:
+    """How many decision sequences to try: all ``2^12`` up to 16,384 rows' values, fewer (down to 16) on more, so
+    that a refusal of wrong data costs at most about ``2^26`` row values of Newton steps (seconds)."""
+    return int(np.clip(2**26 // max(n_values, 1), 16, 2**12))
+
+
+def _decision_outcomes(loss: _Loss, leaves: np.ndarray, n_leaves: int, steps: int, raw: np.ndarray,
+                       stored: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(leaf values (L, K), row shares (n, K)) after each sequence of accept-or-halve decisions of ``steps`` tries.
 
     Stopping (every later try refused) is one outcome; accepting the step at its ``u``-th try (scale ``2^(1-u)``)
-    continues with ``u`` tries used: ``2^steps`` outcomes, ``2^(steps-1)`` Newton steps computed.
+    continues with ``u`` tries used: ``2^steps`` outcomes in all. At each try the choices are taken nearest first
+    (the leaf values they reach against ``stored``), so the sequence CatBoost took comes early.
     """
     def walk(value: np.ndarray, shares: np.ndarray, left: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        yield value, shares
         if left == 0:
+            yield value, shares
             return
         leaf_step, row_step = loss.step(raw + value[leaves], leaves, n_leaves)
-        scale = 1.0
-        for used in range(1, left + 1):
-            yield from walk(value + scale * leaf_step, shares + scale * row_step, left - used)
-            scale /= 2.0
+        scales = [0.0] + [2.0 ** (1 - used) for used in range(1, left + 1)]  # 0: stop here
+        distance = [float(np.max(np.abs(stored - value - scale * leaf_step))) for scale in scales]
+        for used in sorted(range(left + 1), key=distance.__getitem__):
+            if used == 0:
+                yield value, shares
+            else:
+                yield from walk(value + scales[used] * leaf_step, shares + scales[used] * row_step, left - used)
 
     yield from walk(np.zeros((n_leaves, loss.K)), np.zeros_like(raw), steps)
 
