@@ -712,3 +712,16 @@ def test_sisr_refuses_payoffs_whose_differences_overflow():
     v[0] = -1.7e308
     with pytest.raises(DataValidationError, match="span more than float64's range.*Rescale"):
         sisr(v, 2)
+
+
+@pytest.mark.parametrize("values", [[], [0.0], [0.0, 1.0, 2.0], ["a", "b"], [[0.0, 1.0], [2.0]],
+                                    [0.0, np.inf, 1.0, 2.0]], ids=["empty", "one", "three", "strings", "ragged", "inf"])
+def test_sisr_refuses_malformed_payoffs_by_name(values):
+    """Was an OverflowError (empty), numpy's ValueError (strings, ragged) or a bare ValueError."""
+    with pytest.raises(DataValidationError, match="coalition_values"):
+        sisr(values, 1)
+
+
+def test_sisr_from_samples_refuses_payoffs_that_are_not_numbers():
+    with pytest.raises(DataValidationError, match="payoffs must be numbers"):
+        sisr_from_samples(np.ones((3, 2), bool), ["a", "b", "c"], np.ones(3), sparsity=1)

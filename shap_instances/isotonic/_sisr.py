@@ -66,7 +66,8 @@ class MonotoneTransform:
         self.knots_payoffs = sorted_payoffs[first]  # the distinct payoffs; the first coalition of each tie
         self.knots_values = values[order[first]]
         if np.any(np.diff(self.knots_values) < -1e-9 * max(1.0, np.abs(self.knots_values).max(initial=0.0))):
-            raise ValueError("the transform values must be non-decreasing in the payoffs.")
+            raise DataValidationError("the transform values must be non-decreasing in the payoffs; pass the "
+                                      "transform_values of a SISR result, or sort them with the payoffs.")
 
     @property
     def knots(self) -> tuple[np.ndarray, np.ndarray]:
@@ -611,14 +612,16 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
     >>> result.support.tolist(), bool(np.isclose(np.linalg.norm(result.gamma), 1.0))
     ([0, 2], True)
     """
-    values = np.asarray(coalition_values, dtype=np.float64).ravel()
-    p = int(round(np.log2(values.size)))
-    if values.size < 2 or 2**p != values.size:
-        raise ValueError(f"coalition_values must have length 2^p (p >= 1), got {values.size}.")
+    values = _floats(coalition_values, "coalition_values").ravel()
+    if values.size < 2 or values.size & (values.size - 1):
+        raise DataValidationError(f"coalition_values must have length 2^p, one payoff per coalition of p >= 1 "
+                                  f"players in bit order, got {values.size}.")
+    p = values.size.bit_length() - 1
     if p > MAX_EXACT_PLAYERS:
         raise GameTooLargeError(f"p = {p} players need 2^{p} payoffs; use sisr_from_samples (sampled coalitions).")
     if not np.all(np.isfinite(values)):
-        raise ValueError("coalition_values contains NaN or infinite payoffs.")
+        raise DataValidationError("coalition_values contains NaN or infinite payoffs; clip the model's output or "
+                                  "drop the rows that produce them.")
     sparsity = check_sparsity(sparsity, p)
     check_options(init=init, loss=loss, huber_delta=huber_delta, min_slope=min_slope, n_restarts=n_restarts,
                   gamma_step=gamma_step, ric_n=ric_n)
@@ -669,9 +672,9 @@ def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, spars
                                   f"{masks.shape}.")
     m, p = masks.shape
     if p > 62:
-        raise ValueError(f"sisr_from_samples supports up to 62 players, got {p}.")
-    payoffs = np.asarray(payoffs, dtype=np.float64)
-    weights = np.asarray(weights, dtype=np.float64)
+        raise GameTooLargeError(f"sisr_from_samples supports up to 62 players, got {p}; explain fewer features "
+                                "(group them) or reduce the data's columns.")
+    payoffs, weights = _floats(payoffs, "payoffs"), _floats(weights, "weights")
     for name, array in (("payoffs", payoffs), ("weights", weights)):
         if array.shape != (m,):
             raise DataValidationError(f"{name} must be 1-D with one entry per row of masks ({m}), got shape "
@@ -691,6 +694,14 @@ def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, spars
     check_options(**options)
     options["huber_delta"] = _huber(options["loss"], options["huber_delta"])
     return _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, **options)
+
+
+def _floats(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float64 array, or a DataValidationError naming ``name``."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"{name} must be numbers, one per coalition: {exc}") from exc
 
 
 def _ric_sample_size(weights, ric_n):
