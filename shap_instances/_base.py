@@ -16,6 +16,7 @@ Parameters are checked once, from the class's ``_parameter_constraints`` table, 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import io
@@ -35,7 +36,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
-from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning
+from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedOperationError
 from .utils import (
     check_random_state,
     dump_safely,
@@ -255,9 +256,25 @@ class InstanceExplainer(_ShapExplainer):
         return X if unwrapped is None else unwrapped.transform(X)
 
     @classmethod
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each subclass's own ``__call__`` answers shap's call keywords (``interactions=``, ``max_evals=``, ...)
+        and unknown ones with this package's errors, naming what to do, instead of Python's bare ``TypeError``."""
+        super().__init_subclass__(**kwargs)
+        call = cls.__dict__.get("__call__")
+        if call is not None and not hasattr(call, "__wrapped__"):
+            cls.__call__ = _checking_call_keywords(call)  # type: ignore[method-assign]
+
+    @classmethod
     def supports_model(cls, model: Any, data: Any = None) -> bool:
         """Whether ``Explainer(model, data, algorithm="auto")`` should choose this class."""
         return False
+
+    @classmethod
+    def unsupported_reason(cls, model: Any, data: Any = None) -> str | None:
+        """Why :meth:`supports_model` refuses a model of this class's family (the setting, and what to do instead),
+        or None: the model is not of its family, or is supported. :class:`~shap_instances.Explainer` says it when
+        no explainer takes the model, so that the automatic choice names the real reason."""
+        return None
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
@@ -331,15 +348,10 @@ class InstanceExplainer(_ShapExplainer):
 
         Raises
         ------
-        NotImplementedError
-            Always, naming what to use instead (see ``docs/plots.md``).
+        UnsupportedOperationError
+            Always (a ``NotImplementedError``), naming what to use instead (see ``docs/plots.md``).
         """
-        raise NotImplementedError(
-            f"{type(self).__name__} has no interaction values: shap's interaction values split a prediction over "
-            f"pairs of features, and this explainer's players are {self.players} ("
-            + ("training rows: their pairwise interactions are not computed" if self.players == "instances"
-               else "feature interactions are not part of its model") + "). Use explainer(X) for the values, or "
-            "shap.TreeExplainer(model).shap_interaction_values(X) for feature interactions.")
+        raise UnsupportedOperationError(_no_interactions(self))
 
     @property
     def data(self) -> Any:
@@ -523,6 +535,56 @@ class InstanceExplainer(_ShapExplainer):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={type(self.model).__name__})"
+
+
+#: Keywords of shap's ``Explainer.__call__`` (and ``TreeExplainer``'s ``interactions``) with their defaults: a call
+#: with the default is what this package computes anyway; any other value asks for what it does not compute.
+SHAP_CALL_KEYWORDS: dict[str, Any] = {
+    "max_evals": "auto", "main_effects": False, "error_bounds": False, "batch_size": "auto", "outputs": None,
+    "silent": _ANY, "interactions": False, "check_additivity": _ANY, "approximate": False,
+}
+
+
+def _no_interactions(explainer: Any) -> str:
+    """Why ``explainer`` has no interaction values, and what to use instead."""
+    return (f"{type(explainer).__name__} has no interaction values: shap's interaction values split a prediction "
+            f"over pairs of features, and this explainer's players are {explainer.players} ("
+            + ("training rows: interactions are not defined over training instances" if explainer.players ==
+               "instances" else "feature interactions are not part of its model") + "). Use explainer(X) for the "
+            "values, or shap.TreeExplainer(model)(X, interactions=True) for feature interactions.")
+
+
+def _checking_call_keywords(call: Callable[..., Any]) -> Callable[..., Any]:
+    """``call`` with the keywords it does not take checked first: shap's call keywords at their defaults are
+    dropped; ``interactions=True`` raises :class:`UnsupportedOperationError`; any other raises
+    :class:`InvalidParameterError` naming the keyword and what the call takes."""
+    signature = inspect.signature(call)
+    taken = signature.parameters
+    usage = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in list(taken.values())[1:])
+    any_keyword = any(p.kind is p.VAR_KEYWORD for p in taken.values())  # a **options call checks its own
+
+    @functools.wraps(call)
+    def checked(self: Any, *args: Any, **options: Any) -> Any:
+        for name in [k for k in options if k not in taken and not (any_keyword and k != "interactions")]:
+            value, accepted = options.pop(name), SHAP_CALL_KEYWORDS.get(name)
+            if name == "interactions" and value is not False:
+                raise UnsupportedOperationError(_no_interactions(self))
+            if name not in SHAP_CALL_KEYWORDS:
+                raise InvalidParameterError(
+                    f"{type(self).__name__}() takes no option {name}=; call it as explainer({usage}) (options of "
+                    "the explainer go to its constructor).")
+            same = value is accepted or (type(value) is type(accepted) and value == accepted)
+            if accepted is not _ANY and not same:
+                raise InvalidParameterError(
+                    f"{type(self).__name__}(): {name}={value!r} asks shap's explainers for something this explainer "
+                    f"does not compute; leave {name} at {accepted!r}.")
+        try:
+            signature.bind(self, *args, **options)
+        except TypeError as exc:  # too many positional arguments, X missing, ...
+            raise InvalidParameterError(f"{type(self).__name__}(): {exc}; call it as explainer({usage}).") from exc
+        return call(self, *args, **options)
+
+    return checked
 
 
 def _build_saved(cls: type[InstanceExplainer], bundle: dict[str, Any], name: str) -> InstanceExplainer:

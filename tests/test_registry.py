@@ -124,3 +124,26 @@ def test_builtin_explainers_are_shap_explainers():
         found = si.list_explainers()
     for name, cls in found.items():
         assert issubclass(cls, shap.Explainer), name
+
+
+def test_automatic_choice_says_why_no_explainer_takes_the_model():
+    """A model neither ours nor shap's take (a clusterer, an object, None): UnsupportedModelError quoting shap's
+    reason (was shap's bare TypeError); shap's own choices are unchanged."""
+    import numpy as np
+    from sklearn.cluster import KMeans
+    from sklearn.datasets import load_diabetes
+    from sklearn.tree import DecisionTreeRegressor
+
+    import shap_instances as si
+    from shap_instances.exceptions import InvalidParameterError, UnsupportedModelError
+
+    X, y = load_diabetes(return_X_y=True)
+    for model in (KMeans(2, n_init=1, random_state=0).fit(X), object(), None):
+        with pytest.raises(UnsupportedModelError, match="shap's own choice refused it.*not callable"):
+            si.Explainer(model, X[:20])
+    with pytest.raises(UnsupportedModelError, match="shap's 'additive' explainer refused it"):
+        si.Explainer(object(), X[:20], algorithm="additive")
+    with pytest.raises(InvalidParameterError, match=r"algorithm must be a name \(str\), got \['tree'\]"):
+        si.Explainer(object(), X[:20], algorithm=["tree"])
+    assert type(si.Explainer(DecisionTreeRegressor(max_depth=2).fit(X, y), X[:20])).__name__ == "TreeExplainer"
+    assert np.isfinite(si.Explainer(lambda rows: rows.sum(1), X[:20])(X[:2]).values).all()

@@ -218,15 +218,28 @@ class BoostingExplainer(InstanceExplainer):
         >>> BoostingExplainer.supports_model(RandomForestRegressor())
         False
         """
+        return boosting_library(model) is not None and cls.unsupported_reason(model) is None
+
+    @classmethod
+    def unsupported_reason(cls, model: Any, data: Any = None) -> str | None:
+        """The setting of a boosted model that forbids an exact decomposition, and what to do (None if none).
+
+        Examples
+        --------
+        >>> from sklearn.ensemble import GradientBoostingRegressor
+        >>> from shap_instances import BoostingExplainer
+        >>> print(BoostingExplainer.unsupported_reason(GradientBoostingRegressor(subsample=0.5)))  # doctest: +ELLIPSIS
+        subsample=0.5 fits each tree on a random subsample of the rows ... refit with subsample=1.0.
+        """
         if boosting_library(model) is None:
-            return False
+            return None
         try:
             check_boosted_model(model)
         except NotFittedError:
-            return True  # the settings were checked first
-        except UnsupportedModelError:
-            return False
-        return True
+            return None  # the settings were checked first
+        except UnsupportedModelError as exc:
+            return str(exc)
+        return None
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:

@@ -66,7 +66,8 @@ class MonotoneTransform:
         self.knots_payoffs = sorted_payoffs[first]  # the distinct payoffs; the first coalition of each tie
         self.knots_values = values[order[first]]
         if np.any(np.diff(self.knots_values) < -1e-9 * max(1.0, np.abs(self.knots_values).max(initial=0.0))):
-            raise ValueError("the transform values must be non-decreasing in the payoffs.")
+            raise DataValidationError("the transform values must be non-decreasing in the payoffs; pass the "
+                                      "transform_values of a SISR result, or sort them with the payoffs.")
 
     @property
     def knots(self) -> tuple[np.ndarray, np.ndarray]:
@@ -457,7 +458,31 @@ def _best_fit(codes, payoffs, weights, p, s, starts, rho, gram, isotonic, huber_
     return best
 
 
-def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, min_slope, ric_n="effective", **options):
+#: Payoffs whose largest magnitude lies in ``[2^-256, 2^256]`` are fitted as they are: their squares lie in
+#: ``[2^-512, 2^512]``, and weighted sums of them over at most ``2^62`` coalitions stay inside float64's normal range
+#: ``[2^-1022, 2^1024)``. Others are first divided by a power of two (exact) that brings them to ``[0.5, 1)``.
+PAYOFF_EXPONENT_RANGE = 256
+
+
+def _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, **options):
+    """SISR, on payoffs divided by a power of two when their squares would overflow or underflow (see
+    :data:`PAYOFF_EXPONENT_RANGE`); the result in the caller's units.
+
+    SISR started from the Shapley values is scale-equivariant (gamma has unit norm, the transform is fitted to it),
+    and dividing by a power of two is exact, so the fit is the one the payoffs' scale would give without rounding;
+    unscaled, payoffs of 1e200 overflowed in the squared sums and the fit returned a wrong gamma silently (+-0.707).
+    """
+    top = float(np.max(np.abs(payoffs))) if payoffs.size else 0.0
+    exponent = int(np.frexp(top)[1]) if top > 0.0 else 0
+    if abs(exponent) <= PAYOFF_EXPONENT_RANGE:
+        exponent = 0
+    result = _fit_unit(codes, np.ldexp(payoffs, -exponent), weights, p, sparsity, np.ldexp(shapley, -exponent), rho,
+                       gram, **options)
+    result.payoffs, result.shapley_values = payoffs, shapley
+    return result
+
+
+def _fit_unit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, *, min_slope, ric_n="effective", **options):
     """SISR at one support size, or at the one RIC chooses among s = 1..p.
 
     The coalitions are sorted by payoff once, and every fit runs in that order (the isotonic step then reads
@@ -587,20 +612,27 @@ def sisr(coalition_values: ArrayLike, sparsity: int | str, *, full_weight: float
     >>> result.support.tolist(), bool(np.isclose(np.linalg.norm(result.gamma), 1.0))
     ([0, 2], True)
     """
-    values = np.asarray(coalition_values, dtype=np.float64).ravel()
-    p = int(round(np.log2(values.size)))
-    if values.size < 2 or 2**p != values.size:
-        raise ValueError(f"coalition_values must have length 2^p (p >= 1), got {values.size}.")
+    values = _floats(coalition_values, "coalition_values").ravel()
+    if values.size < 2 or values.size & (values.size - 1):
+        raise DataValidationError(f"coalition_values must have length 2^p, one payoff per coalition of p >= 1 "
+                                  f"players in bit order, got {values.size}.")
+    p = values.size.bit_length() - 1
     if p > MAX_EXACT_PLAYERS:
         raise GameTooLargeError(f"p = {p} players need 2^{p} payoffs; use sisr_from_samples (sampled coalitions).")
     if not np.all(np.isfinite(values)):
-        raise ValueError("coalition_values contains NaN or infinite payoffs.")
+        raise DataValidationError("coalition_values contains NaN or infinite payoffs; clip the model's output or "
+                                  "drop the rows that produce them.")
     sparsity = check_sparsity(sparsity, p)
     check_options(init=init, loss=loss, huber_delta=huber_delta, min_slope=min_slope, n_restarts=n_restarts,
                   gamma_step=gamma_step, ric_n=ric_n)
     check_options(full_weight=full_weight)
     full_weight = float(kernel_weights(p)[1] if p > 1 else 1.0) if full_weight is None else float(full_weight)
-    values = values - values[0]
+    with np.errstate(over="ignore"):
+        values = values - values[0]
+    if not np.all(np.isfinite(values)):
+        raise DataValidationError(
+            "coalition_values span more than float64's range: a payoff minus the empty coalition's overflows. "
+            "Rescale the model's output (e.g. divide it by 1e300) before explaining it.")
     codes = np.arange(2**p, dtype=np.int64)
     sizes = _coalition_sizes(p)
     weights = kernel_weights(p)[sizes]
@@ -640,9 +672,9 @@ def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, spars
                                   f"{masks.shape}.")
     m, p = masks.shape
     if p > 62:
-        raise ValueError(f"sisr_from_samples supports up to 62 players, got {p}.")
-    payoffs = np.asarray(payoffs, dtype=np.float64)
-    weights = np.asarray(weights, dtype=np.float64)
+        raise GameTooLargeError(f"sisr_from_samples supports up to 62 players, got {p}; explain fewer features "
+                                "(group them) or reduce the data's columns.")
+    payoffs, weights = _floats(payoffs, "payoffs"), _floats(weights, "weights")
     for name, array in (("payoffs", payoffs), ("weights", weights)):
         if array.shape != (m,):
             raise DataValidationError(f"{name} must be 1-D with one entry per row of masks ({m}), got shape "
@@ -662,6 +694,14 @@ def sisr_from_samples(masks: ArrayLike, payoffs: np.ndarray, weights: Any, spars
     check_options(**options)
     options["huber_delta"] = _huber(options["loss"], options["huber_delta"])
     return _fit(codes, payoffs, weights, p, sparsity, shapley, rho, gram, **options)
+
+
+def _floats(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float64 array, or a DataValidationError naming ``name``."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataValidationError(f"{name} must be numbers, one per coalition: {exc}") from exc
 
 
 def _ric_sample_size(weights, ric_n):
