@@ -20,6 +20,7 @@ import io
 import itertools
 import json
 import os
+import time
 import warnings
 import zipfile
 from collections.abc import Callable, Iterator
@@ -268,13 +269,15 @@ FORMULAS = ("=cmd|' /C calc'!A0", "=1+1", "+1+1", "-1+1", "@SUM(A1:A2)", "\t=1+1
             '=HYPERLINK("http://x","y")', "=-2", "-x")
 
 
-def _formula_data(folder: Path, rng: np.random.Generator, formula: str, where: str) -> Path:
-    frame = pd.DataFrame(rng.normal(size=(24, 3)), columns=["a", "b", "c"])
-    labels = np.where(frame["a"] + rng.normal(scale=0.5, size=24) > 0, "yes", "no")
+def _formula_data(folder: Path, rng: np.random.Generator, formula: str, where: str, numeric: bool = False) -> Path:
+    """A table whose column ``a`` is named ``formula`` (``where="column"``) or whose three classes include it."""
+    frame = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])
+    score = frame["a"] + rng.normal(scale=0.5, size=30)
+    labels: Any = 2 * score if numeric else np.array(["low", "mid", "high"])[np.digitize(score, [-0.5, 0.5])]
     if where == "column":
         frame = frame.rename(columns={"a": formula})
     else:
-        labels = np.where(labels == "yes", formula, "safe")
+        labels = np.where(labels == "high", formula, labels)
     path = folder / f"formula-{next(_ids)}.csv"
     frame.assign(t=labels).to_csv(path, index=False)
     return path
@@ -305,10 +308,10 @@ def csv_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, str
     from .fuzz_faults_cli import _whole_table
 
     for formula, where in itertools.product(FORMULAS, ("column", "label")):
-        data = _formula_data(folder, rng, formula, where)
         for explainer, layout in itertools.product(("naive_bayes", "isotonic"), ("wide", "long")):
             if explainer == "isotonic" and where == "label":
                 continue  # SISR explains numbers: a label target is refused, nothing written
+            data = _formula_data(folder, rng, formula, where, numeric=explainer == "isotonic")
             out = folder / f"explained-{next(_ids)}.csv"
             argv = ["explain", "--data", str(data), "--target", "t", "--explainer", explainer, "--rows", "2",
                     "--format", layout, "--out", str(out)]
@@ -525,25 +528,44 @@ def _killed_rerun_case(folder: Path, after: int) -> str:
 
 
 def _concurrent_case(folder: Path) -> str:
-    """Run B (other rows) starts and ends inside run A's first part; both results, and the folder reopened, must
-    be right (or one run refused)."""
+    """Run B (other rows, in another process) starts during run A's first part and runs beside it: each run's
+    result must be its own values (or the run refused), and the folder reopened one run's values."""
     from shap_instances.utils import memmap_explanation
 
     _, rows, _ = _partition_problem()
     other = rows[::-1].copy()
-    results: dict[str, np.ndarray] = {}
+    started: list[int] = []
 
     def call(explainer, part):
-        if "b" not in results:
-            results["b"] = np.asarray(_partitions(folder, other).values).copy()
+        if not started:
+            started.append(_fork_run(folder, other))
+        time.sleep(0.02)
         return explainer(part)
 
     def run() -> np.ndarray:
-        a = np.asarray(_partitions(folder, call=call).values).copy()
-        again = np.asarray(memmap_explanation(folder).values)
-        return np.concatenate([a, results["b"], again])
+        a = np.asarray(_partitions(folder, call=call, rows_per_part=5).values).copy()
+        _, status = os.waitpid(started[0], 0)
+        b_right = os.WIFEXITED(status) and os.WEXITSTATUS(status) in (0, 2)  # 2: refused with a clear error
+        reopened = np.asarray(memmap_explanation(folder).values)
+        if not b_right or not any(np.array_equal(reopened, e) for e in (_expected(), _expected(other))):
+            return np.zeros_like(a)  # B wrong, or the folder holds neither run's values
+        return a
 
-    return classify(run, np.concatenate([_expected(), _expected(other), _expected()]))
+    return classify(run, _expected())
+
+
+def _fork_run(folder: Path, X: np.ndarray) -> int:
+    """Run ``explain_partitions`` of ``X`` into ``folder`` in a forked process: exit 0 when its values are
+    right, 2 when it was refused with a clear error, 1 otherwise."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:  # pragma: no cover - the child
+        code = {"right answer": 0, "clear error": 2}.get(
+            classify(lambda: np.asarray(_partitions(folder, X, rows_per_part=5).values), _expected(X)), 1)
+    finally:
+        os._exit(code)
 
 
 def _reuse_case(folder: Path, rows: int) -> str:
