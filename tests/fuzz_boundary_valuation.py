@@ -82,14 +82,20 @@ def judge(run: Callable[[], Any], expected: np.ndarray | None, must: str, budget
         result = run()
         spent.append(int(getattr(result, "n_evaluations", 0) or 0))
         got = _values(result)
-        if not np.all(np.isfinite(got)):
-            return np.full(1, np.nan)  # a non-finite value is never right
+        if not np.all(np.isfinite(np.asarray(result.values, dtype=np.float64)) | _never_out_of_bag(result)):
+            return np.full(1, np.nan)  # a non-finite value is never right (but Data-OOB's row in every draw)
         return got if expected is not None else np.zeros(1)
 
     outcome = classify(values, expected if expected is not None else np.zeros(1), atol=1e-6)
     if outcome == "right answer" and budget is not None and spent and spent[0] > 1.1 * budget:
         return "over budget"
     return refused_or_wrong(outcome) if must == "refuse" else outcome
+
+
+def _never_out_of_bag(result: Any) -> np.ndarray | bool:
+    """Data-OOB's rows that were in every bootstrap draw (their value is NaN by definition)."""
+    counts = (getattr(result, "info", None) or {}).get("n_out_of_bag")
+    return False if counts is None else np.asarray(counts) == 0
 
 
 # ------------------------------------------------------------------------------------------ perturbations
