@@ -204,7 +204,7 @@ def idiom_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, s
             yield f"{name}: explaining rows with a named index", classify(lambda exc=exc: _raise(exc), None)
             continue
         for idiom, (run, expected, refuse) in _idioms(explanation).items():
-            outcome = classify(lambda run=run: np.asarray(run(explanation)), expected)
+            outcome = classify(lambda run=run, e=explanation: np.asarray(run(e)), expected)
             yield f"{name}: {idiom}", refused_or_wrong(outcome) if refuse else outcome
         for idiom, (run, expected, refuse) in _explainer_idioms(explainer, problem, X, explanation).items():
             outcome = classify(lambda run=run: np.asarray(run()), expected)

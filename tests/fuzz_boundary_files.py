@@ -392,8 +392,9 @@ def _forced_explain_cases(folder: Path, rng: np.random.Generator) -> Iterator[tu
 
 
 def _partition_problem():
-    import shap_instances as si
     from sklearn.naive_bayes import GaussianNB
+
+    import shap_instances as si
 
     X, y = _problem()
     explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, y), X)

@@ -164,7 +164,8 @@ def _perturbations(task: str) -> dict[str, tuple[Callable[[tuple], tuple], dict[
             "y_val of one class, roc_auc": (lambda a: (a[0], a[1], a[2], a[3] * 0 + 1), {"scoring": "roc_auc"},
                                             "refuse"),
             "y_val labels the model never saw": (lambda a: (a[0], a[1], a[2], a[3] + 5), {}, "refuse"),
-            "scoring='neg_mean_squared_error' on a classifier": (lambda a: a, {"scoring": "neg_mean_squared_error"}, "finite"),
+            "scoring='neg_mean_squared_error' on a classifier": (lambda a: a, {"scoring": "neg_mean_squared_error"},
+                                                                 "finite"),
         })
     return same
 
@@ -198,7 +199,7 @@ def _semivalue_cases(rng: np.random.Generator) -> Iterator[tuple[str, str]]:
                 if semivalue == "loo" and "max_evals" in options:
                     call = "shapley"
 
-                def run(model=model, call=call, change=change, options=options):
+                def run(model=model, call=call, change=change, options=options, task=task):
                     return _call(_models(task)[model], call, change(_tables(task)), options)
 
                 expected = _ordered(task, model, call) if must == "answer" else None

@@ -16,8 +16,17 @@ import zipfile
 import numpy as np
 import pytest
 
-from .fuzz_boundary import FAILURES, PASSING_ON_MAIN, SURFACES, failures, isolated, run_all, surface_cases, table
-from .fuzz_boundary import unsafe_cells
+from .fuzz_boundary import (
+    FAILURES,
+    PASSING_ON_MAIN,
+    SURFACES,
+    failures,
+    isolated,
+    run_all,
+    surface_cases,
+    table,
+    unsafe_cells,
+)
 
 
 def test_unsafe_cells_finds_text_a_spreadsheet_evaluates_and_leaves_numbers(tmp_path):
