@@ -11,7 +11,7 @@ deletes a folder, a freed ``DMatrix`` handle kills the process). Cases that may 
 handles, memory maps of truncated files) run in a forked child (:func:`isolated`). Run as a script for the table
 and the list of failing cases::
 
-    PYTHONPATH=. python -m tests.fuzz_boundary [--surface NAME ...] [--seed N]
+    PYTHONPATH=. python -m tests.fuzz_boundary [--surface NAME ...] [--seed N] [--budget-seconds S]
 """
 
 from __future__ import annotations
@@ -180,7 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--surface", action="append", choices=tuple(SURFACES), help="run this surface only")
     parser.add_argument("--seed", type=int, default=39)
     parser.add_argument("--verbose", action="store_true", help="print each case's outcome as it ends")
+    parser.add_argument("--budget-seconds", type=float, default=None, help="the budget surface's --time-budget "
+                        "(default 10; a loaded machine slows the commands' start-up, which the budget includes)")
     args = parser.parse_args(argv)
+    if args.budget_seconds is not None:
+        from tests import fuzz_boundary_calls
+
+        fuzz_boundary_calls.BUDGET_SECONDS = args.budget_seconds
     started = time.perf_counter()
     fuzz_faults.compile_kernels()
     show = (lambda case, outcome: print(f"{outcome:>15}  {case}", flush=True)) if args.verbose else None
