@@ -163,15 +163,8 @@ def failures(counts: Counter) -> list[str]:
 
 
 def table(counts: Counter) -> str:
-    """The count table (Markdown): one row per surface, one column per outcome."""
-    surfaces = [s for s in SURFACES if any(c == s for c, _ in counts)]
-    lines = ["| surface | " + " | ".join(OUTCOMES) + " | cases |", "|---|" + "---|" * (len(OUTCOMES) + 1)]
-    for surface in surfaces:
-        row = [counts[(surface, o)] for o in OUTCOMES]
-        lines.append(f"| {surface} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
-    totals = [sum(counts[(s, o)] for s in surfaces) for o in OUTCOMES]
-    lines.append("| **all** | " + " | ".join(map(str, totals)) + f" | {sum(totals)} |")
-    return "\n".join(lines)
+    """The count table (Markdown): one row per surface, one column per outcome (over budget included)."""
+    return fuzz_faults.table(counts, OUTCOMES, [s for s in SURFACES if any(c == s for c, _ in counts)], "surface")
 
 
 def main(argv: list[str] | None = None) -> int:
