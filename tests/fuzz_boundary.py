@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import faulthandler
 import gc
 import json
 import os
@@ -104,6 +105,7 @@ def isolated(case: Callable[[], str], seconds: float) -> str:
     if pid == 0:  # pragma: no cover - the child
         os.close(reader)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        faulthandler.disable()  # a crash is the outcome, not a traceback on the run's stderr
         start = len(fuzz_faults.CRASHES)
         try:
             outcome = case()
