@@ -22,6 +22,9 @@ from .fuzz_faults import classify
 
 #: Sampled (model, call) pairs per perturbation of ``data_values`` / ``classwise_shapley``.
 PAIRS_PER_PERTURBATION = 3
+#: Models whose fit depends on the order of the columns (a tree breaks ties between features by their order), so
+#: that training columns reordered give another model: no oracle by the ordered call there.
+ORDER_SENSITIVE = ("DecisionTreeRegressor",)
 
 
 @cache
@@ -173,14 +176,17 @@ def _perturbations(task: str) -> dict[str, tuple[Callable[[tuple], tuple], dict[
 _OPTIONS_OF_DATA_VALUES = ("scoring", "default_score", "max_evals", "alpha", "beta", "semivalue", "estimator")
 
 
-def _pairs(task: str, options: dict[str, Any], rng: np.random.Generator) -> list[tuple[str, str]]:
-    """Sampled (model, call) pairs a perturbation applies to (options of data_values exclude classwise)."""
+def _pairs(task: str, options: dict[str, Any], rng: np.random.Generator, reorders_training: bool = False
+           ) -> list[tuple[str, str]]:
+    """Sampled (model, call) pairs a perturbation applies to (options of data_values exclude classwise; a model
+    whose fit depends on the column order is left out where the training columns are reordered)."""
     calls = [c for c in CALLS if task == "classification" or c != "classwise"]
     if any(k in _OPTIONS_OF_DATA_VALUES for k in options):
         calls = [c for c in calls if c != "classwise"]
     if "alpha" in options:
         calls = ["beta"]
-    pairs = list(itertools.product(_models(task), calls))
+    pairs = [(model, call) for model, call in itertools.product(_models(task), calls)
+             if not (reorders_training and model in ORDER_SENSITIVE)]
     chosen = rng.choice(len(pairs), size=min(PAIRS_PER_PERTURBATION, len(pairs)), replace=False)
     return [pairs[i] for i in sorted(chosen)]
 
@@ -194,7 +200,7 @@ def _ordered(task: str, model: str, call: str) -> np.ndarray:
 def _semivalue_cases(rng: np.random.Generator) -> Iterator[tuple[str, str]]:
     for task in ("regression", "classification"):
         for name, (change, options, must) in _perturbations(task).items():
-            for model, call in _pairs(task, options, rng):
+            for model, call in _pairs(task, options, rng, reorders_training="X_train" in name or "both" in name):
                 semivalue = CALLS[call][1].get("semivalue")
                 if semivalue == "loo" and "max_evals" in options:
                     call = "shapley"
@@ -205,6 +211,35 @@ def _semivalue_cases(rng: np.random.Generator) -> Iterator[tuple[str, str]]:
                 expected = _ordered(task, model, call) if must == "answer" else None
                 budget = options.get("max_evals") if isinstance(options.get("max_evals"), int) else None
                 yield f"{CALLS[call][0]}({model}, {call}) {name}", judge(run, expected, must, budget)
+
+
+def _hand_loo(task: str, model: str) -> np.ndarray:
+    """Leave-one-out by refits written here (the oracle independent of the package): the default score (accuracy,
+    negated MSE) of the model on all training rows less that without row i."""
+    from sklearn.base import clone
+    from sklearn.metrics import get_scorer
+
+    X, y, X_val, y_val = _tables(task)
+    score = get_scorer("neg_mean_squared_error" if task == "regression" else "accuracy")
+    estimator = _models(task)[model]
+    full = score(clone(estimator).fit(X, y), X_val, y_val)
+    return np.array([full - score(clone(estimator).fit(X.drop(X.index[i]), y.drop(y.index[i])), X_val, y_val)
+                     for i in range(len(X))])
+
+
+def _hand_loo_cases() -> Iterator[tuple[str, str]]:
+    """``data_values(semivalue="loo")`` under four column layouts against leave-one-out refitted by hand."""
+    layouts = {"ordered": lambda a: a, "X_val columns reversed": lambda a: (a[0], a[1], _reverse(a[2]), a[3]),
+               "both tables' columns reversed": lambda a: (_reverse(a[0]), a[1], _reverse(a[2]), a[3]),
+               "X_val as an array": lambda a: (a[0], a[1], a[2].to_numpy(), a[3])}
+    for task in ("regression", "classification"):
+        for model, (layout, change) in itertools.product(_models(task), layouts.items()):
+            if layout.startswith("both") and model in ORDER_SENSITIVE:
+                continue
+            yield f"data_values({model}, loo) {layout}, against refits by hand", judge(
+                lambda model=model, change=change, task=task: _call(_models(task)[model], "loo",
+                                                                    change(_tables(task))),
+                _hand_loo(task, model), "answer")
 
 
 def _model_kind_cases() -> Iterator[tuple[str, str]]:
@@ -321,6 +356,7 @@ class _Quality:
 
 def valuation_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, str]]:
     """Every valuation case (``folder`` unused: valuation writes nothing)."""
+    yield from _hand_loo_cases()
     yield from _semivalue_cases(rng)
     yield from _model_kind_cases()
     yield from _oob_cases(rng)
