@@ -318,6 +318,13 @@ def csv_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, str
             whole = _whole_table(out, 2) if layout == "wide" else out.is_file
             yield f"explain --explainer {explainer} --format {layout}, {where} {formula!r}", \
                 _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [], whole))
+    for formula, layout in itertools.product(FORMULAS, ("wide", "long")):  # written part by part (--explain)
+        data = _formula_data(folder, rng, formula, "column")
+        out = folder / f"explained-{next(_ids)}.csv"
+        argv = ["explain", "--data", str(data), "--target", "t", "--explainer", "naive_bayes", "--explain", str(data),
+                "--format", layout, "--out", str(out)]
+        yield f"explain --explain --format {layout}, column {formula!r}", \
+            _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [], out.is_file))
     for formula in FORMULAS[:3]:
         data = _formula_data(folder, rng, formula, "label")
         frame = pd.read_csv(data).rename(columns={"b": formula})
