@@ -191,6 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FAILURE: {what}")
     for crash in fuzz_faults.CRASHES:
         print(f"CRASH: {crash}")
+    if "budget" in (args.surface or SURFACES):
+        from tests import fuzz_boundary_calls
+
+        for note in fuzz_boundary_calls.NOTES:
+            print(f"BUDGET: {note}")
     print(f"{time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -116,13 +117,16 @@ def _timed(argv: list[str], data: Path, out: Path, command: str) -> str:
     killed at 110% of its budget plus 5 s: over budget when it ends, even refused, past 110% of the budget counted
     from after the interpreter's start-up (:func:`_start_up`, measured)."""
     command_line = [sys.executable, "-m", "shap_instances", *argv]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _children_cpu()
     try:
         done = subprocess.run(command_line, capture_output=True, text=True, env=_environment(),
                               timeout=_start_up() + 1.1 * BUDGET_SECONDS + 5.0)
     except subprocess.TimeoutExpired:
+        NOTES.append(f"{' '.join(argv[:1] + argv[-4:])}: killed after {time.perf_counter() - started:.1f} s")
         return "over budget"
     wall = time.perf_counter() - started - _start_up()
+    NOTES.append(f"{' '.join(argv[:1] + argv[-4:])}: {wall:.1f} s after start-up, {_children_cpu() - cpu:.1f} s of "
+                 f"CPU, exit {done.returncode}, load {os.getloadavg()[0]:.1f}")
     check = _whole_report(out) if command == "report" else _whole_table(out, 5)
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
     if wall > 1.1 * BUDGET_SECONDS:
@@ -132,6 +136,15 @@ def _timed(argv: list[str], data: Path, out: Path, command: str) -> str:
     if done.returncode == 2 and errors and "internal error" not in errors[-1]:
         return "clear error"
     return _crash(RuntimeError(f"exit {done.returncode}: {done.stderr.strip()[-300:]}"))
+
+
+#: One line per budget run (wall, CPU, exit, load), printed by the script: tells a slow machine from a slow run.
+NOTES: list[str] = []
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _environment() -> dict[str, str]:
