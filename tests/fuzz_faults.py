@@ -317,14 +317,17 @@ def _category(case: str) -> str:
     return " ".join(words[:2]) if words[0] == "cli" else words[0]
 
 
-def table(counts: Counter) -> str:
-    """The count table (Markdown): one row per category, one column per outcome."""
-    categories = sorted({c for c, _ in counts if c != "failure"})
-    lines = ["| category | " + " | ".join(OUTCOMES) + " | cases |", "|---|" + "---|" * (len(OUTCOMES) + 1)]
+def table(counts: Counter, outcomes: tuple[str, ...] = OUTCOMES, categories: list[str] | None = None,
+          heading: str = "category") -> str:
+    """The count table (Markdown): one row per category (default: every one counted, sorted), one column per
+    outcome."""
+    if categories is None:
+        categories = sorted({c for c, _ in counts if c != "failure"})
+    lines = [f"| {heading} | " + " | ".join(outcomes) + " | cases |", "|---|" + "---|" * (len(outcomes) + 1)]
     for category in categories:
-        row = [counts[(category, o)] for o in OUTCOMES]
+        row = [counts[(category, o)] for o in outcomes]
         lines.append(f"| {category} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
-    totals = [sum(counts[(c, o)] for c in categories) for o in OUTCOMES]
+    totals = [sum(counts[(c, o)] for c in categories) for o in outcomes]
     lines.append("| **all** | " + " | ".join(map(str, totals)) + f" | {sum(totals)} |")
     return "\n".join(lines)
 

@@ -78,9 +78,10 @@ def _fingerprints(paths: list[Path]) -> dict[Path, str | None]:
     return {p: hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None for p in paths}
 
 
-def run_command(argv: list[str], *, kept: list[Path], check: Callable[[], bool], must_refuse: bool) -> str:
+def run_command(argv: list[str], *, kept: list[Path], check: Callable[[], bool], must_refuse: bool,
+                messages: list[str] | None = None) -> str:
     """One command line's outcome; ``kept`` are the user's files that must not change, ``check`` says whether a
-    run that exited 0 left a whole output."""
+    run that exited 0 left a whole output; the lines the command wrote to stderr are added to ``messages``."""
     from shap_instances.cli import main
 
     before = _fingerprints(kept)
@@ -98,6 +99,8 @@ def run_command(argv: list[str], *, kept: list[Path], check: Callable[[], bool],
             return "memory failure"
         except Exception as exc:  # noqa: BLE001 - anything escaping main is an obscure crash
             return _crash(exc)
+    if messages is not None:
+        messages.extend(stderr.getvalue().splitlines())
     if _fingerprints(kept) != before:
         return "data loss"
     lines = [line for line in stderr.getvalue().splitlines() if "error:" in line]
