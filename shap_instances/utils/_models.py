@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelError
+from ._sklearn_internals import estimator_type
 from ._validation import check_fitted, in_column_order
 
 __all__ = ["UnwrappedModel", "check_model_kind", "model_kind", "unwrap_model"]
@@ -247,21 +248,11 @@ def model_kind(model: Any) -> str:
         return "regressor"
     if is_outlier_detector(model):
         return "outlier detector"
-    if _estimator_type(model) == "clusterer":
+    if estimator_type(model) == "clusterer":
         return "clusterer"
     if callable(getattr(model, "transform", None)) and not callable(getattr(model, "predict", None)):
         return "transformer"
     return "estimator of unknown kind"
-
-
-def _estimator_type(model: Any) -> str | None:
-    """scikit-learn's estimator type (its tags from 1.6, ``_estimator_type`` before)."""
-    try:
-        from sklearn.utils import get_tags
-
-        return get_tags(model).estimator_type
-    except Exception:  # noqa: BLE001 - scikit-learn < 1.6, or an object that has no tags
-        return getattr(model, "_estimator_type", None)
 
 
 def check_model_kind(model: Any, what: str, kinds: tuple[str, ...] = ("classifier", "regressor")) -> str:

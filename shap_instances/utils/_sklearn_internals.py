@@ -34,6 +34,7 @@ __all__ = [
     "SKLEARN_SUPPORTED",
     "bagging_n_samples",
     "check_sklearn_version",
+    "estimator_type",
     "forest_class_weights",
     "forest_draw_semantics",
     "forest_inbag_draws",
@@ -62,6 +63,25 @@ SKLEARN_SUPPORTED = ">=1.4,<1.10"
 #: From this release a forest draws bootstrap samples with probabilities proportional to the sample weights
 #: and fits each tree on the draw counts alone; before it, it drew uniformly and multiplied by the weights.
 _DRAW_PROBABILITY_VERSION = (1, 9)
+
+
+def estimator_type(model: Any) -> str | None:
+    """scikit-learn's estimator type of ``model`` (``"classifier"``, ``"clusterer"``, ...): its tags from
+    scikit-learn 1.6, the private ``_estimator_type`` before; None for an object without either.
+
+    Examples
+    --------
+    >>> from sklearn.cluster import KMeans
+    >>> from shap_instances.utils._sklearn_internals import estimator_type
+    >>> estimator_type(KMeans())
+    'clusterer'
+    """
+    try:
+        from sklearn.utils import get_tags
+
+        return get_tags(model).estimator_type
+    except Exception:  # noqa: BLE001 - scikit-learn < 1.6, or an object that has no tags
+        return getattr(model, "_estimator_type", None)
 
 
 def sklearn_version() -> tuple[int, int]:
