@@ -63,10 +63,10 @@ def test_model_file_refusals(files, capsys):
 def test_a_model_file_that_would_run_code_is_refused(tmp_path):
     import skops.io as sio
 
-    with pytest.raises(TypeError, match="outside the trusted libraries"):
+    with pytest.raises(TypeError, match="outside the trusted types"):
         save_model(FunctionTransformer(os.getcwd), io.BytesIO())
     crafted = sio.dumps({"shap_instances_model": FunctionTransformer(os.getcwd)})  # written by another program
-    with pytest.raises(DataValidationError, match="outside the trusted libraries"):
+    with pytest.raises(DataValidationError, match="outside the trusted types"):
         load_model(io.BytesIO(crafted))
     with pytest.raises(DataValidationError, match="not a model file"):
         load_model(io.BytesIO(sio.dumps({"something": 1})))

@@ -1,7 +1,7 @@
 """Public helpers shared by every explainer and by plugins: validation, random state, options, grouping.
 
 * files that load without running code: :func:`dump_safely`, :func:`load_safely` (skops' format, pandas as
-  columns, types outside :data:`TRUSTED_LIBRARIES` refused), :func:`read_file`, a fitted model's file
+  columns, types off the trusted list refused: :func:`untrusted_types`), :func:`read_file`, a fitted model's file
   (:func:`save_model`, :func:`load_model`); the memory left to allocate,
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
@@ -42,7 +42,7 @@ from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
-from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
+from ._persistence import dump_safely, load_model, load_safely, read_file, save_model, untrusted_types
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._shap import shap_explainer_class
 from ._sklearn_internals import (
@@ -105,7 +105,6 @@ __all__ = [
     "RandomStateLike",
     "SKLEARN_SUPPORTED",
     "UnwrappedModel",
-    "TRUSTED_LIBRARIES",
     "available_memory_bytes",
     "default_memory_budget",
     "dump_safely",
@@ -147,6 +146,7 @@ __all__ = [
     "sklearn_version",
     "spawn_seeds",
     "training_names",
+    "untrusted_types",
     "unwrap_model",
     "validate_params",
 ]
