@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
-from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning
+from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesError, ShapInstancesWarning
 from .utils import (
     check_random_state,
     dump_safely,
@@ -537,8 +537,14 @@ def _build_saved(cls: type[InstanceExplainer], bundle: dict[str, Any], name: str
     arguments = dict(bundle["arguments"])
     try:
         return saved(arguments.pop("model", None), arguments.pop("masker", None), **arguments)
+    except ShapInstancesError:
+        raise
     except TypeError as exc:
         raise DataValidationError(f"{name} holds arguments {saved.__name__} does not take ({exc}).") from None
+    except (AttributeError, ValueError, KeyError, IndexError) as exc:  # a state no fit leaves: the file's fault
+        raise DataValidationError(f"{name} holds a model or data {saved.__name__} cannot be built from "
+                                  f"({type(exc).__name__}: {exc}); the file is damaged or crafted: save the "
+                                  "explainer again.") from exc
 
 
 def _saved_class(cls: type[InstanceExplainer], qualified: str, name: str) -> type[InstanceExplainer]:

@@ -99,8 +99,8 @@ def _tree_type() -> type:
 def _parameter_problem(model: Any) -> str | None:
     try:
         params = model.get_params(deep=False)
-    except Exception:  # noqa: BLE001 - a state that breaks get_params names no file; the model fails later
-        return None
+    except Exception as exc:  # noqa: BLE001 - a fitted model always has its parameters
+        return f"a {type(model).__name__} without its parameters ({type(exc).__name__}: {exc})"
     named = sorted(key for key, setting in params.items() if key in FILE_PARAMETERS and _is_set(setting))
     if named:
         return (f"a {type(model).__name__} whose parameters {named} name files, folders or machines a refit "

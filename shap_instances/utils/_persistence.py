@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..exceptions import DataValidationError
 from ._model_state import check_model_state
+from ._native_probe import probe_native_models
 from ._trusted_types import trusted_types
 
 __all__ = ["dump_safely", "file_name", "load_model", "load_safely", "read_file", "save_model", "untrusted_types"]
@@ -154,6 +155,8 @@ def load_safely(data: bytes, name: str, *, trusted: bool = False) -> dict[str, A
             "fitted estimators, arrays and helper types on shap_instances' list (docs/reliability.md, 'Saved "
             "explainers'), since building others could run code, touch files or crash the process: load it with "
             "trusted=True only if you trust the file and the packages it names.")
+    if not trusted:
+        probe_native_models(data, types, name)
     try:
         bundle = sio.loads(data, trusted=types)
     except Exception as exc:  # noqa: BLE001 - skops rebuilds from a damaged tree by many paths; none runs code
