@@ -499,10 +499,12 @@ class InstanceExplainer(_ShapExplainer):
         """Read an explainer written by :meth:`save` (from ``cls`` or any base class of the saved one).
 
         No code runs from the file: its types are checked before anything is built, and objects of types off
-        the explicit list of fitted estimators, arrays and helper types (:func:`shap_instances.utils.untrusted_types`)
-        are refused, as are trees whose indices leave their buffers and models whose parameters name files. A pickle (shap_instances 0.1's format, or :meth:`save`'s fallback) is refused unless
-        ``trusted=True``: unpickling runs whatever code the file names. A damaged, empty or foreign file
-        raises :class:`~shap_instances.exceptions.DataValidationError` naming the file and what is wrong.
+        the explicit list of fitted estimators, arrays and helper types
+        (:func:`shap_instances.utils.untrusted_types`) are refused, as are trees whose indices leave their
+        buffers and models whose parameters name files. A pickle (shap_instances 0.1's format, or
+        :meth:`save`'s fallback) is refused unless ``trusted=True``: unpickling runs whatever code the file
+        names. A damaged, empty or foreign file raises :class:`~shap_instances.exceptions.DataValidationError`
+        naming the file and what is wrong.
         The loaders and ``instantiate`` are accepted for shap's signature and unused.
         """
         data, name = read_file(in_file)

@@ -209,7 +209,8 @@ def fuzz(cases: int, seed: int) -> Counter:
                 entry = sorted(files)[rng.integers(len(files))]
                 data, load = files[entry]
                 outcome = run_case(graft(data, site, node(module, name, loader, victim)), load, victim, workdir)
-                key = outcome if outcome in ("refused", "loaded", "clear error") else f"{outcome} | {module}.{name} {loader} {site}"
+                case = f"{module}.{name} {loader} {site}"
+                key = outcome if outcome in ("refused", "loaded", "clear error") else f"{outcome} | {case}"
                 counts[key] += 1
         finally:
             os.chdir(cwd)

@@ -90,7 +90,7 @@ def _problem(obj: Any) -> str | None:
     return problem
 
 
-def _tree_type() -> type:
+def _tree_type() -> Any:
     from sklearn.tree._tree import Tree
 
     return Tree
@@ -166,7 +166,7 @@ def _gradient_boosting_problem(model: Any) -> str | None:
     if not (isinstance(grid, np.ndarray) and grid.ndim == 2 and grid.size and isinstance(n, int) and n > 0):
         return None  # not fitted: check_fitted says so
     for estimator in grid.ravel():
-        tree = getattr(estimator, "tree_", None)
+        tree: Any = getattr(estimator, "tree_", None)
         if not isinstance(tree, _tree_type()) or tree.n_features != n or tree.n_outputs != 1 \
                 or tree.max_n_classes != 1 or getattr(estimator, "n_features_in_", None) != n:
             return f"a {type(model).__name__} of {n} features whose trees do not all take {n} features, one output"
