@@ -21,6 +21,7 @@ from sklearn.datasets import load_iris
 from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingClassifier, RandomForestRegressor
 from sklearn.linear_model import Ridge
 from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -69,7 +70,8 @@ def test_the_list_names_types_for_loaders_and_no_finaliser_or_file_type():
     listed = trusted_types()
     for loader in ("ObjectNode", "ListNode", "SetNode", "TupleNode", "DictNode", "TypeNode", "NdArrayNode"):
         for dotted in ("numpy.lib._datasource.DataSource", "numpy.memmap", "numpy._core.memmap.memmap",
-                       "xgboost.core.DMatrix", "shutil.rmtree", "os.system", "sklearn.neighbors._kd_tree.KDTree"):
+                       "xgboost.core.DMatrix", "shutil.rmtree", "os.system",
+                       "sklearn.metrics._dist_metrics.PyFuncDistance64"):
             assert dotted not in listed.get(loader, ())
     assert not {"MethodNode", "PartialNode", "ConstructorFromReduceNode", "OperatorFuncNode"} & set(listed)
     for dotted in listed["ObjectNode"]:
@@ -232,11 +234,24 @@ def _tree_file(model, iris, field, value):
     (GradientBoostingRegressor(n_estimators=3), "right_child", -5, "children point outside"),
     (HistGradientBoostingClassifier(max_iter=3), "left", 10**6, "children point outside"),
     (HistGradientBoostingClassifier(max_iter=3), "feature_idx", 9, "features outside"),
-], ids=["forest-child", "forest-cycle", "forest-feature", "gb-child", "hgb-child", "hgb-feature"])
+    (KNeighborsClassifier(algorithm="kd_tree", leaf_size=5), "idx_end", 10**6, "nodes do not split"),
+    (KNeighborsClassifier(algorithm="ball_tree", leaf_size=5), "is_leaf", 1, "nodes do not split"),
+], ids=["forest-child", "forest-cycle", "forest-feature", "gb-child", "hgb-child", "hgb-feature", "kd-range",
+        "ball-leaf"])
 def test_trees_whose_indices_leave_their_buffers_are_refused(iris, model, field, value, reason):
     """Before: loaded, then predict read outside the node buffer (a crash, or an endless loop on a cycle)."""
     with pytest.raises(DataValidationError, match=reason):
         load_model(io.BytesIO(_tree_file(model, iris, field, value)))
+
+
+@pytest.mark.parametrize("model", [KNeighborsClassifier(algorithm="kd_tree", leaf_size=5),
+                                   KNeighborsRegressor(algorithm="ball_tree", metric="manhattan"),
+                                   KNeighborsClassifier(metric="minkowski", p=3)])
+def test_nearest_neighbours_with_their_index_round_trip(iris, model):
+    model.fit(*iris)
+    buffer = io.BytesIO()
+    save_model(model, buffer)
+    np.testing.assert_array_equal(load_model(io.BytesIO(buffer.getvalue())).predict(iris[0]), model.predict(iris[0]))
 
 
 def test_parameters_that_name_folders_are_refused(iris, tmp_path):

@@ -78,6 +78,8 @@ def _problem(obj: Any) -> str | None:
     kind = f"{type(obj).__module__}.{type(obj).__name__}"
     if kind == "sklearn.tree._tree.Tree":
         return _tree_problem(obj)
+    if kind in ("sklearn.neighbors._kd_tree.KDTree", "sklearn.neighbors._ball_tree.BallTree"):
+        return _binary_tree_problem(obj)
     if not kind.startswith(_BUILT_BY_FILES) or not hasattr(obj, "get_params"):
         return None
     problem = _parameter_problem(obj)
@@ -222,3 +224,35 @@ def _predictor_problem(predictor: Any, is_categorical: np.ndarray) -> str | None
                                     and np.all(split["bitset_idx"] < bitsets.shape[0])):
             problem = "a HistGradientBoosting tree whose category splits point outside its bitsets"
     return problem
+
+
+def _binary_tree_problem(tree: Any) -> str | None:
+    """A KD- or ball-tree as scikit-learn builds it: a complete binary tree whose nodes split ranges of a
+    permutation of the rows, leaves on the last level, bounds for every node, a metric that fits the data."""
+    data, order, nodes, bounds, leaf_size, levels, n_nodes, *_, metric, weights = tree.__getstate__()
+    if data.ndim != 2 or not data.shape[0] or bounds.ndim != 3:
+        return f"a {type(tree).__name__} without its data or node bounds"
+    n, d = data.shape
+    i = np.arange(len(nodes))
+    inner = i[2 * i + 1 < len(nodes)]
+    start, end = nodes["idx_start"], nodes["idx_end"]
+    if not (isinstance(leaf_size, int) and leaf_size > 0 and levels == int(np.log2(max(1, (n - 1) / leaf_size)) + 1)
+            and n_nodes == 2 ** levels - 1 == len(nodes) == bounds.shape[1] and bounds.shape[2] == d
+            and order.shape == (n,) and np.array_equal(np.sort(order), np.arange(n))
+            and (weights is None or np.shape(weights) == (n,))):
+        return f"a {type(tree).__name__} whose levels, nodes, bounds or row order do not fit its {n} x {d} data"
+    if not (np.array_equal(nodes["is_leaf"] != 0, 2 * i + 1 >= len(nodes)) and start[0] == 0 and end[0] == n
+            and np.all(start[2 * inner + 1] == start[inner]) and np.all(end[2 * inner + 2] == end[inner])
+            and np.all(end[2 * inner + 1] == start[2 * inner + 2]) and np.all(start <= end)):
+        return f"a {type(tree).__name__} whose nodes do not split its {n} rows"
+    return _metric_problem(metric, d)
+
+
+def _metric_problem(metric: Any, d: int) -> str | None:
+    """The weights and matrices a tree's metric reads at the data's width ``d``."""
+    name = type(metric).__name__
+    vec, mat = np.shape(metric.__getstate__()[1]), np.shape(metric.__getstate__()[2])
+    if (name.startswith("SEuclidean") and vec != (d,)) or (name.startswith("Minkowski") and vec not in ((0,), (d,))) \
+            or (name.startswith("Mahalanobis") and mat != (d, d)) or (name.startswith("Haversine") and d != 2):
+        return f"a {name} whose weights do not fit the tree's {d} features"
+    return None

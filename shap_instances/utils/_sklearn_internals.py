@@ -430,7 +430,7 @@ def hgb_bin_mapper(model: Any) -> Any:
     >>> from shap_instances.utils._sklearn_internals import hgb_bin_mapper
     >>> model = HistGradientBoostingRegressor(max_iter=2).fit(np.eye(4), np.arange(4.0))
     >>> hgb_bin_mapper(model).is_categorical_.tolist()
-    [False, False, False, False]
+    [0, 0, 0, 0]
     """
     _checked_once()
     return model._bin_mapper

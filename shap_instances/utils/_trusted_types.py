@@ -10,10 +10,10 @@ The rule that made the list, so that it can be audited and extended:
 
 * scikit-learn: every class :func:`sklearn.utils.all_estimators` returns (the public estimators, fitted state
   in ``__dict__``), less any that defines ``__del__``, plus the named helper types fitted estimators hold
-  (losses, links, the histogram-binning mapper) and two index-carrying types, ``sklearn.tree._tree.Tree`` and
-  HistGradientBoosting's ``TreePredictor``, which are loaded only after their indices are checked
-  (:mod:`shap_instances.utils._model_state`). KD- and ball-trees and distance metrics (native buffers indexed
-  without checks) are not listed: a nearest-neighbours model fitted with ``algorithm="brute"`` saves fine.
+  (losses, links, the histogram-binning mapper, the distance metrics without a Python function) and the
+  index-carrying types of :data:`INDEXED_TYPES` (``sklearn.tree._tree.Tree``, HistGradientBoosting's
+  ``TreePredictor``, KD- and ball-trees), which are used only after their indices are checked
+  (:mod:`shap_instances.utils._model_state`).
 * NumPy: ``numpy.ndarray``, ``numpy.dtype``, the scalar types, masked arrays, ``RandomState`` and
   ``Generator``, and the ufuncs (as values, e.g. ``FunctionTransformer(np.log1p)``); SciPy's sparse matrices
   and arrays. Never ``numpy.memmap`` (opens a file), ``DataSource`` (deletes a folder when collected) or
@@ -34,8 +34,9 @@ import functools
 
 __all__ = ["INDEXED_TYPES", "trusted_types"]
 
-#: Types whose state holds indices into native buffers: loaded only after :func:`check_model_state` passes.
-INDEXED_TYPES = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor")
+#: Types whose state holds indices into native buffers: used only after ``check_model_state`` passes.
+INDEXED_TYPES = ("sklearn.tree._tree.Tree", "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+                 "sklearn.neighbors._kd_tree.KDTree", "sklearn.neighbors._ball_tree.BallTree")
 
 _SKLEARN_HELPERS = (
     *(f"sklearn._loss.link.{name}" for name in ("IdentityLink", "LogLink", "LogitLink", "HalfLogitLink",
@@ -47,6 +48,10 @@ _SKLEARN_HELPERS = (
     "sklearn.ensemble._hist_gradient_boosting.binning._BinMapper",
     "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
     "sklearn.utils._bunch.Bunch",
+    "sklearn.neighbors._kd_tree.KDTree",
+    "sklearn.neighbors._ball_tree.BallTree",
+    *(f"sklearn.metrics._dist_metrics.{name}Distance{bits}" for bits in ("64", "32")
+      for name in ("Euclidean", "SEuclidean", "Manhattan", "Chebyshev", "Minkowski", "Mahalanobis", "Haversine")),
 )
 _BOOSTING = (
     "xgboost.core.Booster", "xgboost.sklearn.XGBClassifier", "xgboost.sklearn.XGBRegressor",
