@@ -290,3 +290,21 @@ def test_hostile_files():
     counts = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(counts) <= {"refused", "loaded", "clear error"}, counts
     assert counts.get("refused", 0) > 100
+
+
+def test_a_file_that_unpacks_beyond_the_memory_left_is_refused(ridge_file, monkeypatch):
+    """A zip bomb: a few kB that unpack to more than half the memory left are refused before anything is read."""
+    from shap_instances.utils import _persistence
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(ridge_file)) as archive, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as bomb:
+        for name in archive.namelist():
+            bomb.writestr(name, archive.read(name))
+        bomb.writestr("zeros.bin", b"\0" * 2**23)
+    assert len(out.getvalue()) < 2**16
+    monkeypatch.setattr(_persistence, "available_memory_bytes", lambda: 2**23)
+    with pytest.raises(DataValidationError, match=r"damaged or truncated .*unpacks to 8 MiB, more than half"):
+        load_model(io.BytesIO(out.getvalue()))
+    monkeypatch.setattr(_persistence, "available_memory_bytes", lambda: 2**30)
+    assert type(load_model(io.BytesIO(out.getvalue()))).__name__ == "Ridge"

@@ -48,8 +48,11 @@ def check_model_state(value: Any, name: str) -> None:
     >>> from shap_instances.utils._model_state import check_model_state
     >>> check_model_state({"model": DecisionTreeRegressor().fit(np.eye(3), [0.0, 1.0, 2.0])}, "'m.skops'")
     """
-    for obj in _objects(value):
-        problem = _problem(obj)
+    objects = list(_objects(value))
+    # the index-carrying objects first, the owners' cross-checks next, and last what runs a model (a
+    # GradientBoosting's init estimator predicts), once every tree it could reach has passed
+    for check in (_index_problem, _problem, _init_problem):
+        problem = next(filter(None, map(check, objects)), None)
         if problem:
             raise DataValidationError(f"{name} holds {problem}: it was not written by a fitted model's save (it "
                                       "is damaged or crafted); save the model again from the fitted estimator.")
@@ -74,12 +77,21 @@ def _objects(value: Any) -> Iterator[Any]:
             stack.extend(vars(obj).values())
 
 
-def _problem(obj: Any) -> str | None:
-    kind = f"{type(obj).__module__}.{type(obj).__name__}"
+def _kind(obj: Any) -> str:
+    return f"{type(obj).__module__}.{type(obj).__name__}"
+
+
+def _index_problem(obj: Any) -> str | None:
+    kind = _kind(obj)
     if kind == "sklearn.tree._tree.Tree":
         return _tree_problem(obj)
     if kind in ("sklearn.neighbors._kd_tree.KDTree", "sklearn.neighbors._ball_tree.BallTree"):
         return _binary_tree_problem(obj)
+    return None
+
+
+def _problem(obj: Any) -> str | None:
+    kind = _kind(obj)
     if not kind.startswith(_BUILT_BY_FILES) or not hasattr(obj, "get_params"):
         return None
     problem = _parameter_problem(obj)
@@ -160,18 +172,34 @@ def _tree_owner_problem(model: Any, tree: Any) -> str | None:
     return None
 
 
-def _gradient_boosting_problem(model: Any) -> str | None:
-    from ._sklearn_internals import gb_init_raw
+def _stage_grid(model: Any) -> tuple[np.ndarray, int] | None:
+    """A fitted GradientBoosting model's grid of trees (stages x trees per stage) and width; None if unfitted
+    (check_fitted says so)."""
+    grid, n = getattr(model, "estimators_", None), getattr(model, "n_features_in_", None)
+    if isinstance(grid, np.ndarray) and grid.ndim == 2 and grid.size and isinstance(n, int) and n > 0:
+        return grid, n
+    return None
 
-    grid = getattr(model, "estimators_", None)
-    n = getattr(model, "n_features_in_", None)
-    if not (isinstance(grid, np.ndarray) and grid.ndim == 2 and grid.size and isinstance(n, int) and n > 0):
-        return None  # not fitted: check_fitted says so
+
+def _gradient_boosting_problem(model: Any) -> str | None:
+    if (fitted := _stage_grid(model)) is None:
+        return None
+    grid, n = fitted
     for estimator in grid.ravel():
         tree: Any = getattr(estimator, "tree_", None)
         if not isinstance(tree, _tree_type()) or tree.n_features != n or tree.n_outputs != 1 \
                 or tree.max_n_classes != 1 or getattr(estimator, "n_features_in_", None) != n:
             return f"a {type(model).__name__} of {n} features whose trees do not all take {n} features, one output"
+    return None
+
+
+def _init_problem(model: Any) -> str | None:
+    """A GradientBoosting model's init estimator must give one raw prediction per tree of a stage."""
+    from ._sklearn_internals import gb_init_raw
+
+    if not _kind(model).startswith("sklearn.ensemble._gb.") or (fitted := _stage_grid(model)) is None:
+        return None
+    grid, n = fitted
     try:
         width = gb_init_raw(model, np.zeros((1, n))).shape[1]
     except Exception as exc:  # noqa: BLE001 - the init estimator is the file's; any failure is the file's fault

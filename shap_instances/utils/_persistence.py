@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataValidationError
+from ._memory import available_memory_bytes
 from ._model_state import check_model_state
 from ._native_probe import probe_native_models
 from ._trusted_types import trusted_types
@@ -114,6 +115,9 @@ def untrusted_types(data: bytes) -> list[str]:
 def _schema_nodes(data: bytes) -> set[tuple[str, str]]:
     """Every (loader, ``module.Class``) pair of the file's schema: each JSON object that names a loader."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        unpacked = sum(member.file_size for member in archive.infolist())
+        if unpacked > available_memory_bytes() // 2:
+            raise ValueError(f"it unpacks to {unpacked / 2**20:,.0f} MiB, more than half the memory left")
         stack: list[Any] = [json.loads(archive.read("schema.json"))]
     nodes = set()
     while stack:
