@@ -70,3 +70,17 @@ def test_a_model_file_that_would_run_code_is_refused(tmp_path):
         load_model(io.BytesIO(crafted))
     with pytest.raises(DataValidationError, match="not a model file"):
         load_model(io.BytesIO(sio.dumps({"something": 1})))
+
+
+def test_a_model_file_whose_state_cannot_predict_is_refused_naming_it(files, capsys):
+    """A file of trusted types with a state no fit leaves (coefficients of text): before, NumPy's 'could not convert
+    string to float', naming neither the file nor the fix; now refused at the boundary, naming the file."""
+    from sklearn.linear_model import Ridge
+
+    folder, _, X, y = files
+    model = Ridge().fit(X, y)
+    model.coef_ = np.array(["a"] * X.shape[1])
+    with open(folder / "text_coef.skops", "wb") as stream:
+        save_model(model, stream)
+    assert _explain(folder, "--model-file", str(folder / "text_coef.skops")) == 2
+    assert "text_coef.skops holds a Ridge that cannot predict two rows of --data" in capsys.readouterr().err
