@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import io
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -308,3 +309,33 @@ def test_a_file_that_unpacks_beyond_the_memory_left_is_refused(ridge_file, monke
         load_model(io.BytesIO(out.getvalue()))
     monkeypatch.setattr(_persistence, "available_memory_bytes", lambda: 2**30)
     assert type(load_model(io.BytesIO(out.getvalue()))).__name__ == "Ridge"
+
+
+def _lightgbm_file(iris, line, value):
+    """A saved LGBMClassifier whose model text has the first entry of ``line`` (``left_child``...) set to
+    ``value`` in every tree."""
+    lightgbm = pytest.importorskip("lightgbm")
+    buffer = io.BytesIO()
+    save_model(lightgbm.LGBMClassifier(n_estimators=3, verbose=-1).fit(*iris), buffer)
+    with zipfile.ZipFile(buffer) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    schema = files["schema.json"].decode()
+    files["schema.json"] = re.sub(rf"(\\n{line}=)-?\d+", rf"\g<1>{value}", schema).encode()
+    assert files["schema.json"] != schema.encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return out.getvalue()
+
+
+@pytest.mark.slow  # child processes importing LightGBM: ~30 s
+@pytest.mark.parametrize(("line", "value"), [("left_child", 1000000), ("split_feature", 77), ("left_child", 0)],
+                         ids=["child-outside", "feature-outside", "cycle"])
+def test_a_lightgbm_model_text_that_crashes_or_loops_is_refused_in_a_child_process(iris, tmp_path, line, value):
+    """LightGBM parses its model text without checking children or features: a bad child index kills the process
+    (std::terminate) or walks memory, a cycle loops forever at predict. Each is refused, the parent intact."""
+    (tmp_path / "m.skops").write_bytes(_lightgbm_file(iris, line, value))
+    done = subprocess.run([sys.executable, "-c", _LOAD, str(tmp_path / "m.skops"), "untrusted"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0 and "refused:" in done.stdout, (done.returncode, done.stdout, done.stderr[-500:])
