@@ -206,10 +206,10 @@ def test_a_booster_that_crashes_its_library_is_refused_in_a_child_process(iris, 
     assert "cannot rebuild safely" in outcome["untrusted"][1]
 
 
-def _tree_file(model, iris, field, value):
-    """A saved forest whose first tree's ``field`` (of the node records) is ``value`` at its root."""
+def _tree_file(fitted, field, value):
+    """A saved model whose first node records with a ``field`` have ``value`` there at the root."""
     buffer = io.BytesIO()
-    save_model(model.fit(*iris), buffer)
+    save_model(fitted, buffer)
     with zipfile.ZipFile(buffer) as archive:
         files = {name: archive.read(name) for name in archive.namelist()}
     for name, content in files.items():
@@ -242,7 +242,18 @@ def _tree_file(model, iris, field, value):
 def test_trees_whose_indices_leave_their_buffers_are_refused(iris, model, field, value, reason):
     """Before: loaded, then predict read outside the node buffer (a crash, or an endless loop on a cycle)."""
     with pytest.raises(DataValidationError, match=reason):
-        load_model(io.BytesIO(_tree_file(model, iris, field, value)))
+        load_model(io.BytesIO(_tree_file(model.fit(*iris), field, value)))
+
+
+def test_a_tree_predictor_on_its_own_is_checked(iris):
+    """A HistGradientBoosting tree outside its model (as an explainer's argument, say) is checked too."""
+    from shap_instances.utils import hgb_predictors
+
+    predictor = hgb_predictors(HistGradientBoostingClassifier(max_iter=2).fit(*iris))[0][0]
+    with pytest.raises(DataValidationError, match="children point outside"):
+        load_model(io.BytesIO(_tree_file(predictor, "left", 10**6)))
+    np.testing.assert_array_equal(load_model(io.BytesIO(_tree_file(predictor, "gain", 1.0))).nodes["left"],
+                                  predictor.nodes["left"])
 
 
 @pytest.mark.parametrize("model", [KNeighborsClassifier(algorithm="kd_tree", leaf_size=5),

@@ -87,6 +87,8 @@ def _index_problem(obj: Any) -> str | None:
         return _tree_problem(obj)
     if kind in ("sklearn.neighbors._kd_tree.KDTree", "sklearn.neighbors._ball_tree.BallTree"):
         return _binary_tree_problem(obj)
+    if kind == "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor":
+        return _predictor_nodes_problem(obj)
     return None
 
 
@@ -232,7 +234,9 @@ def _hist_boosting_problem(model: Any) -> str | None:
     return None
 
 
-def _predictor_problem(predictor: Any, is_categorical: np.ndarray) -> str | None:
+def _predictor_nodes_problem(predictor: Any) -> str | None:
+    """A HistGradientBoosting ``TreePredictor`` on its own: node records forming a tree, category splits inside
+    its bitsets."""
     nodes = getattr(predictor, "nodes", None)
     fields = {"left", "right", "is_leaf", "feature_idx", "is_categorical", "bitset_idx"}
     if not (isinstance(nodes, np.ndarray) and nodes.ndim == 1 and len(nodes) and fields <= set(nodes.dtype.names
@@ -240,17 +244,26 @@ def _predictor_problem(predictor: Any, is_categorical: np.ndarray) -> str | None
         return "a HistGradientBoosting tree without its node records"
     leaf = nodes["is_leaf"].astype(bool)
     problem = _structure_problem(nodes["left"], nodes["right"], leaf)
-    inner = nodes[~leaf]
-    if problem is None and np.any((inner["feature_idx"] < 0) | (inner["feature_idx"] >= len(is_categorical))):
-        problem = f"a HistGradientBoosting tree that splits on features outside its {len(is_categorical)}"
-    split = inner[inner["is_categorical"].astype(bool)]
-    if problem is None and not np.all(is_categorical[split["feature_idx"]]):
-        problem = "a HistGradientBoosting tree with a category split on a numeric feature"
+    split = nodes[~leaf & nodes["is_categorical"].astype(bool)]
     for bitsets in (getattr(predictor, "raw_left_cat_bitsets", None),
                     getattr(predictor, "binned_left_cat_bitsets", None)):
         if problem is None and not (isinstance(bitsets, np.ndarray) and bitsets.ndim == 2 and bitsets.shape[1] == 8
                                     and np.all(split["bitset_idx"] < bitsets.shape[0])):
             problem = "a HistGradientBoosting tree whose category splits point outside its bitsets"
+    return problem
+
+
+def _predictor_problem(predictor: Any, is_categorical: np.ndarray) -> str | None:
+    """A ``TreePredictor`` of a model whose features are categorical where ``is_categorical``."""
+    problem = _predictor_nodes_problem(predictor)
+    if problem is None:
+        nodes = predictor.nodes
+        inner = nodes[~nodes["is_leaf"].astype(bool)]
+        split = inner[inner["is_categorical"].astype(bool)]
+        if np.any((inner["feature_idx"] < 0) | (inner["feature_idx"] >= len(is_categorical))):
+            problem = f"a HistGradientBoosting tree that splits on features outside its {len(is_categorical)}"
+        elif not np.all(is_categorical[split["feature_idx"]]):
+            problem = "a HistGradientBoosting tree with a category split on a numeric feature"
     return problem
 
 
