@@ -15,7 +15,8 @@ The rule that made the list, so that it can be audited and extended:
   ``TreePredictor``, KD- and ball-trees), which are used only after their indices are checked
   (:mod:`shap_instances.utils._model_state`).
 * NumPy: ``numpy.ndarray``, ``numpy.dtype``, the scalar types, masked arrays, ``RandomState`` and
-  ``Generator``, and the ufuncs (as values, e.g. ``FunctionTransformer(np.log1p)``); SciPy's sparse matrices
+  ``Generator``, and the ufuncs (as values, e.g. ``FunctionTransformer(np.log1p)``; with scikit-learn's
+  ``check_array``, the only functions, and ``functools.partial`` of them); SciPy's sparse matrices
   and arrays. Never ``numpy.memmap`` (opens a file), ``DataSource`` (deletes a folder when collected) or
   another class that touches files.
 * XGBoost, LightGBM and CatBoost: their scikit-learn wrappers and boosters, which rebuild a model from its
@@ -53,6 +54,9 @@ _SKLEARN_HELPERS = (
     *(f"sklearn.metrics._dist_metrics.{name}Distance{bits}" for bits in ("64", "32")
       for name in ("Euclidean", "SEuclidean", "Manhattan", "Chebyshev", "Minkowski", "Mahalanobis", "Haversine")),
 )
+#: Functions fitted estimators hold as values (HistGradientBoosting's categorical preprocessor holds a
+#: ``partial(check_array, ...)``); each only validates or converts the array it is given.
+_SKLEARN_FUNCTIONS = ("sklearn.utils.validation.check_array",)
 _BOOSTING = (
     "xgboost.core.Booster", "xgboost.sklearn.XGBClassifier", "xgboost.sklearn.XGBRegressor",
     "xgboost.sklearn.XGBRanker", "xgboost.sklearn.XGBRFClassifier", "xgboost.sklearn.XGBRFRegressor",
@@ -94,7 +98,8 @@ def trusted_types() -> dict[str, frozenset[str]]:
         "RandomStateNode": frozenset({"numpy.random.mtrand.RandomState"}),
         "RandomGeneratorNode": frozenset({"numpy.random._generator.Generator"}),
         "SparseMatrixNode": frozenset(_scipy_sparse_types()),
-        "FunctionNode": frozenset(_numpy_ufuncs()),
+        "FunctionNode": frozenset((*_numpy_ufuncs(), *_SKLEARN_FUNCTIONS)),
+        "PartialNode": frozenset({"functools.partial"}),  # of a function above: HistGradientBoosting's preprocessor
         "TypeNode": frozenset({*_BUILTIN_VALUES, "collections.OrderedDict", *scalars}),
         "DictNode": frozenset({"builtins.dict", "collections.OrderedDict", "sklearn.utils._bunch.Bunch"}),
         "DefaultDictNode": frozenset({"collections.defaultdict"}),
