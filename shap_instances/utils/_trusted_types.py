@@ -49,14 +49,34 @@ _SKLEARN_HELPERS = (
     "sklearn.ensemble._hist_gradient_boosting.binning._BinMapper",
     "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
     "sklearn.utils._bunch.Bunch",
+    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
+    "sklearn.neural_network._stochastic_optimizers.SGDOptimizer",
+    "sklearn.calibration._CalibratedClassifier",
+    "sklearn.calibration._SigmoidCalibration",
+    "sklearn.metrics._scorer._PassthroughScorer",
+    "sklearn.gaussian_process._gpc._BinaryGaussianProcessClassifierLaplace",
+    *(f"sklearn.model_selection._split.{name}" for name in (
+        "KFold", "StratifiedKFold", "GroupKFold", "StratifiedGroupKFold", "RepeatedKFold", "RepeatedStratifiedKFold",
+        "ShuffleSplit", "StratifiedShuffleSplit", "GroupShuffleSplit", "LeaveOneOut", "LeavePOut",
+        "LeaveOneGroupOut", "LeavePGroupsOut", "PredefinedSplit", "TimeSeriesSplit", "_CVIterableWrapper")),
+    *(f"sklearn.gaussian_process.kernels.{name}" for name in (
+        "ConstantKernel", "WhiteKernel", "RBF", "Matern", "RationalQuadratic", "ExpSineSquared", "DotProduct",
+        "PairwiseKernel", "Sum", "Product", "Exponentiation", "CompoundKernel")),
     "sklearn.neighbors._kd_tree.KDTree",
     "sklearn.neighbors._ball_tree.BallTree",
     *(f"sklearn.metrics._dist_metrics.{name}Distance{bits}" for bits in ("64", "32")
       for name in ("Euclidean", "SEuclidean", "Manhattan", "Chebyshev", "Minkowski", "Mahalanobis", "Haversine")),
 )
+#: The SGD models' compiled losses (their ``__reduce__`` passes numbers only).
+_SGD_LOSSES = tuple(f"sklearn.linear_model._sgd_fast.{name}" for name in (
+    "Hinge", "SquaredHinge", "ModifiedHuber", "EpsilonInsensitive", "SquaredEpsilonInsensitive"))
 #: Functions fitted estimators hold as values (HistGradientBoosting's categorical preprocessor holds a
 #: ``partial(check_array, ...)``); each only validates or converts the array it is given.
-_SKLEARN_FUNCTIONS = ("sklearn.utils.validation.check_array",)
+_SKLEARN_FUNCTIONS = ("sklearn.utils.validation.check_array",
+                      *(f"sklearn.feature_selection._univariate_selection.{name}"  # SelectKBest's score_func
+                        for name in ("f_classif", "f_regression", "chi2", "r_regression", "f_oneway")),
+                      "sklearn.feature_selection._mutual_info.mutual_info_classif",
+                      "sklearn.feature_selection._mutual_info.mutual_info_regression")
 _BOOSTING = (
     "xgboost.core.Booster", "xgboost.sklearn.XGBClassifier", "xgboost.sklearn.XGBRegressor",
     "xgboost.sklearn.XGBRanker", "xgboost.sklearn.XGBRFClassifier", "xgboost.sklearn.XGBRFRegressor",
@@ -91,10 +111,10 @@ def trusted_types() -> dict[str, frozenset[str]]:
     return {
         "ObjectNode": frozenset((*_sklearn_estimators(), *_SKLEARN_HELPERS, *_BOOSTING, *_SHAP_INSTANCES)),
         "TreeNode": frozenset({"sklearn.tree._tree.Tree"}),
-        "LossNode": frozenset(_sklearn_cython_losses()),
+        "LossNode": frozenset((*_sklearn_cython_losses(), *_SGD_LOSSES)),
         "NdArrayNode": frozenset({"numpy.ndarray", *scalars}),
         "DTypeNode": frozenset({"numpy.dtype"}),
-        "MaskedArrayNode": frozenset({"numpy.ma.core.MaskedArray"}),
+        "MaskedArrayNode": frozenset({"numpy.ma.MaskedArray", "numpy.ma.core.MaskedArray"}),
         "RandomStateNode": frozenset({"numpy.random.mtrand.RandomState"}),
         "RandomGeneratorNode": frozenset({"numpy.random._generator.Generator"}),
         "SparseMatrixNode": frozenset(_scipy_sparse_types()),
