@@ -36,7 +36,13 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
-from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedOperationError
+from .exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    ShapInstancesError,
+    ShapInstancesWarning,
+    UnsupportedOperationError,
+)
 from .utils import (
     check_random_state,
     dump_safely,
@@ -510,11 +516,13 @@ class InstanceExplainer(_ShapExplainer):
              instantiate: bool = True, *, trusted: bool = False) -> InstanceExplainer:
         """Read an explainer written by :meth:`save` (from ``cls`` or any base class of the saved one).
 
-        No code runs from the file: its types are checked before anything is built, and objects of types
-        outside the trusted libraries (scikit-learn, NumPy, SciPy, XGBoost, LightGBM, shap_instances) are
-        refused. A pickle (shap_instances 0.1's format, or :meth:`save`'s fallback) is refused unless
-        ``trusted=True``: unpickling runs whatever code the file names. A damaged, empty or foreign file
-        raises :class:`~shap_instances.exceptions.DataValidationError` naming the file and what is wrong.
+        No code runs from the file: its types are checked before anything is built, and objects of types off
+        the explicit list of fitted estimators, arrays and helper types
+        (:func:`shap_instances.utils.untrusted_types`) are refused, as are trees whose indices leave their
+        buffers and models whose parameters name files. A pickle (shap_instances 0.1's format, or
+        :meth:`save`'s fallback) is refused unless ``trusted=True``: unpickling runs whatever code the file
+        names. A damaged, empty or foreign file raises :class:`~shap_instances.exceptions.DataValidationError`
+        naming the file and what is wrong.
         The loaders and ``instantiate`` are accepted for shap's signature and unused.
         """
         data, name = read_file(in_file)
@@ -599,8 +607,14 @@ def _build_saved(cls: type[InstanceExplainer], bundle: dict[str, Any], name: str
     arguments = dict(bundle["arguments"])
     try:
         return saved(arguments.pop("model", None), arguments.pop("masker", None), **arguments)
+    except ShapInstancesError:
+        raise
     except TypeError as exc:
         raise DataValidationError(f"{name} holds arguments {saved.__name__} does not take ({exc}).") from None
+    except (AttributeError, ValueError, KeyError, IndexError) as exc:  # a state no fit leaves: the file's fault
+        raise DataValidationError(f"{name} holds a model or data {saved.__name__} cannot be built from "
+                                  f"({type(exc).__name__}: {exc}); the file is damaged or crafted: save the "
+                                  "explainer again.") from exc
 
 
 def _saved_class(cls: type[InstanceExplainer], qualified: str, name: str) -> type[InstanceExplainer]:

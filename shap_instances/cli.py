@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ._deprecated import REMOVED_IN
-from .exceptions import BudgetError, ShapInstancesError, UnsupportedModelError
+from .exceptions import BudgetError, DataValidationError, ShapInstancesError, UnsupportedModelError
 from .registry import RENAMED_EXPLAINERS, SHAP_ALGORITHMS, canonical_name
 
 __all__ = ["main"]
@@ -353,7 +353,14 @@ def _load_model_file(args, X):
                          "estimator; fit it on --data and --target before saving it") from exc
     from .report import model_columns
 
-    return model, model_columns(model, X, f"--model-file {args.model_file}")
+    columns = model_columns(model, X, f"--model-file {args.model_file}")
+    try:  # a file of trusted types may still hold a state no fit leaves (coefficients of text): say so here
+        model.predict(columns.iloc[:2])
+    except Exception as exc:  # noqa: BLE001 - whatever the model raises, the file's model is the cause
+        raise DataValidationError(f"--model-file {args.model_file} holds a {type(model).__name__} that cannot "
+                                  f"predict two rows of --data ({type(exc).__name__}: {exc}); save a model fitted "
+                                  "on these columns with shap_instances.utils.save_model") from exc
+    return model, columns
 
 
 def _budget_options(args, cls, name: str) -> dict:

@@ -63,10 +63,24 @@ def test_model_file_refusals(files, capsys):
 def test_a_model_file_that_would_run_code_is_refused(tmp_path):
     import skops.io as sio
 
-    with pytest.raises(TypeError, match="outside the trusted libraries"):
+    with pytest.raises(TypeError, match="outside the trusted types"):
         save_model(FunctionTransformer(os.getcwd), io.BytesIO())
     crafted = sio.dumps({"shap_instances_model": FunctionTransformer(os.getcwd)})  # written by another program
-    with pytest.raises(DataValidationError, match="outside the trusted libraries"):
+    with pytest.raises(DataValidationError, match="outside the trusted types"):
         load_model(io.BytesIO(crafted))
     with pytest.raises(DataValidationError, match="not a model file"):
         load_model(io.BytesIO(sio.dumps({"something": 1})))
+
+
+def test_a_model_file_whose_state_cannot_predict_is_refused_naming_it(files, capsys):
+    """A file of trusted types with a state no fit leaves (coefficients of text): before, NumPy's 'could not convert
+    string to float', naming neither the file nor the fix; now refused at the boundary, naming the file."""
+    from sklearn.linear_model import Ridge
+
+    folder, _, X, y = files
+    model = Ridge().fit(X, y)
+    model.coef_ = np.array(["a"] * X.shape[1])
+    with open(folder / "text_coef.skops", "wb") as stream:
+        save_model(model, stream)
+    assert _explain(folder, "--model-file", str(folder / "text_coef.skops")) == 2
+    assert "text_coef.skops holds a Ridge that cannot predict two rows of --data" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """Saved explainers load without running code (issue 26, docs/reliability.md "Saved explainers").
 
-The file holds what builds the explainer, in skops' format; types outside the trusted libraries and pickles are
+The file holds what builds the explainer, in skops' format; types outside the trusted types and pickles are
 refused unless ``trusted=True``; every damaged file is a DataValidationError naming the file.
 """
 
@@ -62,7 +62,7 @@ def test_a_skops_file_naming_a_function_is_refused_without_building_it(tmp_path)
 
     data = sio.dumps({"format": "shap_instances.InstanceExplainer", "version": 2, "class": "x:y",
                       "arguments": {"model": os.makedirs}})
-    with pytest.raises(DataValidationError, match=r"outside the trusted libraries .*makedirs"):
+    with pytest.raises(DataValidationError, match=r"outside the trusted types.*makedirs"):
         GapExplainer.load(io.BytesIO(data))
 
 

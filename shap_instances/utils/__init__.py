@@ -1,7 +1,7 @@
 """Public helpers shared by every explainer and by plugins: validation, random state, options, grouping.
 
 * files that load without running code: :func:`dump_safely`, :func:`load_safely` (skops' format, pandas as
-  columns, types outside :data:`TRUSTED_LIBRARIES` refused), :func:`read_file`, a fitted model's file
+  columns, types off the trusted list refused: :func:`untrusted_types`), :func:`read_file`, a fitted model's file
   (:func:`save_model`, :func:`load_model`); the memory left to allocate,
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
@@ -42,7 +42,7 @@ from ._models import UnwrappedModel, check_model_kind, model_kind, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, validate_params
-from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
+from ._persistence import dump_safely, load_model, load_safely, read_file, save_model, untrusted_types
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._scoring import check_scoring
 from ._shap import shap_explainer_class
@@ -114,7 +114,6 @@ __all__ = [
     "RandomStateLike",
     "SKLEARN_SUPPORTED",
     "UnwrappedModel",
-    "TRUSTED_LIBRARIES",
     "available_memory_bytes",
     "bagging_n_samples",
     "default_memory_budget",
@@ -167,6 +166,7 @@ __all__ = [
     "spawn_seeds",
     "spreadsheet_safe",
     "training_names",
+    "untrusted_types",
     "unwrap_model",
     "validate_params",
     "write_atomically",

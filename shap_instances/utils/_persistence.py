@@ -2,10 +2,13 @@
 
 An explainer is saved as the arguments that build it (model, training data, options), written with
 :func:`skops.io.dumps`, whose loader rebuilds objects from a list of types instead of unpickling. Before
-loading, the file's types are read: those of the trusted libraries (classes of scikit-learn, NumPy, SciPy,
-XGBoost, LightGBM and shap_instances) are accepted, anything else (a function, a class of another package) is
-refused unless the caller passes ``trusted=True``. pandas objects are stored as their columns (NumPy arrays of
-numbers, booleans or text) and rebuilt, since skops has no safe format for them.
+loading, every node of the file's schema is read (plain JSON: nothing is imported or built): each names a
+class and the loader that builds it, and the pair must be on the explicit list of
+:mod:`shap_instances.utils._trusted_types` (fitted estimators, arrays, named helper types; never "any class of
+library X"). Anything else is refused unless the caller passes ``trusted=True``. Once built, trees and other
+types that carry indices into native buffers are checked (:mod:`~shap_instances.utils._model_state`) before
+anything can use them. pandas objects are stored as their columns (NumPy arrays of numbers, booleans or
+text) and rebuilt, since skops has no safe format for them.
 
 Every damaged file raises :class:`~shap_instances.exceptions.DataValidationError` naming the file and what is
 wrong; nothing here unpickles.
@@ -13,23 +16,23 @@ wrong; nothing here unpickles.
 
 from __future__ import annotations
 
-import importlib
+import io
+import json
 import os
+import zipfile
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import DataValidationError
+from ._memory import available_memory_bytes
+from ._model_state import check_model_state
+from ._native_probe import probe_native_models
+from ._trusted_types import trusted_types
 
-__all__ = ["TRUSTED_LIBRARIES", "dump_safely", "file_name", "load_model", "load_safely", "read_file", "save_model"]
+__all__ = ["dump_safely", "file_name", "load_model", "load_safely", "read_file", "save_model", "untrusted_types"]
 
-#: Libraries whose classes a file may hold without ``trusted=True`` (classes only: never a function).
-TRUSTED_LIBRARIES = ("sklearn", "numpy", "scipy", "xgboost", "lightgbm", "shap_instances")
-#: Classes of those libraries that touch files or run what they are given when built.
-#: Containers of the standard library a model's state may hold (LightGBM's parameters).
-_TRUSTED_STANDARD = {"collections.OrderedDict"}
-_NEVER_TRUSTED = {"numpy.memmap", "numpy.core.memmap.memmap", "numpy._core.memmap.memmap"}
 _PANDAS = "__pandas__"
 #: The key that marks a file written by :func:`save_model`.
 _MODEL = "shap_instances_model"
@@ -66,7 +69,7 @@ def read_file(in_file: Any) -> tuple[bytes, str]:
 
 
 def dump_safely(bundle: dict[str, Any]) -> bytes:
-    """``bundle`` in skops' format, pandas objects as columns; a TypeError names what skops cannot store.
+    """``bundle`` in skops' format, pandas objects as columns; a TypeError names what loading would refuse.
 
     Examples
     --------
@@ -80,14 +83,57 @@ def dump_safely(bundle: dict[str, Any]) -> bytes:
     import skops.io as sio
 
     data = sio.dumps(_encode(bundle))
-    unknown = [t for t in sio.get_untrusted_types(data=data) if not _trusted_class(t)]
-    if unknown:  # stored by reference (a lambda, a class of another package): loading would build them
-        raise TypeError(f"it holds objects of types outside the trusted libraries: {unknown[:10]}")
+    refused = untrusted_types(data)
+    if refused:  # a lambda, a class of another package, a type off the list: loading would refuse the file
+        raise TypeError(f"it holds objects of types outside the trusted types: {refused[:10]}")
     return data
 
 
+def untrusted_types(data: bytes) -> list[str]:
+    """The classes in a skops file that are not on the list of :func:`trusted_types` for the loader that builds
+    them, each as ``'module.Class (Loader)'``; reads the file's schema only (nothing is imported or built).
+
+    Raises ``KeyError``, ``ValueError`` or ``zipfile.BadZipFile`` on a damaged file.
+
+    Examples
+    --------
+    >>> import skops.io as sio
+    >>> from sklearn.linear_model import Ridge
+    >>> from shap_instances.utils import untrusted_types
+    >>> untrusted_types(sio.dumps({"model": Ridge()}))
+    []
+    >>> from collections import Counter
+    >>> untrusted_types(sio.dumps({"model": Counter("ab")}))
+    ['collections.Counter (DictNode)']
+    """
+    allowed = trusted_types()
+    refused = {f"{dotted} ({loader})" for loader, dotted in _schema_nodes(data)
+               if loader not in ("JsonNode", "CachedNode") and dotted not in allowed.get(loader, ())}
+    return sorted(refused)
+
+
+def _schema_nodes(data: bytes) -> set[tuple[str, str]]:
+    """Every (loader, ``module.Class``) pair of the file's schema: each JSON object that names a loader."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        unpacked = sum(member.file_size for member in archive.infolist())
+        if unpacked > available_memory_bytes() // 2:
+            raise ValueError(f"it unpacks to {unpacked / 2**20:,.0f} MiB, more than half the memory left")
+        stack: list[Any] = [json.loads(archive.read("schema.json"))]
+    nodes = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("__loader__"), str):
+                nodes.add((item["__loader__"], f"{item.get('__module__')}.{item.get('__class__')}"))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return nodes
+
+
 def load_safely(data: bytes, name: str, *, trusted: bool = False) -> dict[str, Any]:
-    """The bundle :func:`dump_safely` wrote, refusing types outside :data:`TRUSTED_LIBRARIES` unless ``trusted``.
+    """The bundle :func:`dump_safely` wrote, refusing types off the trusted list (:func:`untrusted_types`) unless
+    ``trusted``; trees and other index-carrying objects are checked before they are returned.
 
     Examples
     --------
@@ -101,31 +147,36 @@ def load_safely(data: bytes, name: str, *, trusted: bool = False) -> dict[str, A
     import skops.io as sio
 
     try:
-        types = sio.get_untrusted_types(data=data)
+        refused, types = untrusted_types(data), sorted(dotted for _, dotted in _schema_nodes(data))
+        if trusted:
+            types += sio.get_untrusted_types(data=data)
     except Exception as exc:  # noqa: BLE001 - a damaged zip fails in many ways (encrypted flags, methods); no code runs
         raise DataValidationError(f"{name} is damaged or truncated ({type(exc).__name__}: {exc}); save the "
                                   "explainer again.") from None
-    unknown = [t for t in types if not _trusted_class(t)]
-    if unknown and not trusted:
+    if refused and not trusted:
         raise DataValidationError(
-            f"{name} holds objects of types outside the trusted libraries ({', '.join(TRUSTED_LIBRARIES)}): "
-            f"{unknown[:10]}. Building them could run their code: load it with trusted=True only if you trust "
-            "the file and the packages it names.")
+            f"{name} holds objects of types outside the trusted types: {refused[:10]}. Loading builds only the "
+            "fitted estimators, arrays and helper types on shap_instances' list (docs/reliability.md, 'Saved "
+            "explainers'), since building others could run code, touch files or crash the process: load it with "
+            "trusted=True only if you trust the file and the packages it names.")
+    if not trusted:
+        probe_native_models(data, types, name)
     try:
-        bundle = sio.loads(data, trusted=list(types))
+        bundle = sio.loads(data, trusted=types)
     except Exception as exc:  # noqa: BLE001 - skops rebuilds from a damaged tree by many paths; none runs code
         raise DataValidationError(f"{name} is damaged ({type(exc).__name__}: {exc}); save the explainer "
                                   "again.") from None
     if not isinstance(bundle, dict):
         raise DataValidationError(f"{name} holds a {type(bundle).__name__}, not a saved explainer.")
+    check_model_state(bundle, name)
     return _decode(bundle, name)
 
 
 def save_model(model: Any, out_file: Any) -> None:
     """Write a fitted model to an open binary file in the safe format (``shap-instances explain --model-file``).
 
-    Only classes of :data:`TRUSTED_LIBRARIES` may be inside (a pipeline's steps included); a TypeError names
-    anything else (a function, a class of another package) and nothing is written.
+    Only the types on the trusted list (:func:`untrusted_types`) may be inside (a pipeline's steps included); a
+    TypeError names anything else (a function, a class of another package) and nothing is written.
 
     Examples
     --------
@@ -146,7 +197,8 @@ def save_model(model: Any, out_file: Any) -> None:
 def load_model(in_file: Any, *, trusted: bool = False) -> Any:
     """The model :func:`save_model` wrote, rebuilt without running code from the file.
 
-    Types outside :data:`TRUSTED_LIBRARIES` are refused unless ``trusted``; a damaged file, or one that holds
+    Types off the trusted list (:func:`untrusted_types`) are refused unless ``trusted``, and so are trees whose
+    indices leave their buffers and models whose parameters name files; a damaged file, or one that holds
     something else (a saved explainer), raises :class:`~shap_instances.exceptions.DataValidationError` naming it.
     """
     data, name = read_file(in_file)
@@ -155,20 +207,6 @@ def load_model(in_file: Any, *, trusted: bool = False) -> Any:
         raise DataValidationError(f"{name} is not a model file written by shap_instances.utils.save_model (it "
                                   f"holds {sorted(map(str, bundle))[:5]}).")
     return bundle[_MODEL]
-
-
-def _trusted_class(dotted: str) -> bool:
-    """Whether ``dotted`` (``module.Class``) names a class of a trusted library (importing only that library)."""
-    if dotted in _TRUSTED_STANDARD:
-        return True
-    if dotted in _NEVER_TRUSTED or dotted.split(".")[0] not in TRUSTED_LIBRARIES:
-        return False
-    module, _, attribute = dotted.rpartition(".")
-    try:
-        found = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError, ValueError):
-        return False
-    return isinstance(found, type)
 
 
 def _encode(value: Any) -> Any:

@@ -441,6 +441,23 @@ def hgb_predictors(model: Any) -> list[list[Any]]:
     return model._predictors
 
 
+def hgb_bin_mapper(model: Any) -> Any:
+    """``model._bin_mapper``: how a fitted HistGradientBoosting* bins its features (``is_categorical_``,
+    ``bin_thresholds_``: the thresholds, or the category codes of a categorical feature).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from shap_instances.utils._sklearn_internals import hgb_bin_mapper
+    >>> model = HistGradientBoostingRegressor(max_iter=2).fit(np.eye(4), np.arange(4.0))
+    >>> hgb_bin_mapper(model).is_categorical_.tolist()
+    [0, 0, 0, 0]
+    """
+    _checked_once()
+    return model._bin_mapper
+
+
 def hgb_baseline(model: Any) -> np.ndarray:
     """``model._baseline_prediction``: a fitted HistGradientBoosting*'s raw prediction before any tree.
 
