@@ -51,8 +51,71 @@ class _ModelChoices(Sequence):
         return len(MODELS)
 
 
+class _UsageError(Exception):
+    """A command line argparse cannot read (an unknown option, a bad number...): one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line (``shap-instances: error: ...``, exit 2), as the commands'
+    errors are, instead of the usage text and a ``SystemExit``."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(f"{message} ({self.prog} --help lists the options)")
+
+
+class _Number:
+    """The argparse type of every numeric option: :func:`shap_instances.utils.parse_number` against an interval
+    (finite, within a sane range), so every number of the command line is read and refused in one place."""
+
+    def __init__(self, integral: bool, low: float, high: float, means: str) -> None:
+        self.integral, self.low, self.high, self.means = integral, low, high, means
+        self.__name__ = "number"  # argparse names the type in some of its messages
+
+    def __call__(self, text: str) -> float | int:
+        import numbers
+
+        from .utils import Interval, parse_number
+
+        allowed = Interval(numbers.Integral if self.integral else numbers.Real, self.low, self.high)
+        try:
+            return parse_number(text, "the value", allowed, self.means)
+        except ShapInstancesError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+#: The numeric options' types: a time budget from 1 s to 30 days, memory from 1 MiB to 1 PiB, counts from 1.
+_SECONDS = _Number(False, 1, 30 * 86400, "seconds, from 1 s to 30 days")
+_GIB = _Number(False, 0.001, 2**20, "GiB, from 0.001 (1 MiB) to 1 PiB")
+_EVALS = _Number(True, 1, 10**15, "a number of evaluations")
+_ROWS = _Number(True, 1, 10**12, "a number of rows")
+_BYTES = _Number(True, 1, 2**40, "bytes, from 1 to 1 TiB")
+
+
+def _joined_negatives(argv: list[str]) -> list[str]:
+    """``--time-budget -inf`` as ``--time-budget=-inf``: argparse takes a value that starts with '-' (and is not
+    a plain negative number) for an option and says only "expected one argument"; joined, the value reaches the
+    option's type, which says what is wrong with it."""
+    joined: list[str] = []
+    for token in argv:
+        if joined and joined[-1] in _NUMERIC_OPTIONS and token.startswith("-") and token not in _NUMERIC_OPTIONS:
+            joined[-1] = f"{joined[-1]}={token}"
+        else:
+            joined.append(token)
+    return joined
+
+
+#: The options read by a :class:`_Number` (:func:`_number_option` adds them).
+_NUMERIC_OPTIONS: set[str] = set()
+
+
+def _number_option(parser: argparse.ArgumentParser, option: str, number: _Number, **options: Any) -> None:
+    """``parser.add_argument(option, type=number, ...)``, the option noted in :data:`_NUMERIC_OPTIONS`."""
+    _NUMERIC_OPTIONS.add(option)
+    parser.add_argument(option, type=number, **options)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="shap-instances",
         description="Explain models in terms of their training instances.",
     )
@@ -64,16 +127,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default="shap-instances-report", help="output folder (default: %(default)s)")
     report.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     report.add_argument("--silent", action="store_true", help="no progress output")
-    report.add_argument("--time-budget", type=float, default=180.0, metavar="SECONDS",
+    _number_option(report, "--time-budget", _SECONDS, default=180.0, metavar="SECONDS",
                         help="plan every section to finish within about this many seconds, from measured costs, "
                              "and spend it on precision: the residual decomposition runs until its errors are "
                              "small or the time is spent; parts still too imprecise are listed as 'not enough "
                              "precision' with the budget they need (default: %(default)s)")
-    report.add_argument("--max-evals", type=int, default=None, metavar="N",
+    _number_option(report, "--max-evals", _EVALS, default=None, metavar="N",
                         help="most evaluations (refits on subsets of the training rows; n + 1 per permutation of "
                              "n rows) of the residual decomposition; refused before any work when too few "
                              "(default: the time budget alone)")
-    report.add_argument("--max-memory", type=float, default=None, metavar="GIB",
+    _number_option(report, "--max-memory", _GIB, default=None, metavar="GIB",
                         help="memory budget in GiB for the report's large arrays: the sampled residual decomposition "
                              "is sized to it, and a budget too small for the data is refused before any work "
                              "(default: half the memory available)")
@@ -91,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="run one explainer and write its values to CSV or Parquet")
     _add_data_arguments(explain)
     explain.add_argument("--explainer", default="auto", help="registered explainer name, or auto")
-    explain.add_argument("--rows", type=int, default=20,
+    _number_option(explain, "--rows", _ROWS, default=20,
                          help="explain the first ROWS rows, at least 1 (default: %(default)s)")
     explain.add_argument("--out", required=True, help="output file, .csv or .parquet; with --explain also NAME.npy, a "
                          "folder of memory-mapped arrays (values.npy, base_values.npy; utils.memmap_explanation)")
@@ -110,22 +173,22 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--format", choices=("wide", "long"), default="wide",
                          help="wide: one column per player (and output); long: one (row, player[, output], value) "
                               "line per value (default: %(default)s)")
-    explain.add_argument("--top-k", type=int, default=None, metavar="K",
+    _number_option(explain, "--top-k", _ROWS, default=None, metavar="K",
                          help="with --explain: keep each row's K values of largest absolute value (long format); by "
                               "default 10 when the instance values of all rows would exceed --max-memory")
-    explain.add_argument("--max-memory", type=float, default=None, metavar="GIB",
+    _number_option(explain, "--max-memory", _GIB, default=None, metavar="GIB",
                          help="with --explain: memory for the values of all rows before --top-k 10 is chosen "
                               "(default: half the available memory)")
-    explain.add_argument("--block-size", type=int, default=64 * 2**20, metavar="BYTES",
+    _number_option(explain, "--block-size", _BYTES, default=64 * 2**20, metavar="BYTES",
                          help="with --explain and a CSV file: bytes of CSV per partition (default: %(default)s)")
-    explain.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+    _number_option(explain, "--time-budget", _SECONDS, default=None, metavar="SECONDS",
                          help="seconds for the whole command, from its start: on 8,000 rows or more, --model's fit is "
                               "estimated from fits on 1,000 and 2,000 rows first, refused at once if it cannot fit; "
                               "an explainer that samples (residual) is planned from one timed refit and stops in "
                               "time, or is refused at once when even one permutation pair cannot fit; loo likewise "
                               "from its full fit; other explainers run to the end (default: no limit; a run "
                               "estimated above 24 hours is refused)")
-    explain.add_argument("--max-evals", type=int, default=None, metavar="N",
+    _number_option(explain, "--max-evals", _EVALS, default=None, metavar="N",
                          help="budget in evaluations (refits) for the explainers that take one (residual, isotonic)")
     explain.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="with --explain: explain the partitions on a dask cluster (a scheduler address, or "
@@ -255,8 +318,6 @@ def _cmd_explain(args) -> int:
                          "for --rows choose a .csv or .parquet file")
     if out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
-    if args.rows < 1:
-        raise ValueError(f"--rows must be at least 1, got {args.rows}")
     if args.explain is not None:
         _check_stream_options(args, out)
     _check_output(out, args, folder=False)
@@ -361,10 +422,6 @@ def _budget_options(args, cls, name: str) -> dict:
     """``max_time`` (what is left of ``--time-budget``, less a margin for writing) and ``max_evals`` for an
     explainer that takes them; a note on stderr when ``--time-budget`` cannot reach the explainer, and an error
     when ``--max-evals`` cannot."""
-    if args.time_budget is not None and not args.time_budget > 0:
-        raise ValueError(f"--time-budget must be a positive number of seconds, got {args.time_budget:g}")
-    if args.max_evals is not None and args.max_evals < 1:
-        raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
     takes = set() if cls is None else set(inspect.signature(cls).parameters)
     options: dict = {}
     if args.max_evals is not None:
@@ -433,11 +490,6 @@ def _check_stream_options(args, out: Path) -> None:
                          "pip install 'shap-instances[dask]'")
     if source.resolve() == out.resolve() or _same_file(source, out):
         raise ValueError(f"--out {out} is the --explain file (or a link to it); choose another path")
-    if args.top_k is not None and args.top_k < 1:
-        raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
-    if args.block_size < 1:
-        raise ValueError(f"--block-size must be at least 1 byte, got {args.block_size}")
-    _check_positive(args.max_memory, "--max-memory", "GiB")
     if out.suffix == ".npy" and (args.format == "long" or args.top_k is not None):
         raise ValueError("--out NAME.npy holds the values array of every row (wide); --format long and --top-k "
                          "write .parquet or .csv")
@@ -894,12 +946,6 @@ def _model_hint(name, requested, fitted_name, model, task, exc) -> str:
             f"which fits {works} for --explainer {name}")
 
 
-def _check_positive(value: float | None, option: str, unit: str) -> None:
-    """Refuse an option's number that is not positive (NaN included); None is the option's default."""
-    if value is not None and not value > 0:
-        raise ValueError(f"{option} must be a positive number of {unit}, got {value:g}")
-
-
 def _process_age() -> float:
     """Seconds since this process started (from /proc on Linux; 0 where that is not available)."""
     try:
@@ -911,10 +957,6 @@ def _process_age() -> float:
 
 
 def _cmd_report(args) -> int:
-    _check_positive(args.time_budget, "--time-budget", "seconds")
-    _check_positive(args.max_memory, "--max-memory", "GiB")
-    if args.max_evals is not None and args.max_evals < 1:
-        raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
     _check_output(Path(args.out), args, folder=True)
     X, y, task = _load(args)
     from .report import run_report
@@ -939,7 +981,12 @@ def main(argv: list[str] | None = None) -> int:
     ``--time-budget`` counts from the start of the process; with ``argv`` given (a call from Python), from this call.
     """
     called_at = time.perf_counter()
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    try:
+        args = parser.parse_args(_joined_negatives(sys.argv[1:] if argv is None else list(argv)))
+    except _UsageError as exc:
+        print(f"shap-instances: error: {exc}", file=sys.stderr)
+        return 2
     args.called_at = None if argv is None else called_at
     commands = {"list": _cmd_list, "explain": _cmd_explain, "report": _cmd_report}
     try:

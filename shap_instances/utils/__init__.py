@@ -41,7 +41,7 @@ from ._dask import (
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, unwrap_model
 from ._numba import JIT_OPTIONS
-from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, validate_params
+from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, parse_number, validate_params
 from ._persistence import TRUSTED_LIBRARIES, dump_safely, load_model, load_safely, read_file, save_model
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._shap import shap_explainer_class
@@ -148,6 +148,7 @@ __all__ = [
     "spawn_seeds",
     "training_names",
     "unwrap_model",
+    "parse_number",
     "validate_params",
 ]
 
