@@ -363,15 +363,26 @@ def _cmd_explain(args) -> int:
 
 
 def _precision_note(explanation) -> str:
-    """How precise sampled values are (their RMS standard error beside their RMS value), or '' for exact ones."""
+    """How precise sampled values are (their RMS standard error beside their RMS value), or '' for exact ones;
+    standard errors that could not be estimated (infinite or NaN: one permutation per row) are said in words,
+    never printed as "inf" or "nan"."""
     import numpy as np
 
     errors = getattr(explanation, "error_std", None)
     if errors is None:
         return ""
-    error, value = (float(np.sqrt(np.mean(np.square(a)))) for a in (errors, explanation.values))
-    return (f"; sampled values: RMS standard error {error:.3g} against an RMS value of {value:.3g} (a larger "
-            "--time-budget or --max-evals lowers it)")
+    errors = np.asarray(errors, dtype=np.float64)
+    value = float(np.sqrt(np.mean(np.square(explanation.values))))
+    estimated = np.isfinite(errors)
+    remedy = "a larger --time-budget or --max-evals"
+    if not estimated.any():
+        return (f"; sampled values (RMS value {value:.3g}): standard errors not estimated (one permutation per row, "
+                f"too few to compare); pass {remedy} for standard errors")
+    error = float(np.sqrt(np.mean(np.square(errors[estimated]))))
+    missing = "" if estimated.all() else (f"; {errors.size - int(estimated.sum()):,} of {errors.size:,} values have "
+                                          "no standard error (one permutation of their row)")
+    return (f"; sampled values: RMS standard error {error:.3g} against an RMS value of {value:.3g} ({remedy} "
+            f"lowers it){missing}")
 
 
 def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> None:
