@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import importlib.util
 import inspect
+import math
 import os
 import sys
 import tempfile
@@ -20,7 +21,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ._deprecated import REMOVED_IN
 from .exceptions import BudgetError, ShapInstancesError, UnsupportedModelError
@@ -59,7 +60,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse's parser whose usage errors are one line (``shap-instances: error: ...``, exit 2), as the commands'
     errors are, instead of the usage text and a ``SystemExit``."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise _UsageError(f"{message} ({self.prog} --help lists the options)")
 
 
@@ -85,7 +86,7 @@ class _Number:
 
 #: The numeric options' types: a time budget from 1 s to 30 days, memory from 1 MiB to 1 PiB, counts from 1.
 _SECONDS = _Number(False, 1, 30 * 86400, "seconds, from 1 s to 30 days")
-_GIB = _Number(False, 0.001, 2**20, "GiB, from 0.001 (1 MiB) to 1 PiB")
+_GIB = _Number(False, 1e-6, 2**20, "GiB, from 1e-6 (1 KiB) to 1 PiB")
 _EVALS = _Number(True, 1, 10**15, "a number of evaluations")
 _ROWS = _Number(True, 1, 10**12, "a number of rows")
 _BYTES = _Number(True, 1, 2**40, "bytes, from 1 to 1 TiB")
@@ -977,10 +978,19 @@ def _cmd_report(args) -> int:
     # run as a program, the interpreter's start, the imports and reading the CSV count against the budget; called
     # from Python with its arguments (a process that may have run for hours), the budget counts from that call
     spent = _elapsed(args)
-    path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
-                      time_budget=max(args.time_budget - spent, 1.0),
-                      max_memory=None if args.max_memory is None else args.max_memory * 2**30, fitted_model=model,
-                      max_evals=args.max_evals)
+    try:
+        path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
+                          time_budget=max(args.time_budget - spent, 1e-3),
+                          max_memory=None if args.max_memory is None else args.max_memory * 2**30,
+                          fitted_model=model, max_evals=args.max_evals)
+    except BudgetError as exc:
+        if exc.needed is None:
+            raise
+        needed = math.ceil(exc.needed + spent + 1)  # and a second for the spread of the next start-up
+        raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} is too small for the "
+                          f"smallest report here: {spent:.1f} s went on start-up and loading the data, and the report "
+                          f"itself needs about {exc.needed:.0f} s more; pass --time-budget {needed} or more",
+                          needed=needed) from exc
     print(f"report written to {path}")
     return 0
 

@@ -3,6 +3,8 @@ errors said in words, outputs too wide refused before the work."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -72,3 +74,46 @@ def test_explain_instance_kernel_never_prints_inf(capsys, tmp_path):
                  "886", "--out", str(out)]) == 0  # one antithetic pair: one permutation per row
     line = capsys.readouterr().out
     assert "inf" not in line.replace("InstanceKernel", "") and "nan" not in line and "standard error" in line
+
+
+@pytest.mark.parametrize("budget", ["1", "5"])
+def test_report_refuses_a_tiny_budget_before_any_model_is_fitted(capsys, tmp_path, monkeypatch, budget):
+    """Before: --time-budget 1 ran 20.7 s and 5 ran 18.6 s, with no refusal."""
+    from shap_instances.report import _report
+
+    def never(*args, **kwargs):
+        raise AssertionError("a model was fitted")
+
+    monkeypatch.setattr(_report, "prepare", never)
+    out = tmp_path / "r"
+    assert main(["report", "--out", str(out), "--silent", "--time-budget", budget]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "refused before the work: --time-budget " + budget in err
+    needed = int(re.search(r"pass --time-budget (\d+) or more", err).group(1))
+    assert needed > int(budget) and not out.exists()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_least_budget_is_the_one_the_planner_fits_in(seed):
+    """An independent check of the bound against the planner: at the least budget the plan fits (no overrun
+    warned, its total within the budget less the reserve); just below it the refusal names that budget."""
+    from shap_instances.exceptions import BudgetError
+    from shap_instances.report._plan import RESERVE, Costs, check_least_budget, least_seconds, make_plan
+
+    rng = np.random.default_rng(seed)
+    costs = Costs(spent=rng.uniform(0, 20), per_permutation=rng.uniform(0, 2), per_aggregate=rng.uniform(0, 2),
+                  per_tree=rng.uniform(0, 0.5), gap_fixed_per_tree=rng.uniform(0, 0.1),
+                  gap_per_row_tree=rng.uniform(0, 1e-3), n_train=int(rng.integers(50, 20_000)),
+                  n_test=int(rng.integers(10, 5_000)), n_explained=int(rng.integers(2, 500)),
+                  n_features=int(rng.integers(1, 50)), per_figure=rng.uniform(1.2, 4))
+    residual, forest = bool(rng.integers(2)), bool(rng.integers(2))
+    least = least_seconds(costs, residual=residual, forest=forest)
+    plan = make_plan(costs, least * 1.0001, residual=residual, n_players=costs.n_train, forest=forest)
+    assert not [w for w in plan.warnings if "overrun" in w], plan.warnings
+    assert plan.total <= least * 1.0001 * (1 - RESERVE)
+    below = make_plan(costs, least * 0.95, residual=residual, n_players=costs.n_train, forest=forest)
+    assert below.total > least * 0.95 * (1 - RESERVE)  # the least: 5% less does not fit
+    check_least_budget(costs, least * 1.0001, residual=residual, forest=forest, how="test")  # fits: no error
+    with pytest.raises(BudgetError, match=f"at least {int(np.ceil(least))} s") as refused:
+        check_least_budget(costs, least * 0.99, residual=residual, forest=forest, how="test")
+    assert refused.value.needed == pytest.approx(least)
