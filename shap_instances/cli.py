@@ -350,17 +350,44 @@ def _cmd_explain(args) -> int:
             raise ValueError(f"--explainer {name} cannot explain the {type(final_estimator(model)).__name__} of "
                              f"--model-file {args.model_file}: {exc}") from exc
         raise ValueError(_model_hint(name, args.model, model_name, model, task, exc)) from exc
-    with _command_line_remedies():
+    with _command_line_remedies(args):
         if args.explain is not None:
             return _explain_file(args, explainer, model if data is not X else None, X.iloc[:1].assign(**{
                 str(y.name): y.iloc[:1].to_numpy()}), list(X.columns), str(y.name))
         rows = data.iloc[: args.rows]
-        explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
+        timed = args.time_budget is not None and cls is not None and "max_time" not in budget
+        explanation = (_explain_in_time(args, explainer, rows, y.iloc[: args.rows], name) if timed else
+                       _call_explainer(explainer, rows, y.iloc[: args.rows]))
     table = _wide_table(explanation, rows.index.astype(str))
     _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
     print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
           f"{_precision_note(explanation)}")
     return 0
+
+
+def _explain_in_time(args, explainer, rows, y_rows, name: str):
+    """The rows explained by an explainer without a time control, against ``--time-budget``: two rows first,
+    timed (the second gives the cost of a row, set-up done), then the rest only if it fits in what is left, else
+    refused (:class:`BudgetError` naming the budget that would work) before that work."""
+    from .approximators import format_seconds
+    from .utils import concat_explanations
+
+    if len(rows) <= 2 or getattr(explainer, "stochastic", False):  # a sampling explainer: one call, one sample
+        return _call_explainer(explainer, rows, y_rows)
+    parts = []
+    for i in (0, 1):
+        started = time.perf_counter()
+        parts.append(_call_explainer(explainer, rows.iloc[i:i + 1], y_rows.iloc[i:i + 1]))
+    per_row = time.perf_counter() - started
+    left = args.time_budget - _elapsed(args)
+    estimate = per_row * (len(rows) - 2)
+    if estimate > _EXPLAINER_SHARE * left:
+        needed = math.ceil(_elapsed(args) + estimate / _EXPLAINER_SHARE) + 1
+        raise BudgetError(f"refused before the rest of the work: --explainer {name} takes about {per_row:.3g} s a row "
+                          f"(measured on the second row), so the {len(rows) - 2:,} rows left need about "
+                          f"{format_seconds(estimate)}, more than the {max(left, 0):.0f} s left of --time-budget "
+                          f"{args.time_budget:g}; pass --time-budget {needed} or more, or fewer --rows", needed=needed)
+    return concat_explanations([*parts, _call_explainer(explainer, rows.iloc[2:], y_rows.iloc[2:])])
 
 
 def _precision_note(explanation) -> str:
@@ -447,21 +474,31 @@ def _budget_options(args, cls, name: str) -> dict:
             raise BudgetError(f"--time-budget {args.time_budget:g} s was spent before the explainer started (loading "
                               f"the data and fitting the model took {_elapsed(args):.0f} s); raise it")
         if "max_time" in takes:
-            options["max_time"] = max(0.9 * left, 0.001)  # the rest: writing the table
+            options["max_time"] = max(_EXPLAINER_SHARE * left, 0.001)  # the rest: writing the table
+            args.explainer_from = _elapsed(args)  # a refusal's max_time is then said as a --time-budget
         else:
             print(f"shap-instances: plan: {name} has no time control (its cost is fixed by the data, not a "
                   f"budget); it runs to the end ({left:.0f} s of --time-budget left)", file=sys.stderr)
     return options
 
 
+#: Share of what is left of ``--time-budget`` given to an explainer's ``max_time`` (the rest: writing the output).
+_EXPLAINER_SHARE = 0.9
+
+
 @contextlib.contextmanager
-def _command_line_remedies():
-    """A :class:`BudgetError` from Python, with the options of the command line that shorten the run."""
+def _command_line_remedies(args):
+    """A :class:`BudgetError` from Python, with the options of the command line that shorten the run; the budget
+    that would work, when the error names one (``needed``, a ``max_time``), as the ``--time-budget`` it takes."""
     try:
         yield
     except BudgetError as exc:
-        raise BudgetError(f"{exc} On the command line: a larger --time-budget SECONDS, --max-evals N, fewer --rows, "
-                          f"or --model ridge, logistic or knn (fast refit paths)") from exc
+        works = ""
+        if exc.needed is not None and getattr(args, "explainer_from", None) is not None:
+            works = (f" That is --time-budget {math.ceil(args.explainer_from + exc.needed / _EXPLAINER_SHARE) + 1} "
+                     f"or more here ({args.explainer_from:.0f} s went on start-up, loading and fitting).")
+        raise BudgetError(f"{exc}{works} On the command line: a larger --time-budget SECONDS, --max-evals N, fewer "
+                          f"--rows, or --model ridge, logistic or knn (fast refit paths)", needed=exc.needed) from exc
 
 
 def _elapsed(args) -> float:

@@ -4,6 +4,7 @@ errors said in words, outputs too wide refused before the work."""
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -117,3 +118,88 @@ def test_the_least_budget_is_the_one_the_planner_fits_in(seed):
     with pytest.raises(BudgetError, match=f"at least {int(np.ceil(least))} s") as refused:
         check_least_budget(costs, least * 0.99, residual=residual, forest=forest, how="test")
     assert refused.value.needed == pytest.approx(least)
+
+
+def _slow_game(calls=None):
+    """A game of 8 players, ~4 ms a coalition (as a model over a background would take)."""
+    from shap_instances.games import FunctionGame
+
+    def value(masks):
+        if calls is not None:
+            calls.append(len(masks))
+        time.sleep(4e-3 * len(masks))
+        return np.sqrt(masks @ np.arange(1.0, 9.0))
+
+    return FunctionGame(value, 8)
+
+
+@pytest.fixture(scope="module")
+def sisr_loaded():
+    """SISR's numba kernels loaded from their cache (a second or so, once per process) before the timed calls."""
+    from shap_instances.isotonic import sisr
+
+    sisr(np.array([0.0, 1.0, 2.0, 3.0]), 1, random_state=0)
+
+
+def test_isotonic_cuts_its_coalitions_to_max_time_and_says_so(sisr_loaded):
+    """Before: --explainer isotonic --time-budget 60 ran 19 minutes on its first row (no time control)."""
+    from shap_instances import IsotonicShapleyExplainer
+    from shap_instances.exceptions import BudgetWarning
+
+    # 256 coalitions x ~4 ms would be ~1 s
+    explainer = IsotonicShapleyExplainer.from_game(_slow_game(), sparsity=2, random_state=0, max_time=0.8)
+    start = time.perf_counter()
+    with pytest.warns(BudgetWarning, match=r"fits (\d+) coalition payoffs per row, not the 256 planned") as said:
+        explanation = explainer()
+    assert time.perf_counter() - start <= 0.8 * 1.1
+    fitted = int(re.search(r"fits (\d+) coalition", str(said[0].message)).group(1))
+    assert 80 <= fitted < 256 and "attributions are approximate" in str(said[0].message)
+    assert explanation.values.shape == (1, 8) and np.isfinite(explanation.values).all()
+    assert len(explainer.results_[0].payoffs) <= fitted  # the SISR fit used the cut
+
+
+def test_isotonic_refuses_a_max_time_too_small_naming_the_one_that_works():
+    from shap_instances import IsotonicShapleyExplainer
+    from shap_instances.exceptions import BudgetError
+
+    calls: list[int] = []
+    explainer = IsotonicShapleyExplainer.from_game(_slow_game(calls), sparsity=2, max_time=0.2)
+    with pytest.raises(BudgetError, match=r"fewest coalitions SISR can be fitted on, 80 per row") as refused:
+        explainer()
+    assert refused.value.needed > 0.2 and f"max_time={int(np.ceil(refused.value.needed))}" in str(refused.value)
+    assert sum(calls) == 1 + 8  # the warm-up and the probe only: refused before the work
+
+
+class _SlowRows:
+    """An explainer without a time control, 0.1 s a row."""
+
+    def __init__(self):
+        self.rows = 0
+
+    def __call__(self, X):
+        import shap
+
+        time.sleep(0.1 * len(X))
+        self.rows += len(X)
+        values = np.asarray(X, dtype=float) * 2.0
+        return shap.Explanation(values, base_values=np.zeros(len(X)), feature_names=list(X.columns))
+
+
+def test_an_explainer_without_time_control_is_timed_on_two_rows_then_refused_or_run():
+    import argparse
+
+    import pandas as pd
+
+    from shap_instances.cli import _explain_in_time
+    from shap_instances.exceptions import BudgetError
+
+    X = pd.DataFrame(np.arange(60.0).reshape(30, 2), columns=["a", "b"])
+    y = pd.Series(np.zeros(30))
+    explainer = _SlowRows()
+    args = argparse.Namespace(time_budget=1.5, called_at=time.perf_counter())  # 30 rows x 0.1 s do not fit
+    with pytest.raises(BudgetError, match=r"the 28 rows left need about 3 s, more than the [01] s left") as refused:
+        _explain_in_time(args, explainer, X, y, "slow")
+    assert explainer.rows == 2 and refused.value.needed >= 4  # refused after two rows, naming what works
+    args = argparse.Namespace(time_budget=10.0, called_at=time.perf_counter())
+    explanation = _explain_in_time(args, _SlowRows(), X, y, "slow")
+    np.testing.assert_array_equal(explanation.values, 2.0 * X.to_numpy())  # the rows in order, every one
