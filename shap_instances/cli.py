@@ -421,7 +421,8 @@ def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> N
 
     if args.time_budget is None or len(X) < 4 * PROBE_ROWS[-1]:
         return
-    seconds, how = estimate_fit_seconds(model_name, task, X, y, args.seed, explainer=explainer)
+    seconds, how = estimate_fit_seconds(model_name, task, X, y, args.seed, explainer=explainer,
+                                        max_seconds=args.time_budget - _elapsed(args))
     left = args.time_budget - _elapsed(args)
     if seconds > left:
         fast = ("ridge", "knn") if task == "regression" else ("logistic", "naive_bayes", "knn")

@@ -203,3 +203,45 @@ def test_an_explainer_without_time_control_is_timed_on_two_rows_then_refused_or_
     args = argparse.Namespace(time_budget=10.0, called_at=time.perf_counter())
     explanation = _explain_in_time(args, _SlowRows(), X, y, "slow")
     np.testing.assert_array_equal(explanation.values, 2.0 * X.to_numpy())  # the rows in order, every one
+
+
+def test_probe_fits_run_on_the_cores_the_run_has(monkeypatch):
+    """Before: the probe fits of --time-budget ran every OpenMP thread on a loaded machine (332 s refusing)."""
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+    from threadpoolctl import threadpool_info
+
+    from shap_instances.report import _models, estimate_fit_seconds
+
+    seen = []
+
+    class Recording(Ridge):
+        def fit(self, X, y, sample_weight=None):
+            seen.append(max(pool["num_threads"] for pool in threadpool_info()))
+            return super().fit(X, y, sample_weight)
+
+    monkeypatch.setattr(_models, "available_cores", lambda: 1)
+    real = _models.make_model
+    monkeypatch.setattr(_models, "make_model", lambda *a: real(*a).set_params(model=Recording()))
+    X = pd.DataFrame({"a": np.arange(5_000.0), "b": np.sin(np.arange(5_000.0))})
+    estimate_fit_seconds("ridge", "regression", X, X["b"].to_numpy())
+    assert seen == [1, 1]  # both probe fits, one thread each
+
+
+def test_probe_fits_stop_after_the_first_when_it_alone_is_over_the_budget(monkeypatch):
+    import pandas as pd
+
+    from shap_instances.report import _models, estimate_fit_seconds
+
+    fitted = []
+    real = _models.fit_model
+
+    def slow_fit(name, task, X, y, *args, **kwargs):
+        fitted.append(len(X))
+        time.sleep(0.05)
+        return real(name, task, X, y, *args, **kwargs)
+
+    monkeypatch.setattr(_models, "fit_model", slow_fit)
+    X = pd.DataFrame({"a": np.arange(100_000.0)})
+    seconds, how = estimate_fit_seconds("ridge", "regression", X, X["a"].to_numpy(), max_seconds=1.0)
+    assert fitted == [1_000] and seconds >= 100 * 0.05 and how.startswith("a fit of 1,000 random rows took")

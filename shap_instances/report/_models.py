@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..utils import categorical_columns, sklearn_version
+from ..utils import available_cores, categorical_columns, sklearn_version
 
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
@@ -243,7 +243,10 @@ def fit_model(name: str, task: str, X: Any, y: ArrayLike, seed: int = 0, *, expl
     model = make_model(name, task, X, seed)
     if name == "logistic":
         model.set_params(model__solver=_logistic_solver(X, y))
-    return model.fit(X, y)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=available_cores()):  # OpenMP and BLAS threads: the cores this run has, not more
+        return model.fit(X, y)
 
 
 #: Rows of the two samples that :func:`estimate_fit_seconds` times.
@@ -251,8 +254,12 @@ PROBE_ROWS = (1_000, 2_000)
 
 
 def estimate_fit_seconds(name: str, task: str, X: pd.DataFrame, y: ArrayLike, seed: int = 0, *,
-                         explainer: str | None = None) -> tuple[float, str]:
+                         explainer: str | None = None, max_seconds: float | None = None) -> tuple[float, str]:
     """Seconds :func:`fit_model` will take on all of ``X``, from timed fits on two random row samples.
+
+    The fits run as :func:`fit_model` runs them, on the cores this run has (OpenMP and BLAS threads limited to
+    them). When the first fit alone, scaled linearly to all rows, already exceeds ``max_seconds``, the second is
+    not run: that scaling is the estimate (a lower bound for a model that grows faster than linearly).
 
     Where the two times (:data:`PROBE_ROWS`) grow faster than the rows, the time is taken to grow as ``n ** b``
     through both (``b`` at most 2); otherwise as a fixed cost plus a linear part, the line through both (a fixed
@@ -281,6 +288,8 @@ def estimate_fit_seconds(name: str, task: str, X: pd.DataFrame, y: ArrayLike, se
         start = time.perf_counter()
         fit_model(name, task, X.iloc[sample], np.asarray(y)[sample], seed, explainer=explainer)
         times.append(max(time.perf_counter() - start, 1e-6))
+        if max_seconds is not None and len(times) == 1 and times[0] * len(X) / size > max_seconds:
+            return times[0] * len(X) / size, f"a fit of {size:,} random rows took {times[0]:.2f} s"
     (small, large), (t_small, t_large) = PROBE_ROWS, times
     growth = float(np.log(t_large / t_small) / np.log(large / small))
     if growth >= 1.0:  # faster than linear: the power law through both times, at most quadratic
