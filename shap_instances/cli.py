@@ -175,10 +175,11 @@ def _parser() -> argparse.ArgumentParser:
                          help="wide: one column per player (and output); long: one (row, player[, output], value) "
                               "line per value (default: %(default)s)")
     _number_option(explain, "--top-k", _ROWS, default=None, metavar="K",
-                         help="with --explain: keep each row's K values of largest absolute value (long format); by "
+                         help="keep each row's K values of largest absolute value (long format); with --explain by "
                               "default 10 when the instance values of all rows would exceed --max-memory")
     _number_option(explain, "--max-memory", _GIB, default=None, metavar="GIB",
-                         help="with --explain: memory for the values of all rows before --top-k 10 is chosen "
+                         help="memory for the table written (refused above it, with the options that make it "
+                              "smaller); with --explain, for the values of all rows before --top-k 10 is chosen "
                               "(default: half the available memory)")
     _number_option(explain, "--block-size", _BYTES, default=64 * 2**20, metavar="BYTES",
                          help="with --explain and a CSV file: bytes of CSV per partition (default: %(default)s)")
@@ -341,6 +342,8 @@ def _cmd_explain(args) -> int:
     else:  # training rows as players: the bare estimator on the matrix it was fitted on (encoded names)
         fitted, data = final_estimator(model), encode(model, X)
     takes_y = cls is not None and getattr(cls, "requires_y", False)
+    players = len(data) if cls is not None and getattr(cls, "players", "instances") == "instances" else data.shape[1]
+    _check_output_size(args, out, min(args.rows, len(data)), players)  # before the work: at least one output
     budget = _budget_options(args, cls, name)
     try:
         explainer = si.Explainer(fitted, data, algorithm=name if cls is None else _registered_name(cls),
@@ -358,11 +361,51 @@ def _cmd_explain(args) -> int:
         timed = args.time_budget is not None and cls is not None and "max_time" not in budget
         explanation = (_explain_in_time(args, explainer, rows, y.iloc[: args.rows], name) if timed else
                        _call_explainer(explainer, rows, y.iloc[: args.rows]))
-    table = _wide_table(explanation, rows.index.astype(str))
+    _check_output_size(args, out, len(rows), explanation.values[0].size)  # before writing: the exact width
+    names = rows.index.astype(str)
+    if args.format == "long" or args.top_k is not None:  # the rows named as the wide table names them
+        table = _long_table(explanation, args.top_k)
+        table = table.set_index(names[table["row"].to_numpy()].rename("row")).drop(columns="row")
+    else:
+        table = _wide_table(explanation, names)
     _replace_file(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else table.to_csv(path))
-    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
+    lines = f" ({table.shape[0]:,} lines, long)" if table.shape[0] != len(rows) else ""
+    print(f"{type(explainer).__name__}: {len(rows)} rows x {len(explanation.feature_names)} players -> {out}{lines}"
           f"{_precision_note(explanation)}")
     return 0
+
+
+#: The widest table ``explain`` writes (spreadsheets open 16,384 columns; pandas slows to a crawl beyond this).
+_MAX_WIDE_COLUMNS = 100_000
+#: Bytes of one value in a written table: a float64 in full in a CSV cell (25), a long line with its row and
+#: player (40), or in Parquet (8, 16 long).
+_BYTES_PER_VALUE = {(".csv", False): 25, (".csv", True): 40, (".parquet", False): 8, (".parquet", True): 16}
+
+
+def _check_output_size(args, out: Path, n_rows: int, n_values: int) -> None:
+    """Refuse an ``explain`` output that would be absurdly wide or large, before the work (``n_values`` a lower
+    bound: the players) or before writing (exact): a wide table above :data:`_MAX_WIDE_COLUMNS` columns, a table
+    larger than the free disk or than the memory budget (``--max-memory``) that builds it; the message names the
+    options that make it small."""
+    from .exceptions import InvalidParameterError
+    from .utils import check_disk, check_memory
+
+    long = args.format == "long" or args.top_k is not None
+    smaller = ("pass --top-k K (each row's K largest values, one line each), fewer --rows, or --explain FILE with "
+               "--out NAME.npy (memory-mapped arrays)")
+    if not long and n_values + 1 > _MAX_WIDE_COLUMNS:
+        raise InvalidParameterError(
+            f"--out {out.name}: a wide table of {n_values + 1:,} columns (a base value and {n_values:,} values a row) "
+            f"is refused: above {_MAX_WIDE_COLUMNS:,} columns spreadsheets and most readers cannot use it; "
+            f"{smaller}, or --format long (one line per value)")
+    kept = n_values if args.top_k is None else min(args.top_k, n_values)
+    if out.suffix not in (".csv", ".parquet"):
+        return
+    what = f"--out {out.name}: {n_rows:,} rows x {kept:,} values"
+    check_disk(n_rows * kept * _BYTES_PER_VALUE[out.suffix, long], out.parent, what, instead=smaller.capitalize())
+    budget = None if args.max_memory is None else args.max_memory * 2**30
+    check_memory(3 * 8.0 * n_rows * kept, what + " (the table and its copies while it is built and written)",
+                 max_memory=budget, instead=smaller.capitalize() + ", or a larger --max-memory")
 
 
 def _explain_in_time(args, explainer, rows, y_rows, name: str):

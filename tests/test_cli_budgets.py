@@ -245,3 +245,42 @@ def test_probe_fits_stop_after_the_first_when_it_alone_is_over_the_budget(monkey
     X = pd.DataFrame({"a": np.arange(100_000.0)})
     seconds, how = estimate_fit_seconds("ridge", "regression", X, X["a"].to_numpy(), max_seconds=1.0)
     assert fitted == [1_000] and seconds >= 100 * 0.05 and how.startswith("a fit of 1,000 random rows took")
+
+
+def test_an_absurdly_wide_output_is_refused_before_the_work(capsys, tmp_path, monkeypatch):
+    """Before: explain wrote a 244 MB CSV of 2,001,001 columns for 5 rows without a word (here the limit is
+    lowered to 100 columns, below the 442 training rows of the diabetes data)."""
+    from shap_instances import cli
+
+    monkeypatch.setattr(cli, "_MAX_WIDE_COLUMNS", 100)
+    explained = []
+    monkeypatch.setattr(cli, "_call_explainer", lambda *a: explained.append(1))
+    out = tmp_path / "v.csv"
+    assert main(["explain", "--explainer", "representer", "--rows", "5", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "a wide table of 443 columns" in err and "above 100 columns" in err and "--format long" in err
+    assert "--top-k K" in err and not explained and not out.exists()
+
+
+def test_the_long_format_and_top_k_write_narrow_tables_for_rows(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from shap_instances import cli
+
+    monkeypatch.setattr(cli, "_MAX_WIDE_COLUMNS", 100)
+    out = tmp_path / "v.csv"
+    assert main(["explain", "--explainer", "representer", "--rows", "3", "--top-k", "4", "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["row", "player", "value"] and len(table) == 3 * (4 + 1)  # + the base values
+
+
+def test_an_output_larger_than_the_free_disk_is_refused(capsys, tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6 - 1000, 1000))
+    out = tmp_path / "v.csv"
+    assert main(["explain", "--explainer", "representer", "--rows", "5", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "5 rows x 442 values would take about" in err and "free on the disk" in err and not out.exists()

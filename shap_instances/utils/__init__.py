@@ -6,7 +6,7 @@
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
   other columns refused with the names listed, wrong widths refused), :func:`check_target`,
-  :func:`check_fitted`, :func:`check_memory`, :func:`row_names`, :func:`column_names`;
+  :func:`check_fitted`, :func:`check_memory`, :func:`check_disk`, :func:`row_names`, :func:`column_names`;
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
@@ -69,6 +69,7 @@ from ._sklearn_internals import (
 from ._validation import (
     categorical_columns,
     check_data,
+    check_disk,
     check_fitted,
     check_memory,
     check_target,
@@ -113,6 +114,7 @@ __all__ = [
     "check_data",
     "check_fitted",
     "check_memory",
+    "check_disk",
     "check_random_state",
     "check_sklearn_version",
     "check_target",

@@ -6,6 +6,7 @@ Games, estimators and kernels trust their inputs; everything a user passes goes 
 from __future__ import annotations
 
 import inspect
+import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "training_names",
     "column_names",
     "check_memory",
+    "check_disk",
     "in_column_order",
     "available_memory_bytes",
 ]
@@ -294,6 +296,23 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
             f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
             f"{budget / 2**30:.2f} GiB. {instead}".strip()
         )
+
+
+def check_disk(n_bytes: float, folder: str | os.PathLike[str], what: str, *, instead: str = "") -> None:
+    """Refuse a write of ``n_bytes`` into ``folder`` larger than the space free on its disk (before writing: a
+    full disk leaves a truncated file, and a memory map written past it kills the process).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_disk
+    >>> check_disk(1e3, ".", "a small table")
+    """
+    import shutil
+
+    free = shutil.disk_usage(os.fspath(folder) or ".").free
+    if n_bytes > free:
+        raise MemoryBudgetError(f"{what} would take about {n_bytes / 2**30:,.2f} GiB, more than the "
+                                f"{free / 2**30:,.2f} GiB free on the disk of {os.fspath(folder)}. {instead}".strip())
 
 
 def model_input(model: Any, X: Any) -> Any:
