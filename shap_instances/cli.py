@@ -668,11 +668,10 @@ def _read_partitions(path: Path, block_size: int):
         parts = [delayed(_read_row_group)(str(path), i) for i in range(len(sizes))]
         meta = parquet.schema_arrow.empty_table().to_pandas()
         return dd.from_delayed(parts, meta=meta, verify_meta=False), np.cumsum([0, *sizes]).tolist()
-    with path.open("rb") as handle:  # lines, less the header (a last line without a newline counts too)
-        n_lines, last = 0, b"\n"
-        while block := handle.read(2**24):
-            n_lines, last = n_lines + block.count(b"\n"), block[-1:]
-    return dd.read_csv(path, blocksize=block_size), n_lines - 1 + (last != b"\n")
+    from .utils import scan_text_file
+
+    n_lines, ends_with_newline = scan_text_file(path, "--explain")  # less the header; a last line without one too
+    return dd.read_csv(path, blocksize=block_size), n_lines - 1 + (not ends_with_newline)
 
 
 def _read_row_group(path: str, i: int):

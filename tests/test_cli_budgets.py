@@ -284,3 +284,31 @@ def test_an_output_larger_than_the_free_disk_is_refused(capsys, tmp_path, monkey
     assert main(["explain", "--explainer", "representer", "--rows", "5", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "5 rows x 442 values would take about" in err and "free on the disk" in err and not out.exists()
+
+
+@pytest.mark.parametrize("content, said", [
+    (b"a,b,y\n1,2\x003,4\n5,6,7\n", "byte 9 is a NUL byte"),  # before: read, and explained as 3 classes
+    (b"a,b,y\n1,2,3\n4\x00,5,6\n", "byte 13 is a NUL byte"),
+    (b"\xff\xfea\x00,\x00y\x00\n\x001\x00,\x002\x00\n", "saved as UTF-16"),
+])
+@pytest.mark.parametrize("command", ["explain", "report"])
+def test_a_csv_with_nul_bytes_is_refused_naming_the_file(capsys, tmp_path, content, said, command):
+    data = tmp_path / "data.csv"
+    data.write_bytes(content)
+    out = tmp_path / ("v.csv" if command == "explain" else "r")
+    assert main([command, "--data", str(data), "--target", "y", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--data {data}: " in err and said in err and "not a text CSV" in err and "target" not in err
+    assert not out.exists() and data.read_bytes() == content
+
+
+def test_an_explain_file_with_nul_bytes_is_refused_naming_it(tmp_path):
+    from shap_instances.exceptions import DataValidationError
+    from shap_instances.utils import scan_text_file
+
+    path = tmp_path / "rows.csv"
+    path.write_bytes(b"a,y\n1,2\n" * 3 + b"3\x00,4\n")
+    with pytest.raises(DataValidationError, match=r"--explain .*rows.csv: byte 25 is a NUL byte"):
+        scan_text_file(path, "--explain")
+    path.write_bytes(b"a,y\n1,2\n3,4")
+    assert scan_text_file(path, "--explain") == (2, False)  # the last line without a line end

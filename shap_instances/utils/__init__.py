@@ -80,6 +80,7 @@ from ._validation import (
     instance_names,
     model_input,
     row_names,
+    scan_text_file,
     training_names,
 )
 
@@ -143,6 +144,7 @@ __all__ = [
     "player_clustering",
     "read_file",
     "save_model",
+    "scan_text_file",
     "row_cohorts",
     "row_names",
     "shap_explainer_class",

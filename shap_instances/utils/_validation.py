@@ -39,6 +39,7 @@ __all__ = [
     "column_names",
     "check_memory",
     "check_disk",
+    "scan_text_file",
     "in_column_order",
     "available_memory_bytes",
 ]
@@ -296,6 +297,35 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
             f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
             f"{budget / 2**30:.2f} GiB. {instead}".strip()
         )
+
+
+def scan_text_file(path: str | os.PathLike[str], what: str) -> tuple[int, bool]:
+    """Read the file ``path`` once, block by block, refusing one that is not text: ``(line ends, whether the
+    last byte is one)``.
+
+    A NUL byte (a binary file, a spreadsheet, text saved as UTF-16) raises a
+    :class:`~shap_instances.exceptions.DataValidationError` naming ``what`` (the option or argument the file was
+    given as), the file, the byte's position and what to do, so that no reader blames a column for it.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from shap_instances.utils import scan_text_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = path.write_bytes(b"a,y\\n1,2\\n")
+    >>> scan_text_file(path, "--data")
+    (2, True)
+    """
+    n_lines, last, offset = 0, b"\n", 0
+    with open(path, "rb") as handle:
+        while block := handle.read(2**24):
+            if (nul := block.find(b"\x00")) >= 0:
+                utf16 = " (it looks like text saved as UTF-16)" if block[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+                raise DataValidationError(
+                    f"{what} {os.fspath(path)}: byte {offset + nul:,} is a NUL byte, so the file is not a text CSV"
+                    f"{utf16}; save it as a UTF-8 CSV file (a spreadsheet: 'Save as' CSV UTF-8)")
+            n_lines, last, offset = n_lines + block.count(b"\n"), block[-1:], offset + len(block)
+    return n_lines, last == b"\n"
 
 
 def check_disk(n_bytes: float, folder: str | os.PathLike[str], what: str, *, instead: str = "") -> None:
