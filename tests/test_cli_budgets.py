@@ -312,3 +312,45 @@ def test_an_explain_file_with_nul_bytes_is_refused_naming_it(tmp_path):
         scan_text_file(path, "--explain")
     path.write_bytes(b"a,y\n1,2\n3,4")
     assert scan_text_file(path, "--explain") == (2, False)  # the last line without a line end
+
+
+@pytest.mark.parametrize("library", ["hist_gradient_boosting", "lightgbm"])
+def test_a_categorical_column_given_as_strings_is_explained_as_the_categories(library):
+    """Issue 39: the column a HistGradientBoosting / LightGBM model was fitted on as a pandas categorical, given
+    as strings, crashed ("could not convert string to float"); the libraries read categories by value."""
+    import pandas as pd
+
+    from shap_instances import BoostingExplainer
+
+    rng = np.random.default_rng(0)
+    strings = pd.DataFrame({"a": rng.normal(size=200), "c": rng.choice(["x", "y", "z"], 200).astype(object)})
+    y = 2 * strings["a"] + (strings["c"] == "x")
+    categorical = strings.astype({"c": "category"})
+    if library == "lightgbm":
+        lightgbm = pytest.importorskip("lightgbm")
+        model = lightgbm.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1).fit(categorical, y)
+    else:
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype").fit(categorical, y)
+    explained = [5, 17, 40]
+    expected = BoostingExplainer(model, categorical, y=y)(categorical.iloc[explained])
+    given = strings.iloc[explained][strings["c"].iloc[explained] == strings["c"].iloc[explained[0]]]  # one category
+    got = BoostingExplainer(model, strings, y=y)(given)
+    kept = [explained.index(i) for i in given.index]
+    np.testing.assert_array_equal(got.values, expected.values[kept])
+    np.testing.assert_allclose(got.base_values + got.values.sum(axis=1), model.predict(categorical.loc[given.index]),
+                               atol=1e-8)
+    assert not isinstance(strings["c"].dtype, pd.CategoricalDtype)  # the user's frame is not converted in place
+
+
+def test_string_columns_refused_by_a_numeric_check_are_named_with_the_remedy():
+    import pandas as pd
+
+    from shap_instances.exceptions import DataValidationError
+    from shap_instances.utils import check_data
+
+    frame = pd.DataFrame({"a": [1.0, 2.0], "colour": ["red", "blue"]})
+    with pytest.raises(DataValidationError, match=r"masker: could not convert .*columns \['colour'\] hold strings.*"
+                                                  r"Pipeline that encodes them.*pandas categoricals"):
+        check_data(frame, name="masker")

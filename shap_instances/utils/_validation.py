@@ -77,7 +77,7 @@ def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan
     except TypeError as exc:  # sparse input where dense is required, and similar
         raise DataValidationError(f"{name}: {exc}") from exc
     except ValueError as exc:
-        raise DataValidationError(f"{name}: {exc}") from exc
+        raise DataValidationError(f"{name}: {exc}{_string_columns_hint(X)}") from exc
     if sp.issparse(array):
         array = sp.csr_matrix(array)
     if n_features is not None and array.shape[1] != n_features:
@@ -297,6 +297,19 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
             f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
             f"{budget / 2**30:.2f} GiB. {instead}".strip()
         )
+
+
+def _string_columns_hint(X: Any) -> str:
+    """What to do about a DataFrame's string columns that a numeric check refused ('' for other input)."""
+    if not isinstance(X, pd.DataFrame):
+        return ""
+    strings = [str(c) for c, dtype in X.dtypes.items() if dtype == object or isinstance(dtype, pd.StringDtype)]
+    if not strings:
+        return ""
+    return (f" (columns {strings[:10]} hold strings, which this model takes only as numbers: explain a Pipeline "
+            "that encodes them, e.g. a ColumnTransformer with a OneHotEncoder, fitted on the raw table; or, for "
+            "HistGradientBoosting / LightGBM / XGBoost fitted on them as categories, give them as pandas "
+            "categoricals)")
 
 
 def scan_text_file(path: str | os.PathLike[str], what: str) -> tuple[int, bool]:
