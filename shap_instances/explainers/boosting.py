@@ -54,6 +54,7 @@ from ..utils import (
     in_column_order,
     model_input,
     row_names,
+    string_columns,
     training_names,
     unwrap_model,
 )
@@ -199,8 +200,7 @@ class BoostingExplainer(InstanceExplainer):
                   or type(self.model).__name__.startswith("HistGradientBoosting"))
         if not native or not isinstance(X, pd.DataFrame):
             return X
-        strings = [column for column, dtype in X.dtypes.items()
-                   if dtype == object or isinstance(dtype, pd.StringDtype)]
+        strings = string_columns(X)
         return X.astype({column: "category" for column in strings}) if strings else X
 
     def _categorical_frame(self, X: pd.DataFrame, name: str) -> pd.DataFrame:

@@ -81,6 +81,7 @@ from ._validation import (
     model_input,
     row_names,
     scan_text_file,
+    string_columns,
     training_names,
 )
 
@@ -145,6 +146,7 @@ __all__ = [
     "read_file",
     "save_model",
     "scan_text_file",
+    "string_columns",
     "row_cohorts",
     "row_names",
     "shap_explainer_class",

@@ -39,6 +39,7 @@ __all__ = [
     "column_names",
     "check_memory",
     "check_disk",
+    "string_columns",
     "scan_text_file",
     "in_column_order",
     "available_memory_bytes",
@@ -303,7 +304,7 @@ def _string_columns_hint(X: Any) -> str:
     """What to do about a DataFrame's string columns that a numeric check refused ('' for other input)."""
     if not isinstance(X, pd.DataFrame):
         return ""
-    strings = [str(c) for c, dtype in X.dtypes.items() if dtype == object or isinstance(dtype, pd.StringDtype)]
+    strings = [str(c) for c in string_columns(X)]
     if not strings:
         return ""
     return (f" (columns {strings[:10]} hold strings, which this model takes only as numbers: explain a Pipeline "
@@ -376,6 +377,20 @@ def model_input(model: Any, X: Any) -> Any:
     if names is None or isinstance(X, pd.DataFrame) or sp.issparse(X) or np.ndim(X) != 2:
         return X
     return pd.DataFrame(X, columns=names)
+
+
+def string_columns(X: pd.DataFrame) -> list:
+    """The columns of ``X`` that hold strings or other objects (not pandas categoricals, numbers or booleans).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.utils import string_columns
+    >>> string_columns(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "c": pd.Categorical(["x", "y"])}))
+    ['b']
+    """
+    return [c for c, dtype in X.dtypes.items()
+            if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)]
 
 
 def categorical_columns(X: pd.DataFrame) -> list:
