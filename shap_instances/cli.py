@@ -153,6 +153,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the registered explainers, plugins included")
 
     explain = sub.add_parser("explain", help="run one explainer and write its values to CSV or Parquet")
+    _add_explain_arguments(explain)
+    return parser
+
+
+def _add_explain_arguments(explain: argparse.ArgumentParser) -> None:
+    """The options of ``explain``."""
     _add_data_arguments(explain)
     explain.add_argument("--explainer", default="auto", help="registered explainer name, or auto")
     _number_option(explain, "--rows", _ROWS, default=20,
@@ -188,14 +194,14 @@ def _parser() -> argparse.ArgumentParser:
                               "estimated from fits on 1,000 and 2,000 rows first, refused at once if it cannot fit; "
                               "an explainer that samples (residual) is planned from one timed refit and stops in "
                               "time, or is refused at once when even one permutation pair cannot fit; loo likewise "
-                              "from its full fit; other explainers run to the end (default: no limit; a run "
-                              "estimated above 24 hours is refused)")
+                              "from its full fit; isotonic samples the coalitions that fit (a probe of 8) or is "
+                              "refused; other explainers are timed on two rows, the rest refused when it cannot "
+                              "fit (default: no limit; a run estimated above 24 hours is refused)")
     _number_option(explain, "--max-evals", _EVALS, default=None, metavar="N",
                          help="budget in evaluations (refits) for the explainers that take one (residual, isotonic)")
     explain.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="with --explain: explain the partitions on a dask cluster (a scheduler address, or "
                               "'local' for one worker process per core); default: here, one partition at a time")
-    return parser
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -429,7 +435,7 @@ def _explain_in_time(args, explainer, rows, y_rows, name: str):
         raise BudgetError(f"refused before the rest of the work: --explainer {name} takes about {per_row:.3g} s a row "
                           f"(measured on the second row), so the {len(rows) - 2:,} rows left need about "
                           f"{format_seconds(estimate)}, more than the {max(left, 0):.0f} s left of --time-budget "
-                          f"{args.time_budget:g}; pass --time-budget {needed} or more, or fewer --rows", needed=needed)
+                          f"{args.time_budget:g}; pass --time-budget {needed} or more, or fewer --rows.", needed=needed)
     return concat_explanations([*parts, _call_explainer(explainer, rows.iloc[2:], y_rows.iloc[2:])])
 
 
@@ -648,8 +654,40 @@ def _explain_into(args, explainer, sink, frame, offsets, first, options: dict[st
         read = list(frame.columns)
         frame = np.array([_RowGroup(str(Path(args.explain).resolve()), i, read) for i in range(len(offsets) - 1)],
                          dtype=object)
+    if args.time_budget is not None:  # each partition gets its share; none starts that cannot end in time
+        n_parts = frame.npartitions if here else len(frame)
+        call = _PartitionBudget(call, args, explainer, n_parts)
     explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here,
                        rows_per_part=1 if not here else None)
+
+
+class _PartitionBudget:
+    """``call`` of one ``--explain`` partition under ``--time-budget``: an explainer with ``max_time`` gets an equal
+    share of what is left per partition, and a partition is refused (:class:`BudgetError`, the output discarded)
+    when the time left cannot hold it at the pace measured on the partitions done so far (here, or on the worker).
+    Picklable: the deadline is wall-clock time."""
+
+    def __init__(self, call, args, explainer, n_parts: int) -> None:
+        left = args.time_budget - _elapsed(args)
+        self.call, self.budget, self.n_parts = call, args.time_budget, max(n_parts, 1)
+        self.deadline = time.time() + _EXPLAINER_SHARE * left
+        self.started, self.done = time.time(), 0
+        if getattr(explainer, "max_time", None) is not None:
+            explainer.max_time = max(_EXPLAINER_SHARE * left / self.n_parts, 0.001)
+
+    def __call__(self, explainer, part, *args, **kwargs):
+        now = time.time()
+        pace = (now - self.started) / self.done if self.done else 0.0
+        if now + pace > self.deadline:
+            left = self.n_parts - self.done
+            needed = math.ceil(self.budget + left * max(pace, 1.0) / _EXPLAINER_SHARE)
+            raise BudgetError(f"refused before the rest of the work: {self.done} partition(s) took "
+                              f"{pace:.3g} s each, and the {left} left cannot end within --time-budget "
+                              f"{self.budget:g}; pass --time-budget {needed} or more, or explain a smaller file "
+                              "(nothing was written)")
+        result = self.call(explainer, part, *args, **kwargs)
+        self.done += 1
+        return result
 
 
 def _read_partitions(path: Path, block_size: int):

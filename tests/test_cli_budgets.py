@@ -414,3 +414,25 @@ def test_report_refuses_a_budget_below_any_report_before_reading_the_data(capsys
     err = capsys.readouterr().err
     assert f"refused before the work: --time-budget {budget} is too small for any report" in err
     assert "before the data are read" in err and re.search(r"pass --time-budget \d+ or more", err)
+
+
+def test_explain_file_partitions_share_the_budget_and_stop_before_overrunning():
+    """--explain FILE with --time-budget: before, max_time applied to every partition (n partitions, n budgets)."""
+    import argparse
+
+    from shap_instances.cli import _PartitionBudget
+    from shap_instances.exceptions import BudgetError
+
+    class Sampling:
+        max_time = 100.0
+
+    args = argparse.Namespace(time_budget=2.0, called_at=time.perf_counter())
+    explainer = Sampling()
+    budget = _PartitionBudget(lambda e, part: time.sleep(0.5) or part, args, explainer, n_parts=6)
+    assert explainer.max_time == pytest.approx(0.9 * 2.0 / 6, rel=0.05)  # an equal share of 90% of the budget
+    start = time.perf_counter()
+    with pytest.raises(BudgetError, match=r"refused before the rest of the work: 3 partition\(s\) took 0\.5\d* s "
+                                          r"each, and the 3 left cannot end within --time-budget 2"):
+        for part in range(6):
+            assert budget(explainer, part) == part
+    assert time.perf_counter() - start <= 2.0 * 1.1  # stopped in time, not after six partitions (3 s)
