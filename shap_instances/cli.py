@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -648,7 +648,7 @@ def _explain_into(args, explainer, sink, frame, offsets, first, options: dict[st
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
     written: dict[str, Any] = {"out": None if here else str(Path(args.out).resolve()),
                                "offsets": None if here else offsets}
-    call = (functools.partial(_part_values, **options, **written) if npy else
+    call: Callable[..., Any] = (functools.partial(_part_values, **options, **written) if npy else
             functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
     if not here:  # each worker reads its own row groups (the next slice read while one is explained)
         read = list(frame.columns)
