@@ -397,21 +397,21 @@ def _check_output_size(args, out: Path, n_rows: int, n_values: int) -> None:
     from .utils import check_disk, check_memory
 
     long = args.format == "long" or args.top_k is not None
-    smaller = ("pass --top-k K (each row's K largest values, one line each), fewer --rows, or --explain FILE with "
+    smaller = ("--top-k K (each row's K largest values, one line each), fewer --rows, or --explain FILE with "
                "--out NAME.npy (memory-mapped arrays)")
     if not long and n_values + 1 > _MAX_WIDE_COLUMNS:
         raise InvalidParameterError(
             f"--out {out.name}: a wide table of {n_values + 1:,} columns (a base value and {n_values:,} values a row) "
             f"is refused: above {_MAX_WIDE_COLUMNS:,} columns spreadsheets and most readers cannot use it; "
-            f"{smaller}, or --format long (one line per value)")
+            f"pass {smaller}, or --format long (one line per value)")
     kept = n_values if args.top_k is None else min(args.top_k, n_values)
     if out.suffix not in (".csv", ".parquet"):
         return
     what = f"--out {out.name}: {n_rows:,} rows x {kept:,} values"
-    check_disk(n_rows * kept * _BYTES_PER_VALUE[out.suffix, long], out.parent, what, instead=smaller.capitalize())
+    check_disk(n_rows * kept * _BYTES_PER_VALUE[out.suffix, long], out.parent, what, instead=f"Pass {smaller}.")
     budget = None if args.max_memory is None else args.max_memory * 2**30
     check_memory(3 * 8.0 * n_rows * kept, what + " (the table and its copies while it is built and written)",
-                 max_memory=budget, instead=smaller.capitalize() + ", or a larger --max-memory")
+                 max_memory=budget, instead=f"Pass {smaller}, or a larger --max-memory.")
 
 
 def _explain_in_time(args, explainer, rows, y_rows, name: str):

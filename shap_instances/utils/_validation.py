@@ -295,9 +295,15 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
     budget = default_memory_budget() if max_memory is None else max_memory
     if n_bytes > budget:
         raise MemoryBudgetError(
-            f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
-            f"{budget / 2**30:.2f} GiB. {instead}".strip()
+            f"{what} would need {_size(n_bytes)}, more than the memory budget of {_size(budget)}. {instead}".strip()
         )
+
+
+def _size(n_bytes: float) -> str:
+    """Bytes as GiB (two decimals), or as MiB or bytes where GiB would print 0.00."""
+    if n_bytes >= 2**30 / 100:
+        return f"{n_bytes / 2**30:.2f} GiB"
+    return f"{n_bytes / 2**20:.2f} MiB" if n_bytes >= 2**20 / 100 else f"{n_bytes:,.0f} bytes"
 
 
 def _string_columns_hint(X: Any) -> str:
