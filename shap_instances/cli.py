@@ -364,7 +364,7 @@ def _cmd_explain(args) -> int:
             return _explain_file(args, explainer, model if data is not X else None, X.iloc[:1].assign(**{
                 str(y.name): y.iloc[:1].to_numpy()}), list(X.columns), str(y.name))
         rows = data.iloc[: args.rows]
-        timed = args.time_budget is not None and cls is not None and "max_time" not in budget
+        timed = args.time_budget is not None and "max_time" not in budget  # shap's own algorithms too
         explanation = (_explain_in_time(args, explainer, rows, y.iloc[: args.rows], name) if timed else
                        _call_explainer(explainer, rows, y.iloc[: args.rows]))
     _check_output_size(args, out, len(rows), explanation.values[0].size)  # before writing: the exact width
