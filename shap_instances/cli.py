@@ -527,8 +527,9 @@ def _budget_options(args, cls, name: str) -> dict:
             options["max_time"] = max(_EXPLAINER_SHARE * left, 0.001)  # the rest: writing the table
             args.explainer_from = _elapsed(args)  # a refusal's max_time is then said as a --time-budget
         else:
-            print(f"shap-instances: plan: {name} has no time control (its cost is fixed by the data, not a "
-                  f"budget); it runs to the end ({left:.0f} s of --time-budget left)", file=sys.stderr)
+            print(f"shap-instances: plan: {name} has no time control of its own (its cost is fixed by the data): "
+                  f"its first two rows are timed, and the rest run only if they fit in the {left:.0f} s of "
+                  "--time-budget left", file=sys.stderr)
     return options
 
 
