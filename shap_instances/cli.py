@@ -518,6 +518,8 @@ def _budget_options(args, cls, name: str) -> dict:
             raise ValueError(f"--max-evals applies to the explainers that sample (residual, isotonic), not to "
                              f"{name}: its cost does not depend on a budget; leave --max-evals out")
         options["max_evals"] = args.max_evals
+        if "max_exact_features" in takes:  # isotonic: enumerate 2^p coalitions only while they fit in --max-evals
+            options["max_exact_features"] = max(1, min(20, int(math.log2(args.max_evals))))
     if args.time_budget is not None:
         left = args.time_budget - _elapsed(args)
         if left <= 0:

@@ -453,3 +453,17 @@ def test_explain_file_partitions_share_the_budget_and_stop_before_overrunning():
         for part in range(6):
             assert budget(explainer, part) == part
     assert time.perf_counter() - start <= 2.0 * 1.1  # stopped in time, not after six partitions (3 s)
+
+
+@pytest.mark.parametrize("max_evals, exact_up_to", [(30, 4), (1024, 10), (2000, 10), (10**9, 20)])
+def test_isotonic_max_evals_bounds_the_enumerated_coalitions_too(max_evals, exact_up_to):
+    """Before: --max-evals 30 for isotonic on 10 features evaluated all 1,024 coalitions of every row."""
+    import argparse
+
+    from shap_instances import IsotonicShapleyExplainer
+    from shap_instances.cli import _budget_options
+
+    args = argparse.Namespace(max_evals=max_evals, time_budget=None)
+    options = _budget_options(args, IsotonicShapleyExplainer, "isotonic")
+    assert options == {"max_evals": max_evals, "max_exact_features": exact_up_to}
+    assert 2**exact_up_to <= max_evals  # every enumerated game fits the budget; larger ones sample max_evals
