@@ -467,3 +467,17 @@ def test_isotonic_max_evals_bounds_the_enumerated_coalitions_too(max_evals, exac
     options = _budget_options(args, IsotonicShapleyExplainer, "isotonic")
     assert options == {"max_evals": max_evals, "max_exact_features": exact_up_to}
     assert 2**exact_up_to <= max_evals  # every enumerated game fits the budget; larger ones sample max_evals
+
+
+def test_isotonic_stops_before_a_row_that_would_end_past_max_time():
+    """The safety net behind the probe's plan: no row starts that the pace so far would end past 110%."""
+    from shap_instances import IsotonicShapleyExplainer
+    from shap_instances.exceptions import BudgetError
+
+    explainer = IsotonicShapleyExplainer.from_game(_slow_game(), sparsity=2, max_time=0.3)
+    started, done = time.perf_counter(), []
+    with pytest.raises(BudgetError, match=r"stopped before row 4: 3 row\(s\) took 0\.1\d* s each") as stopped:
+        for row in explainer._rows_in_time(list(range(10)), started):
+            time.sleep(0.1)  # the work of one row
+            done.append(row)
+    assert done == [0, 1, 2] and stopped.value.needed >= 10 * 0.1

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import math
 import numbers
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,7 +19,7 @@ from shap.utils import MaskedModel
 from .._base import InstanceExplainer
 from .._deprecated import renamed_class
 from .._explanation import build_explanation
-from ..exceptions import DataValidationError, UnsupportedModelError
+from ..exceptions import BudgetError, DataValidationError, UnsupportedModelError
 from ..isotonic import (
     check_options,
     check_payoff_memory,
@@ -288,10 +290,11 @@ class IsotonicShapleyExplainer(InstanceExplainer):
             check_sparsity(self.sparsity, n_players)
             self._check_payoff_memory(n_players, len(X))
             self._check_single_output(X[:1])
+            started = time.perf_counter()
             coalitions = self._planned_coalitions(self._masked(X[0]), n_players, len(X))
             state = self._call_state()  # one sample of coalitions for every row: their payoffs share the masks
             per_row = [self._payoffs(self._masked(x), n_players, coalitions, random_state=state)
-                       for x in self._progress(X, desc="SISR rows", unit="row")]
+                       for x in self._rows_in_time(self._progress(X, desc="SISR rows", unit="row"), started)]
             rows = (per_row[0][0], np.column_stack([table for _, table, _ in per_row]), per_row[0][2])
             data, instance_names = X, explained_names
         masks, values, weights = rows
@@ -359,6 +362,18 @@ class IsotonicShapleyExplainer(InstanceExplainer):
             return None
         return plan_coalitions(evaluate, n_players, n_calls, max_time=self.max_time,
                                max_exact_features=self.max_exact_features, max_evals=self.max_evals)
+
+    def _rows_in_time(self, rows: Any, started: float) -> Any:
+        """The rows of a call, each started only while the pace so far lets it end within 110% of ``max_time``
+        (the plan's probe can miss, e.g. on a machine whose load rises): else a ``BudgetError``, not an overrun."""
+        for i, row in enumerate(rows):
+            spent = time.perf_counter() - started
+            if self.max_time is not None and i and spent / i * (i + 1) > 1.1 * self.max_time:
+                raise BudgetError(f"stopped before row {i + 1}: {i} row(s) took {spent / i:.3g} s each, so the next "
+                                  f"would end past max_time={self.max_time:g} s (the probe's plan missed: a loaded "
+                                  f"machine?); pass max_time={math.ceil(spent / i * len(rows) / 0.9)} or more, or "
+                                  "explain fewer rows", needed=spent / i * len(rows) / 0.9)
+            yield row
 
     def _call_state(self) -> Any:
         """The random state of one call's coalition sample: an int ``random_state`` as it is (the same sample
