@@ -13,15 +13,16 @@ import argparse
 import contextlib
 import importlib.util
 import inspect
+import math
 import os
 import shutil
 import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from ._deprecated import REMOVED_IN
 from .exceptions import BudgetError, DataValidationError, ShapInstancesError, UnsupportedModelError
@@ -52,8 +53,71 @@ class _ModelChoices(Sequence):
         return len(MODELS)
 
 
+class _UsageError(Exception):
+    """A command line argparse cannot read (an unknown option, a bad number...): one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line (``shap-instances: error: ...``, exit 2), as the commands'
+    errors are, instead of the usage text and a ``SystemExit``."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message} ({self.prog} --help lists the options)")
+
+
+class _Number:
+    """The argparse type of every numeric option: :func:`shap_instances.utils.parse_number` against an interval
+    (finite, within a sane range), so every number of the command line is read and refused in one place."""
+
+    def __init__(self, integral: bool, low: float, high: float, means: str) -> None:
+        self.integral, self.low, self.high, self.means = integral, low, high, means
+        self.__name__ = "number"  # argparse names the type in some of its messages
+
+    def __call__(self, text: str) -> float | int:
+        import numbers
+
+        from .utils import Interval, parse_number
+
+        allowed = Interval(numbers.Integral if self.integral else numbers.Real, self.low, self.high)
+        try:
+            return parse_number(text, "the value", allowed, self.means)
+        except ShapInstancesError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+#: The numeric options' types: a time budget from 1 s to 30 days, memory from 1 MiB to 1 PiB, counts from 1.
+_SECONDS = _Number(False, 1, 30 * 86400, "seconds, from 1 s to 30 days")
+_GIB = _Number(False, 1e-6, 2**20, "GiB, from 1e-6 (1 KiB) to 1 PiB")
+_EVALS = _Number(True, 1, 10**15, "a number of evaluations")
+_ROWS = _Number(True, 1, 10**12, "a number of rows")
+_BYTES = _Number(True, 1, 2**40, "bytes, from 1 to 1 TiB")
+
+
+def _joined_negatives(argv: list[str]) -> list[str]:
+    """``--time-budget -inf`` as ``--time-budget=-inf``: argparse takes a value that starts with '-' (and is not
+    a plain negative number) for an option and says only "expected one argument"; joined, the value reaches the
+    option's type, which says what is wrong with it."""
+    joined: list[str] = []
+    for token in argv:
+        if joined and joined[-1] in _NUMERIC_OPTIONS and token.startswith("-") and token not in _NUMERIC_OPTIONS:
+            joined[-1] = f"{joined[-1]}={token}"
+        else:
+            joined.append(token)
+    return joined
+
+
+#: The options read by a :class:`_Number` (:func:`_number_option` adds them).
+_NUMERIC_OPTIONS: set[str] = set()
+
+
+def _number_option(parser: argparse.ArgumentParser, option: str, number: _Number, **options: Any) -> None:
+    """``parser.add_argument(option, type=number, ...)``, the option noted in :data:`_NUMERIC_OPTIONS`."""
+    _NUMERIC_OPTIONS.add(option)
+    parser.add_argument(option, type=number, **options)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="shap-instances",
         description="Explain models in terms of their training instances.",
     )
@@ -65,16 +129,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default="shap-instances-report", help="output folder (default: %(default)s)")
     report.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     report.add_argument("--silent", action="store_true", help="no progress output")
-    report.add_argument("--time-budget", type=float, default=180.0, metavar="SECONDS",
+    _number_option(report, "--time-budget", _SECONDS, default=180.0, metavar="SECONDS",
                         help="plan every section to finish within about this many seconds, from measured costs, "
                              "and spend it on precision: the residual decomposition runs until its errors are "
                              "small or the time is spent; parts still too imprecise are listed as 'not enough "
                              "precision' with the budget they need (default: %(default)s)")
-    report.add_argument("--max-evals", type=int, default=None, metavar="N",
+    _number_option(report, "--max-evals", _EVALS, default=None, metavar="N",
                         help="most evaluations (refits on subsets of the training rows; n + 1 per permutation of "
                              "n rows) of the residual decomposition; refused before any work when too few "
                              "(default: the time budget alone)")
-    report.add_argument("--max-memory", type=float, default=None, metavar="GIB",
+    _number_option(report, "--max-memory", _GIB, default=None, metavar="GIB",
                         help="memory budget in GiB for the report's large arrays: the sampled residual decomposition "
                              "is sized to it, and a budget too small for the data is refused before any work "
                              "(default: half the memory available)")
@@ -90,9 +154,15 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the registered explainers, plugins included")
 
     explain = sub.add_parser("explain", help="run one explainer and write its values to CSV or Parquet")
+    _add_explain_arguments(explain)
+    return parser
+
+
+def _add_explain_arguments(explain: argparse.ArgumentParser) -> None:
+    """The options of ``explain``."""
     _add_data_arguments(explain)
     explain.add_argument("--explainer", default="auto", help="registered explainer name, or auto")
-    explain.add_argument("--rows", type=int, default=20,
+    _number_option(explain, "--rows", _ROWS, default=20,
                          help="explain the first ROWS rows, at least 1 (default: %(default)s)")
     explain.add_argument("--out", required=True, help="output file, .csv or .parquet; with --explain also NAME.npy, a "
                          "folder of memory-mapped arrays (values.npy, base_values.npy; utils.memmap_explanation)")
@@ -111,27 +181,28 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--format", choices=("wide", "long"), default="wide",
                          help="wide: one column per player (and output); long: one (row, player[, output], value) "
                               "line per value (default: %(default)s)")
-    explain.add_argument("--top-k", type=int, default=None, metavar="K",
-                         help="with --explain: keep each row's K values of largest absolute value (long format); by "
+    _number_option(explain, "--top-k", _ROWS, default=None, metavar="K",
+                         help="keep each row's K values of largest absolute value (long format); with --explain by "
                               "default 10 when the instance values of all rows would exceed --max-memory")
-    explain.add_argument("--max-memory", type=float, default=None, metavar="GIB",
-                         help="with --explain: memory for the values of all rows before --top-k 10 is chosen "
+    _number_option(explain, "--max-memory", _GIB, default=None, metavar="GIB",
+                         help="memory for the table written (refused above it, with the options that make it "
+                              "smaller); with --explain, for the values of all rows before --top-k 10 is chosen "
                               "(default: half the available memory)")
-    explain.add_argument("--block-size", type=int, default=64 * 2**20, metavar="BYTES",
+    _number_option(explain, "--block-size", _BYTES, default=64 * 2**20, metavar="BYTES",
                          help="with --explain and a CSV file: bytes of CSV per partition (default: %(default)s)")
-    explain.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+    _number_option(explain, "--time-budget", _SECONDS, default=None, metavar="SECONDS",
                          help="seconds for the whole command, from its start: on 8,000 rows or more, --model's fit is "
                               "estimated from fits on 1,000 and 2,000 rows first, refused at once if it cannot fit; "
                               "an explainer that samples (residual) is planned from one timed refit and stops in "
                               "time, or is refused at once when even one permutation pair cannot fit; loo likewise "
-                              "from its full fit; other explainers run to the end (default: no limit; a run "
-                              "estimated above 24 hours is refused)")
-    explain.add_argument("--max-evals", type=int, default=None, metavar="N",
+                              "from its full fit; isotonic samples the coalitions that fit (a probe of 8) or is "
+                              "refused; other explainers are timed on two rows, the rest refused when it cannot "
+                              "fit (default: no limit; a run estimated above 24 hours is refused)")
+    _number_option(explain, "--max-evals", _EVALS, default=None, metavar="N",
                          help="budget in evaluations (refits) for the explainers that take one (residual, isotonic)")
     explain.add_argument("--scheduler", default=None, metavar="ADDRESS",
                          help="with --explain: explain the partitions on a dask cluster (a scheduler address, or "
                               "'local' for one worker process per core); default: here, one partition at a time")
-    return parser
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -251,8 +322,6 @@ def _cmd_explain(args) -> int:
                          "for --rows choose a .csv or .parquet file")
     if out.suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
         raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
-    if args.rows < 1:
-        raise ValueError(f"--rows must be at least 1, got {args.rows}")
     if args.explain is not None:
         _check_stream_options(args, out)
     _check_output(out, args, folder=False)
@@ -277,6 +346,8 @@ def _cmd_explain(args) -> int:
     else:  # training rows as players: the bare estimator on the matrix it was fitted on (encoded names)
         fitted, data = final_estimator(model), encode(model, X)
     takes_y = cls is not None and getattr(cls, "requires_y", False)
+    players = len(data) if cls is not None and getattr(cls, "players", "instances") == "instances" else data.shape[1]
+    _check_output_size(args, out, min(args.rows, len(data)), players)  # before the work: at least one output
     budget = _budget_options(args, cls, name)
     try:
         explainer = si.Explainer(fitted, data, algorithm=name if cls is None else _registered_name(cls),
@@ -286,30 +357,108 @@ def _cmd_explain(args) -> int:
             raise ValueError(f"--explainer {name} cannot explain the {type(final_estimator(model)).__name__} of "
                              f"--model-file {args.model_file}: {exc}") from exc
         raise ValueError(_model_hint(name, args.model, model_name, model, task, exc)) from exc
-    with _command_line_remedies():
+    with _command_line_remedies(args):
         if args.explain is not None:
             return _explain_file(args, explainer, model if data is not X else None, X.iloc[:1].assign(**{
                 str(y.name): y.iloc[:1].to_numpy()}), list(X.columns), str(y.name))
         rows = data.iloc[: args.rows]
-        explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
-    table = _wide_table(explanation, rows.index.astype(str))
+        timed = args.time_budget is not None and "max_time" not in budget  # shap's own algorithms too
+        explanation = (_explain_in_time(args, explainer, rows, y.iloc[: args.rows], name) if timed else
+                       _call_explainer(explainer, rows, y.iloc[: args.rows]))
+    _check_output_size(args, out, len(rows), explanation.values[0].size)  # before writing: the exact width
+    names = rows.index.astype(str)
+    if args.format == "long" or args.top_k is not None:  # the rows named as the wide table names them
+        table = _long_table(explanation, args.top_k)
+        table = table.set_index(names[table["row"].to_numpy()].rename("row")).drop(columns="row")
+    else:
+        table = _wide_table(explanation, names)
     write_atomically(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else
                      spreadsheet_safe(table).to_csv(path))
-    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
+    lines = f" ({table.shape[0]:,} lines, long)" if table.shape[0] != len(rows) else ""
+    print(f"{type(explainer).__name__}: {len(rows)} rows x {len(explanation.feature_names)} players -> {out}{lines}"
           f"{_precision_note(explanation)}")
     return 0
 
 
+#: The widest table ``explain`` writes (spreadsheets open 16,384 columns; pandas slows to a crawl beyond this).
+_MAX_WIDE_COLUMNS = 100_000
+#: Bytes of one value in a written table: a float64 in full in a CSV cell (25), a long line with its row and
+#: player (40), or in Parquet (8, 16 long).
+_BYTES_PER_VALUE = {(".csv", False): 25, (".csv", True): 40, (".parquet", False): 8, (".parquet", True): 16}
+
+
+def _check_output_size(args, out: Path, n_rows: int, n_values: int) -> None:
+    """Refuse an ``explain`` output that would be absurdly wide or large, before the work (``n_values`` a lower
+    bound: the players) or before writing (exact): a wide table above :data:`_MAX_WIDE_COLUMNS` columns, a table
+    larger than the free disk or than the memory budget (``--max-memory``) that builds it; the message names the
+    options that make it small."""
+    from .exceptions import InvalidParameterError
+    from .utils import check_disk, check_memory
+
+    long = args.format == "long" or args.top_k is not None
+    smaller = ("--top-k K (each row's K largest values, one line each), fewer --rows, or --explain FILE with "
+               "--out NAME.npy (memory-mapped arrays)")
+    if not long and n_values + 1 > _MAX_WIDE_COLUMNS:
+        raise InvalidParameterError(
+            f"--out {out.name}: a wide table of {n_values + 1:,} columns (a base value and {n_values:,} values a row) "
+            f"is refused: above {_MAX_WIDE_COLUMNS:,} columns spreadsheets and most readers cannot use it; "
+            f"pass {smaller}, or --format long (one line per value)")
+    kept = n_values if args.top_k is None else min(args.top_k, n_values)
+    if out.suffix not in (".csv", ".parquet"):
+        return
+    what = f"--out {out.name}: {n_rows:,} rows x {kept:,} values"
+    check_disk(n_rows * kept * _BYTES_PER_VALUE[out.suffix, long], out.parent, what, instead=f"Pass {smaller}.")
+    budget = None if args.max_memory is None else args.max_memory * 2**30
+    check_memory(3 * 8.0 * n_rows * kept, what + " (the table and its copies while it is built and written)",
+                 max_memory=budget, instead=f"Pass {smaller}, or a larger --max-memory.")
+
+
+def _explain_in_time(args, explainer, rows, y_rows, name: str):
+    """The rows explained by an explainer without a time control, against ``--time-budget``: two rows first,
+    timed (the second gives the cost of a row, set-up done), then the rest only if it fits in what is left, else
+    refused (:class:`BudgetError` naming the budget that would work) before that work."""
+    from .approximators import format_seconds
+    from .utils import concat_explanations
+
+    if len(rows) <= 2 or getattr(explainer, "stochastic", False):  # a sampling explainer: one call, one sample
+        return _call_explainer(explainer, rows, y_rows)
+    parts = []
+    for i in (0, 1):
+        started = time.perf_counter()
+        parts.append(_call_explainer(explainer, rows.iloc[i:i + 1], y_rows.iloc[i:i + 1]))
+    per_row = time.perf_counter() - started
+    left = args.time_budget - _elapsed(args)
+    estimate = per_row * (len(rows) - 2)
+    if estimate > _EXPLAINER_SHARE * left:
+        needed = math.ceil(_elapsed(args) + estimate / _EXPLAINER_SHARE) + 1
+        raise BudgetError(f"refused before the rest of the work: --explainer {name} takes about {per_row:.3g} s a row "
+                          f"(measured on the second row), so the {len(rows) - 2:,} rows left need about "
+                          f"{format_seconds(estimate)}, more than the {max(left, 0):.0f} s left of --time-budget "
+                          f"{args.time_budget:g}; pass --time-budget {needed} or more, or fewer --rows.", needed=needed)
+    return concat_explanations([*parts, _call_explainer(explainer, rows.iloc[2:], y_rows.iloc[2:])])
+
+
 def _precision_note(explanation) -> str:
-    """How precise sampled values are (their RMS standard error beside their RMS value), or '' for exact ones."""
+    """How precise sampled values are (their RMS standard error beside their RMS value), or '' for exact ones;
+    standard errors that could not be estimated (infinite or NaN: one permutation per row) are said in words,
+    never printed as "inf" or "nan"."""
     import numpy as np
 
     errors = getattr(explanation, "error_std", None)
     if errors is None:
         return ""
-    error, value = (float(np.sqrt(np.mean(np.square(a)))) for a in (errors, explanation.values))
-    return (f"; sampled values: RMS standard error {error:.3g} against an RMS value of {value:.3g} (a larger "
-            "--time-budget or --max-evals lowers it)")
+    errors = np.asarray(errors, dtype=np.float64)
+    value = float(np.sqrt(np.mean(np.square(explanation.values))))
+    estimated = np.isfinite(errors)
+    remedy = "a larger --time-budget or --max-evals"
+    if not estimated.any():
+        return (f"; sampled values (RMS value {value:.3g}): standard errors not estimated (one permutation per row, "
+                f"too few to compare); pass {remedy} for standard errors")
+    error = float(np.sqrt(np.mean(np.square(errors[estimated]))))
+    missing = "" if estimated.all() else (f"; {errors.size - int(estimated.sum()):,} of {errors.size:,} values have "
+                                          "no standard error (one permutation of their row)")
+    return (f"; sampled values: RMS standard error {error:.3g} against an RMS value of {value:.3g} ({remedy} "
+            f"lowers it){missing}")
 
 
 def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> None:
@@ -320,12 +469,13 @@ def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> N
 
     if args.time_budget is None or len(X) < 4 * PROBE_ROWS[-1]:
         return
-    seconds, how = estimate_fit_seconds(model_name, task, X, y, args.seed, explainer=explainer)
+    seconds, how = estimate_fit_seconds(model_name, task, X, y, args.seed, explainer=explainer,
+                                        max_seconds=args.time_budget - _elapsed(args))
     left = args.time_budget - _elapsed(args)
     if seconds > left:
         fast = ("ridge", "knn") if task == "regression" else ("logistic", "naive_bayes", "knn")
         faster = [name for name in fast if name != model_name]
-        raise BudgetError(f"fitting --model {model_name} on {len(X):,} rows would take about "
+        raise BudgetError(f"refused before the work: fitting --model {model_name} on {len(X):,} rows would take about "
                           f"{format_seconds(seconds)} ({how}), more than the {max(left, 0):.0f} s left of "
                           f"--time-budget {args.time_budget:g}; raise --time-budget, or choose a model that fits "
                           f"faster (--model {' or '.join(faster)}), or "
@@ -367,10 +517,6 @@ def _budget_options(args, cls, name: str) -> dict:
     """``max_time`` (what is left of ``--time-budget``, less a margin for writing) and ``max_evals`` for an
     explainer that takes them; a note on stderr when ``--time-budget`` cannot reach the explainer, and an error
     when ``--max-evals`` cannot."""
-    if args.time_budget is not None and not args.time_budget > 0:
-        raise ValueError(f"--time-budget must be a positive number of seconds, got {args.time_budget:g}")
-    if args.max_evals is not None and args.max_evals < 1:
-        raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
     takes = set() if cls is None else set(inspect.signature(cls).parameters)
     options: dict = {}
     if args.max_evals is not None:
@@ -378,27 +524,40 @@ def _budget_options(args, cls, name: str) -> dict:
             raise ValueError(f"--max-evals applies to the explainers that sample (residual, isotonic), not to "
                              f"{name}: its cost does not depend on a budget; leave --max-evals out")
         options["max_evals"] = args.max_evals
+        if "max_exact_features" in takes:  # isotonic: enumerate 2^p coalitions only while they fit in --max-evals
+            options["max_exact_features"] = max(1, min(20, int(math.log2(args.max_evals))))
     if args.time_budget is not None:
         left = args.time_budget - _elapsed(args)
         if left <= 0:
             raise BudgetError(f"--time-budget {args.time_budget:g} s was spent before the explainer started (loading "
                               f"the data and fitting the model took {_elapsed(args):.0f} s); raise it")
         if "max_time" in takes:
-            options["max_time"] = max(0.9 * left, 0.001)  # the rest: writing the table
+            options["max_time"] = max(_EXPLAINER_SHARE * left, 0.001)  # the rest: writing the table
+            args.explainer_from = _elapsed(args)  # a refusal's max_time is then said as a --time-budget
         else:
-            print(f"shap-instances: plan: {name} has no time control (its cost is fixed by the data, not a "
-                  f"budget); it runs to the end ({left:.0f} s of --time-budget left)", file=sys.stderr)
+            print(f"shap-instances: plan: {name} has no time control of its own (its cost is fixed by the data): "
+                  f"its first two rows are timed, and the rest run only if they fit in the {left:.0f} s of "
+                  "--time-budget left", file=sys.stderr)
     return options
 
 
+#: Share of what is left of ``--time-budget`` given to an explainer's ``max_time`` (the rest: writing the output).
+_EXPLAINER_SHARE = 0.9
+
+
 @contextlib.contextmanager
-def _command_line_remedies():
-    """A :class:`BudgetError` from Python, with the options of the command line that shorten the run."""
+def _command_line_remedies(args):
+    """A :class:`BudgetError` from Python, with the options of the command line that shorten the run; the budget
+    that would work, when the error names one (``needed``, a ``max_time``), as the ``--time-budget`` it takes."""
     try:
         yield
     except BudgetError as exc:
-        raise BudgetError(f"{exc} On the command line: a larger --time-budget SECONDS, --max-evals N, fewer --rows, "
-                          f"or --model ridge, logistic or knn (fast refit paths)") from exc
+        works = ""
+        if exc.needed is not None and getattr(args, "explainer_from", None) is not None:
+            works = (f" That is --time-budget {math.ceil(args.explainer_from + exc.needed / _EXPLAINER_SHARE) + 1} "
+                     f"or more here ({args.explainer_from:.0f} s went on start-up, loading and fitting).")
+        raise BudgetError(f"{exc}{works} On the command line: a larger --time-budget SECONDS, --max-evals N, fewer "
+                          f"--rows, or --model ridge, logistic or knn (fast refit paths)", needed=exc.needed) from exc
 
 
 def _elapsed(args) -> float:
@@ -439,11 +598,6 @@ def _check_stream_options(args, out: Path) -> None:
                          "pip install 'shap-instances[dask]'")
     if source.resolve() == out.resolve() or _same_file(source, out):
         raise ValueError(f"--out {out} is the --explain file (or a link to it); choose another path")
-    if args.top_k is not None and args.top_k < 1:
-        raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
-    if args.block_size < 1:
-        raise ValueError(f"--block-size must be at least 1 byte, got {args.block_size}")
-    _check_positive(args.max_memory, "--max-memory", "GiB")
     if out.suffix == ".npy" and (args.format == "long" or args.top_k is not None):
         raise ValueError("--out NAME.npy holds the values array of every row (wide); --format long and --top-k "
                          "write .parquet or .csv")
@@ -536,14 +690,46 @@ def _explain_into(args, explainer, sink, frame, offsets, first, options: dict[st
     here = not (isinstance(offsets, list) and len(offsets) == frame.npartitions + 1 and sink.folder)
     written: dict[str, Any] = {"out": None if here else str(sink.target.resolve()),
                                "offsets": None if here else offsets}
-    call = (functools.partial(_part_values, **options, **written) if npy else
+    call: Callable[..., Any] = (functools.partial(_part_values, **options, **written) if npy else
             functools.partial(_part_table, **options, long=args.format == "long", top_k=top_k, **written))
     if not here:  # each worker reads its own row groups (the next slice read while one is explained)
         read = list(frame.columns)
         frame = np.array([_RowGroup(str(Path(args.explain).resolve()), i, read) for i in range(len(offsets) - 1)],
                          dtype=object)
+    if args.time_budget is not None:  # each partition gets its share; none starts that cannot end in time
+        n_parts = frame.npartitions if here else len(frame)
+        call = _PartitionBudget(call, args, explainer, n_parts)
     explain_partitions(explainer, frame, scheduler=args.scheduler, call=call, sink=sink, numbered=not here,
                        rows_per_part=1 if not here else None)
+
+
+class _PartitionBudget:
+    """``call`` of one ``--explain`` partition under ``--time-budget``: an explainer with ``max_time`` gets an equal
+    share of what is left per partition, and a partition is refused (:class:`BudgetError`, the output discarded)
+    when the time left cannot hold it at the pace measured on the partitions done so far (here, or on the worker).
+    Picklable: the deadline is wall-clock time."""
+
+    def __init__(self, call, args, explainer, n_parts: int) -> None:
+        left = args.time_budget - _elapsed(args)
+        self.call, self.budget, self.n_parts = call, args.time_budget, max(n_parts, 1)
+        self.deadline = time.time() + _EXPLAINER_SHARE * left
+        self.started, self.done = time.time(), 0
+        if getattr(explainer, "max_time", None) is not None:
+            explainer.max_time = max(_EXPLAINER_SHARE * left / self.n_parts, 0.001)
+
+    def __call__(self, explainer, part, *args, **kwargs):
+        now = time.time()
+        pace = (now - self.started) / self.done if self.done else 0.0
+        if now + pace > self.deadline:
+            left = self.n_parts - self.done
+            needed = math.ceil(self.budget + left * max(pace, 1.0) / _EXPLAINER_SHARE)
+            raise BudgetError(f"refused before the rest of the work: {self.done} partition(s) took "
+                              f"{pace:.3g} s each, and the {left} left cannot end within --time-budget "
+                              f"{self.budget:g}; pass --time-budget {needed} or more, or explain a smaller file "
+                              "(nothing was written)")
+        result = self.call(explainer, part, *args, **kwargs)
+        self.done += 1
+        return result
 
 
 def _read_partitions(path: Path, block_size: int):
@@ -562,11 +748,10 @@ def _read_partitions(path: Path, block_size: int):
         parts = [delayed(_read_row_group)(str(path), i) for i in range(len(sizes))]
         meta = parquet.schema_arrow.empty_table().to_pandas()
         return dd.from_delayed(parts, meta=meta, verify_meta=False), np.cumsum([0, *sizes]).tolist()
-    with path.open("rb") as handle:  # lines, less the header (a last line without a newline counts too)
-        n_lines, last = 0, b"\n"
-        while block := handle.read(2**24):
-            n_lines, last = n_lines + block.count(b"\n"), block[-1:]
-    return dd.read_csv(path, blocksize=block_size), n_lines - 1 + (last != b"\n")
+    from .utils import scan_text_file
+
+    n_lines, ends_with_newline = scan_text_file(path, "--explain")  # less the header; a last line without one too
+    return dd.read_csv(path, blocksize=block_size), n_lines - 1 + (not ends_with_newline)
 
 
 def _read_row_group(path: str, i: int):
@@ -955,12 +1140,6 @@ def _model_hint(name, requested, fitted_name, model, task, exc) -> str:
             f"which fits {works} for --explainer {name}")
 
 
-def _check_positive(value: float | None, option: str, unit: str) -> None:
-    """Refuse an option's number that is not positive (NaN included); None is the option's default."""
-    if value is not None and not value > 0:
-        raise ValueError(f"{option} must be a positive number of {unit}, got {value:g}")
-
-
 def _process_age() -> float:
     """Seconds since this process started (from /proc on Linux; 0 where that is not available)."""
     try:
@@ -972,13 +1151,10 @@ def _process_age() -> float:
 
 
 def _cmd_report(args) -> int:
-    _check_positive(args.time_budget, "--time-budget", "seconds")
-    _check_positive(args.max_memory, "--max-memory", "GiB")
-    if args.max_evals is not None and args.max_evals < 1:
-        raise ValueError(f"--max-evals must be a positive number of evaluations, got {args.max_evals}")
     if not args.out.strip():
         raise ValueError("--out is an empty path (it would be the current folder); pass the report's folder")
     _check_output(Path(args.out), args, folder=True)
+    _check_report_floor(args)
     X, y, task = _load(args)
     from .report import run_report
 
@@ -987,12 +1163,35 @@ def _cmd_report(args) -> int:
     # run as a program, the interpreter's start, the imports and reading the CSV count against the budget; called
     # from Python with its arguments (a process that may have run for hours), the budget counts from that call
     spent = _elapsed(args)
-    path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
-                      time_budget=max(args.time_budget - spent, 1.0),
-                      max_memory=None if args.max_memory is None else args.max_memory * 2**30, fitted_model=model,
-                      max_evals=args.max_evals)
+    try:
+        path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
+                          time_budget=max(args.time_budget - spent, 1e-3),
+                          max_memory=None if args.max_memory is None else args.max_memory * 2**30,
+                          fitted_model=model, max_evals=args.max_evals)
+    except BudgetError as exc:
+        if exc.needed is None:
+            raise
+        needed = math.ceil(exc.needed + spent + 1)  # and a second for the spread of the next start-up
+        raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} is too small for the "
+                          f"smallest report here: {spent:.1f} s went on start-up and loading the data, and the report "
+                          f"itself needs about {exc.needed:.0f} s more; pass --time-budget {needed} or more",
+                          needed=needed) from exc
     print(f"report written to {path}")
     return 0
+
+
+def _check_report_floor(args) -> None:
+    """Refuse at once, before the data are read, a ``--time-budget`` below what any report needs: the start-up so
+    far and the fixed work of the least report (:func:`shap_instances.report.least_report_seconds`)."""
+    from .report import least_report_seconds
+
+    spent = _elapsed(args)
+    floor = least_report_seconds(spent, forest=args.model_file is None)
+    if floor > args.time_budget:
+        raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} is too small for any report: "
+                          f"{spent:.1f} s went on start-up, and the least report's fixed work (its figures, overview "
+                          f"and writing) needs about {floor - spent:.0f} s more, before the data are read; pass "
+                          f"--time-budget {math.ceil(floor) + 1} or more", needed=floor)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1002,7 +1201,12 @@ def main(argv: list[str] | None = None) -> int:
     ``--time-budget`` counts from the start of the process; with ``argv`` given (a call from Python), from this call.
     """
     called_at = time.perf_counter()
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    try:
+        args = parser.parse_args(_joined_negatives(sys.argv[1:] if argv is None else list(argv)))
+    except _UsageError as exc:
+        print(f"shap-instances: error: {exc}", file=sys.stderr)
+        return 2
     args.called_at = None if argv is None else called_at
     commands = {"list": _cmd_list, "explain": _cmd_explain, "report": _cmd_report}
     try:

@@ -98,7 +98,12 @@ class CheckpointError(ShapInstancesError, ValueError):
 class BudgetError(ShapInstancesError, ValueError):
     """A run is estimated, before its work, to need more time than allowed (``max_time``, or without one
     :data:`~shap_instances.approximators._budget.DEFAULT_TIME_LIMIT`, 24 hours). The message names the estimate,
-    how it was measured and the options that shorten the run."""
+    how it was measured and the options that shorten the run; ``needed``, when known, is the budget in seconds
+    that would work."""
+
+    def __init__(self, *args: object, needed: float | None = None) -> None:
+        super().__init__(*args)
+        self.needed = needed
 
 
 class OutputConflictError(ShapInstancesError, FileExistsError):

@@ -101,7 +101,7 @@ def test_top_k_is_chosen_when_the_values_would_not_fit(files, capsys):
 @pytest.mark.parametrize("args, message", [
     (["--explain", "rows.xlsx"], "must be a .parquet or .csv file"),
     (["--explain", "nothing.parquet"], "no such file"),
-    (["--explain", "rows.parquet", "--top-k", "0"], "--top-k must be at least 1"),
+    (["--explain", "rows.parquet", "--top-k", "0"], "--top-k: the value must be an int in [1, "),
 ])
 def test_bad_explain_options_are_one_line_exit_2(files, capsys, args, message):
     args = [str(files / a) if a.startswith(("rows", "nothing")) else a for a in args]

@@ -320,7 +320,8 @@ def test_run_report_refuses_a_budget_that_is_not_positive(option, tmp_path):
 
     X, y = load_diabetes()
     name = next(iter(option))
-    with pytest.raises(InvalidParameterError, match=f"run_report: {name} must be a positive number"):
+    refused = f"run_report: {name} must be (None or )?a finite number in \\(0, inf\\)"
+    with pytest.raises(InvalidParameterError, match=refused):
         run_report(X.iloc[:60], y.iloc[:60], out=tmp_path / "r", silent=True, **option)
     assert not (tmp_path / "r").exists()
 

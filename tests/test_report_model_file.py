@@ -27,7 +27,7 @@ def _save(model, path):
 
 def _report(folder, data, *extra):
     return main(["report", "--data", str(data), "--target", "target", "--out", str(folder / "report"), "--silent",
-                 "--force", "--time-budget", "8", *extra])
+                 "--force", "--time-budget", "30", *extra])
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ call and for every ``n_jobs``, a ``numpy.random.Generator`` advances from call t
 :func:`format_seconds` writes a duration as the budget messages do.
 """
 
-from ._budget import DEFAULT_TIME_LIMIT, format_seconds
+from ._budget import DEFAULT_TIME_LIMIT, RunClock, format_seconds
 from ._parallel import dask_scheduler
 from ._protocol import Approximator
 from ._result import ShapleyResult
@@ -48,6 +48,7 @@ __all__ = [
     "dask_scheduler",
     "format_seconds",
     "DEFAULT_TIME_LIMIT",
+    "RunClock",
     "first_order_game",
     "control_game",
     "label_share_game",

@@ -54,6 +54,7 @@ from ..utils import (
     in_column_order,
     model_input,
     row_names,
+    string_columns,
     training_names,
     unwrap_model,
 )
@@ -172,6 +173,7 @@ class BoostingExplainer(InstanceExplainer):
 
     # ------------------------------------------------------------------ set-up helpers
     def _check_X(self, X: Any, name: str = "X") -> Any:
+        X = self._strings_as_categories(X)
         if isinstance(X, pd.DataFrame) and any(isinstance(t, pd.CategoricalDtype) for t in X.dtypes):
             return self._categorical_frame(X, name)
         library = boosting_library(self.model)
@@ -188,6 +190,18 @@ class BoostingExplainer(InstanceExplainer):
                 f"{name}: rows {rows[:10].tolist()} hold values beyond float32's range (3.4e38); tree models compare "
                 "features in float32, so those rows have no prediction to explain: rescale those columns.")
         return X
+
+    def _strings_as_categories(self, X: Any) -> Any:
+        """A DataFrame's string columns as pandas categoricals (a converted copy), for a model that splits
+        categories natively: HistGradientBoosting and LightGBM read a category by its value (its code is the
+        library's own), so the strings of the column the model was fitted on as a categorical mean the same;
+        they refuse the strings themselves."""
+        native = (boosting_library(self.model) == "lightgbm"
+                  or type(self.model).__name__.startswith("HistGradientBoosting"))
+        if not native or not isinstance(X, pd.DataFrame):
+            return X
+        strings = string_columns(X)
+        return X.astype({column: "category" for column in strings}) if strings else X
 
     def _categorical_frame(self, X: pd.DataFrame, name: str) -> pd.DataFrame:
         """A DataFrame with pandas categorical columns, kept as one: the model's library routes its categories.

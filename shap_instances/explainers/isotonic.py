@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import math
 import numbers
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,7 +19,7 @@ from shap.utils import MaskedModel
 from .._base import InstanceExplainer
 from .._deprecated import renamed_class
 from .._explanation import build_explanation
-from ..exceptions import DataValidationError, UnsupportedModelError
+from ..exceptions import BudgetError, DataValidationError, UnsupportedModelError
 from ..isotonic import (
     check_options,
     check_payoff_memory,
@@ -25,6 +27,7 @@ from ..isotonic import (
     coalition_payoffs,
     coalitions_per_batch,
     fit_payoffs,
+    plan_coalitions,
     sisr,
 )
 from ..utils import (
@@ -32,10 +35,12 @@ from ..utils import (
     Interval,
     check_data,
     check_fitted,
+    check_random_state,
     column_names,
     fitted_columns,
     model_input,
     row_names,
+    spawn_seeds,
 )
 
 if TYPE_CHECKING:
@@ -125,6 +130,14 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     random_state, silent, max_memory, feature_names
         See :class:`~shap_instances.InstanceExplainer`; ``feature_names`` names the features (default: the
         DataFrame's or the model's column names, else ``"x{i}"``).
+    max_time : float, optional
+        Seconds for one call. Before any payoff is evaluated, a probe times a few coalitions of the first row;
+        when every row's planned coalitions (all ``2^p``, or ``max_evals`` sampled) would not fit in 90% of
+        ``max_time``, each row samples as many Shapley-kernel coalitions as fit instead (with a
+        :class:`~shap_instances.exceptions.BudgetWarning` saying how many of how many: the attributions are then
+        those of a sampled fit), and when not even ``10 p`` coalitions per row fit, the call is refused
+        (:class:`~shap_instances.exceptions.BudgetError` naming the ``max_time`` that would work). Default: no
+        limit (the 24-hour refusal of :data:`~shap_instances.approximators.DEFAULT_TIME_LIMIT` still applies).
     scheduler : str or distributed.Client, optional
         Explain the rows on a dask cluster, partition by partition: a scheduler address, a ``Client`` or
         ``"local"``; a dask array or DataFrame ``X`` is explained by partitions even without one (values bitwise
@@ -163,12 +176,13 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "max_exact_features": [Interval(numbers.Integral, 1, 30)],
+        "max_time": [None, Interval(numbers.Real, 0, None, closed="neither")],
     }
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, sparsity: int | str = "ric",
                  max_exact_features: int = 20, max_evals: int = 20_000, batch_size: int | None = None,
                  random_state: RandomStateLike = None, silent: bool = False, max_memory: float | None = None,
-                 feature_names: Sequence[str] | None = None, scheduler: Any = None,
+                 feature_names: Sequence[str] | None = None, scheduler: Any = None, max_time: float | None = None,
                  **sisr_options: Any) -> None:
         sparsity = check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
@@ -217,7 +231,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
 
     @classmethod
     def from_game(cls, game: Game, *, sparsity: int | str = "ric", max_exact_features: int = 20,
-                  max_evals: int = 20_000, random_state: RandomStateLike = None,
+                  max_evals: int = 20_000, random_state: RandomStateLike = None, max_time: float | None = None,
                   **sisr_options: Any) -> IsotonicShapleyExplainer:
         """An explainer of any :class:`~shap_instances.games.Game`: call it with no argument.
 
@@ -235,15 +249,17 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         sparsity = check_sparsity(sparsity, game.n_players)
         _check_sisr_options(sisr_options)
         explainer = cls.__new__(cls)
-        explainer._init_from_game(game, sparsity, max_exact_features, max_evals, random_state, sisr_options)
+        explainer._init_from_game(game, sparsity, max_exact_features, max_evals, random_state, sisr_options,
+                                  max_time)
         return explainer
 
     def _init_from_game(self, game: Game, sparsity: int | str, max_exact_features: int, max_evals: int,
-                        random_state: RandomStateLike, sisr_options: dict[str, Any]) -> None:
+                        random_state: RandomStateLike, sisr_options: dict[str, Any],
+                        max_time: float | None = None) -> None:
         """What ``__init__`` sets, for an explainer of a game rather than of a model and its data."""
         self._setup(dict(model=None, masker=None, max_exact_features=max_exact_features, max_evals=max_evals,
                          batch_size=None, random_state=random_state, silent=True, max_memory=None,
-                         feature_names=game.player_names))
+                         feature_names=game.player_names, max_time=max_time))
         self.columns_, self.data_, self.game = None, None, game
         self.sparsity, self.sisr_options = sparsity, sisr_options
 
@@ -258,7 +274,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         if self.game is not None:
             n_players, names = self.game.n_players, self.game.player_names
             self._check_payoff_memory(n_players, self.game.n_outputs)
-            tables = self._payoffs(self.game, n_players)
+            tables = self._payoffs(self.game, n_players, self._planned_coalitions(self.game, n_players, 1))
             rows, data = tables, np.zeros((tables[1].shape[1], n_players))
             instance_names = self.game.output_names
         else:
@@ -274,8 +290,11 @@ class IsotonicShapleyExplainer(InstanceExplainer):
             check_sparsity(self.sparsity, n_players)
             self._check_payoff_memory(n_players, len(X))
             self._check_single_output(X[:1])
-            per_row = [self._payoffs(MaskedModel(self.model, self.masker, shap.links.identity, False, x), n_players)
-                       for x in self._progress(X, desc="SISR rows", unit="row")]
+            started = time.perf_counter()
+            coalitions = self._planned_coalitions(self._masked(X[0]), n_players, len(X))
+            state = self._call_state()  # one sample of coalitions for every row: their payoffs share the masks
+            per_row = [self._payoffs(self._masked(x), n_players, coalitions, random_state=state)
+                       for x in self._rows_in_time(self._progress(X, desc="SISR rows", unit="row"), started)]
             rows = (per_row[0][0], np.column_stack([table for _, table, _ in per_row]), per_row[0][2])
             data, instance_names = X, explained_names
         masks, values, weights = rows
@@ -330,12 +349,50 @@ class IsotonicShapleyExplainer(InstanceExplainer):
             raise RuntimeError("call the explainer first: the transforms are fitted per explained row.")
         return results[i]
 
-    def _payoffs(self, evaluate: Callable[[np.ndarray], np.ndarray],
-                 n_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(masks, payoffs (m, D), weights): every coalition, or a Shapley-kernel sample beyond the limit."""
+    def _masked(self, x: np.ndarray) -> MaskedModel:
+        """The payoff of coalitions of row ``x``: the model over the masker's background, features outside the
+        coalition hidden (shap's ``MaskedModel``)."""
+        return MaskedModel(self.model, self.masker, shap.links.identity, False, x)
+
+    def _planned_coalitions(self, evaluate: Callable[[np.ndarray], np.ndarray], n_players: int,
+                            n_calls: int) -> int | None:
+        """The coalitions per row that fit ``max_time`` (None: the configured plan fits, or no ``max_time``), or
+        a refusal (:func:`~shap_instances.isotonic.plan_coalitions`, from a timed probe of ``evaluate``)."""
+        if self.max_time is None:
+            return None
+        return plan_coalitions(evaluate, n_players, n_calls, max_time=self.max_time,
+                               max_exact_features=self.max_exact_features, max_evals=self.max_evals)
+
+    def _rows_in_time(self, rows: Any, started: float) -> Any:
+        """The rows of a call, each started only while the pace so far lets it end within 110% of ``max_time``
+        (the plan's probe can miss, e.g. on a machine whose load rises): else a ``BudgetError``, not an overrun."""
+        for i, row in enumerate(rows):
+            spent = time.perf_counter() - started
+            if self.max_time is not None and i and spent / i * (i + 1) > 1.1 * self.max_time:
+                raise BudgetError(f"stopped before row {i + 1}: {i} row(s) took {spent / i:.3g} s each, so the next "
+                                  f"would end past max_time={self.max_time:g} s (the probe's plan missed: a loaded "
+                                  f"machine?); pass max_time={math.ceil(spent / i * len(rows) / 0.9)} or more, or "
+                                  "explain fewer rows", needed=spent / i * len(rows) / 0.9)
+            yield row
+
+    def _call_state(self) -> Any:
+        """The random state of one call's coalition sample: an int ``random_state`` as it is (the same sample
+        in every call), else one seed drawn from it, so that every row of the call gets the same sample."""
+        if isinstance(self.random_state, numbers.Integral):
+            return self.random_state
+        return int(spawn_seeds(check_random_state(self.random_state), 1)[0])
+
+    def _payoffs(self, evaluate: Callable[[np.ndarray], np.ndarray], n_players: int,
+                 coalitions: int | None = None, random_state: Any = None) -> tuple[np.ndarray, np.ndarray,
+                                                                                   np.ndarray | None]:
+        """(masks, payoffs (m, D), weights): every coalition, or a Shapley-kernel sample beyond the limit, or
+        a sample of ``coalitions`` (the plan of ``max_time``), drawn with ``random_state`` (default: the
+        explainer's)."""
         n_background = 100 if self.data_ is None else len(self.data_)
-        return coalition_payoffs(evaluate, n_players, max_exact_features=self.max_exact_features,
-                                 max_evals=self.max_evals, random_state=self.random_state,
+        exact_limit = self.max_exact_features if coalitions is None else min(self.max_exact_features, n_players - 1)
+        return coalition_payoffs(evaluate, n_players, max_exact_features=exact_limit,
+                                 max_evals=self.max_evals if coalitions is None else coalitions,
+                                 random_state=self.random_state if random_state is None else random_state,
                                  batch=lambda n_masks: coalitions_per_batch(
                                      n_players, n_masks, batch_size=self.batch_size, n_background=n_background,
                                      max_memory=self.max_memory))

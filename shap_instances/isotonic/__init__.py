@@ -2,10 +2,11 @@
 
 :func:`check_sparsity` and :func:`check_options` validate SISR's arguments before any payoff is evaluated;
 :func:`coalition_payoffs`, :func:`coalitions_per_batch`, :func:`check_payoff_memory` and :func:`fit_payoffs` build
-the coalition table of a payoff and fit it (what ``IsotonicShapleyExplainer`` delegates to).
+the coalition table of a payoff and fit it, :func:`plan_coalitions` sizes it to a time budget (what
+``IsotonicShapleyExplainer`` delegates to).
 """
 
-from ._payoffs import check_payoff_memory, coalition_payoffs, coalitions_per_batch, fit_payoffs
+from ._payoffs import check_payoff_memory, coalition_payoffs, coalitions_per_batch, fit_payoffs, plan_coalitions
 from ._sisr import (
     MonotoneTransform,
     SISRResult,
@@ -19,4 +20,4 @@ from ._transform_plot import isotonic_transform
 
 __all__ = ["sisr", "sisr_from_samples", "SISRResult", "MonotoneTransform", "gram_eigenvalue", "check_options",
            "check_sparsity", "isotonic_transform", "check_payoff_memory", "coalition_payoffs", "coalitions_per_batch",
-           "fit_payoffs"]
+           "fit_payoffs", "plan_coalitions"]

@@ -7,18 +7,28 @@ a sample).
 
 from __future__ import annotations
 
+import math
+import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..approximators import KernelCoalitionSampler
+from ..approximators import KernelCoalitionSampler, RunClock, format_seconds
 from ..approximators.exact import all_coalitions
-from ..exceptions import InvalidParameterError
+from ..exceptions import BudgetError, BudgetWarning, InvalidParameterError
 from ..utils import check_memory, default_memory_budget
 from ._sisr import SISRResult, sisr, sisr_from_samples
 
-__all__ = ["check_payoff_memory", "coalition_payoffs", "coalitions_per_batch", "fit_payoffs"]
+__all__ = ["check_payoff_memory", "coalition_payoffs", "coalitions_per_batch", "fit_payoffs", "plan_coalitions"]
+
+#: Coalitions timed by :func:`plan_coalitions` before the work.
+PROBE_COALITIONS = 8
+#: The fewest sampled coalitions per feature a time budget may cut a row to (SISR's usable fit).
+LEAST_COALITIONS_PER_FEATURE = 10
+#: Share of ``max_time`` planned for the payoffs (the rest: the SISR fits and building the explanation).
+PAYOFF_SHARE = 0.9
 
 
 def check_payoff_memory(n_players: int, n_rows: int, *, max_exact_features: int, max_evals: int,
@@ -95,6 +105,51 @@ def coalition_payoffs(evaluate: Callable[[np.ndarray], Any], n_players: int, *, 
     values = np.concatenate([np.asarray(evaluate(masks[start:start + size]), dtype=np.float64).reshape(
         min(size, len(masks) - start), -1) for start in range(0, len(masks), size)])
     return masks, values - values[:1], weights
+
+
+def plan_coalitions(evaluate: Callable[[np.ndarray], Any], n_players: int, n_calls: int, *, max_time: float,
+                    max_exact_features: int, max_evals: int) -> int | None:
+    """The coalitions per row that fit ``max_time`` seconds for ``n_calls`` rows, from a timed probe of
+    :data:`PROBE_COALITIONS` coalitions of ``evaluate``: None when the planned ones (every coalition up to
+    ``max_exact_features`` players, else ``max_evals``) fit in :data:`PAYOFF_SHARE` of it; else as many as fit
+    (a :class:`~shap_instances.exceptions.BudgetWarning` says how many of how many), or, when fewer than
+    :data:`LEAST_COALITIONS_PER_FEATURE` per feature fit, a :class:`~shap_instances.exceptions.BudgetError`
+    naming the ``max_time`` that would work, before the work.
+
+    The probe's masks come from a fixed seed: the user's random state is not drawn from.
+
+    Examples
+    --------
+    >>> from shap_instances.isotonic import plan_coalitions
+    >>> plan_coalitions(lambda m: m.sum(1), 4, 2, max_time=60, max_exact_features=20, max_evals=100) is None
+    True
+    """
+    clock = RunClock(max_time, "coalition payoffs", "Pass a larger max_time, explain fewer rows, or give a smaller "
+                     "background (masker: a sample of its rows; each coalition costs one model call on all of them).")
+    planned = 2**n_players if n_players <= max_exact_features else max_evals
+    probe = np.random.default_rng(0).random((PROBE_COALITIONS, n_players)) < 0.5
+    evaluate(probe[:1])  # the first call also sets up (shap's masked model, the model's own first call)
+    started = time.perf_counter()
+    evaluate(probe)
+    per_coalition = (time.perf_counter() - started) / PROBE_COALITIONS
+    how = f"measured on a probe of {PROBE_COALITIONS} coalitions"
+    left = (clock.left() or 0.0) * PAYOFF_SHARE
+    if planned * n_calls * per_coalition <= left:
+        return None
+    fitting = int(left / (n_calls * per_coalition))
+    least = max(LEAST_COALITIONS_PER_FEATURE * n_players, n_players + 2)
+    if fitting < least:
+        needed = clock.elapsed + least * n_calls * per_coalition / PAYOFF_SHARE
+        raise BudgetError(f"refused before the work: the fewest coalitions SISR can be fitted on, {least:,} per row "
+                          f"({LEAST_COALITIONS_PER_FEATURE} per feature), take about {format_seconds(needed)} for "
+                          f"{n_calls:,} row(s) ({per_coalition:.3g} s a coalition, {how}), more than max_time="
+                          f"{max_time:g} s; pass max_time={math.ceil(needed)} or more. {clock.helps}", needed=needed)
+    plan = "every coalition" if planned == 2**n_players and n_players <= max_exact_features else "max_evals"
+    warnings.warn(f"max_time={max_time:g} s fits {fitting:,} coalition payoffs per row, not the {planned:,} planned "
+                  f"({plan}; {per_coalition:.3g} s a coalition, {how}): each row's SISR is fitted on a Shapley-kernel "
+                  f"sample of {fitting:,} of the {2.0**n_players:,.0f} coalitions, so its attributions are "
+                  f"approximate. {clock.helps}", BudgetWarning, stacklevel=4)
+    return fitting
 
 
 def fit_payoffs(masks: np.ndarray, payoffs: np.ndarray, weights: np.ndarray | None, sparsity: int | str, *,

@@ -22,6 +22,7 @@ from ._models import (
     make_model,
     model_columns,
 )
+from ._plan import least_report_seconds
 
 if TYPE_CHECKING:  # pragma: no cover - the lazy names below, for type checkers
     from ._html import Report as Report
@@ -35,7 +36,7 @@ _LAZY = {"Report": "._html", "Section": "._html", "run_report": "._report"}
 __all__ = [
     "EXPLAINER_MODELS", "MODELS", "PROBE_ROWS", "Report", "Section", "auto_model", "categorical_columns",
     "check_task", "describe_preprocessing", "encode", "estimate_fit_seconds", "final_estimator", "fit_model",
-    "infer_task", "load_table", "make_model", "model_columns", "report_files", "run_report",
+    "infer_task", "least_report_seconds", "load_table", "make_model", "model_columns", "report_files", "run_report",
 ]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import DataValidationError
-from ..utils import check_unique_columns
+from ..utils import check_unique_columns, scan_text_file
 
 __all__ = ["load_table", "infer_task", "check_task"]
 
@@ -50,9 +50,13 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such data file: {path}")
+    scan_text_file(path, "--data")  # a binary file is refused as such, not blamed on a column
     try:
         frame = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise DataValidationError(f"could not read {path} as CSV: it is not UTF-8 text; save it as a UTF-8 CSV file "
+                                  "(a spreadsheet: 'Save as' CSV UTF-8)") from exc
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise DataValidationError(f"could not read {path} as CSV: {exc}") from exc
     # pandas renames a repeated header name ("a", "a" -> "a", "a.1"): the file's own names are checked instead
     check_unique_columns(pd.read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist(), path.name)

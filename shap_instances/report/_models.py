@@ -13,6 +13,7 @@ Both ``cli.py`` and :mod:`shap_instances.report` import it through :mod:`shap_in
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..utils import categorical_columns, sklearn_version
+from ..utils import available_cores, categorical_columns, sklearn_version
 
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
@@ -243,7 +244,30 @@ def fit_model(name: str, task: str, X: Any, y: ArrayLike, seed: int = 0, *, expl
     model = make_model(name, task, X, seed)
     if name == "logistic":
         model.set_params(model__solver=_logistic_solver(X, y))
-    return model.fit(X, y)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=fit_threads()):  # OpenMP and BLAS threads: the cores this run has, not more
+        return model.fit(X, y)
+
+
+def fit_threads() -> int:
+    """OpenMP and BLAS threads for a fit: the cores this process may use (``utils.available_cores``) less those the
+    machine's other work keeps busy (the 1-minute load average beyond this process), at least one. OpenMP threads
+    that wait for busy cores slow a fit twentyfold (a 1,000-row histogram gradient boosting: 35 s at load 11, 1.6 s
+    on one thread).
+
+    Examples
+    --------
+    >>> from shap_instances.report._models import fit_threads
+    >>> fit_threads() >= 1
+    True
+    """
+    cores = available_cores()
+    try:
+        busy = max(os.getloadavg()[0] - 1.0, 0.0)
+    except OSError:  # pragma: no cover - platforms without a load average
+        busy = 0.0
+    return max(1, min(cores, round(cores - busy)))
 
 
 #: Rows of the two samples that :func:`estimate_fit_seconds` times.
@@ -251,8 +275,12 @@ PROBE_ROWS = (1_000, 2_000)
 
 
 def estimate_fit_seconds(name: str, task: str, X: pd.DataFrame, y: ArrayLike, seed: int = 0, *,
-                         explainer: str | None = None) -> tuple[float, str]:
+                         explainer: str | None = None, max_seconds: float | None = None) -> tuple[float, str]:
     """Seconds :func:`fit_model` will take on all of ``X``, from timed fits on two random row samples.
+
+    The fits run as :func:`fit_model` runs them, on the cores this run has (OpenMP and BLAS threads limited to
+    them). When the first fit alone, scaled linearly to all rows, already exceeds ``max_seconds``, the second is
+    not run: that scaling is the estimate (a lower bound for a model that grows faster than linearly).
 
     Where the two times (:data:`PROBE_ROWS`) grow faster than the rows, the time is taken to grow as ``n ** b``
     through both (``b`` at most 2); otherwise as a fixed cost plus a linear part, the line through both (a fixed
@@ -281,6 +309,8 @@ def estimate_fit_seconds(name: str, task: str, X: pd.DataFrame, y: ArrayLike, se
         start = time.perf_counter()
         fit_model(name, task, X.iloc[sample], np.asarray(y)[sample], seed, explainer=explainer)
         times.append(max(time.perf_counter() - start, 1e-6))
+        if max_seconds is not None and len(times) == 1 and times[0] * len(X) / size > max_seconds:
+            return times[0] * len(X) / size, f"a fit of {size:,} random rows took {times[0]:.2f} s"
     (small, large), (t_small, t_large) = PROBE_ROWS, times
     growth = float(np.log(t_large / t_small) / np.log(large / small))
     if growth >= 1.0:  # faster than linear: the power law through both times, at most quadratic

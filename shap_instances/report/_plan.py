@@ -21,6 +21,7 @@ work ends, so its ETA moves with the measured speed.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -33,7 +34,8 @@ from tqdm.auto import tqdm
 if TYPE_CHECKING:
     from ._context import Context
 
-__all__ = ["Costs", "Plan", "SectionBar", "measure", "make_plan", "memory_plan", "residual_sample_size"]
+__all__ = ["Costs", "Plan", "SectionBar", "check_least_budget", "least_costs", "least_report_seconds", "least_seconds",
+           "measure", "make_plan", "memory_plan", "residual_sample_size"]
 
 #: Seconds per figure written (matplotlib to PNG) at the least: :func:`time_figure` measures it, now.
 FIGURE_SECONDS = 1.2
@@ -54,6 +56,8 @@ STOP_SHARE = 0.2
 BYTES_PER_SAMPLED_ENTRY = 80
 #: Bytes per training row and tree of the forest section (tree nodes and the RF-GAP leaf index).
 BYTES_PER_ROW_TREE = 48
+#: Seconds to write the report's HTML and tables (not measured).
+WRITING_SECONDS = 1.0
 #: Share of the budget kept in reserve for what the estimates miss.
 RESERVE = 0.1
 
@@ -158,7 +162,7 @@ class Plan:
 
     @property
     def total(self) -> float:
-        return self.costs.spent + sum(step.estimate for step in self.sections.values())
+        return self.costs.spent + WRITING_SECONDS + sum(step.estimate for step in self.sections.values())
 
     def lines(self) -> list[str]:
         """The plan as printed: one line per section with its share of the budget and its estimate."""
@@ -281,20 +285,13 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
     100
     """
     c = costs
-    n_figures_residual, n_figures_forest = 5, 3
-    figure = c.per_figure
-    slower = figure / FIGURE_SECONDS  # the load from other jobs slows the unmeasured work as it slows figures
-    residual_fixed = (figure * n_figures_residual + slower * (2e-7 * c.n_train * max(c.n_explained, c.n_features)
-                                                              + 1.5)) if residual else 0.0
-    forest_fixed = figure * n_figures_forest + 0.5 if forest else 0.0
-    overview = 0.5 + 0.2 * figure
-    representer = 0.5 + 2e-6 * c.n_train * c.n_features
-    writing = 1.0
+    residual_fixed, forest_fixed, overview, representer, writing = _fixed_seconds(c, residual=residual,
+                                                                                  forest=forest)
     available = budget * (1 - RESERVE) - c.spent - overview - representer - writing - residual_fixed - forest_fixed
     warnings = []
 
     def forest_seconds(trees: int, rows: int) -> float:
-        return ((trees - PROBE_TREES) * c.per_tree + trees * (c.gap_fixed_per_tree + rows * c.gap_per_row_tree))
+        return _forest_seconds(c, trees, rows)
 
     share = available / 3 if residual else available
     trees, rows = MAX_TREES, c.n_test
@@ -302,7 +299,7 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
         trees -= 5
     while rows > 200 and forest_seconds(trees, rows) > share:
         rows = max(200, rows // 2)
-    grows_forest, forest_time = forest, forest_seconds(trees, rows)
+    grows_forest, forest_time = forest, forest_seconds(trees, rows) if forest else 0.0
     n_permutations, sample_permutations, batch = 0, 0, 2
     if residual:
         left = available - forest_time
@@ -351,6 +348,82 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
         plan.sections["forest"] = SectionStep("random forest", f"{trees} trees; RF-GAP explanations; {trust}",
                                               forest_time + forest_fixed)
     return plan
+
+
+def _fixed_seconds(c: Costs, *, residual: bool, forest: bool) -> tuple[float, float, float, float, float]:
+    """Seconds of the work whose size does not follow the budget: (the residual section's figures and
+    statistics, the forest's figures, the overview, the representer section, writing the report)."""
+    figure = c.per_figure
+    slower = figure / FIGURE_SECONDS  # the load from other jobs slows the unmeasured work as it slows figures
+    residual_fixed = (figure * 5 + slower * (2e-7 * c.n_train * max(c.n_explained, c.n_features) + 1.5)
+                      if residual else 0.0)
+    forest_fixed = figure * 3 + 0.5 if forest else 0.0
+    return residual_fixed, forest_fixed, 0.5 + 0.2 * figure, 0.5 + 2e-6 * c.n_train * c.n_features, WRITING_SECONDS
+
+
+def _forest_seconds(c: Costs, trees: int, rows: int) -> float:
+    """Seconds of the forest's ``trees`` trees (the first :data:`PROBE_TREES` already grown) and of the trust
+    scores of ``rows`` held-out rows."""
+    return (trees - PROBE_TREES) * c.per_tree + trees * (c.gap_fixed_per_tree + rows * c.gap_per_row_tree)
+
+
+def least_costs(spent: float, n_train: int, n_test: int, n_features: int) -> Costs:
+    """The costs known before anything is measured: ``spent`` seconds already, every measured cost 0 and a
+    figure at :data:`FIGURE_SECONDS`, so that :func:`check_least_budget` on them is a lower bound."""
+    return Costs(spent=spent, per_permutation=0.0, per_aggregate=0.0, per_tree=0.0, gap_fixed_per_tree=0.0,
+                 gap_per_row_tree=0.0, n_train=max(n_train, 1), n_test=n_test, n_explained=1,
+                 n_features=n_features)
+
+
+def least_seconds(costs: Costs, *, residual: bool, forest: bool) -> float:
+    """The least budget that :func:`make_plan` fits in, :data:`RESERVE` kept: from a lower bound (what is spent,
+    the fixed work, :data:`MIN_TREES` trees with the trust scores of at most 200 rows, :data:`MIN_PERMUTATIONS`
+    permutations of each residual game), raised to what the plan of that budget needs until the plan fits.
+
+    Examples
+    --------
+    >>> from shap_instances.report._plan import least_costs, least_seconds
+    >>> round(least_seconds(least_costs(2.0, 100, 25, 5), residual=False, forest=False), 1)  # (2 s + 2.2 s) / 0.9
+    4.7
+    """
+    work = sum(_fixed_seconds(costs, residual=residual, forest=forest))
+    if forest:
+        work += _forest_seconds(costs, MIN_TREES, min(costs.n_test, 200))
+    if residual:
+        work += MIN_PERMUTATIONS * (costs.per_aggregate + costs.per_permutation)
+    budget = (costs.spent + work) / (1 - RESERVE)
+    for _ in range(200):  # the plan may give the forest and the sampled rows more than their least first
+        needed = make_plan(costs, budget, residual=residual, n_players=costs.n_train, forest=forest).total
+        if needed <= budget * (1 - RESERVE):
+            break
+        budget = max(budget * 1.01, needed / (1 - RESERVE) * (1 + 1e-6))  # above rounding
+    return budget
+
+
+def least_report_seconds(spent: float, *, forest: bool) -> float:
+    """The least budget of any report, before the data are read: ``spent`` seconds and the fixed work of a report
+    without the residual section (:func:`least_seconds` with every measured cost 0), the forest's when ``forest``.
+
+    Examples
+    --------
+    >>> from shap_instances.report import least_report_seconds
+    >>> least_report_seconds(0.0, forest=True) > least_report_seconds(0.0, forest=False) > 2
+    True
+    """
+    return least_seconds(least_costs(spent, 1, 0, 1), residual=False, forest=forest)
+
+
+def check_least_budget(costs: Costs, budget: float, *, residual: bool, forest: bool, how: str) -> None:
+    """Refuse, before the sections run, a ``budget`` below :func:`least_seconds` with
+    :class:`~shap_instances.exceptions.BudgetError` naming the budget that would work (``needed``)."""
+    from ..approximators import format_seconds
+    from ..exceptions import BudgetError
+
+    needed = least_seconds(costs, residual=residual, forest=forest)
+    if needed > budget:
+        raise BudgetError(
+            f"refused before the work: the smallest report here needs about {format_seconds(needed)} ({how}), more "
+            f"than time_budget={budget:.3g} s; pass a time budget of at least {math.ceil(needed)} s", needed=needed)
 
 
 class SectionBar:

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from ..exceptions import InvalidParameterError  # noqa: E402
+from ..utils import Interval, validate_params  # noqa: E402
 from . import _plan  # noqa: E402
 from ._context import file_model_sentence, prepare  # noqa: E402
 from ._html import Report  # noqa: E402
@@ -26,6 +26,13 @@ from ._models import model_columns  # noqa: E402
 from ._sections import SECTIONS, Overview  # noqa: E402
 
 __all__ = ["run_report"]
+
+#: The options :func:`run_report` checks (:func:`~shap_instances.utils.validate_params`).
+_CONSTRAINTS: dict[str, list] = {
+    "time_budget": [Interval(numbers.Real, 0, None, closed="neither")],
+    "max_memory": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "max_evals": [None, Interval(numbers.Integral, 1, None)],
+}
 
 
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
@@ -103,13 +110,15 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     'index.html'
     """
     start = time.perf_counter()
-    for name, value, unit in (("time_budget", time_budget, "seconds"), ("max_memory", max_memory, "bytes")):
-        if value is not None and not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
-            raise InvalidParameterError(f"run_report: {name} must be a positive number of {unit}; got {value!r}.")
-    if max_evals is not None and not (isinstance(max_evals, numbers.Integral) and max_evals > 0):
-        raise InvalidParameterError(f"run_report: max_evals must be a positive whole number; got {max_evals!r}.")
+    validate_params("run_report", _CONSTRAINTS, {"time_budget": time_budget, "max_memory": max_memory,
+                                                 "max_evals": max_evals})
     if fitted_model is not None:
         X = model_columns(fitted_model, X, f"the {type(fitted_model).__name__} model")
+    decomposed = task != "classification" or pd.Series(y).nunique() == 2  # the residual section applies
+    n_test = math.ceil(test_size * len(X))
+    _plan.check_least_budget(_plan.least_costs(time.perf_counter() - start, len(X) - n_test, n_test, X.shape[1]),
+                             time_budget, residual=decomposed, forest=fitted_model is None,
+                             how="its figures, overview and writing alone, before any model is fitted")
     stratify = y if task == "classification" else None
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_size, random_state=seed,
                                                         stratify=stratify)
@@ -124,6 +133,9 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     residual = any(step.key == "residual" for step in steps)
     forest = any(step.key == "forest" for step in steps)
     costs = _plan.measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
+    _plan.check_least_budget(costs, time_budget, residual=residual, forest=forest,
+                             how=f"measured here: the fits, {_plan.MIN_PERMUTATIONS} permutations of each residual "
+                                 f"game and {_plan.MIN_TREES} trees")
     plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train), forest=forest,
                            max_evals=max_evals)
     if fitted_model is not None:

@@ -6,7 +6,7 @@
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
   other columns refused with the names listed, wrong widths refused), :func:`check_target`,
-  :func:`check_fitted`, :func:`check_memory`, :func:`row_names`, :func:`column_names`;
+  :func:`check_fitted`, :func:`check_memory`, :func:`check_disk`, :func:`row_names`, :func:`column_names`;
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
@@ -41,7 +41,7 @@ from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, check_model_kind, model_kind, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
-from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, validate_params
+from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, parse_number, validate_params
 from ._persistence import dump_safely, load_model, load_safely, read_file, save_model, untrusted_types
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._scoring import check_scoring
@@ -72,6 +72,7 @@ from ._sklearn_internals import (
 from ._validation import (
     categorical_columns,
     check_data,
+    check_disk,
     check_finite_result,
     check_fitted,
     check_labels,
@@ -85,6 +86,8 @@ from ._validation import (
     instance_names,
     model_input,
     row_names,
+    scan_text_file,
+    string_columns,
     training_names,
 )
 
@@ -129,6 +132,7 @@ __all__ = [
     "check_scoring",
     "check_memory",
     "check_min_evals",
+    "check_disk",
     "check_random_state",
     "check_sklearn_version",
     "check_target",
@@ -159,6 +163,8 @@ __all__ = [
     "player_clustering",
     "read_file",
     "save_model",
+    "scan_text_file",
+    "string_columns",
     "row_cohorts",
     "row_names",
     "shap_explainer_class",
@@ -168,6 +174,7 @@ __all__ = [
     "training_names",
     "untrusted_types",
     "unwrap_model",
+    "parse_number",
     "validate_params",
     "write_atomically",
 ]

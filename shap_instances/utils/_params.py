@@ -17,7 +17,8 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["COMMON_CONSTRAINTS", "HasMethods", "Interval", "Options", "check_min_evals", "validate_params"]
+__all__ = ["COMMON_CONSTRAINTS", "HasMethods", "Interval", "Options", "check_min_evals", "parse_number",
+           "validate_params"]
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,36 @@ def check_min_evals(max_evals: int | None, minimum: int, what: str, option: str 
     if max_evals is not None and max_evals < minimum:
         raise InvalidParameterError(f"{option}={max_evals} is too small: {what} needs at least {minimum} evaluations; "
                                     f"pass {option} >= {minimum}.")
+
+
+def parse_number(text: str, name: str, allowed: Interval, means: str = "") -> Any:
+    """``text`` (a command-line option's value) read as ``allowed.kind`` and checked against ``allowed``.
+
+    One reader for every number of the command line: an int for ``numbers.Integral``, else a float; NaN,
+    infinities, overflows, words and values outside ``allowed`` raise one
+    :class:`~shap_instances.exceptions.InvalidParameterError` naming the option, what it means and the range.
+
+    Examples
+    --------
+    >>> import numbers
+    >>> from shap_instances.utils import Interval, parse_number
+    >>> parse_number("60", "--time-budget", Interval(numbers.Real, 1, 86400), "seconds")
+    60.0
+    >>> try:
+    ...     parse_number("1e308", "--time-budget", Interval(numbers.Real, 1, 86400), "seconds")
+    ... except ValueError as exc:
+    ...     print(exc)
+    --time-budget must be a finite number in [1, 86400] (seconds); got '1e308'.
+    """
+    integral = allowed.kind is numbers.Integral
+    try:
+        value: Any = int(text) if integral else float(text)
+    except (TypeError, ValueError, OverflowError):
+        value = None
+    if value is None or not allowed.is_satisfied_by(value):
+        said = f" ({means})" if means else ""
+        raise InvalidParameterError(f"{name} must be {allowed}{said}; got {text!r}.")
+    return value
 
 
 #: The shared options of every explainer: the same name means the same thing wherever it is accepted.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -41,6 +42,9 @@ __all__ = [
     "training_names",
     "column_names",
     "check_memory",
+    "check_disk",
+    "string_columns",
+    "scan_text_file",
     "in_column_order",
     "available_memory_bytes",
 ]
@@ -78,7 +82,7 @@ def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan
     except TypeError as exc:  # sparse input where dense is required, and similar
         raise DataValidationError(f"{name}: {exc}") from exc
     except ValueError as exc:
-        raise DataValidationError(f"{name}: {exc}") from exc
+        raise DataValidationError(f"{name}: {exc}{_string_columns_hint(X)}") from exc
     if sp.issparse(array):
         array = sp.csr_matrix(array)
     if n_features is not None and array.shape[1] != n_features:
@@ -428,9 +432,74 @@ def check_memory(n_bytes: float, what: str, *, max_memory: float | None = None, 
     budget = default_memory_budget() if max_memory is None else max_memory
     if n_bytes > budget:
         raise MemoryBudgetError(
-            f"{what} would need {n_bytes / 2**30:.2f} GiB, more than the memory budget of "
-            f"{budget / 2**30:.2f} GiB. {instead}".strip()
+            f"{what} would need {_size(n_bytes)}, more than the memory budget of {_size(budget)}. {instead}".strip()
         )
+
+
+def _size(n_bytes: float) -> str:
+    """Bytes as GiB (two decimals), or as MiB or bytes where GiB would print 0.00."""
+    if n_bytes >= 2**30 / 100:
+        return f"{n_bytes / 2**30:.2f} GiB"
+    return f"{n_bytes / 2**20:.2f} MiB" if n_bytes >= 2**20 / 100 else f"{n_bytes:,.0f} bytes"
+
+
+def _string_columns_hint(X: Any) -> str:
+    """What to do about a DataFrame's string columns that a numeric check refused ('' for other input)."""
+    if not isinstance(X, pd.DataFrame):
+        return ""
+    strings = [str(c) for c in string_columns(X)]
+    if not strings:
+        return ""
+    return (f" (columns {strings[:10]} hold strings, which this model takes only as numbers: explain a Pipeline "
+            "that encodes them, e.g. a ColumnTransformer with a OneHotEncoder, fitted on the raw table; or, for "
+            "HistGradientBoosting / LightGBM / XGBoost fitted on them as categories, give them as pandas "
+            "categoricals)")
+
+
+def scan_text_file(path: str | os.PathLike[str], what: str) -> tuple[int, bool]:
+    """Read the file ``path`` once, block by block, refusing one that is not text: ``(line ends, whether the
+    last byte is one)``.
+
+    A NUL byte (a binary file, a spreadsheet, text saved as UTF-16) raises a
+    :class:`~shap_instances.exceptions.DataValidationError` naming ``what`` (the option or argument the file was
+    given as), the file, the byte's position and what to do, so that no reader blames a column for it.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from shap_instances.utils import scan_text_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = path.write_bytes(b"a,y\\n1,2\\n")
+    >>> scan_text_file(path, "--data")
+    (2, True)
+    """
+    n_lines, last, offset = 0, b"\n", 0
+    with open(path, "rb") as handle:
+        while block := handle.read(2**24):
+            if (nul := block.find(b"\x00")) >= 0:
+                utf16 = " (it looks like text saved as UTF-16)" if block[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+                raise DataValidationError(
+                    f"{what} {os.fspath(path)}: byte {offset + nul:,} is a NUL byte, so the file is not a text CSV"
+                    f"{utf16}; save it as a UTF-8 CSV file (a spreadsheet: 'Save as' CSV UTF-8)")
+            n_lines, last, offset = n_lines + block.count(b"\n"), block[-1:], offset + len(block)
+    return n_lines, last == b"\n"
+
+
+def check_disk(n_bytes: float, folder: str | os.PathLike[str], what: str, *, instead: str = "") -> None:
+    """Refuse a write of ``n_bytes`` into ``folder`` larger than the space free on its disk (before writing: a
+    full disk leaves a truncated file, and a memory map written past it kills the process).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_disk
+    >>> check_disk(1e3, ".", "a small table")
+    """
+    import shutil
+
+    free = shutil.disk_usage(os.fspath(folder) or ".").free
+    if n_bytes > free:
+        raise MemoryBudgetError(f"{what} would take about {n_bytes / 2**30:,.2f} GiB, more than the "
+                                f"{free / 2**30:,.2f} GiB free on the disk of {os.fspath(folder)}. {instead}".strip())
 
 
 def model_input(model: Any, X: Any) -> Any:
@@ -451,6 +520,20 @@ def model_input(model: Any, X: Any) -> Any:
     if names is None or isinstance(X, pd.DataFrame) or sp.issparse(X) or np.ndim(X) != 2:
         return X
     return pd.DataFrame(X, columns=names)
+
+
+def string_columns(X: pd.DataFrame) -> list:
+    """The columns of ``X`` that hold strings or other objects (not pandas categoricals, numbers or booleans).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.utils import string_columns
+    >>> string_columns(pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "c": pd.Categorical(["x", "y"])}))
+    ['b']
+    """
+    return [c for c, dtype in X.dtypes.items()
+            if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)]
 
 
 def categorical_columns(X: pd.DataFrame) -> list:

@@ -36,6 +36,7 @@ from shap_instances.utils import (
     check_memory,
     check_target,
     fitted_columns,
+    in_column_order,
     row_names,
     training_names,
 )
@@ -163,11 +164,22 @@ class LeaveOneOutExplainer(InstanceExplainer):
             raise DataValidationError("LeaveOneOutExplainer needs the training rows: "
                                       "LeaveOneOutExplainer(model, X_train, y=y_train).")
         self.columns_ = fitted_columns(model, data)
-        self.data_ = check_data(data, name="masker", feature_names=self.columns_, min_rows=2,
-                                n_features=getattr(model, "n_features_in_", None))
+        self.data_ = self._rows(data, "masker", n_features=getattr(model, "n_features_in_", None), min_rows=2)
         self.classes_: np.ndarray | None = None
         self.y_train_ = self._check_y(y, len(self.data_))
         self.train_names_ = training_names(data, feature_names)
+
+    def _rows(self, X: Any, name: str, *, n_features: int | None, min_rows: int = 1) -> Any:
+        """Rows as the refitted model takes them: floats, or for a ``Pipeline`` the DataFrame's own columns (in
+        the fitted order), whose strings, categories and missing values are the pipeline's to handle."""
+        from sklearn.pipeline import Pipeline
+
+        if not isinstance(self.model, Pipeline) or not isinstance(X, pd.DataFrame):
+            return check_data(X, name=name, feature_names=self.columns_, min_rows=min_rows, n_features=n_features)
+        columns = self.columns_ if self.columns_ is not None else [str(c) for c in X.columns]
+        if len(X) < min_rows:
+            raise DataValidationError(f"{name} needs at least {min_rows} rows, got {len(X)}.")
+        return in_column_order(X, columns, name)
 
     def _check_y(self, y: ArrayLike | None, n: int) -> np.ndarray:
         """The training targets: numeric for a regressor, two labels on two rows or more for a classifier."""
@@ -272,7 +284,7 @@ class LeaveOneOutExplainer(InstanceExplainer):
         start = time.perf_counter()
         self._check_call_y(y)
         names = row_names(X)
-        X_arr = check_data(X, name="X", feature_names=self.columns_, n_features=self.data_.shape[1])
+        X_arr = self._rows(X, "X", n_features=self.data_.shape[1])
         n, n_train = X_arr.shape[0], self.data_.shape[0]
         linear = _linear_settings(self.model) if self.method in ("auto", "closed_form") else None
         self._check_budget(1 if linear is not None else n_train + 1)
@@ -385,14 +397,16 @@ def _linear_settings(model: Any) -> tuple[float, bool] | None:
     return None
 
 
-def _frame(X: np.ndarray, columns: list[str] | None) -> Any:
-    """The validated array as the model is fitted and called: a DataFrame when the columns have names."""
-    return X if columns is None else pd.DataFrame(X, columns=columns)
+def _frame(X: Any, columns: list[str] | None) -> Any:
+    """The validated rows as the model is fitted and called: a DataFrame when the columns have names (a
+    pipeline's raw DataFrame as it is)."""
+    return X if columns is None or isinstance(X, pd.DataFrame) else pd.DataFrame(X, columns=columns)
 
 
-def _fit(model: Any, X_train: np.ndarray, y: np.ndarray, rows: np.ndarray, columns: list[str] | None) -> Any:
+def _fit(model: Any, X_train: Any, y: np.ndarray, rows: np.ndarray, columns: list[str] | None) -> Any:
     """A clone of ``model`` fitted on the training rows ``rows``."""
-    return clone(model).fit(_frame(X_train[rows], columns), y[rows])
+    taken = X_train.iloc[rows] if isinstance(X_train, pd.DataFrame) else X_train[rows]
+    return clone(model).fit(_frame(taken, columns), y[rows])
 
 
 def _output(fitted: Any, X: np.ndarray, columns: list[str] | None, positive: Any) -> np.ndarray:

@@ -307,3 +307,25 @@ def test_waterfall_ends_at_the_prediction(diabetes):
     assert ticks["$f(x)$"] == pytest.approx(prediction[0], abs=1e-6)             # the end: the true prediction
     assert ticks["$E[f(X)]$"] == pytest.approx(e.base_values[0], abs=1e-6)       # the start: the remainder
     assert abs(e.base_values[0] - prediction[0]) > 1.0  # the values do not add up: start and end differ
+
+
+def test_a_pipeline_on_raw_string_columns_is_refitted_on_its_raw_rows():
+    """Issue 39: a ColumnTransformer on string columns crashed with "could not convert string to float"; the
+    raw DataFrame goes to the pipeline's clones, as docs/models.md says for the other explainers."""
+    import pandas as pd
+    from sklearn.base import clone
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=40), "c": rng.choice(["x", "y", "z"], 40)})
+    y = 2 * X["a"] + (X["c"] == "x")
+    pipe = make_pipeline(ColumnTransformer([("n", StandardScaler(), ["a"]), ("c", OneHotEncoder(), ["c"])]), Ridge())
+    explanation = LeaveOneOutExplainer(pipe, X, y=y, silent=True)(X.iloc[:3])
+    full = clone(pipe).fit(X, y).predict(X.iloc[:3])
+    for i in (0, 7, 39):  # the definition, against independent refits without row i
+        without = clone(pipe).fit(X.drop(index=i), y.drop(index=i)).predict(X.iloc[:3])
+        np.testing.assert_allclose(explanation.values[:, i], full - without, atol=1e-12)
+    np.testing.assert_allclose(explanation.base_values + explanation.values.sum(axis=1), full, atol=1e-9)
