@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning
 from .utils import (
+    check_model_kind,
     check_random_state,
     dump_safely,
     explain_partitions,
@@ -202,6 +203,10 @@ class InstanceExplainer(_ShapExplainer):
     #: Whether the constructor takes fitted pipelines and meta-estimators (it calls :meth:`_unwrap`), so that
     #: ``Explainer(model, algorithm="auto")`` asks :meth:`supports_model` about the estimator inside them.
     unwraps_models: ClassVar[bool] = False
+    #: The kinds of estimator (:func:`~shap_instances.utils.model_kind`) the constructor takes; a class, a clusterer,
+    #: an outlier detector or a transformer is refused by :meth:`_setup` before any work. Models without ``fit`` (a
+    #: library's raw booster, a prediction function) are left to the class's own check.
+    model_kinds: ClassVar[tuple[str, ...]] = ("classifier", "regressor")
     #: The options of the constructor and their constraints (see :mod:`shap_instances.utils`).
     _parameter_constraints: ClassVar[dict[str, list]] = {}
 
@@ -220,6 +225,7 @@ class InstanceExplainer(_ShapExplainer):
                 f"{type(self).__name__}: pass the training data once, as masker= (or its alias data=), not both."
             )
         masker = data if masker is None else masker
+        self._check_model_kind(model)  # the model first: options make no sense for a model that is refused
         validate_params(type(self).__name__, self._parameter_constraints, params)
         if self.requires_y and params.get("y") is None:
             raise DataValidationError(
@@ -235,6 +241,12 @@ class InstanceExplainer(_ShapExplainer):
         for name, value in params.items():
             setattr(self, name, value)
         return masker
+
+    def _check_model_kind(self, model: Any) -> None:
+        """Refuse a class, or an estimator (or its bound method) of a kind not in :attr:`model_kinds`."""
+        owner = model if isinstance(model, type) else getattr(model, "__self__", model)
+        if isinstance(owner, type) or callable(getattr(owner, "fit", None)):
+            check_model_kind(owner, type(self).__name__, self.model_kinds)
 
     def _unwrap(self, data: Any, y: Any = None) -> tuple[Any, Any, Any]:
         """Unwrap ``self.model`` (a pipeline, search object, ...): ``(estimator, data, y)`` as the estimator saw them.

@@ -94,6 +94,7 @@ class NaiveBayesExplainer(InstanceExplainer):
 
     auto_priority = 10
     players = "features"
+    model_kinds = ("classifier",)
     explained_quantity = "log-odds (two classes), centred log-probabilities per class (more classes)"
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
@@ -106,9 +107,9 @@ class NaiveBayesExplainer(InstanceExplainer):
                  expectation: str = "background", woe: bool = False, output: str = "centered",
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
+        data = self._setup(locals())  # a class or a model of another kind is refused first
         check_fitted(model)
-        split_pipeline(model)  # an unsupported model is refused before its options
-        data = self._setup(locals())
+        split_pipeline(model)
         nb = NaiveBayesModel(model, weights=weights, feature_names=feature_names,
                              data=self._background(data, expectation))
         self.nb_model_ = nb

@@ -283,7 +283,7 @@ def check_model_kind(model: Any, what: str, kinds: tuple[str, ...] = ("classifie
                                     f"instance, {model.__name__}().")
     kind = model_kind(model)
     if kind not in kinds:
-        wanted = " or ".join(kinds)
+        wanted = " or ".join(kind for kind in kinds if kind != "estimator of unknown kind")
         is_what = kind if kind.startswith("not ") else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
         raise UnsupportedModelError(f"{what} needs a {wanted}, but {type(model).__name__} is {is_what}; pass a "
                                     f"scikit-learn {wanted} (or a pipeline ending in one).")
