@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning
 from .utils import (
+    check_finite_result,
     check_model_kind,
     check_random_state,
     dump_safely,
@@ -301,11 +302,26 @@ class InstanceExplainer(_ShapExplainer):
         ``explained_quantity``, the class's declarations, so that a reader of the explanation alone knows what
         its columns are and whether ``base + values.sum(1)`` is a sum of shares or ends on a remainder.
         """
+        self._check_finite(explanation)
         self._last_base_values = np.asarray(explanation.base_values)
         explanation.players = self.players
         explanation.efficient = self.efficient
         explanation.explained_quantity = self.explained_quantity
         return explanation
+
+    def _check_finite(self, explanation: shap.Explanation) -> None:
+        """Refuse NaN or infinite values or base values (:class:`~shap_instances.exceptions.NonFiniteResultError`):
+        a NaN is never handed back as an attribution. Standard errors are not checked (inf: not estimated)."""
+        for what, array in (("values", explanation.values), ("base values", explanation.base_values)):
+            array = np.asarray(array)
+            with np.errstate(over="ignore", invalid="ignore"):  # one pass, no copy: the usual case
+                finite = array.dtype.kind not in "fc" or np.isfinite(array.sum())
+            if not finite:
+                check_finite_result(  # the exact check where the sum is not finite (it may only overflow)
+                    array, f"the {what} computed by {type(self).__name__}",
+                    why="the model's outputs or the targets are NaN or infinite on these rows, or so large "
+                        "(beyond about 1e150) that the arithmetic overflows; check the model's predictions on the "
+                        "explained and training rows, and rescale the targets or the data")
 
     def shap_values(self, X: Any = None, y: Any = None, **options: Any) -> np.ndarray:
         """shap's legacy API: ``explainer(X, y, **options).values``.
