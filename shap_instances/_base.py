@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
+from ._explanation import NON_FINITE_CAUSE
 from .exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning
 from .utils import (
     check_finite_result,
@@ -317,11 +318,8 @@ class InstanceExplainer(_ShapExplainer):
             with np.errstate(over="ignore", invalid="ignore"):  # one pass, no copy: the usual case
                 finite = array.dtype.kind not in "fc" or np.isfinite(array.sum())
             if not finite:
-                check_finite_result(  # the exact check where the sum is not finite (it may only overflow)
-                    array, f"the {what} computed by {type(self).__name__}",
-                    why="the model's outputs or the targets are NaN or infinite on these rows, or so large "
-                        "(beyond about 1e150) that the arithmetic overflows; check the model's predictions on the "
-                        "explained and training rows, and rescale the targets or the data")
+                check_finite_result(array, f"the {what} computed by {type(self).__name__}",  # exact: the sum may
+                                    why=NON_FINITE_CAUSE)                               # only overflow
 
     def shap_values(self, X: Any = None, y: Any = None, **options: Any) -> np.ndarray:
         """shap's legacy API: ``explainer(X, y, **options).values``.

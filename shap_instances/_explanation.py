@@ -26,6 +26,13 @@ import shap
 from numpy.typing import ArrayLike
 
 from .exceptions import DataValidationError, EfficiencyError, ReconstructionWarning
+from .utils import check_finite_result
+
+#: Why values come out NaN or infinite, and what to do (the refusals of :func:`check_efficiency` and of
+#: ``InstanceExplainer._finish``).
+NON_FINITE_CAUSE = ("the model's outputs or the targets are NaN or infinite on these rows, or so large (beyond "
+                    "about 1e150) that the arithmetic overflows; check the model's predictions on the explained and "
+                    "training rows, and rescale the targets or the data")
 
 __all__ = ["SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency", "efficiency_gap",
            "training_row_data", "Z_95"]
@@ -271,8 +278,10 @@ def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, 
     itself where it is known) passes. A larger gap that floating-point rounding of the sum
     can explain (at most ``8 (M + 1) eps (|base| + sum_i |values_i|)``: the values are far larger than the
     quantity they add up to, and cancel) is the input's fault, not a bug: it raises
-    :class:`~shap_instances.exceptions.DataValidationError` saying so. Anything larger (or NaN) raises
-    :class:`~shap_instances.exceptions.EfficiencyError`, a bug. With ``on_violation="warn"`` both warn
+    :class:`~shap_instances.exceptions.DataValidationError` saying so. NaN or infinite values, base values or
+    explained quantity raise :class:`~shap_instances.exceptions.NonFiniteResultError` (the input's fault: targets
+    or outputs too large, or NaN). Anything larger raises :class:`~shap_instances.exceptions.EfficiencyError`, a
+    bug. With ``on_violation="warn"`` both warn
     (:class:`~shap_instances.exceptions.ReconstructionWarning`) instead, for explainers exact only at a solver's
     optimum.
 
@@ -320,6 +329,9 @@ def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, 
     explained = np.broadcast_to(np.asarray(explained, dtype=np.float64), total.shape)
     if total.size == 0:
         return 0.0
+    if not (np.isfinite(total).all() and np.isfinite(explained).all()):  # NaN is no gap to compare, and no bug
+        for name, array in (("values", values), ("base values", base_values), (what, explained)):
+            check_finite_result(array, f"the {name}" if name != what else what, why=NON_FINITE_CAUSE)
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.abs(total - explained)
         if reference_error is not None:

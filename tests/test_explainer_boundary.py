@@ -126,3 +126,16 @@ def test_non_finite_values_are_refused_with_the_explainer_named():
     explanation.base_values[0] = 0.0
     explanation.values[:] = 1e308  # the sum overflows, every value is finite: accepted
     assert explainer._finish(explanation) is explanation
+
+
+def test_targets_that_overflow_are_refused_as_non_finite_not_as_a_bug():
+    """GAP on targets of 1e305: the values overflow; before, an EfficiencyError called it a bug of the package."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    from shap_instances.datasets import load_diabetes
+
+    data, target = load_diabetes()
+    rows, huge = data.iloc[:40], target.iloc[:40].to_numpy() * 1e305  # up to 3.4e307: differences overflow
+    forest = RandomForestRegressor(5, random_state=0).fit(rows, huge)
+    with pytest.raises(NonFiniteResultError, match=r"the values are not finite .*rescale the targets"):
+        EXPLAINERS["gap"](forest, rows, y=huge)(rows.iloc[:3])
