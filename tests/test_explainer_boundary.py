@@ -20,7 +20,12 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
 import shap_instances as si
-from shap_instances.exceptions import DataValidationError, NonFiniteResultError, UnsupportedModelError
+from shap_instances.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    NonFiniteResultError,
+    UnsupportedModelError,
+)
 
 EXPLAINERS = si.list_explainers()
 _RNG = np.random.default_rng(0)
@@ -139,3 +144,14 @@ def test_targets_that_overflow_are_refused_as_non_finite_not_as_a_bug():
     forest = RandomForestRegressor(5, random_state=0).fit(rows, huge)
     with pytest.raises(NonFiniteResultError, match=r"the values are not finite .*rescale the targets"):
         EXPLAINERS["gap"](forest, rows, y=huge)(rows.iloc[:3])
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("output", ["centred", 7, np.array([0, 1])])
+def test_naive_bayes_refuses_an_output_that_is_no_class(n_classes, output):
+    from sklearn.naive_bayes import GaussianNB
+
+    labels = np.arange(len(X)) % n_classes
+    with pytest.raises(InvalidParameterError, match=r"output must be 'centered', 'joint' or a class label \['0'"):
+        EXPLAINERS["naive_bayes"](GaussianNB().fit(X, labels), X, output=output)
+    assert EXPLAINERS["naive_bayes"](GaussianNB().fit(X, labels), X, output="1").output == "1"  # a label, by name
