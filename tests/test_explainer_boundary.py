@@ -155,3 +155,19 @@ def test_naive_bayes_refuses_an_output_that_is_no_class(n_classes, output):
     with pytest.raises(InvalidParameterError, match=r"output must be 'centered', 'joint' or a class label \['0'"):
         EXPLAINERS["naive_bayes"](GaussianNB().fit(X, labels), X, output=output)
     assert EXPLAINERS["naive_bayes"](GaussianNB().fit(X, labels), X, output="1").output == "1"  # a label, by name
+
+
+class _DuckRegressor:
+    """An estimator without scikit-learn's tags (no BaseEstimator): scikit-learn's is_classifier raises on it."""
+
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.asarray(X, dtype=float)[:, 0]
+
+
+@pytest.mark.parametrize("name", sorted(set(EXPLAINERS) - {"isotonic"}))
+def test_an_estimator_without_tags_is_refused_by_name_not_by_a_crash(name):
+    with pytest.raises(UnsupportedModelError, match="_DuckRegressor is an estimator of unknown kind"):
+        _construct(EXPLAINERS[name], _DuckRegressor())

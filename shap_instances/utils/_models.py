@@ -237,18 +237,11 @@ def model_kind(model: Any) -> str:
     >>> model_kind(Ridge()), model_kind(KMeans())
     ('regressor', 'clusterer')
     """
-    from sklearn.base import is_classifier, is_outlier_detector, is_regressor
-
     if not callable(getattr(model, "fit", None)):
         return "not an estimator"
-    if is_classifier(model):
-        return "classifier"
-    if is_regressor(model):
-        return "regressor"
-    if is_outlier_detector(model):
-        return "outlier detector"
-    if _estimator_type(model) == "clusterer":
-        return "clusterer"
+    estimator_type = _estimator_type(model)  # not is_classifier(): it raises on an estimator without tags
+    if estimator_type in ("classifier", "regressor", "clusterer", "outlier_detector"):
+        return str(estimator_type).replace("_", " ")
     if callable(getattr(model, "transform", None)) and not callable(getattr(model, "predict", None)):
         return "transformer"
     return "estimator of unknown kind"
