@@ -171,3 +171,14 @@ class _DuckRegressor:
 def test_an_estimator_without_tags_is_refused_by_name_not_by_a_crash(name):
     with pytest.raises(UnsupportedModelError, match="_DuckRegressor is an estimator of unknown kind"):
         _construct(EXPLAINERS[name], _DuckRegressor())
+
+
+@pytest.mark.parametrize("bad", sorted(_BAD_LABELS))
+def test_weighted_naive_bayes_checks_labels_against_classes(bad):
+    from sklearn.naive_bayes import GaussianNB
+
+    from shap_instances.naive_bayes import WeightedNaiveBayes
+
+    labels, says = _BAD_LABELS[bad]
+    with pytest.raises(DataValidationError, match=says):
+        WeightedNaiveBayes(GaussianNB().fit(X, Y), prefit=True).fit(X, labels)
