@@ -192,6 +192,17 @@ def build_explanation(
     return explanation
 
 
+def _refuse_overflow(values: np.ndarray, base: np.ndarray, explained: np.ndarray, what: str) -> None:
+    """Refuse (:class:`~shap_instances.exceptions.NonFiniteResultError`) a non-finite explained quantity, or values
+    that came out NaN or infinite next to magnitudes beyond 1e150 (the arithmetic overflowed: the input's fault).
+    A NaN among moderate numbers is left to the efficiency check, which calls it a bug."""
+    arrays = {"the values": values, "the base values": base, what: explained}
+    largest = max(float(np.abs(a[np.isfinite(a)]).max(initial=0.0)) for a in arrays.values())
+    if largest > 1e150 or not np.isfinite(explained).all():
+        for name, array in arrays.items():
+            check_finite_result(array, name, why=NON_FINITE_CAUSE)
+
+
 def training_row_data(y_train: ArrayLike, predicted: ArrayLike, *, classification: bool,
                       labels: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(data, display_data)`` of an explanation whose players are training rows (``docs/pictures.md``).
@@ -278,12 +289,12 @@ def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, 
     itself where it is known) passes. A larger gap that floating-point rounding of the sum
     can explain (at most ``8 (M + 1) eps (|base| + sum_i |values_i|)``: the values are far larger than the
     quantity they add up to, and cancel) is the input's fault, not a bug: it raises
-    :class:`~shap_instances.exceptions.DataValidationError` saying so. NaN or infinite values, base values or
-    explained quantity raise :class:`~shap_instances.exceptions.NonFiniteResultError` (the input's fault: targets
-    or outputs too large, or NaN). Anything larger raises :class:`~shap_instances.exceptions.EfficiencyError`, a
-    bug. With ``on_violation="warn"`` both warn
-    (:class:`~shap_instances.exceptions.ReconstructionWarning`) instead, for explainers exact only at a solver's
-    optimum.
+    :class:`~shap_instances.exceptions.DataValidationError` saying so. A non-finite explained quantity, or NaN or
+    infinite values next to magnitudes beyond 1e150 (overflow), raise
+    :class:`~shap_instances.exceptions.NonFiniteResultError`, the input's fault. Anything larger (or a NaN among
+    moderate numbers) raises :class:`~shap_instances.exceptions.EfficiencyError`, a bug. With
+    ``on_violation="warn"`` both warn (:class:`~shap_instances.exceptions.ReconstructionWarning`) instead, for
+    explainers exact only at a solver's optimum.
 
     Parameters
     ----------
@@ -329,9 +340,8 @@ def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, 
     explained = np.broadcast_to(np.asarray(explained, dtype=np.float64), total.shape)
     if total.size == 0:
         return 0.0
-    if not (np.isfinite(total).all() and np.isfinite(explained).all()):  # NaN is no gap to compare, and no bug
-        for name, array in (("values", values), ("base values", base_values), (what, explained)):
-            check_finite_result(array, f"the {name}" if name != what else what, why=NON_FINITE_CAUSE)
+    if not (np.isfinite(total).all() and np.isfinite(explained).all()):
+        _refuse_overflow(values, np.asarray(base_values, dtype=np.float64), explained, what)
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.abs(total - explained)
         if reference_error is not None:
