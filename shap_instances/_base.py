@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
+from ._explanation import NON_FINITE_CAUSE
 from .exceptions import (
     DataValidationError,
     InvalidParameterError,
@@ -44,6 +45,8 @@ from .exceptions import (
     UnsupportedOperationError,
 )
 from .utils import (
+    check_finite_result,
+    check_model_kind,
     check_random_state,
     dump_safely,
     explain_partitions,
@@ -209,6 +212,10 @@ class InstanceExplainer(_ShapExplainer):
     #: Whether the constructor takes fitted pipelines and meta-estimators (it calls :meth:`_unwrap`), so that
     #: ``Explainer(model, algorithm="auto")`` asks :meth:`supports_model` about the estimator inside them.
     unwraps_models: ClassVar[bool] = False
+    #: The kinds of estimator (:func:`~shap_instances.utils.model_kind`) the constructor takes; a class, a clusterer,
+    #: an outlier detector or a transformer is refused by :meth:`_setup` before any work. Models without ``fit`` (a
+    #: library's raw booster, a prediction function) are left to the class's own check.
+    model_kinds: ClassVar[tuple[str, ...]] = ("classifier", "regressor")
     #: The options of the constructor and their constraints (see :mod:`shap_instances.utils`).
     _parameter_constraints: ClassVar[dict[str, list]] = {}
 
@@ -227,6 +234,7 @@ class InstanceExplainer(_ShapExplainer):
                 f"{type(self).__name__}: pass the training data once, as masker= (or its alias data=), not both."
             )
         masker = data if masker is None else masker
+        self._check_model_kind(model)  # the model first: options make no sense for a model that is refused
         validate_params(type(self).__name__, self._parameter_constraints, params)
         if self.requires_y and params.get("y") is None:
             raise DataValidationError(
@@ -242,6 +250,12 @@ class InstanceExplainer(_ShapExplainer):
         for name, value in params.items():
             setattr(self, name, value)
         return masker
+
+    def _check_model_kind(self, model: Any) -> None:
+        """Refuse a class, or an estimator (or its bound method) of a kind not in :attr:`model_kinds`."""
+        owner = model if isinstance(model, type) else getattr(model, "__self__", model)
+        if isinstance(owner, type) or callable(getattr(owner, "fit", None)):
+            check_model_kind(owner, type(self).__name__, self.model_kinds)
 
     def _unwrap(self, data: Any, y: Any = None) -> tuple[Any, Any, Any]:
         """Unwrap ``self.model`` (a pipeline, search object, ...): ``(estimator, data, y)`` as the estimator saw them.
@@ -312,11 +326,23 @@ class InstanceExplainer(_ShapExplainer):
         ``explained_quantity``, the class's declarations, so that a reader of the explanation alone knows what
         its columns are and whether ``base + values.sum(1)`` is a sum of shares or ends on a remainder.
         """
+        self._check_finite(explanation)
         self._last_base_values = np.asarray(explanation.base_values)
         explanation.players = self.players
         explanation.efficient = self.efficient
         explanation.explained_quantity = self.explained_quantity
         return explanation
+
+    def _check_finite(self, explanation: shap.Explanation) -> None:
+        """Refuse NaN or infinite values or base values (:class:`~shap_instances.exceptions.NonFiniteResultError`):
+        a NaN is never handed back as an attribution. Standard errors are not checked (inf: not estimated)."""
+        for what, array in (("values", explanation.values), ("base values", explanation.base_values)):
+            array = np.asarray(array)
+            with np.errstate(over="ignore", invalid="ignore"):  # one pass, no copy: the usual case
+                finite = array.dtype.kind not in "fc" or np.isfinite(array.sum())
+            if not finite:
+                check_finite_result(array, f"the {what} computed by {type(self).__name__}",  # exact: the sum may
+                                    why=NON_FINITE_CAUSE)                               # only overflow
 
     def shap_values(self, X: Any = None, y: Any = None, **options: Any) -> np.ndarray:
         """shap's legacy API: ``explainer(X, y, **options).values``.

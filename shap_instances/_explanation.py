@@ -33,6 +33,13 @@ from .exceptions import (
     ReconstructionWarning,
     ShapInstancesDeprecationWarning,
 )
+from .utils import check_finite_result
+
+#: Why values come out NaN or infinite, and what to do (the refusals of :func:`check_efficiency` and of
+#: ``InstanceExplainer._finish``).
+NON_FINITE_CAUSE = ("the model's outputs or the targets are NaN or infinite on these rows, or so large (beyond "
+                    "about 1e150) that the arithmetic overflows; check the model's predictions on the explained and "
+                    "training rows, and rescale the targets or the data")
 
 __all__ = ["InstanceExplanation", "SampledExplanation", "TRAINING_ROW_COLOURS", "build_explanation", "check_efficiency",
            "efficiency_gap", "training_row_data", "Z_95"]
@@ -307,6 +314,17 @@ def build_explanation(
     return explanation
 
 
+def _refuse_overflow(values: np.ndarray, base: np.ndarray, explained: np.ndarray, what: str) -> None:
+    """Refuse (:class:`~shap_instances.exceptions.NonFiniteResultError`) a non-finite explained quantity, or values
+    that came out NaN or infinite next to magnitudes beyond 1e150 (the arithmetic overflowed: the input's fault).
+    A NaN among moderate numbers is left to the efficiency check, which calls it a bug."""
+    arrays = {"the values": values, "the base values": base, what: explained}
+    largest = max(float(np.abs(a[np.isfinite(a)]).max(initial=0.0)) for a in arrays.values())
+    if largest > 1e150 or not np.isfinite(explained).all():
+        for name, array in arrays.items():
+            check_finite_result(array, name, why=NON_FINITE_CAUSE)
+
+
 def training_row_data(y_train: ArrayLike, predicted: ArrayLike, *, classification: bool,
                       labels: Sequence[Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(data, display_data)`` of an explanation whose players are training rows (``docs/pictures.md``).
@@ -393,10 +411,12 @@ def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, 
     itself where it is known) passes. A larger gap that floating-point rounding of the sum
     can explain (at most ``8 (M + 1) eps (|base| + sum_i |values_i|)``: the values are far larger than the
     quantity they add up to, and cancel) is the input's fault, not a bug: it raises
-    :class:`~shap_instances.exceptions.DataValidationError` saying so. Anything larger (or NaN) raises
-    :class:`~shap_instances.exceptions.EfficiencyError`, a bug. With ``on_violation="warn"`` both warn
-    (:class:`~shap_instances.exceptions.ReconstructionWarning`) instead, for explainers exact only at a solver's
-    optimum.
+    :class:`~shap_instances.exceptions.DataValidationError` saying so. A non-finite explained quantity, or NaN or
+    infinite values next to magnitudes beyond 1e150 (overflow), raise
+    :class:`~shap_instances.exceptions.NonFiniteResultError`, the input's fault. Anything larger (or a NaN among
+    moderate numbers) raises :class:`~shap_instances.exceptions.EfficiencyError`, a bug. With
+    ``on_violation="warn"`` both warn (:class:`~shap_instances.exceptions.ReconstructionWarning`) instead, for
+    explainers exact only at a solver's optimum.
 
     Parameters
     ----------
@@ -442,6 +462,8 @@ def check_efficiency(values: Any, base_values: ArrayLike, explained: ArrayLike, 
     explained = np.broadcast_to(np.asarray(explained, dtype=np.float64), total.shape)
     if total.size == 0:
         return 0.0
+    if not (np.isfinite(total).all() and np.isfinite(explained).all()):
+        _refuse_overflow(values, np.asarray(base_values, dtype=np.float64), explained, what)
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.abs(total - explained)
         if reference_error is not None:

@@ -370,7 +370,7 @@ def test_bad_inputs_classification_and_weights():
     model, X, y, _, sw = _fit("rf_iris_no_bootstrap_subsample")
     with pytest.raises(DataValidationError, match="sample_weight"):
         GapExplainer(model, X, y=y)  # fitted with weights that multiply the leaves
-    with pytest.raises(DataValidationError, match="not in the forest's classes_"):
+    with pytest.raises(DataValidationError, match="not among the classes the forest was fitted on"):
         GapExplainer(model, X, y=np.where(y == 2, 7, y), sample_weight=sw)
     with pytest.raises(DataValidationError, match="non-negative"):
         GapExplainer(model, X, y=y, sample_weight=-sw)

@@ -193,7 +193,7 @@ def test_errors_name_the_problem():
         WeightedNaiveBayes(penalty="mdl").fit(X, y)
     with pytest.raises(DataValidationError, match="single class"):
         WeightedNaiveBayes().fit(X, np.zeros(len(y)))
-    with pytest.raises(DataValidationError, match="label 7"):
+    with pytest.raises(DataValidationError, match=r"not among the classes the model was fitted on \[0, 1\]: \[7\]"):
         WeightedNaiveBayes(GaussianNB().fit(X, y), prefit=True).fit(X, np.where(y == 1, 7, 0))
     with pytest.raises(DataValidationError, match="rows"):
         WeightedNaiveBayes(GaussianNB().fit(X, y), prefit=True).fit(X, y[:-1])

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelError
-from ..utils import check_target
+from ..utils import check_labels, check_target, class_codes
 from ._ensemble import BoostedTrees, Replay
 
 __all__ = ["check", "read"]
@@ -166,16 +166,13 @@ class _View:
 def _labels(model: Any, y: ArrayLike, n: int, objective: str) -> tuple[np.ndarray, np.ndarray | None]:
     if objective in ("regression", "poisson"):
         return check_target(y, n), None
-    labels = check_target(y, n, numeric=False)
     classes = getattr(model, "classes_", None)
     if classes is None:  # a Booster: labels are the class indices it was trained on
-        codes = np.asarray(labels, dtype=np.float64)
-    else:
-        position = np.searchsorted(classes, labels).clip(0, len(classes) - 1)
-        if not np.all(np.asarray(classes)[position] == labels):
-            raise DataValidationError("y holds labels the classifier was not fitted on; pass the y given to fit.")
-        codes = position.astype(np.float64)
-    return codes, labels
+        labels = check_labels(y, n)
+        return check_target(labels, n), labels
+    labels = check_labels(y, n)
+    codes = class_codes(labels, n, classes, classes_of="the classes the classifier was fitted on")
+    return codes.astype(np.float64), labels
 
 
 def read(model: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike) -> BoostedTrees:

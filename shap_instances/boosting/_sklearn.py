@@ -28,8 +28,8 @@ from sklearn.model_selection import train_test_split
 from ..exceptions import DataValidationError, UnsupportedModelError
 from ..utils import (
     check_fitted,
-    check_labels,
     check_target,
+    class_codes,
     gb_init_raw,
     gb_loss,
     hgb_apply_input,
@@ -58,8 +58,7 @@ def _classifier(model: Any) -> bool:
 
 def _class_codes(model: Any, y: ArrayLike, n: int) -> np.ndarray:
     """Class indices (float64) of the labels ``y`` in ``model.classes_``."""
-    labels = check_labels(y, n, classes=model.classes_, classes_of="the classes the classifier was fitted on")
-    return np.searchsorted(model.classes_, labels).astype(np.float64)
+    return class_codes(y, n, model.classes_, classes_of="the classes the classifier was fitted on").astype(np.float64)
 
 
 def _weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray | None:

@@ -19,7 +19,7 @@ import xgboost as xgb
 from numpy.typing import ArrayLike
 
 from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelError
-from ..utils import check_target
+from ..utils import check_target, class_codes
 from ._ensemble import BoostedTrees, Replay, leaf_ranks
 
 __all__ = ["check", "read"]
@@ -215,14 +215,10 @@ def _read_trees(trees_json: list[dict[str, Any]]) -> tuple[list[np.ndarray], lis
 
 def _targets(model: Any, y: ArrayLike, n: int, classifier: bool, K: int) -> np.ndarray:
     """The training targets as XGBoost saw them (float32; class indices for a classifier)."""
-    labels = check_target(y, n, numeric=not classifier)
-    if classifier:
-        classes = getattr(model, "classes_", np.arange(max(K, 2)))
-        codes = np.searchsorted(classes, labels).clip(0, len(classes) - 1)
-        if not np.all(np.asarray(classes)[codes] == labels):
-            raise DataValidationError("y holds labels the classifier was not fitted on; pass the y given to fit.")
-        labels = codes
-    return np.asarray(labels, dtype=np.float32)
+    if not classifier:
+        return np.asarray(check_target(y, n), dtype=np.float32)
+    classes = getattr(model, "classes_", np.arange(max(K, 2)))  # a Booster: the class indices it was trained on
+    return class_codes(y, n, classes, classes_of="the classes the classifier was fitted on").astype(np.float32)
 
 
 def _check_covers(train_leaves: np.ndarray, covers: list[np.ndarray], n_leaves: np.ndarray, w32: np.ndarray) -> None:

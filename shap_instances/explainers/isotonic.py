@@ -173,6 +173,7 @@ class IsotonicShapleyExplainer(InstanceExplainer):
     players = "features"
     stochastic = True  # coalitions are sampled beyond max_exact_features
     auto_dispatch = False  # it needs a payoff and a sparsity: ask for it by name
+    model_kinds = ("classifier", "regressor", "estimator of unknown kind")  # any prediction (a function too)
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
         "max_exact_features": [Interval(numbers.Integral, 1, 30)],
@@ -186,14 +187,13 @@ class IsotonicShapleyExplainer(InstanceExplainer):
                  **sisr_options: Any) -> None:
         sparsity = check_sparsity(sparsity)
         _check_sisr_options(sisr_options)
+        params = dict(locals())
+        params.pop("sisr_options")
+        masker = self._setup(params)  # a class or a model of another kind is refused first
         predict = _prediction_function(model)
         if not callable(predict):
             raise UnsupportedModelError(f"model must be callable or have predict(), got {type(model).__name__}.")
         _check_fitted_estimator(model)
-        params = dict(locals())
-        params.pop("sisr_options")
-        params.pop("predict")
-        masker = self._setup(params)
         self.model = predict
         if masker is None:
             raise DataValidationError("IsotonicShapleyExplainer needs background data or a shap masker: "

@@ -15,7 +15,7 @@ from sklearn.pipeline import Pipeline
 from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
 from .._explanation import build_explanation, check_efficiency
-from ..exceptions import DataValidationError
+from ..exceptions import DataValidationError, InvalidParameterError
 from ..naive_bayes import NB_TYPES, NaiveBayesModel, WeightedNaiveBayes, chunk_rows, contract, dense, split_pipeline
 from ..utils import COMMON_CONSTRAINTS, Options, check_fitted, check_memory, row_names
 
@@ -94,6 +94,7 @@ class NaiveBayesExplainer(InstanceExplainer):
 
     auto_priority = 10
     players = "features"
+    model_kinds = ("classifier",)
     explained_quantity = "log-odds (two classes), centred log-probabilities per class (more classes)"
     _parameter_constraints: ClassVar[dict] = {
         **COMMON_CONSTRAINTS,
@@ -106,9 +107,9 @@ class NaiveBayesExplainer(InstanceExplainer):
                  expectation: str = "background", woe: bool = False, output: str = "centered",
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
+        data = self._setup(locals())  # a class or a model of another kind is refused first
         check_fitted(model)
-        split_pipeline(model)  # an unsupported model is refused before its options
-        data = self._setup(locals())
+        split_pipeline(model)
         nb = NaiveBayesModel(model, weights=weights, feature_names=feature_names,
                              data=self._background(data, expectation))
         self.nb_model_ = nb
@@ -261,15 +262,17 @@ def _contraction(classes: np.ndarray, output: str) -> tuple[np.ndarray, list[str
     """Matrix A (k, D) turning joint log-likelihoods into the explained outputs, and their names."""
     k = len(classes)
     names = [str(c) for c in classes]
+    named = isinstance(output, str) and output in ("centered", "joint")
+    matches = [] if named or np.ndim(output) else [i for i, c in enumerate(classes)
+                                                   if c == output or str(c) == str(output)]
+    if not (named or matches):  # two classes too: a misspelt output is not ignored
+        raise InvalidParameterError(f"output must be 'centered', 'joint' or a class label {names}, got {output!r}.")
     if k == 2:
         return np.array([[-1.0], [1.0]]), None
     if output == "centered":
         return np.eye(k) - 1.0 / k, names
     if output == "joint":
         return np.eye(k), names
-    matches = [i for i, c in enumerate(classes) if c == output or str(c) == str(output)]
-    if not matches:
-        raise ValueError(f"output must be 'centered', 'joint' or a class label {names}, got {output!r}.")
     A = np.eye(k)
     A[matches[0]] -= 1.0
     return A, names

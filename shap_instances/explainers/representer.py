@@ -127,9 +127,9 @@ class RepresenterExplainer(InstanceExplainer):
                  sample_weight: ArrayLike | None = None, penalised_intercept: str = "base", atol: float = 1e-6,
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
+        data = self._setup(locals())  # a class or a model of another kind is refused first
         check_fitted(model)
         check_supported(unwrap_model(model).estimator)
-        data = self._setup(locals())
         if data is None:
             raise DataValidationError("RepresenterExplainer needs the training data the model was fitted on: "
                                       "RepresenterExplainer(model, X_train, y=y_train).")

@@ -217,12 +217,12 @@ class InstanceKernelExplainer(InstanceExplainer):
         approximator = renamed_keyword("InstanceKernelExplainer", "estimator", "approximator", estimator,
                                        approximator, "auto")
         del estimator  # the deprecated name of approximator: not an option of its own
+        data = self._setup(locals())  # a class or a model of another kind is refused first
         if not (_is_regressor(model) or _is_probabilistic_classifier(model)):
             raise UnsupportedModelError(
                 f"InstanceKernelExplainer decomposes residuals of a scikit-learn regressor, or of a binary "
                 f"classifier with predict_proba; {type(model).__name__} is neither."
             )
-        data = self._setup(locals())
         raw = data
         if pipeline == "last_step":  # the pipeline's fitted preprocessing once; refits of its last step
             model, data, y = self._unwrap(data, y)
@@ -250,7 +250,8 @@ class InstanceKernelExplainer(InstanceExplainer):
         self.data_ = self._rows(data, "masker")
         self.classes_: Any = None  # the two labels, for a classifier
         if _is_probabilistic_classifier(model):
-            y = check_labels(y, len(self.data_), name="y")
+            y = check_labels(y, len(self.data_), name="y", classes=getattr(model, "classes_", None),  # a fitted one's
+                             classes_of="the classes the model was fitted on")
             self.classes_ = np.unique(y)
             if len(self.classes_) != 2:
                 raise DataValidationError(f"a classifier's residuals need two classes in y, got {len(self.classes_)}; "

@@ -37,6 +37,7 @@ from ..utils import (
     check_data,
     check_fitted,
     check_target,
+    class_codes,
     forest_draw_semantics,
     forest_inbag_draws,
     forest_tree_weights,
@@ -165,19 +166,9 @@ def encode_target(model: Any, y: Any, n_samples: int) -> tuple[np.ndarray, np.nd
         classes = [model.classes_] if n_outputs == 1 else list(model.classes_)
         codes = np.empty(y_raw.shape, dtype=np.int64)
         for k, cls in enumerate(classes):
-            col = y_raw[:, k]
-            try:
-                pos = np.clip(np.searchsorted(cls, col), 0, len(cls) - 1)
-                ok = cls[pos] == col
-            except TypeError as exc:
-                raise DataValidationError(f"y has labels that cannot be compared with model.classes_: {exc}") from exc
-            if not np.all(ok):
-                bad = np.unique(col[~ok])[:5]
-                raise DataValidationError(
-                    f"y contains labels {bad.tolist()} that are not in the forest's classes_ {cls.tolist()}; "
-                    "pass the training targets the forest was fitted on."
-                )
-            codes[:, k] = pos
+            name = "y" if n_outputs == 1 else f"column {k} of y"
+            codes[:, k] = class_codes(y_raw[:, k], n_samples, cls, name=name,
+                                      classes_of="the classes the forest was fitted on")
         return y_raw, codes
     y_float = check_target(y, n_samples, name="y", numeric=True).reshape(n_samples, -1)
     if y_float.shape[1] != n_outputs:

@@ -23,7 +23,17 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import Pipeline
 
 from ..exceptions import DataValidationError, UnsupportedModelError
-from ..utils import HasMethods, Interval, Options, check_fitted, check_memory, model_input, validate_params
+from ..utils import (
+    HasMethods,
+    Interval,
+    Options,
+    check_fitted,
+    check_labels,
+    check_memory,
+    class_codes,
+    model_input,
+    validate_params,
+)
 from ._columns import columnwise_order, dense
 from ._terms import NB_TYPES, terms_for
 
@@ -140,9 +150,7 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         validate_params(type(self).__name__, self._parameter_constraints, self.get_params(deep=False))
         estimator = GaussianNB() if self.estimator is None else self.estimator
         _split(estimator)  # refuse a model that is not naive Bayes before fitting it
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise DataValidationError(f"y must be 1-D class labels, got shape {y.shape}.")
+        y = check_labels(y, _n_rows(X), name="y")  # one label per row, of one type, none missing
         if self.prefit:
             check_fitted(estimator, "estimator")
             self.estimator_ = estimator
@@ -157,7 +165,7 @@ class WeightedNaiveBayes(ClassifierMixin, BaseEstimator):
         names = getattr(self.estimator_, "feature_names_in_", None)
         if names is not None:
             self.feature_names_in_ = names
-        codes = _class_codes(y, self.classes_)
+        codes = class_codes(y, len(y), self.classes_, classes_of="the classes the model was fitted on")
         if codes.shape[0] != _n_rows(X):
             raise DataValidationError(f"X has {_n_rows(X)} rows but y has {codes.shape[0]}.")
         transformed = self._nb_input(X, preprocessing)
@@ -300,16 +308,6 @@ def _split(model: Any) -> tuple[Any, Any]:
     if isinstance(model, Pipeline):
         return (model[:-1] if len(model.steps) > 1 else None), last
     return None, model
-
-
-def _class_codes(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Index of each label of ``y`` in ``classes``; refuse labels the model does not know."""
-    index = {label: i for i, label in enumerate(classes.tolist())}
-    try:
-        return np.array([index[label] for label in y.tolist()], dtype=np.int64)
-    except KeyError as exc:
-        raise DataValidationError(f"y holds the label {exc.args[0]!r}, which is not among the fitted model's "
-                                  f"classes {classes.tolist()}; fit the weights on labels the model knows.") from None
 
 
 def _n_rows(X: Any) -> int:

@@ -238,18 +238,11 @@ def model_kind(model: Any) -> str:
     >>> model_kind(Ridge()), model_kind(KMeans())
     ('regressor', 'clusterer')
     """
-    from sklearn.base import is_classifier, is_outlier_detector, is_regressor
-
     if not callable(getattr(model, "fit", None)):
         return "not an estimator"
-    if is_classifier(model):
-        return "classifier"
-    if is_regressor(model):
-        return "regressor"
-    if is_outlier_detector(model):
-        return "outlier detector"
-    if estimator_type(model) == "clusterer":
-        return "clusterer"
+    kind = estimator_type(model)  # not is_classifier(): it raises on an estimator without tags
+    if kind in ("classifier", "regressor", "clusterer", "outlier_detector"):
+        return str(kind).replace("_", " ")
     if callable(getattr(model, "transform", None)) and not callable(getattr(model, "predict", None)):
         return "transformer"
     return "estimator of unknown kind"
@@ -274,7 +267,7 @@ def check_model_kind(model: Any, what: str, kinds: tuple[str, ...] = ("classifie
                                     f"instance, {model.__name__}().")
     kind = model_kind(model)
     if kind not in kinds:
-        wanted = " or ".join(kinds)
+        wanted = " or ".join(kind for kind in kinds if kind != "estimator of unknown kind")
         is_what = kind if kind.startswith("not ") else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
         raise UnsupportedModelError(f"{what} needs a {wanted}, but {type(model).__name__} is {is_what}; pass a "
                                     f"scikit-learn {wanted} (or a pipeline ending in one).")

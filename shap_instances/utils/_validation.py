@@ -32,6 +32,7 @@ __all__ = [
     "check_data",
     "check_finite_result",
     "check_labels",
+    "class_codes",
     "check_model_rows",
     "check_target",
     "check_unique_columns",
@@ -168,13 +169,14 @@ def check_target(y: Any, n_samples: int, *, name: str = "y", numeric: bool = Tru
 
 
 def check_labels(y: Any, n_samples: int, *, classes: Any = None, name: str = "y",
-                 classes_of: str = "the model's classes") -> np.ndarray:
+                 classes_of: str = "the model's classes", allow_unknown: bool = False) -> np.ndarray:
     """Validate class labels: one label per row, of one type, none missing, and (with ``classes``) known.
 
     Labels are compared by value, so ``"1"`` and ``1`` are different classes: labels of two types in one
     vector, or of another type than ``classes`` (strings for a model fitted on integers), would silently
     match nothing. Either is refused, as are labels outside ``classes`` (a model's ``classes_``, or the
-    training labels; ``classes_of`` says which in the message).
+    training labels; ``classes_of`` says which in the message), unless ``allow_unknown`` (labels of the type of
+    ``classes`` that are not among them: an explained point of a class no training point has).
 
     Examples
     --------
@@ -207,12 +209,30 @@ def check_labels(y: Any, n_samples: int, *, classes: Any = None, name: str = "y"
             f"{name} holds labels of type {min(kinds)}, but {classes_of} {_listed(known.tolist())} are of type "
             f"{min(expected)}; labels are compared by value ('1' is not 1): pass {name} with labels of that type "
             f"(e.g. {name}.astype({cast})).")
-    unknown = ~np.isin(array, known)
+    unknown = np.zeros(len(array), dtype=bool) if allow_unknown else ~np.isin(array, known)
     if unknown.any():
         raise DataValidationError(f"{name} holds labels that are not among {classes_of} {_listed(known.tolist())}: "
                                   f"{_listed(pd.unique(array[unknown]).tolist())}; drop those rows, or fit on rows of "
                                   "those classes.")
     return array
+
+
+def class_codes(y: Any, n_samples: int, classes: Any, *, name: str = "y",
+                classes_of: str = "the classes the model was fitted on") -> np.ndarray:
+    """The positions (int64) of the labels ``y`` in ``classes``, once :func:`check_labels` has accepted them.
+
+    One label per row, of the type of ``classes``, each among them; ``classes`` need not be sorted.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import class_codes
+    >>> class_codes(["b", "a", "b"], 3, ["a", "b"]).tolist()
+    [1, 0, 1]
+    """
+    labels = check_labels(y, n_samples, classes=classes, name=name, classes_of=classes_of)
+    known = np.asarray(classes)
+    order = np.argsort(known, kind="stable")
+    return order[np.searchsorted(known[order], labels)].astype(np.int64)
 
 
 def _label_kind(value: Any) -> str:

@@ -32,6 +32,7 @@ from shap_instances.utils import (
     Options,
     check_data,
     check_fitted,
+    check_labels,
     check_memory,
     fitted_columns,
     model_input,
@@ -164,8 +165,8 @@ class KNNShapleyExplainer(InstanceExplainer):
                  utility: str = "auto", n_jobs: int | None = None, silent: bool = False,
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
+        data = self._setup(locals())  # a class or a model of another kind is refused first
         _check_model(unwrap_model(model).estimator)
-        data = self._setup(locals())
         raw, (model, data, y) = data, self._unwrap(data, y)
         self.metric_ = model.effective_metric_
         self.metric_params_ = dict(model.effective_metric_params_ or {})
@@ -176,6 +177,9 @@ class KNNShapleyExplainer(InstanceExplainer):
         self.utility_ = _check_utility(model, utility)
         self.y_train_, _, _ = _check_labels((0, self.data_.shape[0]), _as_array(y), np.zeros(0), model.n_neighbors,
                                             self.utility_)
+        if self.utility_ == "accuracy" and hasattr(model, "classes_"):  # labels of the type the model was fitted on
+            check_labels(self.y_train_, self.data_.shape[0], classes=model.classes_,
+                         classes_of="the classes the model was fitted on")
         self._train_z, _, self._codes = _encode(self.y_train_, None, self.utility_)
         self.n_neighbors_ = int(model.n_neighbors)
         self.n_train_ = self.data_.shape[0]

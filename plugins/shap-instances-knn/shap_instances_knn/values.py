@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from shap_instances.exceptions import DataValidationError
+from shap_instances.exceptions import DataValidationError, InvalidParameterError
+from shap_instances.utils import check_labels, check_target
 
 from . import _kernels
 
@@ -107,43 +108,32 @@ def _check_inputs(distances, y_train, y_explained, n_neighbors, utility):
 def _check_labels(shape, y_train, y_explained, n_neighbors, utility):
     """Validate labels, K and the utility for ``shape = (n_explained, n_train)``."""
     if utility not in UTILITIES:
-        raise ValueError(f"utility must be one of {sorted(UTILITIES)}, got {utility!r}.")
+        raise InvalidParameterError(f"utility must be one of {sorted(UTILITIES)}, got {utility!r}.")
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, int | np.integer) or n_neighbors < 1:
-        raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}.")
+        raise InvalidParameterError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}.")
     n_explained, n_train = shape
-    y_train = np.asarray(y_train)
-    if y_train.shape != (n_train,):
+    if np.shape(y_train) != (n_train,):
         raise DataValidationError(
-            f"y_train must have shape ({n_train},), one label per training point, got {y_train.shape}."
+            f"y_train must have shape ({n_train},), one label per training point, got {np.shape(y_train)}."
         )
     if utility == "prediction":
         y_explained = None
-    else:
-        if y_explained is None:
-            raise DataValidationError(
-                f"utility={utility!r} needs the labels of the explained points: pass y_explained (or y=)."
-            )
-        y_explained = np.asarray(y_explained)
-        if y_explained.shape != (n_explained,):
-            raise DataValidationError(
-                f"y_explained must have shape ({n_explained},), one label per explained point, "
-                f"got {y_explained.shape}."
-            )
-    if utility != "accuracy":
-        y_train = _numeric(y_train, "y_train")
+    elif y_explained is None:
+        raise DataValidationError(f"utility={utility!r} needs the labels of the explained points: pass y_explained "
+                                  "(or y=).")
+    elif np.shape(y_explained) != (n_explained,):
+        raise DataValidationError(f"y_explained must have shape ({n_explained},), one label per explained point, "
+                                  f"got {np.shape(y_explained)}.")
+    if utility == "accuracy":  # an explained label no training point has is allowed: its values are 0
+        y_train = check_labels(y_train, n_train, name="y_train")
         if y_explained is not None:
-            y_explained = _numeric(y_explained, "y_explained")
+            y_explained = check_labels(y_explained, n_explained, name="y_explained", allow_unknown=True,
+                                       classes=np.unique(y_train), classes_of="the labels of y_train")
+    else:
+        y_train = check_target(y_train, n_train, name="y_train")
+        if y_explained is not None:
+            y_explained = check_target(y_explained, n_explained, name="y_explained")
     return y_train, y_explained, int(n_neighbors)
-
-
-def _numeric(y, name):
-    try:
-        y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataValidationError(f"{name} must be numeric for a regression utility: {exc}") from exc
-    if not np.all(np.isfinite(y)):
-        raise DataValidationError(f"{name} contains NaN or infinite values; drop or impute those rows.")
-    return y
 
 
 def _encode(y_train, y_explained, utility, codes=None):

@@ -33,6 +33,7 @@ from shap_instances.utils import (
     Interval,
     Options,
     check_data,
+    check_labels,
     check_memory,
     check_target,
     fitted_columns,
@@ -183,17 +184,17 @@ class LeaveOneOutExplainer(InstanceExplainer):
 
     def _check_y(self, y: ArrayLike | None, n: int) -> np.ndarray:
         """The training targets: numeric for a regressor, two labels on two rows or more for a classifier."""
-        if not is_classifier(self.model):
-            target = check_target(y, n, name="y")
-        else:
-            target = check_target(y, n, name="y", numeric=False)
-            if target.ndim == 1:
-                self.classes_, counts = np.unique(target, return_counts=True)
-                if len(self.classes_) != 2 or counts.min() < 2:
-                    raise DataValidationError(
-                        f"y must hold two classes, each on at least two training rows (so that every "
-                        f"leave-one-out fit sees both), got {dict(zip(self.classes_.tolist(), counts.tolist()))}; "
-                        "explain one class against the rest.")
+        if is_classifier(self.model):  # labels of one type, that of the classes a fitted model knows
+            target = check_labels(y, n, name="y", classes=getattr(self.model, "classes_", None),
+                                  classes_of="the classes the model was fitted on")
+            self.classes_, counts = np.unique(target, return_counts=True)
+            if len(self.classes_) != 2 or counts.min() < 2:
+                raise DataValidationError(
+                    f"y must hold two classes, each on at least two training rows (so that every "
+                    f"leave-one-out fit sees both), got {dict(zip(self.classes_.tolist(), counts.tolist()))}; "
+                    "explain one class against the rest.")
+            return target
+        target = check_target(y, n, name="y")
         if target.ndim != 1:
             raise DataValidationError(f"y must be one target per training row (1-D), got shape {target.shape}; "
                                       "explain one target at a time.")

@@ -212,7 +212,7 @@ def test_max_time_refuses_before_the_refits_what_cannot_fit(diabetes):
 
 
 @pytest.mark.parametrize("model, labels, error, match", [
-    (StandardScaler(), None, UnsupportedModelError, "StandardScaler is neither"),
+    (StandardScaler(), None, UnsupportedModelError, "StandardScaler is a transformer"),
     (SVC(), None, UnsupportedModelError, "SVC is neither"),
     (Ridge(alpha=1.0, solver="sag"), None, UnsupportedModelError, "method='closed_form' needs Ridge"),
     (LogisticRegression(), np.arange(30) % 3, DataValidationError, "two classes"),
