@@ -73,6 +73,9 @@ ALLOWED_PRIVATE_READS: set[tuple[str, str]] = set()
 THIRD_PARTY_PRIVATE: dict[tuple[str, str], str] = {
     ("shap_instances.boosting._lightgbm", "_Booster"): "LightGBM's scikit-learn wrapper: whether it is fitted, "
                                                        "without the exception its public booster_ raises",
+    ("shap_instances.utils._native_probe", "_handle"): "a LightGBM Booster rebuilt from a file: whether it holds a "
+                                                       "native model at all (it has no public accessor) before "
+                                                       "its trees are read in the child process",
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import DataValidationError
+from ._sklearn_internals import sklearn_tree_class
 
 __all__ = ["FILE_PARAMETERS", "check_model_state"]
 
@@ -97,19 +98,13 @@ def _problem(obj: Any) -> str | None:
     if not kind.startswith(_BUILT_BY_FILES) or not hasattr(obj, "get_params"):
         return None
     problem = _parameter_problem(obj)
-    if problem is None and isinstance(getattr(obj, "tree_", None), _tree_type()):
+    if problem is None and isinstance(getattr(obj, "tree_", None), sklearn_tree_class()):
         problem = _tree_owner_problem(obj, obj.tree_)
     if problem is None and kind.startswith("sklearn.ensemble._gb."):
         problem = _gradient_boosting_problem(obj)
     if problem is None and kind.startswith("sklearn.ensemble._hist_gradient_boosting.gradient_boosting."):
         problem = _hist_boosting_problem(obj)
     return problem
-
-
-def _tree_type() -> Any:
-    from sklearn.tree._tree import Tree
-
-    return Tree
 
 
 def _parameter_problem(model: Any) -> str | None:
@@ -189,7 +184,7 @@ def _gradient_boosting_problem(model: Any) -> str | None:
     grid, n = fitted
     for estimator in grid.ravel():
         tree: Any = getattr(estimator, "tree_", None)
-        if not isinstance(tree, _tree_type()) or tree.n_features != n or tree.n_outputs != 1 \
+        if not isinstance(tree, sklearn_tree_class()) or tree.n_features != n or tree.n_outputs != 1 \
                 or tree.max_n_classes != 1 or getattr(estimator, "n_features_in_", None) != n:
             return f"a {type(model).__name__} of {n} features whose trees do not all take {n} features, one output"
     return None

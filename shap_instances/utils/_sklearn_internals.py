@@ -35,6 +35,8 @@ __all__ = [
     "bagging_n_samples",
     "check_sklearn_version",
     "estimator_type",
+    "sklearn_compiled_losses",
+    "sklearn_tree_class",
     "forest_class_weights",
     "forest_draw_semantics",
     "forest_inbag_draws",
@@ -82,6 +84,36 @@ def estimator_type(model: Any) -> str | None:
         return get_tags(model).estimator_type
     except Exception:  # noqa: BLE001 - scikit-learn < 1.6, or an object that has no tags
         return getattr(model, "_estimator_type", None)
+
+
+def sklearn_tree_class() -> type:
+    """scikit-learn's compiled ``Tree`` (``sklearn.tree._tree``): the type of a fitted tree's ``tree_``.
+
+    Examples
+    --------
+    >>> from sklearn.tree import DecisionTreeRegressor
+    >>> from shap_instances.utils._sklearn_internals import sklearn_tree_class
+    >>> isinstance(DecisionTreeRegressor().fit([[0.0], [1.0]], [0.0, 1.0]).tree_, sklearn_tree_class())
+    True
+    """
+    from sklearn.tree._tree import Tree
+
+    return Tree
+
+
+def sklearn_compiled_losses() -> list[type]:
+    """The compiled losses of ``sklearn._loss._loss`` (``CyHalfSquaredError``, ...), which fitted gradient-boosting
+    models and linear models hold.
+
+    Examples
+    --------
+    >>> from shap_instances.utils._sklearn_internals import sklearn_compiled_losses
+    >>> "CyHalfSquaredError" in {cls.__name__ for cls in sklearn_compiled_losses()}
+    True
+    """
+    from sklearn._loss import _loss
+
+    return [cls for name, cls in vars(_loss).items() if name.startswith("Cy") and isinstance(cls, type)]
 
 
 def sklearn_version() -> tuple[int, int]:

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import functools
 
+from ._sklearn_internals import sklearn_compiled_losses
+
 __all__ = ["INDEXED_TYPES", "trusted_types"]
 
 #: Types whose state holds indices into native buffers: used only after ``check_model_state`` passes.
@@ -111,7 +113,7 @@ def trusted_types() -> dict[str, frozenset[str]]:
     return {
         "ObjectNode": frozenset((*_sklearn_estimators(), *_SKLEARN_HELPERS, *_BOOSTING, *_SHAP_INSTANCES)),
         "TreeNode": frozenset({"sklearn.tree._tree.Tree"}),
-        "LossNode": frozenset((*_sklearn_cython_losses(), *_SGD_LOSSES)),
+        "LossNode": frozenset((*map(_name, sklearn_compiled_losses()), *_SGD_LOSSES)),
         "NdArrayNode": frozenset({"numpy.ndarray", *scalars}),
         "DTypeNode": frozenset({"numpy.dtype"}),
         "MaskedArrayNode": frozenset({"numpy.ma.MaskedArray", "numpy.ma.core.MaskedArray"}),
@@ -141,13 +143,6 @@ def _sklearn_estimators() -> list[str]:
 
     return [_name(cls) for _, cls in all_estimators() if _name(cls).startswith("sklearn.")
             and not any("__del__" in vars(klass) for klass in cls.__mro__[:-1])]
-
-
-def _sklearn_cython_losses() -> list[str]:
-    """The compiled losses of ``sklearn._loss._loss`` (their ``__reduce__`` passes numbers only)."""
-    from sklearn._loss import _loss
-
-    return [_name(cls) for name, cls in vars(_loss).items() if name.startswith("Cy") and isinstance(cls, type)]
 
 
 def _numpy_scalar_types() -> set[str]:
