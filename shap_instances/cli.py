@@ -343,6 +343,8 @@ def _cmd_explain(args) -> int:
         cls = _choose_explainer(model, X)
     if cls is None or _takes_pipeline(cls, model, X):  # shap's own and per-feature explainers: raw columns
         fitted, data = model, X
+    if cls is None and not callable(fitted):  # shap's own algorithms call the model: give them its prediction
+        fitted = fitted.predict_proba if task == "classification" else fitted.predict
     else:  # training rows as players: the bare estimator on the matrix it was fitted on (encoded names)
         fitted, data = final_estimator(model), encode(model, X)
     takes_y = cls is not None and getattr(cls, "requires_y", False)

@@ -338,3 +338,26 @@ def test_a_fit_beyond_the_time_budget_is_refused_before_it(csv, capsys, monkeypa
     err = capsys.readouterr().err
     assert "fitting --model forest on 8,000 rows would take about 8 min (timed)" in err
     assert "--model ridge or knn" in err
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_shaps_own_algorithms_get_the_models_prediction_function(csv, tmp_path, task):
+    """``--explainer exact`` (shap's algorithm) on the fitted pipeline: shap calls its model, so it is given the
+    pipeline's predict (regression) or predict_proba (classification); each row's base value and values add up to
+    that pipeline's own prediction (refitted here with the command's seed)."""
+    from shap_instances.report import fit_model
+
+    frame = _frame(40)
+    if task == "classification":
+        frame["y"] = np.where(frame["y"] > frame["y"].median(), "high", "low")
+    model_name = "logistic" if task == "classification" else "ridge"
+    out = tmp_path / "v.csv"
+    assert main(["explain", "--data", csv(frame), "--target", "y", "--explainer", "exact", "--rows", "3",
+                 "--model", model_name, "--out", str(out)]) == 0
+    table = pd.read_csv(out, index_col=0)
+    X, y = frame.drop(columns="y"), frame["y"]
+    model = fit_model(model_name, task, X, y, 0)
+    predicted = model.predict_proba(X.iloc[:3]) if task == "classification" else model.predict(X.iloc[:3])[:, None]
+    for k in range(predicted.shape[1]):
+        columns = table.columns if task == "regression" else [c for c in table.columns if c.endswith(f"|Output {k}")]
+        assert np.allclose(table[columns].sum(axis=1), predicted[:, k], atol=1e-8), (k, table.columns.tolist())
