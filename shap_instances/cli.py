@@ -91,6 +91,7 @@ _GIB = _Number(False, 1e-6, 2**20, "GiB, from 1e-6 (1 KiB) to 1 PiB")
 _EVALS = _Number(True, 1, 10**15, "a number of evaluations")
 _ROWS = _Number(True, 1, 10**12, "a number of rows")
 _BYTES = _Number(True, 1, 2**40, "bytes, from 1 to 1 TiB")
+_SEED = _Number(True, 0, 2**32 - 1, "a random seed, a whole number from 0 to 2**32 - 1")
 
 
 def _joined_negatives(argv: list[str]) -> list[str]:
@@ -127,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="analyse a dataset's instances end to end (HTML + PNG figures)")
     _add_data_arguments(report)
     report.add_argument("--out", default="shap-instances-report", help="output folder (default: %(default)s)")
-    report.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    _number_option(report, "--seed", _SEED, default=0, help="random seed (default: %(default)s)")
     report.add_argument("--silent", action="store_true", help="no progress output")
     _number_option(report, "--time-budget", _SECONDS, default=180.0, metavar="SECONDS",
                         help="plan every section to finish within about this many seconds, from measured costs, "
@@ -166,7 +167,7 @@ def _add_explain_arguments(explain: argparse.ArgumentParser) -> None:
                          help="explain the first ROWS rows, at least 1 (default: %(default)s)")
     explain.add_argument("--out", required=True, help="output file, .csv or .parquet; with --explain also NAME.npy, a "
                          "folder of memory-mapped arrays (values.npy, base_values.npy; utils.memmap_explanation)")
-    explain.add_argument("--seed", type=int, default=0)
+    _number_option(explain, "--seed", _SEED, default=0, help="random seed (default: %(default)s)")
     explain.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     explain.add_argument("--explain", metavar="FILE",
                          help="explain every row of FILE (.parquet or .csv, the columns of --data; its target column, "
