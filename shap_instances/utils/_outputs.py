@@ -49,7 +49,10 @@ def _neutralised(value: Any) -> Any:
 
 def _is_text(column: pd.Series) -> bool:
     """Whether a column may hold text (object, string or categorical): numbers, booleans and dates never do."""
-    dtype = column.dtype
+    return _is_text_dtype(column.dtype)
+
+
+def _is_text_dtype(dtype: Any) -> bool:
     return isinstance(dtype, pd.CategoricalDtype) or not (
         pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
         or pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype))
@@ -110,7 +113,8 @@ def spreadsheet_safe(table: pd.DataFrame) -> pd.DataFrame:
     (["'=cmd|' /C calc'!A0", 'label'], ["'@SUM(A1)", 'cat'], [-1.5, 2.0])
     """
     columns, index = _safe_labels(table.columns), _safe_labels(table.index)
-    changed = {i: _safe_column(table.iloc[:, i]) for i in range(table.shape[1]) if _is_text(table.iloc[:, i])}
+    text = [i for i, dtype in enumerate(table.dtypes) if _is_text_dtype(dtype)]  # dtypes once: wide tables
+    changed = {i: _safe_column(table.iloc[:, i]) for i in text}
     changed = {i: column for i, column in changed.items() if column is not None}
     if columns is table.columns and index is table.index and not changed:
         return table
