@@ -415,3 +415,21 @@ def test_explain_sample_rows_and_statistics_with_standard_errors():
     assert everything["contribution_mean_se"].max() == 0.0
     with pytest.raises(InvalidParameterError, match="n_rows"):
         explainer.explain_sample(0)
+
+
+def test_permutations_stop_before_a_unit_that_would_overrun_max_time():
+    """Units of about 0.2 s (each coalition's evaluation sleeps 20 ms) under max_time=0.5: two units end near
+    0.4 s and a third would end near 0.6 s, past the budget, so the run stops at two (it used to run the unit that
+    crossed the budget, ending near 0.6 s)."""
+    weights = np.arange(1.0, 5.0)
+
+    def slow(masks):
+        time.sleep(0.02 * len(masks))
+        return masks @ weights
+
+    start = time.perf_counter()
+    result = PermutationApproximator(n_permutations=100, batch_size=2, max_time=0.5, random_state=0,
+                                     silent=True).estimate(FunctionGame(slow, 4, 1))
+    elapsed = time.perf_counter() - start
+    assert result.info["stopped_by"] == "max_time" and result.efficiency_gap() < 1e-10
+    assert elapsed <= 1.1 * 0.5, f"{elapsed:.2f} s for max_time=0.5 ({result.info['n_permutations']} permutations)"

@@ -40,9 +40,9 @@ class PermutationApproximator:
     deviations) through ``game.accumulate_permutations``; games with a fused numba kernel (the ridge and mean
     refit shortcuts) never hold more than one unit's (n_players x n_outputs) block besides the two sums, so
     the peak memory is about three times that of the values. The run is *anytime*: with ``max_time`` it
-    stops after the batch that crosses it and reports the standard errors reached (efficiency still holds
-    exactly). A run estimated (from its first batch) to need more than ten minutes is warned about with the
-    estimate and the options that shorten it.
+    stops before a batch that would end past it (once a sampling unit is done and timed) and reports the
+    standard errors reached (efficiency still holds exactly). A run estimated (from its first batch) to need
+    more than ten minutes is warned about with the estimate and the options that shorten it.
 
     Parameters
     ----------
@@ -77,7 +77,8 @@ class PermutationApproximator:
     silent : bool, default=False
         No progress bar (the bar shows the permutations done and a moving estimate of the time left).
     max_time : float, optional
-        Seconds: stop after the batch that crosses this, with the standard errors reached (``info`` records
+        Seconds: stop before a batch (at least one unit) that would end past this, with the standard errors
+        reached (``info`` records
         ``n_permutations`` done and ``stopped_by="max_time"``; ``converged`` is then False).
     truncation_tolerance : float, optional
         Truncated Monte Carlo (TMC, Ghorbani & Zou's Data Shapley): along each permutation, once a prefix's value
@@ -216,7 +217,7 @@ class PermutationApproximator:
         with tqdm(total=total, initial=state.done, desc="permutations", unit="perm", disable=self.silent,
                   leave=False) as bar, (blas_single_thread() if loop.cheap else contextlib.nullcontext()):
             while state.done < total:
-                loop.stopped_by = self._stopping_reason(state, clock)
+                loop.stopped_by = self._stopping_reason(state, clock, loop)
                 if loop.stopped_by is not None:
                     break
                 k = self._next_batch_length(loop, batch, total - state.done, clock.left())
@@ -305,11 +306,17 @@ class PermutationApproximator:
         state.evals += game.n_evaluations - before
         return ends
 
-    def _stopping_reason(self, state: _RunState, clock: RunClock) -> str | None:
-        """Why the run stops before its next batch (``"max_standard_error"``, ``"max_time"``), or None."""
+    def _stopping_reason(self, state: _RunState, clock: RunClock, loop: _Loop) -> str | None:
+        """Why the run stops before its next batch (``"max_standard_error"``, ``"max_time"``), or None: past
+        ``max_time``, or, once a unit is done and timed, when one more unit would end past it (a unit of a large
+        game can take seconds: running it would overrun the budget by that much)."""
         if self._stop(state):
             return "max_standard_error"
         if clock.expired():
+            return "max_time"
+        left = clock.left()
+        unit_seconds = loop.seconds_per_permutation * loop.per_unit / max(loop.jobs, 1)
+        if left is not None and state.done > loop.done_before and unit_seconds > left:
             return "max_time"
         return None
 
@@ -466,11 +473,11 @@ class _Loop:
     stopped_by: str | None = None
 
 
-_HELPS = ("To shorten it: pass max_time= (seconds; the run stops after the batch that crosses it, with the "
-          "standard errors reached), ask for fewer permutations (n_permutations= or max_evals=), explain fewer "
-          "rows, use a model with a fast refit path (ridge, logistic regression, KNN, the mean: "
-          "docs/engine.md), or, for means over the explained rows (CC plot means, data values), explain one "
-          "aggregate game instead of every row (InstanceKernelExplainer.aggregate, "
+_HELPS = ("To shorten it: pass max_time= (seconds; the run stops before a batch that would end past it, once "
+          "one sampling unit is done, with the standard errors reached), ask for fewer permutations "
+          "(n_permutations= or max_evals=), explain fewer rows, use a model with a fast refit path (ridge, logistic "
+          "regression, KNN, the mean: docs/engine.md), or, for means over the explained rows (CC plot means, data "
+          "values), explain one aggregate game instead of every row (InstanceKernelExplainer.aggregate, "
           "shap_instances.games.AggregateGame).")
 
 
