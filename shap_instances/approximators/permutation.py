@@ -226,6 +226,7 @@ class PermutationApproximator:
                 self._save_state(state)
                 bar.update(k)
                 loop.batches += 1
+                loop.recent_seconds_per_permutation = seconds / k
                 self._after_first_batch(loop, clock, seconds, k, total - state.done, ends is not None)
                 if clock.max_time is not None:
                     bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
@@ -308,15 +309,16 @@ class PermutationApproximator:
 
     def _stopping_reason(self, state: _RunState, clock: RunClock, loop: _Loop) -> str | None:
         """Why the run stops before its next batch (``"max_standard_error"``, ``"max_time"``), or None: past
-        ``max_time``, or, once a unit is done and timed, when one more unit would end past it (a unit of a large
-        game can take seconds: running it would overrun the budget by that much)."""
+        ``max_time``, or, after two batches (two units at least: standard errors; the first batch's time may hold
+        one-off costs), when one more unit would end past it at the latest batch's pace (a unit of a large game
+        can take seconds: running it would overrun the budget by that much)."""
         if self._stop(state):
             return "max_standard_error"
         if clock.expired():
             return "max_time"
         left = clock.left()
-        unit_seconds = loop.seconds_per_permutation * loop.per_unit / max(loop.jobs, 1)
-        if left is not None and state.done > loop.done_before and unit_seconds > left:
+        unit_seconds = loop.recent_seconds_per_permutation * loop.per_unit / max(loop.jobs, 1)
+        if left is not None and loop.batches >= 2 and unit_seconds > left:
             return "max_time"
         return None
 
@@ -470,6 +472,7 @@ class _Loop:
     batches: int = 0
     skipped: int = 0  # intermediate prefixes after every output's truncation point
     seconds_per_permutation: float = 0.0  # from the probe or the first timed batch (0: not known yet)
+    recent_seconds_per_permutation: float = 0.0  # of the latest batch: what the next one will take
     stopped_by: str | None = None
 
 
