@@ -604,22 +604,35 @@ def _damage(folder: Path, name: str) -> None:
         np.save(folder / "base_values.npy", np.zeros(7))
     elif name == "data.npy of other columns":
         np.save(folder / "data.npy", np.zeros((40, 2)))
-    elif name == "garbage names.json":
-        (folder / "names.json").write_bytes(b"\xff\x00{")
-    elif name == "names.json a list":
-        (folder / "names.json").write_text("[1, 2, 3]")
-    elif name == "names.json with too few names":
-        names = json.loads((folder / "names.json").read_text())
-        first = next(iter(names))
-        names[first] = names[first][:1] if isinstance(names[first], list) else names[first]
-        (folder / "names.json").write_text(json.dumps(names))
-    elif name == "names.json missing":
-        (folder / "names.json").unlink()
+    elif name == "a garbage marker":
+        _marker(folder).write_bytes(b"\xff\x00{")
+    elif name == "a marker whose names are numbers":
+        _edit_marker(folder, lambda marker: marker.update(feature_names=list(range(len(marker["feature_names"])))))
+    elif name == "a marker with too few names":
+        _edit_marker(folder, lambda marker: marker.update(feature_names=marker["feature_names"][:1]))
+    elif name == "a marker with values of other rows":
+        _edit_marker(folder, lambda marker: marker["arrays"]["values"]["shape"].__setitem__(0, 7))
+    elif name == "the marker missing":
+        _marker(folder).unlink()
+
+
+def _marker(folder: Path) -> Path:
+    from shap_instances.utils import MemmapWriter
+
+    return folder / MemmapWriter.MARKER
+
+
+def _edit_marker(folder: Path, edit: Callable[[dict], None]) -> None:
+    """Rewrite the completion marker (the names live there since it replaced ``names.json``) after ``edit``."""
+    marker = json.loads(_marker(folder).read_text())
+    edit(marker)
+    _marker(folder).write_text(json.dumps(marker))
 
 
 _DAMAGES = ("a truncated values.npy", "values.npy missing", "values.npy of a pickled object array",
-            "values.npy of text", "base_values.npy of other rows", "data.npy of other columns", "garbage names.json",
-            "names.json a list", "names.json with too few names", "names.json missing")
+            "values.npy of text", "base_values.npy of other rows", "data.npy of other columns", "a garbage marker",
+            "a marker whose names are numbers", "a marker with too few names", "a marker with values of other rows",
+            "the marker missing")
 
 
 def _damaged_folder_case(folder: Path, name: str) -> str:
@@ -628,4 +641,4 @@ def _damaged_folder_case(folder: Path, name: str) -> str:
     _partitions(folder)
     _damage(folder, name)
     outcome = classify(lambda: np.asarray(memmap_explanation(folder).values), _expected())
-    return outcome if name == "names.json missing" else refused_or_wrong(outcome)
+    return refused_or_wrong(outcome)
