@@ -554,12 +554,35 @@ def _nb():
         _nb(), np.ones((3, 4)), out=f, call=lambda e, part: pd.DataFrame(part)), "call must return one"),
     (lambda f: __import__("shap_instances").utils.MemmapWriter(f, -2), "n_rows must be an int"),
     (lambda f: __import__("shap_instances").report.Report("r").write(""), "empty path"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(None, np.ones((3, 4)), out=f),
+     "explainer must be a built explainer .a shap.Explainer.; got a NoneType"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(_nb().model, np.ones((3, 4)), out=f),
+     "explainer must be a built explainer .a shap.Explainer.; got a GaussianNB"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(_nb(), np.ones((3, 4)), out=f, scheduler=3),
+     "scheduler must be None or"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(_nb(), np.ones((3, 4)),
+                                                                     out=f.parent / ("x" * 300)),
+     "cannot be used as a folder .File name too long"),
+    (lambda f: __import__("shap_instances").utils.memmap_explanation(f.parent / ("x" * 300)),
+     "cannot be used as a folder .File name too long"),
+    (lambda f: __import__("shap_instances").utils.spreadsheet_safe([["=1"]]), "table must be an instance of DataFrame"),
 ])
 def test_the_folder_functions_refuse_bad_arguments_by_name(tmp_path, call, match):
     from shap_instances.exceptions import InvalidParameterError
 
     with pytest.raises(InvalidParameterError, match=match):
         call(tmp_path / "f")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_explain_partitions_refuses_a_scheduler_address_it_cannot_use(tmp_path):
+    """dask's own "missing port number in address 'x'" named neither the option nor what to pass."""
+    pytest.importorskip("distributed")
+    from shap_instances.exceptions import InvalidParameterError
+    from shap_instances.utils import explain_partitions
+
+    with pytest.raises(InvalidParameterError, match="scheduler='x' is not a dask scheduler .* pass an address"):
+        explain_partitions(_nb(), np.ones((3, 4)), out=tmp_path / "f", scheduler="x")
     assert list(tmp_path.iterdir()) == []
 
 

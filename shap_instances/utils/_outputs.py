@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._params import validate_params
+
 __all__ = ["FORMULA_STARTS", "file_digest", "spreadsheet_safe", "write_atomically"]
 
 #: First characters that make a spreadsheet read a text cell as a formula (OWASP's list).
@@ -109,6 +111,7 @@ def spreadsheet_safe(table: pd.DataFrame) -> pd.DataFrame:
     >>> list(safe.columns), safe["label"].tolist(), safe.iloc[:, 0].tolist()
     (["'=cmd|' /C calc'!A0", 'label'], ["'@SUM(A1)", 'cat'], [-1.5, 2.0])
     """
+    validate_params("spreadsheet_safe", {"table": [pd.DataFrame]}, {"table": table})
     columns, index = _safe_labels(table.columns), _safe_labels(table.index)
     changed = {i: _safe_column(table.iloc[:, i]) for i in range(table.shape[1]) if _is_text(table.iloc[:, i])}
     changed = {i: column for i, column in changed.items() if column is not None}
