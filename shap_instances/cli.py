@@ -253,8 +253,6 @@ def _cmd_explain(args) -> int:
         raise ValueError("writing Parquet needs pyarrow (pip install 'shap-instances[parquet]'); or use a .csv file")
     if args.rows < 1:
         raise ValueError(f"--rows must be at least 1, got {args.rows}")
-    if args.top_k is not None and args.top_k < 1:
-        raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
     if args.explain is not None:
         _check_stream_options(args, out)
     _check_output(out, args, folder=False)
@@ -294,11 +292,10 @@ def _cmd_explain(args) -> int:
                 str(y.name): y.iloc[:1].to_numpy()}), list(X.columns), str(y.name))
         rows = data.iloc[: args.rows]
         explanation = _call_explainer(explainer, rows, y.iloc[: args.rows])
-    long = args.format == "long" or args.top_k is not None  # as with --explain: --top-k keeps the long lines
-    table = _long_table(explanation, args.top_k) if long else _wide_table(explanation, rows.index.astype(str))
+    table = _wide_table(explanation, rows.index.astype(str))
     write_atomically(out, lambda path: table.to_parquet(path) if out.suffix == ".parquet" else
-                     spreadsheet_safe(table).to_csv(path, index=not long))
-    print(f"{type(explainer).__name__}: {len(rows)} rows x {len(explanation.feature_names)} players -> {out}"
+                     spreadsheet_safe(table).to_csv(path))
+    print(f"{type(explainer).__name__}: {table.shape[0]} rows x {len(explanation.feature_names)} players -> {out}"
           f"{_precision_note(explanation)}")
     return 0
 
@@ -435,6 +432,8 @@ def _check_stream_options(args, out: Path) -> None:
                          "pip install 'shap-instances[dask]'")
     if source.resolve() == out.resolve() or _same_file(source, out):
         raise ValueError(f"--out {out} is the --explain file (or a link to it); choose another path")
+    if args.top_k is not None and args.top_k < 1:
+        raise ValueError(f"--top-k must be at least 1, got {args.top_k}")
     if args.block_size < 1:
         raise ValueError(f"--block-size must be at least 1 byte, got {args.block_size}")
     _check_positive(args.max_memory, "--max-memory", "GiB")

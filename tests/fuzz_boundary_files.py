@@ -269,6 +269,18 @@ FORMULAS = ("=cmd|' /C calc'!A0", "=1+1", "+1+1", "-1+1", "@SUM(A1:A2)", "\t=1+1
             '=HYPERLINK("http://x","y")', "=-2", "-x")
 
 
+def _long_lines(out: Path, rows: int) -> Callable[[], bool]:
+    """The check of a ``--format long`` output: one (row, player[, output], value) line per value, of ``rows``
+    rows, finite (a wide table there is the option ignored)."""
+    def check() -> bool:
+        if not out.is_file():
+            return False
+        table = pd.read_csv(out)
+        return (list(table.columns[:2]) == ["row", "player"] and table.columns[-1] == "value"
+                and table["row"].nunique() == rows and bool(np.isfinite(table["value"].to_numpy(float)).all()))
+    return check
+
+
 def _formula_data(folder: Path, rng: np.random.Generator, formula: str, where: str, numeric: bool = False) -> Path:
     """A table whose column ``a`` is named ``formula`` (``where="column"``) or whose three classes include it."""
     frame = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])
@@ -315,7 +327,7 @@ def csv_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, str
             out = folder / f"explained-{next(_ids)}.csv"
             argv = ["explain", "--data", str(data), "--target", "t", "--explainer", explainer, "--rows", "2",
                     "--format", layout, "--out", str(out)]
-            whole = _whole_table(out, 2) if layout == "wide" else out.is_file
+            whole = _whole_table(out, 2) if layout == "wide" else _long_lines(out, 2)
             yield f"explain --explainer {explainer} --format {layout}, {where} {formula!r}", \
                 _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [], whole))
     for formula, layout in itertools.product(FORMULAS, ("wide", "long")):  # written part by part (--explain)
@@ -324,7 +336,8 @@ def csv_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, str
         argv = ["explain", "--data", str(data), "--target", "t", "--explainer", "naive_bayes", "--explain", str(data),
                 "--format", layout, "--out", str(out)]
         yield f"explain --explain --format {layout}, column {formula!r}", \
-            _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [], out.is_file))
+            _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [],
+                                                 _long_lines(out, 30) if layout == "long" else out.is_file))
     for formula in FORMULAS[:3]:
         data = _formula_data(folder, rng, formula, "label")
         frame = pd.read_csv(data).rename(columns={"b": formula})

@@ -130,28 +130,6 @@ def test_explain_multi_output_writes_one_base_value_per_output(csv, tmp_path):
         np.testing.assert_allclose(table[f"base_value|{o}"] + _player_sum(table, o), probabilities[:, k], atol=1e-8)
 
 
-def test_explain_rows_format_long_and_top_k_are_honoured_not_ignored(tmp_path, capsys):
-    """Without --explain, --format long and --top-k were ignored: the wide table was written (silently wrong)."""
-    wide, long, top = tmp_path / "wide.csv", tmp_path / "long.csv", tmp_path / "top.csv"
-    base = ["explain", "--model", "ridge", "--explainer", "representer", "--rows", "4"]
-    assert main([*base, "--out", str(wide)]) == 0
-    assert main([*base, "--format", "long", "--out", str(long)]) == 0
-    assert main([*base, "--top-k", "3", "--out", str(top)]) == 0
-    assert capsys.readouterr().out.count("4 rows x") == 3
-    table = pd.read_csv(wide, index_col=0)
-    lines = pd.read_csv(long)
-    assert list(lines.columns) == ["row", "player", "value"] and len(lines) == table.size
-    pivot = lines.pivot(index="row", columns="player", values="value")[list(table.columns)]
-    np.testing.assert_allclose(pivot.to_numpy(), table.to_numpy(), rtol=0, atol=0)
-    kept = pd.read_csv(top)
-    assert kept.groupby("row").size().tolist() == [4] * 4  # base value and the 3 largest
-    players = table.drop(columns="base_value").abs()
-    for row, group in kept.groupby("row"):
-        assert set(group.player) - {"base_value"} == set(players.iloc[row].nlargest(3).index)
-    assert main([*base, "--top-k", "0", "--out", str(tmp_path / "zero.csv")]) == 2
-    assert "--top-k must be at least 1, got 0" in capsys.readouterr().err
-
-
 @pytest.mark.parametrize("rows", ["-3", "0"])
 def test_explain_rows_must_be_positive(capsys, tmp_path, rows):
     out = tmp_path / "values.csv"
