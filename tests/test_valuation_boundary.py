@@ -177,6 +177,31 @@ def test_data_oob_of_a_bagging_ensemble_of_trees_refuses_a_foreign_y_and_reorder
         data_oob(bagging, X.iloc[::-1], y.iloc[::-1])
 
 
+@pytest.mark.parametrize("call", ["data_values y_train", "data_values y_val", "classwise_shapley", "data_oob",
+                                  "label_issues"])
+def test_a_target_whose_index_is_the_rows_in_another_order_is_refused(call, cancer):
+    """Rows and targets are paired by position; a pandas y holding X's row labels shuffled (pandas would pair them
+    by label) gave each row another row's target without a word. A y with other labels (a reset index) is still
+    paired by position."""
+    X, y, Xv, yv = cancer
+    shuffled = y.sample(frac=1.0, random_state=3)
+    reset = y.reset_index(drop=True).set_axis(range(1000, 1000 + len(y)))
+    runs = {
+        "data_values y_train": lambda t: data_values(LogisticRegression(), X, t, Xv, yv, semivalue="loo"),
+        "data_values y_val": lambda t: data_values(LogisticRegression(), X, y, Xv, t, semivalue="loo"),
+        "classwise_shapley": lambda t: classwise_shapley(LogisticRegression(), X, t, Xv, yv, n_contexts=2,
+                                                         n_permutations=2, random_state=0),
+        "data_oob": lambda t: data_oob(RandomForestClassifier(10, random_state=0).fit(X, y), X, t),
+        "label_issues": lambda t: label_issues(X, t, cv=3, evidence=("knn",)),
+    }
+    if call == "data_values y_val":
+        shuffled, reset = yv.sample(frac=1.0, random_state=3), yv.set_axis(range(1000, 1000 + len(yv)))
+    name = "y_val" if call == "data_values y_val" else "y" if call == "label_issues" else "y_train"
+    with pytest.raises(DataValidationError, match=f"{name} holds the row labels of X.* in another order"):
+        runs[call](shuffled)
+    runs[call](reset)
+
+
 def test_the_residual_explainer_refuses_mixed_labels_through_the_same_check(cancer):
     X, y, _, _ = cancer
     mixed = np.array([0, "1"] * (len(y) // 2), dtype=object)

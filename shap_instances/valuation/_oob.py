@@ -17,6 +17,7 @@ from ..utils import (
     check_finite_result,
     check_fitted,
     check_labels,
+    check_row_order,
     check_target,
     fitted_columns,
     row_names,
@@ -169,6 +170,7 @@ def data_oob(model: Any, X_train: Any, y_train: ArrayLike) -> DataValues:
     (True, 'data_oob')
     """
     check_fitted(model)
+    check_row_order(X_train, y_train, name="y_train", rows_name="X_train")
     names = row_names(X_train, prefix="train")
     model, X_train = _bagging_and_its_rows(model, X_train)
     samples = getattr(model, "estimators_samples_", None)
