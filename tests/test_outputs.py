@@ -2,6 +2,8 @@
 memory-mapped folders of ``explain_partitions(out=)`` (refused, locked, completed, reopened)."""
 
 import csv
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,6 +40,19 @@ def test_spreadsheet_safe_neutralises_text_cells_headers_and_index(start):
     assert safe.iloc[:, 0].tolist() == [-1.5, 2.0] and safe.iloc[:, 0].dtype == np.float64
     assert safe.index.tolist() == [f"'{start}i", "j"] and safe.index.name == f"'{start}name"
     assert table.columns[0] == f"{start}col" and table["label"].iloc[0] == f"{start}x"  # the caller's table unchanged
+
+
+def test_write_atomically_gives_the_output_a_new_files_mode_not_mkstemps_private_one(tmp_path):
+    """Outputs were left 0600 (mkstemp's mode, kept by the rename), unreadable to the user's group; a file written
+    with open() gets 0666 less the umask, and so does a replaced one."""
+    from shap_instances.utils import write_atomically
+
+    with open(tmp_path / "plain.txt", "w") as stream:
+        stream.write("x")
+    expected = os.stat(tmp_path / "plain.txt").st_mode & 0o777
+    for name in ("new.csv", "plain.txt"):
+        write_atomically(tmp_path / name, lambda temporary: Path(temporary).write_text("y"))
+        assert os.stat(tmp_path / name).st_mode & 0o777 == expected, name
 
 
 def test_spreadsheet_safe_returns_a_clean_table_itself_and_keeps_negative_numbers():

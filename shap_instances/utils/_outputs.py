@@ -147,6 +147,16 @@ def file_digest(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"size": size, "sha256": digest.hexdigest()}
 
 
+def _new_file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0666 less the process's umask (read once, at import)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_NEW_FILE_MODE = _new_file_mode()
+
+
 def write_atomically(path: str | os.PathLike[str], write: Callable[[str], object]) -> None:
     """``write(temporary)`` into a new file beside ``path`` (same folder: same file system), then renamed onto
     ``path``: a reader sees the old file or the new one, never half of one; a link at ``path`` is replaced, never
@@ -167,6 +177,7 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[str], object
     os.close(handle)
     try:
         write(temporary)
+        os.chmod(temporary, _NEW_FILE_MODE)  # mkstemp's 0600 would make the output private: a new file's mode
         os.replace(temporary, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
