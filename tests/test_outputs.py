@@ -3,6 +3,9 @@ memory-mapped folders of ``explain_partitions(out=)`` (refused, locked, complete
 
 import csv
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -591,13 +594,23 @@ def test_the_folder_functions_refuse_bad_arguments_by_name(tmp_path, call, match
 
 
 def test_explain_partitions_refuses_a_scheduler_address_it_cannot_use(tmp_path):
-    """dask's own "missing port number in address 'x'" named neither the option nor what to pass."""
+    """dask's own "missing port number in address 'x'" named neither the option nor what to pass. Run in a child
+    process: a failed distributed.Client leaves its event loop behind, which hangs later dask work in this one."""
     pytest.importorskip("distributed")
-    from shap_instances.exceptions import InvalidParameterError
-    from shap_instances.utils import explain_partitions
-
-    with pytest.raises(InvalidParameterError, match="scheduler='x' is not a dask scheduler .* pass an address"):
-        explain_partitions(_nb(), np.ones((3, 4)), out=tmp_path / "f", scheduler="x")
+    code = ("import sys, numpy as np\n"
+            "from sklearn.naive_bayes import GaussianNB\n"
+            "import shap_instances as si\n"
+            "from shap_instances.exceptions import InvalidParameterError\n"
+            "from shap_instances.utils import explain_partitions\n"
+            "X = np.arange(24.0).reshape(6, 4)\n"
+            "explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, [0, 1] * 3), X)\n"
+            "try:\n"
+            "    explain_partitions(explainer, X, out=sys.argv[1], scheduler='x')\n"
+            "except InvalidParameterError as error:\n"
+            "    print(error)\n")
+    said = subprocess.run([sys.executable, "-c", code, str(tmp_path / "f")], capture_output=True, text=True,
+                          timeout=120).stdout
+    assert re.search("scheduler='x' is not a dask scheduler .* pass an address", said), said
     assert list(tmp_path.iterdir()) == []
 
 
