@@ -269,6 +269,18 @@ FORMULAS = ("=cmd|' /C calc'!A0", "=1+1", "+1+1", "-1+1", "@SUM(A1:A2)", "\t=1+1
             '=HYPERLINK("http://x","y")', "=-2", "-x")
 
 
+def _long_lines(out: Path, rows: int) -> Callable[[], bool]:
+    """The check of a ``--format long`` output: one (row, player[, output], value) line per value, of ``rows``
+    rows, finite (a wide table there is the option ignored)."""
+    def check() -> bool:
+        if not out.is_file():
+            return False
+        table = pd.read_csv(out)
+        return (list(table.columns[:2]) == ["row", "player"] and table.columns[-1] == "value"
+                and table["row"].nunique() == rows and bool(np.isfinite(table["value"].to_numpy(float)).all()))
+    return check
+
+
 def _formula_data(folder: Path, rng: np.random.Generator, formula: str, where: str, numeric: bool = False) -> Path:
     """A table whose column ``a`` is named ``formula`` (``where="column"``) or whose three classes include it."""
     frame = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])
@@ -315,7 +327,7 @@ def csv_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, str
             out = folder / f"explained-{next(_ids)}.csv"
             argv = ["explain", "--data", str(data), "--target", "t", "--explainer", explainer, "--rows", "2",
                     "--format", layout, "--out", str(out)]
-            whole = _whole_table(out, 2) if layout == "wide" else out.is_file
+            whole = _whole_table(out, 2) if layout == "wide" else _long_lines(out, 2)
             yield f"explain --explainer {explainer} --format {layout}, {where} {formula!r}", \
                 _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [], whole))
     for formula, layout in itertools.product(FORMULAS, ("wide", "long")):  # written part by part (--explain)
@@ -324,7 +336,8 @@ def csv_cases(folder: Path, rng: np.random.Generator) -> Iterator[tuple[str, str
         argv = ["explain", "--data", str(data), "--target", "t", "--explainer", "naive_bayes", "--explain", str(data),
                 "--format", layout, "--out", str(out)]
         yield f"explain --explain --format {layout}, column {formula!r}", \
-            _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [], out.is_file))
+            _csv_outcome(argv, [data], _safe_csv(lambda out=out: [out] if out.is_file() else [],
+                                                 _long_lines(out, 30) if layout == "long" else out.is_file))
     for formula in FORMULAS[:3]:
         data = _formula_data(folder, rng, formula, "label")
         frame = pd.read_csv(data).rename(columns={"b": formula})
@@ -604,22 +617,35 @@ def _damage(folder: Path, name: str) -> None:
         np.save(folder / "base_values.npy", np.zeros(7))
     elif name == "data.npy of other columns":
         np.save(folder / "data.npy", np.zeros((40, 2)))
-    elif name == "garbage names.json":
-        (folder / "names.json").write_bytes(b"\xff\x00{")
-    elif name == "names.json a list":
-        (folder / "names.json").write_text("[1, 2, 3]")
-    elif name == "names.json with too few names":
-        names = json.loads((folder / "names.json").read_text())
-        first = next(iter(names))
-        names[first] = names[first][:1] if isinstance(names[first], list) else names[first]
-        (folder / "names.json").write_text(json.dumps(names))
-    elif name == "names.json missing":
-        (folder / "names.json").unlink()
+    elif name == "a garbage marker":
+        _marker(folder).write_bytes(b"\xff\x00{")
+    elif name == "a marker whose names are numbers":
+        _edit_marker(folder, lambda marker: marker.update(feature_names=list(range(len(marker["feature_names"])))))
+    elif name == "a marker with too few names":
+        _edit_marker(folder, lambda marker: marker.update(feature_names=marker["feature_names"][:1]))
+    elif name == "a marker with values of other rows":
+        _edit_marker(folder, lambda marker: marker["arrays"]["values"]["shape"].__setitem__(0, 7))
+    elif name == "the marker missing":
+        _marker(folder).unlink()
+
+
+def _marker(folder: Path) -> Path:
+    from shap_instances.utils import MemmapWriter
+
+    return folder / MemmapWriter.MARKER
+
+
+def _edit_marker(folder: Path, edit: Callable[[dict], None]) -> None:
+    """Rewrite the completion marker (the names live there since it replaced ``names.json``) after ``edit``."""
+    marker = json.loads(_marker(folder).read_text())
+    edit(marker)
+    _marker(folder).write_text(json.dumps(marker))
 
 
 _DAMAGES = ("a truncated values.npy", "values.npy missing", "values.npy of a pickled object array",
-            "values.npy of text", "base_values.npy of other rows", "data.npy of other columns", "garbage names.json",
-            "names.json a list", "names.json with too few names", "names.json missing")
+            "values.npy of text", "base_values.npy of other rows", "data.npy of other columns", "a garbage marker",
+            "a marker whose names are numbers", "a marker with too few names", "a marker with values of other rows",
+            "the marker missing")
 
 
 def _damaged_folder_case(folder: Path, name: str) -> str:
@@ -628,4 +654,4 @@ def _damaged_folder_case(folder: Path, name: str) -> str:
     _partitions(folder)
     _damage(folder, name)
     outcome = classify(lambda: np.asarray(memmap_explanation(folder).values), _expected())
-    return outcome if name == "names.json missing" else refused_or_wrong(outcome)
+    return refused_or_wrong(outcome)

@@ -2,6 +2,11 @@
 memory-mapped folders of ``explain_partitions(out=)`` (refused, locked, completed, reopened)."""
 
 import csv
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -38,6 +43,19 @@ def test_spreadsheet_safe_neutralises_text_cells_headers_and_index(start):
     assert safe.iloc[:, 0].tolist() == [-1.5, 2.0] and safe.iloc[:, 0].dtype == np.float64
     assert safe.index.tolist() == [f"'{start}i", "j"] and safe.index.name == f"'{start}name"
     assert table.columns[0] == f"{start}col" and table["label"].iloc[0] == f"{start}x"  # the caller's table unchanged
+
+
+def test_write_atomically_gives_the_output_a_new_files_mode_not_mkstemps_private_one(tmp_path):
+    """Outputs were left 0600 (mkstemp's mode, kept by the rename), unreadable to the user's group; a file written
+    with open() gets 0666 less the umask, and so does a replaced one."""
+    from shap_instances.utils import write_atomically
+
+    with open(tmp_path / "plain.txt", "w") as stream:
+        stream.write("x")
+    expected = os.stat(tmp_path / "plain.txt").st_mode & 0o777
+    for name in ("new.csv", "plain.txt"):
+        write_atomically(tmp_path / name, lambda temporary: Path(temporary).write_text("y"))
+        assert os.stat(tmp_path / name).st_mode & 0o777 == expected, name
 
 
 def test_spreadsheet_safe_returns_a_clean_table_itself_and_keeps_negative_numbers():
@@ -554,12 +572,45 @@ def _nb():
         _nb(), np.ones((3, 4)), out=f, call=lambda e, part: pd.DataFrame(part)), "call must return one"),
     (lambda f: __import__("shap_instances").utils.MemmapWriter(f, -2), "n_rows must be an int"),
     (lambda f: __import__("shap_instances").report.Report("r").write(""), "empty path"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(None, np.ones((3, 4)), out=f),
+     "explainer must be a built explainer .a shap.Explainer.; got a NoneType"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(_nb().model, np.ones((3, 4)), out=f),
+     "explainer must be a built explainer .a shap.Explainer.; got a GaussianNB"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(_nb(), np.ones((3, 4)), out=f, scheduler=3),
+     "scheduler must be None or"),
+    (lambda f: __import__("shap_instances").utils.explain_partitions(_nb(), np.ones((3, 4)),
+                                                                     out=f.parent / ("x" * 300)),
+     "cannot be used as a folder .File name too long"),
+    (lambda f: __import__("shap_instances").utils.memmap_explanation(f.parent / ("x" * 300)),
+     "cannot be used as a folder .File name too long"),
+    (lambda f: __import__("shap_instances").utils.spreadsheet_safe([["=1"]]), "table must be an instance of DataFrame"),
 ])
 def test_the_folder_functions_refuse_bad_arguments_by_name(tmp_path, call, match):
     from shap_instances.exceptions import InvalidParameterError
 
     with pytest.raises(InvalidParameterError, match=match):
         call(tmp_path / "f")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_explain_partitions_refuses_a_scheduler_address_it_cannot_use(tmp_path):
+    """dask's own "missing port number in address 'x'" named neither the option nor what to pass. Run in a child
+    process: a failed distributed.Client leaves its event loop behind, which hangs later dask work in this one."""
+    pytest.importorskip("distributed")
+    code = ("import sys, numpy as np\n"
+            "from sklearn.naive_bayes import GaussianNB\n"
+            "import shap_instances as si\n"
+            "from shap_instances.exceptions import InvalidParameterError\n"
+            "from shap_instances.utils import explain_partitions\n"
+            "X = np.arange(24.0).reshape(6, 4)\n"
+            "explainer = si.NaiveBayesExplainer(GaussianNB().fit(X, [0, 1] * 3), X)\n"
+            "try:\n"
+            "    explain_partitions(explainer, X, out=sys.argv[1], scheduler='x')\n"
+            "except InvalidParameterError as error:\n"
+            "    print(error)\n")
+    said = subprocess.run([sys.executable, "-c", code, str(tmp_path / "f")], capture_output=True, text=True,
+                          timeout=120).stdout
+    assert re.search("scheduler='x' is not a dask scheduler .* pass an address", said), said
     assert list(tmp_path.iterdir()) == []
 
 

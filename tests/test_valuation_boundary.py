@@ -15,6 +15,8 @@ from sklearn.cluster import KMeans
 from sklearn.compose import make_column_transformer
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.ensemble import (
+    BaggingClassifier,
+    BaggingRegressor,
     GradientBoostingClassifier,
     IsolationForest,
     RandomForestClassifier,
@@ -146,6 +148,58 @@ def test_data_oob_refuses_labels_rows_and_targets_the_forest_was_not_fitted_on(c
     regressor = RandomForestRegressor(10, random_state=0).fit(Xr, yr)
     with pytest.raises(DataValidationError, match="not the target RandomForestRegressor was fitted on"):
         data_oob(regressor, Xr, yr[::-1].to_numpy())
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_data_oob_of_a_bagging_ensemble_of_trees_refuses_a_foreign_y_and_reordered_rows(task, cancer, diabetes):
+    """A ``BaggingClassifier`` / ``BaggingRegressor`` of trees (each on a feature subset) gets the forest's check:
+    its values are the out-of-bag scores of its members' own ``predict``, and a shuffled ``y`` or rows reordered
+    with their targets are refused."""
+    X, y, Xv, yv = cancer if task == "classification" else diabetes
+    X, y = pd.concat([X, Xv], ignore_index=True), pd.concat([y, yv], ignore_index=True)
+    bagging = (BaggingClassifier if task == "classification" else BaggingRegressor)(
+        n_estimators=15, max_features=0.5, random_state=0).fit(X, y)
+    rows, scores, bags = X.to_numpy(), np.zeros(len(X)), np.zeros(len(X))
+    for member, drawn, cols in zip(bagging.estimators_, bagging.estimators_samples_, bagging.estimators_features_):
+        out = np.setdiff1d(np.arange(len(X)), drawn)
+        predicted = member.predict(rows[np.ix_(out, cols)])
+        if task == "classification":
+            scores[out] += bagging.classes_[predicted.astype(int)] == y.to_numpy()[out]
+        else:
+            scores[out] -= (predicted - y.to_numpy()[out]) ** 2
+        bags[out] += 1
+    expected = np.where(bags > 0, scores / np.maximum(bags, 1), 0.0)
+    np.testing.assert_allclose(data_oob(bagging, X, y).values.to_numpy()[bags > 0], expected[bags > 0], rtol=1e-12)
+    name = type(bagging).__name__
+    with pytest.raises(DataValidationError, match=f"not the target {name} was fitted on"):
+        data_oob(bagging, X, y.sample(frac=1.0, random_state=1).set_axis(y.index))
+    with pytest.raises(DataValidationError, match=f"not the target {name} was fitted on"):
+        data_oob(bagging, X.iloc[::-1], y.iloc[::-1])
+
+
+@pytest.mark.parametrize("call", ["data_values y_train", "data_values y_val", "classwise_shapley", "data_oob",
+                                  "label_issues"])
+def test_a_target_whose_index_is_the_rows_in_another_order_is_refused(call, cancer):
+    """Rows and targets are paired by position; a pandas y holding X's row labels shuffled (pandas would pair them
+    by label) gave each row another row's target without a word. A y with other labels (a reset index) is still
+    paired by position."""
+    X, y, Xv, yv = cancer
+    shuffled = y.sample(frac=1.0, random_state=3)
+    reset = y.reset_index(drop=True).set_axis(range(1000, 1000 + len(y)))
+    runs = {
+        "data_values y_train": lambda t: data_values(LogisticRegression(), X, t, Xv, yv, semivalue="loo"),
+        "data_values y_val": lambda t: data_values(LogisticRegression(), X, y, Xv, t, semivalue="loo"),
+        "classwise_shapley": lambda t: classwise_shapley(LogisticRegression(), X, t, Xv, yv, n_contexts=2,
+                                                         n_permutations=2, random_state=0),
+        "data_oob": lambda t: data_oob(RandomForestClassifier(10, random_state=0).fit(X, y), X, t),
+        "label_issues": lambda t: label_issues(X, t, cv=3, evidence=("knn",)),
+    }
+    if call == "data_values y_val":
+        shuffled, reset = yv.sample(frac=1.0, random_state=3), yv.set_axis(range(1000, 1000 + len(yv)))
+    name = "y_val" if call == "data_values y_val" else "y" if call == "label_issues" else "y_train"
+    with pytest.raises(DataValidationError, match=f"{name} holds the row labels of X.* in another order"):
+        runs[call](shuffled)
+    runs[call](reset)
 
 
 def test_the_residual_explainer_refuses_mixed_labels_through_the_same_check(cancer):

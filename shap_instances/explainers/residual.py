@@ -200,7 +200,6 @@ class InstanceKernelExplainer(InstanceExplainer):
         "truncation_tolerance": [None, Interval(numbers.Real, 0, None, closed="left")],
         "checkpoint": [None, "path"],
         "max_time": [None, Interval(numbers.Real, 0, None, closed="neither")],
-        "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
         "pipeline": [Options("refit", "last_step")],
         "refit": [Options(*REFITS)],
     }

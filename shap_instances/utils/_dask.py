@@ -100,8 +100,19 @@ def dask_client(scheduler: Any) -> Iterator[Any]:
                                                        processes=True, dashboard_address=None))
             client = stack.enter_context(Client(cluster))
         else:
-            client = stack.enter_context(Client(scheduler))
+            client = stack.enter_context(_connect(Client, scheduler))
         yield client
+
+
+def _connect(client_type: Any, address: str) -> Any:
+    """A client of the scheduler at ``address``; an address that is not one, or that nothing answers at, refused
+    with the reason (dask's own ``ValueError`` / ``OSError`` name neither the option nor what to pass)."""
+    try:
+        return client_type(address)
+    except (OSError, ValueError, TypeError) as error:  # a TimeoutError is an OSError
+        raise InvalidParameterError(f"scheduler={address!r} is not a dask scheduler this machine can reach "
+                                    f"({type(error).__name__}: {error}); pass an address such as "
+                                    "'tcp://10.0.0.5:8786', 'local' or a running distributed.Client.") from None
 
 
 class SharedFolder:
@@ -317,9 +328,9 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     >>> bool(np.array_equal(parts.values, explainer(X).values))
     True
     """
-    _check_partition_options({"call": call, "sink": sink, "rows_per_part": rows_per_part,
-                              "max_in_flight": max_in_flight, "numbered": numbered, "sparse": sparse, "out": out,
-                              "overwrite": overwrite, "max_memory": max_memory})
+    _check_partition_options({"explainer": explainer, "scheduler": scheduler, "call": call, "sink": sink,
+                              "rows_per_part": rows_per_part, "max_in_flight": max_in_flight, "numbered": numbered,
+                              "sparse": sparse, "out": out, "overwrite": overwrite, "max_memory": max_memory})
     folder = None if out is None else check_output_folder(out)
     if folder is not None:
         refuse_input_in(folder, X, y)
@@ -355,11 +366,19 @@ _PARTITION_CONSTRAINTS: dict[str, list] = {
     "rows_per_part": [None, Interval(numbers.Integral, 1, None)],
     "max_in_flight": [None, Interval(numbers.Integral, 1, None)], "numbered": ["boolean"], "sparse": ["boolean"],
     "out": [None, "path"], "overwrite": ["boolean"], "max_memory": COMMON_CONSTRAINTS["max_memory"],
+    "scheduler": COMMON_CONSTRAINTS["scheduler"],
 }
 
 
 def _check_partition_options(options: dict[str, Any]) -> None:
-    """Refuse options of :func:`explain_partitions` of the wrong type or range, and ``out`` beside a ``sink``."""
+    """Refuse an ``explainer`` that is not a built explainer, options of :func:`explain_partitions` of the wrong
+    type or range, and ``out`` beside a ``sink``."""
+    import shap
+
+    if not isinstance(options["explainer"], shap.Explainer):
+        raise InvalidParameterError(f"explain_partitions: explainer must be a built explainer (a shap.Explainer); got "
+                                    f"a {type(options['explainer']).__name__}: build one first, e.g. "
+                                    "si.Explainer(model, X_train).")
     validate_params("explain_partitions", _PARTITION_CONSTRAINTS,
                     {name: options[name] for name in _PARTITION_CONSTRAINTS})
     if options["out"] is not None and options["sink"] is not None:

@@ -78,13 +78,22 @@ def check_output_folder(out: Any, name: str = "out", owner: str = "explain_parti
 
 
 def _folder_path(value: Any, name: str, owner: str) -> Path:
-    """``value`` as the path of a folder: a str or path-like, not ``""`` (the current folder), no NUL byte."""
+    """``value`` as the path of a folder: a str or path-like, not ``""`` (the current folder), no NUL byte, a path
+    the system can look up (not a name longer than the file system allows, not through a folder it may not read)."""
     validate_params(owner, {name: ["path"]}, {name: value})
     text = os.fspath(value)
     if not isinstance(text, str) or not text.strip() or "\0" in text:
         what = "an empty path (it would be the current folder)" if not str(text).strip() else "not a valid path"
         raise InvalidParameterError(f"{name}={text!r} is {what}; pass the folder to write into, e.g. "
                                     f"{name}='values'.")
+    try:
+        os.lstat(text)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # nothing there yet, or a file on the way: each caller says what that means for it
+    except OSError as error:  # a name too long, a loop of links above it, a folder without permission
+        raise InvalidParameterError(f"{name}={text!r} cannot be used as a folder ({error.strerror}); pass the path "
+                                    "of a folder you may read and write (each name at most 255 bytes, no loop of "
+                                    "links).") from None
     return Path(text)
 
 

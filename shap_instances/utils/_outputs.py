@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._params import validate_params
+
 __all__ = ["FORMULA_STARTS", "file_digest", "spreadsheet_safe", "write_atomically"]
 
 #: First characters that make a spreadsheet read a text cell as a formula (OWASP's list).
@@ -112,6 +114,7 @@ def spreadsheet_safe(table: pd.DataFrame) -> pd.DataFrame:
     >>> list(safe.columns), safe["label"].tolist(), safe.iloc[:, 0].tolist()
     (["'=cmd|' /C calc'!A0", 'label'], ["'@SUM(A1)", 'cat'], [-1.5, 2.0])
     """
+    validate_params("spreadsheet_safe", {"table": [pd.DataFrame]}, {"table": table})
     columns, index = _safe_labels(table.columns), _safe_labels(table.index)
     text = [i for i, dtype in enumerate(table.dtypes) if _is_text_dtype(dtype)]  # dtypes once: wide tables
     changed = {i: _safe_column(table.iloc[:, i]) for i in text}
@@ -148,6 +151,16 @@ def file_digest(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"size": size, "sha256": digest.hexdigest()}
 
 
+def _new_file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0666 less the process's umask (read once, at import)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_NEW_FILE_MODE = _new_file_mode()
+
+
 def write_atomically(path: str | os.PathLike[str], write: Callable[[str], object]) -> None:
     """``write(temporary)`` into a new file beside ``path`` (same folder: same file system), then renamed onto
     ``path``: a reader sees the old file or the new one, never half of one; a link at ``path`` is replaced, never
@@ -168,6 +181,7 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[str], object
     os.close(handle)
     try:
         write(temporary)
+        os.chmod(temporary, _NEW_FILE_MODE)  # mkstemp's 0600 would make the output private: a new file's mode
         os.replace(temporary, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -142,6 +142,38 @@ def check_unique_columns(columns: Any, name: str = "X") -> list[str]:
     return names
 
 
+def check_row_order(X: Any, y: Any, *, name: str = "y", rows_name: str = "X") -> None:
+    """Refuse a pandas ``y`` whose index holds the row labels of the pandas ``X`` in another order.
+
+    Rows and targets are paired by position (as in scikit-learn), while pandas pairs them by label: a ``y`` whose
+    index is ``X``'s shuffled (``y.sample(frac=1)``, a sort of one but not the other) would silently give every row
+    another row's target. Indexes that share no order question (equal, of other lengths, other labels such as a
+    reset index) are left alone.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.utils import check_row_order
+    >>> X = pd.DataFrame({"a": [1.0, 2.0, 3.0]}, index=[10, 11, 12])
+    >>> check_row_order(X, pd.Series([0, 1, 0], index=[10, 11, 12]))
+    >>> try:
+    ...     check_row_order(X, pd.Series([0, 1, 0], index=[12, 10, 11]))
+    ... except ValueError as exc:
+    ...     print(exc)  # doctest: +ELLIPSIS
+    y holds the row labels of X in another order: rows are paired with targets by position, ...
+    """
+    if not isinstance(X, pd.DataFrame | pd.Series) or not isinstance(y, pd.DataFrame | pd.Series):
+        return
+    rows, targets = X.index, y.index
+    if len(rows) != len(targets) or rows.equals(targets) or not (rows.is_unique and targets.is_unique):
+        return
+    if targets.isin(rows).all():
+        raise DataValidationError(
+            f"{name} holds the row labels of {rows_name} in another order: rows are paired with targets by "
+            f"position, so each row would get another row's target; pass {name}.loc[{rows_name}.index] (or both "
+            "in one order).")
+
+
 def check_target(y: Any, n_samples: int, *, name: str = "y", numeric: bool = True) -> np.ndarray:
     """Validate a target vector (or (n, k) matrix) with ``n_samples`` rows.
 

@@ -28,6 +28,7 @@ from ..utils import (
     check_model_kind,
     check_model_rows,
     check_random_state,
+    check_row_order,
     check_scoring,
     check_target,
     fitted_columns,
@@ -139,6 +140,8 @@ def utility_game(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val
     kind = check_model_kind(model, "data valuation")
     scorer, name = check_scoring(scoring, model)
     names = row_names(X_train, prefix="train")
+    check_row_order(X_train, y_train, name="y_train", rows_name="X_train")
+    check_row_order(X_val, y_val, name="y_val", rows_name="X_val")
     X_train, X_val = _validated_rows(model, X_train, X_val)
     y_train, y_val = _validated_targets(kind, y_train, y_val, len(X_train), len(X_val))
     prior = _prior_score(scorer, name, kind, X_train, y_train, X_val, y_val)

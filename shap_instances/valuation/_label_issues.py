@@ -36,6 +36,7 @@ from ..utils import (
     check_labels,
     check_memory,
     check_random_state,
+    check_row_order,
     check_unique_columns,
     row_names,
     validate_params,
@@ -165,6 +166,7 @@ def label_issues(X: Any, y: ArrayLike, *, evidence: tuple[str, ...] = EVIDENCE, 
     unknown = [name for name in evidence if name not in EVIDENCE]
     if unknown or not evidence:
         raise InvalidParameterError(f"evidence must be a non-empty tuple of {list(EVIDENCE)}, got {evidence!r}.")
+    check_row_order(X, y)
     encoded = check_data(_encoded(X), name="X")
     names, X = row_names(X, prefix="train"), encoded
     labels, codes = np.unique(check_labels(y, len(X), name="y"), return_inverse=True)

@@ -17,6 +17,7 @@ from ..utils import (
     check_finite_result,
     check_fitted,
     check_labels,
+    check_row_order,
     check_target,
     fitted_columns,
     row_names,
@@ -28,11 +29,25 @@ __all__ = ["data_oob"]
 
 
 def _tree_leaves(model: Any, X: np.ndarray) -> np.ndarray | None:
-    """The leaf of every row in every tree (n, T) of a forest of trees, None for other bagged estimators."""
+    """The leaf of every row in every tree (n, T) of an ensemble of trees (a forest, or a ``BaggingClassifier`` /
+    ``BaggingRegressor`` of trees, each on its own feature subset ``estimators_features_``); None for other bagged
+    estimators."""
     members = model.estimators_
-    if all(hasattr(member, "tree_") for member in members) and not hasattr(model, "estimators_features_"):
-        return forest_apply(model, np.ascontiguousarray(X, dtype=np.float32))
-    return None
+    if not all(hasattr(member, "tree_") for member in members):
+        return None
+    rows = np.ascontiguousarray(X, dtype=np.float32)
+    if not hasattr(model, "estimators_features_"):
+        return forest_apply(model, rows)
+    return np.column_stack([member.apply(rows[:, cols])
+                            for member, cols in zip(members, model.estimators_features_, strict=True)])
+
+
+def _member_codes(member: Any, codes: np.ndarray) -> np.ndarray:
+    """The columns of ``member.tree_.value`` of the ensemble's class codes ``codes`` (its ``classes_`` are codes
+    of the ensemble's classes, possibly fewer of them); -1 for a class the member never saw."""
+    seen = np.asarray(member.classes_).astype(np.intp)
+    at = np.minimum(np.searchsorted(seen, codes), len(seen) - 1)
+    return np.where(seen[at] == codes, at, -1)
 
 
 def _member_predictions(model: Any, X: np.ndarray, leaves: np.ndarray | None) -> np.ndarray:
@@ -46,7 +61,8 @@ def _member_predictions(model: Any, X: np.ndarray, leaves: np.ndarray | None) ->
         out = np.empty(leaves.shape)
         for t, member in enumerate(members):
             leaf_values = member.tree_.value[:, 0, :]
-            out[:, t] = (np.argmax(leaf_values, axis=1) if is_classifier(model) else leaf_values[:, 0])[leaves[:, t]]
+            out[:, t] = (np.asarray(member.classes_)[np.argmax(leaf_values, axis=1)] if is_classifier(model)
+                         else leaf_values[:, 0])[leaves[:, t]]
         return out
     features = getattr(model, "estimators_features_", [slice(None)] * len(members))
     return np.column_stack([member.predict(X[:, cols]) for member, cols in zip(members, features, strict=True)])
@@ -58,11 +74,13 @@ def _check_fitted_targets(model: Any, leaves: np.ndarray, samples: Any, y: np.nd
     lies between the least and the largest target of its in-bag rows)."""
     if not is_classifier(model) and any(getattr(m, "monotonic_cst", None) is not None for m in model.estimators_):
         return  # monotonic constraints clip leaf values: they need not lie among the leaf's targets
-    held_in = _held_by_class if is_classifier(model) else _held_by_range
-    targets = np.searchsorted(np.asarray(model.classes_), y) if is_classifier(model) else np.asarray(y, np.float64)
+    classifier = is_classifier(model)
+    targets = np.searchsorted(np.asarray(model.classes_), y) if classifier else np.asarray(y, np.float64)
     for t, (member, drawn) in enumerate(zip(model.estimators_, samples, strict=True)):
         rows = np.unique(drawn)
-        held = held_in(member.tree_.value[:, 0, :], leaves[rows, t], targets[rows])
+        value = member.tree_.value[:, 0, :]
+        held = (_held_by_class(value, leaves[rows, t], _member_codes(member, targets[rows])) if classifier
+                else _held_by_range(value, leaves[rows, t], targets[rows]))
         if not held.all():
             row = int(rows[~held][0])
             raise DataValidationError(
@@ -72,8 +90,9 @@ def _check_fitted_targets(model: Any, leaves: np.ndarray, samples: Any, y: np.nd
 
 
 def _held_by_class(value: np.ndarray, leaf: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Whether each row's leaf gives the row's class (its index in ``classes_``) a positive share."""
-    return value[leaf, codes] > 0
+    """Whether each row's leaf gives the row's class (its column of ``value``; -1: a class the tree never saw) a
+    positive share."""
+    return (codes >= 0) & (value[leaf, np.maximum(codes, 0)] > 0)
 
 
 def _held_by_range(value: np.ndarray, leaf: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -151,6 +170,7 @@ def data_oob(model: Any, X_train: Any, y_train: ArrayLike) -> DataValues:
     (True, 'data_oob')
     """
     check_fitted(model)
+    check_row_order(X_train, y_train, name="y_train", rows_name="X_train")
     names = row_names(X_train, prefix="train")
     model, X_train = _bagging_and_its_rows(model, X_train)
     samples = getattr(model, "estimators_samples_", None)
