@@ -181,3 +181,15 @@ def test_the_decision_search_is_bounded(monkeypatch):
     with pytest.raises(DataValidationError, match="not reproduced"):
         si.BoostingExplainer(model, X, y=y)
     assert tried and max(tried) <= _catboost._search_limit(X.shape[0] * 3)
+
+
+def test_an_unpickled_model_says_its_columns_by_its_feature_names():
+    """CatBoost forgets ``n_features_in_`` (0) when unpickled or loaded from a safe file; the explainer reads the
+    column count from its feature names instead of refusing the training data as "fitted on 0" columns."""
+    import pickle
+
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:120], y[:120]
+    loaded = pickle.loads(pickle.dumps(_fit(catboost.CatBoostRegressor, X, y)))
+    assert loaded.n_features_in_ == 0  # CatBoost's own behaviour, the reason for the fallback
+    _check_margin(loaded, X, y, X[:4])

@@ -105,6 +105,9 @@ def n_model_features(model: Any) -> int | None:
     3
     """
     n = getattr(model, "n_features_in_", None)
+    if not n:  # 0 where a CatBoost model was unpickled (or loaded from a safe file): its feature names still say
+        names = getattr(model, "feature_names_", None)
+        n = len(names) if isinstance(names, list) and names else None
     if n is None:
         counter = getattr(model, "num_features", None) or getattr(model, "num_feature", None)  # XGBoost / LightGBM
         n = counter() if callable(counter) else None
