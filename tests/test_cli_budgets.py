@@ -185,6 +185,7 @@ class _SlowRows:
         return shap.Explanation(values, base_values=np.zeros(len(X)), feature_names=list(X.columns))
 
 
+@pytest.mark.slow  # about 3 s: whole commands
 def test_an_explainer_without_time_control_is_timed_on_two_rows_then_refused_or_run():
     import argparse
 

@@ -593,6 +593,7 @@ def test_the_folder_functions_refuse_bad_arguments_by_name(tmp_path, call, match
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # about 3 s: a child process
 def test_explain_partitions_refuses_a_scheduler_address_it_cannot_use(tmp_path):
     """dask's own "missing port number in address 'x'" named neither the option nor what to pass. Run in a child
     process: a failed distributed.Client leaves its event loop behind, which hangs later dask work in this one."""
