@@ -86,7 +86,7 @@ def estimator_type(model: Any) -> str | None:
         return getattr(model, "_estimator_type", None)
 
 
-def sklearn_tree_class() -> type:
+def sklearn_tree_class() -> Any:
     """scikit-learn's compiled ``Tree`` (``sklearn.tree._tree``): the type of a fitted tree's ``tree_``.
 
     Examples
