@@ -57,6 +57,7 @@ __all__ = [
     "top_gradient_contributions",
     "leaf_ranks",
     "n_model_features",
+    "native_categorical_columns",
     "read_boosted_model",
     "replay_training",
     "target_weights",
@@ -91,6 +92,30 @@ def boosting_library(model: Any) -> str | None:
     if module == "catboost" and name in ("CatBoostRegressor", "CatBoostClassifier"):
         return "catboost"
     return None
+
+
+def native_categorical_columns(model: Any, columns: list[str]) -> set[str]:
+    """Which of ``columns`` (the DataFrame's, in the fitted order) ``model`` split as categories of its own:
+    HistGradientBoosting's ``is_categorical_``, or every column for a LightGBM model fitted on pandas categoricals;
+    none otherwise (a string column is then no input the model can read).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from shap_instances.boosting import native_categorical_columns
+    >>> X = pd.DataFrame({"a": np.arange(40.0), "c": pd.Categorical(list("pq") * 20)})
+    >>> model = HistGradientBoostingRegressor(max_iter=2, categorical_features="from_dtype").fit(X, X["a"])
+    >>> native_categorical_columns(model, ["a", "c"])
+    {'c'}
+    """
+    mask = getattr(model, "is_categorical_", None)
+    if mask is not None:
+        return {column for column, categorical in zip(columns, mask) if categorical}
+    booster = getattr(model, "booster_", model)
+    if boosting_library(model) == "lightgbm" and getattr(booster, "pandas_categorical", None):
+        return set(columns)
+    return set()
 
 
 def n_model_features(model: Any) -> int | None:

@@ -36,6 +36,7 @@ from ..boosting import (
     decomposition_kind,
     loo_predictions,
     n_model_features,
+    native_categorical_columns,
     read_boosted_model,
     reconstruction_tolerance,
     row_major_index,
@@ -200,7 +201,8 @@ class BoostingExplainer(InstanceExplainer):
                   or type(self.model).__name__.startswith("HistGradientBoosting"))
         if not native or not isinstance(X, pd.DataFrame):
             return X
-        strings = string_columns(X)
+        native_columns = native_categorical_columns(self.model, [str(c) for c in X.columns])
+        strings = [column for column in string_columns(X) if str(column) in native_columns]
         return X.astype({column: "category" for column in strings}) if strings else X
 
     def _categorical_frame(self, X: pd.DataFrame, name: str) -> pd.DataFrame:
