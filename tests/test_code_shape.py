@@ -1,4 +1,4 @@
-"""The shape of the code, read with ``ast``: no function over 80 lines, no dead parameter.
+"""The shape of the code, read with ``ast``: no function over 80 lines, no dead parameter, none too complex.
 
 * **Function size.** A function (method, nested function) is at most ``MAX_LINES`` lines, counted from its
   ``def`` to its last line, its docstring excluded. The exceptions are numba kernels (``LONG_KERNELS``), each
@@ -11,6 +11,9 @@
   class of their hierarchy in this package fixes (the same method name in a base class or a subclass). Other
   parameters whose signature is fixed by a caller (a callback, a third-party base class) are listed in
   ``FIXED_SIGNATURES`` with the reason.
+
+* **Complexity.** No function has a cyclomatic complexity (radon's) over ``MAX_COMPLEXITY``; the offenders
+  being split on other branches are listed in ``ALLOWED_COMPLEX``, a ratchet.
 
 The package and the plugins under ``plugins/`` are read. Violations in files being rewritten on another branch are
 listed in the ``ALLOWED_*`` sets, to be emptied after the merge.
@@ -292,3 +295,80 @@ def test_planted_dead_parameters_are_caught():
 def test_read_parameters_are_not_flagged(source):
     tree = ast.parse(source)
     assert dead_parameters(tree, class_hierarchy([tree])) == set()
+
+
+# --- Cyclomatic complexity ------------------------------------------------------------------------------------
+
+#: The most branches a function may have (radon's cyclomatic complexity: 1 + decisions, boolean operators
+#: included). Past it a function is split into named steps.
+MAX_COMPLEXITY = 15
+
+#: Known offenders being split on other branches: (file, function name) -> complexity when listed. A ratchet: an
+#: entry fails the test once the function is at or below MAX_COMPLEXITY (remove it then), and nothing new may join.
+ALLOWED_COMPLEX: dict[tuple[str, str], int] = {
+    ("shap_instances/cli.py", "_cmd_explain"): 34,
+    ("shap_instances/naive_bayes/_columns.py", "_own_values"): 29,
+    ("shap_instances/report/_data.py", "load_table"): 26,
+    ("shap_instances/utils/_dask.py", "explain_partitions"): 22,
+    ("shap_instances/isotonic/_sisr.py", "check_options"): 22,
+    ("shap_instances/games/_prefix_kernels.py", "_walk"): 22,
+    ("shap_instances/naive_bayes/_columns.py", "_fitted_range_probe"): 21,
+    ("shap_instances/games/_knn_kernels.py", "knn_prefix_values"): 21,
+    ("shap_instances/valuation/_estimators.py", "semivalue_approximator"): 20,
+    ("shap_instances/utils/_model_state.py", "_binary_tree_problem"): 20,
+    ("shap_instances/cli.py", "_check_output"): 20,
+    ("shap_instances/boosting/_kernels.py", "target_weight_rows"): 20,
+    ("shap_instances/approximators/_checkpoint.py", "_read_archive"): 20,
+    ("shap_instances/approximators/_checkpoint.py", "_check_state"): 20,
+    ("shap_instances/utils/_memmap.py", "_valid_marker"): 19,
+    ("shap_instances/report/_models.py", "make_model"): 19,
+    ("shap_instances/boosting/_kernels.py", "pruned_top_k_rows"): 19,
+    ("shap_instances/approximators/stratified.py", "estimate"): 19,
+    ("shap_instances/approximators/_anytime.py", "evaluate_design"): 19,
+    ("shap_instances/report/_report.py", "run_report"): 18,
+    ("shap_instances/report/_plan.py", "make_plan"): 18,
+    ("shap_instances/naive_bayes/_columns.py", "columnwise_order"): 18,
+    ("shap_instances/games/_forest_kernels.py", "_walk"): 18,
+    ("shap_instances/explainers/residual.py", "__init__"): 18,
+    ("shap_instances/approximators/_checkpoint.py", "_decode"): 18,
+    ("shap_instances/report/_html.py", "table"): 17,
+    ("shap_instances/games/_forest_kernels.py", "leaf_mean_shapley"): 17,
+    ("shap_instances/games/_fast_naive_bayes.py", "_encode"): 17,
+    ("shap_instances/cli.py", "_check_stream_options"): 17,
+    ("shap_instances/approximators/_checkpoint.py", "_encode"): 17,
+    ("shap_instances/utils/_memmap.py", "_check_shapes"): 16,
+    ("shap_instances/explainers/isotonic.py", "__call__"): 16,
+    ("shap_instances/approximators/permutation.py", "_disagreement"): 16,
+}
+
+
+def _complexities(source: str) -> list[tuple[str, int, int]]:
+    """(function name, line, complexity) of every function and method of ``source`` (radon's measure)."""
+    from radon.complexity import cc_visit
+
+    out = []
+    for block in cc_visit(source):
+        out.append((block.name, block.lineno, block.complexity))
+        out.extend((method.name, method.lineno, method.complexity) for method in getattr(block, "methods", []))
+    return out
+
+
+def test_no_function_is_over_the_complexity_limit():
+    worst: dict[tuple[str, str], tuple[int, int]] = {}  # (file, name) -> (complexity, line) of its most complex
+    for path in FILES:
+        for name, line, complexity in _complexities(path.read_text()):
+            key = (_relative(path), name)
+            worst[key] = max(worst.get(key, (0, 0)), (complexity, line))
+    too_complex = [f"{file}:{line} {name} has complexity {complexity} (> {MAX_COMPLEXITY})"
+                   for (file, name), (complexity, line) in sorted(worst.items())
+                   if complexity > MAX_COMPLEXITY and (file, name) not in ALLOWED_COMPLEX]
+    stale = sorted(key for key in ALLOWED_COMPLEX if worst.get(key, (0, 0))[0] <= MAX_COMPLEXITY)
+    assert not too_complex, "split these functions into named steps:\n" + "\n".join(too_complex)
+    assert not stale, f"no longer over the limit (or gone): remove from ALLOWED_COMPLEX: {stale}"
+
+
+def test_a_planted_complex_function_is_caught():
+    branches = "\n".join(f"    if x == {i} or x == -{i}:\n        return {i}" for i in range(MAX_COMPLEXITY))
+    source = f"def planted(x):\n{branches}\n    return 0\n"
+    (name, _, complexity), = _complexities(source)
+    assert name == "planted" and complexity > MAX_COMPLEXITY
