@@ -143,7 +143,7 @@ def test_explain_says_how_precise_sampled_values_are():
     import numpy as np
 
     from shap_instances._explanation import build_explanation
-    from shap_instances.cli import _precision_note
+    from shap_instances.cli._budget import _precision_note
 
     values = np.array([[3.0, -4.0], [0.0, 0.0]])  # RMS 2.5
     sampled = build_explanation(values, 0.0, feature_names=["a", "b"], standard_errors=np.full((2, 2), 0.5))

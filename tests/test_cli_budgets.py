@@ -54,7 +54,7 @@ def test_usage_errors_are_one_line(capsys, tmp_path):
 @pytest.mark.parametrize("error", [np.inf, np.nan])
 def test_standard_errors_that_cannot_be_estimated_are_said_in_words(error):
     from shap_instances._explanation import build_explanation
-    from shap_instances.cli import _precision_note
+    from shap_instances.cli._budget import _precision_note
 
     values = np.array([[3.0, -4.0], [0.0, 0.0]])  # RMS 2.5
     none = build_explanation(values, 0.0, feature_names=["a", "b"], standard_errors=np.full((2, 2), error))
@@ -191,7 +191,7 @@ def test_an_explainer_without_time_control_is_timed_on_two_rows_then_refused_or_
 
     import pandas as pd
 
-    from shap_instances.cli import _explain_in_time
+    from shap_instances.cli._budget import _explain_in_time
     from shap_instances.exceptions import BudgetError
 
     X = pd.DataFrame(np.arange(60.0).reshape(30, 2), columns=["a", "b"])
@@ -251,11 +251,11 @@ def test_probe_fits_stop_after_the_first_when_it_alone_is_over_the_budget(monkey
 def test_an_absurdly_wide_output_is_refused_before_the_work(capsys, tmp_path, monkeypatch):
     """Before: explain wrote a 244 MB CSV of 2,001,001 columns for 5 rows without a word (here the limit is
     lowered to 100 columns, below the 442 training rows of the diabetes data)."""
-    from shap_instances import cli
+    from shap_instances.cli import _explain, _tables
 
-    monkeypatch.setattr(cli, "_MAX_WIDE_COLUMNS", 100)
+    monkeypatch.setattr(_tables, "_MAX_WIDE_COLUMNS", 100)
     explained = []
-    monkeypatch.setattr(cli, "_call_explainer", lambda *a: explained.append(1))
+    monkeypatch.setattr(_explain, "_call_explainer", lambda *a: explained.append(1))
     out = tmp_path / "v.csv"
     assert main(["explain", "--explainer", "representer", "--rows", "5", "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -266,9 +266,9 @@ def test_an_absurdly_wide_output_is_refused_before_the_work(capsys, tmp_path, mo
 def test_the_long_format_and_top_k_write_narrow_tables_for_rows(tmp_path, monkeypatch):
     import pandas as pd
 
-    from shap_instances import cli
+    from shap_instances.cli import _tables
 
-    monkeypatch.setattr(cli, "_MAX_WIDE_COLUMNS", 100)
+    monkeypatch.setattr(_tables, "_MAX_WIDE_COLUMNS", 100)
     out = tmp_path / "v.csv"
     assert main(["explain", "--explainer", "representer", "--rows", "3", "--top-k", "4", "--out", str(out)]) == 0
     table = pd.read_csv(out)
@@ -425,9 +425,9 @@ def test_fit_threads_are_the_cores_the_run_has_less_the_busy_ones(monkeypatch, l
 
 @pytest.mark.parametrize("budget", ["1", "5"])
 def test_report_refuses_a_budget_below_any_report_before_reading_the_data(capsys, tmp_path, monkeypatch, budget):
-    from shap_instances import cli
+    from shap_instances.cli import _report
 
-    monkeypatch.setattr(cli, "_load", lambda args: pytest.fail("the data were read"))
+    monkeypatch.setattr(_report, "_load", lambda args: pytest.fail("the data were read"))
     assert main(["report", "--out", str(tmp_path / "r"), "--time-budget", budget]) == 2
     err = capsys.readouterr().err
     assert f"refused before the work: --time-budget {budget} is too small for any report" in err
@@ -438,7 +438,7 @@ def test_explain_file_partitions_share_the_budget_and_stop_before_overrunning():
     """--explain FILE with --time-budget: before, max_time applied to every partition (n partitions, n budgets)."""
     import argparse
 
-    from shap_instances.cli import _PartitionBudget
+    from shap_instances.cli._budget import _PartitionBudget
     from shap_instances.exceptions import BudgetError
 
     class Sampling:
@@ -462,7 +462,7 @@ def test_isotonic_max_evals_bounds_the_enumerated_coalitions_too(max_evals, exac
     import argparse
 
     from shap_instances import IsotonicShapleyExplainer
-    from shap_instances.cli import _budget_options
+    from shap_instances.cli._budget import _budget_options
 
     args = argparse.Namespace(max_evals=max_evals, time_budget=None)
     options = _budget_options(args, IsotonicShapleyExplainer, "isotonic")

@@ -51,7 +51,7 @@ def test_parts_are_written_in_slices_plain_and_uncompressed(files):
     dictionary-encoded nor compressed (the cost of writing values), the categorical player column is."""
     import pyarrow.parquet as pq
 
-    from shap_instances.cli import _WRITE_SLICES
+    from shap_instances.cli._parts import _WRITE_SLICES
 
     out = files / "values.parquet"
     for fmt in ("wide", "long"):

@@ -276,7 +276,7 @@ def test_report_budget_counts_from_the_process_start():
     """The command's --time-budget includes the interpreter's start and the imports: the age of the process."""
     import time
 
-    from shap_instances.cli import _process_age
+    from shap_instances.cli._budget import _process_age
 
     first = _process_age()
     time.sleep(0.2)
@@ -293,6 +293,7 @@ def test_report_budget_origin_is_the_call_from_python_and_the_process_as_a_progr
 
     import shap_instances.report as report
     from shap_instances import cli
+    from shap_instances.cli import _budget
 
     budgets = []
 
@@ -301,8 +302,8 @@ def test_report_budget_origin_is_the_call_from_python_and_the_process_as_a_progr
         return tmp_path / "index.html"
 
     monkeypatch.setattr(report, "run_report", fake_run_report)
-    monkeypatch.setattr(cli, "_process_age", lambda: 100.0)  # the process started 100 s ago
-    monkeypatch.setattr(cli, "_STARTED", time.perf_counter())  # and imported the command line just now (a long
+    monkeypatch.setattr(_budget, "_process_age", lambda: 100.0)  # the process started 100 s ago
+    monkeypatch.setattr(_budget, "_STARTED", time.perf_counter())  # and imported the command line just now (a long
     # test session imported it minutes ago: that age, not the process's 100 s, would count)
     arguments = ["report", "--out", str(tmp_path / "r"), "--silent", "--time-budget", "150"]
     if from_python:
