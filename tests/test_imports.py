@@ -55,8 +55,7 @@ LAYERS: list[tuple[str, ...]] = [
 LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
 
 #: The only modules at the package root: the contract (every algorithm module lives in a family package).
-ROOT_MODULES = {"__init__", "__main__", "_base", "_explanation", "_deprecated", "registry", "exceptions", "cli",
-                "datasets"}
+ROOT_MODULES = {"__init__", "__main__", "_base", "_explanation", "_deprecated", "registry", "exceptions", "datasets"}
 
 #: Known violations, each with its reason: (module or file, what). Empty since the family layout (0.2); an entry
 #: is a debt with a plan, and the test fails once it is no longer needed.
@@ -247,6 +246,46 @@ def test_no_import_cycle():
     assert not cycles, f"module-level import cycles: {cycles}"
 
 
+def _runtime_imports(tree: ast.AST):
+    """Every import that runs at some point, deferred ones inside functions included (not ``if TYPE_CHECKING:``)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (imported for block in node.orelse for imported in _runtime_imports(block))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        else:
+            yield from _runtime_imports(node)
+
+
+def runtime_import_graph(subpackage: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``subpackage`` it imports, at module level or inside its functions."""
+    graph = {}
+    for module, (path, is_package) in MODULES.items():
+        if _subpackage(module) != subpackage:
+            continue
+        edges = set()
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            base = _base_of(module, is_package, node) if isinstance(node, ast.ImportFrom) else None
+            for alias in node.names:
+                target = f"{base}.{alias.name}" if base is not None else alias.name
+                target = target if target in MODULES else base
+                if target is not None and _subpackage(target) == subpackage and target in MODULES:
+                    edges.add(target)
+        edges.discard(module)
+        graph[module] = edges
+    return graph
+
+
+@pytest.mark.parametrize("subpackage", ["report", "cli"])
+def test_no_circle_through_deferred_imports(subpackage):
+    """The report's plan and its sections, and the command line's modules, do not import each other even inside
+    functions (issue 41: ``report._plan.measure`` imported the forest and residual sections, which import the
+    plan); the package ``__init__``, which re-exports, is left out."""
+    graph = {module: edges - {f"shap_instances.{subpackage}"} for module, edges in
+             runtime_import_graph(subpackage).items() if module != f"shap_instances.{subpackage}"}
+    assert graph and not find_cycles(graph), f"import circles in {subpackage}/: {find_cycles(graph)}"
+
+
 @pytest.mark.parametrize(("source", "expected"), [
     ("from ..games._fast_knn import KNNPath", {"shap_instances.games._fast_knn.KNNPath"}),
     ("from ..isotonic._sisr import check_options", {"shap_instances.isotonic._sisr.check_options"}),
@@ -375,7 +414,7 @@ def test_the_root_holds_only_the_contract_and_the_subpackages():
 
 
 def test_a_module_or_package_planted_at_the_root_is_caught():
-    assert root_problems({"__init__.py": False, "cli.py": False, "games": True, "py.typed": False,
+    assert root_problems({"__init__.py": False, "cli": True, "games": True, "py.typed": False,
                           "proximities.py": False, "stray": True}) == [
         "proximities.py: an algorithm module at the root (move it into its family package)",
         "stray/: a package that LAYERS does not list"]

@@ -297,8 +297,9 @@ def test_report_budget_origin_is_the_call_from_python_and_the_process_as_a_progr
 
     budgets = []
 
-    def fake_run_report(*args, time_budget, **kwargs):
+    def fake_run_report(*args, time_budget, startup, **kwargs):
         budgets.append(time_budget)
+        assert time_budget + startup == pytest.approx(150)  # the start-up is said beside the budget, not lost
         return tmp_path / "index.html"
 
     monkeypatch.setattr(report, "run_report", fake_run_report)
@@ -313,6 +314,28 @@ def test_report_budget_origin_is_the_call_from_python_and_the_process_as_a_progr
         monkeypatch.setattr(sys, "argv", ["shap-instances", *arguments])
         assert cli.main() == 0
         assert budgets[0] <= 50  # the process's 100 s count
+
+
+@pytest.mark.slow
+def test_the_report_says_what_start_up_took_from_the_budget(tmp_path, capsys):
+    """Before: the command's default --time-budget 180 was printed as "time budget 159 s", 21 s of start-up
+    deducted without a word; the plan, the intro and the overview now say "180 s, of which 21 s went to start-up:
+    159 s planned"."""
+    import shap_instances.report as report
+    from shap_instances.datasets import load_diabetes
+
+    X, y = load_diabetes()
+    path = report.run_report(X.iloc[:120], y.iloc[:120], out=tmp_path / "r", time_budget=159.2, startup=20.8,
+                             max_evals=1210)
+    said = "180 s, of which 21 s went to start-up: 159 s planned"
+    plan = capsys.readouterr().err
+    assert f"plan for a time budget of {said} (" in plan
+    page = path.read_text()
+    assert f"time budget {said}." in page and f"(time budget {said})." in page
+    from shap_instances.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=r"run_report: startup must be .*\[0, inf\)"):
+        report.run_report(X, y, out=tmp_path / "s", startup=-1.0)
 
 
 @pytest.mark.parametrize("option", [{"max_memory": 0}, {"max_memory": -1.0}, {"time_budget": float("nan")},

@@ -28,7 +28,7 @@ def _cmd_report(args) -> int:
         path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
                           time_budget=max(args.time_budget - spent, 1e-3),
                           max_memory=None if args.max_memory is None else args.max_memory * 2**30,
-                          fitted_model=model, max_evals=args.max_evals)
+                          fitted_model=model, max_evals=args.max_evals, startup=spent)
     except BudgetError as exc:
         if exc.needed is None:
             raise

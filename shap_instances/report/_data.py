@@ -48,6 +48,29 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
     ([1.0, 4.0], ['red', 'blue'], [3, 6])
     """
     path = Path(path)
+    frame = _read_csv(path)
+    if target not in frame.columns:
+        raise DataValidationError(
+            f"target column {target!r} is not in {path.name}; its columns are: {', '.join(map(str, frame.columns))}"
+        )
+    if frame.empty:
+        raise DataValidationError(f"{path.name} has a header ({', '.join(map(str, frame.columns))}) but no rows")
+    if dropna:
+        frame = _without_missing(frame)
+    problems = _value_problems(frame, target)  # every problem of the file, reported at once
+    X = frame.drop(columns=target)
+    if X.shape[1] == 0 or len(X) < 2:
+        problems.append(f"{path.name} needs at least one feature column and two rows, got {X.shape[0]} rows and "
+                        f"{X.shape[1]} feature columns")
+    if problems:
+        raise DataValidationError(f"{path.name}: " + "; ".join(problems))
+    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
+    return X.astype(dict.fromkeys(numeric, np.float64)), frame[target]
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """The CSV file ``path`` as read by pandas, refused when it is missing, binary, not UTF-8, not CSV, or has a
+    repeated column name."""
     if not path.is_file():
         raise FileNotFoundError(f"no such data file: {path}")
     scan_text_file(path, "--data")  # a binary file is refused as such, not blamed on a column
@@ -60,19 +83,21 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
         raise DataValidationError(f"could not read {path} as CSV: {exc}") from exc
     # pandas renames a repeated header name ("a", "a" -> "a", "a.1"): the file's own names are checked instead
     check_unique_columns(pd.read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist(), path.name)
-    if target not in frame.columns:
-        raise DataValidationError(
-            f"target column {target!r} is not in {path.name}; its columns are: {', '.join(map(str, frame.columns))}"
-        )
-    if frame.empty:
-        raise DataValidationError(f"{path.name} has a header ({', '.join(map(str, frame.columns))}) but no rows")
-    if dropna:
-        before = len(frame)
-        frame = frame.dropna()
-        dropped = before - len(frame)
-        print(f"--dropna: dropped {dropped} of {before} rows with missing values; {len(frame)} remain",
-              file=sys.stderr)
-    problems = []  # every problem of the file, reported at once
+    return frame
+
+
+def _without_missing(frame: pd.DataFrame) -> pd.DataFrame:
+    """``--dropna``: the rows of ``frame`` without missing values, the number dropped said on stderr."""
+    before = len(frame)
+    frame = frame.dropna()
+    print(f"--dropna: dropped {before - len(frame)} of {before} rows with missing values; {len(frame)} remain",
+          file=sys.stderr)
+    return frame
+
+
+def _value_problems(frame: pd.DataFrame, target: str) -> list[str]:
+    """What is wrong with the values of ``frame``: missing, infinite, or feature values too large to standardise."""
+    problems = []
     missing = frame.columns[frame.isna().any()].tolist()
     if missing:
         counts = ", ".join(f"{c} ({int(frame[c].isna().sum())} rows)" for c in missing)
@@ -89,14 +114,7 @@ def load_table(path: str | os.PathLike[str], target: str, *, dropna: bool = Fals
         problems.append(f"values too large in column(s) {sizes}: the models standardise every column, and the "
                         f"sums of squares of values beyond {LARGEST_FEATURE:.0e} come near float64's limit; rescale "
                         "those columns (divide them by a power of ten, or take logarithms)")
-    X = frame.drop(columns=target)
-    if X.shape[1] == 0 or len(X) < 2:
-        problems.append(f"{path.name} needs at least one feature column and two rows, got {X.shape[0]} rows and "
-                        f"{X.shape[1]} feature columns")
-    if problems:
-        raise DataValidationError(f"{path.name}: " + "; ".join(problems))
-    numeric = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
-    return X.astype(dict.fromkeys(numeric, np.float64)), frame[target]
+    return problems
 
 
 def check_task(y: pd.Series, task: str, target: str) -> None:

@@ -109,18 +109,7 @@ class Section:
         """Add a table, each numeric column in one format (:func:`column_format`), text left-aligned, wrapped to
         the page width. ``by_row``: one format per row instead (a numeric table whose rows are on different
         scales, such as a summary of features)."""
-        columns = []
-        if by_row:
-            formats = [column_format(row) for row in frame.to_numpy(dtype=np.float64)]
-            for column in frame.columns:
-                values = frame[column].to_numpy(dtype=np.float64)
-                columns.append(("num", [f(v) for f, v in zip(formats, values)]))
-        for column in [] if by_row else frame.columns:
-            series = frame[column]
-            if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-                columns.append(("num", [column_format(series)(v) for v in series.to_numpy(dtype=np.float64)]))
-            else:
-                columns.append(("text", ["" if v is None else str(v) for v in series]))
+        columns = _cells_by_row(frame) if by_row else _cells_by_column(frame)
         head = "".join(f"<th class='{kind}'>{html.escape(str(c))}</th>" for c, (kind, _) in zip(frame.columns, columns))
         body = "".join(
             f"<tr><th>{html.escape(str(name))}</th>"
@@ -144,6 +133,25 @@ class Section:
             f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{encoded}'>"
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         )
+
+
+def _cells_by_column(frame: pd.DataFrame) -> list[tuple[str, list[str]]]:
+    """(kind, formatted cells) of each column of ``frame``: numbers in one format per column, the rest as text."""
+    columns = []
+    for column in frame.columns:
+        series = frame[column]
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            columns.append(("num", [column_format(series)(v) for v in series.to_numpy(dtype=np.float64)]))
+        else:
+            columns.append(("text", ["" if v is None else str(v) for v in series]))
+    return columns
+
+
+def _cells_by_row(frame: pd.DataFrame) -> list[tuple[str, list[str]]]:
+    """(kind, formatted cells) of each column of the numeric ``frame``, in one format per row."""
+    formats = [column_format(row) for row in frame.to_numpy(dtype=np.float64)]
+    return [("num", [f(v) for f, v in zip(formats, frame[column].to_numpy(dtype=np.float64))])
+            for column in frame.columns]
 
 
 @dataclass

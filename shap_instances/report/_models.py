@@ -126,29 +126,12 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
     ['preprocess', 'model']
     """
     from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import (
-        BaggingClassifier,
-        BaggingRegressor,
-        HistGradientBoostingClassifier,
-        HistGradientBoostingRegressor,
-        RandomForestClassifier,
-        RandomForestRegressor,
-    )
-    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
-    from sklearn.naive_bayes import CategoricalNB, GaussianNB
-    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+    from sklearn.naive_bayes import CategoricalNB
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, OrdinalEncoder, StandardScaler
 
     classification = task == "classification"
-    if name not in MODELS or name == "auto":
-        raise ValueError(f"--model must be one of {', '.join(MODELS)} (auto resolved first), got {name!r}")
-    if classification and name in ("ridge", "lasso"):
-        raise ValueError(f"--model {name} is a regression model, but the task is classification; use --model "
-                         "logistic, forest, knn, naive_bayes or boosting, or --task regression")
-    if not classification and name in ("logistic", "naive_bayes"):
-        raise ValueError(f"--model {name} is a classification model, but the task is regression; use --model "
-                         "ridge, lasso, forest, knn or boosting, or --task classification")
+    _check_model_task(name, classification)
     categorical = categorical_columns(X)
     numeric = [c for c in X.columns if c not in categorical]
     one_hot = OneHotEncoder(handle_unknown="infrequent_if_exist", max_categories=MAX_CATEGORIES,
@@ -162,25 +145,54 @@ def make_model(name: str, task: str, X: pd.DataFrame, seed: int = 0) -> Pipeline
     else:
         scale = StandardScaler() if name not in TREE_MODELS else "passthrough"
         steps = [("numeric", scale, numeric), ("categories", one_hot, categorical)]
-        estimator = {
-            "ridge": lambda: Ridge(alpha=1.0),
-            "lasso": lambda: Lasso(alpha=0.1, tol=1e-10, max_iter=100_000),
-            "forest": lambda: (RandomForestClassifier if classification else RandomForestRegressor)(
-                n_estimators=100, min_samples_leaf=5, oob_score=True, random_state=seed, n_jobs=-1
-            ),
-            "logistic": lambda: LogisticRegression(max_iter=10_000, tol=1e-10),
-            "naive_bayes": GaussianNB,
-            "knn": lambda: (KNeighborsClassifier if classification else KNeighborsRegressor)(n_neighbors=5),
-            "hist_gradient_boosting": lambda: (HistGradientBoostingClassifier if classification
-                                               else HistGradientBoostingRegressor)(max_iter=100, random_state=seed),
-            "bagging": lambda: (BaggingClassifier if classification else BaggingRegressor)(
-                n_estimators=50, oob_score=True, random_state=seed, n_jobs=-1),  # decision trees on all columns
-            **{boosting: (lambda boosting=boosting: _boosting(boosting, classification, seed))
-               for boosting in ("boosting", *OPTIONAL_BOOSTING)},
-        }[name]()
+        estimator = _estimator(name, classification, seed)
     preprocess = ColumnTransformer([(label, step, columns) for label, step, columns in steps if columns],
                                    verbose_feature_names_out=False).set_output(transform="pandas")
     return Pipeline([("preprocess", preprocess), ("model", estimator)])
+
+
+def _check_model_task(name: str, classification: bool) -> None:
+    """Refuse a ``--model`` name that is unknown (or still "auto"), or that does not serve the task."""
+    if name not in MODELS or name == "auto":
+        raise ValueError(f"--model must be one of {', '.join(MODELS)} (auto resolved first), got {name!r}")
+    if classification and name in ("ridge", "lasso"):
+        raise ValueError(f"--model {name} is a regression model, but the task is classification; use --model "
+                         "logistic, forest, knn, naive_bayes or boosting, or --task regression")
+    if not classification and name in ("logistic", "naive_bayes"):
+        raise ValueError(f"--model {name} is a classification model, but the task is regression; use --model "
+                         "ridge, lasso, forest, knn or boosting, or --task classification")
+
+
+def _estimator(name: str, classification: bool, seed: int) -> Any:
+    """The unfitted estimator of model ``name`` (the pipeline's ``"model"`` step), ``seed`` its random state."""
+    from sklearn.ensemble import (
+        BaggingClassifier,
+        BaggingRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+
+    return {
+        "ridge": lambda: Ridge(alpha=1.0),
+        "lasso": lambda: Lasso(alpha=0.1, tol=1e-10, max_iter=100_000),
+        "forest": lambda: (RandomForestClassifier if classification else RandomForestRegressor)(
+            n_estimators=100, min_samples_leaf=5, oob_score=True, random_state=seed, n_jobs=-1
+        ),
+        "logistic": lambda: LogisticRegression(max_iter=10_000, tol=1e-10),
+        "naive_bayes": GaussianNB,
+        "knn": lambda: (KNeighborsClassifier if classification else KNeighborsRegressor)(n_neighbors=5),
+        "hist_gradient_boosting": lambda: (HistGradientBoostingClassifier if classification
+                                           else HistGradientBoostingRegressor)(max_iter=100, random_state=seed),
+        "bagging": lambda: (BaggingClassifier if classification else BaggingRegressor)(
+            n_estimators=50, oob_score=True, random_state=seed, n_jobs=-1),  # decision trees on all columns
+        **{boosting: (lambda boosting=boosting: _boosting(boosting, classification, seed))
+           for boosting in ("boosting", *OPTIONAL_BOOSTING)},
+    }[name]()
 
 
 def _boosting(name: str, classification: bool, seed: int) -> Any:

@@ -1,6 +1,6 @@
 """The report's time budget: measure what one unit of work costs here, size every section, show live progress.
 
-Before any section runs, :func:`measure` times one permutation (an antithetic pair) of the residual
+Before any section runs, ``_measure.measure`` times one permutation (an antithetic pair) of the residual
 decomposition's two games, the aggregate game of the CC means and the vector game of a sample of explained
 rows, and the first trees of the forest with the RF-GAP trust scores they give; :func:`make_plan` then sizes
 the sections so that the whole report fits the budget: all the forest's trees and all held-out rows when they
@@ -26,16 +26,12 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm.auto import tqdm
 
-if TYPE_CHECKING:
-    from ._context import Context
-
 __all__ = ["Costs", "Plan", "SectionBar", "check_least_budget", "least_costs", "least_report_seconds", "least_seconds",
-           "measure", "make_plan", "memory_plan", "residual_sample_size"]
+           "make_plan", "memory_plan", "residual_sample_size"]
 
 #: Seconds per figure written (matplotlib to PNG) at the least: :func:`time_figure` measures it, now.
 FIGURE_SECONDS = 1.2
@@ -143,6 +139,23 @@ class SectionStep:
     estimate: float
 
 
+def budget_words(budget: float, startup: float = 0.0) -> str:
+    """The time budget in words, saying what start-up took from it: the seconds the report plans (``budget``) and,
+    when ``startup`` seconds went before it (the command line's start, imports and loading), the whole budget.
+
+    Examples
+    --------
+    >>> from shap_instances.report._plan import budget_words
+    >>> budget_words(159.2, startup=20.8)
+    '180 s, of which 21 s went to start-up: 159 s planned'
+    >>> budget_words(60)
+    '60 s'
+    """
+    if startup <= 0:
+        return f"{budget:.0f} s"
+    return f"{budget + startup:.0f} s, of which {startup:.0f} s went to start-up: {budget:.0f} s planned"
+
+
 @dataclass
 class Plan:
     """The sizes every section uses and the plan's lines."""
@@ -159,6 +172,7 @@ class Plan:
     memory: str = ""
     sections: dict[str, SectionStep] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    startup: float = 0.0  # seconds of the caller's budget spent before the report started (the command's start-up)
 
     @property
     def total(self) -> float:
@@ -168,8 +182,8 @@ class Plan:
         """The plan as printed: one line per section with its share of the budget and its estimate."""
         c = self.costs
         load = _load()
-        lines = [f"plan for a {self.budget:.0f} s time budget ({load}); measured here: one permutation of the "
-                 f"aggregate game {_seconds(c.per_aggregate)} ({c.n_train:,} training rows), of the sampled rows "
+        lines = [f"plan for a time budget of {budget_words(self.budget, self.startup)} ({load}); measured here: one "
+                 f"permutation of the aggregate game {_seconds(c.per_aggregate)} ({c.n_train:,} training rows), of the sampled rows "
                  f"{_seconds(c.per_permutation)} ({c.n_explained:,} explained x {c.n_train:,} training rows), "
                  + (f"one forest tree {_seconds(c.per_tree)}, " if c.per_tree > 0 else "")
                  + f"one figure {_seconds(c.per_figure)}; {c.spent:.1f} s spent "
@@ -218,22 +232,6 @@ def _load() -> str:
         return f"{os.cpu_count()} cores"
 
 
-def measure(context: Context, start: float, *, residual: bool, sample_size: int, forest: bool = True) -> Costs:
-    """Time an antithetic pair of permutations of the residual games (the aggregate game and ``sample_size``
-    explained rows) and, when ``forest``, the first trees of the forest (kept for later)."""
-    from ._forest import time_forest
-    from ._residual import time_permutations
-
-    n_train = len(context.Z_train)
-    per_aggregate, per_permutation = time_permutations(context, sample_size) if residual else (0.0, 0.0)
-    per_tree, gap_fixed, gap_row = time_forest(context, PROBE_TREES) if forest else (0.0, 0.0, 0.0)
-    per_figure = max(time_figure(n_train), FIGURE_SECONDS)
-    return Costs(spent=time.perf_counter() - start, per_permutation=per_permutation, per_aggregate=per_aggregate,
-                 per_tree=per_tree, gap_fixed_per_tree=gap_fixed, gap_per_row_tree=gap_row, n_train=n_train,
-                 n_test=len(context.Z_test), n_explained=sample_size, n_features=context.Z_train.shape[1],
-                 per_figure=per_figure)
-
-
 def time_figure(n_points: int) -> float:
     """Seconds to draw a coloured scatter of ``n_points`` points with a colour bar and write it as the report's
     PNG: the figures' cost on this machine, now (it grows with the load from other jobs).
@@ -259,6 +257,43 @@ def time_figure(n_points: int) -> float:
 
     draw(10)  # the first figure of a process also loads fonts and backends
     return draw(n_points)
+
+
+def _forest_size(c: Costs, share: float) -> tuple[int, int]:
+    """(trees, held-out rows given trust scores) that fit ``share`` seconds: all when they fit, else fewer trees
+    (down to :data:`MIN_TREES`), then a sample of the held-out rows (down to 200)."""
+    trees, rows = MAX_TREES, c.n_test
+    while trees > MIN_TREES and _forest_seconds(c, trees, rows) > share:
+        trees -= 5
+    while rows > 200 and _forest_seconds(c, trees, rows) > share:
+        rows = max(200, rows // 2)
+    return trees, rows
+
+
+def _residual_size(c: Costs, left: float, n_players: int, max_evals: int | None,
+                   warnings: list[str]) -> tuple[int, int, int]:
+    """(permutations of the aggregate game, of the sampled rows' vector game, batch) that fit ``left`` seconds
+    and ``max_evals``; a warning appended when not even the fewest of the aggregate game fit."""
+
+    def permutations(seconds: float, cost: float, most: int) -> int:
+        fitting = int(seconds / max(cost, 1e-9))
+        return int(np.clip(fitting - fitting % 2, MIN_PERMUTATIONS, most + most % 2))
+
+    most = 10**12 if max_evals is None else evals_permutations(max_evals, n_players)
+    sample_permutations = permutations(left / 3, c.per_permutation, min(3 * n_players, most // 3))
+    fitting = int((left - sample_permutations * c.per_permutation) / max(c.per_aggregate, 1e-9))
+    n_permutations = permutations(left - sample_permutations * c.per_permutation, c.per_aggregate,
+                                  most - sample_permutations)
+    if fitting < MIN_PERMUTATIONS:
+        warnings.append(f"the budget leaves time for {max(fitting, 0)} permutations of the aggregate game; the "
+                        f"report computes {MIN_PERMUTATIONS}, the fewest that give standard errors, and will "
+                        "overrun")
+    # a batch of about 1.5 seconds (the progress bar's step), at most 16 permutations and about 256 MB of
+    # prefix values (8 bytes x 3 arrays x n_train x n_explained per permutation): larger batches cost more
+    # per permutation once their arrays leave the caches
+    memory = 256e6 / (24.0 * c.n_train * c.n_explained)
+    batch = int(np.clip(min(1.5 / max(c.per_permutation, 1e-9), memory, 16), 2, 16))
+    return n_permutations, sample_permutations, batch - batch % 2
 
 
 def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, forest: bool = True,
@@ -288,41 +323,14 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
     residual_fixed, forest_fixed, overview, representer, writing = _fixed_seconds(c, residual=residual,
                                                                                   forest=forest)
     available = budget * (1 - RESERVE) - c.spent - overview - representer - writing - residual_fixed - forest_fixed
-    warnings = []
-
-    def forest_seconds(trees: int, rows: int) -> float:
-        return _forest_seconds(c, trees, rows)
-
+    warnings: list[str] = []
     share = available / 3 if residual else available
-    trees, rows = MAX_TREES, c.n_test
-    while trees > MIN_TREES and forest_seconds(trees, rows) > share:
-        trees -= 5
-    while rows > 200 and forest_seconds(trees, rows) > share:
-        rows = max(200, rows // 2)
-    grows_forest, forest_time = forest, forest_seconds(trees, rows) if forest else 0.0
+    trees, rows = _forest_size(c, share)
+    grows_forest, forest_time = forest, _forest_seconds(c, trees, rows) if forest else 0.0
     n_permutations, sample_permutations, batch = 0, 0, 2
     if residual:
-        left = available - forest_time
-
-        def permutations(seconds: float, cost: float, most: int) -> int:
-            fitting = int(seconds / max(cost, 1e-9))
-            return int(np.clip(fitting - fitting % 2, MIN_PERMUTATIONS, most + most % 2))
-
-        most = 10**12 if max_evals is None else evals_permutations(max_evals, n_players)
-        sample_permutations = permutations(left / 3, c.per_permutation, min(3 * n_players, most // 3))
-        fitting = int((left - sample_permutations * c.per_permutation) / max(c.per_aggregate, 1e-9))
-        n_permutations = permutations(left - sample_permutations * c.per_permutation, c.per_aggregate,
-                                      most - sample_permutations)
-        if fitting < MIN_PERMUTATIONS:
-            warnings.append(f"the budget leaves time for {max(fitting, 0)} permutations of the aggregate game; the "
-                            f"report computes {MIN_PERMUTATIONS}, the fewest that give standard errors, and will "
-                            "overrun")
-        # a batch of about 1.5 seconds (the progress bar's step), at most 16 permutations and about 256 MB of
-        # prefix values (8 bytes x 3 arrays x n_train x n_explained per permutation): larger batches cost more
-        # per permutation once their arrays leave the caches
-        memory = 256e6 / (24.0 * c.n_train * c.n_explained)
-        batch = int(np.clip(min(1.5 / max(c.per_permutation, 1e-9), memory, 16), 2, 16))
-        batch -= batch % 2
+        n_permutations, sample_permutations, batch = _residual_size(c, available - forest_time, n_players,
+                                                                    max_evals, warnings)
     if grows_forest and forest_time > share and trees == MIN_TREES:
         warnings.append(f"the forest's {trees} trees and trust scores need about {forest_time:.0f} s, more than the "
                         f"{max(share, 0):.0f} s the budget leaves them")

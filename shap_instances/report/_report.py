@@ -22,6 +22,7 @@ from . import _plan  # noqa: E402
 from ._context import file_model_sentence, prepare  # noqa: E402
 from ._html import Report  # noqa: E402
 from ._label_issues import LabelIssues  # noqa: E402
+from ._measure import measure  # noqa: E402
 from ._models import model_columns  # noqa: E402
 from ._sections import SECTIONS, Overview  # noqa: E402
 
@@ -32,13 +33,14 @@ _CONSTRAINTS: dict[str, list] = {
     "time_budget": [Interval(numbers.Real, 0, None, closed="neither")],
     "max_memory": [None, Interval(numbers.Real, 0, None, closed="neither")],
     "max_evals": [None, Interval(numbers.Integral, 1, None)],
+    "startup": [Interval(numbers.Real, 0, None, closed="left")],
 }
 
 
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
                out: str | os.PathLike[str] = "shap-instances-report", seed: int = 0, silent: bool = False,
                test_size: float = 0.2, time_budget: float = 180.0, max_memory: float | None = None,
-               fitted_model: Any = None, max_evals: int | None = None) -> Path:
+               fitted_model: Any = None, max_evals: int | None = None, startup: float = 0.0) -> Path:
     """Analyse a dataset's training instances end to end and write an HTML report with PNG figures.
 
     The data are split into training and held-out rows. Sections (each skipped with a note when it does not
@@ -93,6 +95,10 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
         costs ``n + 1``) of the residual decomposition, its two games together; refused before any work
         (:class:`~shap_instances.exceptions.InvalidParameterError`) when it allows fewer than the 8 permutations
         the section needs. Default: only the time budget limits them.
+    startup : float, default=0
+        Seconds of the caller's whole budget spent before this call (``shap-instances report``: the interpreter's
+        start, the imports and reading the CSV); ``time_budget`` is what is left. Only said, beside the budget,
+        in the plan and the report ("180 s, of which 21 s went to start-up: 159 s planned").
 
     Returns
     -------
@@ -111,7 +117,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     """
     start = time.perf_counter()
     validate_params("run_report", _CONSTRAINTS, {"time_budget": time_budget, "max_memory": max_memory,
-                                                 "max_evals": max_evals})
+                                                 "max_evals": max_evals, "startup": startup})
     if fitted_model is not None:
         X = model_columns(fitted_model, X, f"the {type(fitted_model).__name__} model")
     decomposed = task != "classification" or pd.Series(y).nunique() == 2  # the residual section applies
@@ -130,20 +136,8 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     sample_size, memory = _plan.memory_plan(len(X_train), len(X_test), context.Z_train.shape[1], max_memory)
     steps = [step for step in SECTIONS if step.applies(context)]
     skipped = [step for step in SECTIONS if step not in steps]
-    residual = any(step.key == "residual" for step in steps)
-    forest = any(step.key == "forest" for step in steps)
-    costs = _plan.measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
-    _plan.check_least_budget(costs, time_budget, residual=residual, forest=forest,
-                             how=f"measured here: the fits, {_plan.MIN_PERMUTATIONS} permutations of each residual "
-                                 f"game and {_plan.MIN_TREES} trees")
-    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(X_train), forest=forest,
-                           max_evals=max_evals)
-    if fitted_model is not None:
-        plan.warnings.append(file_model_sentence(context))
-    if LabelIssues in steps:
-        plan.sections[LabelIssues.key] = LabelIssues.plan_step(len(X_train))
-    plan.memory = memory
-    plan.sections = _run_order(steps, plan.sections)
+    plan = _planned(context, steps, start, time_budget, sample_size=sample_size, max_evals=max_evals)
+    plan.memory, plan.startup = memory, startup
     context.plan = plan
     context.deadline = start + time_budget * (1 - _plan.RESERVE)
     if not silent:
@@ -151,17 +145,44 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     report = Report(
         title="shap-instances report",
         intro=(f"{len(X)} rows x {X.shape[1]} columns ({task}); {len(X_train)} training instances are explained, "
-               f"{len(X_test)} held-out rows are used for evaluation. Seed {seed}; time budget {time_budget:.0f} s."),
+               f"{len(X_test)} held-out rows are used for evaluation. Seed {seed}; time budget "
+               f"{_plan.budget_words(time_budget, startup)}."),
     )
     _build_sections(report, context, [step for step in steps if step.key in plan.sections])
+    _finish(report, context, skipped, time.perf_counter() - start, _plan.budget_words(time_budget, startup))
+    return report.write(out)
+
+
+def _planned(context: Any, steps: list[Any], start: float, time_budget: float, *, sample_size: int,
+             max_evals: int | None) -> _plan.Plan:
+    """The plan of the sections ``steps``, from their unit costs measured here (refused when even the least
+    report does not fit ``time_budget``), its sections in the order they run."""
+    residual = any(step.key == "residual" for step in steps)
+    forest = any(step.key == "forest" for step in steps)
+    costs = measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
+    _plan.check_least_budget(costs, time_budget, residual=residual, forest=forest,
+                             how=f"measured here: the fits, {_plan.MIN_PERMUTATIONS} permutations of each residual "
+                                 f"game and {_plan.MIN_TREES} trees")
+    plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(context.Z_train), forest=forest,
+                           max_evals=max_evals)
+    if context.file_model is not None:
+        plan.warnings.append(file_model_sentence(context))
+    if LabelIssues in steps:
+        plan.sections[LabelIssues.key] = LabelIssues.plan_step(len(context.Z_train))
+    plan.sections = _run_order(steps, plan.sections)
+    return plan
+
+
+def _finish(report: Report, context: Any, skipped: list[Any], seconds: float, budget: str) -> None:
+    """The parts not precise enough, the overview's last lines: the sections skipped and the time taken; the full
+    tables behind the report's excerpts."""
     if context.imprecise:
         _imprecise_section(report, context.imprecise)
     Overview.finish(context)
     for step in skipped:
         context.overview.text(f"Section skipped: {step.skip_reason(context)}")
-    context.overview.text(f"Computed in {time.perf_counter() - start:.1f} s (time budget {time_budget:.0f} s).")
-    report.tables.update(context.results)  # the full tables behind the report's excerpts
-    return report.write(out)
+    context.overview.text(f"Computed in {seconds:.1f} s (time budget {budget}).")
+    report.tables.update(context.results)
 
 
 def _run_order(steps: list[Any], sections: dict[str, Any]) -> dict[str, Any]:

@@ -331,9 +331,7 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
     _check_partition_options({"explainer": explainer, "scheduler": scheduler, "call": call, "sink": sink,
                               "rows_per_part": rows_per_part, "max_in_flight": max_in_flight, "numbered": numbered,
                               "sparse": sparse, "out": out, "overwrite": overwrite, "max_memory": max_memory})
-    folder = None if out is None else check_output_folder(out)
-    if folder is not None:
-        refuse_input_in(folder, X, y)
+    folder = _output_folder(out, X, y)
     worker = copy.copy(explainer)
     worker.scheduler = None  # the copy explains serially (and a Client does not travel)
     call = call or _explain
@@ -352,10 +350,24 @@ def explain_partitions(explainer: Any, X: Any, y: Any = None, *, scheduler: Any 
         if sink is not None:
             return _drain(results, sink)
         done = list(results)
+    return _joined(done, X, numbered_rows=call is _explain)
+
+
+def _output_folder(out: Any, X: Any, y: Any) -> Any:
+    """The checked folder ``out`` (None without one), refused when ``X`` or ``y`` is memory-mapped from it."""
+    folder = None if out is None else check_output_folder(out)
+    if folder is not None:
+        refuse_input_in(folder, X, y)
+    return folder
+
+
+def _joined(done: list[Any], X: Any, *, numbered_rows: bool) -> Any:
+    """The parts' results as one: sparse matrices stacked, Explanations concatenated (with ``numbered_rows``, the
+    rows of an array ``X`` named ``x[i]`` over the whole of ``X``)."""
     if sp.issparse(done[0]) if done else False:
         return sp.vstack(done, format="csr")
     joined = concat_explanations(done)
-    if call is _explain and not hasattr(X, "index"):  # arrays: rows numbered over the whole of X
+    if numbered_rows and not hasattr(X, "index"):  # arrays: rows numbered over the whole of X
         joined.row_names = [f"x[{i}]" for i in range(joined.values.shape[0])]
     return joined
 

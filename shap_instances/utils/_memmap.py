@@ -532,11 +532,19 @@ def _valid_marker(marker: Any) -> bool:
         return False
     arrays, names, outputs = marker.get("arrays"), marker.get("feature_names"), marker.get("output_names")
     return (isinstance(arrays, dict) and "values" in arrays and set(arrays) <= set(FIELDS)
-            and all(isinstance(e, dict) and isinstance(e.get("dtype"), str) and isinstance(e.get("bytes"), int)
-                    and isinstance(e.get("shape"), list) and all(isinstance(n, int) for n in e["shape"])
-                    for e in arrays.values())
-            and isinstance(names, list) and all(isinstance(n, str) for n in names)
-            and (outputs is None or isinstance(outputs, list) and all(isinstance(o, str) for o in outputs)))
+            and all(_valid_array_entry(entry) for entry in arrays.values())
+            and _strings(names) and (outputs is None or _strings(outputs)))
+
+
+def _valid_array_entry(entry: Any) -> bool:
+    """Whether a marker's entry of one array has its dtype (str), bytes (int) and shape (list of ints)."""
+    return (isinstance(entry, dict) and isinstance(entry.get("dtype"), str) and isinstance(entry.get("bytes"), int)
+            and isinstance(entry.get("shape"), list) and all(isinstance(n, int) for n in entry["shape"]))
+
+
+def _strings(names: Any) -> bool:
+    """Whether ``names`` is a list of strings."""
+    return isinstance(names, list) and all(isinstance(name, str) for name in names)
 
 
 def _open_array(path: Path, entry: dict[str, Any]) -> np.ndarray:
@@ -563,12 +571,7 @@ def _check_shapes(folder: Path, arrays: dict[str, np.ndarray], marker: dict[str,
                                   "3 (rows, players, outputs); rerun explain_partitions(..., out=FOLDER, "
                                   "overwrite=True).")
     n, outputs = values.shape[0], values.shape[2:] if values.ndim == 3 else ()
-    expected = {"base_values": [(n, *outputs)] + ([(n, 1)] if not outputs else []),
-                "error_std": [values.shape]}
-    problems = [f"{name} has shape {arrays[name].shape}, not {expected[name][0]}" for name in expected
-                 if name in arrays and arrays[name].shape not in expected[name]]
-    if "data" in arrays and (arrays["data"].ndim == 0 or arrays["data"].shape[0] != n):
-        problems.append(f"data has shape {arrays['data'].shape}, not {n} rows")
+    problems = _array_shape_problems(arrays, n, outputs)
     if len(marker["feature_names"]) != values.shape[1]:
         problems.append(f"{len(marker['feature_names'])} player names for {values.shape[1]} players")
     names = marker["output_names"]
@@ -577,6 +580,18 @@ def _check_shapes(folder: Path, arrays: dict[str, np.ndarray], marker: dict[str,
     if problems:
         raise DataValidationError(f"{folder} does not hold one consistent result: {'; '.join(problems)}; rerun "
                                   "explain_partitions(..., out=FOLDER, overwrite=True).")
+
+
+def _array_shape_problems(arrays: dict[str, np.ndarray], n: int, outputs: tuple[int, ...]) -> list[str]:
+    """What does not fit the values' ``n`` rows (and ``outputs``) among the other arrays of a folder."""
+    values = arrays["values"]
+    expected = {"base_values": [(n, *outputs)] + ([(n, 1)] if not outputs else []),
+                "error_std": [values.shape]}
+    problems = [f"{name} has shape {arrays[name].shape}, not {expected[name][0]}" for name in expected
+                if name in arrays and arrays[name].shape not in expected[name]]
+    if "data" in arrays and (arrays["data"].ndim == 0 or arrays["data"].shape[0] != n):
+        problems.append(f"data has shape {arrays['data'].shape}, not {n} rows")
+    return problems
 
 
 def _shap_explanation() -> Any:
