@@ -183,8 +183,9 @@ class Plan:
         c = self.costs
         load = _load()
         lines = [f"plan for a time budget of {budget_words(self.budget, self.startup)} ({load}); measured here: one "
-                 f"permutation of the aggregate game {_seconds(c.per_aggregate)} ({c.n_train:,} training rows), of the sampled rows "
-                 f"{_seconds(c.per_permutation)} ({c.n_explained:,} explained x {c.n_train:,} training rows), "
+                 f"permutation of the aggregate game {_seconds(c.per_aggregate)} ({c.n_train:,} training rows), of "
+                 f"the sampled rows {_seconds(c.per_permutation)} ({c.n_explained:,} explained x {c.n_train:,} "
+                 "training rows), "
                  + (f"one forest tree {_seconds(c.per_tree)}, " if c.per_tree > 0 else "")
                  + f"one figure {_seconds(c.per_figure)}; {c.spent:.1f} s spent "
                  "on loading, fitting and measuring"]
