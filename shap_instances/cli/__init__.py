@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     --------
     >>> from shap_instances.cli import main
     >>> main(["list"])  # doctest: +ELLIPSIS
-    gap ...
+    boosting ...
     0
     """
     called_at = time.perf_counter()

@@ -10,14 +10,13 @@ import pandas as pd
 import scipy.sparse as sp
 import shap
 from numpy.typing import ArrayLike
-from sklearn.pipeline import Pipeline
 
 from .._base import InstanceExplainer
 from .._deprecated import renamed_attribute
 from .._explanation import build_explanation, check_efficiency
 from ..exceptions import DataValidationError, InvalidParameterError
 from ..naive_bayes import NB_TYPES, NaiveBayesModel, WeightedNaiveBayes, chunk_rows, contract, dense, split_pipeline
-from ..utils import COMMON_CONSTRAINTS, Options, check_fitted, check_memory, row_names
+from ..utils import COMMON_CONSTRAINTS, Options, check_fitted, check_memory, final_estimator, row_names
 
 if TYPE_CHECKING:
     from .._base import ConformanceProblem
@@ -158,8 +157,7 @@ class NaiveBayesExplainer(InstanceExplainer):
         """True for scikit-learn naive Bayes models, pipelines ending in one, and ``WeightedNaiveBayes``."""
         if isinstance(model, WeightedNaiveBayes):
             return True
-        last = model.steps[-1][1] if isinstance(model, Pipeline) else model
-        return isinstance(last, NB_TYPES)
+        return isinstance(final_estimator(model), NB_TYPES)
 
     def __call__(self, X: Any, y: ArrayLike | None = None) -> shap.Explanation:
         """Shapley values of the rows of ``X``: (n, p) for two classes, (n, p, k) for more.

@@ -47,7 +47,7 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
 
     forest = context.forest_estimator
     if forest is None:
-        forest = (make_model("forest", context.task, context.X_train, context.seed).steps[-1][1]
+        forest = (final_estimator(make_model("forest", context.task, context.X_train, context.seed))
                   if context.forest_template is None else context.forest_template)  # a clone of the user's forest
         forest.set_params(warm_start=True, oob_score=False)
         context.forest_estimator = forest

@@ -7,7 +7,8 @@ the column names (``"colour_red"`` for the value ``"red"`` of ``colour``), so th
 of the bare estimator receive (:func:`encode`) names its columns, and explainers that take the whole pipeline
 (naive Bayes) attribute to the original columns.
 
-Both ``cli.py`` and :mod:`shap_instances.report` import it through :mod:`shap_instances.report`.
+The command line (:mod:`shap_instances.cli`) imports it through :mod:`shap_instances.report`; pipelines are peeled
+by :mod:`shap_instances.utils` (``final_estimator``, ``unwrap_model``), not here.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..utils import available_cores, categorical_columns, sklearn_version
+from ..utils import available_cores, categorical_columns, final_estimator, sklearn_version
 
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
@@ -349,21 +350,6 @@ def _logistic_solver(X: pd.DataFrame, y: ArrayLike) -> str:
     coefficients = width * (1 if n_classes <= 2 else n_classes)
     multinomial = n_classes <= 2 or sklearn_version() >= (1, 6)
     return "newton-cholesky" if multinomial and coefficients <= MAX_CHOLESKY_COEFFICIENTS else "newton-cg"
-
-
-def final_estimator(model: Any) -> Any:
-    """The last step of a pipeline (the model itself otherwise).
-
-    Examples
-    --------
-    >>> from sklearn.linear_model import Ridge
-    >>> from shap_instances.report import final_estimator
-    >>> final_estimator(Ridge()).__class__.__name__
-    'Ridge'
-    """
-    from sklearn.pipeline import Pipeline
-
-    return model.steps[-1][1] if isinstance(model, Pipeline) else model
 
 
 def encode(model: Any, X: Any) -> pd.DataFrame:

@@ -38,7 +38,7 @@ from ._dask import (
 )
 from ._memmap import FolderLock, MemmapWriter, check_output_folder, memmap_explanation, write_memmap_rows
 from ._memory import available_memory_bytes, default_memory_budget
-from ._models import UnwrappedModel, check_model_kind, model_kind, unwrap_model
+from ._models import UnwrappedModel, check_model_kind, final_estimator, model_kind, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, parse_number, validate_params
@@ -124,6 +124,7 @@ __all__ = [
     "default_memory_budget",
     "dump_safely",
     "file_digest",
+    "final_estimator",
     "categorical_columns",
     "check_data",
     "check_finite_result",

@@ -36,7 +36,7 @@ from ..exceptions import DataValidationError, NotFittedError, UnsupportedModelEr
 from ._sklearn_internals import estimator_type
 from ._validation import check_fitted, in_column_order
 
-__all__ = ["UnwrappedModel", "check_model_kind", "model_kind", "unwrap_model"]
+__all__ = ["UnwrappedModel", "check_model_kind", "final_estimator", "model_kind", "unwrap_model"]
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,24 @@ def unwrap_model(model: Any) -> UnwrappedModel:
                           columns)
 
 
+def final_estimator(model: Any) -> Any:
+    """The last step of a pipeline (the model itself otherwise): one layer, where :func:`unwrap_model` peels every
+    pipeline and meta-estimator and checks that they are fitted.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from shap_instances.utils import final_estimator
+    >>> final_estimator(Ridge()).__class__.__name__, final_estimator(make_pipeline(StandardScaler(), Ridge()))
+    ('Ridge', Ridge())
+    """
+    from sklearn.pipeline import Pipeline
+
+    return model.steps[-1][1] if isinstance(model, Pipeline) else model
+
+
 def _peel(model: Any) -> tuple[Any, list[Any], str]:
     """One layer: (the inner estimator or None, the fitted transformers before it, what is explained)."""
     from sklearn.pipeline import Pipeline
@@ -187,7 +205,7 @@ def _peel(model: Any) -> tuple[Any, list[Any], str]:
     if isinstance(model, Pipeline):
         _fitted(model, "steps", name)
         before = [step for _, step in model.steps[:-1] if step not in (None, "passthrough")]
-        return model.steps[-1][1], before, ""
+        return final_estimator(model), before, ""
     if hasattr(model, "param_grid") or hasattr(model, "param_distributions"):  # BaseSearchCV and the halving ones
         if not hasattr(model, "best_estimator_"):
             raise NotFittedError(f"the {name} has no best_estimator_: fit it (with refit=True, the default) "
