@@ -313,7 +313,7 @@ def _cmd_explain(args) -> int:
     import shap_instances as si
 
     from .report import auto_model, encode, final_estimator, fit_model
-    from .utils import spreadsheet_safe, write_atomically
+    from .utils import precision_summary, spreadsheet_safe, write_atomically
 
     out = Path(args.out)
     if out.suffix not in (".csv", ".parquet", ".npy"):
@@ -379,7 +379,7 @@ def _cmd_explain(args) -> int:
                      spreadsheet_safe(table).to_csv(path))
     lines = f" ({table.shape[0]:,} lines, long)" if table.shape[0] != len(rows) else ""
     print(f"{type(explainer).__name__}: {len(rows)} rows x {len(explanation.feature_names)} players -> {out}{lines}"
-          f"{_precision_note(explanation)}")
+          f"; {precision_summary(explanation.values, getattr(explanation, 'error_std', None))}")
     return 0
 
 
@@ -439,29 +439,6 @@ def _explain_in_time(args, explainer, rows, y_rows, name: str):
                           f"{format_seconds(estimate)}, more than the {max(left, 0):.0f} s left of --time-budget "
                           f"{args.time_budget:g}; pass --time-budget {needed} or more, or fewer --rows.", needed=needed)
     return concat_explanations([*parts, _call_explainer(explainer, rows.iloc[2:], y_rows.iloc[2:])])
-
-
-def _precision_note(explanation) -> str:
-    """How precise sampled values are (their RMS standard error beside their RMS value), or '' for exact ones;
-    standard errors that could not be estimated (infinite or NaN: one permutation per row) are said in words,
-    never printed as "inf" or "nan"."""
-    import numpy as np
-
-    errors = getattr(explanation, "error_std", None)
-    if errors is None:
-        return ""
-    errors = np.asarray(errors, dtype=np.float64)
-    value = float(np.sqrt(np.mean(np.square(explanation.values))))
-    estimated = np.isfinite(errors)
-    remedy = "a larger --time-budget or --max-evals"
-    if not estimated.any():
-        return (f"; sampled values (RMS value {value:.3g}): standard errors not estimated (one permutation per row, "
-                f"too few to compare); pass {remedy} for standard errors")
-    error = float(np.sqrt(np.mean(np.square(errors[estimated]))))
-    missing = "" if estimated.all() else (f"; {errors.size - int(estimated.sum()):,} of {errors.size:,} values have "
-                                          "no standard error (one permutation of their row)")
-    return (f"; sampled values: RMS standard error {error:.3g} against an RMS value of {value:.3g} ({remedy} "
-            f"lowers it){missing}")
 
 
 def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> None:

@@ -81,3 +81,20 @@ def test_the_summary_is_in_words_and_never_inf():
                            "300 permutations; the values spread beyond their noise")
     noise = precision_summary(np.array([0.1, -0.1, 0.0, 0.05]), np.full(4, 0.5))
     assert "within their noise: the true spread is below" in noise and "which this budget resolves" in noise
+
+
+def test_data_values_carry_their_precision_in_one_line():
+    """``DataValues.precision`` and its repr: the one sentence of precision_summary, with the permutations made."""
+    from sklearn.linear_model import Ridge
+
+    from shap_instances.valuation import data_values
+
+    rng = np.random.default_rng(0)
+    X, Xv = rng.normal(size=(20, 3)), rng.normal(size=(10, 3))
+    y, yv = X @ [1.0, -2.0, 0.5] + rng.normal(size=20), Xv @ [1.0, -2.0, 0.5]
+    dv = data_values(Ridge(alpha=0.5), X, y, Xv, yv, estimator="permutation", max_evals=400, random_state=0)
+    permutations = dv.info["n_permutations"]
+    assert dv.precision == precision_summary(dv.values, dv.standard_errors, permutations=permutations)
+    assert f"; {permutations:,} permutations; " in dv.precision and dv.precision in repr(dv)
+    exact = data_values(Ridge(alpha=0.5), X, y, Xv, yv, semivalue="loo", estimator="loo")
+    assert exact.precision == "exact values (no sampling error)" and "inf" not in repr(exact)

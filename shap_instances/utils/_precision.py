@@ -173,9 +173,9 @@ def precision_summary(values: Any, standard_errors: Any, *, permutations: int | 
     test = spread_test(values[known], errors[known])
     missing = "" if known.all() else (f"; {errors.size - int(known.sum()):,} of {errors.size:,} values have no "
                                       "standard error (one permutation of their row)")
-    share = f"{test.error / test.spread:.0%}" if test.spread > 0 else "all"
+    against = (f" = {test.error / test.spread:.0%} of the values' spread ({test.spread:.3g})" if test.spread > 0
+               else " (the values do not spread at all)")
     verdict = ("the values spread beyond their noise" if test.detected else
                f"their spread is within their noise: the true spread is below {test.upper:.3g}, which this budget "
                "resolves")
-    return (f"RMS standard error {test.error:.3g} = {share} of the values' spread ({test.spread:.3g}){made}; "
-            f"{verdict}{missing}")
+    return f"RMS standard error {test.error:.3g}{against}{made}; {verdict}{missing}"
