@@ -11,12 +11,15 @@ import pandas as pd
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from .._explanation import Z_95
+from ..utils import beyond_noise
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["helpful_harmful_bars", "outlier_scatter", "data_value_rank", "data_value_top", "gap_waterfall",
-           "short_ticks"]
+__all__ = ["beyond_noise_sentence", "helpful_and_harmful_rows", "helpful_harmful_bars", "outlier_scatter",
+           "data_value_rank", "data_value_top", "gap_waterfall", "short_ticks"]
 
 HELPFUL, HARMFUL = "#1e88e5", "#ff0d57"
 _NEUTRAL = "#b8bec9"
@@ -28,36 +31,89 @@ def short_ticks(ax: Axes, axis: Literal["both", "x", "y"] = "x", nbins: int = 5)
     ax.ticklabel_format(axis=axis, style="sci", scilimits=(-3, 4), useMathText=True)
 
 
-def _top_and_bottom(series: pd.Series, k: int) -> tuple[pd.Series, pd.Series]:
-    """The ``k`` largest and the ``k`` smallest entries, disjoint when the series is short."""
-    ordered = series.sort_values(ascending=False, kind="stable")
-    k = min(k, len(ordered) // 2)
-    return ordered.iloc[:k], ordered.iloc[len(ordered) - k:]
+def helpful_and_harmful_rows(contribution: pd.Series, errors: pd.Series, *, k: int) -> tuple[pd.Series, pd.Series]:
+    """The ``k`` most helpful and ``k`` most harmful rows among those beyond their noise
+    (:func:`~shap_instances.utils.beyond_noise`: ``value -/+ z se`` away from 0, ``z`` corrected for ranking all the
+    rows), largest first and smallest last; fewer, or none, when fewer rows are beyond their noise.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.report._figures import helpful_and_harmful_rows
+    >>> helpful, harmful = helpful_and_harmful_rows(pd.Series([0.9, 0.01, -0.5, 0.4]), pd.Series([0.1] * 4), k=2)
+    >>> helpful.index.tolist(), harmful.index.tolist()
+    ([0], [2])
+    """
+    sign = beyond_noise(contribution.to_numpy(), errors.reindex(contribution.index).to_numpy())
+    ordered = contribution.astype(float).iloc[np.argsort(-contribution.to_numpy(), kind="stable")]
+    signs = pd.Series(sign, index=contribution.index).reindex(ordered.index).to_numpy()
+    helpful, harmful = ordered[signs > 0], ordered[signs < 0]
+    return helpful.iloc[:k], harmful.iloc[max(len(harmful) - k, 0):]
 
 
-def helpful_harmful_bars(ax: Axes, contribution: pd.Series, *, k: int = 10) -> None:
-    """Horizontal bars of the ``k`` most helpful (top) and ``k`` most harmful (bottom) training rows.
+def beyond_noise_sentence(n_helpful: int, n_harmful: int, k: int) -> str:
+    """How many rows the lists name, and that the others are within their noise when fewer than ``k`` are named.
+
+    Examples
+    --------
+    >>> from shap_instances.report._figures import beyond_noise_sentence
+    >>> beyond_noise_sentence(3, 10, 10)
+    '3 rows are helpful beyond their error (the rest are within noise); the 10 most harmful beyond their error.'
+    """
+    def part(count: int, what: str) -> str:
+        if count >= k:
+            return f"the {k} most {what} beyond their error"
+        if count == 0:
+            return f"no row is {what} beyond its error"
+        verb = "is" if count == 1 else "are"
+        return f"{count} row{'s' * (count != 1)} {verb} {what} beyond their error (the rest are within noise)"
+
+    text = f"{part(n_helpful, 'helpful')}; {part(n_harmful, 'harmful')}."
+    return text[0].upper() + text[1:]
+
+
+def helpful_harmful_bars(ax: Axes, contribution: pd.Series, errors: pd.Series, *, k: int = 10) -> None:
+    """Horizontal bars of the ``k`` most helpful (top) and ``k`` most harmful (bottom) training rows beyond their
+    noise (:func:`helpful_and_harmful_rows`), each with a 95% error bar (``+/- 1.96`` standard errors).
 
     ``contribution`` is each training row's mean sign-normalised contribution, indexed by row name: positive
-    when the row shrinks the other residuals.
+    when the row shrinks the other residuals; ``errors`` their standard errors. When fewer rows than ``k`` are
+    beyond their noise on a side, the legend says so; when none are, the Axes says so in words.
     """
-    helpful, harmful = _top_and_bottom(contribution.astype(float), k)
-    values = np.concatenate([helpful.to_numpy(), harmful.to_numpy()])
-    names = [f"row {name}" for name in list(helpful.index) + list(harmful.index)]
+    helpful, harmful = helpful_and_harmful_rows(contribution, errors, k=k)
+    shown = pd.concat([helpful, harmful])
+    values = shown.to_numpy()
+    names = [f"row {name}" for name in shown.index]
     colors = [HELPFUL] * len(helpful) + [HARMFUL] * len(harmful)
     positions = np.arange(len(values))[::-1].astype(float)
     positions[len(helpful):] -= 0.8  # a gap between the two groups
     ax.barh(positions, values, color=colors, height=0.75)
+    bars = ax.errorbar(values, positions, xerr=Z_95 * errors.reindex(shown.index).to_numpy(), fmt="none",
+                       ecolor="#333", elinewidth=1, capsize=2.5)
     ax.set_yticks(positions, names, fontsize=8)
     ax.axvline(0, color="#666", lw=0.8)
     if len(helpful) and len(harmful):
         ax.axhline(positions[len(helpful)] + 0.9, color="#999", lw=0.6, ls="--")
     ax.set_xlabel("mean contribution (sign-normalised: > 0 shrinks the other residuals)")
     short_ticks(ax, "x")
-    ax.legend(handles=[Patch(color=HELPFUL, label=f"{len(helpful)} most helpful"),
-                       Patch(color=HARMFUL, label=f"{len(harmful)} most harmful")],
-              loc="lower right", fontsize=8, frameon=False)
+    if not len(shown):
+        ax.text(0.5, 0.5, "No training row is helpful or harmful beyond its error:\nevery mean contribution is "
+                "within its noise.", transform=ax.transAxes, ha="center", va="center", fontsize=9)
+        return
+    labels = [_count_label(len(helpful), "helpful", k), _count_label(len(harmful), "harmful", k),
+              "95% interval (+/- 1.96 standard errors)"]
+    ax.legend([Patch(color=HELPFUL), Patch(color=HARMFUL), bars], labels, loc="upper center", fontsize=8,
+              frameon=False, bbox_to_anchor=(0.5, -0.1), ncol=2)  # below the axis: never over a bar
     ax.margins(y=0.02)
+
+
+def _count_label(count: int, what: str, k: int) -> str:
+    """A legend entry: the ``k`` most helpful, or how many are, beyond their error."""
+    if count >= k:
+        return f"{k} most {what} (beyond their error)"
+    if count == 0:
+        return f"no row {what} beyond its error"
+    return f"{count} {what} beyond their error (the rest within noise)"
 
 
 def outlier_scatter(ax: Axes, x: Any, y: Any, by_behaviour: Any, by_features: Any, *, xlabel: str, ylabel: str,

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ..utils import ranking_z
 from . import _figures
 from ._context import Context, explained_class_sentence
 from ._plan import PRECISE_SHARE, STOP_SHARE
@@ -535,25 +536,35 @@ def harmful_sentence(summary: pd.DataFrame) -> str:
 
 
 def _helpful_and_harmful(section: Any, summary: pd.DataFrame, colour: np.ndarray) -> None:
-    """The most helpful and most harmful training rows: a bar chart and two tables."""
-    contribution = summary["contribution_mean"]
+    """The most helpful and most harmful training rows beyond their noise: a bar chart with 95% error bars and two
+    tables, which name only rows whose contribution mean is away from 0 beyond its error."""
+    contribution, errors = summary["contribution_mean"], summary["contribution_mean_se"]
     table = pd.DataFrame({
         "contribution_mean": contribution,
-        "standard_error": summary["contribution_mean_se"],
+        "standard_error": errors,
         "residual": summary["residual"],
         "target": colour,
     }, index=summary.index)
+    helpful, harmful = _figures.helpful_and_harmful_rows(contribution, errors, k=10)
     fig, ax = plt.subplots(figsize=(7.5, 6.5))
-    _figures.helpful_harmful_bars(ax, contribution, k=10)
-    ax.set_title("Most helpful and most harmful training rows")
+    _figures.helpful_harmful_bars(ax, contribution, errors, k=10)
+    ax.set_title("Most helpful and most harmful training rows (beyond their error)")
+    counts = _figures.beyond_noise_sentence(len(helpful), len(harmful), 10)
+    z = ranking_z(len(summary))
+    rule = (f"A row is listed only when its contribution mean is away from 0 by more than {z:.2f} standard errors"
+            f" (a 95% interval widened for ranking all {len(summary):,} rows, so that rows of pure "
+            "noise are not listed); the error bars are 95% intervals (+/- 1.96 standard errors). ")
     section.figure(fig, "helpful_harmful",
                    "The training rows with the largest and the smallest mean sign-normalised contribution: "
-                   "helpful rows shrink the other residuals, harmful rows enlarge them.")
+                   f"helpful rows shrink the other residuals, harmful rows enlarge them. {rule}{counts}")
     se_note = " standard_error: the permutation error of the row's contribution mean (aggregate game)."
-    section.table(table.sort_values("contribution_mean", ascending=False).head(8),
-                  caption="Most helpful training rows: they shrink the other residuals the most." + se_note)
-    section.table(table.sort_values("contribution_mean").head(8),
-                  caption="Most harmful training rows: they enlarge the other residuals the most.")
+    if len(helpful):
+        section.table(table.loc[helpful.index[:8]], caption="Most helpful training rows beyond their error: they "
+                                                            "shrink the other residuals the most." + se_note)
+    if len(harmful):
+        section.table(table.loc[harmful.index[::-1][:8]], caption="Most harmful training rows beyond their "
+                                                                  "error: they enlarge the other residuals the "
+                                                                  "most." + se_note)
 
 
 def _behaviour_outliers(section: Any, context: Context, runs: _Decomposition, *, show: bool) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-__all__ = ["SpreadTest", "precision_summary", "spread_test"]
+__all__ = ["SpreadTest", "beyond_noise", "precision_summary", "ranking_z", "spread_test"]
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,42 @@ def _solve(falls_through_zero: Any) -> float:
     while falls_through_zero(high) * falls_through_zero(0.0) > 0 and high < 1e6:
         high *= 2
     return float(optimize.brentq(falls_through_zero, 0.0, high, xtol=1e-10))
+
+
+def ranking_z(n_rows: int, level: float = 0.05) -> float:
+    """The normal quantile that keeps ``level`` for the whole ranking of ``n_rows`` rows (Bonferroni's two-sided
+    ``1 - level / (2 n)``): a row picked as the most helpful of many is an extreme one, so 1.96 would let about
+    ``level * n`` rows of pure noise through.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import ranking_z
+    >>> round(ranking_z(1), 2), round(ranking_z(400), 2)
+    (1.96, 3.84)
+    """
+    return float(stats.norm.isf(level / (2 * max(n_rows, 1))))
+
+
+def beyond_noise(values: Any, standard_errors: Any, *, level: float = 0.05) -> np.ndarray:
+    """The sign of each row's value where it is away from 0 beyond its error, else 0: ``+1`` where
+    ``value - z se > 0``, ``-1`` where ``value + z se < 0``, ``z`` :func:`ranking_z` of the rows' number (so among
+    rows with no true value, the chance that any is called helpful or harmful is at most ``level``). Lists of
+    "most helpful" and "most harmful" rows take their rows from these only. Rows with no standard error (infinite
+    or NaN) are never beyond their noise; exact values (``standard_errors`` None) are, wherever they are not 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.utils import beyond_noise
+    >>> beyond_noise(np.array([0.5, 0.01, -0.4, -0.02]), np.full(4, 0.1)).tolist()
+    [1, 0, -1, 0]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if standard_errors is None:
+        return np.sign(values).astype(int)
+    margin = ranking_z(values.size, level) * np.asarray(standard_errors, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(values - margin > 0, 1, np.where(values + margin < 0, -1, 0))
 
 
 def precision_summary(values: Any, standard_errors: Any, *, permutations: int | None = None) -> str:
