@@ -42,7 +42,7 @@ def helpful_and_harmful_rows(contribution: pd.Series, errors: pd.Series, *, k: i
     >>> from shap_instances.report._figures import helpful_and_harmful_rows
     >>> helpful, harmful = helpful_and_harmful_rows(pd.Series([0.9, 0.01, -0.5, 0.4]), pd.Series([0.1] * 4), k=2)
     >>> helpful.index.tolist(), harmful.index.tolist()
-    ([0], [2])
+    ([0, 3], [2])
     """
     sign = beyond_noise(contribution.to_numpy(), errors.reindex(contribution.index).to_numpy())
     ordered = contribution.astype(float).iloc[np.argsort(-contribution.to_numpy(), kind="stable")]
