@@ -116,9 +116,15 @@ def test_figure_helpers_draw_the_extreme_rows():
 
     values = pd.Series([0.1, 3.0, 2.0, 0.5], index=["a", "b", "c", "d"])
     fig, (left, right) = plt.subplots(1, 2)
-    _figures.data_value_rank(left, values, [True, False, True, False], k=2)
-    _figures.data_value_top(right, values, [True, False, True, False], k=2)
+    _figures.data_value_rank(left, values, [1, 0, 1, -1], shown=["b", "c"])
+    _figures.data_value_top(right, values, [1, 0, 1, -1], errors=pd.Series(0.1, index=values.index), k=2)
     assert [t.get_text() for t in right.get_yticklabels()] == ["row b", "row c"]
+    assert [p.get_facecolor() for p in right.patches[:2]] == [matplotlib.colors.to_rgba(c) for c in
+                                                              (_figures._NEUTRAL, _figures.HELPFUL)]  # b within noise
+    assert [t.get_text() for t in left.get_legend().get_texts()] == [
+        "marked: the 2 rows labelled on the right", "helpful row (contribution mean > 0 beyond its error)",
+        "contribution mean within its noise"]
+    assert [t.get_text() for t in right.get_legend().get_texts()] == ["95% interval (+/- 1.96 standard errors)"]
     plt.close(fig)
 
 

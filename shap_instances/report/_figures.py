@@ -65,8 +65,9 @@ def beyond_noise_sentence(n_helpful: int, n_harmful: int, k: int) -> str:
             return f"the {k} most {what} beyond their error"
         if count == 0:
             return f"no row is {what} beyond its error"
-        verb = "is" if count == 1 else "are"
-        return f"{count} row{'s' * (count != 1)} {verb} {what} beyond their error (the rest are within noise)"
+        if count == 1:
+            return f"1 row is {what} beyond its error (the rest are within noise)"
+        return f"{count} rows are {what} beyond their error (the rest are within noise)"
 
     text = f"{part(n_helpful, 'helpful')}; {part(n_harmful, 'harmful')}."
     return text[0].upper() + text[1:]
@@ -113,7 +114,7 @@ def _count_label(count: int, what: str, k: int) -> str:
         return f"{k} most {what} (beyond their error)"
     if count == 0:
         return f"no row {what} beyond its error"
-    return f"{count} {what} beyond their error (the rest within noise)"
+    return f"{count} {what} beyond {'its' if count == 1 else 'their'} error (the rest within noise)"
 
 
 def outlier_scatter(ax: Axes, x: Any, y: Any, by_behaviour: Any, by_features: Any, *, xlabel: str, ylabel: str,
@@ -140,16 +141,32 @@ def outlier_scatter(ax: Axes, x: Any, y: Any, by_behaviour: Any, by_features: An
         ax.legend(fontsize=8, loc="best", framealpha=0.85)
 
 
-def data_value_rank(ax: Axes, values: pd.Series, helpful: Any, *, k: int = 12) -> None:
-    """Every training row's data value against its rank (largest first, log scale); the ``k`` largest marked."""
+def _sign_colours(signs: Any) -> np.ndarray:
+    """Helpful (+1), harmful (-1) or within noise (0): the colour of a row by the sign of its contribution mean
+    beyond its error (:func:`~shap_instances.utils.beyond_noise`)."""
+    signs = np.asarray(signs)
+    return np.where(signs > 0, HELPFUL, np.where(signs < 0, HARMFUL, _NEUTRAL))
+
+
+def _sign_legend(signs: Any) -> list[Patch]:
+    """Legend patches for the signs present (a colour in the legend only when a drawn row has it)."""
+    signs = np.asarray(signs)
+    labels = {1: (HELPFUL, "helpful row (contribution mean > 0 beyond its error)"),
+              -1: (HARMFUL, "harmful row (contribution mean < 0 beyond its error)"),
+              0: (_NEUTRAL, "contribution mean within its noise")}
+    return [Patch(color=colour, label=label) for sign, (colour, label) in labels.items() if np.any(signs == sign)]
+
+
+def data_value_rank(ax: Axes, values: pd.Series, signs: Any, *, shown: Any) -> None:
+    """Every training row's data value against its rank (largest first, log scale); the rows ``shown`` (names,
+    labelled on the right) marked and coloured by ``signs`` (+1 helpful, -1 harmful, 0 within noise)."""
     order = np.argsort(-values.to_numpy(), kind="stable")
     sorted_values = values.to_numpy()[order]
-    is_helpful = np.asarray(helpful, dtype=bool)[order]
     ranks = np.arange(1, len(sorted_values) + 1)
     ax.plot(ranks, sorted_values, color="#5b6475", lw=1)
-    top = ranks <= k
-    ax.scatter(ranks[top], sorted_values[top], c=np.where(is_helpful[top], HELPFUL, HARMFUL), s=24, zorder=3)
-    ax.axvspan(0.8, k + 0.5, color="#e3e7ef", zorder=0)
+    marked = np.isin(values.index[order], list(shown))
+    marked_signs = np.asarray(signs)[order][marked]
+    ax.scatter(ranks[marked], sorted_values[marked], c=_sign_colours(marked_signs), s=24, zorder=3)
     ax.set_xscale("log")
     ax.set_xlim(0.8, len(sorted_values) * 1.1)
     ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000) if t <= len(sorted_values)]
@@ -158,20 +175,21 @@ def data_value_rank(ax: Axes, values: pd.Series, helpful: Any, *, k: int = 12) -
     ax.set_xlabel("rank of the training row (largest value first, log scale)")
     ax.set_ylabel("data value (squared mean contribution)")
     short_ticks(ax, "y")
-    handles = [Patch(color="#e3e7ef", label=f"the {k} largest (labelled on the right)")]
-    if is_helpful[top].any():  # a colour in the legend only when a marked row has it
-        handles.append(Patch(color=HELPFUL, label="helpful row (mean contribution > 0)"))
-    if (~is_helpful[top]).any():
-        handles.append(Patch(color=HARMFUL, label="harmful row (mean contribution <= 0)"))
+    handles = _sign_legend(marked_signs)
+    handles[0:0] = [Patch(color="none", label=f"marked: the {int(marked.sum())} rows labelled on the right")]
     ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.9)
 
 
-def data_value_top(ax: Axes, values: pd.Series, helpful: Any, *, k: int = 12) -> None:
-    """Horizontal bars of the ``k`` largest data values, labelled by row, coloured helpful or harmful."""
+def data_value_top(ax: Axes, values: pd.Series, signs: Any, *, errors: pd.Series | None = None, k: int = 12) -> None:
+    """Horizontal bars of the ``k`` largest data values, labelled by row, coloured by ``signs`` (+1 helpful, -1
+    harmful, 0 within noise), with 95% error bars (``+/- 1.96 errors``) when ``errors`` are given."""
     top = np.argsort(-values.to_numpy(), kind="stable")[:k]
-    is_helpful = np.asarray(helpful, dtype=bool)[top]
     positions = np.arange(len(top))[::-1]
-    ax.barh(positions, values.to_numpy()[top], color=np.where(is_helpful, HELPFUL, HARMFUL), height=0.75)
+    ax.barh(positions, values.to_numpy()[top], color=_sign_colours(np.asarray(signs)[top]), height=0.75)
+    if errors is not None:
+        bars = ax.errorbar(values.to_numpy()[top], positions, xerr=Z_95 * errors.reindex(values.index[top]).to_numpy(),
+                           fmt="none", ecolor="#333", elinewidth=1, capsize=2.5)
+        ax.legend([bars], ["95% interval (+/- 1.96 standard errors)"], loc="lower right", fontsize=8, frameon=False)
     ax.set_yticks(positions, [f"row {n}" for n in values.index[top]], fontsize=8)
     ax.set_xlabel("data value")
     short_ticks(ax, "x", nbins=4)
