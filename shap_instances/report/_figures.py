@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
@@ -175,9 +176,9 @@ def data_value_rank(ax: Axes, values: pd.Series, signs: Any, *, shown: Any) -> N
     ax.set_xlabel("rank of the training row (largest value first, log scale)")
     ax.set_ylabel("data value (squared mean contribution)")
     short_ticks(ax, "y")
-    handles = _sign_legend(marked_signs)
-    handles[0:0] = [Patch(color="none", label=f"marked: the {int(marked.sum())} rows labelled on the right")]
-    ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.9)
+    handles: list[Any] = [Line2D([], [], marker="o", ls="none", color="#5b6475",
+                                 label=f"marked: the {int(marked.sum())} rows labelled on the right")]
+    ax.legend(handles=handles + _sign_legend(marked_signs), loc="upper right", fontsize=8, framealpha=0.9)
 
 
 def data_value_top(ax: Axes, values: pd.Series, signs: Any, *, errors: pd.Series | None = None, k: int = 12) -> None:
@@ -189,7 +190,8 @@ def data_value_top(ax: Axes, values: pd.Series, signs: Any, *, errors: pd.Series
     if errors is not None:
         bars = ax.errorbar(values.to_numpy()[top], positions, xerr=Z_95 * errors.reindex(values.index[top]).to_numpy(),
                            fmt="none", ecolor="#333", elinewidth=1, capsize=2.5)
-        ax.legend([bars], ["95% interval (+/- 1.96 standard errors)"], loc="lower right", fontsize=8, frameon=False)
+        ax.legend([bars], ["95% interval (+/- 1.96 standard errors)"], loc="upper center", fontsize=8, frameon=False,
+                  bbox_to_anchor=(0.5, -0.12))  # below the axis: never over a bar
     ax.set_yticks(positions, [f"row {n}" for n in values.index[top]], fontsize=8)
     ax.set_xlabel("data value")
     short_ticks(ax, "x", nbins=4)
