@@ -113,3 +113,15 @@ def test_ranked_lists_name_rows_of_pure_noise_rarely():
     signs = beyond_noise(true, errors)
     assert signs[:5].tolist() == [1] * 5 and signs[5:10].tolist() == [-1] * 5 and not signs[10:].any()
     assert beyond_noise(true, np.full(true.size, np.inf)).tolist() == [0] * true.size  # no error: never named
+
+
+@pytest.mark.parametrize("values, errors, level, match", [
+    (np.ones(1), np.ones(1), 0.05, "at least two values"),
+    (np.ones(3), np.ones(2), 0.05, "3 values and 2 standard errors"),
+    (np.ones(3), np.zeros(3), 0.05, "not all 0"),
+    (np.ones(3), np.array([1.0, np.inf, 1.0]), 0.05, "1 not finite"),
+    (np.ones(3), np.ones(3), 0.0, "level"),
+])
+def test_spread_test_refuses_what_it_cannot_test(values, errors, level, match):
+    with pytest.raises(ValueError, match=match):
+        spread_test(values, errors, level=level)

@@ -16,11 +16,15 @@ explanation's ``precision``, the last line of ``shap-instances explain``, the re
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
+
+from ..exceptions import DataValidationError
+from ._params import Interval, validate_params
 
 __all__ = ["SpreadTest", "beyond_noise", "precision_summary", "ranking_z", "spread_test"]
 
@@ -64,6 +68,10 @@ class SpreadTest:
         return math.ceil(permutations * (self.resolved / spread) ** 2)
 
 
+_TEST_CONSTRAINTS = {"level": [Interval(numbers.Real, 0, 0.5, closed="neither")],
+                     "power": [Interval(numbers.Real, 0, 1, closed="neither")]}
+
+
 def _degrees(errors: np.ndarray) -> float:
     """Satterthwaite's degrees of freedom of the sample variance of values with these standard errors."""
     squares = errors**2
@@ -94,6 +102,11 @@ def spread_test(values: Any, standard_errors: Any, *, level: float = 0.05, power
     -------
     SpreadTest
 
+    Raises
+    ------
+    DataValidationError
+        Fewer than two values, standard errors of another size, or not finite and positive somewhere.
+
     Examples
     --------
     >>> import numpy as np
@@ -106,8 +119,14 @@ def spread_test(values: Any, standard_errors: Any, *, level: float = 0.05, power
     >>> real.detected
     True
     """
+    validate_params("spread_test", _TEST_CONSTRAINTS, {"level": level, "power": power})
     values = np.ravel(np.asarray(values, dtype=np.float64))
     errors = np.ravel(np.asarray(standard_errors, dtype=np.float64))
+    if values.size < 2 or errors.shape != values.shape or not (np.isfinite(errors).all() and np.any(errors > 0)):
+        raise DataValidationError(
+            f"spread_test needs at least two values and as many finite standard errors, not all 0; got {values.size} "
+            f"values and {errors.size} standard errors ({int(np.sum(~np.isfinite(errors)))} not finite). Leave out "
+            "the rows without a standard error, and call exact values exact (precision_summary does both).")
     df = _degrees(errors)
     error = float(np.sqrt(np.mean(errors**2)))
     spread = float(np.std(values, ddof=1))
