@@ -96,7 +96,7 @@ def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsy
     assert main(["explain", "--explainer", "instance_kernel", "--model", "ridge", "--rows", "2", "--time-budget",
                  "60", "--max-evals", "4000", "--out", out]) == 0
     printed = capsys.readouterr()
-    assert "plan: " in printed.err and "sampled values: RMS standard error" in printed.out
+    assert "plan: " in printed.err and "; RMS standard error" in printed.out
     out = str(tmp_path / "w.csv")
     assert main(["explain", "--explainer", "knn_shapley", "--rows", "2", "--max-evals", "100", "--out", out]) == 2
     assert "--max-evals applies to" in capsys.readouterr().err
@@ -140,13 +140,17 @@ def test_kernel_times_one_coalition_before_its_first_batch():
 
 
 def test_explain_says_how_precise_sampled_values_are():
+    """The one precision sentence (utils.precision_summary) on an explanation, the CLI's last line: exact values
+    are called exact, sampled ones get their RMS standard error against their spread."""
     import numpy as np
 
     from shap_instances._explanation import build_explanation
-    from shap_instances.cli._budget import _precision_note
+    from shap_instances.utils import precision_summary
 
-    values = np.array([[3.0, -4.0], [0.0, 0.0]])  # RMS 2.5
+    values = np.array([[3.0, -4.0], [0.0, 0.0]])
     sampled = build_explanation(values, 0.0, feature_names=["a", "b"], standard_errors=np.full((2, 2), 0.5))
-    assert _precision_note(sampled) == ("; sampled values: RMS standard error 0.5 against an RMS value of 2.5 (a "
-                                        "larger --time-budget or --max-evals lowers it)")
-    assert _precision_note(build_explanation(values, 0.0, feature_names=["a", "b"])) == ""  # exact: nothing to say
+    spread = values.std(ddof=1)
+    assert sampled.precision == precision_summary(values, np.full((2, 2), 0.5))
+    assert sampled.precision.startswith(f"RMS standard error 0.5 = {0.5 / spread:.0%} of the values' spread "
+                                        f"({spread:.3g}); the values spread beyond their noise")
+    assert build_explanation(values, 0.0, feature_names=["a", "b"]).precision == "exact values (no sampling error)"

@@ -53,19 +53,17 @@ def test_usage_errors_are_one_line(capsys, tmp_path):
 
 @pytest.mark.parametrize("error", [np.inf, np.nan])
 def test_standard_errors_that_cannot_be_estimated_are_said_in_words(error):
+    """An explanation's precision line (the one the CLI prints last) never says inf or nan."""
     from shap_instances._explanation import build_explanation
-    from shap_instances.cli._budget import _precision_note
 
-    values = np.array([[3.0, -4.0], [0.0, 0.0]])  # RMS 2.5
+    values = np.array([[3.0, -4.0], [0.0, 0.0]])
     none = build_explanation(values, 0.0, feature_names=["a", "b"], standard_errors=np.full((2, 2), error))
-    note = _precision_note(none)
-    assert "inf" not in note and "nan" not in note
-    assert "standard errors not estimated (one permutation per row" in note and "--time-budget" in note
+    assert "inf" not in none.precision and "nan" not in none.precision
+    assert "standard errors not estimated (too few permutations: one per row)" in none.precision
     some = build_explanation(values, 0.0, feature_names=["a", "b"],
                              standard_errors=np.array([[0.5, 0.5], [error, 0.5]]))
-    note = _precision_note(some)
-    assert "RMS standard error 0.5 against an RMS value of 2.5" in note and "1 of 4 values have no standard" in note
-    assert "inf" not in note and "nan" not in note
+    assert some.precision.startswith("RMS standard error 0.5 = ") and "1 of 4 values have no standard" in some.precision
+    assert "inf" not in some.precision and "nan" not in some.precision
 
 
 def test_explain_instance_kernel_never_prints_inf(capsys, tmp_path):
@@ -75,6 +73,8 @@ def test_explain_instance_kernel_never_prints_inf(capsys, tmp_path):
                  "886", "--out", str(out)]) == 0  # one antithetic pair: one permutation per row
     line = capsys.readouterr().out
     assert "inf" not in line.replace("InstanceKernel", "") and "nan" not in line and "standard error" in line
+    assert line.rstrip().endswith(("which this budget resolves", "beyond their noise", "gives them"))
+    assert line.rstrip().endswith(("which this budget resolves", "beyond their noise", "gives them"))
 
 
 @pytest.mark.parametrize("budget", ["1", "5"])

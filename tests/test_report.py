@@ -109,16 +109,22 @@ def test_figure_helpers_draw_the_extreme_rows():
 
     contribution = pd.Series(np.linspace(-1, 1, 9), index=[f"r{i}" for i in range(9)])
     fig, ax = plt.subplots()
-    _figures.helpful_harmful_bars(ax, contribution, k=10)  # k larger than half the rows: groups stay disjoint
-    labels = [t.get_text() for t in ax.get_yticklabels()]
+    _figures.helpful_harmful_bars(ax, contribution, pd.Series(0.01, index=contribution.index), k=10)
+    labels = [t.get_text() for t in ax.get_yticklabels()]  # r4 is 0: neither helpful nor harmful
     assert labels == ["row r8", "row r7", "row r6", "row r5", "row r3", "row r2", "row r1", "row r0"]
     plt.close(fig)
 
     values = pd.Series([0.1, 3.0, 2.0, 0.5], index=["a", "b", "c", "d"])
     fig, (left, right) = plt.subplots(1, 2)
-    _figures.data_value_rank(left, values, [True, False, True, False], k=2)
-    _figures.data_value_top(right, values, [True, False, True, False], k=2)
+    _figures.data_value_rank(left, values, [1, 0, 1, -1], shown=["b", "c"])
+    _figures.data_value_top(right, values, [1, 0, 1, -1], errors=pd.Series(0.1, index=values.index), k=2)
     assert [t.get_text() for t in right.get_yticklabels()] == ["row b", "row c"]
+    assert [p.get_facecolor() for p in right.patches[:2]] == [matplotlib.colors.to_rgba(c) for c in
+                                                              (_figures._NEUTRAL, _figures.HELPFUL)]  # b within noise
+    assert [t.get_text() for t in left.get_legend().get_texts()] == [
+        "marked: the 2 rows labelled on the right", "helpful row (contribution mean > 0 beyond its error)",
+        "contribution mean within its noise"]
+    assert [t.get_text() for t in right.get_legend().get_texts()] == ["95% interval (+/- 1.96 standard errors)"]
     plt.close(fig)
 
 
@@ -424,3 +430,47 @@ def test_the_logistic_model_reaches_its_optimum(monkeypatch, most):
     indicator = (y[:, None] == estimator.classes_[None, :]).astype(float)
     gradient = Z.T @ (estimator.predict_proba(encode(model, X)) - indicator) + estimator.coef_.T / estimator.C
     assert np.abs(gradient).max() < 1e-6
+
+
+def test_helpful_harmful_lists_only_rows_beyond_their_error_with_95_percent_bars():
+    """Before: the "10 most helpful" included rows of mean 0.0008 and 0.0006 with standard errors 0.015 and 0.012,
+    and no error bars. Now a row is listed only when it is away from 0 by more than ranking_z(n) errors, the
+    legend counts the rows listed, and each bar carries +/- 1.96 standard errors."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from shap_instances._explanation import Z_95
+    from shap_instances.report import _figures
+    from shap_instances.utils import ranking_z
+
+    rng = np.random.default_rng(0)
+    n = 400
+    contribution = pd.Series(rng.normal(0, 0.0005, n), index=[f"r{i}" for i in range(n)])
+    errors = pd.Series(0.012, index=contribution.index)
+    contribution.iloc[:3] = [0.2, 0.1, 0.06]  # three rows helpful beyond their error (z = 3.84: 0.046)
+    contribution.iloc[3:5] = [0.0008, 0.0006]
+    contribution.iloc[17] = 0.03  # beyond 1.96 errors, within the 3.84 of ranking 400 rows: noise can do that
+    contribution.iloc[5:17] = -np.linspace(0.06, 0.2, 12)  # twelve harmful
+    assert ranking_z(n) * 0.012 < 0.06
+    fig, ax = plt.subplots()
+    _figures.helpful_harmful_bars(ax, contribution, errors, k=10)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[:3] == ["row r0", "row r1", "row r2"] and not {"row r3", "row r4", "row r17"} & set(labels)
+    assert len(labels) == 13 and labels[-1] == "row r16"  # the 10 most harmful: the most harmful last
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["3 helpful beyond their error (the rest within noise)", "10 most harmful (beyond their error)",
+                      "95% interval (+/- 1.96 standard errors)"]
+    (segments,) = [c for c in ax.collections if c.get_segments()]  # the error bars: value -/+ 1.96 se
+    for (x0, _), (x1, _) in (s[:2] for s in segments.get_segments()):
+        assert x1 - x0 == pytest.approx(2 * Z_95 * 0.012)
+    assert _figures.beyond_noise_sentence(3, 12, 10) == ("3 rows are helpful beyond their error (the rest are within "
+                                                         "noise); the 10 most harmful beyond their error.")
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    _figures.helpful_harmful_bars(ax, contribution * 0.01, errors, k=10)  # nothing beyond the noise
+    assert not [t.get_text() for t in ax.get_yticklabels()] and "No training row" in ax.texts[0].get_text()
+    plt.close(fig)

@@ -32,6 +32,7 @@ from shap_instances.report._residual import (
     refine_sample,
     variance_precision,
 )
+from shap_instances.utils import spread_test
 
 
 def _text(path) -> str:
@@ -66,21 +67,33 @@ def test_imprecise_parts_are_listed_below_the_precise_sections_not_shown(starved
 
 
 def test_the_budget_named_follows_the_error_of_the_means(starved):
-    """The permutations named for the contribution means are (e / e')^2 times those made, e' the error at 30% of
-    the spread: recomputed here from instances.csv."""
+    """The contribution means of 10 permutations do not spread beyond their noise: the spread test, the spread
+    resolved and the permutations that resolve half of it (4 times those made) recomputed from instances.csv. Where
+    the rows do spread, the permutations named are (e / e')^2 times those made, e' the error at 30% of the spread."""
     path, table = starved
     text = _text(path)
     done = int(re.search(r"([\d,]+) antithetic permutations in", text).group(1).replace(",", ""))
-    error = float(np.sqrt(np.mean(table["contribution_mean_se"] ** 2)))
-    spread = float(table["contribution_mean"].std())
-    true_spread = np.sqrt(max(spread**2 - error**2, 0.0))
-    factor = (error / (true_spread * PRECISE_SHARE / np.sqrt(1 - PRECISE_SHARE**2))) ** 2
-    match = re.search(r"The contribution means \(.*?\): the error is (\d+)% of the spread .*? ([\d,]+) permutations "
-                      r"\(([\d,]+) evaluations\)", text)
+    test = spread_test(table["contribution_mean"], table["contribution_mean_se"])
+    share = round(100 * test.error / test.spread)
+    assert not test.detected, test
+    match = re.search(r"The contribution means \(.*?\): the error is (\d+)% of the spread .*? resolves a true "
+                      r"spread of ([\d.e+-]+) .*? would take ([\d,]+) permutations \(([\d,]+) evaluations\)", text)
     assert match, text[text.index("Not enough precision"):]
-    assert int(match.group(1)) == round(100 * error / spread)
-    assert int(match.group(2).replace(",", "")) == int(np.ceil(factor * done))
-    assert int(match.group(3).replace(",", "")) == int(np.ceil(factor * done)) * 81
+    assert int(match.group(1)) == share and float(match.group(2)) == float(f"{test.resolved:.3g}")
+    assert int(match.group(3).replace(",", "")) == 4 * done and int(match.group(4).replace(",", "")) == 4 * done * 81
+    assert "no budget" not in text
+
+
+def test_the_budget_named_for_rows_that_spread_follows_the_error():
+    """Rows that spread beyond their noise but not precisely: (e / e')^2 times the permutations, e' the error at 30%
+    of the true spread sqrt(s^2 - e^2), recomputed here."""
+    values, errors = np.linspace(-1.0, 1.0, 50), np.full(50, 0.5)
+    part = Precision.of("the means", values, errors, permutations=10, seconds=1.0, n_players=50)
+    true_spread = np.sqrt(values.std(ddof=1) ** 2 - 0.25)
+    factor = (0.5 / (true_spread * PRECISE_SHARE / np.sqrt(1 - PRECISE_SHARE**2))) ** 2
+    assert part.test.detected and not part.precise
+    assert f"About {factor:.1f} times the permutations would make it precise: {int(np.ceil(factor * 10)):,} " \
+           f"permutations ({int(np.ceil(factor * 10)) * 51:,} evaluations)" in part.needs(180)
 
 
 def test_efficiency_behind_the_harmful_caption_and_the_data_values(starved):
@@ -142,11 +155,26 @@ def test_stop_reasons(errors, left, timed_out, evals, expected):
     assert _stop_reason(pooled, 0.2, spent=1.0, left=left, timed_out=timed_out, evals=evals) == expected
 
 
-def test_precision_of_homogeneous_rows_names_no_budget():
+def test_rows_within_their_noise_get_a_bound_and_a_budget_never_no_budget():
+    """Before: "the rows do not differ detectably ... so no budget would make it readable" whenever the observed
+    spread was at most the noise. Now the test of :func:`spread_test`, the bound of the true spread, the spread this
+    budget resolves, and four times the permutations to resolve half of it."""
     noise = Precision.of("the means", np.array([0.1, -0.1, 0.1, -0.1]), np.full(4, 0.2), permutations=10,
                          seconds=1.0, n_players=4)
-    assert not noise.precise and noise.factor() == float("inf")
-    assert "no budget would make it readable" in noise.needs(180)
+    test = spread_test(np.array([0.1, -0.1, 0.1, -0.1]), np.full(4, 0.2))
+    assert not noise.precise and not test.detected and noise.test == test
+    text = noise.needs(180)
+    assert "no budget" not in text and "do not differ detectably at this budget" in text
+    assert f"their true spread is below {test.upper:.3g}" in text
+    assert f"resolves a true spread of {test.resolved:.3g}" in text
+    assert "would take 40 permutations (200 evaluations)" in text and "--time-budget 183 or more" in text
+    assert f"below {test.upper:.3g}, which this budget resolves" in noise.sentence()
+    spread = Precision.of("the means", np.linspace(-1.0, 1.0, 50), np.full(50, 0.5), permutations=10, seconds=1.0,
+                          n_players=50)
+    assert spread.test is not None and spread.test.detected and "About " in spread.needs(180)
+    assert "beyond this noise" not in spread.sentence()
+    pooled = Precision.pooled("the variances", np.ones(3), np.full(3, 2.0), permutations=10, seconds=1.0, n_players=3)
+    assert "no budget" not in pooled.needs(60) and "halving it would take 40 permutations" in pooled.needs(60)
 
 
 def test_precision_without_a_standard_error_says_so():

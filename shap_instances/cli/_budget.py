@@ -106,29 +106,6 @@ def _explain_in_time(args, explainer, rows, y_rows, name: str):
     return concat_explanations([*parts, _call_explainer(explainer, rows.iloc[2:], y_rows.iloc[2:])])
 
 
-def _precision_note(explanation) -> str:
-    """How precise sampled values are (their RMS standard error beside their RMS value), or '' for exact ones;
-    standard errors that could not be estimated (infinite or NaN: one permutation per row) are said in words,
-    never printed as "inf" or "nan"."""
-    import numpy as np
-
-    errors = getattr(explanation, "error_std", None)
-    if errors is None:
-        return ""
-    errors = np.asarray(errors, dtype=np.float64)
-    value = float(np.sqrt(np.mean(np.square(explanation.values))))
-    estimated = np.isfinite(errors)
-    remedy = "a larger --time-budget or --max-evals"
-    if not estimated.any():
-        return (f"; sampled values (RMS value {value:.3g}): standard errors not estimated (one permutation per row, "
-                f"too few to compare); pass {remedy} for standard errors")
-    error = float(np.sqrt(np.mean(np.square(errors[estimated]))))
-    missing = "" if estimated.all() else (f"; {errors.size - int(estimated.sum()):,} of {errors.size:,} values have "
-                                          "no standard error (one permutation of their row)")
-    return (f"; sampled values: RMS standard error {error:.3g} against an RMS value of {value:.3g} ({remedy} "
-            f"lowers it){missing}")
-
-
 def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> None:
     """Refuse at once a ``--model`` whose fit alone would outlast ``--time-budget``: on a table of at least four
     times the larger probe sample, the fit's time is estimated from two timed fits on samples and printed."""

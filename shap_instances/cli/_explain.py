@@ -10,7 +10,7 @@ from pathlib import Path
 from .._deprecated import REMOVED_IN
 from ..exceptions import UnsupportedModelError
 from ..registry import RENAMED_EXPLAINERS, SHAP_ALGORITHMS, canonical_name
-from ._budget import _budget_options, _check_fit_time, _command_line_remedies, _explain_in_time, _precision_note
+from ._budget import _budget_options, _check_fit_time, _command_line_remedies, _explain_in_time
 from ._inputs import _call_explainer, _check_output, _load, _load_model_file
 from ._stream import _check_explain_columns, _check_stream_options, _explain_file
 from ._tables import _check_output_size, _long_table, _wide_table
@@ -19,6 +19,8 @@ from ._tables import _check_output_size, _long_table, _wide_table
 def _cmd_explain(args) -> int:
     """``explain``: check the output, read the data, fit (or load) the model, explain the rows and write them."""
     import shap_instances as si
+
+    from ..utils import precision_summary
 
     out = _checked_out(args)
     X, y, task = _load(args)
@@ -49,7 +51,7 @@ def _cmd_explain(args) -> int:
     lines = _write_rows(args, out, explanation, rows)
     long = f" ({lines:,} lines, long)" if lines != len(rows) else ""
     print(f"{type(explainer).__name__}: {len(rows)} rows x {len(explanation.feature_names)} players -> {out}{long}"
-          f"{_precision_note(explanation)}")
+          f"; {precision_summary(explanation.values, getattr(explanation, 'error_std', None))}")
     return 0
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from ..utils import beyond_noise, ranking_z
 from . import _figures
 from ._context import Context, explained_class_sentence
 from ._plan import PRECISE_SHARE, STOP_SHARE
@@ -535,25 +536,35 @@ def harmful_sentence(summary: pd.DataFrame) -> str:
 
 
 def _helpful_and_harmful(section: Any, summary: pd.DataFrame, colour: np.ndarray) -> None:
-    """The most helpful and most harmful training rows: a bar chart and two tables."""
-    contribution = summary["contribution_mean"]
+    """The most helpful and most harmful training rows beyond their noise: a bar chart with 95% error bars and two
+    tables, which name only rows whose contribution mean is away from 0 beyond its error."""
+    contribution, errors = summary["contribution_mean"], summary["contribution_mean_se"]
     table = pd.DataFrame({
         "contribution_mean": contribution,
-        "standard_error": summary["contribution_mean_se"],
+        "standard_error": errors,
         "residual": summary["residual"],
         "target": colour,
     }, index=summary.index)
+    helpful, harmful = _figures.helpful_and_harmful_rows(contribution, errors, k=10)
     fig, ax = plt.subplots(figsize=(7.5, 6.5))
-    _figures.helpful_harmful_bars(ax, contribution, k=10)
-    ax.set_title("Most helpful and most harmful training rows")
+    _figures.helpful_harmful_bars(ax, contribution, errors, k=10)
+    ax.set_title("Most helpful and most harmful training rows (beyond their error)")
+    counts = _figures.beyond_noise_sentence(len(helpful), len(harmful), 10)
+    z = ranking_z(len(summary))
+    rule = (f"A row is listed only when its contribution mean is away from 0 by more than {z:.2f} standard errors"
+            f" (a 95% interval widened for ranking all {len(summary):,} rows, so that rows of pure "
+            "noise are not listed); the error bars are 95% intervals (+/- 1.96 standard errors). ")
     section.figure(fig, "helpful_harmful",
                    "The training rows with the largest and the smallest mean sign-normalised contribution: "
-                   "helpful rows shrink the other residuals, harmful rows enlarge them.")
+                   f"helpful rows shrink the other residuals, harmful rows enlarge them. {rule}{counts}")
     se_note = " standard_error: the permutation error of the row's contribution mean (aggregate game)."
-    section.table(table.sort_values("contribution_mean", ascending=False).head(8),
-                  caption="Most helpful training rows: they shrink the other residuals the most." + se_note)
-    section.table(table.sort_values("contribution_mean").head(8),
-                  caption="Most harmful training rows: they enlarge the other residuals the most.")
+    if len(helpful):
+        section.table(table.loc[helpful.index[:8]], caption="Most helpful training rows beyond their error: they "
+                                                            "shrink the other residuals the most." + se_note)
+    if len(harmful):
+        section.table(table.loc[harmful.index[::-1][:8]], caption="Most harmful training rows beyond their "
+                                                                  "error: they enlarge the other residuals the "
+                                                                  "most." + se_note)
 
 
 def _behaviour_outliers(section: Any, context: Context, runs: _Decomposition, *, show: bool) -> pd.DataFrame:
@@ -596,21 +607,28 @@ def _behaviour_outliers(section: Any, context: Context, runs: _Decomposition, *,
 
 
 def _data_values(section: Any, summary: pd.DataFrame) -> None:
-    """The data values (squared plain mean contributions): all rows sorted, the largest labelled, and a table that
-    sets them beside the contribution means, with one caption on why they differ."""
-    helpful = summary["contribution_mean"].to_numpy() > 0
+    """The data values (squared plain mean contributions): all rows sorted, the largest of those beyond their error
+    labelled with 95% error bars, and a table that sets them beside the contribution means, with one caption on why
+    they differ."""
+    signs = beyond_noise(summary["contribution_mean"], summary["contribution_mean_se"])
+    named = beyond_noise(summary["plain_mean"], summary["plain_mean_se"]) != 0
     values = summary["instance_value"].rename("instance_value")
-    top = min(12, len(values))
+    errors = 2 * summary["plain_mean"].abs() * summary["plain_mean_se"]  # of m^2, to first order: 2 |m| se(m)
+    top = min(12, int(named.sum()))
+    shown = values[named].iloc[np.argsort(-values[named].to_numpy(), kind="stable")[:top]].index
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 2]})
-    _figures.data_value_rank(left, values, helpful, k=top)
+    _figures.data_value_rank(left, values, signs, shown=shown)
     left.set_title("All training rows, sorted")
-    _figures.data_value_top(right, values, helpful, k=top)
-    right.set_title(f"The {top} largest data values")
+    _figures.data_value_top(right, values[named], signs[named], errors=errors, k=top)
+    right.set_title(f"The {top} largest data values beyond their error")
     section.figure(fig, "data_values",
                    f"Data values (the square of each training row's plain mean contribution, from the aggregate "
-                   f"game), sorted; the {top} largest are labelled, coloured by the sign of their contribution mean "
-                   "(eq. 5). How they differ from the contribution means: see the table below.")
-    table = summary[["instance_value", "plain_mean", "contribution_mean", "residual"]]
+                   f"game), sorted; the {top} largest of the {int(named.sum()):,} whose plain mean is away from 0 by "
+                   f"more than {ranking_z(len(summary)):.2f} standard errors (as for the helpful and harmful rows) are "
+                   "labelled, with 95% error bars (+/- 1.96 standard errors of the square, 2 |mean| times the mean's), "
+                   "and coloured by the sign of their contribution mean (eq. 5) where it is beyond its error, grey "
+                   "where it is within noise. How they differ from the contribution means: see the table below.")
+    table = summary.loc[named, ["instance_value", "plain_mean", "contribution_mean", "residual"]]
     section.table(table.sort_values("instance_value", ascending=False).head(8),
                   caption=data_value_caption(summary))
 

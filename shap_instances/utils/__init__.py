@@ -12,6 +12,9 @@
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
 * :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
   :func:`concat_explanations` or streamed to a sink;
+* :func:`spread_test` and :func:`precision_summary`: whether sampled values spread beyond their noise, and the
+  one sentence on their precision that every sampled result carries; :func:`beyond_noise` (with
+  :func:`ranking_z`), the rows a ranked list may name;
 * :func:`spreadsheet_safe`, the one guard of every CSV the package writes (no cell a spreadsheet runs as a formula);
 * :func:`shap_explainer_class`, shap's own ``Explainer`` even where ``shap.Explainer`` was reassigned;
 * the scikit-learn adapter, the only reader of scikit-learn's internals (``forest/`` and ``boosting/`` use it):
@@ -43,6 +46,7 @@ from ._numba import JIT_OPTIONS
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
 from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, parse_number, validate_params
 from ._persistence import dump_safely, load_model, load_safely, read_file, save_model, untrusted_types
+from ._precision import SpreadTest, beyond_noise, precision_summary, ranking_z, spread_test
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._scoring import check_scoring
 from ._shap import shap_explainer_class
@@ -95,6 +99,11 @@ from ._validation import (
 
 __all__ = [
     "MemmapWriter",
+    "SpreadTest",
+    "beyond_noise",
+    "precision_summary",
+    "ranking_z",
+    "spread_test",
     "SharedFolder",
     "available_cores",
     "check_output_folder",

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..utils import precision_summary
+
 __all__ = ["DataValues"]
 
 
@@ -33,10 +35,14 @@ class DataValues:
     Examples
     --------
     >>> import pandas as pd
+
+from ..utils import precision_summary
     >>> from shap_instances.valuation import DataValues
     >>> dv = DataValues(pd.Series([0.5, -0.1], index=["a", "b"]), None, "loo")
     >>> dv.to_frame().columns.tolist()
     ['value', 'standard_error']
+    >>> dv
+    DataValues('loo', 2 rows: exact values (no sampling error))
     """
 
     values: pd.Series
@@ -46,6 +52,17 @@ class DataValues:
     total: float | None = None
     n_evaluations: int = 0
     info: dict = field(default_factory=dict)
+
+    @property
+    def precision(self) -> str:
+        """One line on how precise the values are (:func:`~shap_instances.utils.precision_summary`): their RMS
+        standard error against their spread, the permutations when known, and whether the rows spread beyond their
+        noise; "exact values" for exact methods."""
+        errors = None if self.standard_errors is None else self.standard_errors.to_numpy()
+        return precision_summary(self.values.to_numpy(), errors, permutations=self.info.get("n_permutations"))
+
+    def __repr__(self) -> str:
+        return f"DataValues({self.method!r}, {len(self.values):,} rows: {self.precision})"
 
     def to_frame(self) -> pd.DataFrame:
         """The values and standard errors as two columns."""
