@@ -55,12 +55,12 @@ FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
     ("shap_instances/_base.py", "InstanceExplainer.load", "masker_loader"): "shap.Explainer.load's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "instantiate"): "shap.Explainer.load's signature",
     ("shap_instances/cli.py", "_cmd_list", "args"): "argparse handlers are all called as handler(args)",
-    ("shap_instances/games/_fast_mean.py", "MeanPath.__init__", "model"):
-        "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
-    ("shap_instances/games/_fast_mean.py", "MeanPath.__init__", "X"):
-        "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
-    ("shap_instances/games/_fast_mean.py", "MeanPath.__init__", "X_eval"):
-        "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
+    ("shap_instances/linear/_fast_mean.py", "MeanPath.__init__", "model"):
+        "every registered fast path is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
+    ("shap_instances/linear/_fast_mean.py", "MeanPath.__init__", "X"):
+        "every registered fast path is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
+    ("shap_instances/linear/_fast_mean.py", "MeanPath.__init__", "X_eval"):
+        "every registered fast path is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
     ("shap_instances/report/_sections.py", "Overview.applies", "context"):
         "every report section has applies(context), called by the plan",
     ("shap_instances/testing/_declarations.py", "check_is_shap_explainer", "problem"):
@@ -311,9 +311,7 @@ ALLOWED_COMPLEX: dict[tuple[str, str], int] = {
     ("shap_instances/report/_data.py", "load_table"): 26,
     ("shap_instances/utils/_dask.py", "explain_partitions"): 22,
     ("shap_instances/isotonic/_sisr.py", "check_options"): 22,
-    ("shap_instances/games/_prefix_kernels.py", "_walk"): 22,
     ("shap_instances/naive_bayes/_columns.py", "_fitted_range_probe"): 21,
-    ("shap_instances/games/_knn_kernels.py", "knn_prefix_values"): 21,
     ("shap_instances/valuation/_estimators.py", "semivalue_approximator"): 20,
     ("shap_instances/utils/_model_state.py", "_binary_tree_problem"): 20,
     ("shap_instances/cli.py", "_check_output"): 20,
@@ -328,12 +326,9 @@ ALLOWED_COMPLEX: dict[tuple[str, str], int] = {
     ("shap_instances/report/_report.py", "run_report"): 18,
     ("shap_instances/report/_plan.py", "make_plan"): 18,
     ("shap_instances/naive_bayes/_columns.py", "columnwise_order"): 18,
-    ("shap_instances/games/_forest_kernels.py", "_walk"): 18,
     ("shap_instances/explainers/residual.py", "__init__"): 18,
     ("shap_instances/approximators/_checkpoint.py", "_decode"): 18,
     ("shap_instances/report/_html.py", "table"): 17,
-    ("shap_instances/games/_forest_kernels.py", "leaf_mean_shapley"): 17,
-    ("shap_instances/games/_fast_naive_bayes.py", "_encode"): 17,
     ("shap_instances/cli.py", "_check_stream_options"): 17,
     ("shap_instances/approximators/_checkpoint.py", "_encode"): 17,
     ("shap_instances/utils/_memmap.py", "_check_shapes"): 16,
