@@ -127,7 +127,8 @@ def test_a_pickled_fast_path_of_0_2_loads_from_its_family():
 
     X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
     payload = pickle.dumps(ResidualGame(Ridge(), X, y).fast_path, protocol=0)
-    old = payload.replace(b"shap_instances.linear._fast_ridge\nRidgePath", b"shap_instances.games._fast_ridge\nRidgePath")
+    old = payload.replace(b"shap_instances.linear._fast_ridge\nRidgePath",
+                          b"shap_instances.games._fast_ridge\nRidgePath")
     assert old != payload
     with pytest.warns(ShapInstancesDeprecationWarning, match="games._fast_ridge.RidgePath"):
         loaded = pickle.loads(old)
