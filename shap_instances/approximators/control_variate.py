@@ -223,7 +223,10 @@ def label_share_game(game: Game) -> LabelShareGame | None:
     (8, 8)
     """
     shares = _ask_path(game, "label_shares")
-    return None if shares is None else LabelShareGame(*shares, game.empty_value)
+    if shares is None:
+        return None
+    labels, totals, targets = shares
+    return LabelShareGame(labels, totals, targets, game.empty_value)
 
 
 def first_order_game(game: Game) -> FirstOrderGame | None:

@@ -99,7 +99,7 @@ class RidgeProblem(NamedTuple):
     ones: np.ndarray | None = None
 
 
-_EXACT: list[type] = []
+_EXACT: list[Any] = []  # FastPath classes (Any: mypy reads a protocol's classmethods on instances only)
 _NAMED: dict[str, type] = {}
 _loaded: list[bool] = []
 
@@ -135,13 +135,13 @@ def _load_families() -> None:
             importlib.import_module(family)
 
 
-def exact_fast_paths() -> tuple[type, ...]:
+def exact_fast_paths() -> tuple[Any, ...]:
     """The registered exact shortcuts, in the order a residual game tries them."""
     _load_families()
     return tuple(_EXACT)
 
 
-def fast_path_for(model: Any) -> type | None:
+def fast_path_for(model: Any) -> Any:
     """The first registered exact shortcut that supports ``model``, else None."""
     return next((path for path in exact_fast_paths() if path.supports(model)), None)
 
