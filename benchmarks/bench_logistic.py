@@ -56,8 +56,8 @@ from sklearn.linear_model import LogisticRegression
 
 from shap_instances.approximators import PermutationApproximator
 from shap_instances.games import ResidualGame
-from shap_instances.games import _logistic_kernels as kernels
 from shap_instances.games._prefix_kernels import welford_update
+from shap_instances.linear import _logistic_kernels as kernels
 from shap_instances.metrics import data_shapley
 
 SECTIONS = ("prefixes", "multinomial", "pydvl", "threads", "profile", "target")

@@ -3,7 +3,7 @@
 # with scikit-learn 1.4.2 and the oldest releases of numpy, scipy, shap, pandas, numba and matplotlib that
 # install with it on Python 3.11, install this checkout into it without dependencies, and run the tests of
 # the scikit-learn adapter (shap_instances/utils/_sklearn_internals.py), of the two families that read
-# scikit-learn's internals through it (forest/, boosting/) and of the QDA refit path (games/_fast_qda.py, whose
+# scikit-learn's internals through it (forest/, boosting/) and of the QDA refit path (discriminant/_fast_qda.py, whose
 # covariance divisor and refusals follow the release).
 #
 #     bash scripts/test_oldest_sklearn.sh            # a new environment in a temporary directory, removed after

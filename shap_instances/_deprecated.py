@@ -36,6 +36,39 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The refit shortcuts that left ``games/`` for their model families in 0.3 (issue 41): old module -> family.
+FAST_PATH_HOMES: dict[str, str] = {
+    "_fast_ridge": "shap_instances.linear", "_fast_mean": "shap_instances.linear",
+    "_fast_logistic": "shap_instances.linear", "_fast_kernel_ridge": "shap_instances.linear",
+    "_fast_knn": "shap_instances.neighbors", "_fast_naive_bayes": "shap_instances.naive_bayes",
+    "_fast_discriminant": "shap_instances.discriminant", "_fast_qda": "shap_instances.discriminant",
+    "_fast_forest": "shap_instances.forest",
+}
+MOVED_MODULES.update({f"shap_instances.games.{old}": (new,) for old, new in FAST_PATH_HOMES.items()})
+
+#: public names of ``shap_instances.games`` that moved to a family package (name -> its new package); reading one
+#: from ``games`` warns (:func:`moved_name`).
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "shap_instances.games": {
+        **dict.fromkeys(("RidgePath", "MeanPath", "LogisticPath", "KernelRidgePath"), "shap_instances.linear"),
+        "KNNPath": "shap_instances.neighbors", "NaiveBayesPath": "shap_instances.naive_bayes",
+        **dict.fromkeys(("DiscriminantPath", "QuadraticDiscriminantPath", "qda_convention"),
+                        "shap_instances.discriminant"),
+        "FixedForestPath": "shap_instances.forest",
+    },
+}
+
+
+def moved_name(module: str, name: str) -> Any:
+    """The object that ``module.name`` (a name moved to a family package) now is, with a deprecation warning;
+    AttributeError for a name that never was there."""
+    target = MOVED_NAMES.get(module, {}).get(name)
+    if target is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warn_moved(f"{module}.{name}", f"{target}.{name}", stacklevel=4)
+    return getattr(importlib.import_module(target), name)
+
+
 #: classes renamed in 0.2 (old name -> new name): the Shapley approximators were called estimators, a word the
 #: package keeps for scikit-learn models. The old names resolve, with a warning, through the 0.1 module aliases
 #: and the ``__getattr__`` of the modules that held them (``renamed_class``).

@@ -55,12 +55,12 @@ FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
     ("shap_instances/_base.py", "InstanceExplainer.load", "masker_loader"): "shap.Explainer.load's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "instantiate"): "shap.Explainer.load's signature",
     ("shap_instances/cli/_list.py", "_cmd_list", "args"): "argparse handlers are all called as handler(args)",
-    ("shap_instances/games/_fast_mean.py", "MeanPath.__init__", "model"):
-        "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
-    ("shap_instances/games/_fast_mean.py", "MeanPath.__init__", "X"):
-        "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
-    ("shap_instances/games/_fast_mean.py", "MeanPath.__init__", "X_eval"):
-        "every FAST_PATHS class is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
+    ("shap_instances/linear/_fast_mean.py", "MeanPath.__init__", "model"):
+        "every registered fast path is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
+    ("shap_instances/linear/_fast_mean.py", "MeanPath.__init__", "X"):
+        "every registered fast path is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
+    ("shap_instances/linear/_fast_mean.py", "MeanPath.__init__", "X_eval"):
+        "every registered fast path is built as path(model, X, y, X_eval, y_eval, empty) by ResidualGame",
     ("shap_instances/report/_sections.py", "Overview.applies", "context"):
         "every report section has applies(context), called by the plan",
     ("shap_instances/testing/_declarations.py", "check_is_shap_explainer", "problem"):
@@ -308,9 +308,7 @@ MAX_COMPLEXITY = 15
 ALLOWED_COMPLEX: dict[tuple[str, str], int] = {
     ("shap_instances/naive_bayes/_columns.py", "_own_values"): 29,
     ("shap_instances/isotonic/_sisr.py", "check_options"): 22,
-    ("shap_instances/games/_prefix_kernels.py", "_walk"): 22,
     ("shap_instances/naive_bayes/_columns.py", "_fitted_range_probe"): 21,
-    ("shap_instances/games/_knn_kernels.py", "knn_prefix_values"): 21,
     ("shap_instances/valuation/_estimators.py", "semivalue_approximator"): 20,
     ("shap_instances/utils/_model_state.py", "_binary_tree_problem"): 20,
     ("shap_instances/boosting/_kernels.py", "target_weight_rows"): 20,
@@ -320,11 +318,8 @@ ALLOWED_COMPLEX: dict[tuple[str, str], int] = {
     ("shap_instances/approximators/stratified.py", "estimate"): 19,
     ("shap_instances/approximators/_anytime.py", "evaluate_design"): 19,
     ("shap_instances/naive_bayes/_columns.py", "columnwise_order"): 18,
-    ("shap_instances/games/_forest_kernels.py", "_walk"): 18,
     ("shap_instances/explainers/residual.py", "__init__"): 18,
     ("shap_instances/approximators/_checkpoint.py", "_decode"): 18,
-    ("shap_instances/games/_forest_kernels.py", "leaf_mean_shapley"): 17,
-    ("shap_instances/games/_fast_naive_bayes.py", "_encode"): 17,
     ("shap_instances/approximators/_checkpoint.py", "_encode"): 17,
     ("shap_instances/explainers/isotonic.py", "__call__"): 16,
     ("shap_instances/approximators/permutation.py", "_disagreement"): 16,

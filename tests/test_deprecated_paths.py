@@ -5,10 +5,11 @@ import pickle
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import shap_instances
-from shap_instances._deprecated import MOVED_MODULES
+from shap_instances._deprecated import FAST_PATH_HOMES, MOVED_MODULES
 from shap_instances.exceptions import ShapInstancesDeprecationWarning
 
 #: (old module, a name read from it, the module that now holds the name)
@@ -36,6 +37,15 @@ OLD_NAMES = [
     ("shap_instances.plots.trust_deciles", "trust_deciles", "shap_instances.plots"),
     ("shap_instances.utils", "check_explainer", "shap_instances.testing"),
     ("shap_instances.utils", "ConformanceProblem", "shap_instances.testing"),
+    # the refit shortcuts that left games/ for their families (issue 41): the public names and the old modules
+    *[("shap_instances.games", name, f"shap_instances.{home}") for name, home in [
+        ("RidgePath", "linear"), ("MeanPath", "linear"), ("LogisticPath", "linear"), ("KernelRidgePath", "linear"),
+        ("KNNPath", "neighbors"), ("NaiveBayesPath", "naive_bayes"), ("DiscriminantPath", "discriminant"),
+        ("QuadraticDiscriminantPath", "discriminant"), ("qda_convention", "discriminant"),
+        ("FixedForestPath", "forest")]],
+    *[(f"shap_instances.games.{old}", name, home) for old, home in FAST_PATH_HOMES.items()
+      for name in (importlib.import_module(home).__all__) if name.endswith("Path")
+      and importlib.import_module(home).__dict__[name].__module__.endswith(old)],
 ]
 
 
@@ -104,6 +114,25 @@ def test_reading_an_old_path_leaves_the_new_names_in_place():
 def test_unknown_name_on_an_old_path_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         _ = importlib.import_module("shap_instances.proximities").not_a_name
+    with pytest.raises(AttributeError, match="'shap_instances.games' has no attribute 'NotAPath'"):
+        _ = importlib.import_module("shap_instances.games").NotAPath
+
+
+def test_a_pickled_fast_path_of_0_2_loads_from_its_family():
+    """A residual game pickled before the move names its shortcut by the module under games/."""
+    from sklearn.linear_model import Ridge
+
+    from shap_instances.games import ResidualGame
+    from shap_instances.linear import RidgePath
+
+    X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
+    payload = pickle.dumps(ResidualGame(Ridge(), X, y).fast_path, protocol=0)
+    old = payload.replace(b"shap_instances.linear._fast_ridge\nRidgePath",
+                          b"shap_instances.games._fast_ridge\nRidgePath")
+    assert old != payload
+    with pytest.warns(ShapInstancesDeprecationWarning, match="games._fast_ridge.RidgePath"):
+        loaded = pickle.loads(old)
+    assert type(loaded) is RidgePath
 
 
 def test_an_old_pickle_loads_through_the_alias():

@@ -567,7 +567,8 @@ def test_closed_form_estimator_refuses_games_without_one():
 def test_residual_game_picks_the_knn_path_itself():
     from sklearn.neighbors import KNeighborsRegressor
 
-    from shap_instances.games import KNNPath, ResidualGame
+    from shap_instances.games import ResidualGame
+    from shap_instances.neighbors import KNNPath
 
     X, y, X_eval, y_eval = _knn_data()
     game = ResidualGame(KNeighborsRegressor(n_neighbors=3), X, y, X_eval, y_eval)

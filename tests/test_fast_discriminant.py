@@ -11,7 +11,8 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as LDA
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 
 from shap_instances.approximators import ExactApproximator
-from shap_instances.games import DiscriminantPath, ResidualGame
+from shap_instances.discriminant import DiscriminantPath
+from shap_instances.games import ResidualGame
 
 from .refit_reference import check_prefixes
 

@@ -20,8 +20,9 @@ from sklearn.tree import DecisionTreeRegressor
 
 from shap_instances.approximators import ExactApproximator
 from shap_instances.exceptions import InvalidParameterError, UnsupportedModelError
-from shap_instances.games import FixedForestPath, ResidualGame, accumulate_prefix_units
-from shap_instances.games._forest_kernels import leaf_mean_shapley
+from shap_instances.forest import FixedForestPath
+from shap_instances.forest._forest_kernels import leaf_mean_shapley
+from shap_instances.games import ResidualGame, accumulate_prefix_units
 
 MODELS = {  # min_samples_leaf > 1: leaves of several rows, so the leaf games are not additive
     "rf": RandomForestRegressor(n_estimators=6, min_samples_leaf=3, random_state=0),

@@ -11,7 +11,8 @@ from sklearn.gaussian_process.kernels import RBF, DotProduct, Matern, WhiteKerne
 from sklearn.kernel_ridge import KernelRidge
 
 from shap_instances.approximators import ExactApproximator
-from shap_instances.games import KernelRidgePath, ResidualGame
+from shap_instances.games import ResidualGame
+from shap_instances.linear import KernelRidgePath
 
 from .refit_reference import check_prefixes
 

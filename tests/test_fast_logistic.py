@@ -7,7 +7,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from shap_instances.approximators import ExactApproximator, PermutationApproximator
-from shap_instances.games import LogisticPath, ResidualGame
+from shap_instances.games import ResidualGame
+from shap_instances.linear import LogisticPath
 from shap_instances.metrics import data_shapley
 
 #: The path's promise: probabilities within a quarter of its tolerance of the exact refit's (a bound with room 4).
@@ -218,7 +219,7 @@ def test_vectorised_sigmoids_equal_scipy_expit():
     whole range of logits, the clipped tails beyond +-708 and exact zeros included."""
     from scipy.special import expit
 
-    from shap_instances.games._logistic_kernels import _sigmoids
+    from shap_instances.linear._logistic_kernels import _sigmoids
 
     rng = np.random.default_rng(0)
     m = np.r_[rng.normal(size=20_000) * 30, np.linspace(-750, 750, 3001), 0.0, -0.0, 1e-300, 36.7, -745.0]

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
 from shap_instances.approximators import ExactApproximator
-from shap_instances.games import NaiveBayesPath, ResidualGame
+from shap_instances.games import ResidualGame
+from shap_instances.naive_bayes import NaiveBayesPath
 
 from .refit_reference import check_prefixes
 

@@ -6,7 +6,7 @@ from sklearn.linear_model import LinearRegression, Ridge
 
 from shap_instances.datasets import load_diabetes
 from shap_instances.games import ResidualGame
-from shap_instances.games._fast_ridge import RidgePath
+from shap_instances.linear._fast_ridge import RidgePath
 
 
 @pytest.mark.parametrize("model", [Ridge(alpha=0.5), Ridge(alpha=2.0, fit_intercept=False), LinearRegression()])

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis as QDA
 
 from shap_instances.approximators import ExactApproximator
-from shap_instances.games import QuadraticDiscriminantPath, ResidualGame, qda_convention
+from shap_instances.discriminant import QuadraticDiscriminantPath, qda_convention
+from shap_instances.games import ResidualGame
 from shap_instances.utils import sklearn_version
 
 from .refit_reference import check_prefixes

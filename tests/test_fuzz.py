@@ -112,7 +112,7 @@ KNOWN_ISSUES = {
     "residual": (
         lambda case: case.X.canonical is not None and float(np.nanmax(np.abs(case.X.canonical.to_numpy()),
                                                                       initial=0.0)) >= 1e150,
-        "games/_fast_ridge.py: the ridge fast path loses explained rows beyond ~1e154 (relative error 3e-3 at "
+        "linear/_fast_ridge.py: the ridge fast path loses explained rows beyond ~1e154 (relative error 3e-3 at "
         "1e154, the residual of x = 0 from 1e200), where refits without it agree with scikit-learn",
     ),
 }

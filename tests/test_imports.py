@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("_explanation", "_base"),
     ("games",),
     ("approximators",),
-    ("weighted_targets", "naive_bayes", "linear", "lowrank", "isotonic"),
+    ("weighted_targets", "naive_bayes", "linear", "neighbors", "discriminant", "lowrank", "isotonic"),
     ("forest", "boosting"),
     ("metrics", "plots", "valuation"),
     ("explainers",),

@@ -20,10 +20,11 @@ from shap_instances import InstanceKernelExplainer
 from shap_instances.approximators import ExactApproximator
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import DataValidationError, ShapInstancesWarning, UnsupportedModelError
-from shap_instances.games import LogisticPath, ResidualGame
-from shap_instances.games._fast_knn import KNNPath, jia_knn_shapley
-from shap_instances.games._fast_ridge import RidgePath
+from shap_instances.games import ResidualGame
+from shap_instances.linear import LogisticPath
+from shap_instances.linear._fast_ridge import RidgePath
 from shap_instances.metrics import cc_summary, instance_values, normalised_contributions
+from shap_instances.neighbors._fast_knn import KNNPath, jia_knn_shapley
 
 
 def diabetes(n, start=0):

@@ -20,10 +20,12 @@ from shap_instances.approximators import (
 )
 from shap_instances.datasets import load_diabetes
 from shap_instances.exceptions import BudgetWarning, InvalidParameterError, MemoryBudgetError
-from shap_instances.games import AggregateGame, FunctionGame, Game, KNNPath, ResidualGame, RidgePath
-from shap_instances.games._knn_kernels import knn_prefix_values
+from shap_instances.games import AggregateGame, FunctionGame, Game, ResidualGame
 from shap_instances.games._prefix_kernels import accumulate_prefix_units
+from shap_instances.linear import RidgePath
 from shap_instances.metrics import cc_means, cc_summary, contribution_statistics, instance_values
+from shap_instances.neighbors import KNNPath
+from shap_instances.neighbors._knn_kernels import knn_prefix_values
 
 from . import naive_kernels as naive
 

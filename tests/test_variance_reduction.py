@@ -21,7 +21,8 @@ from shap_instances.approximators import (
     stratified_permutations,
 )
 from shap_instances.exceptions import UnsupportedModelError
-from shap_instances.games import FunctionGame, LogisticPath, ResidualGame
+from shap_instances.games import FunctionGame, ResidualGame
+from shap_instances.linear import LogisticPath
 
 
 @settings(max_examples=30, deadline=None)

@@ -22,7 +22,7 @@ class ClosedFormApproximator:
     ``game.closed_form_values()`` (see :class:`~shap_instances.games.Game`); the estimator adds v(empty) and
     v(full), the only two coalitions it evaluates. :meth:`supports` says whether a game has one: today the
     residual games of ``DummyRegressor(strategy="mean")`` and of uniform-weight ``KNeighborsRegressor``
-    (:class:`~shap_instances.games.MeanPath`, :class:`~shap_instances.games.KNNPath`). The result is exact, so
+    (:class:`~shap_instances.linear.MeanPath`, :class:`~shap_instances.neighbors.KNNPath`). The result is exact, so
     it has no standard errors, and the estimator has no budget and no random state.
 
     Examples

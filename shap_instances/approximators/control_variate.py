@@ -14,7 +14,7 @@ of size k is ``(a_i - abar_{-i}) / (k + 1)`` (``abar_{-i}`` the mean of the othe
 
 ``phi_i(g) = [a_i - c + (H_n - 1)(a_i - abar_{-i})] / n``,  ``c = v(N) - mean_N a - v(empty)``,
 
-``H_n`` the n-th harmonic number (the closed form of :class:`~shap_instances.games.MeanPath` with one target
+``H_n`` the n-th harmonic number (the closed form of :class:`~shap_instances.linear.MeanPath` with one target
 per output). Along the same permutations, the estimator ``xbar - beta (cbar - phi(g))`` is the control-variate
 estimate (docs/engine.md, "Variance reduction").
 """
@@ -25,10 +25,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import expit, gammaln
+from scipy.special import gammaln
 
 from ..exceptions import UnsupportedModelError
-from ..games import FixedForestPath, Game
+from ..games import Game
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
 from .permutation import stratified_permutations
@@ -207,7 +207,8 @@ def _hypergeometric(ones: np.ndarray, population: int, marked: int, size: np.nda
 
 
 def label_share_game(game: Game) -> LabelShareGame | None:
-    """The :class:`LabelShareGame` of a residual game of a binary l2 LogisticRegression (``LogisticPath``, labels
+    """The :class:`LabelShareGame` of a residual game of a binary l2 LogisticRegression (whose refit shortcut has
+    ``label_shares``: :class:`~shap_instances.linear.LogisticPath`, labels
     0/1, aggregated or not), else None.
 
     Examples
@@ -221,11 +222,11 @@ def label_share_game(game: Game) -> LabelShareGame | None:
     >>> control.n_players, control.n_outputs
     (8, 8)
     """
-    path = _logistic_path(game)
-    if path is None or path.n_classes:
+    shares = _ask_path(game, "label_shares")
+    if shares is None:
         return None
-    weights = np.eye(len(path.y_eval)) if path.W.shape[1] == 0 else path.W
-    return LabelShareGame(path.y, weights.sum(axis=0), path.y_eval @ weights, game.empty_value)
+    labels, totals, targets = shares
+    return LabelShareGame(labels, totals, targets, game.empty_value)
 
 
 def first_order_game(game: Game) -> FirstOrderGame | None:
@@ -247,7 +248,7 @@ def first_order_game(game: Game) -> FirstOrderGame | None:
     >>> bool(np.allclose(control.full_value, game.full_value)), first_order_game(ResidualGame(Lasso(), X, y))
     (True, None)
     """
-    problem, path = getattr(game, "ridge_problem", None), _logistic_path(game)
+    problem = getattr(game, "ridge_problem", None)
     if problem is not None:
         X, y, X_eval, _, alpha, fit_intercept, ones = problem
         Z, ZE = _design(np.asarray(X, dtype=np.float64), fit_intercept), np.asarray(X_eval, dtype=np.float64)
@@ -259,9 +260,9 @@ def first_order_game(game: Game) -> FirstOrderGame | None:
         inverse = np.linalg.pinv(hessian, rcond=1e-12, hermitian=True)
         r = np.asarray(y, dtype=np.float64) - Z @ (inverse @ (Z.T @ y))
         pieces = len(r) * (Z @ inverse @ ZE.T) * r[:, None]  # (n, n_outputs)
-    elif path is not None:
-        pieces = _logistic_pieces(path)
     else:
+        pieces = _ask_path(game, "first_order_pieces")
+    if pieces is None:
         return None
     if not np.all(np.isfinite(pieces)):  # a fit that diverged (near-separable classes, no penalty): no control
         return None
@@ -269,10 +270,11 @@ def first_order_game(game: Game) -> FirstOrderGame | None:
 
 
 def control_game(game: Game) -> Game | None:
-    """The default control game of :class:`ControlVariateApproximator`: :func:`first_order_game` for ridge, least
-    squares and l2 logistic residual games; for the fixed-structure forest (``refit="fixed_structure"``), the same
-    forest with equal multiplicities (``FixedForestPath.equal_multiplicities``: plain leaf means, exact Shapley
-    values in O(|M|) a leaf); else None.
+    """The default control game of :class:`ControlVariateApproximator`: the game with its refit shortcut's
+    ``control_path()`` where it has one (the fixed-structure forest, ``refit="fixed_structure"``: the same forest
+    with equal multiplicities, :meth:`~shap_instances.forest.FixedForestPath.equal_multiplicities`, plain leaf
+    means, exact Shapley values in O(|M|) a leaf), else :func:`first_order_game` (ridge, least squares and binary
+    l2 logistic residual games), else None.
 
     Examples
     --------
@@ -290,47 +292,16 @@ def control_game(game: Game) -> Game | None:
     >>> bool(np.allclose(control.closed_form_values(), game.closed_form_values()))   # not the game itself
     False
     """
-    path = _fixed_forest_path(game)
-    if path is None:
-        return first_order_game(game)
-    return game.with_fast_path(path.equal_multiplicities())  # type: ignore[attr-defined]
+    control = _ask_path(game, "control_path")
+    return first_order_game(game) if control is None else game.with_fast_path(control)  # type: ignore[attr-defined]
 
 
-def _fixed_forest_path(game: Game) -> FixedForestPath | None:
-    """The game's ``FixedForestPath`` (``refit="fixed_structure"``), else None."""
-    path = getattr(game, "fast_path", None)
-    return path if isinstance(path, FixedForestPath) else None
-
-
-def _logistic_path(game: Game) -> Any:
-    """The game's ``LogisticPath`` when its training rows hold both classes, else None."""
-    path: Any = getattr(game, "fast_path", None)
-    return path if type(path).__name__ == "LogisticPath" and path.fits_all_rows() else None
-
-
-def _logistic_pieces(path: Any) -> np.ndarray:
-    """``a_ij`` of an l2 logistic residual game (``LogisticPath``): Newton step at the full fit."""
-    Z, y, ZE, W = path.Z, path.y, path.ZE, path.W
-    w, hessian = _newton_fit(Z, y, path.penalty)
-    p, pe = expit(Z @ w), expit(ZE @ w)
-    slopes = (ZE * (pe * (1 - pe))[:, None]).T  # (P, n_eval)
-    if W.shape[1]:  # aggregated: sum over the explained rows first, O(n P) instead of the n x n_eval kernel
-        slopes = slopes @ W
-    return len(y) * (Z @ np.linalg.solve(hessian, slopes)) * (y - p)[:, None]
-
-
-def _newton_fit(Z: np.ndarray, y: np.ndarray, penalty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The l2 logistic fit on all rows by Newton's method from 0, and its Hessian (P x P)."""
-    w = np.zeros(Z.shape[1])
-    for _ in range(100):
-        p = expit(Z @ w)
-        hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(penalty)
-        step = np.linalg.solve(hessian, Z.T @ (p - y) + penalty * w)
-        w -= step
-        if np.max(np.abs(step)) < 1e-12 * (1 + np.max(np.abs(w))):
-            break
-    p = expit(Z @ w)
-    return w, (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(penalty)
+def _ask_path(game: Game, capability: str) -> Any:
+    """What the game's refit shortcut answers to ``capability()`` (a method of the
+    :class:`~shap_instances.games.FastPath` protocol: ``first_order_pieces``, ``label_shares``, ``control_path``),
+    else None (no shortcut, or one without it)."""
+    method = getattr(getattr(game, "fast_path", None), capability, None)
+    return None if method is None else method()
 
 
 def _design(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
@@ -397,8 +368,10 @@ class ControlVariateApproximator:
     @staticmethod
     def supports(game: Game) -> bool:
         """Whether :func:`control_game` builds a control game for ``game``."""
-        return (getattr(game, "ridge_problem", None) is not None or _logistic_path(game) is not None
-                or _fixed_forest_path(game) is not None)
+        path = getattr(game, "fast_path", None)
+        return (getattr(game, "ridge_problem", None) is not None or hasattr(path, "control_path")
+                # a binary logistic path with both classes: its label shares, as its first-order pieces, exist
+                or (hasattr(path, "first_order_pieces") and _ask_path(game, "label_shares") is not None))
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors (see the class docstring)."""

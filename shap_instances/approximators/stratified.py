@@ -16,8 +16,7 @@ import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from ..games import Game
-from ..games.residual import FAST_PATHS
+from ..games import Game, fast_path_for
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
 from .control_variate import FirstOrderGame, LabelShareGame, _CoMoments, first_order_game, label_share_game
@@ -319,7 +318,7 @@ def cuts_walks(model: Any) -> bool:
     >>> cuts_walks(Ridge()), cuts_walks(KNeighborsRegressor())
     (True, False)
     """
-    path = next((path for path in FAST_PATHS if path.supports(model)), None)
+    path = fast_path_for(model)
     return path is None or getattr(path, "cuts_walks", False)
 
 

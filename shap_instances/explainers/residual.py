@@ -29,7 +29,9 @@ from ..approximators import (
     dask_scheduler,
 )
 from ..exceptions import DataValidationError, InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
-from ..games import REFITS, FixedForestPath, ResidualGame, RidgePath, aggregate_weights
+from ..forest import FixedForestPath
+from ..games import REFITS, ResidualGame, aggregate_weights
+from ..linear import RidgePath
 from ..utils import (
     COMMON_CONSTRAINTS,
     HasMethods,
@@ -153,7 +155,7 @@ class InstanceKernelExplainer(InstanceExplainer):
         ``"fixed_structure"`` (RandomForest / ExtraTrees regressors and binary classifiers, Bagging of decision
         trees): a named approximation of refits that keeps the trees grown on all rows and recomputes their leaf
         values from the coalition's in-bag rows (an empty leaf predicts ``empty_prediction``), with exact Shapley
-        values in closed form (:class:`~shap_instances.games.FixedForestPath`; its agreement with refits is on
+        values in closed form (:class:`~shap_instances.forest.FixedForestPath`; its agreement with refits is on
         the engine page). The explanation's ``refit`` attribute says which was used.
     estimator : deprecated
         The 0.1 name of ``approximator`` (a Shapley approximator, not a scikit-learn estimator): accepted with a

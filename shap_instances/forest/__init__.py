@@ -13,10 +13,14 @@
 
 The computations on rows of weights shared with gradient boosting (quantiles, outlier scores, the plots) live in
 :mod:`shap_instances.weighted_targets`.
+
+:class:`FixedForestPath` is the residual game's named approximation ``refit="fixed_structure"`` (the trees kept,
+leaf values recomputed from each coalition), registered with :func:`~shap_instances.games.register_fast_path`.
 """
 
 from ._bagging import BaggedTrees, as_forest, is_tree_bagging
 from ._distributed import OOB_ARRAYS, oob_proximities_on
+from ._fast_forest import FixedForestPath
 from ._gap import GapForest, gap_target_columns
 from ._proximities import (
     SUPPORTED_FORESTS,
@@ -31,6 +35,7 @@ from ._proximities import (
 from ._trust import RUNNER_UP_RULES, gap_trust_scores
 
 __all__ = [
+    "FixedForestPath",
     "BaggedTrees",
     "OOB_ARRAYS",
     "RUNNER_UP_RULES",

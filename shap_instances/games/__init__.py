@@ -1,23 +1,27 @@
 """Cooperative games whose players are training instances (or features).
 
-:class:`ResidualGame` picks the first of its exact refit shortcuts (:class:`RidgePath`, :class:`MeanPath`,
-:class:`KNNPath`, :class:`LogisticPath`, :class:`NaiveBayesPath`, :class:`KernelRidgePath`,
-:class:`DiscriminantPath`, :class:`QuadraticDiscriminantPath`, in ``residual.FAST_PATHS``) that supports the model.
-:class:`AggregateGame` (or :meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its
-outputs, whose Shapley values are the same weighted sums (linearity).
+:class:`ResidualGame` values coalitions by refits of a model, or by the first registered exact refit shortcut that
+supports it (:func:`fast_path_for`): the model families own their shortcuts (``linear.RidgePath``,
+``neighbors.KNNPath``, ``naive_bayes.NaiveBayesPath``, ``discriminant.DiscriminantPath``, ...) and register them
+(:func:`register_fast_path`, the :class:`FastPath` protocol). :class:`AggregateGame` (or
+:meth:`ResidualGame.aggregate`) turns a vector game into weighted sums of its outputs, whose Shapley values are
+the same weighted sums (linearity).
 """
 
+from typing import Any
+
+from .._deprecated import moved_name
 from ._base import CoalitionMatrix, Game, GameValues
-from ._fast_discriminant import DiscriminantPath
-from ._fast_forest import FixedForestPath
-from ._fast_kernel_ridge import KernelRidgePath
-from ._fast_knn import KNNPath
-from ._fast_logistic import LogisticPath
-from ._fast_mean import MeanPath
-from ._fast_naive_bayes import NaiveBayesPath
-from ._fast_qda import QuadraticDiscriminantPath, qda_convention
-from ._fast_ridge import RidgePath, RidgeProblem
-from ._prefix_kernels import accumulate_prefix_units
+from ._fast_path import (
+    FAST_PATH_FAMILIES,
+    FastPath,
+    RidgeProblem,
+    exact_fast_paths,
+    fast_path_for,
+    named_refits,
+    register_fast_path,
+)
+from ._prefix_kernels import accumulate_prefix_units, welford_blocks, welford_update
 from .aggregate import AGGREGATE_WEIGHTS, AggregateGame, aggregate_weights
 from .function import FunctionGame
 from .loss import LossGame
@@ -25,25 +29,28 @@ from .residual import REFITS, ResidualGame
 
 __all__ = [
     "AGGREGATE_WEIGHTS",
+    "FAST_PATH_FAMILIES",
     "AggregateGame",
     "REFITS",
     "CoalitionMatrix",
-    "DiscriminantPath",
-    "FixedForestPath",
+    "FastPath",
     "FunctionGame",
     "Game",
     "GameValues",
-    "KNNPath",
-    "KernelRidgePath",
-    "LogisticPath",
     "LossGame",
-    "MeanPath",
-    "NaiveBayesPath",
-    "QuadraticDiscriminantPath",
     "ResidualGame",
-    "RidgePath",
     "RidgeProblem",
     "accumulate_prefix_units",
     "aggregate_weights",
-    "qda_convention",
+    "exact_fast_paths",
+    "fast_path_for",
+    "named_refits",
+    "register_fast_path",
+    "welford_blocks",
+    "welford_update",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The refit shortcuts that moved to their families (``RidgePath``: ``shap_instances.linear``), with a warning."""
+    return moved_name(__name__, name)

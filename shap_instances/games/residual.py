@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,31 +15,21 @@ from sklearn.base import clone, is_classifier
 
 from ..exceptions import InvalidParameterError, ShapInstancesWarning, UnsupportedModelError
 from ._base import CoalitionMatrix, Game, GameValues
-from ._fast_discriminant import DiscriminantPath
-from ._fast_forest import FixedForestPath
-from ._fast_kernel_ridge import KernelRidgePath
-from ._fast_knn import KNNPath
-from ._fast_logistic import LogisticPath
-from ._fast_mean import MeanPath
-from ._fast_naive_bayes import NaiveBayesPath
-from ._fast_qda import QuadraticDiscriminantPath
-from ._fast_ridge import RidgePath, RidgeProblem
+from ._fast_path import RidgeProblem, _LazyRegistry, exact_fast_paths, fast_path_for, named_refits
 
-__all__ = ["ResidualGame", "FAST_PATHS", "REFITS"]
-
-#: Exact refit shortcuts, tried in order; each is built from ``(model, X, y, X_eval, y_eval, empty)`` and has
-#: ``supports(model)``, ``fits_all_rows()``, ``residuals(mask)``, ``prefix_residuals(permutation)`` and, where
-#: a closed form exists, ``shapley_values()`` of shape (n_eval, n_train); ``aggregated(weights)`` gives the path of
-#: weighted sums of the residuals, and ``fused`` paths have ``accumulate`` (a numba kernel along permutations).
-FAST_PATHS = (RidgePath, MeanPath, KNNPath, LogisticPath,
-              NaiveBayesPath,
-              KernelRidgePath,
-              DiscriminantPath,
-              QuadraticDiscriminantPath)
+__all__ = ["ResidualGame", "REFITS"]
 
 #: Named approximations of the refits, each chosen only by ``ResidualGame(..., refit=name)`` (never by itself):
-#: ``"fixed_structure"`` keeps a forest's trees and recomputes their leaf values (:class:`FixedForestPath`).
-REFITS: dict[str, Any] = {"exact": None, "fixed_structure": FixedForestPath}
+#: ``"exact"`` (None) and those the families register (``"fixed_structure"``: the forest family's
+#: :class:`~shap_instances.forest.FixedForestPath`). A read-only mapping that loads the families on first use.
+REFITS: Mapping[str, Any] = _LazyRegistry(named_refits)
+
+
+def __getattr__(name: str) -> Any:
+    """``FAST_PATHS``: the registered exact shortcuts (:func:`~shap_instances.games.exact_fast_paths`)."""
+    if name == "FAST_PATHS":
+        return exact_fast_paths()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ResidualGame(Game):
@@ -60,10 +50,10 @@ class ResidualGame(Game):
     Ridge (alpha > 0), LinearRegression, DummyRegressor(strategy="mean"), uniform-weight KNeighborsRegressor, l2
     LogisticRegression, the five naive Bayes classifiers, KernelRidge, GaussianProcessRegressor(optimizer=None),
     LinearDiscriminantAnalysis(solver="lsqr") and QuadraticDiscriminantAnalysis (its svd solver) use exact
-    shortcuts (``fast_path``, the first of :data:`FAST_PATHS` that supports the model); everything else refits
-    clones. The KNN shortcut gives coalitions of fewer than ``n_neighbors`` rows v(empty), as the failure policy
-    does, without counting them as failed fits. The mean and
-    KNN models also have their Shapley values in closed form (:attr:`closed_form`, used by
+    shortcuts that their families register (``fast_path``: :func:`~shap_instances.games.fast_path_for`, the first
+    registered one that supports the model); everything else refits clones. The KNN shortcut gives coalitions of
+    fewer than ``n_neighbors`` rows v(empty), as the failure policy does, without counting them as failed fits. The
+    mean and KNN models also have their Shapley values in closed form (:attr:`closed_form`, used by
     :class:`~shap_instances.approximators.ClosedFormApproximator`), and ridge models expose the least-squares
     problem of their refits (:attr:`ridge_problem`, used by
     :class:`~shap_instances.approximators.RidgeInfluenceApproximator`).
@@ -71,7 +61,7 @@ class ResidualGame(Game):
     ``refit`` names how a coalition's model is obtained: ``"exact"`` (the default: refits, or the exact shortcuts
     above) or a named approximation of :data:`REFITS`, taken only when asked for: ``"fixed_structure"`` keeps the
     trees of a random forest grown on all rows and recomputes their leaf values from the coalition
-    (:class:`~shap_instances.games.FixedForestPath`, exact Shapley values in closed form; docs/engine.md measures
+    (:class:`~shap_instances.forest.FixedForestPath`, exact Shapley values in closed form; docs/engine.md measures
     its agreement with refits). An unknown name raises :class:`~shap_instances.exceptions.InvalidParameterError`.
 
     Examples
@@ -94,14 +84,15 @@ class ResidualGame(Game):
         super().__init__(len(y), len(y_eval), player_names=player_names, output_names=output_names)
         self.model, self.X, self.y, self.X_eval, self.y_eval = _seeded(model, model_seed), X, y, X_eval, y_eval
         self.empty = np.zeros(len(y_eval)) if empty_prediction is None else float(empty_prediction) - y_eval
-        paths = [path for path in FAST_PATHS if use_fast_path and path.supports(model)]
-        if refit not in REFITS:
-            raise InvalidParameterError(f"refit must be one of {sorted(REFITS)}, got {refit!r}.")
+        refits = named_refits()
+        if refit not in refits:
+            raise InvalidParameterError(f"refit must be one of {sorted(refits)}, got {refit!r}.")
         self.refit = refit
+        path = fast_path_for(model) if use_fast_path else None
         if refit != "exact":  # a named approximation of the refits, taken only when asked for
-            paths = [REFITS[refit]]
+            path = refits[refit]
             model = self.model  # seeded: the structure is the forest the full refit grows
-        self.fast_path: Any = paths[0](model, X, y, X_eval, y_eval, self.empty) if paths else None
+        self.fast_path: Any = None if path is None else path(model, X, y, X_eval, y_eval, self.empty)
         if self.fast_path is not None and not getattr(self.fast_path, "usable", True):
             self.fast_path = None  # data outside the shortcut's numeric range: exact refits instead
         self.weights: np.ndarray | None = None  # (n_eval, K) for an aggregate game: values are residuals @ weights
@@ -207,14 +198,8 @@ class ResidualGame(Game):
         >>> ResidualGame(LinearRegression(), X, y).ridge_problem.alpha
         0.0
         """
-        if not RidgePath.supports(self.model):
-            return None
-        alpha, fit_intercept = RidgePath.penalty(self.model)
-        if self.weights is None:
-            return RidgeProblem(self.X, np.asarray(self.y, dtype=np.float64), self.X_eval, self.y_eval, alpha,
-                                fit_intercept)
-        return RidgeProblem(self.X, np.asarray(self.y, dtype=np.float64), self.weights.T @ self.X_eval,
-                            self.weights.T @ self.y_eval, alpha, fit_intercept, self.weights.sum(axis=0))
+        build = getattr(fast_path_for(self.model), "ridge_problem", None)
+        return None if build is None else build(self.model, self.X, self.y, self.X_eval, self.y_eval, self.weights)
 
     def _fit_all_rows(self) -> np.ndarray:
         try:

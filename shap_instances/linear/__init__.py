@@ -7,8 +7,15 @@
 * :class:`LinearRepresenter`, :class:`TopK`, :func:`representer_kernel_weights`: the high-dimensional representer
   of l1, elastic-net and l2 models (Tsai et al., 2023), what ``RepresenterExplainer`` delegates to;
 * :func:`influence_scores` / :class:`InfluenceFunction`: influence functions (Koh and Liang, 2017).
+* :class:`RidgePath`, :class:`MeanPath`, :class:`LogisticPath`, :class:`KernelRidgePath`: exact refits of ridge,
+  least squares, the mean, l2 logistic regression and kernel ridge / GP regression on coalitions and permutation
+  prefixes, registered with the residual game (:func:`~shap_instances.games.register_fast_path`).
 """
 
+from ._fast_kernel_ridge import KernelRidgePath
+from ._fast_logistic import LogisticPath
+from ._fast_mean import MeanPath
+from ._fast_ridge import RidgePath
 from ._influence import InfluenceFunction, influence_scores
 from ._l2_representer import l2_representer_scores, select_output
 from ._objective import (
@@ -22,6 +29,10 @@ from ._objective import (
 from ._representer import LinearRepresenter, TopK, largest_magnitude, representer_kernel_weights
 
 __all__ = [
+    "KernelRidgePath",
+    "LogisticPath",
+    "MeanPath",
+    "RidgePath",
     "GROUP_PENALTY_MODELS",
     "SUPPORTED_MODELS",
     "InfluenceFunction",

@@ -8,15 +8,19 @@
   once (pipeline split, input validation, column map, terms and weights in input order), what
   ``NaiveBayesExplainer`` and :func:`nb_indicators` work from;
 * :func:`nb_indicators`, :data:`NB_INDICATORS`: the paper's feature-importance indicators.
+* :class:`NaiveBayesPath`: exact refits of the five naive Bayes classifiers on coalitions and permutation prefixes,
+  registered with the residual game (:func:`~shap_instances.games.register_fast_path`).
 """
 
 from ._columns import columnwise_order, dense
+from ._fast_naive_bayes import NaiveBayesPath
 from ._indicators import NB_INDICATORS, nb_indicators
 from ._model import NaiveBayesModel, chunk_rows, dense_chunks, split_pipeline
 from ._terms import NB_TYPES, SPARSE_NB_TYPES, contract, terms_for
 from ._weighted_nb import WeightedNaiveBayes
 
 __all__ = [
+    "NaiveBayesPath",
     "NB_INDICATORS",
     "NB_TYPES",
     "NaiveBayesModel",

@@ -2,10 +2,10 @@
 
 :class:`ScoreGame` scores refits on a validation set with any scorer (a name such as ``"accuracy"``,
 ``"neg_log_loss"``, ``"roc_auc"``, or a callable ``scorer(estimator, X, y)``). A regressor with an exact refit
-shortcut (ridge, OLS, mean, KNN: :data:`~shap_instances.games.residual.FAST_PATHS`) is evaluated through its
+shortcut (ridge, OLS, mean, KNN: :func:`~shap_instances.games.fast_path_for`) is evaluated through its
 :class:`~shap_instances.games.ResidualGame`, so every semivalue estimator gets the shortcut; the squared, absolute
 and R^2 scores are then computed for a whole batch at once. A binary l2 ``LogisticRegression`` is evaluated the
-same way, through the logistic shortcut (:class:`~shap_instances.games.LogisticPath`: the refit's probabilities to
+same way, through the logistic shortcut (:class:`~shap_instances.linear.LogisticPath`: the refit's probabilities to
 1e-10 in the logits), its accuracy computed for a whole batch and any other scorer on the refit's probabilities.
 """
 
@@ -21,7 +21,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, 
 from sklearn.dummy import DummyClassifier, DummyRegressor
 
 from ..exceptions import ShapInstancesWarning
-from ..games import Game, LogisticPath, ResidualGame
+from ..games import Game, ResidualGame
+from ..linear import LogisticPath
 from ..utils import check_finite_result, check_scoring
 
 __all__ = ["ClasswiseScorer", "RestrictedGame", "ScoreGame", "check_scoring"]  # check_scoring: from utils

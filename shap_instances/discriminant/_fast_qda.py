@@ -7,7 +7,7 @@ scores ``s_c(x) = -(x - m_c)^T Sigma_c^{-1} (x - m_c) / 2 - log det Sigma_c / 2 
 predicts ``P(1 | x) = expit(s_1(x) - s_0(x))``.
 
 Along a permutation, each class's mean and scatter grow by Welford's rank-one update (the statistics of
-:class:`~shap_instances.games.DiscriminantPath`), so every prefix's ``Sigma_c`` costs O(p^2) and one batched
+:class:`~shap_instances.discriminant.DiscriminantPath`), so every prefix's ``Sigma_c`` costs O(p^2) and one batched
 eigendecomposition gives ``Sigma_c^{-1}``, ``log det`` and scikit-learn's rank test. The quadratic forms of the
 explained rows are one matrix product per block of prefixes: with ``A = Sigma_c^{-1}``,
 ``(x - m)^T A (x - m) = phi(x) . vec(A) - 2 x . A m + m . A m``, ``phi(x)`` the products ``x_i x_j`` (``i <= j``), on
@@ -34,6 +34,7 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
 
+from ..games import register_fast_path
 from ._fast_discriminant import DiscriminantPath
 
 __all__ = ["QuadraticDiscriminantPath", "qda_convention"]
@@ -50,7 +51,7 @@ def qda_convention() -> tuple[int, bool]:
 
     Examples
     --------
-    >>> from shap_instances.games import qda_convention
+    >>> from shap_instances.discriminant import qda_convention
     >>> qda_convention()[0] in (0, 1)
     True
     """
@@ -68,10 +69,11 @@ def qda_convention() -> tuple[int, bool]:
     return offset, False
 
 
+@register_fast_path
 class QuadraticDiscriminantPath(DiscriminantPath):
     """Exact refits of QuadraticDiscriminantAnalysis (``solver="svd"``), binary 0/1 target, on coalitions and prefixes.
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS` (module docstring: the maths, the scikit-learn
+    One of the :data:`~shap_instances.games.exact_fast_paths` (module docstring: the maths, the scikit-learn
     releases and what is left to refits). ``reg_param``, ``priors`` (None or two) and ``tol`` are read.
 
     Parameters
@@ -90,7 +92,7 @@ class QuadraticDiscriminantPath(DiscriminantPath):
     --------
     >>> import numpy as np
     >>> from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis as QDA
-    >>> from shap_instances.games import QuadraticDiscriminantPath
+    >>> from shap_instances.discriminant import QuadraticDiscriminantPath
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(12, 2)); y = np.r_[np.zeros(6), np.ones(6)]; X[y == 1] += 1.0
     >>> path = QuadraticDiscriminantPath(QDA(reg_param=0.1), X, y, X, y, np.zeros(12))

@@ -18,15 +18,17 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.dummy import DummyRegressor
 
-from ._prefix_kernels import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
+from ..games import accumulate_prefix_units, register_fast_path
+from ._ridge_kernels import ridge_prefix_values, ridge_units, uses_u
 
 __all__ = ["MeanPath"]
 
 
+@register_fast_path
 class MeanPath:
     """Exact refits of DummyRegressor(strategy="mean"), and its Shapley values in closed form.
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS` that :class:`~shap_instances.games.ResidualGame`
+    One of the :data:`~shap_instances.games.exact_fast_paths` that :class:`~shap_instances.games.ResidualGame`
     picks by itself; its :meth:`shapley_values` make the game's
     :attr:`~shap_instances.games.Game.closed_form` ``"Mean"``.
 
@@ -45,7 +47,7 @@ class MeanPath:
     --------
     >>> import numpy as np
     >>> from sklearn.dummy import DummyRegressor
-    >>> from shap_instances.games import MeanPath
+    >>> from shap_instances.linear import MeanPath
     >>> y = np.array([1.0, 2.0, 6.0])
     >>> path = MeanPath(DummyRegressor(), None, y, None, y, np.zeros(3))
     >>> path.residuals(np.array([True, True, False])).tolist()   # mean 1.5 minus each target
@@ -69,7 +71,7 @@ class MeanPath:
         --------
         >>> import numpy as np
         >>> from sklearn.dummy import DummyRegressor
-        >>> from shap_instances.games import MeanPath
+        >>> from shap_instances.linear import MeanPath
         >>> y = np.array([1.0, 2.0, 6.0])
         >>> path = MeanPath(DummyRegressor(), None, y, None, y, np.zeros(3))
         >>> path.aggregated(np.full((3, 1), 1 / 3)).shapley_values().shape

@@ -30,13 +30,16 @@ from scipy import linalg
 from scipy.special import expit
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
+from ..games import register_fast_path
+
 __all__ = ["DiscriminantPath"]
 
 
+@register_fast_path
 class DiscriminantPath:
     """Exact refits of LinearDiscriminantAnalysis(solver="lsqr"), binary 0/1 target, on coalitions and prefixes.
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS` (module docstring: the maths, and what is left to
+    One of the :data:`~shap_instances.games.exact_fast_paths` (module docstring: the maths, and what is left to
     refits). ``shrinkage`` None or a float, ``covariance_estimator`` None, ``priors`` None or given.
 
     Parameters
@@ -54,7 +57,7 @@ class DiscriminantPath:
     --------
     >>> import numpy as np
     >>> from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as LDA
-    >>> from shap_instances.games import DiscriminantPath
+    >>> from shap_instances.discriminant import DiscriminantPath
     >>> X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.5], [3.0, 2.0], [0.5, 0.2]]); y = np.array([0.0, 0, 1, 1, 0])
     >>> path = DiscriminantPath(LDA(solver="lsqr"), X, y, X, y, np.zeros(5))
     >>> refit = LDA(solver="lsqr").fit(X, y).predict_proba(X)[:, 1] - y

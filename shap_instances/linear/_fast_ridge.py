@@ -22,63 +22,23 @@ size n x m.
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar, NamedTuple, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.linear_model import LinearRegression, Ridge
 
-from ._prefix_kernels import accumulate_prefix_units, ridge_prefix_values, ridge_units, uses_u
+from ..games import RidgeProblem, accumulate_prefix_units, register_fast_path
+from ._ridge_kernels import ridge_prefix_values, ridge_units, uses_u
 
-__all__ = ["RidgePath", "RidgeProblem"]
-
-
-class RidgeProblem(NamedTuple):
-    """The penalised least-squares problem that every refit of a ridge residual game solves.
-
-    ``f_S`` minimises ``sum_{i in S} (y_i - x_i w - b)^2 + alpha |w|^2`` (``b = 0`` without intercept), and the
-    game's value is ``X_eval w + ones * b - y_eval``: the residuals of the explained rows (``ones`` = 1, the
-    default None), or, for an aggregate game, their weighted sums (``X_eval = W^T X``, ``ones = W^T 1``,
-    ``y_eval = W^T y``). Estimators that exploit this structure
-    (:class:`~shap_instances.approximators.RidgeInfluenceApproximator`) read it from
-    :attr:`ResidualGame.ridge_problem <shap_instances.games.ResidualGame.ridge_problem>` instead of the model.
-
-    Attributes
-    ----------
-    X : ndarray (n_train, p)
-    y : ndarray of float64 (n_train,)
-    X_eval : ndarray (n_eval, p)
-    y_eval : ndarray (n_eval,)
-    alpha : float
-        The penalty (0 for LinearRegression).
-    fit_intercept : bool
-    ones : ndarray (n_eval,) or None
-        Multiplier of the intercept in each output (None: 1).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.linear_model import Ridge
-    >>> from shap_instances.games import ResidualGame
-    >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
-    >>> problem = ResidualGame(Ridge(alpha=0.5), X, y).ridge_problem
-    >>> problem.alpha, problem.fit_intercept, problem.X.shape
-    (0.5, True, (4, 2))
-    """
-
-    X: np.ndarray
-    y: np.ndarray
-    X_eval: np.ndarray
-    y_eval: np.ndarray
-    alpha: float
-    fit_intercept: bool
-    ones: np.ndarray | None = None
+__all__ = ["RidgePath"]
 
 
+@register_fast_path
 class RidgePath:
     """Exact refits of Ridge(alpha > 0) and LinearRegression on coalitions and on every permutation prefix.
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS` that :class:`~shap_instances.games.ResidualGame`
+    One of the :data:`~shap_instances.games.exact_fast_paths` that :class:`~shap_instances.games.ResidualGame`
     picks by itself; a coalition costs one ``p x p`` solve instead of a refit, and all the prefixes of a
     permutation cost one batched solve (running centred sums).
 
@@ -97,7 +57,7 @@ class RidgePath:
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import Ridge
-    >>> from shap_instances.games import RidgePath
+    >>> from shap_instances.linear import RidgePath
     >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
     >>> path = RidgePath(Ridge(alpha=1.0), X, y, X, y)
     >>> refit = Ridge(alpha=1.0).fit(X, y).predict(X) - y
@@ -145,7 +105,7 @@ class RidgePath:
         --------
         >>> import numpy as np
         >>> from sklearn.linear_model import Ridge
-        >>> from shap_instances.games import RidgePath
+        >>> from shap_instances.linear import RidgePath
         >>> X, y = np.arange(8.0).reshape(4, 2), np.array([1.0, 2.0, 2.0, 5.0])
         >>> path, w = RidgePath(Ridge(alpha=1.0), X, y, X, y), np.full((4, 1), 0.25)
         >>> mask = np.array([True, False, True, True])
@@ -173,6 +133,17 @@ class RidgePath:
         """``(alpha, fit_intercept)`` of a supported model (alpha 0 for LinearRegression)."""
         return (0.0 if isinstance(model, LinearRegression) else float(model.alpha)), bool(model.fit_intercept)
 
+    @classmethod
+    def ridge_problem(cls, model: Any, X: Any, y: np.ndarray, X_eval: Any, y_eval: np.ndarray,
+                      weights: np.ndarray | None) -> RidgeProblem:
+        """The least-squares problem of the refits of a supported ``model``: of the residuals of the explained rows,
+        or of their weighted sums (``weights`` (n_eval, K), an aggregate game)."""
+        alpha, fit_intercept = cls.penalty(model)
+        y = np.asarray(y, dtype=np.float64)
+        if weights is None:
+            return RidgeProblem(X, y, X_eval, y_eval, alpha, fit_intercept)
+        return RidgeProblem(X, y, weights.T @ X_eval, weights.T @ y_eval, alpha, fit_intercept, weights.sum(axis=0))
+
     def fits_all_rows(self) -> bool:
         """Always True: every non-empty coalition can be fitted."""
         return True
@@ -185,7 +156,7 @@ class RidgePath:
         --------
         >>> import numpy as np, numba
         >>> from sklearn.linear_model import Ridge
-        >>> from shap_instances.games import RidgePath
+        >>> from shap_instances.linear import RidgePath
         >>> X, y = np.ones((4, 3)), np.arange(4.0)
         >>> RidgePath(Ridge(), X, y, X, y).memory_bytes() == 16 * 3 * 3 * numba.get_num_threads()
         True

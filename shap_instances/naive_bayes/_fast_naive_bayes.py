@@ -1,7 +1,7 @@
 """Exact refits of scikit-learn's five naive Bayes classifiers on coalitions and permutation prefixes.
 
 A naive Bayes fit is a function of per-class counts and sums (GaussianNB: means and squared deviations), which a
-row adds to in O(p): the kernels of ``games/_naive_bayes_kernels.py`` (the formulas are in its docstring) carry
+row adds to in O(p): the kernels of ``naive_bayes/_naive_bayes_kernels.py`` (the formulas are in its docstring) carry
 them along each permutation and recompute the explained rows' predicted probabilities at every prefix. This
 module maps the residual game (binary 0/1 target, the positive class 1) onto them: it encodes the rows (binarised
 for BernoulliNB, one-hot categories for CategoricalNB), reads the hyper-parameters, and leaves to the refit path
@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.naive_bayes import BernoulliNB, CategoricalNB, ComplementNB, GaussianNB, MultinomialNB
 
+from ..games import register_fast_path
 from ._naive_bayes_kernels import (
     BERNOULLI,
     CATEGORICAL,
@@ -38,10 +39,11 @@ _KINDS = {GaussianNB: GAUSSIAN, MultinomialNB: MULTINOMIAL, BernoulliNB: BERNOUL
           CategoricalNB: CATEGORICAL}
 
 
+@register_fast_path
 class NaiveBayesPath:
     """Exact refits of GaussianNB, MultinomialNB, BernoulliNB, ComplementNB and CategoricalNB (0/1 target).
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS`: the residual game picks it by itself. Each
+    One of the :data:`~shap_instances.games.exact_fast_paths`: the residual game picks it by itself. Each
     prefix of a permutation updates the fit's counts by one row (O(p)), then recomputes the explained rows'
     probabilities (O(m p)), instead of a scikit-learn refit. Every hyper-parameter is honoured: ``priors`` /
     ``class_prior``, ``fit_prior``, ``alpha`` (and ``force_alpha``), ``var_smoothing`` (its epsilon from the
@@ -65,7 +67,7 @@ class NaiveBayesPath:
     --------
     >>> import numpy as np
     >>> from sklearn.naive_bayes import GaussianNB
-    >>> from shap_instances.games import NaiveBayesPath
+    >>> from shap_instances.naive_bayes import NaiveBayesPath
     >>> X = np.array([[0.0], [0.5], [2.0], [3.0]]); y = np.array([0.0, 0.0, 1.0, 1.0])
     >>> path = NaiveBayesPath(GaussianNB(), X, y, X, y, np.zeros(4))
     >>> refit = GaussianNB().fit(X[[0, 2, 3]], y[[0, 2, 3]]).predict_proba(X)[:, 1] - y
@@ -115,14 +117,19 @@ class NaiveBayesPath:
             alpha = np.full(self.Phi.shape[1], alpha[0])
         if not (np.all(np.isfinite(self.Phi)) and np.all(np.isfinite(self.PhiE)) and np.all(alpha > 0)):
             raise ValueError("non-finite rows or alpha 0")
+        log_prior, mode = self._prior(model)
+        self.params = (alpha, log_prior, mode, float(getattr(model, "var_smoothing", 0.0)),
+                       bool(getattr(model, "norm", False)), feature, minimum)
+
+    def _prior(self, model: Any) -> tuple[np.ndarray, int]:
+        """The log class priors the kernels start from and how the fits set them (given, empirical or uniform)."""
         priors = model.priors if self.kind == GAUSSIAN else model.class_prior
         mode = GIVEN if priors is not None else EMPIRICAL if self.kind == GAUSSIAN or model.fit_prior else UNIFORM
         with np.errstate(divide="ignore"):
             log_prior = np.log(np.asarray(priors, dtype=np.float64)) if priors is not None else np.zeros(2)
         if len(log_prior) != 2:
             raise ValueError("priors of other than two classes")  # every fit fails: the game refuses
-        self.params = (alpha, log_prior, mode, float(getattr(model, "var_smoothing", 0.0)),
-                       bool(getattr(model, "norm", False)), feature, minimum)
+        return log_prior, mode
 
     def _one_hot(self, model: Any, X: np.ndarray, X_eval: np.ndarray) -> tuple[np.ndarray, ...]:
         """CategoricalNB: one-hot rows, the feature of each column and each feature's ``min_categories``."""

@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike
 from sklearn.metrics import pairwise_distances
 from sklearn.neighbors import KNeighborsRegressor
 
+from ..games import register_fast_path
 from ._knn_kernels import knn_prefix_values
 
 __all__ = ["KNNPath", "jia_knn_shapley"]
@@ -54,10 +55,11 @@ def jia_knn_shapley(order: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     return values
 
 
+@register_fast_path
 class KNNPath:
     """Exact refits of uniform-weight KNeighborsRegressor, and its Shapley values in closed form.
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS` that :class:`~shap_instances.games.ResidualGame`
+    One of the :data:`~shap_instances.games.exact_fast_paths` that :class:`~shap_instances.games.ResidualGame`
     picks by itself. Coalitions of fewer than ``n_neighbors`` rows get v(empty), as the game's failure policy
     would give them, without being counted as failed fits; :meth:`shapley_values` (the module docstring
     derives it) makes the game's :attr:`~shap_instances.games.Game.closed_form` ``"KNN"``.
@@ -77,7 +79,7 @@ class KNNPath:
     --------
     >>> import numpy as np
     >>> from sklearn.neighbors import KNeighborsRegressor
-    >>> from shap_instances.games import KNNPath
+    >>> from shap_instances.neighbors import KNNPath
     >>> X, y = np.arange(10.0).reshape(5, 2), np.array([1.0, 2.0, 2.0, 5.0, 4.0])
     >>> path = KNNPath(KNeighborsRegressor(n_neighbors=2), X, y, X[:2], y[:2])
     >>> refit = KNeighborsRegressor(n_neighbors=2).fit(X, y).predict(X[:2]) - y[:2]
@@ -123,7 +125,7 @@ class KNNPath:
         --------
         >>> import numpy as np
         >>> from sklearn.neighbors import KNeighborsRegressor
-        >>> from shap_instances.games import KNNPath
+        >>> from shap_instances.neighbors import KNNPath
         >>> X, y = np.arange(10.0).reshape(5, 2), np.array([1.0, 2.0, 2.0, 5.0, 4.0])
         >>> path = KNNPath(KNeighborsRegressor(n_neighbors=2), X, y, X, y)
         >>> path.aggregated(np.full((5, 1), 0.2)).shapley_values().shape

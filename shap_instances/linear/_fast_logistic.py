@@ -1,8 +1,7 @@
 """Refits of l2 LogisticRegression on coalitions and permutation prefixes, to a tolerance finer than its own.
 
 The maths (warm-started chord Newton along the prefix, the stopping rule) and the numba kernels are in
-``games/_logistic_kernels.py`` (beside the ridge kernels: ``games`` sits above ``linear`` in the layers, so the
-game's shortcut cannot import from there); this module maps the residual game onto them. A prefix (or
+``_logistic_kernels.py``, the package's one logistic fit; this module maps the residual game onto them. A prefix (or
 coalition) holding one class only, or no row, is one scikit-learn refuses to fit: it gets v(empty), as the
 game's failure policy gives it on the refit path, without counting it as a failed fit.
 
@@ -23,20 +22,25 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression
 
+from ..games import accumulate_prefix_units, register_fast_path
 from ..utils import logistic_one_vs_rest
 from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units, softmax_fit
-from ._prefix_kernels import accumulate_prefix_units
 
-__all__ = ["LogisticPath"]
+__all__ = ["FIRST_ORDER_TOL", "LogisticPath"]
+
+#: The stopping rule (:mod:`._logistic_kernels`) of the fit on all rows behind :meth:`LogisticPath.first_order_pieces`:
+#: finer than :attr:`LogisticPath.tol`, the control game's values are then those of the exact optimum to rounding.
+FIRST_ORDER_TOL = 1e-12
 
 
+@register_fast_path
 class LogisticPath:
     """Refits of an l2 LogisticRegression (binary or multinomial) on coalitions and on every permutation prefix.
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS`: the residual game picks it by itself for a
+    Registered with the residual game (:func:`~shap_instances.games.register_fast_path`), which picks it by itself for a
     ``LogisticRegression`` with an l2 penalty (``l1_ratio=0``), a finite ``C``, no ``class_weight`` and a solver
     other than liblinear (which penalises the intercept). Every solver reaches the same optimum; this path solves to
-    :attr:`tol` on the logits (the stopping rule of ``games/_logistic_kernels.py``), so it agrees with scikit-learn
+    :attr:`tol` on the logits (the stopping rule of ``linear/_logistic_kernels.py``), so it agrees with scikit-learn
     refits to their own tolerance (``tol``, ``max_iter`` of the model are not used). Targets other than 0/1 are class
     labels: each prefix's model is the one scikit-learn fits on its classes (binary for two, multinomial for three
     or more; see the module docstring), and the value is the probability of label 1 minus the target, as on the
@@ -58,7 +62,7 @@ class LogisticPath:
     --------
     >>> import numpy as np
     >>> from sklearn.linear_model import LogisticRegression
-    >>> from shap_instances.games import LogisticPath
+    >>> from shap_instances.linear import LogisticPath
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0.0, 0.0, 1.0, 1.0])
     >>> path = LogisticPath(LogisticRegression(C=1.0), X, y, X, y, np.zeros(4))
     >>> refit = LogisticRegression(C=1.0, tol=1e-12).fit(X, y).predict_proba(X)[:, 1] - y
@@ -135,6 +139,38 @@ class LogisticPath:
 
     def _out(self, residuals: np.ndarray) -> np.ndarray:
         return residuals if self.W.shape[1] == 0 else residuals @ self.W
+
+    def _weights(self) -> np.ndarray:
+        """The weights of the outputs over the explained rows, (n_eval, n_outputs): the identity when not aggregated."""
+        return np.eye(len(self.y_eval)) if self.W.shape[1] == 0 else self.W
+
+    def first_order_pieces(self) -> np.ndarray | None:
+        """``a_ij`` (n_train, n_outputs) of the first-order control game
+        (:func:`~shap_instances.approximators.first_order_game`): ``n s_j z_j^T H^{-1} z_i r_i`` at the fit on all
+        rows, ``H`` its Hessian, ``s_j`` the slope of the probability at explained row j, ``r_i = y_i - p_i``.
+
+        The fit is this path's own (:func:`logistic_fit`, at :data:`FIRST_ORDER_TOL`); None for class labels (the
+        multinomial model has no such game here) or when the training rows hold one class.
+        """
+        if self.n_classes or not self.fits_all_rows():
+            return None
+        Z, y = self.Z, self.y
+        w = logistic_fit(Z, y, np.arange(len(y)), self.penalty, self.scale, FIRST_ORDER_TOL)
+        p, pe = expit(Z @ w), expit(self.ZE @ w)
+        hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(self.penalty)
+        slopes = (self.ZE * (pe * (1 - pe))[:, None]).T  # (P, n_eval)
+        if self.W.shape[1]:  # aggregated: sum over the explained rows first, O(n P) instead of the n x n_eval kernel
+            slopes = slopes @ self.W
+        return len(y) * (Z @ np.linalg.solve(hessian, slopes)) * (y - p)[:, None]
+
+    def label_shares(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(y, weight totals, weighted targets)`` of the label-share control game
+        (:func:`~shap_instances.approximators.label_share_game`): the 0/1 training targets, each output's sum of
+        weights over the explained rows and its weighted sum of their targets; None for class labels or one class."""
+        if self.n_classes or not self.fits_all_rows():
+            return None
+        weights = self._weights()
+        return self.y, weights.sum(axis=0), self.y_eval @ weights
 
     def residuals(self, mask: np.ndarray) -> np.ndarray:
         """Residuals (or their weighted sums) of the fit on the rows in ``mask``; v(empty) for one class."""

@@ -57,8 +57,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..games import welford_blocks
 from ..utils import JIT_OPTIONS
-from ._prefix_kernels import welford_blocks
 
 __all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 

@@ -1,6 +1,6 @@
 """Numba kernels of the fixed-structure forest game: prefix values along permutations and per-leaf Shapley values.
 
-The caller (:mod:`shap_instances.games._fast_forest`, whose docstring derives the maths) validated everything;
+The caller (:mod:`shap_instances.forest._fast_forest`, whose docstring derives the maths) validated everything;
 these functions only compute, on C-contiguous arrays.
 
 Layout. The nodes of all ``T`` trees are numbered globally (tree ``t``'s node ``k`` is ``offset_t + k``).
@@ -36,10 +36,29 @@ def _walk(leaf, mass, y, eval_ptr, eval_rows, fallback, y_eval, weights, aggrega
           pred, current, out, row):
     """Prefix values of one permutation into ``out[row]``: adding a row moves one leaf mean in each tree."""
     n, n_trees = leaf.shape
-    m = pred.shape[0]
     d = out.shape[2]
     leaf_mass[:] = 0.0
     leaf_sum[:] = 0.0
+    _start_values(fallback, y_eval, weights, aggregate, pred, current)
+    for k in range(d):
+        out[row, 0, k] = current[k]
+    share = 1.0 / n_trees
+    for step in range(n):
+        _add_player(leaf, mass, y, eval_ptr, eval_rows, fallback, weights, aggregate, perm[step], leaf_mass, leaf_sum,
+                    pred, current, share)
+        if aggregate:
+            for k in range(d):
+                out[row, step + 1, k] = current[k]
+        else:
+            for j in range(pred.shape[0]):
+                out[row, step + 1, j] = pred[j] - y_eval[j]
+
+
+@njit(**JIT_OPTIONS)
+def _start_values(fallback, y_eval, weights, aggregate, pred, current):
+    """The empty prefix: every prediction the fallback, ``current`` its residuals (or their weighted sums)."""
+    m = pred.shape[0]
+    d = current.shape[0]
     for j in range(m):
         pred[j] = fallback[j]
     for k in range(d):
@@ -51,30 +70,27 @@ def _walk(leaf, mass, y, eval_ptr, eval_rows, fallback, y_eval, weights, aggrega
     else:
         for j in range(m):
             current[j] = fallback[j] - y_eval[j]
-    for k in range(d):
-        out[row, 0, k] = current[k]
-    share = 1.0 / n_trees
-    for step in range(n):
-        i = perm[step]
-        for t in range(n_trees):
-            c = mass[i, t]
-            if c == 0.0:
-                continue
-            g = leaf[i, t]
-            was_empty, old, new = _join(leaf_mass, leaf_sum, g, c, y[i])
-            for p in range(eval_ptr[g], eval_ptr[g + 1]):
-                j = eval_rows[p]
-                delta = (new - (fallback[j] if was_empty else old)) * share
-                pred[j] += delta
-                if aggregate:
-                    for k in range(d):
-                        current[k] += weights[j, k] * delta
-        if aggregate:
-            for k in range(d):
-                out[row, step + 1, k] = current[k]
-        else:
-            for j in range(m):
-                out[row, step + 1, j] = pred[j] - y_eval[j]
+
+
+@njit(**JIT_OPTIONS)
+def _add_player(leaf, mass, y, eval_ptr, eval_rows, fallback, weights, aggregate, i, leaf_mass, leaf_sum, pred,
+                current, share):
+    """Training row ``i`` joins the prefix: in each tree that holds it in bag, its leaf's mean moves, and so do the
+    predictions of the explained rows in that leaf (and ``current``, when ``aggregate``)."""
+    d = current.shape[0]
+    for t in range(leaf.shape[1]):
+        c = mass[i, t]
+        if c == 0.0:
+            continue
+        g = leaf[i, t]
+        was_empty, old, new = _join(leaf_mass, leaf_sum, g, c, y[i])
+        for p in range(eval_ptr[g], eval_ptr[g + 1]):
+            j = eval_rows[p]
+            delta = (new - (fallback[j] if was_empty else old)) * share
+            pred[j] += delta
+            if aggregate:
+                for k in range(d):
+                    current[k] += weights[j, k] * delta
 
 
 @njit(parallel=True, **JIT_OPTIONS)
@@ -120,24 +136,14 @@ def leaf_mean_shapley(c: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     (``Y[s, C]``); then ``phi_i = y_i / m + sum_{s >= 1, C} w_s c_i (N y_i - Y / C) / (C + c_i)``, with
     ``w_s = s! (m - 1 - s)! / m!``. O(m^4 C) for ``m`` players of mean multiplicity ``C`` (for each member, the
     others' sizes and masses: measured growth m^3.9 per leaf, docs/benchmarks.md); equal multiplicities
-    take the O(m) closed form of :class:`~shap_instances.games.MeanPath` instead.
+    take the O(m) closed form of :class:`~shap_instances.linear.MeanPath` instead.
     """
     m = c.shape[0]
     if m == 1:
         out[0] = y[0]
         return
-    equal = True
-    for i in range(1, m):
-        if c[i] != c[0]:
-            equal = False
-    if equal:
-        harmonic = 0.0
-        for s in range(1, m + 1):
-            harmonic += 1.0 / s
-        total = y.sum()
-        for i in range(m):
-            others = (total - y[i]) / (m - 1)
-            out[i] = (y[i] + (harmonic - 1.0) * (y[i] - others)) / m
+    if _all_equal(c):
+        _equal_mass_shapley(y, out)
         return
     weight = np.empty(m)  # w_s = 1 / (m * binom(m - 1, s))
     weight[0] = 1.0 / m
@@ -147,27 +153,65 @@ def leaf_mean_shapley(c: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
     counts = np.empty((m, mass_total + 1))
     sums = np.empty((m, mass_total + 1))
     for i in range(m):
-        counts[:, :] = 0.0
-        sums[:, :] = 0.0
-        counts[0, 0] = 1.0
-        size = 0
-        for other in range(m):
-            if other == i:
-                continue
-            cl = int(c[other])
-            for s in range(size, -1, -1):
-                for C in range(mass_total - cl, -1, -1):
-                    nc = counts[s, C]
-                    if nc != 0.0:
-                        counts[s + 1, C + cl] += nc
-                        sums[s + 1, C + cl] += sums[s, C] + c[other] * y[other] * nc
-            size += 1
-        phi = weight[0] * y[i]
-        for s in range(1, m):
-            for C in range(1, mass_total + 1):
-                if counts[s, C] != 0.0:
-                    phi += weight[s] * c[i] * (counts[s, C] * y[i] - sums[s, C] / C) / (C + c[i])
-        out[i] = phi
+        _count_coalitions(c, y, i, counts, sums)
+        out[i] = _member_value(c, y, i, weight, counts, sums)
+
+
+@njit(**JIT_OPTIONS)
+def _all_equal(c):
+    """Whether every multiplicity equals the first."""
+    equal = True
+    for i in range(1, c.shape[0]):
+        if c[i] != c[0]:
+            equal = False
+    return equal
+
+
+@njit(**JIT_OPTIONS)
+def _equal_mass_shapley(y, out):
+    """The closed form of the plain-mean game (equal multiplicities), ``m >= 2`` players."""
+    m = y.shape[0]
+    harmonic = 0.0
+    for s in range(1, m + 1):
+        harmonic += 1.0 / s
+    total = y.sum()
+    for i in range(m):
+        others = (total - y[i]) / (m - 1)
+        out[i] = (y[i] + (harmonic - 1.0) * (y[i] - others)) / m
+
+
+@njit(**JIT_OPTIONS)
+def _count_coalitions(c, y, i, counts, sums):
+    """``counts[s, C]``: coalitions of the players other than ``i`` of size ``s`` and mass ``C``; ``sums[s, C]``:
+    the sum of their ``sum_A c y`` (a knapsack programme over the others)."""
+    m = c.shape[0]
+    mass_total = counts.shape[1] - 1
+    counts[:, :] = 0.0
+    sums[:, :] = 0.0
+    counts[0, 0] = 1.0
+    size = 0
+    for other in range(m):
+        if other == i:
+            continue
+        cl = int(c[other])
+        for s in range(size, -1, -1):
+            for C in range(mass_total - cl, -1, -1):
+                nc = counts[s, C]
+                if nc != 0.0:
+                    counts[s + 1, C + cl] += nc
+                    sums[s + 1, C + cl] += sums[s, C] + c[other] * y[other] * nc
+        size += 1
+
+
+@njit(**JIT_OPTIONS)
+def _member_value(c, y, i, weight, counts, sums):
+    """``phi_i`` from the coalition counts and sums of the other players (:func:`_count_coalitions`)."""
+    phi = weight[0] * y[i]
+    for s in range(1, c.shape[0]):
+        for C in range(1, counts.shape[1]):
+            if counts[s, C] != 0.0:
+                phi += weight[s] * c[i] * (counts[s, C] * y[i] - sums[s, C] / C) / (C + c[i])
+    return phi
 
 
 @njit(**JIT_OPTIONS)
@@ -177,7 +221,7 @@ def forest_leaf_shapley(member_ptr: np.ndarray, members: np.ndarray, member_mass
     """Exact Shapley values of the fixed-structure forest game, summed leaf by leaf into ``out`` (d, n), zeroed.
 
     Each leaf ``g`` with ``M`` in-bag members contributes, for each explained row ``j`` in it and member ``i``,
-    ``(phi_i(u_g) - fallback[j] / M) / T`` (see :mod:`shap_instances.games._fast_forest`); an aggregated game
+    ``(phi_i(u_g) - fallback[j] / M) / T`` (see :mod:`shap_instances.forest._fast_forest`); an aggregated game
     adds ``weights[j, k]`` times that to output ``k``.
     """
     n_nodes = member_ptr.shape[0] - 1

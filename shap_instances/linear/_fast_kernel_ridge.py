@@ -2,7 +2,7 @@
 
 Both fit ``(K_SS + alpha I) a = y_S`` (a Gaussian process on ``y_S - mean(y_S)`` with ``normalize_y``) and
 predict ``k_S(x)^T a``: the kernel matrices are computed once, and the numba kernels of
-``games/_kernel_ridge_kernels.py`` (the bordered Cholesky update is derived there) grow the factor by one row per
+``linear/_kernel_ridge_kernels.py`` (the bordered Cholesky update is derived there) grow the factor by one row per
 prefix. Single coalitions are dense solves with scikit-learn's own LAPACK calls.
 
 A Gaussian process is served only with ``optimizer=None``: its refits then keep the kernel's hyper-parameters,
@@ -26,16 +26,18 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import pairwise_kernels
 
+from ..games import register_fast_path
 from ._kernel_ridge_kernels import kernel_prefix_values
 
 __all__ = ["KernelRidgePath"]
 
 
+@register_fast_path
 class KernelRidgePath:
     """Exact refits of KernelRidge (scalar ``alpha > 0``, any kernel but "precomputed") and of
     GaussianProcessRegressor with ``optimizer=None`` (scalar ``alpha``, ``normalize_y`` either way).
 
-    One of the :data:`~shap_instances.games.residual.FAST_PATHS`: the residual game picks it by itself. The
+    One of the :data:`~shap_instances.games.exact_fast_paths`: the residual game picks it by itself. The
     Gaussian process's prediction is its posterior mean (what ``predict`` returns).
 
     Parameters
@@ -53,7 +55,7 @@ class KernelRidgePath:
     --------
     >>> import numpy as np
     >>> from sklearn.kernel_ridge import KernelRidge
-    >>> from shap_instances.games import KernelRidgePath
+    >>> from shap_instances.linear import KernelRidgePath
     >>> X = np.array([[0.0], [1.0], [2.0], [4.0]]); y = np.array([0.0, 1.0, 1.5, 3.0])
     >>> model = KernelRidge(alpha=0.1, kernel="rbf")
     >>> path = KernelRidgePath(model, X, y, X, y, np.zeros(4))

@@ -25,7 +25,7 @@ of leaf ``g`` (``u_g(empty) = 0``). Players outside ``M_g`` are null in it, ``[S
 ``phi_i(v_j) = (1/T) sum_t [i in M_g] (phi_i(u_g) - f_j / |M_g|)``,  ``g = L_t(x_j)``.
 
 ``phi(u_g)`` depends on the leaf only: with equal multiplicities it is :class:`MeanPath`'s closed form, otherwise
-a dynamic programme over the coalitions' sizes and masses (``games/_forest_kernels.py``), O(|M_g|^4 c) per leaf:
+a dynamic programme over the coalitions' sizes and masses (``forest/_forest_kernels.py``), O(|M_g|^4 c) per leaf:
 cheap for fully grown trees (a few rows a leaf), slow for leaves of hundreds of rows (sample permutations then).
 
 *Prefix update.* Along a permutation, adding row ``i`` changes one leaf per tree where ``c_i(t) > 0``; only the
@@ -58,20 +58,21 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ..exceptions import UnsupportedModelError
+from ..games import accumulate_prefix_units, register_fast_path
 from ._forest_kernels import forest_leaf_shapley, forest_prefix_values, forest_units
-from ._prefix_kernels import accumulate_prefix_units
 
 __all__ = ["FixedForestPath"]
 
 _FORESTS = (RandomForestRegressor, RandomForestClassifier, ExtraTreesRegressor, ExtraTreesClassifier)
 
 
+@register_fast_path(refit="fixed_structure")
 class FixedForestPath:
     """Random forests with their tree structure held fixed: leaf values recomputed from each coalition.
 
     A named approximation of full refits (the module docstring derives it), chosen only by
     ``ResidualGame(model, X, y, ..., refit="fixed_structure")``; never one of
-    :data:`~shap_instances.games.residual.FAST_PATHS`. The forest is fitted once on all rows (a clone of ``model``
+    :data:`~shap_instances.games.exact_fast_paths`. The forest is fitted once on all rows (a clone of ``model``
     with its seeded ``random_state``); its trees' splits and bootstrap multiplicities are then fixed. Its exact
     Shapley values (:meth:`shapley_values`) make the game's ``closed_form`` ``"FixedForest"``.
 
@@ -90,7 +91,7 @@ class FixedForestPath:
     --------
     >>> import numpy as np
     >>> from sklearn.ensemble import RandomForestRegressor
-    >>> from shap_instances.games import FixedForestPath
+    >>> from shap_instances.forest import FixedForestPath
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
     >>> model = RandomForestRegressor(n_estimators=5, random_state=0)
@@ -185,7 +186,7 @@ class FixedForestPath:
 
     def equal_multiplicities(self) -> Self:
         """The same forest with every in-bag row counted once in its leaves: each leaf game becomes a plain mean, whose
-        Shapley values take :class:`~shap_instances.games.MeanPath`'s O(|M|) closed form instead of the O(|M|^4 c)
+        Shapley values take :class:`~shap_instances.linear.MeanPath`'s O(|M|) closed form instead of the O(|M|^4 c)
         programme. Close to this game (the same leaves, mostly the same weights), it is the control variate of
         :class:`~shap_instances.approximators.ControlVariateApproximator` where leaves are too large for the
         closed form (docs/engine.md, "Variance reduction")."""
@@ -194,6 +195,11 @@ class FixedForestPath:
         new.member_mass = np.ones_like(self.member_mass)
         new._full = None
         return new
+
+    def control_path(self) -> Self:
+        """The default control of this path's game (:func:`~shap_instances.approximators.control_game`):
+        :meth:`equal_multiplicities`."""
+        return self.equal_multiplicities()
 
     def _out(self, residuals: np.ndarray) -> np.ndarray:
         return residuals if self.W.shape[1] == 0 else residuals @ self.W
