@@ -4,7 +4,9 @@ Every estimator has ``estimate(game) -> ShapleyResult`` (the :class:`Approximato
 budget and ``random_state`` in its constructor, so a new estimator is a small class. ``random_state`` is read by
 :func:`shap_instances.utils.check_random_state` at every ``estimate``: an int gives the same result on every
 call and for every ``n_jobs``, a ``numpy.random.Generator`` advances from call to call.
-:class:`KernelCoalitionSampler` is the coalition design of :class:`KernelApproximator`, usable on its own;
+:func:`random_permutations` and :func:`random_coalitions` are the one sampler of every approximator and
+valuation estimator; :class:`KernelCoalitionSampler` is the coalition design of :class:`KernelApproximator`,
+usable on its own;
 :func:`shapley_weights` and :func:`kernel_weights` are the weights by coalition size.
 :func:`dask_scheduler` sends the parallel work of the estimators inside a ``with`` block to a dask cluster.
 :func:`format_seconds` writes a duration as the budget messages do.
@@ -28,7 +30,7 @@ from .exact import ExactApproximator
 from .influence import RidgeInfluenceApproximator
 from .kernel import KernelApproximator
 from .permutation import PermutationApproximator, stratified_permutations
-from .sampling import CoalitionDesign, KernelCoalitionSampler
+from .sampling import PERMUTATION_DRAWS, CoalitionDesign, KernelCoalitionSampler, random_coalitions, random_permutations
 from .stratified import PlaceStratifiedApproximator, cuts_walks
 
 __all__ = [
@@ -55,5 +57,8 @@ __all__ = [
     "kernel_weights",
     "shapley_weights",
     "stratified_permutations",
+    "random_permutations",
+    "random_coalitions",
+    "PERMUTATION_DRAWS",
     "cuts_walks",
 ]

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..utils import check_random_state
 from ._budget import RunClock
 from ._parallel import parallel_values, plan_workers
-from .sampling import CoalitionDesign, KernelCoalitionSampler
+from .sampling import CoalitionDesign, KernelCoalitionSampler, random_permutations
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -50,7 +51,7 @@ def _evaluation_order(design: CoalitionDesign, n_players: int) -> np.ndarray:
     _, pair = np.unique(smaller, axis=0, return_inverse=True)
     pair = pair.ravel()
     seed = int.from_bytes(hashlib.sha256(packed.tobytes()).digest()[:8], "little")
-    shuffled = np.random.default_rng(seed).permutation(pair.max() + 1)[pair]
+    shuffled = random_permutations(check_random_state(seed), 1, pair.max() + 1, by="shuffling")[0][pair]
     sizes = masks.sum(axis=1)
     stratum = np.where(sampled, n_players, np.minimum(sizes, n_players - sizes))  # outer sizes first
     return np.lexsort((shuffled, stratum))

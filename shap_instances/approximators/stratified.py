@@ -21,6 +21,7 @@ from ..games.residual import FAST_PATHS
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
 from .control_variate import FirstOrderGame, LabelShareGame, _CoMoments, first_order_game, label_share_game
+from .sampling import random_permutations
 
 __all__ = ["PlaceStratifiedApproximator", "cuts_walks"]
 
@@ -274,27 +275,13 @@ class _Stratum:
         lo, hi, m = self.lo, self.hi, self.game.n_players
         batch = max(64, 16384 // (hi + 1))
         for start in range(0, k, batch):
-            orders = _first_places(rng, min(batch, k - start), m, hi if _walk(self.game, hi) == hi else m)
+            orders = random_permutations(rng, min(batch, k - start), m,
+                                         first=hi if _walk(self.game, hi) == hi else m)
             x = np.diff(_prefix_values(self.game, orders, lo, hi), axis=1)
             for sums, control in zip(self.candidates, self.controls, strict=True):
                 c = np.zeros_like(x) if control is None else np.diff(_prefix_values(control, orders, lo, hi), axis=1)
                 sums.add(orders[:, lo:hi], x, c)
             self.seen += np.bincount(orders[:, lo:hi].ravel(), minlength=m)
-
-
-def _first_places(rng: np.random.Generator, k: int, m: int, hi: int) -> np.ndarray:
-    """The first ``hi`` places of ``k`` uniformly random orders of ``m`` players, shape (k, hi): i.i.d. uniform
-    draws with the rows holding a repeat drawn again (uniform over ordered samples without replacement) while
-    repeats are rare (``hi^2 <= m``), else the first places of a whole random order."""
-    if hi * hi > m:
-        return np.argsort(rng.random((k, m)), axis=1)[:, :hi]
-    out = rng.integers(0, m, size=(k, hi))
-    while True:
-        ordered = np.sort(out, axis=1)
-        again = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
-        if not len(again):
-            return out
-        out[again] = rng.integers(0, m, size=(len(again), hi))
 
 
 def _residual_variance(stats: _CoMoments, control: Any) -> np.ndarray:

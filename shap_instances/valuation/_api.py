@@ -15,7 +15,7 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.pipeline import Pipeline
 
-from ..approximators import ExactApproximator, PermutationApproximator
+from ..approximators import ExactApproximator, PermutationApproximator, random_coalitions
 from ..approximators.exact import all_coalitions
 from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
 from ..utils import (
@@ -341,7 +341,7 @@ def _class_samples(game: ScoreGame, own: np.ndarray, others: np.ndarray, exact: 
     else:
         check_memory(n_contexts * (9.0 * len(others) + 8.0 * len(own)), f"{n_contexts} contexts of class-wise "
                      "Shapley values", instead="Pass a smaller n_contexts.")
-        contexts = rng.random((n_contexts, len(others))) < 0.5
+        contexts = random_coalitions(rng, n_contexts, len(others))
         approximator = PermutationApproximator(n_permutations=n_permutations or max(8, 2 * len(own)),
                                                random_state=rng, silent=True)
     out = np.empty((len(contexts), len(own)))

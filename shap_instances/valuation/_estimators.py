@@ -29,6 +29,8 @@ from ..approximators import (
     PermutationApproximator,
     ShapleyResult,
     format_seconds,
+    random_coalitions,
+    random_permutations,
 )
 from ..exceptions import BudgetError, InvalidParameterError
 from ..utils import RandomStateLike, check_finite_result, check_memory, check_min_evals, check_random_state
@@ -133,7 +135,7 @@ class WeightedPermutationApproximator:
         empty = full = np.zeros(d)
         while done < k:
             batch = min(k - done, max(1, _BATCH_FLOATS // ((n + 1) * d)), k if done else 8)  # a first batch timed
-            permutations = rng.permuted(np.tile(np.arange(n), (batch, 1)), axis=1)
+            permutations = random_permutations(rng, batch, n, by="shuffling")
             prefixes = game.prefix_values(permutations)
             empty, full = prefixes[0, 0], prefixes[0, -1]
             contributions = np.diff(prefixes, axis=1) * weights[None, :, None]  # (batch, n, d) by position
@@ -193,7 +195,7 @@ class MSRBanzhafApproximator:
         count_in, sums, squares = np.zeros(n), np.zeros((2, n, d)), np.zeros((2, n, d))
         all_sum, all_squares, shift = np.zeros(d), np.zeros(d), None
         for begin in range(0, k, self.batch_size):
-            masks = rng.random((min(self.batch_size, k - begin), n)) < 0.5
+            masks = random_coalitions(rng, min(self.batch_size, k - begin), n)
             values = game(masks)
             shift = values[0].copy() if shift is None else shift  # centred sums: no cancellation
             values = values - shift
@@ -260,7 +262,7 @@ class RegressionBanzhafApproximator:
         check_memory(25.0 * k * (n + 1), f"the least-squares Banzhaf design of {k:,} coalitions of {n} players",
                      instead="Pass a smaller max_evals, or estimator='msr', whose memory does not grow with it.")
         rng, start = check_random_state(self.random_state), game.n_evaluations
-        masks = rng.random((k, n)) < 0.5
+        masks = random_coalitions(rng, k, n)
         values = np.asarray(game(masks), dtype=np.float64)
         design = np.column_stack([np.ones(k), masks])
         gram = design.T @ design
