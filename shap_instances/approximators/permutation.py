@@ -502,13 +502,20 @@ def _disagreement(state: _RunState, fingerprint: dict[str, Any]) -> str | None:
         return None
     if not (np.isfinite(state.empty).all() and np.isfinite(state.full).all()):
         return "v(empty) or v(all) is NaN or infinite"
-    total = state.full - state.empty
-    gap = np.abs(state.mean.sum(axis=0) - total)
-    allowed = 1e-9 * (np.abs(state.mean).sum(axis=0) + np.abs(state.full) + np.abs(state.empty)) + 1e-12
-    if "truncation_tolerance" in fingerprint:
-        allowed = allowed + fingerprint["truncation_tolerance"] * np.abs(total)
+    return _efficiency_disagreement(state.mean, state.empty, state.full, fingerprint.get("truncation_tolerance"))
+
+
+def _efficiency_disagreement(mean: np.ndarray, empty: np.ndarray, full: np.ndarray,
+                             tolerance: float | None) -> str | None:
+    """Where the saved ``mean`` contributions do not sum to ``full - empty`` (up to rounding, or to the truncation
+    ``tolerance`` of the run), what they sum to; else None."""
+    total = full - empty
+    gap = np.abs(mean.sum(axis=0) - total)
+    allowed = 1e-9 * (np.abs(mean).sum(axis=0) + np.abs(full) + np.abs(empty)) + 1e-12
+    if tolerance is not None:
+        allowed = allowed + tolerance * np.abs(total)
     if np.any(gap > allowed):
-        return (f"its mean contributions sum to {state.mean.sum(axis=0).tolist()}, not v(all) - v(empty) = "
+        return (f"its mean contributions sum to {mean.sum(axis=0).tolist()}, not v(all) - v(empty) = "
                 f"{total.tolist()} (edited?)")
     return None
 
