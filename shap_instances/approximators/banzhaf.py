@@ -20,6 +20,12 @@ if TYPE_CHECKING:
 __all__ = ["MSRBanzhafApproximator", "RegressionBanzhafApproximator"]
 
 
+def _sample_count(n_samples: int | None, max_evals: int | None, n: int) -> int:
+    """Coalitions to sample: ``n_samples``, else ``max_evals - 2`` (v(empty) and v(all) cost two), else
+    ``max(64, 4n)``."""
+    return n_samples or (max(2, max_evals - 2) if max_evals else max(64, 4 * n))
+
+
 class MSRBanzhafApproximator:
     """Banzhaf values by maximum sample reuse: each uniform random coalition updates every player.
 
@@ -57,7 +63,7 @@ class MSRBanzhafApproximator:
     def estimate(self, game: Game) -> ShapleyResult:
         """Banzhaf values of every player of ``game``, with standard errors."""
         n, d = game.n_players, game.n_outputs
-        k = self.n_samples or (max(2, self.max_evals - 2) if self.max_evals else max(64, 4 * n))
+        k = _sample_count(self.n_samples, self.max_evals, n)
         rng, start, started = check_random_state(self.random_state), game.n_evaluations, time.perf_counter()
         count_in, sums, squares = np.zeros(n), np.zeros((2, n, d)), np.zeros((2, n, d))
         all_sum, all_squares, shift = np.zeros(d), np.zeros(d), None
@@ -121,7 +127,7 @@ class RegressionBanzhafApproximator:
     def estimate(self, game: Game) -> ShapleyResult:
         """Banzhaf values of every player of ``game``, with standard errors."""
         n = game.n_players
-        k = self.n_samples or (max(2, self.max_evals - 2) if self.max_evals else max(64, 4 * n))
+        k = _sample_count(self.n_samples, self.max_evals, n)
         if k < 2 * (n + 1):
             raise InvalidParameterError(f"the regression approximator of Banzhaf values needs at least 2 (n + 1) = "
                                         f"{2 * (n + 1)} sampled coalitions for {n} players, got {k}; use "
