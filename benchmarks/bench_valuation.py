@@ -58,12 +58,14 @@ from sklearn.metrics import f1_score, roc_auc_score
 from sklearn.model_selection import cross_val_predict, train_test_split
 from threadpoolctl import threadpool_limits
 
-from shap_instances.datasets import load_breast_wisconsin, load_telco_churn
-from shap_instances.valuation import (
+from shap_instances.approximators import (
     MSRBanzhafApproximator,
     RegressionBanzhafApproximator,
-    Semivalue,
     WeightedPermutationApproximator,
+)
+from shap_instances.datasets import load_breast_wisconsin, load_telco_churn
+from shap_instances.valuation import (
+    Semivalue,
     data_oob,
     data_values,
     label_issues,
@@ -332,7 +334,7 @@ def _our_semivalues(X, y, Xv, yv, evaluations: dict) -> dict:
     for name, call in calls.items():
         with warnings.catch_warnings():  # numba compiled and caches loaded: a first call per method, untimed
             warnings.simplefilter("ignore")
-            data_values(model(), X[:20], y[:20], Xv, yv, max_evals=50, estimator="auto" if name == "leave-one-out"
+            data_values(model(), X[:20], y[:20], Xv, yv, max_evals=50, approximator="auto" if name == "leave-one-out"
                         else "msr" if name == "Banzhaf-MSR" else "permutation", **call)
         budget = None if name == "leave-one-out" else evaluations[name] + (2 if name == "Banzhaf-MSR" else 0)
         start = time.perf_counter()

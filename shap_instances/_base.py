@@ -111,7 +111,7 @@ class ConformanceProblem:
         it; an explainer whose values do not add up (``efficient = False``) must give it.
     sampling_options : dict, optional
         Constructor options under which a stochastic explainer (``stochastic = True``) samples, so that its
-        values depend on ``random_state`` (e.g. ``{"estimator": "permutation", "n_permutations": 5}``); added
+        values depend on ``random_state`` (e.g. ``{"approximator": "permutation", "n_permutations": 5}``); added
         to ``options`` by the random-state and ``n_jobs`` checks.
 
     Examples

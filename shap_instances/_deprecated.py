@@ -24,6 +24,8 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
     "shap_instances.estimators": ("shap_instances.approximators",),
     **{f"shap_instances.estimators.{name}": (f"shap_instances.approximators.{name}",)
        for name in ("closed_form", "exact", "influence", "kernel", "permutation", "sampling")},
+    # the valuation approximators moved to approximators/ in 0.2; the module kept the chooser under another name
+    "shap_instances.valuation._estimators": ("shap_instances.approximators", "shap_instances.valuation"),
     "shap_instances.proximities": ("shap_instances.forest",),
     "shap_instances.nb_terms": ("shap_instances.naive_bayes",),
     "shap_instances.nb_columns": ("shap_instances.naive_bayes",),

@@ -147,7 +147,7 @@ def _perturbations(task: str) -> dict[str, tuple[Callable[[tuple], tuple], dict[
         "alpha=nan": (lambda a: a, {"semivalue": "beta", "alpha": np.nan}, "refuse"),
         "alpha='16'": (lambda a: a, {"semivalue": "beta", "alpha": "16"}, "refuse"),
         "semivalue='oracle'": (lambda a: a, {"semivalue": "oracle"}, "refuse"),
-        "estimator='oracle'": (lambda a: a, {"estimator": "oracle"}, "refuse"),
+        "approximator='oracle'": (lambda a: a, {"approximator": "oracle"}, "refuse"),
         "random_state='x'": (lambda a: a, {"random_state": "x"}, "refuse"),
     }
     if task == "regression":
@@ -173,7 +173,7 @@ def _perturbations(task: str) -> dict[str, tuple[Callable[[tuple], tuple], dict[
     return same
 
 
-_OPTIONS_OF_DATA_VALUES = ("scoring", "default_score", "max_evals", "alpha", "beta", "semivalue", "estimator")
+_OPTIONS_OF_DATA_VALUES = ("scoring", "default_score", "max_evals", "alpha", "beta", "semivalue", "approximator")
 
 
 def _pairs(task: str, options: dict[str, Any], rng: np.random.Generator, reorders_training: bool = False

@@ -13,6 +13,7 @@ import shap_instances
 from shap_instances import approximators
 from shap_instances.approximators import Approximator, ExactApproximator, ShapleyResult
 from shap_instances.games import FunctionGame
+from shap_instances.valuation import Semivalue
 
 EXPLAINERS_DIR = Path(shap_instances.__file__).parent / "explainers"
 
@@ -28,12 +29,18 @@ ESTIMATOR_CLASSES = [getattr(approximators, name) for name in approximators.__al
 def test_every_estimator_class_is_listed():
     assert {cls.__name__ for cls in ESTIMATOR_CLASSES} == {
         "ClosedFormApproximator", "ControlVariateApproximator", "ExactApproximator", "KernelApproximator",
-        "PermutationApproximator", "PlaceStratifiedApproximator", "RidgeInfluenceApproximator"}
+        "PermutationApproximator", "PlaceStratifiedApproximator", "RidgeInfluenceApproximator",
+        "LeaveOneOutApproximator", "MSRBanzhafApproximator", "RegressionBanzhafApproximator",
+        "WeightedPermutationApproximator"}
+
+
+#: The constructor arguments an approximator cannot do without (the semivalue a weighted permutation estimates).
+REQUIRED = {"WeightedPermutationApproximator": lambda: (Semivalue("banzhaf"),)}
 
 
 @pytest.mark.parametrize("cls", ESTIMATOR_CLASSES, ids=lambda cls: cls.__name__)
 def test_every_estimator_satisfies_the_protocol(cls):
-    assert isinstance(cls(), Approximator)
+    assert isinstance(cls(*REQUIRED.get(cls.__name__, tuple)()), Approximator)
     assert issubclass(cls, Approximator)
     parameters = list(inspect.signature(cls.estimate).parameters)
     assert parameters == ["self", "game"], f"{cls.__name__}.estimate{parameters}: the protocol's call is estimate(game)"

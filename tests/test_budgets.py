@@ -154,3 +154,24 @@ def test_explain_says_how_precise_sampled_values_are():
     assert sampled.precision.startswith(f"RMS standard error 0.5 = {0.5 / spread:.0%} of the values' spread "
                                         f"({spread:.3g}); the values spread beyond their noise")
     assert build_explanation(values, 0.0, feature_names=["a", "b"]).precision == "exact values (no sampling error)"
+
+
+def test_kernel_design_cut_mid_evaluation_says_max_time_and_keeps_efficiency():
+    """A game that turns slow after the probe: the design is not re-planned (the probe was quick), the batches
+    stop when max_time passes, and the evaluated strata keep their kernel mass (efficiency holds)."""
+    from shap_instances.approximators import KernelApproximator
+    from shap_instances.games import FunctionGame
+
+    weights = np.random.default_rng(0).normal(size=(10, 1))
+    calls = []
+
+    def values(masks):
+        calls.append(len(masks))
+        if len(calls) > 3:  # v(empty), v(all) and the probe are quick
+            time.sleep(0.3)
+        return np.asarray(masks, dtype=np.float64) @ weights
+
+    result = KernelApproximator(max_evals=1000, max_time=0.5, random_state=0, silent=True, n_jobs=1).estimate(
+        FunctionGame(values, 10, 1))
+    assert result.info["stopped_by"] == "max_time" and not result.converged
+    assert result.info["n_coalitions"] < 1000 and result.efficiency_gap() < 1e-10

@@ -523,3 +523,23 @@ def test_a_damaged_zip_directory_is_refused_naming_the_file(tmp_path):
     data[entry + 10:entry + 12] = (99).to_bytes(2, "little")
     path.write_bytes(bytes(data))
     _refused(path, r"is damaged or truncated \(NotImplementedError")
+
+
+def test_an_integer_array_out_of_its_dtype_range_is_refused():
+    from shap_instances.approximators._checkpoint import _decode, _encode
+
+    encoded = _encode({"state": np.array([1, 2], dtype=np.int8)})
+    assert np.array_equal(_decode(encoded)["state"], [1, 2])
+    encoded["state"]["values"][1] = "300"  # beyond int8
+    with pytest.raises(ValueError, match="out of the range of int8"):
+        _decode(encoded)
+
+
+def test_a_truncated_run_may_save_a_mean_off_efficiency_by_its_tolerance_only():
+    from shap_instances.approximators.permutation import _efficiency_disagreement
+
+    empty, full = np.zeros(1), np.array([10.0])
+    mean = np.array([[4.0], [5.5]])  # sums to 9.5: 5% of v(all) - v(empty) short
+    assert _efficiency_disagreement(mean, empty, full, 0.1) is None
+    assert "sum to [9.5], not v(all) - v(empty) = [10.0]" in _efficiency_disagreement(mean, empty, full, 0.01)
+    assert _efficiency_disagreement(mean, empty, full, None) is not None

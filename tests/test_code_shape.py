@@ -309,20 +309,12 @@ ALLOWED_COMPLEX: dict[tuple[str, str], int] = {
     ("shap_instances/naive_bayes/_columns.py", "_own_values"): 29,
     ("shap_instances/isotonic/_sisr.py", "check_options"): 22,
     ("shap_instances/naive_bayes/_columns.py", "_fitted_range_probe"): 21,
-    ("shap_instances/valuation/_estimators.py", "semivalue_approximator"): 20,
     ("shap_instances/utils/_model_state.py", "_binary_tree_problem"): 20,
     ("shap_instances/boosting/_kernels.py", "target_weight_rows"): 20,
-    ("shap_instances/approximators/_checkpoint.py", "_read_archive"): 20,
-    ("shap_instances/approximators/_checkpoint.py", "_check_state"): 20,
     ("shap_instances/boosting/_kernels.py", "pruned_top_k_rows"): 19,
-    ("shap_instances/approximators/stratified.py", "estimate"): 19,
-    ("shap_instances/approximators/_anytime.py", "evaluate_design"): 19,
     ("shap_instances/naive_bayes/_columns.py", "columnwise_order"): 18,
     ("shap_instances/explainers/residual.py", "__init__"): 18,
-    ("shap_instances/approximators/_checkpoint.py", "_decode"): 18,
-    ("shap_instances/approximators/_checkpoint.py", "_encode"): 17,
     ("shap_instances/explainers/isotonic.py", "__call__"): 16,
-    ("shap_instances/approximators/permutation.py", "_disagreement"): 16,
 }
 
 

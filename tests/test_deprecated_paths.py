@@ -46,6 +46,8 @@ OLD_NAMES = [
     *[(f"shap_instances.games.{old}", name, home) for old, home in FAST_PATH_HOMES.items()
       for name in (importlib.import_module(home).__all__) if name.endswith("Path")
       and importlib.import_module(home).__dict__[name].__module__.endswith(old)],
+    ("shap_instances.valuation._estimators", "semivalue_approximator", "shap_instances.valuation"),
+    ("shap_instances.valuation._estimators", "MSRBanzhafApproximator", "shap_instances.approximators"),
 ]
 
 
@@ -154,3 +156,51 @@ def test_the_warning_is_shown_by_default():
     code = "from shap_instances.proximities import build_gap_index"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "ShapInstancesDeprecationWarning" in run.stderr and "shap_instances.forest.build_gap_index" in run.stderr
+
+
+MOVED_APPROXIMATORS = ["LeaveOneOutApproximator", "MSRBanzhafApproximator", "RegressionBanzhafApproximator",
+                       "WeightedPermutationApproximator"]
+
+
+@pytest.mark.parametrize("name", MOVED_APPROXIMATORS)
+def test_valuation_approximators_moved_to_approximators_with_a_warning(name):
+    import shap_instances.approximators as approximators
+    import shap_instances.valuation as valuation
+
+    moved = rf"shap_instances\.valuation\.{name} is deprecated.*use shap_instances\.approximators\.{name}"
+    with pytest.warns(ShapInstancesDeprecationWarning, match=moved):
+        value = getattr(valuation, name)
+    assert value is getattr(approximators, name)
+    assert name not in valuation.__all__ and name in approximators.__all__
+    with pytest.warns(ShapInstancesDeprecationWarning, match=r"valuation\._estimators"):
+        assert getattr(importlib.import_module("shap_instances.valuation._estimators"), name) is value
+
+
+def test_valuation_estimators_is_approximators_with_a_warning():
+    import shap_instances.valuation as valuation
+
+    with pytest.warns(ShapInstancesDeprecationWarning, match=r"valuation\.ESTIMATORS.*valuation\.APPROXIMATORS"):
+        assert valuation.ESTIMATORS is valuation.APPROXIMATORS
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        valuation.Nothing  # noqa: B018
+
+
+def test_estimator_keyword_of_data_values_is_approximator_with_a_warning():
+    from sklearn.linear_model import Ridge
+
+    from shap_instances.exceptions import InvalidParameterError
+    from shap_instances.valuation import Semivalue, data_values, semivalue_approximator
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(16, 2)), rng.normal(size=16)
+    kwargs = dict(semivalue="banzhaf", max_evals=60, random_state=0)
+    new = data_values(Ridge(), X[:8], y[:8], X[8:], y[8:], approximator="msr", **kwargs)
+    renamed = r"data_values\(estimator=...\).*data_values\(approximator"
+    with pytest.warns(ShapInstancesDeprecationWarning, match=renamed):
+        old = data_values(Ridge(), X[:8], y[:8], X[8:], y[8:], estimator="msr", **kwargs)
+    assert old.method == new.method == "banzhaf/msr" and np.array_equal(old.values, new.values)
+    with pytest.raises(InvalidParameterError, match="both approximator= and its deprecated name estimator="):
+        data_values(Ridge(), X[:8], y[:8], X[8:], y[8:], approximator="msr", estimator="msr", **kwargs)
+    with pytest.warns(ShapInstancesDeprecationWarning, match=r"semivalue_approximator\(estimator=...\)"):
+        chosen = semivalue_approximator(Semivalue("banzhaf"), estimator="regression")
+    assert type(chosen).__name__ == "RegressionBanzhafApproximator"

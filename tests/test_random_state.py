@@ -172,3 +172,52 @@ def test_random_states_through_the_residual_explainer():
                                                 random_state=random_state, silent=True)
             values = explainer(X[:3], y[:3]).values
             assert values.shape == (3, 14) and np.all(np.isfinite(values))
+
+
+def _sisr_restarts(random_state):
+    from shap_instances.isotonic import sisr
+
+    v = np.sqrt(((np.arange(16)[:, None] >> np.arange(4)) & 1) @ np.array([3.0, 1.0, 0.5, 0.0]))
+    return sisr(v, 2, n_restarts=3, random_state=random_state).gamma
+
+
+def _random_scores(random_state):
+    from shap_instances.metrics import random_scores
+
+    return random_scores(2, 5, random_state=random_state)
+
+
+@pytest.mark.parametrize("draw", [_random_scores, _sisr_restarts], ids=["random_scores", "sisr"])
+def test_functions_outside_the_approximators_follow_the_one_policy(draw):
+    """A RandomState seeds a new Generator (as check_random_state says), an int is that Generator's seed, a bad
+    value is refused by name: the same policy as every approximator."""
+    from shap_instances.utils import check_random_state
+
+    legacy = np.random.RandomState(3)
+    seed = np.random.RandomState(3).randint(0, 2**31 - 1)
+    assert np.array_equal(draw(legacy), draw(check_random_state(seed)))
+    assert np.array_equal(draw(7), draw(np.random.default_rng(7)))
+    with pytest.raises(InvalidParameterError, match="random_state"):
+        draw(-1)
+
+
+def test_isotonic_transform_subsamples_with_the_one_policy():
+    """The coalitions drawn for the plot are those check_random_state's Generator chooses (a RandomState seeds a
+    new Generator); the scatter's x data are their payoffs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from shap_instances.isotonic import sisr
+    from shap_instances.plots import isotonic_transform
+    from shap_instances.utils import check_random_state
+
+    result = sisr(np.sqrt(((np.arange(32)[:, None] >> np.arange(5)) & 1) @ np.array([3.0, 1.0, 0.5, 0, 0])), 2)
+    ax = isotonic_transform(result, show=False, max_points=6, random_state=np.random.RandomState(4))
+    seed = np.random.RandomState(4).randint(0, 2**31 - 1)
+    keep = check_random_state(seed).choice(result.payoffs.size, 6, replace=False)
+    np.testing.assert_array_equal(ax.collections[0].get_offsets()[:, 0], result.payoffs[keep])
+    plt.close(ax.figure)
+    with pytest.raises(InvalidParameterError, match="random_state"):
+        isotonic_transform(result, show=False, max_points=6, random_state=-1)

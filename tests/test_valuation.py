@@ -25,13 +25,15 @@ from sklearn.metrics import get_scorer, roc_auc_score
 from sklearn.naive_bayes import GaussianNB
 from sklearn.tree import DecisionTreeClassifier
 
+from shap_instances.approximators import (
+    MSRBanzhafApproximator,
+    RegressionBanzhafApproximator,
+    WeightedPermutationApproximator,
+)
 from shap_instances.exceptions import InvalidParameterError, UnsupportedModelError
 from shap_instances.games import FunctionGame
 from shap_instances.valuation import (
-    MSRBanzhafApproximator,
-    RegressionBanzhafApproximator,
     Semivalue,
-    WeightedPermutationApproximator,
     classwise_shapley,
     data_oob,
     data_values,
@@ -162,7 +164,7 @@ def test_score_game_fast_path_equals_sklearn_refits(scoring):
 @pytest.mark.parametrize("semivalue", ["shapley", "banzhaf", "beta", "loo"])
 def test_data_values_on_the_ridge_shortcut_match_brute_force(semivalue):
     X, y, Xv, yv = ridge_problem(n=7)
-    dv = data_values(Ridge(alpha=0.5), X, y, Xv, yv, semivalue=semivalue, estimator="exact", scoring="r2")
+    dv = data_values(Ridge(alpha=0.5), X, y, Xv, yv, semivalue=semivalue, approximator="exact", scoring="r2")
     score = get_scorer("r2")
     default = 1.0 - np.sum((yv - y.mean()) ** 2) / np.sum((yv - yv.mean()) ** 2)
 
@@ -193,7 +195,7 @@ def test_any_scorer_on_a_classifier_matches_refits():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dv = data_values(GaussianNB(), Xt, yt, Xv, yv, semivalue="banzhaf", estimator="exact",
+        dv = data_values(GaussianNB(), Xt, yt, Xv, yv, semivalue="banzhaf", approximator="exact",
                          scoring="roc_auc", default_score=0.0)
     np.testing.assert_allclose(dv.values.to_numpy(), brute_semivalue(v, 6, Semivalue("banzhaf")), atol=1e-12)
     assert dv.info["n_failed_fits"] > 0  # the one-class subsets
@@ -297,7 +299,7 @@ def test_bad_input_is_refused():
     with pytest.raises(InvalidParameterError, match="alpha must be a finite number in"):
         data_values(Ridge(), X, y, Xv, yv, semivalue="beta", alpha=0.0)
     with pytest.raises(InvalidParameterError, match="Banzhaf values only"):
-        data_values(Ridge(), X, y, Xv, yv, estimator="msr")
+        data_values(Ridge(), X, y, Xv, yv, approximator="msr")
     with pytest.raises(InvalidParameterError, match="max_evals"):
         data_values(Ridge(), X, y, Xv, yv, max_evals=0)
     with pytest.raises(UnsupportedModelError, match="needs a classifier, but Ridge is a regressor"):

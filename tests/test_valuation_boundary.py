@@ -271,7 +271,7 @@ def test_a_budget_below_one_sample_is_refused_with_the_number_that_works(diabete
     with pytest.raises(InvalidParameterError, match="max_evals=1 is too small.*pass max_evals >= 21"):
         data_values(Ridge(), X, y, Xv, yv, max_evals=1)
     with pytest.raises(InvalidParameterError, match="pass max_evals >= 44"):
-        data_values(Ridge(), X, y, Xv, yv, semivalue="banzhaf", estimator="regression", max_evals=43)
+        data_values(Ridge(), X, y, Xv, yv, semivalue="banzhaf", approximator="regression", max_evals=43)
     spent = data_values(Ridge(), X, y, Xv, yv, max_evals=21, random_state=0).n_evaluations
     assert spent <= 21
     small = data_values(Ridge(), X[:8], y[:8], Xv, yv, max_evals=30, random_state=0)  # 2^8 > 30: not enumerated
@@ -279,7 +279,7 @@ def test_a_budget_below_one_sample_is_refused_with_the_number_that_works(diabete
     with pytest.raises(InvalidParameterError, match="max_evals must be None or an int"):
         data_values(Ridge(), X, y, Xv, yv, max_evals="21")
     with pytest.raises(GameTooLargeError, match="2\\^20 = 1,048,576 evaluations"):  # not "pass max_evals >= 2^20"
-        data_values(Ridge(), X, y, Xv, yv, estimator="exact", max_evals=100)
+        data_values(Ridge(), X, y, Xv, yv, approximator="exact", max_evals=100)
 
 
 @pytest.mark.parametrize("options,match", [({"n_contexts": "2"}, "n_contexts must be an int"),
@@ -318,7 +318,7 @@ def test_budgets_that_cannot_be_met_are_refused_with_the_estimate(diabetes, canc
     with pytest.raises(BudgetError, match="remaining permutations are estimated"):
         data_values(Ridge(), X, y, Xv, yv, semivalue="beta", max_evals=10**15, random_state=0)
     with pytest.raises(MemoryBudgetError, match="least-squares Banzhaf design of 999,999,999,999,998 coalitions"):
-        data_values(Ridge(), X, y, Xv, yv, semivalue="banzhaf", estimator="regression", max_evals=10**15)
+        data_values(Ridge(), X, y, Xv, yv, semivalue="banzhaf", approximator="regression", max_evals=10**15)
     Xc, yc, Xcv, ycv = cancer
     with pytest.raises(MemoryBudgetError, match="1000000000 contexts of class-wise Shapley values would need"):
         classwise_shapley(GaussianNB(), Xc, yc, Xcv, ycv, n_contexts=10**9)

@@ -225,11 +225,10 @@ def test_explainer_place_strata_aggregate_against_enumeration():
 def test_place_strata_draws_cut_the_walk_and_keep_the_budget():
     """A ridge game's draws walk only their stratum's prefixes (cuts_walks), the first places are uniform without
     repeats, and max_time stops the allocation while the pilot completes."""
-    from shap_instances.approximators import cuts_walks
-    from shap_instances.approximators.stratified import _first_places
+    from shap_instances.approximators import cuts_walks, random_permutations
 
     assert cuts_walks(Ridge()) and cuts_walks(LogisticRegression())
-    places = _first_places(np.random.default_rng(0), 20000, 50, 3)
+    places = random_permutations(np.random.default_rng(0), 20000, 50, first=3)
     assert all(len(set(row)) == 3 for row in places[:500])
     counts = np.bincount(places[:, 0], minlength=50)  # each player first with probability 1/50
     assert abs(counts - 400).max() < 5 * np.sqrt(400)

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..utils import check_random_state
 from ._budget import RunClock
 from ._parallel import parallel_values, plan_workers
-from .sampling import CoalitionDesign, KernelCoalitionSampler
+from .sampling import CoalitionDesign, KernelCoalitionSampler, random_permutations
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -50,7 +51,7 @@ def _evaluation_order(design: CoalitionDesign, n_players: int) -> np.ndarray:
     _, pair = np.unique(smaller, axis=0, return_inverse=True)
     pair = pair.ravel()
     seed = int.from_bytes(hashlib.sha256(packed.tobytes()).digest()[:8], "little")
-    shuffled = np.random.default_rng(seed).permutation(pair.max() + 1)[pair]
+    shuffled = random_permutations(check_random_state(seed), 1, pair.max() + 1, by="shuffling")[0][pair]
     sizes = masks.sum(axis=1)
     stratum = np.where(sampled, n_players, np.minimum(sizes, n_players - sizes))  # outer sizes first
     return np.lexsort((shuffled, stratum))
@@ -90,16 +91,9 @@ def evaluate_design(game: Game, sampler: KernelCoalitionSampler, budget: int, rn
     affordable = None if clock.max_time is None else int(PLAN_MARGIN * cast(float, clock.left())
                                                          / max(per_coalition, 1e-12))
     if affordable is not None and left > affordable and budget > affordable + len(first):
-        known = dict(zip([row.tobytes() for row in np.packbits(design.masks[first], axis=1)], first_values))
-        design = sampler.sample(max(affordable + len(first), 4), rng)
-        order = _evaluation_order(design, sampler.n_players)
-        keys = [row.tobytes() for row in np.packbits(design.masks, axis=1)]
-        reuse = np.array([key in known for key in keys], dtype=bool)
-        values = np.empty((len(design.masks), game.n_outputs))
-        if reuse.any():
-            values[reuse] = [known[key] for key, hit in zip(keys, reuse) if hit]
+        design, values, reuse, todo = _replanned(game, sampler, max(affordable + len(first), 4), rng,
+                                                 design.masks[first], first_values)
         stopped_by = "max_time (re-planned)"
-        todo = order[~reuse[order]]
     else:
         values = np.empty((len(design.masks), game.n_outputs))
         values[first] = first_values
@@ -108,22 +102,48 @@ def evaluate_design(game: Game, sampler: KernelCoalitionSampler, budget: int, rn
         todo = order[len(first):]
     step = 4096 if cheap else 256
     jobs = 1 if cheap else plan_workers(n_jobs, seconds_left=per_coalition * len(todo))
-    done = 0
-    with tqdm(total=len(todo), desc="kernel coalitions", unit="coalition", disable=silent or len(todo) <= step,
-              leave=False) as bar:
-        while done < len(todo):
-            if clock.expired():
-                stopped_by = "max_time"
-                break
-            rows = todo[done:done + step]
-            values[rows] = parallel_values(game, design.masks[rows], jobs, silent=True)
-            done += len(rows)
-            bar.update(len(rows))
+    done = _evaluate_in_order(game, design, values, todo, step, jobs, clock, silent=silent)
     evaluated = reuse.copy()
     evaluated[todo[:done]] = True
     if evaluated.all():
         return design, values, stopped_by
     return truncated_design(design, evaluated, sampler.n_players), values[evaluated], "max_time"
+
+
+def _replanned(game: Game, sampler: KernelCoalitionSampler, budget: int, rng: np.random.Generator,
+               probed: np.ndarray, probed_values: np.ndarray) -> tuple[CoalitionDesign, np.ndarray, np.ndarray,
+                                                                       np.ndarray]:
+    """The design of ``budget`` coalitions drawn anew, with the probe's values reused where it drew them again.
+
+    Returns ``(design, values, reused, todo)``: ``values`` filled on the ``reused`` rows, ``todo`` the other rows
+    in evaluation order.
+    """
+    known = dict(zip([row.tobytes() for row in np.packbits(probed, axis=1)], probed_values))
+    design = sampler.sample(budget, rng)
+    order = _evaluation_order(design, sampler.n_players)
+    keys = [row.tobytes() for row in np.packbits(design.masks, axis=1)]
+    reuse = np.array([key in known for key in keys], dtype=bool)
+    values = np.empty((len(design.masks), game.n_outputs))
+    if reuse.any():
+        values[reuse] = [known[key] for key, hit in zip(keys, reuse) if hit]
+    return design, values, reuse, order[~reuse[order]]
+
+
+def _evaluate_in_order(game: Game, design: CoalitionDesign, values: np.ndarray, todo: np.ndarray, step: int,
+                       jobs: int, clock: RunClock, *, silent: bool) -> int:
+    """Evaluate the rows ``todo`` of ``design`` into ``values``, ``step`` at a time, until done or ``clock``
+    expires; returns how many of ``todo`` were evaluated."""
+    done = 0
+    with tqdm(total=len(todo), desc="kernel coalitions", unit="coalition", disable=silent or len(todo) <= step,
+              leave=False) as bar:
+        while done < len(todo):
+            if clock.expired():
+                break
+            rows = todo[done:done + step]
+            values[rows] = parallel_values(game, design.masks[rows], jobs, silent=True)
+            done += len(rows)
+            bar.update(len(rows))
+    return done
 
 
 def truncated_design(design: CoalitionDesign, evaluated: np.ndarray, n_players: int) -> CoalitionDesign:

@@ -185,21 +185,20 @@ class CheckpointFile:
                               f"{data[:8]!r}); use another path, or delete it if it is a damaged checkpoint")
 
     def _read_archive(self, data: bytes) -> tuple[dict, dict]:
-        arrays = {}
+        raw, arrays = self._archive_members(data)
+        header = self._parsed_header(raw)
+        self._check_listed(header.get("arrays"), arrays)
+        try:
+            header["state"] = _decode(header.get("state"))
+        except (TypeError, ValueError, OverflowError) as error:
+            raise self._error(f"is damaged: {error}; delete it to start afresh") from None
+        return header, arrays
+
+    def _archive_members(self, data: bytes) -> tuple[np.ndarray, dict]:
+        """The header bytes and the other arrays of the .npz archive ``data``, never unpickling anything."""
         try:
             with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-                names = set(archive.files)
-                if "header" not in names:
-                    raise self._error(f"is an .npz archive but not a shap_instances checkpoint (no 'header' member; "
-                                      f"members: {sorted(names)}); use another path")
-                raw = archive["header"]
-                if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1:
-                    raise self._error("is damaged: its header is not an array of JSON bytes; delete it to start afresh")
-                for name in sorted(names - {"header"}):
-                    arrays[name] = archive[name]
-                    if not isinstance(arrays[name], np.ndarray):
-                        raise self._error(f"is damaged: its member '{name}' is not an array; delete it to start "
-                                          "afresh")
+                return self._members_of(archive)
         except CheckpointError:
             raise
         except ValueError as error:
@@ -211,13 +210,33 @@ class CheckpointFile:
                 struct.error) as error:  # a damaged zip directory can name any compression method or flag
             raise self._error(f"is damaged or truncated ({type(error).__name__}: {error}); delete it to start "
                               "afresh") from None
+
+    def _members_of(self, archive: Any) -> tuple[np.ndarray, dict]:
+        names = set(archive.files)
+        if "header" not in names:
+            raise self._error(f"is an .npz archive but not a shap_instances checkpoint (no 'header' member; "
+                              f"members: {sorted(names)}); use another path")
+        raw = archive["header"]
+        if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1:
+            raise self._error("is damaged: its header is not an array of JSON bytes; delete it to start afresh")
+        arrays = {}
+        for name in sorted(names - {"header"}):
+            arrays[name] = archive[name]
+            if not isinstance(arrays[name], np.ndarray):
+                raise self._error(f"is damaged: its member '{name}' is not an array; delete it to start afresh")
+        return raw, arrays
+
+    def _parsed_header(self, raw: np.ndarray) -> dict:
         try:
             header = json.loads(raw.tobytes().decode("utf-8"), parse_constant=_refuse_constant)
         except (UnicodeDecodeError, ValueError) as error:
             raise self._error(f"is damaged: its header is not JSON ({error}); delete it to start afresh") from None
         if not isinstance(header, dict):
             raise self._error("is damaged: its header is not a JSON object; delete it to start afresh")
-        listed = header.get("arrays")
+        return header
+
+    def _check_listed(self, listed: Any, arrays: dict) -> None:
+        """The arrays the header lists are those of the archive, with their dtypes and shapes."""
         if not isinstance(listed, dict) or set(listed) != set(arrays):
             listed_names = sorted(listed) if isinstance(listed, dict) else listed
             raise self._error(f"is damaged: the header lists arrays {listed_names} but the archive holds "
@@ -226,11 +245,6 @@ class CheckpointFile:
             if listed[name] != {"dtype": array.dtype.str, "shape": list(array.shape)}:
                 raise self._error(f"is damaged: array '{name}' is {array.dtype.str} {list(array.shape)}, the header "
                                   f"says {listed[name]}; delete it to start afresh")
-        try:
-            header["state"] = _decode(header.get("state"))
-        except (TypeError, ValueError, OverflowError) as error:
-            raise self._error(f"is damaged: {error}; delete it to start afresh") from None
-        return header, arrays
 
     def _check_fingerprint(self, saved: Any, current: dict) -> None:
         current = _decode(_encode(current))  # as it would read back: tuples as lists, numpy scalars as Python's
@@ -245,6 +259,17 @@ class CheckpointFile:
         raise self._error(f"belongs to another run ({'; '.join(differences)}); delete it or use another file")
 
     def _check_state(self, state: dict) -> None:
+        self._check_counts(state)
+        self._check_moments(state)
+        for key in ("empty", "full"):
+            state.setdefault(key, None)
+            if state[key] is not None and (state[key].dtype != np.float64
+                                           or state[key].shape != state["mean"].shape[1:]):
+                raise self._error(f"is damaged: array '{key}' is not a float64 vector of the outputs' length")
+        state["rng"] = self._checked_rng_state(state.get("rng"))
+
+    def _check_counts(self, state: dict) -> None:
+        """``done``, ``units`` and ``evals`` are non-negative ints, ``counters`` a dict of numbers and text."""
         for key in ("done", "units", "evals"):
             value = state.get(key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -254,6 +279,9 @@ class CheckpointFile:
         if not isinstance(counters, dict) or not all(
                 isinstance(v, str | int | float | None) for v in counters.values()):
             raise self._error(f"is damaged: 'counters' is {counters!r}, not a dict of numbers and text")
+
+    def _check_moments(self, state: dict) -> None:
+        """``mean`` and ``m2`` are float64 matrices of one shape, the fingerprint's (players, outputs)."""
         for key in ("mean", "m2"):
             if key not in state or state[key].dtype != np.float64 or state[key].ndim != 2:
                 raise self._error(f"is damaged: array '{key}' is missing or not a float64 matrix; delete it to "
@@ -265,12 +293,6 @@ class CheckpointFile:
         if None not in expected and state["mean"].shape != expected:
             raise self._error(f"is damaged: its arrays have shape {state['mean'].shape}, its fingerprint says "
                               f"{expected}; delete it to start afresh")
-        for key in ("empty", "full"):
-            state.setdefault(key, None)
-            if state[key] is not None and (state[key].dtype != np.float64
-                                           or state[key].shape != state["mean"].shape[1:]):
-                raise self._error(f"is damaged: array '{key}' is not a float64 vector of the outputs' length")
-        state["rng"] = self._checked_rng_state(state.get("rng"))
 
     def _checked_rng_state(self, saved: Any) -> dict:
         name = saved.get("bit_generator") if isinstance(saved, dict) else None
@@ -438,6 +460,19 @@ def _refuse_constant(name: str) -> NoReturn:
 
 def _encode(value: Any) -> Any:
     """JSON-ready ``value``: ints beyond 2**53 and integer arrays (a generator's state) as decimal strings."""
+    if isinstance(value, dict):
+        if any(not isinstance(key, str) or key.startswith("__") for key in value):
+            raise TypeError(f"checkpoint keys must be strings not starting with '__', got {list(value)}")
+        return {key: _encode(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_encode(item) for item in value]
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
+        return {"__array__": value.dtype.str, "shape": list(value.shape), "values": [str(v) for v in value.ravel()]}
+    return _encode_scalar(value)
+
+
+def _encode_scalar(value: Any) -> Any:
+    """A bool, number, None or string, JSON-ready (ints beyond 2**53 as decimal strings)."""
     if isinstance(value, bool | np.bool_):
         return bool(value)
     if isinstance(value, numbers.Integral):
@@ -447,14 +482,6 @@ def _encode(value: Any) -> Any:
         return float(value)
     if value is None or isinstance(value, str):
         return value
-    if isinstance(value, dict):
-        if any(not isinstance(key, str) or key.startswith("__") for key in value):
-            raise TypeError(f"checkpoint keys must be strings not starting with '__', got {list(value)}")
-        return {key: _encode(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_encode(item) for item in value]
-    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":
-        return {"__array__": value.dtype.str, "shape": list(value.shape), "values": [str(v) for v in value.ravel()]}
     raise TypeError(f"cannot write {type(value).__name__} to a checkpoint")
 
 
@@ -469,13 +496,18 @@ def _decode(value: Any) -> Any:
             raise ValueError(f"malformed integer {value!r}")
         return int(value["__int__"])
     if "__array__" in value:
-        dtype = np.dtype(value["__array__"]) if isinstance(value["__array__"], str) else None
-        if dtype is None or dtype.kind not in "iu" or set(value) != {"__array__", "shape", "values"}:
-            raise ValueError(f"malformed integer array (dtype {value.get('__array__')!r})")
-        shape = tuple(int(n) for n in value["shape"])
-        numbers_ = [int(v) for v in value["values"]]
-        info = np.iinfo(dtype)
-        if any(v < info.min or v > info.max for v in numbers_):
-            raise ValueError(f"integer array values out of the range of {dtype}")
-        return np.array(numbers_, dtype=dtype).reshape(shape)
+        return _decode_array(value)
     return {key: _decode(item) for key, item in value.items()}
+
+
+def _decode_array(value: dict) -> np.ndarray:
+    """The integer array :func:`_encode` wrote as ``{"__array__": dtype, "shape": ..., "values": [...]}``."""
+    dtype = np.dtype(value["__array__"]) if isinstance(value["__array__"], str) else None
+    if dtype is None or dtype.kind not in "iu" or set(value) != {"__array__", "shape", "values"}:
+        raise ValueError(f"malformed integer array (dtype {value.get('__array__')!r})")
+    shape = tuple(int(n) for n in value["shape"])
+    numbers_ = [int(v) for v in value["values"]]
+    info = np.iinfo(dtype)
+    if any(v < info.min or v > info.max for v in numbers_):
+        raise ValueError(f"integer array values out of the range of {dtype}")
+    return np.array(numbers_, dtype=dtype).reshape(shape)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import numpy as np
+
 if TYPE_CHECKING:
     from ..games import Game
     from ._result import ShapleyResult
 
-__all__ = ["Approximator"]
+__all__ = ["Approximator", "SemivalueWeights"]
 
 
 @runtime_checkable
@@ -47,3 +49,20 @@ class Approximator(Protocol):
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` (its players' shares of ``v(full) - v(empty)``, per output)."""
         ...
+
+
+class SemivalueWeights(Protocol):
+    """What :class:`WeightedPermutationApproximator` reads of a semivalue (``shap_instances.valuation.Semivalue``).
+
+    ``label`` names it in the result, ``efficient`` says whether its values add up to ``v(all) - v(empty)`` (then
+    the plain permutation estimator serves it) and ``size_weights(n)`` is the weight ``n C(n-1, s) p(s)`` of a
+    contribution at each position ``s = 0, ..., n - 1`` of a random permutation.
+    """
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def efficient(self) -> bool: ...
+
+    def size_weights(self, n_players: int) -> np.ndarray: ...

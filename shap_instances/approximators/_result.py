@@ -8,7 +8,7 @@ import numpy as np
 
 from .._deprecated import renamed_attribute, warn_moved
 
-__all__ = ["ShapleyResult"]
+__all__ = ["ShapleyResult", "standard_errors_of_means"]
 
 
 @dataclass
@@ -59,6 +59,39 @@ class ShapleyResult:
     def efficiency_gap(self) -> float:
         """Largest absolute violation of ``empty + sum(values) == full``."""
         return float(np.max(np.abs(self.empty_value + self.values.sum(axis=0) - self.full_value), initial=0.0))
+
+    def of_semivalue(self, approximator: str, label: str, efficient: bool) -> ShapleyResult:
+        """This result, named ``approximator``, with what its values are and what they add up to in ``info``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from shap_instances.approximators import ShapleyResult
+        >>> r = ShapleyResult(np.ones((2, 1)), np.zeros(1), np.full(1, 2.0)).of_semivalue("msr", "banzhaf", False)
+        >>> r.approximator, r.info
+        ('msr', {'semivalue': 'banzhaf', 'efficient': False, 'adds_up_to': None})
+        """
+        self.approximator = approximator
+        self.info.update(semivalue=label, efficient=efficient, adds_up_to="v(all) - v(empty)" if efficient else None)
+        return self
+
+
+def standard_errors_of_means(total: np.ndarray, squares: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Standard error of each mean from the sums of its samples and of their squares (``inf`` below two samples).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.approximators._result import standard_errors_of_means
+    >>> samples = np.array([1.0, 2.0, 4.0])
+    >>> bool(np.isclose(standard_errors_of_means(samples.sum(), (samples**2).sum(), 3), samples.std(ddof=1) / 3**0.5))
+    True
+    """
+    count = np.asarray(count, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = total / count
+        variance = np.maximum(squares / count - mean**2, 0.0) * count / (count - 1)
+        return np.where(count > 1, np.sqrt(variance / count), np.inf)
 
 
 # read as an attribute, the 0.1 name warns too (set after the class: the dataclass keeps estimator= in __init__)

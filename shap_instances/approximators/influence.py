@@ -34,6 +34,7 @@ import numpy as np
 from ..exceptions import UnsupportedModelError
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
+from .sampling import random_permutations
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -162,7 +163,7 @@ class RidgeInfluenceApproximator:
         for k in range(2, n + 1):
             total, count = np.zeros((n_eval, n)), np.zeros(n)
             for _ in range(self.n_rounds):
-                order = rng.permutation(n)
+                order = random_permutations(rng, 1, n, by="shuffling")[0]
                 for start in range(0, n, k):
                     block = order[start:start + k]
                     if len(block) < k:  # top up the last block with rows not in it

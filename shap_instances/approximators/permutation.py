@@ -20,6 +20,7 @@ from ._budget import LONG_RUN_SECONDS, RunClock, format_seconds
 from ._checkpoint import CheckpointFile
 from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers
 from ._result import ShapleyResult
+from .sampling import random_permutations
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -57,7 +58,7 @@ class PermutationApproximator:
         Stratify the place at which each player joins: a sampling unit is ``strata`` cyclic shifts of one random
         permutation, evenly spaced, so each player joins once in each of ``strata`` blocks of consecutive places
         (with ``antithetic``, each shift is followed by its reverse: ``2 * strata`` permutations a unit). Unbiased;
-        the standard errors are over whole units, so they stay honest (:func:`stratified_permutations`,
+        the standard errors are over whole units, so they stay honest (:func:`random_permutations`,
         docs/engine.md, "Variance reduction"). 1 (the default) does not stratify.
     max_standard_error : float, optional
         Stop early once every standard error is below this (checked after each batch).
@@ -182,8 +183,8 @@ class PermutationApproximator:
         return int(strata) * (2 if self.antithetic else 1)
 
     def _draw(self, rng: np.random.Generator, k: int, m: int) -> np.ndarray:
-        """``k`` permutations (whole sampling units), one per row: see :func:`stratified_permutations`."""
-        return stratified_permutations(rng, k // self._per_unit(m), m, int(self.strata), bool(self.antithetic))
+        """``k`` permutations (whole sampling units), one per row: see :func:`random_permutations`."""
+        return random_permutations(rng, k // self._per_unit(m), m, int(self.strata), bool(self.antithetic))
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors."""
@@ -501,13 +502,20 @@ def _disagreement(state: _RunState, fingerprint: dict[str, Any]) -> str | None:
         return None
     if not (np.isfinite(state.empty).all() and np.isfinite(state.full).all()):
         return "v(empty) or v(all) is NaN or infinite"
-    total = state.full - state.empty
-    gap = np.abs(state.mean.sum(axis=0) - total)
-    allowed = 1e-9 * (np.abs(state.mean).sum(axis=0) + np.abs(state.full) + np.abs(state.empty)) + 1e-12
-    if "truncation_tolerance" in fingerprint:
-        allowed = allowed + fingerprint["truncation_tolerance"] * np.abs(total)
+    return _efficiency_disagreement(state.mean, state.empty, state.full, fingerprint.get("truncation_tolerance"))
+
+
+def _efficiency_disagreement(mean: np.ndarray, empty: np.ndarray, full: np.ndarray,
+                             tolerance: float | None) -> str | None:
+    """Where the saved ``mean`` contributions do not sum to ``full - empty`` (up to rounding, or to the truncation
+    ``tolerance`` of the run), what they sum to; else None."""
+    total = full - empty
+    gap = np.abs(mean.sum(axis=0) - total)
+    allowed = 1e-9 * (np.abs(mean).sum(axis=0) + np.abs(full) + np.abs(empty)) + 1e-12
+    if tolerance is not None:
+        allowed = allowed + tolerance * np.abs(total)
     if np.any(gap > allowed):
-        return (f"its mean contributions sum to {state.mean.sum(axis=0).tolist()}, not v(all) - v(empty) = "
+        return (f"its mean contributions sum to {mean.sum(axis=0).tolist()}, not v(all) - v(empty) = "
                 f"{total.tolist()} (edited?)")
     return None
 
@@ -578,59 +586,8 @@ def _shifted(before: dict, increments: dict) -> dict:
                          if isinstance(value, numbers.Number)}}
 
 
-def stratified_permutations(rng: np.random.Generator, n_units: int, m: int, strata: int = 1,
-                            antithetic: bool = False) -> np.ndarray:
-    """Random permutations of ``m`` players in sampling units stratified by the position of each player.
-
-    Each unit starts from a uniformly random permutation ``pi`` and takes ``strata`` cyclic shifts of it, by
-    ``floor(u + s m / strata)`` places (``s = 0, ..., strata - 1``, ``u`` uniform on ``[0, m / strata)``): a
-    player at place ``p`` of ``pi`` stands at place ``(p - shift) mod m`` of each, so its ``strata`` places in
-    the unit are about ``m / strata`` apart, one in each of ``strata`` blocks of consecutive places (systematic
-    sampling of the place it joins at). Every permutation of a unit is uniformly distributed on its own (a
-    fixed shift of a uniform permutation is uniform), so the unit's mean contributions are unbiased; units are
-    independent, so the standard error over units is honest whatever the dependence within a unit. With
-    ``antithetic`` each permutation is followed by its reverse. ``strata=1`` without ``antithetic`` draws
-    plain permutations.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    n_units : int
-        Sampling units to draw.
-    m : int
-        Players.
-    strata : int, default=1
-        Cyclic shifts per unit, from 1 to ``m``.
-    antithetic : bool, default=False
-        Follow each permutation by its reverse.
-
-    Returns
-    -------
-    ndarray of shape (n_units * strata * (2 if antithetic else 1), m)
-        The permutations, unit after unit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from shap_instances.approximators import stratified_permutations
-    >>> units = stratified_permutations(np.random.default_rng(0), 1, 8, strata=4)
-    >>> places = np.argsort(units, axis=1)      # the place of each player in each of the 4 permutations
-    >>> bool(np.all(np.sort(places // 2, axis=0) == np.arange(4)[:, None]))   # one place in each quarter
-    True
-    """
-    # one row of uniforms a unit (and its offset in the last column when stratified): the units drawn do not
-    # depend on how they are split into calls; unstratified runs keep the stream they always had
-    uniforms = rng.random((n_units, m + (strata > 1)))
-    base = np.argsort(uniforms[:, :m], axis=1)
-    if strata == 1:
-        return np.stack([base, base[:, ::-1]], axis=1).reshape(-1, m) if antithetic else base
-    offsets = uniforms[:, m:] * (m / strata)
-    shifts = np.floor(offsets + np.arange(strata)[None, :] * (m / strata)).astype(np.intp) % m  # (units, strata)
-    places = (np.arange(m)[None, None, :] + shifts[:, :, None]) % m
-    out = np.take_along_axis(base[:, None, :], places, axis=2)  # (units, strata, m)
-    if antithetic:
-        out = np.stack([out, out[:, :, ::-1]], axis=2)
-    return out.reshape(-1, m)
+#: The 0.2 name of :func:`~shap_instances.approximators.random_permutations` (the package's one sampler), kept.
+stratified_permutations = random_permutations
 
 
 def _round_up(count: int, per_unit: int) -> int:

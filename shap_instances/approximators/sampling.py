@@ -1,4 +1,10 @@
-"""The Shapley-kernel coalition design shared by :class:`KernelApproximator` and ``IsotonicShapleyExplainer``."""
+"""The one sampler of the package: random permutations and coalitions of players, and the Shapley-kernel
+coalition design shared by :class:`KernelApproximator` and ``IsotonicShapleyExplainer``.
+
+Every approximator and valuation estimator draws its permutations with :func:`random_permutations` and its
+uniform coalitions with :func:`random_coalitions`; the ways of drawing that differ (sorting uniforms or
+shuffling, stratified units, antithetic pairs, only the first places) are named options of the one function.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,123 @@ from typing import NamedTuple
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ..utils import RandomStateLike, check_memory, check_random_state
+from ..utils import Options, RandomStateLike, check_memory, check_random_state, validate_params
 from ._weights import kernel_weights
 
-__all__ = ["CoalitionDesign", "KernelCoalitionSampler"]
+__all__ = ["PERMUTATION_DRAWS", "CoalitionDesign", "KernelCoalitionSampler", "random_coalitions",
+           "random_permutations"]
+
+#: How :func:`random_permutations` turns the generator's output into permutations.
+PERMUTATION_DRAWS = ("sorting", "shuffling")
+
+
+def random_permutations(rng: np.random.Generator, n_units: int, m: int, strata: int = 1, antithetic: bool = False,
+                        *, by: str = "sorting", first: int | None = None) -> np.ndarray:
+    """Random permutations of ``m`` players: plain, stratified by place, antithetic, or only their first places.
+
+    ``by="sorting"`` (default) draws one row of ``m`` uniforms a unit and sorts it (``argsort``); stratified units
+    draw one more uniform a row, the offset of their shifts. Each unit starts from a uniformly random permutation
+    ``pi`` and takes ``strata`` cyclic shifts of it, by ``floor(u + s m / strata)`` places (``s = 0, ...,
+    strata - 1``, ``u`` uniform on ``[0, m / strata)``): a player at place ``p`` of ``pi`` stands at place
+    ``(p - shift) mod m`` of each, so its ``strata`` places in the unit are about ``m / strata`` apart, one in each
+    of ``strata`` blocks of consecutive places (systematic sampling of the place it joins at). Every permutation of
+    a unit is uniformly distributed on its own (a fixed shift of a uniform permutation is uniform), so the unit's
+    mean contributions are unbiased; units are independent, so the standard error over units is honest whatever
+    the dependence within a unit. With ``antithetic`` each permutation is followed by its reverse.
+
+    ``by="shuffling"`` shuffles each row of ``0..m-1`` in place (``Generator.permuted``: the same stream as one
+    ``Generator.permutation(m)`` a row). ``first=k`` returns only the first ``k`` places of each permutation, shape
+    ``(n_units, k)``: the first ``k`` columns of sorted uniforms when ``k^2 > m``, else i.i.d. integer draws with
+    the rows holding a repeat drawn again (uniform over ordered samples without replacement: cheaper while
+    repeats are rare). The units drawn do not depend on how they are split into calls.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n_units : int
+        Sampling units to draw (one permutation each when ``strata=1`` without ``antithetic``).
+    m : int
+        Players.
+    strata : int, default=1
+        Cyclic shifts per unit, from 1 to ``m`` (``by="sorting"`` only).
+    antithetic : bool, default=False
+        Follow each permutation by its reverse (``by="sorting"`` only).
+    by : {"sorting", "shuffling"}, default="sorting"
+        How the generator's output becomes permutations (the two give different, equally uniform, streams).
+    first : int, optional
+        Return only the first ``first`` places (plain sorted permutations only).
+
+    Returns
+    -------
+    ndarray of shape (n_units * strata * (2 if antithetic else 1), m), or (n_units, first) with ``first``
+        The permutations, unit after unit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.approximators import random_permutations
+    >>> units = random_permutations(np.random.default_rng(0), 1, 8, strata=4)
+    >>> places = np.argsort(units, axis=1)      # the place of each player in each of the 4 permutations
+    >>> bool(np.all(np.sort(places // 2, axis=0) == np.arange(4)[:, None]))   # one place in each quarter
+    True
+    >>> shuffled = random_permutations(np.random.default_rng(0), 3, 5, by="shuffling")
+    >>> bool((shuffled[0] == np.random.default_rng(0).permutation(5)).all())
+    True
+    >>> random_permutations(np.random.default_rng(0), 4, 100, first=3).shape
+    (4, 3)
+    """
+    validate_params("random_permutations", {"by": [Options(*PERMUTATION_DRAWS)]}, {"by": by})
+    if (by == "shuffling" or first is not None) and (strata != 1 or antithetic):
+        raise InvalidParameterError(f"random_permutations: by={by!r}, first={first!r} draw plain permutations; "
+                                    f"got strata={strata!r}, antithetic={antithetic!r}. Use by='sorting' without "
+                                    "first= for stratified or antithetic units.")
+    if by == "shuffling":
+        return rng.permuted(np.tile(np.arange(m), (n_units, 1)), axis=1)
+    if first is not None and first * first <= m:
+        return _distinct_draws(rng, n_units, m, first)
+    # one row of uniforms a unit (and its offset in the last column when stratified): the units drawn do not
+    # depend on how they are split into calls; unstratified runs keep the stream they always had
+    uniforms = rng.random((n_units, m + (strata > 1)))
+    base = np.argsort(uniforms[:, :m], axis=1)
+    if first is not None:
+        return base[:, :first]
+    if strata == 1:
+        return np.stack([base, base[:, ::-1]], axis=1).reshape(-1, m) if antithetic else base
+    offsets = uniforms[:, m:] * (m / strata)
+    shifts = np.floor(offsets + np.arange(strata)[None, :] * (m / strata)).astype(np.intp) % m  # (units, strata)
+    places = (np.arange(m)[None, None, :] + shifts[:, :, None]) % m
+    out = np.take_along_axis(base[:, None, :], places, axis=2)  # (units, strata, m)
+    if antithetic:
+        out = np.stack([out, out[:, :, ::-1]], axis=2)
+    return out.reshape(-1, m)
+
+
+def _distinct_draws(rng: np.random.Generator, k: int, m: int, first: int) -> np.ndarray:
+    """``k`` rows of ``first`` distinct players out of ``m``: i.i.d. integers, rows with a repeat drawn again."""
+    out = rng.integers(0, m, size=(k, first))
+    while True:
+        ordered = np.sort(out, axis=1)
+        again = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        if not len(again):
+            return out
+        out[again] = rng.integers(0, m, size=(len(again), first))
+
+
+def random_coalitions(rng: np.random.Generator, k: int, m: int) -> np.ndarray:
+    """``k`` uniformly random coalitions of ``m`` players (each player in with probability 1/2, independently).
+
+    Returns
+    -------
+    ndarray of bool, shape (k, m)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.approximators import random_coalitions
+    >>> random_coalitions(np.random.default_rng(0), 2, 3).shape
+    (2, 3)
+    """
+    return rng.random((k, m)) < 0.5
 
 
 class CoalitionDesign(NamedTuple):
@@ -143,7 +262,7 @@ def _kernel_design(m: int, budget: int, rng: np.random.Generator) -> CoalitionDe
         probabilities = mass[left_sizes - 1] / mass[left_sizes - 1].sum()
         n_draws = remaining_budget // 2
         drawn_sizes = rng.choice(left_sizes, size=n_draws, p=probabilities)
-        order = np.argsort(rng.random((n_draws, m)), axis=1)  # a uniformly random order of the players
+        order = random_permutations(rng, n_draws, m)  # a uniformly random order of the players
         half = np.zeros((n_draws, m), dtype=bool)  # its first `size` players: a uniformly random coalition
         np.put_along_axis(half, order, np.arange(m)[None, :] < drawn_sizes[:, None], axis=1)
         both = np.concatenate([half, ~half])  # paired sampling: each coalition with its complement

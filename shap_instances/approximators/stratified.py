@@ -20,6 +20,7 @@ from ..games import Game, fast_path_for
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
 from .control_variate import FirstOrderGame, LabelShareGame, _CoMoments, first_order_game, label_share_game
+from .sampling import random_permutations
 
 __all__ = ["PlaceStratifiedApproximator", "cuts_walks"]
 
@@ -136,33 +137,13 @@ class PlaceStratifiedApproximator:
 
     def estimate(self, game: Game) -> ShapleyResult:
         """Shapley values of ``game`` with standard errors (see the class docstring)."""
-        m, d = game.n_players, game.n_outputs
-        controls = self._controls(game)
-        strata = [_Stratum(game, controls, lo, hi) for lo, hi in self._strata(m)]
+        m = game.n_players
+        strata = [_Stratum(game, self._controls(game), lo, hi) for lo, hi in self._strata(m)]
         budget = int(self.n_permutations if self.n_permutations is not None else max(32, 2 * m)) * (m + 1)
-        pilot = int(self.pilot)
-        costs = np.array([stratum.cost for stratum in strata], dtype=float)  # evaluations a draw
-        if pilot < 2 or pilot * costs.sum() > budget:
-            raise ValueError(f"the budget ({budget} evaluations) must cover pilot={self.pilot} (at least 2) draws of "
-                             f"each of the {len(strata)} strata ({int(pilot * costs.sum())} evaluations); raise "
-                             "n_permutations or lower pilot.")
         rng = check_random_state(self.random_state)
         started, evals = time.perf_counter(), game.n_evaluations
-        for stratum in strata:
-            stratum.draw(pilot, rng)
-            stratum.choose()
-        spread = np.array([np.sqrt(stratum.residual_variance().sum()) for stratum in strata])
-        share = spread / np.sqrt(costs)
-        total = (budget - pilot * costs.sum()) / max(float((share * costs).sum()), 1e-300)
-        extra = (share * total).astype(int) if share.sum() > 0 else np.zeros(len(strata), int)
-        stopped_by = _allocate(strata, extra, rng, started, self.max_time)
-        values, parts = np.zeros((m, d)), np.zeros((len(strata), m, d))
-        for h, stratum in enumerate(strata):
-            control = stratum.control
-            exact = control.place_values(stratum.lo, stratum.hi) if control is not None else np.zeros((m, d))
-            part, errors, _ = stratum.moments().corrected(exact, "pooled")
-            values += part
-            parts[h] = errors**2
+        stopped_by = _allocate(strata, self._pilot(strata, budget, rng), rng, started, self.max_time)
+        values, parts = _combined(strata, m, game.n_outputs)
         empty, full, spent = game.empty_value, game.full_value, game.n_evaluations - evals
         gap = full - empty - values.sum(axis=0)
         variance = parts.sum(axis=0)
@@ -178,6 +159,35 @@ class PlaceStratifiedApproximator:
                 "stopped_by": stopped_by, "efficiency_gap": float(np.max(np.abs(gap)))}
         return ShapleyResult(values, empty, full, standard_errors=errors, n_evaluations=spent,
                              approximator="place-stratified", converged=stopped_by is None, info=info)
+
+    def _pilot(self, strata: list[_Stratum], budget: int, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``pilot`` draws of each stratum and choose its control; returns the draws the rest of ``budget``
+        allots to each stratum (Neyman: in proportion to its spread over the square root of its cost)."""
+        pilot = int(self.pilot)
+        costs = np.array([stratum.cost for stratum in strata], dtype=float)  # evaluations a draw
+        if pilot < 2 or pilot * costs.sum() > budget:
+            raise ValueError(f"the budget ({budget} evaluations) must cover pilot={self.pilot} (at least 2) draws of "
+                             f"each of the {len(strata)} strata ({int(pilot * costs.sum())} evaluations); raise "
+                             "n_permutations or lower pilot.")
+        for stratum in strata:
+            stratum.draw(pilot, rng)
+            stratum.choose()
+        spread = np.array([np.sqrt(stratum.residual_variance().sum()) for stratum in strata])
+        share = spread / np.sqrt(costs)
+        total = (budget - pilot * costs.sum()) / max(float((share * costs).sum()), 1e-300)
+        return (share * total).astype(int) if share.sum() > 0 else np.zeros(len(strata), int)
+
+
+def _combined(strata: list[_Stratum], m: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The strata's control-corrected values summed, shape (m, d), and each stratum's variances (strata, m, d)."""
+    values, parts = np.zeros((m, d)), np.zeros((len(strata), m, d))
+    for h, stratum in enumerate(strata):
+        control = stratum.control
+        exact = control.place_values(stratum.lo, stratum.hi) if control is not None else np.zeros((m, d))
+        part, errors, _ = stratum.moments().corrected(exact, "pooled")
+        values += part
+        parts[h] = errors**2
+    return values, parts
 
 
 def _allocate(strata: list[_Stratum], extra: np.ndarray, rng: np.random.Generator, started: float,
@@ -273,27 +283,13 @@ class _Stratum:
         lo, hi, m = self.lo, self.hi, self.game.n_players
         batch = max(64, 16384 // (hi + 1))
         for start in range(0, k, batch):
-            orders = _first_places(rng, min(batch, k - start), m, hi if _walk(self.game, hi) == hi else m)
+            orders = random_permutations(rng, min(batch, k - start), m,
+                                         first=hi if _walk(self.game, hi) == hi else m)
             x = np.diff(_prefix_values(self.game, orders, lo, hi), axis=1)
             for sums, control in zip(self.candidates, self.controls, strict=True):
                 c = np.zeros_like(x) if control is None else np.diff(_prefix_values(control, orders, lo, hi), axis=1)
                 sums.add(orders[:, lo:hi], x, c)
             self.seen += np.bincount(orders[:, lo:hi].ravel(), minlength=m)
-
-
-def _first_places(rng: np.random.Generator, k: int, m: int, hi: int) -> np.ndarray:
-    """The first ``hi`` places of ``k`` uniformly random orders of ``m`` players, shape (k, hi): i.i.d. uniform
-    draws with the rows holding a repeat drawn again (uniform over ordered samples without replacement) while
-    repeats are rare (``hi^2 <= m``), else the first places of a whole random order."""
-    if hi * hi > m:
-        return np.argsort(rng.random((k, m)), axis=1)[:, :hi]
-    out = rng.integers(0, m, size=(k, hi))
-    while True:
-        ordered = np.sort(out, axis=1)
-        again = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
-        if not len(again):
-            return out
-        out[again] = rng.integers(0, m, size=(len(again), hi))
 
 
 def _residual_variance(stats: _CoMoments, control: Any) -> np.ndarray:

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from ..approximators import kernel_weights, shapley_weights
 from ..exceptions import DataValidationError, GameTooLargeError
+from ..utils import check_random_state
 from ._kernels import (
     coalition_sums,
     coalition_sums_into,
@@ -401,7 +402,7 @@ def _starts(p, s, shapley, init, n_restarts, random_state):
     """
     first = _hard_threshold(shapley, s) if init == "shapley" else np.zeros(p)
     starts = [first]
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     for _ in range(n_restarts):
         starts.append(_hard_threshold(shapley + rng.normal(scale=np.abs(shapley).max() + 1e-12, size=p), s))
     return [starts[0]] + [start for start in starts[1:] if start.any()]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..utils import check_random_state
 from ._kernels import coalition_sums
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def isotonic_transform(result: SISRResult, *, ax: Axes | None = None, show: bool
     payoffs = result.payoffs
     keep = np.arange(payoffs.size)
     if payoffs.size > max_points:  # subsample first: the surrogate is computed for the drawn coalitions only
-        keep = np.random.default_rng(random_state).choice(payoffs.size, max_points, replace=False)
+        keep = check_random_state(random_state).choice(payoffs.size, max_points, replace=False)
     gamma = np.asarray(result.gamma, dtype=np.float64)
     codes = np.ascontiguousarray(result.codes[keep], dtype=np.int64)
     surrogate = coalition_sums(codes, gamma)  # sum_{j in A} gamma_j from the bit codes

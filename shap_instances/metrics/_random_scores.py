@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..utils import check_random_state
+
 if TYPE_CHECKING:
     from ..utils import RandomStateLike
 
@@ -23,4 +25,4 @@ def random_scores(n_explained: int, n_train: int, *, random_state: RandomStateLi
     """
     if int(n_explained) < 0 or int(n_train) < 1:
         raise ValueError(f"n_explained must be >= 0 and n_train >= 1, got {n_explained}, {n_train}.")
-    return np.random.default_rng(random_state).standard_normal((int(n_explained), int(n_train)))
+    return check_random_state(random_state).standard_normal((int(n_explained), int(n_train)))

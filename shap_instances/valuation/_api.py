@@ -15,7 +15,8 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.pipeline import Pipeline
 
-from ..approximators import ExactApproximator, PermutationApproximator
+from .._deprecated import renamed_keyword
+from ..approximators import ExactApproximator, PermutationApproximator, check_time_left, random_coalitions
 from ..approximators.exact import all_coalitions
 from ..exceptions import DataValidationError, InvalidParameterError, UnsupportedModelError
 from ..utils import (
@@ -35,7 +36,7 @@ from ..utils import (
     row_names,
     validate_params,
 )
-from ._estimators import ESTIMATORS, check_time_left, semivalue_approximator
+from ._chooser import APPROXIMATORS, semivalue_approximator
 from ._result import DataValues
 from ._semivalues import SEMIVALUES, Semivalue, check_semivalue
 from ._utility import ClasswiseScorer, RestrictedGame, ScoreGame
@@ -46,7 +47,7 @@ _POSITIVE = Interval(numbers.Real, 0, None, closed="neither")
 #: The options of :func:`data_values`, checked in one place (``default_score`` is :func:`utility_game`'s too).
 DATA_VALUES_CONSTRAINTS: dict[str, list] = {
     "semivalue": [Options(*SEMIVALUES), Semivalue],
-    "estimator": [Options(*ESTIMATORS)],
+    "approximator": [Options(*APPROXIMATORS)],
     "scoring": [None, str, "callable"],
     "max_evals": [None, Interval(numbers.Integral, 1, None)],
     "alpha": [_POSITIVE],
@@ -164,9 +165,11 @@ def _check_fits_all_rows(game: ScoreGame) -> None:
 
 
 def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val: ArrayLike, *,
-                semivalue: str | Semivalue = "shapley", estimator: str = "auto", scoring: str | Callable | None = None,
+                semivalue: str | Semivalue = "shapley", approximator: str = "auto",
+                scoring: str | Callable | None = None,
                 max_evals: int | None = None, alpha: float = 16.0, beta: float = 1.0,
-                default_score: float | None = None, random_state: RandomStateLike = None) -> DataValues:
+                default_score: float | None = None, random_state: RandomStateLike = None,
+                estimator: str | None = None) -> DataValues:
     """Semivalues of the training rows: Shapley, Banzhaf, Beta Shapley or leave-one-out, under any score.
 
     The utility of a set S of training rows is ``scoring`` (a scikit-learn scorer name or a callable
@@ -180,11 +183,11 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
     X_train, y_train : the rows to value and their targets
     X_val, y_val : the validation set the utility is scored on
     semivalue : {"shapley", "banzhaf", "beta", "loo"} or Semivalue, default="shapley"
-    estimator : {"auto", "exact", "permutation", "msr", "regression", "loo"}, default="auto"
-        See :func:`semivalue_approximator`.
+    approximator : {"auto", "exact", "permutation", "msr", "regression", "loo"}, default="auto"
+        See :func:`semivalue_approximator` (``estimator=``, its name before 0.2, warns until 0.3).
     scoring : str or callable, optional
     max_evals : int, optional
-        Budget in utility evaluations (default: the estimator's).
+        Budget in utility evaluations (default: the approximator's).
     alpha, beta : float, default=(16, 1)
         Beta Shapley's parameters (Kwon & Zou's recommended Beta(16, 1)); read when ``semivalue="beta"``.
     default_score : float, optional
@@ -205,7 +208,7 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
         A clusterer, outlier detector, transformer or non-estimator; a model that cannot be fitted on all rows.
     InvalidParameterError
         An option outside its table, a metric function or a score of the other task as ``scoring``, a scorer that
-        fails on the validation rows, ``max_evals`` below what one sample of the estimator costs.
+        fails on the validation rows, ``max_evals`` below what one sample of the approximator costs.
     BudgetError, MemoryBudgetError
         A budget estimated above 24 hours, or a design above the memory budget, before the work.
 
@@ -223,14 +226,15 @@ def data_values(model: Any, X_train: Any, y_train: ArrayLike, X_val: Any, y_val:
     >>> sh.adds_up_to, bool(abs(sh.values.sum() - sh.total) < 1e-9)
     ('v(all) - v(empty)', True)
     """
+    approximator = renamed_keyword("data_values", "estimator", "approximator", estimator, approximator, "auto")
     validate_params("data_values", DATA_VALUES_CONSTRAINTS, {
-        "semivalue": semivalue, "estimator": estimator, "max_evals": max_evals, "alpha": alpha, "beta": beta,
+        "semivalue": semivalue, "approximator": approximator, "max_evals": max_evals, "alpha": alpha, "beta": beta,
         "random_state": random_state})
     semivalue = check_semivalue(semivalue, alpha, beta)
     game = utility_game(model, X_train, y_train, X_val, y_val, scoring=scoring, default_score=default_score)
-    approximator = semivalue_approximator(semivalue, estimator, max_evals=max_evals, random_state=random_state,
-                                          n_players=game.n_players)
-    result = approximator.estimate(game)  # type: ignore[attr-defined]
+    chosen = semivalue_approximator(semivalue, approximator, max_evals=max_evals, random_state=random_state,
+                                    n_players=game.n_players)
+    result = chosen.estimate(game)
     check_finite_result(result.values, f"the {semivalue.label} values", why=f"the {semivalue.label} weights or the "
                         f"scores' differences overflow; {_NON_FINITE_SCORE}")
     names = game.player_names
@@ -341,7 +345,7 @@ def _class_samples(game: ScoreGame, own: np.ndarray, others: np.ndarray, exact: 
     else:
         check_memory(n_contexts * (9.0 * len(others) + 8.0 * len(own)), f"{n_contexts} contexts of class-wise "
                      "Shapley values", instead="Pass a smaller n_contexts.")
-        contexts = rng.random((n_contexts, len(others))) < 0.5
+        contexts = random_coalitions(rng, n_contexts, len(others))
         approximator = PermutationApproximator(n_permutations=n_permutations or max(8, 2 * len(own)),
                                                random_state=rng, silent=True)
     out = np.empty((len(contexts), len(own)))
