@@ -140,12 +140,15 @@ def _out_of_fold(fit_predict: Any, X: np.ndarray, codes: np.ndarray, fold_of: np
 
 
 def _forest_evidence(X: np.ndarray, codes: np.ndarray, n_classes: int, seed: int, n_trees: int) -> np.ndarray:
-    """A random forest's out-of-bag class probabilities (n, n_classes); uniform for a row in every bootstrap draw."""
+    """A random forest's out-of-bag class probabilities (n, n_classes); uniform for a row in every bootstrap draw
+    (scikit-learn gives such a row zeros, or NaN in older versions: a few trees leave many rows without a vote)."""
     forest = RandomForestClassifier(n_trees, min_samples_leaf=2, oob_score=True, random_state=seed, n_jobs=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a row in every bootstrap draw: no out-of-bag estimate (uniform below)
         forest.fit(X, codes)
-    return np.nan_to_num(forest.oob_decision_function_, nan=1.0 / n_classes)
+    proba = np.nan_to_num(forest.oob_decision_function_, nan=0.0)
+    proba[~(proba.sum(axis=1) > 0)] = 1.0 / n_classes
+    return proba
 
 
 def _evidence(name: str, X: np.ndarray, codes: np.ndarray, n_classes: int, seed: int, fold_of: np.ndarray,
