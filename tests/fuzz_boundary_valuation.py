@@ -342,6 +342,9 @@ def _label_issue_cases(rng: np.random.Generator) -> Iterator[tuple[str, str]]:
         "evidence=()": (lambda: run(evidence=()), None, "refuse"),
     }
     cases.update({f"cv={cv!r}": (lambda cv=cv: run(cv=cv), None, "refuse") for cv in ("5", 1, 0, 2.5, 1000, True)})
+    cases.update({f"n_trees={n!r}": (lambda n=n: run(evidence=("forest",), n_trees=n), None, "refuse")
+                  for n in ("50", 0, -1, 2.5, True, None)})
+    cases["n_trees=1"] = (lambda: run(evidence=("forest",), n_trees=1), None, "finite")
     for name, (case, expected, must) in cases.items():
         yield f"label_issues {name}", judge(case, expected, must)
 

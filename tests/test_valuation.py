@@ -20,7 +20,7 @@ from sklearn.ensemble import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import get_scorer, roc_auc_score
 from sklearn.naive_bayes import GaussianNB
 from sklearn.tree import DecisionTreeClassifier
@@ -371,6 +371,60 @@ def test_label_issues_encodes_a_data_frame_with_strings_and_missing_values():
     expected = label_issues(by_hand, labels, random_state=0)
     assert found.index[0] == "case0"
     np.testing.assert_allclose(found["label_quality"].to_numpy(), expected["label_quality"].to_numpy(), atol=1e-12)
+
+
+def test_label_issues_families_equal_scikit_learn_out_of_fold():
+    """Each family's evidence against scikit-learn computed independently on the same split: the logistic and
+    k-NN columns equal ``cross_val_predict`` of a scaled pipeline (KNeighborsClassifier's own vote), also where a
+    training fold lacks a class (KFold over sorted labels: its probability is 0); the forest column equals a
+    RandomForestClassifier of ``n_trees`` trees' out-of-bag probabilities."""
+    from sklearn.model_selection import KFold, cross_val_predict
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from shap_instances.utils import check_random_state
+    X, y = load_iris(return_X_y=True)
+    X = X + np.random.default_rng(0).normal(scale=1e-3, size=X.shape)  # no tied distances: one k-NN answer
+    rows = np.arange(len(y))
+    for cv in (KFold(5, shuffle=True, random_state=1), KFold(3)):  # KFold(3): each training fold lacks a class
+        found = label_issues(X, y, cv=cv, n_trees=30, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # cross_val_predict warns of the missing class
+            logistic = cross_val_predict(make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)), X, y,
+                                         cv=cv, method="predict_proba")
+            knn = cross_val_predict(make_pipeline(StandardScaler(), KNeighborsClassifier(10)), X, y, cv=cv,
+                                    method="predict_proba")
+        np.testing.assert_allclose(found["p_logistic"], logistic[rows, y], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(found["p_knn"], knn[rows, y], rtol=0, atol=1e-12)
+    assert (found["p_logistic"] == 0).all()  # KFold(3) over sorted labels: no fold's model knows its rows' class
+    seed = int(check_random_state(0).integers(2**31 - 1))
+    forest = RandomForestClassifier(30, min_samples_leaf=2, oob_score=True, random_state=seed, n_jobs=1).fit(X, y)
+    np.testing.assert_allclose(found["p_forest"], forest.oob_decision_function_[rows, y], rtol=0, atol=1e-12)
+
+
+def test_label_issues_n_trees_finds_flipped_multiclass_labels():
+    """Wine (3 classes, string labels) with 10% of the labels flipped: at the default 50 trees and at the former
+    200 the flipped rows are found (AUC by scikit-learn's roc_auc_score, independent of the ranking code); only the
+    forest's column depends on n_trees; a forest of few trees leaves rows without an out-of-bag vote uniform."""
+    import pandas as pd
+    from sklearn.datasets import load_wine
+    X, codes = load_wine(return_X_y=True)
+    rng = np.random.default_rng(3)
+    flipped = rng.choice(len(codes), len(codes) // 10, replace=False)
+    noisy = codes.copy()
+    noisy[flipped] = (codes[flipped] + rng.integers(1, 3, len(flipped))) % 3
+    labels = np.array(["barolo", "grignolino", "barbera"])[noisy]
+    is_flipped = np.isin(np.arange(len(codes)), flipped)
+    default, former = label_issues(X, labels, random_state=0), label_issues(X, labels, random_state=0, n_trees=200)
+    for found in (default, former):
+        assert roc_auc_score(is_flipped, -found["label_quality"]) > 0.97
+        assert found["is_issue"].to_numpy()[is_flipped].mean() >= 0.8
+        assert set(found["rank"].to_numpy()[is_flipped]) <= set(range(1, 31))  # every flip in the 30 most suspect
+    pd.testing.assert_frame_equal(default[["p_logistic", "p_knn"]], former[["p_logistic", "p_knn"]], check_exact=True)
+    assert not np.array_equal(default["p_forest"], former["p_forest"])
+    one_tree = label_issues(X, labels, evidence=("forest",), n_trees=1, random_state=0)["p_forest"].to_numpy()
+    assert np.isclose(one_tree, 1 / 3).mean() > 0.5  # ~63% of rows are in the one tree's bootstrap draw: no vote
 
 
 def test_score_game_logistic_shortcut_equals_sklearn_refits():

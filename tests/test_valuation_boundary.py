@@ -305,10 +305,15 @@ def test_label_issues_options_labels_and_memory():
     assert len(found) == 120
     with pytest.raises(DataValidationError, match="mixes labels"):
         label_issues(X, np.array([0, "1"] * 60, dtype=object))
-    many = np.repeat(np.arange(1000), 5)  # 1,000 classes of 5 rows: the forest's leaves alone hold ~4.7 GiB
-    with pytest.raises(MemoryBudgetError, match=r"5000 rows and 1000 classes would need 5\.\d+ GiB, more than the "
+    many = np.repeat(np.arange(1000), 5)  # 1,000 classes of 5 rows: 50 trees' leaves alone hold ~1.2 GiB
+    with pytest.raises(MemoryBudgetError, match=r"5000 rows and 1000 classes would need 1\.6\d GiB, more than the "
                                                 r"memory budget of 1\.00 GiB"):
         label_issues(np.zeros((5000, 3)), many, max_memory=2**30)
+    with pytest.raises(MemoryBudgetError, match=r"would need 5\.\d+ GiB"):  # 200 trees: ~4.7 GiB of leaves
+        label_issues(np.zeros((5000, 3)), many, max_memory=2**30, n_trees=200)
+    for n_trees in (0, 2.5, "50"):
+        with pytest.raises(InvalidParameterError, match="n_trees must be an int"):
+            label_issues(X, y, n_trees=n_trees)
 
 
 def test_budgets_that_cannot_be_met_are_refused_with_the_estimate(diabetes, cancer):
