@@ -130,12 +130,12 @@ def _valuation_cases(d: dict[str, Any]) -> dict[str, Callable[[], Any]]:
         for estimator in ("auto", "permutation") + (("msr", "regression") if semivalue == "banzhaf" else ()):
             for label, problem in (("ridge", r), ("logistic", c), ("knn", knn)):
                 def run(problem: tuple = problem, semivalue: str = semivalue, estimator: str = estimator) -> Any:
-                    return values(v.data_values(*problem, semivalue=semivalue, estimator=estimator, max_evals=300,
+                    return values(v.data_values(*problem, semivalue=semivalue, approximator=estimator, max_evals=300,
                                                 random_state=0))
                 cases[f"data_values/{label}/{semivalue}/{estimator}"] = run
     cases["data_values/logistic/exact"] = lambda: values(v.data_values(
         LogisticRegression(max_iter=200), d["Xc"].iloc[:8], d["yc"].iloc[:8], d["Xc_val"], d["yc_val"],
-        estimator="exact"))
+        approximator="exact"))
     cases["classwise/logistic"] = lambda: values(v.classwise_shapley(*c, n_contexts=2, n_permutations=4,
                                                                      random_state=0))
     forest = RandomForestClassifier(10, max_depth=3, random_state=0).fit(d["Xc"], d["yc"])
