@@ -8,6 +8,7 @@
 * :func:`last_layer_influence`: the influence function of the fine-tuned last layer (Koh and Liang, 2017).
 """
 
+from ._influence import last_layer_influence, loss_gradient, tracin_cp
 from ._last_layer import FineTunedLastLayer, fine_tune_last_layer
 from ._network import NetworkFeatures, is_torch_module, last_linear_layer, network_outputs
 
@@ -16,6 +17,9 @@ __all__ = [
     "NetworkFeatures",
     "fine_tune_last_layer",
     "is_torch_module",
+    "last_layer_influence",
     "last_linear_layer",
+    "loss_gradient",
     "network_outputs",
+    "tracin_cp",
 ]
