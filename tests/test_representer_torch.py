@@ -73,18 +73,19 @@ def test_identity_output_is_sum_of_training_contributions(data, task, penalty):
     assert ex.reconstruction_gap_ < 1e-6
 
 
-def test_global_importance_is_yeh_formula(data):
+@pytest.mark.parametrize("task", ["regression", "binary"])
+def test_global_importance_is_yeh_formula(data, task):
     X, tasks = data
-    y, _ = tasks["binary"]
+    y, _ = tasks[task]
     net, lam, n = _net(4, 1), 1e-2, len(y)
     ex = RepresenterExplainer(net, X, y=y, lam=lam)
-    f = ex.fine_tuned_.features
-    logits = f @ ex.fine_tuned_.model[-1].coef_.ravel() + ex.fine_tuned_.model[-1].intercept_[0]
-    dL = 1.0 / (1.0 + np.exp(-logits)) - y  # d BCE / d logit
+    f, head = ex.fine_tuned_.features, ex.fine_tuned_.model[-1]
+    phi = f @ np.ravel(head.coef_) + np.ravel(head.intercept_)[0]
+    dL = phi - y if task == "regression" else 1.0 / (1.0 + np.exp(-phi)) - y  # dL/dPhi: L = r^2/2, or BCE
     alpha = -dL / (2 * lam * n)
     np.testing.assert_allclose(ex.global_importance_[:, 0], alpha, rtol=1e-10, atol=1e-14)
     # the stationarity that makes the theorem hold: Theta = sum_i alpha_i f_i
-    np.testing.assert_allclose(alpha @ f, ex.fine_tuned_.model[-1].coef_.ravel(), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(alpha @ f, np.ravel(head.coef_), rtol=1e-7, atol=1e-10)
 
 
 def test_dispatch_expected_value_and_network_untouched(data):
