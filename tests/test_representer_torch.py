@@ -260,3 +260,36 @@ def test_last_layer_influence_classifier_tracks_refits(data):
         drops.append(head.decision_function(fq) - refit.decision_function(fq))
     drops = np.array(drops).T
     assert np.corrcoef(scores[:, ::12].ravel(), drops.ravel())[0, 1] > 0.99
+
+
+# ------------------------------------------------------------------------------------------- two towers
+
+def test_two_tower_identity_and_fine_tuned_items_are_per_item_ridges():
+    from shap_instances.neural import TwoTowerRepresenter
+
+    rng = np.random.default_rng(3)
+    U = rng.normal(size=(30, 4))
+    pairs = np.argwhere(rng.random((30, 12)) < 0.4)
+    r = rng.normal(size=len(pairs))
+    lam, mu = 1e-2, 0.3
+    rep = TwoTowerRepresenter(U, pairs, r, n_items=12, lam=lam, offset=mu, item_embeddings=rng.normal(size=(12, 4)))
+    for i in (0, 5, 11):  # each item embedding is sklearn's ridge on the item's raters
+        rated = pairs[:, 1] == i
+        ridge = Ridge(alpha=2 * lam * len(r), fit_intercept=False).fit(U[pairs[rated, 0]], r[rated] - mu)
+        np.testing.assert_allclose(rep.item_factors_[i], ridge.coef_, rtol=1e-8, atol=1e-12)
+    explained = np.array([[0, 3], [29, 11], [7, 0]])
+    e = rep(explained)
+    truth = mu + np.einsum("ij,ij->i", U[explained[:, 0]], rep.item_factors_[explained[:, 1]])
+    np.testing.assert_allclose(e.base_values + e.values.sum(1), truth, rtol=1e-10)
+    u, i = explained[1]
+    brute = [(r[t] - mu - U[pairs[t, 0]] @ rep.item_factors_[pairs[t, 1]]) / (2 * lam * len(r)) * (U[pairs[t, 0]] @ U[u])
+             if pairs[t, 1] == i else 0.0 for t in range(len(r))]
+    np.testing.assert_allclose(e.values[1], brute, rtol=1e-10, atol=1e-14)
+    assert rep.optimality_violation_ < 1e-10 and np.isfinite(rep.fidelity_)
+
+
+def test_float_targets_are_regression_even_when_integral(data):
+    X, _ = data
+    y = np.round(np.abs(X[:, 0]) * 2).astype(np.float64)  # ratings-like floats 0.0 .. 5.0
+    ex = RepresenterExplainer(_net(4, 1), X, y=y)
+    assert ex.fine_tuned_.task == "squared"

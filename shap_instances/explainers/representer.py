@@ -60,8 +60,9 @@ class RepresenterExplainer(InstanceExplainer):
         frozen penultimate features to the optimum of ``(1/n) sum_i L(y_i, Theta f_i + b) + lam ||Theta||^2``
         (Yeh et al., 2018; ``penalty="l1"``: ``lam ||Theta||_1``, Tsai et al., 2023): the explained quantity is
         the fine-tuned network's output (its logit for a classifier), and ``fine_tuning_fidelity_`` says how far
-        fine-tuning moved it from the network's own. Otherwise the model; l1 and elastic-net models use the high-dimensional representer (Tsai et al., 2023),
-        l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused,
+        fine-tuning moved it from the network's own. Otherwise the model; l1 and elastic-net models use the
+        high-dimensional representer (Tsai et al., 2023), l2 models the representer of Yeh et al. (2018).
+        ``LinearRegression`` is unregularised and refused,
         and so are ``MultiTaskLasso`` / ``MultiTaskElasticNet`` (and their CV variants), whose group penalty
         couples the outputs. A fitted pipeline or meta-estimator around one is accepted (see the
         supported-models page): its fitted steps transform the training rows once and the explained rows on

@@ -6,7 +6,8 @@ use it: a gradient step of size ``eta_t`` on training point ``z_i`` moves the ou
 
 .. math::
 
-    \\mathrm{TracInCP}(z_i, x') = -\\sum_t \\eta_t \\, \\nabla_\\theta L(z_i, \\theta_t) \\cdot \\nabla_\\theta f(x', \\theta_t)
+    \\mathrm{TracInCP}(z_i, x') =
+    -\\sum_t \\eta_t \\, \\nabla_\\theta L(z_i, \\theta_t) \\cdot \\nabla_\\theta f(x', \\theta_t)
 
 (positive: training on ``z_i`` raised the output). On the last layer ``(W, b)`` the gradients factor:
 ``grad_W L_i = dL/dPhi_i f_i^T`` and ``grad_W f_k(x') = e_k f(x')^T``, so the score of output ``k`` is

@@ -59,9 +59,10 @@ class FineTunedLastLayer:
 
 
 def _task(y: np.ndarray, n_outputs: int) -> str:
-    kind = type_of_target(y)
-    if kind in ("continuous", "continuous-multioutput"):
+    """Float targets are numbers (squared loss), whatever their values (ratings 1.0..5.0 too); others are labels."""
+    if y.dtype.kind == "f":
         return "squared"
+    kind = type_of_target(y)
     if kind == "binary" and n_outputs <= 2:
         return "logistic"
     if kind in ("binary", "multiclass"):
@@ -102,8 +103,9 @@ def fine_tune_last_layer(module: Any, X: Any, y: Any, *, lam: float = 1e-3, pena
     X : array-like of shape (n_train, ...)
         The training inputs.
     y : array-like of shape (n_train,) or (n_train, n_outputs)
-        The training targets: numbers (squared loss), or class labels (binary: logistic loss on one logit, or on
-        the difference of two; more classes: softmax cross-entropy, one output per class).
+        The training targets: floats are numbers (squared loss), whatever their values; integers, booleans and
+        strings are class labels (binary: logistic loss on one logit, or on the difference of two; more classes:
+        softmax cross-entropy, one output per class).
     lam : float, default=1e-3
         ``lambda`` of the fine-tuning objective (module docstring).
     penalty : {"l2", "l1"}, default="l2"
