@@ -3,8 +3,8 @@
 Usage: ``python benchmarks/bench_representer_torch.py [--quick] [--rows 10000] [--explained 1000]``.
 
 Data: the diamonds data shipped offline (``shap_instances.datasets.load_diamonds``): its six numeric columns
-standardised, target log price (centred); the first ``--rows`` rows train, the next ``--explained`` are explained. Model:
-``Linear(6, 64) - ReLU - Linear(64, 32) - ReLU - Linear(32, 1)`` trained by Adam (batch 256, learning rate 1e-2)
+standardised, target log price (centred); the first ``--rows`` rows train, the next ``--explained`` are explained.
+Model: ``Linear(6, 64) - ReLU - Linear(64, 32) - ReLU - Linear(32, 1)`` trained by Adam (batch 256, learning rate 1e-2)
 for ``--epochs`` epochs, a checkpoint after each. Timed (median of 3, after a warm-up call):
 
 * ``RepresenterExplainer(net, X, y=y)`` (the last layer fine-tuned, lam = 1e-3) and its call on the explained rows;

@@ -282,8 +282,8 @@ def test_two_tower_identity_and_fine_tuned_items_are_per_item_ridges():
     truth = mu + np.einsum("ij,ij->i", U[explained[:, 0]], rep.item_factors_[explained[:, 1]])
     np.testing.assert_allclose(e.base_values + e.values.sum(1), truth, rtol=1e-10)
     u, i = explained[1]
-    brute = [(r[t] - mu - U[pairs[t, 0]] @ rep.item_factors_[pairs[t, 1]]) / (2 * lam * len(r)) * (U[pairs[t, 0]] @ U[u])
-             if pairs[t, 1] == i else 0.0 for t in range(len(r))]
+    alpha = [(r[t] - mu - U[pairs[t, 0]] @ rep.item_factors_[pairs[t, 1]]) / (2 * lam * len(r)) for t in range(len(r))]
+    brute = [alpha[t] * (U[pairs[t, 0]] @ U[u]) if pairs[t, 1] == i else 0.0 for t in range(len(r))]
     np.testing.assert_allclose(e.values[1], brute, rtol=1e-10, atol=1e-14)
     assert rep.optimality_violation_ < 1e-10 and np.isfinite(rep.fidelity_)
 

@@ -67,13 +67,23 @@ def _targets(y: ArrayLike, n: int, n_outputs: int) -> tuple[np.ndarray, str]:
     return codes.astype(np.float64), task
 
 
-def _last_layer_scores(module: Any, Xt: np.ndarray, yt: np.ndarray, Xq: np.ndarray, task: str,
-                       layer: str | None) -> np.ndarray:
-    f_train, out_train = network_outputs(module, Xt, layer)
-    f_query, _ = network_outputs(module, Xq, layer)
-    dL = loss_gradient(out_train, yt, task)  # (n_train, K)
-    kernel = f_query @ f_train.T + 1.0  # (n, n_train): <f_i, f(x')> + 1 (the bias)
-    return -kernel[:, :, None] * dL[None, :, :]
+def _last_layer_scores(checkpoints: Sequence[Any], rates: np.ndarray, Xt: np.ndarray, yt: np.ndarray,
+                       Xq: np.ndarray, task: str, layer: str | None) -> np.ndarray:
+    """``-sum_t eta_t (dL/dPhi_i)_k (<f_i, f(x')> + 1)`` at every checkpoint, as one product: the checkpoints'
+    features side by side, ``[f^1(x') ... f^T(x')] @ [eta_1 dL^1_k f^1_i ... eta_T dL^T_k f^T_i]^T``."""
+    query, train, bias = [], [], 0.0
+    for eta, net in zip(rates, checkpoints, strict=True):
+        f_train, out_train = network_outputs(net, Xt, layer)
+        query.append(network_outputs(net, Xq, layer)[0])
+        dL = eta * loss_gradient(out_train, yt, task)  # (n_train, K)
+        train.append(dL.T[:, :, None] * f_train[None, :, :])  # (K, n_train, d)
+        bias = bias + dL
+    A, B = np.hstack(query), np.concatenate(train, axis=2)  # (n, T d), (K, n_train, T d)
+    out = np.empty((Xq.shape[0], Xt.shape[0], B.shape[0]))
+    for k in range(B.shape[0]):
+        np.matmul(A, B[k].T, out=out[:, :, k])
+        out[:, :, k] += bias[None, :, k]
+    return np.negative(out, out=out)
 
 
 def _all_parameter_scores(module: Any, Xt: np.ndarray, yt: np.ndarray, Xq: np.ndarray, task: str) -> np.ndarray:
@@ -153,12 +163,14 @@ def tracin_cp(checkpoints: Sequence[Any], X_train: Any, y_train: ArrayLike, X: A
     check_memory(8.0 * (Xq.shape[0] * Xt.shape[0] * K * 2 + (Xt.shape[0] + Xq.shape[0] * K) * n_params),
                  f"TracInCP of {Xq.shape[0]} x {Xt.shape[0]} rows", max_memory=max_memory,
                  instead="Explain fewer rows at once, or use params='last'.")
-    total = np.zeros((Xq.shape[0], Xt.shape[0], K))
-    for eta, net in zip(rates, checkpoints, strict=True):
+    for net in checkpoints:
         last_linear_layer(net, layer)  # the same checks for every checkpoint
-        step = (_last_layer_scores(net, Xt, yt, Xq, task, layer) if params == "last"
-                else _all_parameter_scores(net, Xt, yt, Xq, task))
-        total += eta * step
+    if params == "last":
+        total = _last_layer_scores(checkpoints, rates, Xt, yt, Xq, task, layer)
+    else:
+        total = np.zeros((Xq.shape[0], Xt.shape[0], K))
+        for eta, net in zip(rates, checkpoints, strict=True):
+            total += eta * _all_parameter_scores(net, Xt, yt, Xq, task)
     return total[:, :, 0] if K == 1 else total
 
 
