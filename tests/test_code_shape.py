@@ -43,6 +43,14 @@ ALLOWED_LONG: set[tuple[str, str]] = set()
 
 #: Parameters a caller fixes, so a function may leave them unread: (file, qualified function, parameter) -> why.
 FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
+    ("shap_instances/explainers/representer.py", "RepresenterExplainer.save", "model_saver"):
+        "shap.Explainer.save's signature",
+    ("shap_instances/explainers/representer.py", "RepresenterExplainer.save", "masker_saver"):
+        "shap.Explainer.save's signature",
+    ("shap_instances/neural/_network.py", "NetworkFeatures.fit", "X"):
+        "scikit-learn's transformer fit(X, y); the network is already trained",
+    ("shap_instances/neural/_network.py", "NetworkFeatures.fit", "y"):
+        "scikit-learn's transformer fit(X, y); the network is already trained",
     ("shap_instances/valuation/_utility.py", "_Predictions.predict", "X"):
         "scikit-learn scorers call estimator.predict(X); these predictions are fixed",
     ("shap_instances/valuation/_utility.py", "_Probabilities.predict", "X"):

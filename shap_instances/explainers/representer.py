@@ -228,7 +228,7 @@ class RepresenterExplainer(InstanceExplainer):
                 "RepresenterExplainer.save does not store a PyTorch network (its format loads only the fitted "
                 "estimators the package writes). Save the network with torch.save(net.state_dict(), path) and "
                 "rebuild the explainer after loading it: the fine-tuning is deterministic, so the values are the same.")
-        super().save(out_file, model_saver, masker_saver)
+        super().save(out_file)
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
