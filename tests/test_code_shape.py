@@ -43,10 +43,6 @@ ALLOWED_LONG: set[tuple[str, str]] = set()
 
 #: Parameters a caller fixes, so a function may leave them unread: (file, qualified function, parameter) -> why.
 FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
-    ("shap_instances/explainers/representer.py", "RepresenterExplainer.save", "model_saver"):
-        "shap.Explainer.save's signature",
-    ("shap_instances/explainers/representer.py", "RepresenterExplainer.save", "masker_saver"):
-        "shap.Explainer.save's signature",
     ("shap_instances/neural/_network.py", "NetworkFeatures.fit", "X"):
         "scikit-learn's transformer fit(X, y); the network is already trained",
     ("shap_instances/neural/_network.py", "NetworkFeatures.fit", "y"):
@@ -57,8 +53,6 @@ FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
         "scikit-learn scorers call estimator.predict(X); these probabilities are fixed",
     ("shap_instances/valuation/_utility.py", "_Probabilities.predict_proba", "X"):
         "scikit-learn scorers call estimator.predict_proba(X); these probabilities are fixed",
-    ("shap_instances/_base.py", "InstanceExplainer.save", "model_saver"): "shap.Explainer.save's signature",
-    ("shap_instances/_base.py", "InstanceExplainer.save", "masker_saver"): "shap.Explainer.save's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "model_loader"): "shap.Explainer.load's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "masker_loader"): "shap.Explainer.load's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "instantiate"): "shap.Explainer.load's signature",
