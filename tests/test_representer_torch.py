@@ -225,14 +225,19 @@ def test_tracin_refuses_bad_options(data):
 
 # -------------------------------------------------------------------------------------- influence function
 
+def _influence_and_fine_tuned(data, task, n_query, lam=1e-2):
+    """The influence scores of ``n_query`` rows, the fine-tuned layer, its training and query features."""
+    X, tasks = data
+    y, _ = tasks[task]
+    net = _net(4, 1)
+    scores = last_layer_influence(net, X, y, X[:n_query], lam=lam)
+    tuned = fine_tune_last_layer(net, X, y, lam=lam)
+    return scores, tuned, tuned.features, tuned.model[0].transform(X[:n_query])
+
+
 def test_last_layer_influence_is_the_leave_one_out_newton_step(data):
     """Squared loss: the exact leave-one-out change of the refit last layer is ``score / (1 - h_i)``."""
-    X, tasks = data
-    y, _ = tasks["regression"]
-    net, lam = _net(4, 1), 1e-2
-    scores = last_layer_influence(net, X, y, X[:4], lam=lam)
-    tuned = fine_tune_last_layer(net, X, y, lam=lam)
-    f, fq = tuned.features, tuned.model[0].transform(X[:4])
+    scores, tuned, f, fq = _influence_and_fine_tuned(data, "regression", 4)
     alpha = tuned.model[-1].alpha  # the same ridge strength, on n - 1 rows too (the penalty is not per row)
     Z = np.hstack([f, np.ones((len(f), 1))])
     H = Z.T @ Z + np.diag(np.r_[np.full(f.shape[1], alpha), 0.0])
@@ -246,13 +251,9 @@ def test_last_layer_influence_is_the_leave_one_out_newton_step(data):
 
 
 def test_last_layer_influence_classifier_tracks_refits(data):
-    X, tasks = data
-    y, _ = tasks["binary"]
-    net, lam = _net(4, 1), 1e-2
-    scores = last_layer_influence(net, X, y, X[:3], lam=lam)
-    tuned = fine_tune_last_layer(net, X, y, lam=lam)
-    head, f = tuned.model[-1], tuned.features
-    fq = tuned.model[0].transform(X[:3])
+    y = data[1]["binary"][0]
+    scores, tuned, f, fq = _influence_and_fine_tuned(data, "binary", 3)
+    head = tuned.model[-1]
     drops = []
     for i in range(0, 120, 12):
         keep = np.arange(len(f)) != i

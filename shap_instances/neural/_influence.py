@@ -71,7 +71,8 @@ def _last_layer_scores(checkpoints: Sequence[Any], rates: np.ndarray, Xt: np.nda
                        Xq: np.ndarray, task: str, layer: str | None) -> np.ndarray:
     """``-sum_t eta_t (dL/dPhi_i)_k (<f_i, f(x')> + 1)`` at every checkpoint, as one product: the checkpoints'
     features side by side, ``[f^1(x') ... f^T(x')] @ [eta_1 dL^1_k f^1_i ... eta_T dL^T_k f^T_i]^T``."""
-    query, train, bias = [], [], 0.0
+    query, train = [], []
+    bias = np.zeros((Xt.shape[0], 1))
     for eta, net in zip(rates, checkpoints, strict=True):
         f_train, out_train = network_outputs(net, Xt, layer)
         query.append(network_outputs(net, Xq, layer)[0])
