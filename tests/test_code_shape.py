@@ -43,14 +43,16 @@ ALLOWED_LONG: set[tuple[str, str]] = set()
 
 #: Parameters a caller fixes, so a function may leave them unread: (file, qualified function, parameter) -> why.
 FIXED_SIGNATURES: dict[tuple[str, str, str], str] = {
+    ("shap_instances/neural/_network.py", "NetworkFeatures.fit", "X"):
+        "scikit-learn's transformer fit(X, y); the network is already trained",
+    ("shap_instances/neural/_network.py", "NetworkFeatures.fit", "y"):
+        "scikit-learn's transformer fit(X, y); the network is already trained",
     ("shap_instances/valuation/_utility.py", "_Predictions.predict", "X"):
         "scikit-learn scorers call estimator.predict(X); these predictions are fixed",
     ("shap_instances/valuation/_utility.py", "_Probabilities.predict", "X"):
         "scikit-learn scorers call estimator.predict(X); these probabilities are fixed",
     ("shap_instances/valuation/_utility.py", "_Probabilities.predict_proba", "X"):
         "scikit-learn scorers call estimator.predict_proba(X); these probabilities are fixed",
-    ("shap_instances/_base.py", "InstanceExplainer.save", "model_saver"): "shap.Explainer.save's signature",
-    ("shap_instances/_base.py", "InstanceExplainer.save", "masker_saver"): "shap.Explainer.save's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "model_loader"): "shap.Explainer.load's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "masker_loader"): "shap.Explainer.load's signature",
     ("shap_instances/_base.py", "InstanceExplainer.load", "instantiate"): "shap.Explainer.load's signature",

@@ -26,6 +26,8 @@ PAGES_WITH_CODE = [page for page in PAGES if _runnable_blocks(page)]
 @pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=[str(p.relative_to(ROOT)) for p in PAGES_WITH_CODE])
 def test_page_snippets_run(page, monkeypatch, tmp_path):
     matplotlib.use("Agg")
+    if any("import torch" in block for block in _runnable_blocks(page)):
+        pytest.importorskip("torch")  # the torch extra's examples (its tests skip the same way without it)
     monkeypatch.chdir(tmp_path)  # snippets that write files write them here
     namespace: dict = {"__name__": "__docs__"}
     for number, block in enumerate(_runnable_blocks(page), start=1):

@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("games",),
     ("approximators",),
     ("weighted_targets", "naive_bayes", "linear", "neighbors", "discriminant", "lowrank", "isotonic"),
-    ("forest", "boosting"),
+    ("forest", "boosting", "neural"),
     ("metrics", "plots", "valuation"),
     ("explainers",),
     ("registry", "testing"),

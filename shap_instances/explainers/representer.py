@@ -13,7 +13,7 @@ import numbers
 import time
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, BinaryIO, ClassVar
 
 import numpy as np
 import shap
@@ -22,8 +22,14 @@ from sklearn.base import is_classifier
 
 from .._base import InstanceExplainer
 from .._explanation import build_explanation, training_row_data
-from ..exceptions import DataValidationError, ReconstructionWarning
+from ..exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    ReconstructionWarning,
+    UnsupportedOperationError,
+)
 from ..linear import LinearRepresenter, TopK, check_supported, is_supported, largest_magnitude, linear_objective
+from ..neural import fine_tune_last_layer, is_torch_module
 from ..utils import (
     COMMON_CONSTRAINTS,
     Interval,
@@ -49,9 +55,14 @@ class RepresenterExplainer(InstanceExplainer):
 
     Parameters
     ----------
-    model : Lasso, ElasticNet, Ridge or LogisticRegression (or a CV variant), fitted
-        The model; l1 and elastic-net models use the high-dimensional representer (Tsai et al., 2023),
-        l2 models the representer of Yeh et al. (2018). ``LinearRegression`` is unregularised and refused,
+    model : Lasso, ElasticNet, Ridge or LogisticRegression (or a CV variant), fitted; or a torch.nn.Module
+        A PyTorch network (the ``torch`` extra) is explained through its last linear layer, fine-tuned on the
+        frozen penultimate features to the optimum of ``(1/n) sum_i L(y_i, Theta f_i + b) + lam ||Theta||^2``
+        (Yeh et al., 2018; ``penalty="l1"``: ``lam ||Theta||_1``, Tsai et al., 2023): the explained quantity is
+        the fine-tuned network's output (its logit for a classifier), and ``fine_tuning_fidelity_`` says how far
+        fine-tuning moved it from the network's own. Otherwise the model; l1 and elastic-net models use the
+        high-dimensional representer (Tsai et al., 2023), l2 models the representer of Yeh et al. (2018).
+        ``LinearRegression`` is unregularised and refused,
         and so are ``MultiTaskLasso`` / ``MultiTaskElasticNet`` (and their CV variants), whose group penalty
         couples the outputs. A fitted pipeline or meta-estimator around one is accepted (see the
         supported-models page): its fitted steps transform the training rows once and the explained rows on
@@ -70,6 +81,12 @@ class RepresenterExplainer(InstanceExplainer):
     atol : float, default=1e-6
         Relative reconstruction gap above which a :class:`~shap_instances.exceptions.ReconstructionWarning`
         is issued (the solver stopped far from the optimum: refit with a smaller ``tol``).
+    lam : float, optional
+        A network only: the fine-tuning strength ``lam`` (default 1e-3); refused for other models.
+    penalty : {"l2", "l1"}, optional
+        A network only: the fine-tuning penalty (default "l2").
+    layer : str, optional
+        A network only: the name of its output ``torch.nn.Linear`` in ``named_modules()`` (default: the last one).
     max_memory : float, optional
         Byte budget of the dense values of one call (default: half the memory available).
     feature_names : sequence of str, optional
@@ -93,6 +110,11 @@ class RepresenterExplainer(InstanceExplainer):
         ``max |w_rep - w| / max |w|`` where ``w_rep = d * sum_i alpha_i x_i``: zero at the exact optimum.
     reconstruction_gap_ : float
         The relative efficiency gap of the last explanation (``nan`` before the first call).
+    fine_tuned_ : shap_instances.neural.FineTunedLastLayer or None
+        A network's fine-tuned last layer (features, task, the fitted pipeline); None for other models.
+    fine_tuning_fidelity_ : float
+        A network only: ``max |fine-tuned output - network output| / max |network output|`` on the training rows
+        (``nan`` for other models).
 
     Examples
     --------
@@ -121,13 +143,18 @@ class RepresenterExplainer(InstanceExplainer):
         "sample_weight": [None, "array-like"],
         "penalised_intercept": [Options("base", "instances")],
         "atol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "lam": [None, Interval(numbers.Real, 0, None, closed="neither")],
+        "penalty": [None, Options("l2", "l1")],
+        "layer": [None, str],
     }
 
     def __init__(self, model: Any, masker: Any = None, *, data: Any = None, y: ArrayLike | None = None,
                  sample_weight: ArrayLike | None = None, penalised_intercept: str = "base", atol: float = 1e-6,
+                 lam: float | None = None, penalty: str | None = None, layer: str | None = None,
                  max_memory: float | None = None, feature_names: Sequence[str] | None = None,
                  scheduler: Any = None) -> None:
         data = self._setup(locals())  # a class or a model of another kind is refused first
+        model = self._fine_tune_network(model, data, y)
         check_fitted(model)
         check_supported(unwrap_model(model).estimator)
         if data is None:
@@ -157,6 +184,51 @@ class RepresenterExplainer(InstanceExplainer):
         self.intercept_weights_, self.intercept_reconstruction_ = rep.intercept_weights, rep.intercept_reconstruction
         self.active_features_, self.data_a = rep.active_features, rep.data_active
         self.reconstruction_gap_ = float("nan")
+        if self.fine_tuned_ is not None and self.optimality_violation_ > self.atol:
+            warnings.warn(
+                f"The fine-tuned last layer is not at a stationary point (optimality violation "
+                f"{self.optimality_violation_:.3g} > atol={self.atol:g}), so the representer identity holds only "
+                "approximately; use a larger lam, or penalty='l2'.", ReconstructionWarning, stacklevel=2)
+
+    def _fine_tune_network(self, model: Any, data: Any, y: Any) -> Any:
+        """A torch network: its last layer fine-tuned (``fine_tuned_``), returned as a fitted pipeline."""
+        self.fine_tuned_, self.fine_tuning_fidelity_ = None, float("nan")
+        options = {"lam": self.lam, "penalty": self.penalty, "layer": self.layer}
+        if not is_torch_module(model):
+            given = [name for name, value in options.items() if value is not None]
+            if given:
+                raise InvalidParameterError(
+                    f"RepresenterExplainer: {', '.join(given)} fine-tune a PyTorch network's last layer; "
+                    f"{type(model).__name__} is explained as fitted: drop {', '.join(given)}.")
+            return model
+        if data is None or y is None:
+            raise DataValidationError("RepresenterExplainer needs a network's training inputs and targets: "
+                                      "RepresenterExplainer(net, X_train, y=y_train).")
+        tuned = self.fine_tuned_ = fine_tune_last_layer(
+            model, data, y, lam=1e-3 if self.lam is None else self.lam, penalty=self.penalty or "l2",
+            layer=self.layer)
+        self.fine_tuning_fidelity_ = tuned.fidelity
+        self.model = tuned.model
+        return tuned.model
+
+    def save(self, out_file: BinaryIO, model_saver: Any = ".save", masker_saver: Any = ".save") -> None:
+        """Write the explainer (see :meth:`InstanceExplainer.save`); a PyTorch network's is refused.
+
+        Examples
+        --------
+        >>> import io
+        >>> import numpy as np
+        >>> from sklearn.linear_model import Ridge
+        >>> X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20.0)
+        >>> ex = RepresenterExplainer(Ridge().fit(X, y), X, y=y)
+        >>> ex.save(io.BytesIO())
+        """
+        if self.fine_tuned_ is not None:
+            raise UnsupportedOperationError(
+                "RepresenterExplainer.save does not store a PyTorch network (its format loads only the fitted "
+                "estimators the package writes). Save the network with torch.save(net.state_dict(), path) and "
+                "rebuild the explainer after loading it: the fine-tuning is deterministic, so the values are the same.")
+        super().save(out_file)
 
     @classmethod
     def conformance_problem(cls) -> ConformanceProblem:
@@ -174,8 +246,9 @@ class RepresenterExplainer(InstanceExplainer):
     def supports_model(cls, model: Any, data: Any = None) -> bool:
         """Regularised linear scikit-learn models: Lasso, ElasticNet, Ridge, LogisticRegression.
 
-        Their CV variants too; not LinearRegression nor the multi-task (group-penalised) models. A settings
-        check (e.g. ``alpha=0``) happens at construction. Never raises.
+        Their CV variants too, and PyTorch networks (``torch.nn.Module``, explained through the last layer); not
+        LinearRegression nor the multi-task (group-penalised) models. A settings check (e.g. ``alpha=0``) happens
+        at construction. Never raises.
 
         Examples
         --------
@@ -183,7 +256,7 @@ class RepresenterExplainer(InstanceExplainer):
         >>> [RepresenterExplainer.supports_model(m) for m in (Lasso(), LinearRegression(), MultiTaskLasso())]
         [True, False, False]
         """
-        return is_supported(model)
+        return is_supported(model) or is_torch_module(model)
 
     def _validate_X(self, X: Any) -> Any:
         return check_data(self._prepare(X), name="X", allow_sparse=True, n_features=self.objective_.coef.shape[1],

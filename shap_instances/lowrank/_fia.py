@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DataValidationError
-from ._soft_impute import check_pairs
+from ..utils import check_pairs
 
 __all__ = ["fia_scores"]
 

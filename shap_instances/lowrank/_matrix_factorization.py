@@ -16,8 +16,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DataValidationError
-from ..utils import RandomStateLike, check_random_state
-from ._soft_impute import check_pairs, check_ratings
+from ..utils import RandomStateLike, check_pairs, check_random_state
+from ._soft_impute import check_ratings
 
 __all__ = ["MatrixFactorization"]
 

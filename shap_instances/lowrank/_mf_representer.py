@@ -18,9 +18,9 @@ from scipy.special import expit
 
 from .._explanation import build_explanation
 from ..exceptions import DataValidationError
-from ..utils import check_memory
+from ..utils import check_memory, check_pairs
 from ._kernels import mf_representer_values
-from ._soft_impute import SoftImpute, check_pairs
+from ._soft_impute import SoftImpute
 
 __all__ = ["MatrixFactorizationRepresenter", "normalized_embeddings"]
 

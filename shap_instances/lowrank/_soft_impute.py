@@ -16,36 +16,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import DataValidationError
-from ..utils import check_memory
+from ..utils import check_memory, check_pairs
 
-__all__ = ["SoftImpute", "check_pairs", "check_ratings"]
-
-
-def check_pairs(X: Any, name: str = "X", shape: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Validate an (n, 2) array of non-negative integer (user, item) indices.
-
-    Examples
-    --------
-    >>> users, items = check_pairs([[0, 2], [1, 0]])
-    >>> users.tolist(), items.tolist()
-    ([0, 1], [2, 0])
-    """
-    arr = np.asarray(X)
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise DataValidationError(f"{name} must be an (n, 2) array of (user, item) indices, got shape {arr.shape}.")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise DataValidationError(f"{name} must hold integer user and item indices.")
-    elif arr.dtype.kind not in "iu":
-        raise DataValidationError(f"{name} must hold integer user and item indices, got dtype {arr.dtype}.")
-    arr = arr.astype(np.int64)
-    if arr.size and arr.min() < 0:
-        raise DataValidationError(f"{name} holds negative indices; encode users and items as 0..n-1.")
-    if shape is not None and arr.size and (arr[:, 0].max() >= shape[0] or arr[:, 1].max() >= shape[1]):
-        raise DataValidationError(
-            f"{name} holds a user index >= {shape[0]} or an item index >= {shape[1]} (the fitted matrix shape)."
-        )
-    return arr[:, 0], arr[:, 1]
+__all__ = ["SoftImpute", "check_ratings"]
 
 
 def check_ratings(X, y, shape=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:

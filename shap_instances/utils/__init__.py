@@ -6,7 +6,8 @@
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
   other columns refused with the names listed, wrong widths refused), :func:`check_target`,
-  :func:`check_fitted`, :func:`check_memory`, :func:`check_disk`, :func:`row_names`, :func:`column_names`;
+  :func:`check_fitted`, :func:`check_pairs` ((user, item) index pairs), :func:`check_memory`, :func:`check_disk`,
+  :func:`row_names`, :func:`column_names`;
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
@@ -82,6 +83,7 @@ from ._validation import (
     check_labels,
     check_memory,
     check_model_rows,
+    check_pairs,
     check_row_order,
     check_target,
     check_unique_columns,
@@ -136,6 +138,7 @@ __all__ = [
     "final_estimator",
     "categorical_columns",
     "check_data",
+    "check_pairs",
     "check_finite_result",
     "check_fitted",
     "check_labels",

@@ -30,6 +30,7 @@ _FINITE = (
 __all__ = [
     "categorical_columns",
     "check_data",
+    "check_pairs",
     "check_finite_result",
     "check_labels",
     "class_codes",
@@ -600,3 +601,31 @@ def categorical_columns(X: pd.DataFrame) -> list:
     """
     return [c for c in X.columns
             if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
+
+
+def check_pairs(X: Any, name: str = "X", shape: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Validate an (n, 2) array of non-negative integer (user, item) indices.
+
+    Examples
+    --------
+    >>> from shap_instances.utils import check_pairs
+    >>> users, items = check_pairs([[0, 2], [1, 0]])
+    >>> users.tolist(), items.tolist()
+    ([0, 1], [2, 0])
+    """
+    arr = np.asarray(X)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise DataValidationError(f"{name} must be an (n, 2) array of (user, item) indices, got shape {arr.shape}.")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise DataValidationError(f"{name} must hold integer user and item indices.")
+    elif arr.dtype.kind not in "iu":
+        raise DataValidationError(f"{name} must hold integer user and item indices, got dtype {arr.dtype}.")
+    arr = arr.astype(np.int64)
+    if arr.size and arr.min() < 0:
+        raise DataValidationError(f"{name} holds negative indices; encode users and items as 0..n-1.")
+    if shape is not None and arr.size and (arr[:, 0].max() >= shape[0] or arr[:, 1].max() >= shape[1]):
+        raise DataValidationError(
+            f"{name} holds a user index >= {shape[0]} or an item index >= {shape[1]} (the fitted matrix shape)."
+        )
+    return arr[:, 0], arr[:, 1]
