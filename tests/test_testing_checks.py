@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numbers
 import threading
+import time
 import unittest
 
 import numpy as np
 import pandas as pd
 import pytest
 from joblib import Parallel, delayed
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 
 import shap_instances as si
 from shap_instances.exceptions import DataValidationError
@@ -32,6 +33,7 @@ from shap_instances.utils import (
     check_data,
     check_random_state,
     check_target,
+    class_codes,
     fitted_columns,
     row_names,
     training_names,
@@ -85,11 +87,14 @@ class ToyExplainer(si.InstanceExplainer):
         data = self._setup(locals())
         self.columns_ = fitted_columns(model, data)
         self.data_ = check_data(data, name="masker", feature_names=self.columns_)
-        self.y_train_ = check_target(y, len(self.data_), name="y")
+        self.y_train_ = self._targets(y)
         self.train_names_ = self._names(data, feature_names)
 
     def _names(self, data, feature_names):
         return training_names(data, feature_names)
+
+    def _targets(self, y):
+        return check_target(y, len(self.data_), name="y")
 
     @classmethod
     def supports_model(cls, model, data=None):
@@ -158,6 +163,46 @@ def _enumerated(z: np.ndarray) -> np.ndarray:
         index = np.flatnonzero(~masks[:, i])  # the coalitions without i; with i: index + 2^i
         phi[i] = np.sum(weight[sizes[index]] * (worth[index + (1 << i)] - worth[index]))
     return phi
+
+
+class ToyClassExplainer(ToyExplainer):
+    """The toy for a classifier: one output per class of the model, z_ik = [y_i = classes_[k]] / (1 + |x - x_i|^2)."""
+
+    explained_quantity = "per class, the mean over the training rows of [y_i = class] / (1 + |x - x_i|^2)"
+
+    def _targets(self, y):
+        codes = class_codes(y, len(self.data_), self.model.classes_)
+        return np.eye(len(self.model.classes_))[codes]  # (n_train, n_classes)
+
+    def _output_names(self):
+        return list(self.model.classes_)
+
+    def __call__(self, X, y=None):
+        self._check_call_y(y)
+        names = row_names(X)
+        z = _kernel(self._validate(X), self.data_)[:, :, None] * self.y_train_[None]  # (n, n_train, n_classes)
+        n, m, k = z.shape
+        values = self._values(z.transpose(0, 2, 1).reshape(n * k, m)).reshape(n, k, m).transpose(0, 2, 1)
+        return self._finish(si.build_explanation(values, np.zeros((n, k)), feature_names=self.train_names_,
+                                                 row_names=names, output_names=self._output_names(),
+                                                 explained=z.mean(axis=1)))
+
+    @classmethod
+    def conformance_problem(cls):
+        rng = np.random.default_rng(1)
+        masker = pd.DataFrame(rng.normal(size=(12, 3)), columns=["a", "b", "c"])
+        y = pd.Series(np.arange(12) % 3)
+        X = pd.DataFrame(rng.normal(size=(4, 3)), columns=["a", "b", "c"])
+        model = LogisticRegression().fit(masker, y)
+        data, onehot = masker.to_numpy(), np.eye(3)[y.to_numpy()]
+
+        def explained(rows):
+            rows = rows[["a", "b", "c"]].to_numpy()
+            return np.array([(onehot / (1.0 + ((data - row) ** 2).sum(axis=1))[:, None]).mean(axis=0)
+                             for row in rows])
+
+        return ConformanceProblem(model, masker, X, y=y, explained=explained, atol=1e-9,
+                                  sampling_options={"n_permutations": 5})
 
 
 # ---------------------------------------------------------------------------------------------- broken plugins
@@ -345,6 +390,86 @@ class _WritableData(ToyExplainer):
     data = None  # shadows the alias: explainer(explainer.data) in shap code would get None
 
 
+class _FailsOnOneRow(ToyExplainer):
+    """Breaks check_one_row: squeezes the rows' axis away, so one explained row has no rows' axis left."""
+
+    def _values(self, z):
+        return super()._values(np.squeeze(z))
+
+
+class _SlowOnDuplicates(ToyExplainer):
+    """Breaks check_duplicated_rows: a cost that explodes with a duplicated training row (a stand-in for 443x)."""
+
+    def __call__(self, X, y=None):
+        if self.data_.shape[0] != np.unique(self.data_, axis=0).shape[0]:
+            time.sleep(1.5)
+        return super().__call__(X, y)
+
+
+class _DropsNaNRows(ToyExplainer):
+    """Breaks check_nan_handling: rows of X with a NaN are silently left out."""
+
+    def __call__(self, X, y=None):
+        return super().__call__(X.dropna() if isinstance(X, pd.DataFrame) else X, y)
+
+
+class _Float32Values(ToyExplainer):
+    """Breaks check_float64_output: computes and returns float32 values (they agree with float64 to 1e-6)."""
+
+    def _explanation(self, values, z, names):
+        explanation = super()._explanation(values, z, names)
+        explanation.values = values.astype(np.float32)
+        return explanation
+
+
+class _Float32Inside(ToyExplainer):
+    """Also breaks check_float64_output: float64 values, computed in float32 when the input is float32."""
+
+    def __call__(self, X, y=None):
+        self._check_call_y(y)
+        single = isinstance(X, pd.DataFrame) and all(dtype == np.float32 for dtype in X.dtypes)
+        dtype = np.float32 if single else np.float64
+        z = _kernel(self._validate(X).astype(dtype), self.data_.astype(dtype)) * self.y_train_.astype(dtype)
+        values = self._values(z).astype(np.float64)
+        return self._finish(self._explanation(values, z.astype(np.float64), row_names(X)))
+
+
+class _ClassesReversed(ToyClassExplainer):
+    """Breaks check_output_names_follow_classes: output_names in the reverse order of the values' outputs."""
+
+    def _output_names(self):
+        return list(self.model.classes_)[::-1]
+
+
+class _SeedsNumPy(ToyExplainer):
+    """Breaks check_global_random_state: seeds NumPy's global generator "for reproducibility"."""
+
+    def _rng(self):
+        np.random.seed(0 if self.random_state is None else self.random_state)  # noqa: NPY002 - the break
+        return super()._rng()
+
+    def __call__(self, X, y=None):
+        self._rng()
+        return super().__call__(X, y)
+
+
+class _WritesToCwd(ToyExplainer):
+    """Breaks check_working_directory: leaves a cache file in the working directory."""
+
+    def __call__(self, X, y=None):
+        np.save("toy_cache.npy", np.zeros(1))
+        return super().__call__(X, y)
+
+
+class _DropsOptionOnSave(ToyExplainer):
+    """Breaks check_options_survive_save_load: save forgets max_memory, which loads as its default."""
+
+    def _constructor_arguments(self):
+        arguments = super()._constructor_arguments()
+        arguments.pop("max_memory", None)
+        return arguments
+
+
 BROKEN = {
     "check_is_shap_explainer": _NotAShapExplainer,
     "check_constructor_signature": _PositionalY,
@@ -367,8 +492,24 @@ BROKEN = {
     "check_random_state_is_used": _UnusedRandomState,
     "check_n_jobs_invariance": _NJobsDependent,
     "check_shap_conventions": _WritableData,
+    "check_one_row": _FailsOnOneRow,
+    "check_duplicated_rows": _SlowOnDuplicates,
+    "check_nan_handling": _DropsNaNRows,
+    "check_float64_output": _Float32Values,
+    "check_output_names_follow_classes": _ClassesReversed,
+    "check_global_random_state": _SeedsNumPy,
+    "check_working_directory": _WritesToCwd,
+    "check_options_survive_save_load": _DropsOptionOnSave,
     "check_shap_plots": _BrokenPlots,
 }
+#: More breaks of one rule each, beside the one above.
+ALSO_BROKEN = {"check_float64_output": [_Float32Inside]}
+
+
+@pytest.fixture(autouse=True)
+def _in_a_temporary_folder(tmp_path, monkeypatch):
+    """Every test runs in its own working directory: a broken plugin writes into it (check_working_directory)."""
+    monkeypatch.chdir(tmp_path)
 
 
 def test_every_check_has_its_broken_plugin():
@@ -392,14 +533,32 @@ def test_each_check_catches_its_break(name):
         CHECKS[name](broken)
 
 
-#: Breaks that more checks catch, by design: a player short also leaves its name out, and the toy's problem gives
+@pytest.mark.parametrize("name, broken", [(name, broken) for name, classes in ALSO_BROKEN.items()
+                                          for broken in classes])
+def test_each_further_break_is_caught(name, broken):
+    with pytest.raises(AssertionError, match=f"^{broken.__name__} fails {name}: .*The contract: "):
+        CHECKS[name](broken)
+
+
+@parametrize_with_checks([ToyClassExplainer], marks={"check_shap_plots": pytest.mark.slow})
+def test_the_classifier_toy_passes(explainer_class, check):
+    check(explainer_class)
+
+
+#: Breaks that more checks catch, by design: a player short also leaves its name out (and a training row, where
+#: one training row or a duplicate is explained); float32 values depart from the toy's explained quantity by
+#: more than its 1e-9; and the toy's problem gives
 #: reference values (full enumeration), which catch a missing player and values given to the wrong players too;
 #: shap's plots need the explanation's shapes.
-ALSO_CAUGHT_BY = {"check_n_players": {"check_feature_names", "check_efficiency"},
+ALSO_CAUGHT_BY = {"check_n_players": {"check_feature_names", "check_efficiency", "check_one_row",
+                                      "check_duplicated_rows"},
+                  "check_float64_output": {"check_efficiency"},
                   "check_values_follow_their_players": {"check_efficiency"},
                   "check_explanation_shapes": {"check_shap_plots"}}
 #: Checks that have nothing to test once another rule is broken, and say so by skipping.
 SKIPPED_BY = {"check_n_players": {"check_values_follow_their_players"}}
+#: Checks that do not apply to the toy (a regressor), and say so by skipping.
+NOT_FOR_THE_TOY = {"check_output_names_follow_classes"}
 
 
 @pytest.mark.parametrize("name", sorted(set(BROKEN) - {"check_is_shap_explainer"}))
@@ -415,6 +574,9 @@ def test_the_other_checks_pass_on_each_break(name):
                 check(broken)
         elif other in SKIPPED_BY.get(name, ()):
             with pytest.raises(unittest.SkipTest, match="no player axis to permute"):
+                check(broken)
+        elif other in NOT_FOR_THE_TOY and name != other:
+            with pytest.raises(unittest.SkipTest, match="not a fitted classifier"):
                 check(broken)
         else:
             check(broken)
