@@ -11,6 +11,7 @@ import numbers
 import threading
 import time
 import unittest
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -741,3 +742,33 @@ def test_parametrize_with_checks_marks_the_named_checks_and_refuses_unknown_name
     assert marked["ToyExplainer-check_n_players"] == []
     with _pytest.raises(ValueError, match="marks names no check: \\['check_plots'\\]"):
         parametrize_with_checks([ToyExplainer], marks={"check_plots": _pytest.mark.slow})
+
+
+def _plugin_docs_table(heading: str) -> list[list[str]]:
+    """The rows (cells, stripped) of the first table after ``heading`` in docs/plugins.md."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text()
+    lines = text[text.index(heading):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
+    return rows
+
+
+def test_the_docs_list_every_check_with_its_broken_plugin():
+    """docs/plugins.md's table of checks is the suite's list, in order, each with the broken plugin above."""
+    rows = _plugin_docs_table("#### The checks and what each catches")
+    assert [row[0].strip("`") for row in rows] == list(CHECKS)
+    for row in rows:
+        broken = BROKEN[row[0].strip("`")].__name__
+        assert row[2].startswith(f"`{broken}`:"), f"{row[0]}: the docs name {row[2][:40]}, the tests {broken}"
+
+
+def test_the_attribute_table_lists_every_declaration():
+    """docs/plugins.md's table of class attributes names every ClassVar that InstanceExplainer declares."""
+    annotations = vars(si.InstanceExplainer)["__annotations__"]  # strings: the module defers its annotations
+    declared = {name for name, hint in annotations.items() if str(hint).startswith("ClassVar")}
+    documented = {row[0].strip("`") for row in _plugin_docs_table("**Class attributes**")}
+    assert declared == documented
