@@ -44,11 +44,12 @@ def _idioms(e: shap.Explanation) -> None:
 def _bar_is_truthful(e: shap.Explanation) -> None:
     """shap's bar plot of the first row draws one bar per player, of the player's value, labelled by its name."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
     row, names = np.asarray(e.values[0], dtype=np.float64), [str(n) for n in e.feature_names]
     shap.plots.bar(e[0], max_display=len(names) + 1, show=False)
     ax = plt.gca()
-    widths = [patch.get_width() for patch in ax.patches]
+    widths = [patch.get_width() for patch in ax.patches if isinstance(patch, Rectangle)]
     labels = [label.get_text() for label in ax.get_yticklabels()][:len(widths)]  # then shap's name-only copies
     assert len(widths) == len(names) == len(labels), (
         f"shap's bar plot of one row drew {len(widths)} bars and {len(labels)} labels for {len(names)} players")
