@@ -435,6 +435,14 @@ class _Float32Inside(ToyExplainer):
         return self._finish(self._explanation(values, z.astype(np.float64), row_names(X)))
 
 
+class _PositionalMasker(ToyExplainer):
+    """Also breaks check_column_handling: the training data's columns are taken by position, not by name."""
+
+    def _setup(self, params):
+        data = super()._setup(params)
+        return data.to_numpy() if isinstance(data, pd.DataFrame) else data
+
+
 class _ClassesReversed(ToyClassExplainer):
     """Breaks check_output_names_follow_classes: output_names in the reverse order of the values' outputs."""
 
@@ -504,7 +512,7 @@ BROKEN = {
     "check_shap_plots": _BrokenPlots,
 }
 #: More breaks of one rule each, beside the one above.
-ALSO_BROKEN = {"check_float64_output": [_Float32Inside]}
+ALSO_BROKEN = {"check_float64_output": [_Float32Inside], "check_column_handling": [_PositionalMasker]}
 
 
 @pytest.fixture(autouse=True)
