@@ -271,7 +271,8 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         self._check_call_y(y)
         if self.game is None and (partitioned := self._explain_partitioned(X, y)) is not None:
             return partitioned
-        rows, data, names, instance_names = self._game_tables() if self.game is not None else self._row_tables(X)
+        game = self.game
+        rows, data, names, instance_names = self._game_tables(game) if game is not None else self._row_tables(X)
         masks, values, weights = rows
         _check_finite_payoffs(values, instance_names)
         self.results_ = [self._fit(masks, values[:, k], weights) for k in range(values.shape[1])]
@@ -279,13 +280,13 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
                                               explained=gamma.sum(axis=1)))
 
-    def _game_tables(self) -> tuple[tuple, np.ndarray, Any, Any]:
+    def _game_tables(self, game: Game) -> tuple[tuple, np.ndarray, Any, Any]:
         """The payoff tables (masks, values, weights) of an explainer built by :meth:`from_game`, the plots' data,
         the player names and the output names."""
-        n_players, names = self.game.n_players, self.game.player_names
-        self._check_payoff_memory(n_players, self.game.n_outputs)
-        tables = self._payoffs(self.game, n_players, self._planned_coalitions(self.game, n_players, 1))
-        return tables, np.zeros((tables[1].shape[1], n_players)), names, self.game.output_names
+        n_players, names = game.n_players, game.player_names
+        self._check_payoff_memory(n_players, game.n_outputs)
+        tables = self._payoffs(game, n_players, self._planned_coalitions(game, n_players, 1))
+        return tables, np.zeros((tables[1].shape[1], n_players)), names, game.output_names
 
     def _row_tables(self, X: Any) -> tuple[tuple, Any, Any, Any]:
         """The payoff tables of the rows of ``X`` (one column of values per row), ``X`` checked, the feature names and

@@ -23,12 +23,12 @@ from sklearn.base import clone, is_classifier
 from .._base import ConformanceProblem
 from ..exceptions import ShapInstancesError
 from ..utils import Interval, Options
-from ._common import SkipCheck, as_float, build, call, n_players_of, rule, same, sampling
+from ._common import Check, SkipCheck, as_float, build, call, n_players_of, rule, same, sampling
 from ._output import _is_fitted, _refit
 
-__all__ = ["check_duplicated_rows", "check_float64_output", "check_global_random_state", "check_nan_handling",
-           "check_one_row", "check_options_survive_save_load", "check_output_names_follow_classes",
-           "check_working_directory"]
+__all__ = ["GENERATED_CHECKS", "check_duplicated_rows", "check_float64_output", "check_global_random_state",
+           "check_nan_handling", "check_one_row", "check_options_survive_save_load",
+           "check_output_names_follow_classes", "check_working_directory"]
 
 #: How much slower a call may be with one training row duplicated: a ratio and a floor, generous enough never to
 #: flake on a loaded machine, tight enough to catch a cost that grows with the duplicates (a 443x slowdown).
@@ -352,3 +352,10 @@ def check_options_survive_save_load(cls: type, problem: ConformanceProblem) -> N
         if not _equal(got, value):
             lost.append(f"{parameter.name}={value!r} loads as {got!r}")
     assert not lost, "; ".join(lost)
+
+
+#: The checks on generated problems and on what a call leaves alone, in the order they run.
+GENERATED_CHECKS: tuple[Check, ...] = (
+    check_one_row, check_duplicated_rows, check_nan_handling, check_float64_output, check_output_names_follow_classes,
+    check_global_random_state, check_working_directory, check_options_survive_save_load,
+)
