@@ -85,8 +85,11 @@ def check_one_row(cls: type, problem: ConformanceProblem) -> None:
          atol=max(problem.atol, 1e-9))
     if getattr(cls, "players", None) == "features" or problem.y is None:
         return  # a fitted model and feature players: one background row is a masker like any other
-    explanation = _refused_or(lambda: _explain(cls, problem, masker=problem.masker.iloc[:1],
-                                               y=_rows(problem.y, [0])))
+    try:  # a fitted model is fitted anew on the one row, as it would be by a user with one training row
+        _, one_row = _training_sets(problem, [0])
+    except ValueError:  # the model itself cannot be fitted on one row: there is nothing to explain
+        return
+    explanation = _refused_or(lambda: _explain(cls, problem, **one_row))
     if explanation is not None:
         _assert_rows_and_players(explanation, len(problem.X), 1, "one training row")
 
