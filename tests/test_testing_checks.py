@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from joblib import Parallel, delayed
 from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.utils import check_random_state as sklearn_random_state
 
 import shap_instances as si
 from shap_instances.exceptions import DataValidationError
@@ -462,6 +463,14 @@ class _SeedsNumPy(ToyExplainer):
         return super().__call__(X, y)
 
 
+class _DrawsFromNumPy(ToyExplainer):
+    """Also breaks check_global_random_state: random_state=None draws from NumPy's global generator (as
+    scikit-learn's check_random_state(None) does); an int seed leaves it alone."""
+
+    def _rng(self):
+        return sklearn_random_state(self.random_state)
+
+
 class _WritesToCwd(ToyExplainer):
     """Breaks check_working_directory: leaves a cache file in the working directory."""
 
@@ -512,7 +521,8 @@ BROKEN = {
     "check_shap_plots": _BrokenPlots,
 }
 #: More breaks of one rule each, beside the one above.
-ALSO_BROKEN = {"check_float64_output": [_Float32Inside], "check_column_handling": [_PositionalMasker]}
+ALSO_BROKEN = {"check_float64_output": [_Float32Inside], "check_column_handling": [_PositionalMasker],
+               "check_global_random_state": [_DrawsFromNumPy]}
 
 
 @pytest.fixture(autouse=True)
