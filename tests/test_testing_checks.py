@@ -488,6 +488,13 @@ class _DropsOptionOnSave(ToyExplainer):
         return arguments
 
 
+class _ForgetsOnPickle(ToyExplainer):
+    """Also breaks check_options_survive_save_load: an unpickled copy has max_memory back at its default."""
+
+    def __getstate__(self):
+        return {**self.__dict__, "max_memory": None}
+
+
 BROKEN = {
     "check_is_shap_explainer": _NotAShapExplainer,
     "check_constructor_signature": _PositionalY,
@@ -522,7 +529,8 @@ BROKEN = {
 }
 #: More breaks of one rule each, beside the one above.
 ALSO_BROKEN = {"check_float64_output": [_Float32Inside], "check_column_handling": [_PositionalMasker],
-               "check_global_random_state": [_DrawsFromNumPy]}
+               "check_global_random_state": [_DrawsFromNumPy],
+               "check_options_survive_save_load": [_ForgetsOnPickle]}
 
 
 @pytest.fixture(autouse=True)

@@ -309,7 +309,19 @@ def _candidate_values(cls: type, problem: ConformanceProblem, name: str, default
             found += [True, False]
         elif constraint == "random_state":
             found.append(5)
+    found += _values_like(default)
     return [value for value in found if not _equal(value, default)]
+
+
+def _values_like(default: Any) -> list[Any]:
+    """Values of the type of an option's default, for an option without constraints."""
+    if isinstance(default, bool):
+        return [not default]
+    if isinstance(default, numbers.Integral):
+        return [int(default) + 1, int(default) + 2]
+    if isinstance(default, numbers.Real):
+        return [float(default) * 2 + 0.5]
+    return []
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -317,6 +329,13 @@ def _equal(a: Any, b: Any) -> bool:
         return bool(np.all(a == b)) and type(a) is type(b)
     except Exception:  # noqa: BLE001 - objects that do not compare are compared by their pickle
         return pickle.dumps(a) == pickle.dumps(b)
+
+
+def _unpickled(explainer: Any) -> Any:
+    try:
+        return pickle.loads(pickle.dumps(explainer))
+    except Exception:  # noqa: BLE001 - check_serialisation reports it
+        return None
 
 
 def _built_with_other_value(cls: type, problem: ConformanceProblem, name: str, default: Any) -> tuple[Any, Any]:
@@ -331,8 +350,9 @@ def _built_with_other_value(cls: type, problem: ConformanceProblem, name: str, d
     return None, None
 
 
-@rule("every constructor argument survives save / Cls.load: an explainer built with a non-default value of each "
-      "option (from the problem's options and the class's _parameter_constraints) loads with that value")
+@rule("every constructor argument survives save / Cls.load and pickle: an explainer built with a non-default value of "
+      "each option (from the problem's options, the class's _parameter_constraints, or the default's type) loads "
+      "with that value")
 def check_options_survive_save_load(cls: type, problem: ConformanceProblem) -> None:
     """Each option, set to a value other than its default, is the same after a round trip through ``save``.
 
@@ -352,10 +372,13 @@ def check_options_survive_save_load(cls: type, problem: ConformanceProblem) -> N
         buffer = io.BytesIO()
         explainer.save(buffer)
         buffer.seek(0)
-        loaded = cls.load(buffer)  # type: ignore[attr-defined]
-        got = getattr(loaded, parameter.name, "<missing>")
-        if not _equal(got, value):
-            lost.append(f"{parameter.name}={value!r} loads as {got!r}")
+        for how, loaded in (("save / load", cls.load(buffer)),  # type: ignore[attr-defined]
+                            ("pickle", _unpickled(explainer))):
+            if loaded is None:  # an explainer that does not pickle fails check_serialisation
+                continue
+            got = getattr(loaded, parameter.name, "<missing>")
+            if not _equal(got, value):
+                lost.append(f"{parameter.name}={value!r} comes back from {how} as {got!r}")
     assert not lost, "; ".join(lost)
 
 
