@@ -622,7 +622,7 @@ def test_the_plots_pass_on_the_other_breaks(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BROKEN))
 def test_check_explainer_catches_every_break(name):
-    """The target of issue 23: check_explainer itself catches every break (19 in the issue, 21 rules here)."""
+    """The target of issues 23 and 41: check_explainer itself catches every break, one per rule."""
     broken = BROKEN[name]
     with pytest.raises(AssertionError, match=f"(?m)^{broken.__name__} fails {name}: "):
         check_explainer(broken)
@@ -798,3 +798,15 @@ def test_the_attribute_table_lists_every_declaration():
     declared = {name for name, hint in annotations.items() if str(hint).startswith("ClassVar")}
     documented = {row[0].strip("`") for row in _plugin_docs_table("**Class attributes**")}
     assert declared == documented
+
+
+def test_a_seeding_plugin_is_caught_when_the_global_state_already_holds_its_seed():
+    """Seeding is idempotent: after np.random.seed(0) (an earlier check of check_explainer), a plugin seeding 0 would
+    leave the state as it found it; the check starts from fresh entropy instead."""
+    state = np.random.get_state()  # noqa: NPY002 - the test sets and restores the global state
+    try:
+        np.random.seed(0)  # noqa: NPY002
+        with pytest.raises(AssertionError, match="^_SeedsNumPy fails check_global_random_state: "):
+            CHECKS["check_global_random_state"](_SeedsNumPy)
+    finally:
+        np.random.set_state(state)  # noqa: NPY002

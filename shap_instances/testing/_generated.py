@@ -243,11 +243,15 @@ def check_global_random_state(cls: type, problem: ConformanceProblem) -> None:
     >>> from shap_instances.testing import check_global_random_state
     >>> check_global_random_state(NaiveBayesExplainer)
     """
-    before = np.random.get_state()  # noqa: NPY002 - the global state is what the check watches
-    for seed in (0, None):
-        call(build(cls, problem, **sampling(cls, problem, seed)), problem)
-    after = np.random.get_state()  # noqa: NPY002
-    np.random.set_state(before)  # noqa: NPY002 - the next check starts where this one did
+    original = np.random.get_state()  # noqa: NPY002 - the global state is what the check watches
+    np.random.set_state(np.random.RandomState().get_state())  # noqa: NPY002 - fresh entropy: seeding cannot match it
+    before = np.random.get_state()  # noqa: NPY002
+    try:
+        for seed in (0, None):
+            call(build(cls, problem, **sampling(cls, problem, seed)), problem)
+        after = np.random.get_state()  # noqa: NPY002
+    finally:
+        np.random.set_state(original)  # noqa: NPY002 - the caller's state, whatever the explainer did
     assert pickle.dumps(before) == pickle.dumps(after), (
         "np.random.get_state() changed: the explainer drew from or seeded NumPy's global generator")
 
