@@ -42,8 +42,8 @@ _LAZY = {
     "BoostingExplainer": "shap_instances.explainers.boosting",
 }
 _SUBMODULES = {
-    "approximators", "boosting", "datasets", "exceptions", "forest", "games", "isotonic", "linear", "lowrank",
-    "metrics", "naive_bayes", "plots", "report", "testing", "utils", "weighted_targets",
+    "approximators", "boosting", "datasets", "exceptions", "explainers", "forest", "games", "isotonic", "linear",
+    "lowrank", "metrics", "naive_bayes", "plots", "report", "testing", "utils", "valuation", "weighted_targets",
 }
 
 __all__ = [

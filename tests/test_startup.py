@@ -107,6 +107,17 @@ def test_every_public_name_resolves(name):
     assert name in dir(shap_instances)
 
 
+#: Every subpackage of shap_instances/ (a folder with an __init__.py), read from the tree, not from _SUBMODULES.
+SUBPACKAGES = sorted(path.parent.name for path in (ROOT / "shap_instances").glob("*/__init__.py"))
+
+
+@pytest.mark.parametrize("name", SUBPACKAGES)
+def test_every_subpackage_is_reachable_as_an_attribute(name):
+    """``si.valuation`` raised AttributeError (issue 41): each subpackage is ``si.NAME`` and listed in ``__all__``."""
+    assert getattr(si, name) is importlib.import_module(f"shap_instances.{name}")
+    assert name in si.__all__
+
+
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         shap_instances.__getattr__("Nope")

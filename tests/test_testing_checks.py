@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import numbers
 import threading
+import time
 import unittest
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from joblib import Parallel, delayed
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.utils import check_random_state as sklearn_random_state
 
 import shap_instances as si
 from shap_instances.exceptions import DataValidationError
@@ -32,6 +35,7 @@ from shap_instances.utils import (
     check_data,
     check_random_state,
     check_target,
+    class_codes,
     fitted_columns,
     row_names,
     training_names,
@@ -85,11 +89,14 @@ class ToyExplainer(si.InstanceExplainer):
         data = self._setup(locals())
         self.columns_ = fitted_columns(model, data)
         self.data_ = check_data(data, name="masker", feature_names=self.columns_)
-        self.y_train_ = check_target(y, len(self.data_), name="y")
+        self.y_train_ = self._targets(y)
         self.train_names_ = self._names(data, feature_names)
 
     def _names(self, data, feature_names):
         return training_names(data, feature_names)
+
+    def _targets(self, y):
+        return check_target(y, len(self.data_), name="y")
 
     @classmethod
     def supports_model(cls, model, data=None):
@@ -158,6 +165,46 @@ def _enumerated(z: np.ndarray) -> np.ndarray:
         index = np.flatnonzero(~masks[:, i])  # the coalitions without i; with i: index + 2^i
         phi[i] = np.sum(weight[sizes[index]] * (worth[index + (1 << i)] - worth[index]))
     return phi
+
+
+class ToyClassExplainer(ToyExplainer):
+    """The toy for a classifier: one output per class of the model, z_ik = [y_i = classes_[k]] / (1 + |x - x_i|^2)."""
+
+    explained_quantity = "per class, the mean over the training rows of [y_i = class] / (1 + |x - x_i|^2)"
+
+    def _targets(self, y):
+        codes = class_codes(y, len(self.data_), self.model.classes_)
+        return np.eye(len(self.model.classes_))[codes]  # (n_train, n_classes)
+
+    def _output_names(self):
+        return list(self.model.classes_)
+
+    def __call__(self, X, y=None):
+        self._check_call_y(y)
+        names = row_names(X)
+        z = _kernel(self._validate(X), self.data_)[:, :, None] * self.y_train_[None]  # (n, n_train, n_classes)
+        n, m, k = z.shape
+        values = self._values(z.transpose(0, 2, 1).reshape(n * k, m)).reshape(n, k, m).transpose(0, 2, 1)
+        return self._finish(si.build_explanation(values, np.zeros((n, k)), feature_names=self.train_names_,
+                                                 row_names=names, output_names=self._output_names(),
+                                                 explained=z.mean(axis=1)))
+
+    @classmethod
+    def conformance_problem(cls):
+        rng = np.random.default_rng(1)
+        masker = pd.DataFrame(rng.normal(size=(12, 3)), columns=["a", "b", "c"])
+        y = pd.Series(np.arange(12) % 3)
+        X = pd.DataFrame(rng.normal(size=(4, 3)), columns=["a", "b", "c"])
+        model = LogisticRegression().fit(masker, y)
+        data, onehot = masker.to_numpy(), np.eye(3)[y.to_numpy()]
+
+        def explained(rows):
+            rows = rows[["a", "b", "c"]].to_numpy()
+            return np.array([(onehot / (1.0 + ((data - row) ** 2).sum(axis=1))[:, None]).mean(axis=0)
+                             for row in rows])
+
+        return ConformanceProblem(model, masker, X, y=y, explained=explained, atol=1e-9,
+                                  sampling_options={"n_permutations": 5})
 
 
 # ---------------------------------------------------------------------------------------------- broken plugins
@@ -345,6 +392,109 @@ class _WritableData(ToyExplainer):
     data = None  # shadows the alias: explainer(explainer.data) in shap code would get None
 
 
+class _FailsOnOneRow(ToyExplainer):
+    """Breaks check_one_row: squeezes the rows' axis away, so one explained row has no rows' axis left."""
+
+    def _values(self, z):
+        return super()._values(np.squeeze(z))
+
+
+class _SlowOnDuplicates(ToyExplainer):
+    """Breaks check_duplicated_rows: a cost that explodes with a duplicated training row (a stand-in for 443x)."""
+
+    def __call__(self, X, y=None):
+        if self.data_.shape[0] != np.unique(self.data_, axis=0).shape[0]:
+            time.sleep(1.5)
+        return super().__call__(X, y)
+
+
+class _DropsNaNRows(ToyExplainer):
+    """Breaks check_nan_handling: rows of X with a NaN are silently left out."""
+
+    def __call__(self, X, y=None):
+        return super().__call__(X.dropna() if isinstance(X, pd.DataFrame) else X, y)
+
+
+class _Float32Values(ToyExplainer):
+    """Breaks check_float64_output: computes and returns float32 values (they agree with float64 to 1e-6)."""
+
+    def _explanation(self, values, z, names):
+        explanation = super()._explanation(values, z, names)
+        explanation.values = values.astype(np.float32)
+        return explanation
+
+
+class _Float32Inside(ToyExplainer):
+    """Also breaks check_float64_output: float64 values, computed in float32 when the input is float32."""
+
+    def __call__(self, X, y=None):
+        self._check_call_y(y)
+        single = isinstance(X, pd.DataFrame) and all(dtype == np.float32 for dtype in X.dtypes)
+        dtype = np.float32 if single else np.float64
+        z = _kernel(self._validate(X).astype(dtype), self.data_.astype(dtype)) * self.y_train_.astype(dtype)
+        values = self._values(z).astype(np.float64)
+        return self._finish(self._explanation(values, z.astype(np.float64), row_names(X)))
+
+
+class _PositionalMasker(ToyExplainer):
+    """Also breaks check_column_handling: the training data's columns are taken by position, not by name."""
+
+    def _setup(self, params):
+        data = super()._setup(params)
+        return data.to_numpy() if isinstance(data, pd.DataFrame) else data
+
+
+class _ClassesReversed(ToyClassExplainer):
+    """Breaks check_output_names_follow_classes: output_names in the reverse order of the values' outputs."""
+
+    def _output_names(self):
+        return list(self.model.classes_)[::-1]
+
+
+class _SeedsNumPy(ToyExplainer):
+    """Breaks check_global_random_state: seeds NumPy's global generator "for reproducibility"."""
+
+    def _rng(self):
+        np.random.seed(0 if self.random_state is None else self.random_state)  # noqa: NPY002 - the break
+        return super()._rng()
+
+    def __call__(self, X, y=None):
+        self._rng()
+        return super().__call__(X, y)
+
+
+class _DrawsFromNumPy(ToyExplainer):
+    """Also breaks check_global_random_state: random_state=None draws from NumPy's global generator (as
+    scikit-learn's check_random_state(None) does); an int seed leaves it alone."""
+
+    def _rng(self):
+        return sklearn_random_state(self.random_state)
+
+
+class _WritesToCwd(ToyExplainer):
+    """Breaks check_working_directory: leaves a cache file in the working directory."""
+
+    def __call__(self, X, y=None):
+        np.save("toy_cache.npy", np.zeros(1))
+        return super().__call__(X, y)
+
+
+class _DropsOptionOnSave(ToyExplainer):
+    """Breaks check_options_survive_save_load: save forgets max_memory, which loads as its default."""
+
+    def _constructor_arguments(self):
+        arguments = super()._constructor_arguments()
+        arguments.pop("max_memory", None)
+        return arguments
+
+
+class _ForgetsOnPickle(ToyExplainer):
+    """Also breaks check_options_survive_save_load: an unpickled copy has max_memory back at its default."""
+
+    def __getstate__(self):
+        return {**self.__dict__, "max_memory": None}
+
+
 BROKEN = {
     "check_is_shap_explainer": _NotAShapExplainer,
     "check_constructor_signature": _PositionalY,
@@ -367,8 +517,29 @@ BROKEN = {
     "check_random_state_is_used": _UnusedRandomState,
     "check_n_jobs_invariance": _NJobsDependent,
     "check_shap_conventions": _WritableData,
+    "check_one_row": _FailsOnOneRow,
+    "check_duplicated_rows": _SlowOnDuplicates,
+    "check_nan_handling": _DropsNaNRows,
+    "check_float64_output": _Float32Values,
+    "check_output_names_follow_classes": _ClassesReversed,
+    "check_global_random_state": _SeedsNumPy,
+    "check_working_directory": _WritesToCwd,
+    "check_options_survive_save_load": _DropsOptionOnSave,
     "check_shap_plots": _BrokenPlots,
 }
+#: More breaks of one rule each, beside the one above.
+ALSO_BROKEN = {"check_float64_output": [_Float32Inside], "check_column_handling": [_PositionalMasker],
+               "check_global_random_state": [_DrawsFromNumPy],
+               "check_options_survive_save_load": [_ForgetsOnPickle]}
+#: (rule, broken plugin) for every break above.
+EVERY_BREAK = [*sorted(BROKEN.items()), *((name, broken) for name, classes in sorted(ALSO_BROKEN.items())
+                                         for broken in classes)]
+
+
+@pytest.fixture(autouse=True)
+def _in_a_temporary_folder(tmp_path, monkeypatch):
+    """Every test runs in its own working directory: a broken plugin writes into it (check_working_directory)."""
+    monkeypatch.chdir(tmp_path)
 
 
 def test_every_check_has_its_broken_plugin():
@@ -392,14 +563,31 @@ def test_each_check_catches_its_break(name):
         CHECKS[name](broken)
 
 
-#: Breaks that more checks catch, by design: a player short also leaves its name out, and the toy's problem gives
+@pytest.mark.parametrize("name, broken", EVERY_BREAK[len(BROKEN):], ids=lambda value: getattr(value, "__name__", value))
+def test_each_further_break_is_caught(name, broken):
+    with pytest.raises(AssertionError, match=f"^{broken.__name__} fails {name}: .*The contract: "):
+        CHECKS[name](broken)
+
+
+@parametrize_with_checks([ToyClassExplainer], marks={"check_shap_plots": pytest.mark.slow})
+def test_the_classifier_toy_passes(explainer_class, check):
+    check(explainer_class)
+
+
+#: Breaks that more checks catch, by design: a player short also leaves its name out (and a training row, where
+#: one training row or a duplicate is explained); float32 values depart from the toy's explained quantity by
+#: more than its 1e-9; and the toy's problem gives
 #: reference values (full enumeration), which catch a missing player and values given to the wrong players too;
 #: shap's plots need the explanation's shapes.
-ALSO_CAUGHT_BY = {"check_n_players": {"check_feature_names", "check_efficiency"},
+ALSO_CAUGHT_BY = {"check_n_players": {"check_feature_names", "check_efficiency", "check_one_row",
+                                      "check_duplicated_rows"},
+                  "check_float64_output": {"check_efficiency"},
                   "check_values_follow_their_players": {"check_efficiency"},
                   "check_explanation_shapes": {"check_shap_plots"}}
 #: Checks that have nothing to test once another rule is broken, and say so by skipping.
 SKIPPED_BY = {"check_n_players": {"check_values_follow_their_players"}}
+#: Checks that do not apply to the toy (a regressor), and say so by skipping.
+NOT_FOR_THE_TOY = {"check_output_names_follow_classes"}
 
 
 @pytest.mark.parametrize("name", sorted(set(BROKEN) - {"check_is_shap_explainer"}))
@@ -416,6 +604,9 @@ def test_the_other_checks_pass_on_each_break(name):
         elif other in SKIPPED_BY.get(name, ()):
             with pytest.raises(unittest.SkipTest, match="no player axis to permute"):
                 check(broken)
+        elif other in NOT_FOR_THE_TOY and name != other:
+            with pytest.raises(unittest.SkipTest, match="not a fitted classifier"):
+                check(broken)
         else:
             check(broken)
 
@@ -431,10 +622,10 @@ def test_the_plots_pass_on_the_other_breaks(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(BROKEN))
-def test_check_explainer_catches_every_break(name):
-    """The target of issue 23: check_explainer itself catches every break (19 in the issue, 21 rules here)."""
-    broken = BROKEN[name]
+@pytest.mark.parametrize("name, broken", EVERY_BREAK, ids=lambda value: getattr(value, "__name__", value))
+def test_check_explainer_catches_every_break(name, broken):
+    """The target of issues 23 and 41: check_explainer itself catches every break (one per rule, and the further
+    ones), each by the check of its rule, however the earlier checks left the process."""
     with pytest.raises(AssertionError, match=f"(?m)^{broken.__name__} fails {name}: "):
         check_explainer(broken)
 
@@ -579,3 +770,45 @@ def test_parametrize_with_checks_marks_the_named_checks_and_refuses_unknown_name
     assert marked["ToyExplainer-check_n_players"] == []
     with _pytest.raises(ValueError, match="marks names no check: \\['check_plots'\\]"):
         parametrize_with_checks([ToyExplainer], marks={"check_plots": _pytest.mark.slow})
+
+
+def _plugin_docs_table(heading: str) -> list[list[str]]:
+    """The rows (cells, stripped) of the first table after ``heading`` in docs/plugins.md."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text()
+    lines = text[text.index(heading):].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split(" | ")])
+    return rows
+
+
+def test_the_docs_list_every_check_with_its_broken_plugin():
+    """docs/plugins.md's table of checks is the suite's list, in order, each with the broken plugin above."""
+    rows = _plugin_docs_table("#### The checks and what each catches")
+    assert [row[0].strip("`") for row in rows] == list(CHECKS)
+    for row in rows:
+        broken = BROKEN[row[0].strip("`")].__name__
+        assert row[2].startswith(f"`{broken}`:"), f"{row[0]}: the docs name {row[2][:40]}, the tests {broken}"
+
+
+def test_the_attribute_table_lists_every_declaration():
+    """docs/plugins.md's table of class attributes names every ClassVar that InstanceExplainer declares."""
+    annotations = vars(si.InstanceExplainer)["__annotations__"]  # strings: the module defers its annotations
+    declared = {name for name, hint in annotations.items() if str(hint).startswith("ClassVar")}
+    documented = {row[0].strip("`") for row in _plugin_docs_table("**Class attributes**")}
+    assert declared == documented
+
+
+def test_a_seeding_plugin_is_caught_when_the_global_state_already_holds_its_seed():
+    """Seeding is idempotent: after np.random.seed(0) (an earlier check of check_explainer), a plugin seeding 0 would
+    leave the state as it found it; the check starts from fresh entropy instead."""
+    state = np.random.get_state()  # noqa: NPY002 - the test sets and restores the global state
+    try:
+        np.random.seed(0)  # noqa: NPY002
+        with pytest.raises(AssertionError, match="^_SeedsNumPy fails check_global_random_state: "):
+            CHECKS["check_global_random_state"](_SeedsNumPy)
+    finally:
+        np.random.set_state(state)  # noqa: NPY002

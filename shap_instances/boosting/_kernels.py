@@ -72,50 +72,73 @@ def target_weight_rows(query_leaves: np.ndarray, train_leaves: np.ndarray, n_lea
         sums[:, :] = 0.0  # u = 0 before the last tree
         closed[:] = exact_factor
         for t in range(n_trees - 1, -1, -1):
-            leaves = train_leaves[t]
-            for leaf in range(n_leaves[t]):
-                scale = leaf_scale[t, leaf]
-                for b in range(size):
-                    sums[leaf, b] = -scale * sums[leaf, b]
-            for b in range(size):
-                own = query_leaves[start + b, t]
-                sums[own, b] += leaf_scale[t, own]
-                if leaf_scale[t, own] == 0.0:
-                    closed[b] = False  # a leaf without training weight: p_t(x) does not sum to one
+            _tree_update(sums, query_leaves[start:start + size, t], leaf_scale[t], n_leaves[t], closed)
             if t > 0:
-                previous = train_leaves[t - 1]
-                for leaf in range(n_leaves[t - 1]):
-                    for b in range(size):
-                        following[leaf, b] = 0.0
-                for j in range(n):
-                    s = row_weight[j]
-                    if s == 0.0:
-                        continue  # u_j stays 0 and adds nothing to the sums
-                    leaf = leaves[j]
-                    before = previous[j]
-                    for b in range(size):
-                        value = u[j, b] + s * sums[leaf, b]
-                        u[j, b] = value
-                        following[before, b] += value
+                _step_back(u, sums, following, train_leaves[t], train_leaves[t - 1], n_leaves[t - 1], row_weight,
+                           size)
                 sums, following = following, sums
             else:
                 for j in range(n):
                     s = row_weight[j]
                     if s == 0.0:
                         continue
-                    leaf = leaves[j]
+                    leaf = train_leaves[0, j]
                     for b in range(size):
                         u[j, b] += s * sums[leaf, b]
+        _write_target_weights(out[start:start + size], u, init_share, factor, closed)
+
+
+@njit(**JIT_OPTIONS)
+def _tree_update(sums: np.ndarray, own_leaves: np.ndarray, scales: np.ndarray, n_leaves: int,
+                 closed: np.ndarray) -> None:
+    """Turn one tree's leaf sums of ``u`` into its update ``E`` in place (one column per row of the block, whose
+    leaves are ``own_leaves``); a row whose leaf holds no training weight loses the closed form."""
+    size = own_leaves.shape[0]
+    for leaf in range(n_leaves):
+        scale = scales[leaf]
         for b in range(size):
-            f = factor
-            if not closed[b]:
-                total = 0.0
-                for j in range(n):
-                    total += u[j, b]
-                f = 1.0 - total
-            row = out[start + b]
+            sums[leaf, b] = -scale * sums[leaf, b]
+    for b in range(size):
+        own = own_leaves[b]
+        sums[own, b] += scales[own]
+        if scales[own] == 0.0:
+            closed[b] = False  # a leaf without training weight: p_t(x) does not sum to one
+
+
+@njit(**JIT_OPTIONS)
+def _step_back(u: np.ndarray, sums: np.ndarray, following: np.ndarray, leaves: np.ndarray, previous: np.ndarray,
+               n_previous: int, row_weight: np.ndarray, size: int) -> None:
+    """Apply one tree's update to ``u`` and add the updated ``u`` into the leaf sums of the tree before it."""
+    for leaf in range(n_previous):
+        for b in range(size):
+            following[leaf, b] = 0.0
+    for j in range(row_weight.shape[0]):
+        s = row_weight[j]
+        if s == 0.0:
+            continue  # u_j stays 0 and adds nothing to the sums
+        leaf = leaves[j]
+        before = previous[j]
+        for b in range(size):
+            value = u[j, b] + s * sums[leaf, b]
+            u[j, b] = value
+            following[before, b] += value
+
+
+@njit(**JIT_OPTIONS)
+def _write_target_weights(out: np.ndarray, u: np.ndarray, init_share: np.ndarray, factor: float,
+                          closed: np.ndarray) -> None:
+    """``w = a0 * f + u`` for the rows of a block, ``f`` the closed form or ``1 - sum(u)``."""
+    n = u.shape[0]
+    for b in range(out.shape[0]):
+        f = factor
+        if not closed[b]:
+            total = 0.0
             for j in range(n):
-                row[j] = init_share[j] * f + u[j, b]
+                total += u[j, b]
+            f = 1.0 - total
+        row = out[b]
+        for j in range(n):
+            row[j] = init_share[j] * f + u[j, b]
 
 
 @njit(**JIT_OPTIONS)
@@ -199,40 +222,55 @@ def pruned_top_k_rows(query_leaves: np.ndarray, trees: np.ndarray, leaf_offsets:
                 held_bound[n_big] = leaf_bound[g]
                 n_big += 1
             else:
-                for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
-                    partial[members[p]] += coef[p]
+                _scatter(partial, g, leaf_ptr, members, coef)
         exact = n_big == 0  # every leaf scattered, in tree order: partial is the dense row
-        order = np.argsort(-held_bound[:n_big])
-        position = 0  # held leaves scattered so far, largest bound first
-        fell_back = False
-        while True:
-            bound = 0.0
-            for i in range(position, n_big):
-                bound += held_bound[order[i]]
-            for j in range(n):
-                size[j] = abs(partial[j])
-            kth = np.partition(size, n - k)[n - k]
-            threshold = kth - 2.0 * bound - 1e-9 * (kth + bound)  # a margin over rounding in partial
-            count = 0
-            for j in range(n):
-                if size[j] >= threshold:
-                    count += 1
-            if position == n_big or (kth > 3.0 * bound and count <= n // 8):
-                break
-            fell_back = True  # scatter the held leaves of largest bound until the bound halves
-            target = bound / 2.0
-            first = position
-            while position < n_big and (bound > target or position == first):  # at least one leaf
-                g = held[order[position]]
-                bound -= held_bound[order[position]]
-                for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
-                    partial[members[p]] += coef[p]
-                position += 1
+        threshold, fell_back = _pruning_threshold(partial, size, held[:n_big], held_bound[:n_big], k, leaf_ptr,
+                                                  members, coef)
         if fell_back:
             fallbacks += 1
         _exact_top_k(np.flatnonzero(size >= threshold), partial if exact else None, query_leaves[r], trees, leaf_rows,
                      coef_rows, out_index[r], out_value[r])
     return fallbacks
+
+
+@njit(**JIT_OPTIONS)
+def _scatter(partial: np.ndarray, g: int, leaf_ptr: np.ndarray, members: np.ndarray, coef: np.ndarray) -> None:
+    """Add leaf ``g``'s coefficients into ``partial`` at its members."""
+    for p in range(leaf_ptr[g], leaf_ptr[g + 1]):
+        partial[members[p]] += coef[p]
+
+
+@njit(**JIT_OPTIONS)
+def _pruning_threshold(partial: np.ndarray, size: np.ndarray, held: np.ndarray, held_bound: np.ndarray, k: int,
+                       leaf_ptr: np.ndarray, members: np.ndarray, coef: np.ndarray) -> tuple[float, bool]:
+    """The threshold on ``|partial|`` (written into ``size``) above which a training row may be in the top ``k``,
+    and whether held leaves had to be scattered (largest bound first, until the bound halves) to reach it."""
+    n = partial.shape[0]
+    n_big = held.shape[0]
+    order = np.argsort(-held_bound)
+    position = 0  # held leaves scattered so far, largest bound first
+    fell_back = False
+    while True:
+        bound = 0.0
+        for i in range(position, n_big):
+            bound += held_bound[order[i]]
+        for j in range(n):
+            size[j] = abs(partial[j])
+        kth = np.partition(size, n - k)[n - k]
+        threshold = kth - 2.0 * bound - 1e-9 * (kth + bound)  # a margin over rounding in partial
+        count = 0
+        for j in range(n):
+            if size[j] >= threshold:
+                count += 1
+        if position == n_big or (kth > 3.0 * bound and count <= n // 8):
+            return threshold, fell_back
+        fell_back = True  # scatter the held leaves of largest bound until the bound halves
+        target = bound / 2.0
+        first = position
+        while position < n_big and (bound > target or position == first):  # at least one leaf
+            bound -= held_bound[order[position]]
+            _scatter(partial, held[order[position]], leaf_ptr, members, coef)
+            position += 1
 
 
 @njit(**JIT_OPTIONS)

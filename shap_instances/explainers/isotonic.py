@@ -271,44 +271,45 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         self._check_call_y(y)
         if self.game is None and (partitioned := self._explain_partitioned(X, y)) is not None:
             return partitioned
-        if self.game is not None:
-            n_players, names = self.game.n_players, self.game.player_names
-            self._check_payoff_memory(n_players, self.game.n_outputs)
-            tables = self._payoffs(self.game, n_players, self._planned_coalitions(self.game, n_players, 1))
-            rows, data = tables, np.zeros((tables[1].shape[1], n_players))
-            instance_names = self.game.output_names
-        else:
-            if X is None:
-                raise DataValidationError("X is required: the rows to explain.")
-            names = self.feature_names or self.columns_ or column_names(X)
-            n_expected = None if self.data_ is None else self.data_.shape[1]
-            explained_names = row_names(X)
-            X = check_data(X, name="X", allow_nan=False, feature_names=self.columns_, n_features=n_expected)
-            n_players = X.shape[1]
-            if len(names) != n_players:
-                raise DataValidationError(f"X has {n_players} columns, but {len(names)} feature names were given.")
-            check_sparsity(self.sparsity, n_players)
-            self._check_payoff_memory(n_players, len(X))
-            self._check_single_output(X[:1])
-            started = time.perf_counter()
-            coalitions = self._planned_coalitions(self._masked(X[0]), n_players, len(X))
-            state = self._call_state()  # one sample of coalitions for every row: their payoffs share the masks
-            per_row = [self._payoffs(self._masked(x), n_players, coalitions, random_state=state)
-                       for x in self._rows_in_time(self._progress(X, desc="SISR rows", unit="row"), started)]
-            rows = (per_row[0][0], np.column_stack([table for _, table, _ in per_row]), per_row[0][2])
-            data, instance_names = X, explained_names
+        game = self.game
+        rows, data, names, instance_names = self._game_tables(game) if game is not None else self._row_tables(X)
         masks, values, weights = rows
-        bad = np.flatnonzero(~np.isfinite(values).all(axis=0))
-        if bad.size:
-            named = [str(i) if instance_names is None else instance_names[i] for i in bad[:10]]
-            raise DataValidationError(
-                f"the model's payoffs of explained rows {named} are NaN or infinite on some coalitions (the model "
-                "returns them on those rows mixed with the background, e.g. values too large for it): check their "
-                "units, or clip them to the range of the background.")
+        _check_finite_payoffs(values, instance_names)
         self.results_ = [self._fit(masks, values[:, k], weights) for k in range(values.shape[1])]
         gamma = np.array([result.gamma for result in self.results_])
         return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
                                               explained=gamma.sum(axis=1)))
+
+    def _game_tables(self, game: Game) -> tuple[tuple, np.ndarray, Any, Any]:
+        """The payoff tables (masks, values, weights) of an explainer built by :meth:`from_game`, the plots' data,
+        the player names and the output names."""
+        n_players, names = game.n_players, game.player_names
+        self._check_payoff_memory(n_players, game.n_outputs)
+        tables = self._payoffs(game, n_players, self._planned_coalitions(game, n_players, 1))
+        return tables, np.zeros((tables[1].shape[1], n_players)), names, game.output_names
+
+    def _row_tables(self, X: Any) -> tuple[tuple, Any, Any, Any]:
+        """The payoff tables of the rows of ``X`` (one column of values per row), ``X`` checked, the feature names and
+        the row names."""
+        if X is None:
+            raise DataValidationError("X is required: the rows to explain.")
+        names = self.feature_names or self.columns_ or column_names(X)
+        n_expected = None if self.data_ is None else self.data_.shape[1]
+        explained_names = row_names(X)
+        X = check_data(X, name="X", allow_nan=False, feature_names=self.columns_, n_features=n_expected)
+        n_players = X.shape[1]
+        if len(names) != n_players:
+            raise DataValidationError(f"X has {n_players} columns, but {len(names)} feature names were given.")
+        check_sparsity(self.sparsity, n_players)
+        self._check_payoff_memory(n_players, len(X))
+        self._check_single_output(X[:1])
+        started = time.perf_counter()
+        coalitions = self._planned_coalitions(self._masked(X[0]), n_players, len(X))
+        state = self._call_state()  # one sample of coalitions for every row: their payoffs share the masks
+        per_row = [self._payoffs(self._masked(x), n_players, coalitions, random_state=state)
+                   for x in self._rows_in_time(self._progress(X, desc="SISR rows", unit="row"), started)]
+        rows = (per_row[0][0], np.column_stack([table for _, table, _ in per_row]), per_row[0][2])
+        return rows, X, names, explained_names
 
     def _expected_value(self) -> float | np.ndarray:
         return 0.0  # T(v_empty) = 0 for every row
@@ -408,3 +409,14 @@ class IsotonicShapleyExplainer(InstanceExplainer):
 
 def __getattr__(name: str) -> Any:
     return renamed_class(sys.modules[__name__], name)  # IsotonicShapley, the 0.1 name, until 0.3
+
+
+def _check_finite_payoffs(values: np.ndarray, instance_names: Any) -> None:
+    """Refuse payoffs that are NaN or infinite, naming the explained rows (or outputs) they belong to."""
+    bad = np.flatnonzero(~np.isfinite(values).all(axis=0))
+    if bad.size:
+        named = [str(i) if instance_names is None else instance_names[i] for i in bad[:10]]
+        raise DataValidationError(
+            f"the model's payoffs of explained rows {named} are NaN or infinite on some coalitions (the model "
+            "returns them on those rows mixed with the background, e.g. values too large for it): check their "
+            "units, or clip them to the range of the background.")

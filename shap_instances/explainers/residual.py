@@ -227,28 +227,19 @@ class InstanceKernelExplainer(InstanceExplainer):
         raw = data
         if pipeline == "last_step":  # the pipeline's fitted preprocessing once; refits of its last step
             model, data, y = self._unwrap(data, y)
-        if approximator == "influence" and not RidgePath.supports(model):
-            raise UnsupportedModelError(
-                f"approximator='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got "
-                f"{type(model).__name__}."
-            )
-        if refit == "fixed_structure" and not FixedForestPath.supports(model):
-            raise UnsupportedModelError(f"refit='fixed_structure' needs a RandomForest or ExtraTrees regressor or "
-                                        f"binary classifier, or a Bagging ensemble of decision trees, got "
-                                        f"{type(model).__name__}; use refit='exact'.")
-        if truncation_tolerance is not None and not (isinstance(approximator, str) and approximator == "permutation"):
-            raise InvalidParameterError(f"truncation_tolerance (truncated Monte Carlo) needs "
-                                        f"approximator='permutation' (an approximator object takes its own), got "
-                                        f"approximator={approximator!r}.")
-        if checkpoint is not None and approximator not in ("auto", "permutation"):
-            raise InvalidParameterError(f"checkpoint is supported by approximator='permutation' only, got "
-                                        f"approximator={approximator!r}.")
+        _check_combination(model, approximator, refit, truncation_tolerance, checkpoint)
         if data is None:
             raise DataValidationError("InstanceKernelExplainer needs the training rows: "
                                       "InstanceKernelExplainer(model, X_train, y=y_train).")
         self.columns_ = fitted_columns(model, data)
         self.raw_rows_ = pipeline == "refit" and _is_pipeline(model)
         self.data_ = self._rows(data, "masker")
+        self.y_train_ = self._training_targets(model, y)
+        self.train_names_ = training_names(raw, feature_names)
+
+    def _training_targets(self, model: Any, y: Any) -> np.ndarray:
+        """The training targets as floats (a classifier's: 1.0 for the second of its two classes, set as
+        ``classes_``), one per training row."""
         self.classes_: Any = None  # the two labels, for a classifier
         if _is_probabilistic_classifier(model):
             y = check_labels(y, len(self.data_), name="y", classes=getattr(model, "classes_", None),  # a fitted one's
@@ -258,11 +249,11 @@ class InstanceKernelExplainer(InstanceExplainer):
                 raise DataValidationError(f"a classifier's residuals need two classes in y, got {len(self.classes_)}; "
                                           "decompose one class against the rest.")
             y = self._indicator(y, "y", len(self.data_))
-        self.y_train_ = check_target(y, len(self.data_), name="y")
-        if self.y_train_.ndim != 1:
-            raise DataValidationError(f"y must be one target per training row (1-D), got shape {self.y_train_.shape}; "
+        y_train = check_target(y, len(self.data_), name="y")
+        if y_train.ndim != 1:
+            raise DataValidationError(f"y must be one target per training row (1-D), got shape {y_train.shape}; "
                                       "decompose one target at a time.")
-        self.train_names_ = training_names(raw, feature_names)
+        return y_train
 
     estimator = renamed_attribute("InstanceKernelExplainer", "estimator", "approximator")
 
@@ -589,3 +580,25 @@ def _efficiency_atol(game: ResidualGame, weights: np.ndarray | None = None) -> f
     if weights is not None:
         tolerance *= float(np.abs(weights).sum(axis=0).max(initial=0.0))
     return max(1e-9, tolerance)
+
+
+def _check_combination(model: Any, approximator: Any, refit: str, truncation_tolerance: float | None,
+                       checkpoint: Any) -> None:
+    """Refuse options that do not go together, or with this model: the influence approximator and fixed-structure
+    refits need models they support; truncation and checkpoints need the permutation approximator."""
+    if approximator == "influence" and not RidgePath.supports(model):
+        raise UnsupportedModelError(
+            f"approximator='influence' needs Ridge (scalar alpha > 0) or LinearRegression, got "
+            f"{type(model).__name__}."
+        )
+    if refit == "fixed_structure" and not FixedForestPath.supports(model):
+        raise UnsupportedModelError(f"refit='fixed_structure' needs a RandomForest or ExtraTrees regressor or "
+                                    f"binary classifier, or a Bagging ensemble of decision trees, got "
+                                    f"{type(model).__name__}; use refit='exact'.")
+    if truncation_tolerance is not None and not (isinstance(approximator, str) and approximator == "permutation"):
+        raise InvalidParameterError(f"truncation_tolerance (truncated Monte Carlo) needs "
+                                    f"approximator='permutation' (an approximator object takes its own), got "
+                                    f"approximator={approximator!r}.")
+    if checkpoint is not None and approximator not in ("auto", "permutation"):
+        raise InvalidParameterError(f"checkpoint is supported by approximator='permutation' only, got "
+                                    f"approximator={approximator!r}.")

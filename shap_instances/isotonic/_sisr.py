@@ -795,13 +795,24 @@ def check_options(**options: Any) -> None:
     if weight is not None and not (_is_number(weight) and np.isfinite(weight) and weight >= 0):
         raise DataValidationError(f"full_weight must be a finite number >= 0 (the full coalition's regression weight; "
                                   f"0 leaves it out), got {weight!r}; or pass None for a singleton's weight, 1/p.")
-    if "init" in options and options["init"] not in ("shapley", "zero"):
-        raise DataValidationError(f"init must be 'shapley' or 'zero', got {options['init']!r}.")
-    for name, allowed in (("gamma_step", ("sphere", "niht")), ("ric_n", ("effective", "coalitions"))):
+    _check_choices(options)
+    _check_numbers(options)
+
+
+#: The SISR options that take one of a few strings: name, the allowed values, how the message names them.
+_CHOICES = (("init", ("shapley", "zero"), "'shapley' or 'zero'"),
+            ("gamma_step", ("sphere", "niht"), f"one of {('sphere', 'niht')}"),
+            ("ric_n", ("effective", "coalitions"), f"one of {('effective', 'coalitions')}"),
+            ("loss", ("squared", "huber"), "'squared' or 'huber'"))
+
+
+def _check_choices(options: dict[str, Any]) -> None:
+    for name, allowed, wanted in _CHOICES:
         if name in options and options[name] not in allowed:
-            raise DataValidationError(f"{name} must be one of {allowed}, got {options[name]!r}.")
-    if "loss" in options and options["loss"] not in ("squared", "huber"):
-        raise DataValidationError(f"loss must be 'squared' or 'huber', got {options['loss']!r}.")
+            raise DataValidationError(f"{name} must be {wanted}, got {options[name]!r}.")
+
+
+def _check_numbers(options: dict[str, Any]) -> None:
     delta = options.get("huber_delta")
     if delta is not None and not (_is_number(delta) and np.isfinite(delta) and delta > 0):
         raise DataValidationError(f"huber_delta must be a positive number (or None for the default), got {delta!r}.")

@@ -55,6 +55,26 @@ def columnwise_order(preprocessing: Any, n_features: int, raw: Any = None) -> np
     An input column that changed no output in any probe (a constant column) is paired through the structure;
     where the structure leaves more than one pairing possible, the mapping is refused.
     """
+    depends = _dependence(preprocessing, _probes(preprocessing, n_features, raw), n_features, raw)
+    _check_one_to_one(depends)
+    routes = _routes(preprocessing, n_features)
+    if routes is None or routes.shape != depends.shape:
+        routes = np.ones_like(depends)
+    stray = np.argwhere(depends & ~routes)
+    if stray.size:
+        raise UnsupportedModelError(
+            f"the pipeline's preprocessing sends input column {stray[0, 0]} to output column {stray[0, 1]}, which "
+            "its fitted ColumnTransformer does not route there; NaiveBayesExplainer cannot tell which column feeds "
+            "which and refuses to guess."
+        )
+    order = np.full(n_features, -1)
+    inputs, outputs = np.nonzero(depends)
+    order[inputs] = outputs
+    return _pair_constant_columns(order, routes)
+
+
+def _probes(preprocessing, n_features, raw):
+    """Probe tables: synthetic numbers, values from the fitted state, rows of ``raw`` (last, when given)."""
     rng = np.random.default_rng(0)
     probes = [rng.standard_normal((32, n_features)) * np.repeat([1e-2, 1.0, 1e2, 1e4], 8)[:, None],
               rng.integers(0, 11, size=(16, n_features)).astype(np.float64), rng.random((16, n_features))]
@@ -65,6 +85,11 @@ def columnwise_order(preprocessing: Any, n_features: int, raw: Any = None) -> np
     if raw is not None:
         rows = rng.choice(raw.shape[0], min(raw.shape[0], 64), replace=False)
         probes.append(raw.iloc[rows] if isinstance(raw, pd.DataFrame) else raw[rows])
+    return probes
+
+
+def _dependence(preprocessing, probes, n_features, raw):
+    """(inputs, outputs) bool: which output columns changed when an input column changed, in any probe."""
     depends, n_out = None, None
     for number, probe in enumerate(probes):
         try:
@@ -91,6 +116,11 @@ def columnwise_order(preprocessing: Any, n_features: int, raw: Any = None) -> np
             "NaiveBayesExplainer cannot check that it works column by column without example input; pass "
             "data=<a few rows of the pipeline's input>."
         )
+    return depends
+
+
+def _check_one_to_one(depends):
+    """Refuse an output column fed by several input columns, or an input column spread over several outputs."""
     mixed = np.flatnonzero(depends.sum(axis=0) > 1)
     if mixed.size:
         raise UnsupportedModelError(
@@ -105,20 +135,6 @@ def columnwise_order(preprocessing: Any, n_features: int, raw: Any = None) -> np
             f"{np.flatnonzero(depends[split[0]]).tolist()}; NaiveBayesExplainer needs a one-to-one mapping of "
             "input to output columns."
         )
-    routes = _routes(preprocessing, n_features)
-    if routes is None or routes.shape != depends.shape:
-        routes = np.ones_like(depends)
-    stray = np.argwhere(depends & ~routes)
-    if stray.size:
-        raise UnsupportedModelError(
-            f"the pipeline's preprocessing sends input column {stray[0, 0]} to output column {stray[0, 1]}, which "
-            "its fitted ColumnTransformer does not route there; NaiveBayesExplainer cannot tell which column feeds "
-            "which and refuses to guess."
-        )
-    order = np.full(n_features, -1)
-    inputs, outputs = np.nonzero(depends)
-    order[inputs] = outputs
-    return _pair_constant_columns(order, routes)
 
 
 def _pair_constant_columns(order, routes):
@@ -276,6 +292,19 @@ def _own_values(step, n_in):
     """Per input column of a fitted step that is not a container: values its fitted state marks as typical
     (bins, categories, quantiles, ranges, centre and scale, imputed values), or None where it says nothing."""
     unknown = [None] * n_in
+    for read in (_discrete_values, _range_values, _centred_values):
+        found = read(step, n_in, unknown)
+        if found is not None:
+            return found
+    return unknown
+
+
+#: Multiples of a column's scale around its centre (or of half its largest magnitude) that probe a fitted scaler.
+_SPREAD = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
+
+
+def _discrete_values(step, n_in, unknown):
+    """Bin midpoints, categories or quantiles of a fitted step; None when it has none of them."""
     if _sized(getattr(step, "bin_edges_", None), n_in):
         return _bin_values(step.bin_edges_) or unknown
     if _sized(getattr(step, "categories_", None), n_in):
@@ -286,22 +315,31 @@ def _own_values(step, n_in):
         if len(q) == 0:
             return unknown
         return [q[np.linspace(0, len(q) - 1, 9).astype(int), j] for j in range(n_in)]
-    spread = np.array([-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0])
+    return None
+
+
+def _range_values(step, n_in, unknown):
+    """Values across a fitted step's range (min to max, or +- its largest magnitude); None when it has none."""
     if getattr(step, "data_min_", None) is not None and getattr(step, "data_max_", None) is not None:
         low, high = _per_column(step.data_min_, n_in), _per_column(step.data_max_, n_in)
         return unknown if low is None or high is None else [np.linspace(a, b, 7) for a, b in zip(low, high)]
     if getattr(step, "max_abs_", None) is not None:
         top = _per_column(step.max_abs_, n_in)
-        return unknown if top is None else [t * spread / 2 for t in top]
+        return unknown if top is None else [t * _SPREAD / 2 for t in top]
+    return None
+
+
+def _centred_values(step, n_in, unknown):
+    """Centre +- scale of a fitted scaler, or an imputer's statistics; None when it has neither."""
     centre = next((getattr(step, a) for a in ("mean_", "center_") if getattr(step, a, None) is not None), None)
     scale = getattr(step, "scale_", None)
     if centre is not None or scale is not None:
         centre = _per_column(0.0 if centre is None else centre, n_in)
         scale = _per_column(1.0 if scale is None else scale, n_in)
-        return unknown if centre is None or scale is None else [c + s * spread for c, s in zip(centre, scale)]
+        return unknown if centre is None or scale is None else [c + s * _SPREAD for c, s in zip(centre, scale)]
     if _sized(getattr(step, "statistics_", None), n_in):
         return [np.asarray([v]) for v in step.statistics_]
-    return unknown
+    return None
 
 
 def _merged(found, more):
@@ -342,16 +380,25 @@ def _fitted_range_probe(preprocessing, n_features, rng):
     values = _fitted_values(preprocessing, n_features)
     if all(v is None for v in values):
         return None
-    distinct = []
-    for v in values:
-        if v is not None:
-            v = np.asarray(pd.unique(pd.Series(np.asarray(v)).dropna()))
-        distinct.append(v if v is not None and len(v) else None)
+    distinct = [_distinct(v) for v in values]
     length = int(np.clip(max(len(v) for v in distinct if v is not None), 8, 256))
     columns = [rng.standard_normal(length) if v is None else np.resize(v, length) for v in distinct]
     columns = [c if c.dtype.kind in "biuf" or any(isinstance(x, str) for x in c) else c.astype(np.float64)
                for c in columns]
-    names = getattr(preprocessing, "feature_names_in_", None)
+    return _probe_table(columns, getattr(preprocessing, "feature_names_in_", None), n_features, length)
+
+
+def _distinct(values):
+    """The distinct values that are not missing, in order of appearance; None for none."""
+    if values is None:
+        return None
+    values = np.asarray(pd.unique(pd.Series(np.asarray(values)).dropna()))
+    return values if len(values) else None
+
+
+def _probe_table(columns, names, n_features, length):
+    """The probe columns as the preprocessing takes them: a DataFrame where it was fitted on names, else an array
+    (float, or object for strings)."""
     if names is not None and len(names) == n_features:
         return pd.DataFrame({name: column for name, column in zip(names, columns)})
     if all(c.dtype.kind in "biuf" for c in columns):

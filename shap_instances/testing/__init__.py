@@ -29,6 +29,16 @@ from ._declarations import (
     check_players_declaration,
     check_refused_options,
 )
+from ._generated import (
+    check_duplicated_rows,
+    check_float64_output,
+    check_global_random_state,
+    check_nan_handling,
+    check_one_row,
+    check_options_survive_save_load,
+    check_output_names_follow_classes,
+    check_working_directory,
+)
 from ._output import (
     check_efficiency,
     check_explanation_shapes,
@@ -66,6 +76,14 @@ __all__ = [
     "check_shap_conventions",
     "check_shap_plots",
     "check_values_follow_their_players",
+    "check_duplicated_rows",
+    "check_float64_output",
+    "check_global_random_state",
+    "check_nan_handling",
+    "check_one_row",
+    "check_options_survive_save_load",
+    "check_output_names_follow_classes",
+    "check_working_directory",
     "explainer_checks",
     "parametrize_with_checks",
 ]

@@ -64,8 +64,8 @@ def check_serialisation(cls: type, problem: ConformanceProblem) -> None:
     same(call(copy.deepcopy(explainer), problem).values, values, "deepcopy")
 
 
-@rule("DataFrame columns are matched by name: reordered columns give the same values, renamed columns and an "
-      "array one column short are refused with DataValidationError")
+@rule("DataFrame columns are matched by name: reordered columns of X and shuffled columns of the training data give "
+      "the same values, renamed columns and an array one column short are refused with DataValidationError")
 def check_column_handling(cls: type, problem: ConformanceProblem) -> None:
     """Columns by name, as ``shap_instances.utils.check_data`` does.
 
@@ -77,8 +77,11 @@ def check_column_handling(cls: type, problem: ConformanceProblem) -> None:
     """
     explainer = build(cls, problem)
     X = problem.X
-    same(call(explainer, problem, X[X.columns[::-1]]).values, call(explainer, problem).values,
-         "reordered DataFrame columns")
+    values = call(explainer, problem).values
+    same(call(explainer, problem, X[X.columns[::-1]]).values, values, "reordered DataFrame columns")
+    shuffled = problem.masker.columns[np.random.default_rng(3).permutation(problem.masker.shape[1])]
+    same(call(build(cls, problem, masker=problem.masker[shuffled]), problem).values, values,
+         f"training data with its columns shuffled to {list(shuffled)[:6]}", atol=max(problem.atol, 1e-9))
     renamed = X.rename(columns={X.columns[0]: f"{X.columns[0]}_renamed"})
     for bad, what in ((renamed, "renamed columns"), (X.iloc[:, :-1].to_numpy(), "an array one column short")):
         try:

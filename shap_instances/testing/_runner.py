@@ -25,6 +25,7 @@ from ._declarations import (
     check_players_declaration,
     check_refused_options,
 )
+from ._generated import GENERATED_CHECKS
 from ._output import (
     check_efficiency,
     check_explanation_shapes,
@@ -45,7 +46,7 @@ CHECKS: tuple[Check, ...] = (
     check_values_follow_their_players, check_finish_is_called, check_legacy_api, check_serialisation,
     check_column_handling, check_bad_input_errors, check_call_y, check_model_not_mutated,
     check_random_state_reproduces, check_random_state_is_used, check_n_jobs_invariance, check_shap_conventions,
-    check_shap_plots,
+    *GENERATED_CHECKS, check_shap_plots,
 )
 
 

@@ -269,19 +269,30 @@ def _binary_tree_problem(tree: Any) -> str | None:
     if data.ndim != 2 or not data.shape[0] or bounds.ndim != 3:
         return f"a {type(tree).__name__} without its data or node bounds"
     n, d = data.shape
+    if not _tree_layout_fits(n, d, order, nodes, bounds, (leaf_size, levels, n_nodes), weights):
+        return f"a {type(tree).__name__} whose levels, nodes, bounds or row order do not fit its {n} x {d} data"
+    if not _nodes_split_rows(nodes, n):
+        return f"a {type(tree).__name__} whose nodes do not split its {n} rows"
+    return _metric_problem(metric, d)
+
+
+def _tree_layout_fits(n: int, d: int, order: Any, nodes: Any, bounds: Any, sizes: tuple, weights: Any) -> bool:
+    """The tree's leaf size, levels and node count, its bounds, row order and weights fit ``n`` rows of ``d``."""
+    leaf_size, levels, n_nodes = sizes
+    return bool(isinstance(leaf_size, int) and leaf_size > 0 and levels == int(np.log2(max(1, (n - 1) / leaf_size)) + 1)
+                and n_nodes == 2 ** levels - 1 == len(nodes) == bounds.shape[1] and bounds.shape[2] == d
+                and order.shape == (n,) and np.array_equal(np.sort(order), np.arange(n))
+                and (weights is None or np.shape(weights) == (n,)))
+
+
+def _nodes_split_rows(nodes: Any, n: int) -> bool:
+    """Each inner node's children split its range of rows in two; leaves on the last level; the root holds all ``n``."""
     i = np.arange(len(nodes))
     inner = i[2 * i + 1 < len(nodes)]
     start, end = nodes["idx_start"], nodes["idx_end"]
-    if not (isinstance(leaf_size, int) and leaf_size > 0 and levels == int(np.log2(max(1, (n - 1) / leaf_size)) + 1)
-            and n_nodes == 2 ** levels - 1 == len(nodes) == bounds.shape[1] and bounds.shape[2] == d
-            and order.shape == (n,) and np.array_equal(np.sort(order), np.arange(n))
-            and (weights is None or np.shape(weights) == (n,))):
-        return f"a {type(tree).__name__} whose levels, nodes, bounds or row order do not fit its {n} x {d} data"
-    if not (np.array_equal(nodes["is_leaf"] != 0, 2 * i + 1 >= len(nodes)) and start[0] == 0 and end[0] == n
-            and np.all(start[2 * inner + 1] == start[inner]) and np.all(end[2 * inner + 2] == end[inner])
-            and np.all(end[2 * inner + 1] == start[2 * inner + 2]) and np.all(start <= end)):
-        return f"a {type(tree).__name__} whose nodes do not split its {n} rows"
-    return _metric_problem(metric, d)
+    return bool(np.array_equal(nodes["is_leaf"] != 0, 2 * i + 1 >= len(nodes)) and start[0] == 0 and end[0] == n
+                and np.all(start[2 * inner + 1] == start[inner]) and np.all(end[2 * inner + 2] == end[inner])
+                and np.all(end[2 * inner + 1] == start[2 * inner + 2]) and np.all(start <= end))
 
 
 def _metric_problem(metric: Any, d: int) -> str | None:
