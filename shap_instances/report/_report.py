@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import sys
 import time
@@ -17,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from ..utils import Interval, validate_params  # noqa: E402
+from ..utils import RUN_OPTIONS, validate_params  # noqa: E402
 from . import _plan  # noqa: E402
 from ._context import file_model_sentence, prepare  # noqa: E402
 from ._html import Report  # noqa: E402
@@ -28,13 +27,10 @@ from ._sections import SECTIONS, Overview  # noqa: E402
 
 __all__ = ["run_report"]
 
-#: The options :func:`run_report` checks (:func:`~shap_instances.utils.validate_params`).
-_CONSTRAINTS: dict[str, list] = {
-    "time_budget": [Interval(numbers.Real, 0, None, closed="neither")],
-    "max_memory": [None, Interval(numbers.Real, 0, None, closed="neither")],
-    "max_evals": [None, Interval(numbers.Integral, 1, None)],
-    "startup": [Interval(numbers.Real, 0, None, closed="left")],
-}
+#: The options :func:`run_report` checks (:func:`~shap_instances.utils.validate_params`), declared once in
+#: :data:`~shap_instances.utils.RUN_OPTIONS`, which the command line reads its numbers by.
+_CONSTRAINTS: dict[str, list] = {name: RUN_OPTIONS[name].constraints()
+                                 for name in ("time_budget", "max_memory", "max_evals", "seed", "startup")}
 
 
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
@@ -117,7 +113,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     """
     start = time.perf_counter()
     validate_params("run_report", _CONSTRAINTS, {"time_budget": time_budget, "max_memory": max_memory,
-                                                 "max_evals": max_evals, "startup": startup})
+                                                 "max_evals": max_evals, "seed": seed, "startup": startup})
     if fitted_model is not None:
         X = model_columns(fitted_model, X, f"the {type(fitted_model).__name__} model")
     decomposed = task != "classification" or pd.Series(y).nunique() == 2  # the residual section applies

@@ -8,7 +8,8 @@
   other columns refused with the names listed, wrong widths refused), :func:`check_target`,
   :func:`check_fitted`, :func:`check_memory`, :func:`check_disk`, :func:`row_names`, :func:`column_names`;
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
-* :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
+* :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables, and
+  :data:`RUN_OPTIONS`, the numeric options of the report and the command line (:class:`NumericOption`);
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
 * :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
   :func:`concat_explanations` or streamed to a sink;
@@ -41,7 +42,17 @@ from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, check_model_kind, final_estimator, model_kind, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
-from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, parse_number, validate_params
+from ._params import (
+    COMMON_CONSTRAINTS,
+    RUN_OPTIONS,
+    HasMethods,
+    Interval,
+    NumericOption,
+    Options,
+    check_min_evals,
+    parse_number,
+    validate_params,
+)
 from ._persistence import dump_safely, load_model, load_safely, read_file, save_model, untrusted_types
 from ._random import RandomStateLike, check_random_state, spawn_seeds
 from ._scoring import check_scoring
@@ -180,6 +191,8 @@ __all__ = [
     "untrusted_types",
     "unwrap_model",
     "parse_number",
+    "NumericOption",
+    "RUN_OPTIONS",
     "validate_params",
     "write_atomically",
 ]

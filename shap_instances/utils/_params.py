@@ -17,8 +17,8 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["COMMON_CONSTRAINTS", "HasMethods", "Interval", "Options", "check_min_evals", "parse_number",
-           "validate_params"]
+__all__ = ["COMMON_CONSTRAINTS", "RUN_OPTIONS", "HasMethods", "Interval", "NumericOption", "Options",
+           "check_min_evals", "parse_number", "validate_params"]
 
 
 @dataclass(frozen=True)
@@ -243,4 +243,33 @@ COMMON_CONSTRAINTS: dict[str, list] = {
     "batch_size": [None, Interval(numbers.Integral, 1, None)],
     "max_evals": [None, Interval(numbers.Integral, 1, None)],
     "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
+}
+
+
+@dataclass(frozen=True)
+class NumericOption:
+    """A number the report and the command line take: the values allowed, and what the number counts (said in
+    errors). ``nullable``: None is allowed too in Python (the option's default, "no limit")."""
+
+    allowed: Interval
+    means: str
+    nullable: bool = False
+
+    def constraints(self) -> list:
+        """The option as a :func:`validate_params` constraint list."""
+        return [None, self.allowed] if self.nullable else [self.allowed]
+
+
+#: The numeric options of :func:`~shap_instances.report.run_report` and of the command line, declared once: the
+#: report checks them with :func:`validate_params`, the command line reads them with :func:`parse_number` (option
+#: ``--time-budget`` is ``time_budget`` here; ``--top-k`` counts ``rows``).
+RUN_OPTIONS: dict[str, NumericOption] = {
+    "time_budget": NumericOption(Interval(numbers.Real, 1, 30 * 86400), "seconds, from 1 s to 30 days"),
+    "max_memory": NumericOption(Interval(numbers.Real, 1e-6, 2**20), "GiB, from 1e-6 (1 KiB) to 1 PiB", True),
+    "max_evals": NumericOption(Interval(numbers.Integral, 1, 10**15), "a number of evaluations", True),
+    "rows": NumericOption(Interval(numbers.Integral, 1, 10**12), "a number of rows", True),
+    "block_size": NumericOption(Interval(numbers.Integral, 1, 2**40), "bytes, from 1 to 1 TiB"),
+    "seed": NumericOption(Interval(numbers.Integral, 0, 2**32 - 1),
+                          "a random seed, a whole number from 0 to 2**32 - 1"),
+    "startup": NumericOption(Interval(numbers.Real, 0, None), "seconds"),
 }
