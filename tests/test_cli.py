@@ -390,3 +390,15 @@ def test_the_report_and_the_command_line_refuse_the_same_numbers(tmp_path, capsy
     assert main(["report", "--out", str(tmp_path / "c"), f"--{option.replace('_', '-')}", str(value)]) == 2
     assert allowed in capsys.readouterr().err
     assert not (tmp_path / "r").exists() and not (tmp_path / "c").exists()
+
+
+def test_explain_validates_its_training_rows_once(tmp_path, monkeypatch, capsys):
+    """Every command validates within utils.validating_once (before: --explainer gap validated the 442 training
+    rows twice, for its forest's index and for its proximities)."""
+    from shap_instances.utils import _validation
+
+    validated, checked = [], _validation._checked_data
+    monkeypatch.setattr(_validation, "_checked_data",
+                        lambda X, *args: validated.append(np.shape(X)[0]) or checked(X, *args))
+    assert main(["explain", "--explainer", "gap", "--rows", "2", "--out", str(tmp_path / "v.csv")]) == 0
+    assert validated.count(442) == 1, validated

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from ..utils import RUN_OPTIONS, validate_params  # noqa: E402
+from ..utils import RUN_OPTIONS, validate_params, validating_once  # noqa: E402
 from . import _plan  # noqa: E402
 from ._context import file_model_sentence, prepare  # noqa: E402
 from ._html import Report  # noqa: E402
@@ -33,6 +33,7 @@ _CONSTRAINTS: dict[str, list] = {name: RUN_OPTIONS[name].constraints()
                                  for name in ("time_budget", "max_memory", "max_evals", "seed", "startup")}
 
 
+@validating_once()  # the training rows are validated once, however many explainers get them
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
                out: str | os.PathLike[str] = "shap-instances-report", seed: int = 0, silent: bool = False,
                test_size: float = 0.2, time_budget: float = 180.0, max_memory: float | None = None,

@@ -5,7 +5,8 @@
   (:func:`save_model`, :func:`load_model`); the memory left to allocate,
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
-  other columns refused with the names listed, wrong widths refused), :func:`check_target`,
+  other columns refused with the names listed, wrong widths refused; an object once per call within
+  :func:`validating_once`), :func:`check_target`,
   :func:`check_fitted`, :func:`check_memory`, :func:`check_disk`, :func:`row_names`, :func:`column_names`;
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
 * :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables, and
@@ -102,6 +103,7 @@ from ._validation import (
     scan_text_file,
     string_columns,
     training_names,
+    validating_once,
 )
 
 __all__ = [
@@ -138,6 +140,7 @@ __all__ = [
     "final_estimator",
     "categorical_columns",
     "check_data",
+    "validating_once",
     "check_finite_result",
     "check_fitted",
     "check_labels",

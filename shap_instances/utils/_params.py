@@ -271,5 +271,5 @@ RUN_OPTIONS: dict[str, NumericOption] = {
     "block_size": NumericOption(Interval(numbers.Integral, 1, 2**40), "bytes, from 1 to 1 TiB"),
     "seed": NumericOption(Interval(numbers.Integral, 0, 2**32 - 1),
                           "a random seed, a whole number from 0 to 2**32 - 1"),
-    "startup": NumericOption(Interval(numbers.Real, 0, None), "seconds"),
+    "startup": NumericOption(Interval(numbers.Real, 0, None, closed="left"), "seconds"),
 }
