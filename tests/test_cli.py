@@ -402,3 +402,18 @@ def test_explain_validates_its_training_rows_once(tmp_path, monkeypatch, capsys)
                         lambda X, *args: validated.append(np.shape(X)[0]) or checked(X, *args))
     assert main(["explain", "--explainer", "gap", "--rows", "2", "--out", str(tmp_path / "v.csv")]) == 0
     assert validated.count(442) == 1, validated
+
+
+def test_a_word_that_data_does_not_hold_is_refused_by_name():
+    """Word columns as category codes (explain's model-agnostic feature explainers): a word --data does not hold
+    has no code, and is refused naming the column and the word (never coded as another word)."""
+    from shap_instances.cli._codes import CategoryCodes
+    from shap_instances.exceptions import DataValidationError
+
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "colour": ["red", "blue", "red"], "ok": [True, False, True]})
+    codes = CategoryCodes(frame)
+    coded = codes.transform(frame)
+    assert coded.dtypes.eq("float64").all() and coded["colour"].tolist() == [0.0, 1.0, 0.0]
+    pd.testing.assert_frame_equal(codes.decode(coded.to_numpy()), frame)
+    with pytest.raises(DataValidationError, match=r"column 'colour' holds values that --data does not: \['purple'\]"):
+        codes.transform(frame.assign(colour=["red", "purple", "blue"]))

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..exceptions import DataValidationError
+
 
 class CategoryCodes:
     """The categories of ``X``'s word columns (strings, objects, categoricals, booleans), numbered in order of
@@ -36,8 +38,9 @@ class CategoryCodes:
             codes = categories.get_indexer(frame[column])
             if (codes < 0).any():
                 unseen = sorted(map(str, pd.unique(frame[column][codes < 0])))[:5]
-                raise ValueError(f"column {column!r} holds values that --data does not: {unseen}; the model was "
-                                 "fitted on --data's values only")
+                raise DataValidationError(f"column {column!r} holds values that --data does not: {unseen}; a column "
+                                          "is masked with --data's values only: explain rows whose words --data "
+                                          "holds, or add rows with these words to --data")
             frame[column] = codes
         return frame.astype("float64")
 

@@ -11,7 +11,6 @@ from .._deprecated import REMOVED_IN
 from ..exceptions import UnsupportedModelError
 from ..registry import RENAMED_EXPLAINERS, SHAP_ALGORITHMS, canonical_name
 from ._budget import _budget_options, _check_fit_time, _command_line_remedies, _explain_in_time, _precision_note
-from ._codes import CategoryCodes, OnCodes
 from ._inputs import _call_explainer, _check_output, _load, _load_model_file
 from ._stream import _check_explain_columns, _check_stream_options, _explain_file
 from ._tables import _check_output_size, _long_table, _wide_table
@@ -107,6 +106,7 @@ def _explained_input(cls, model, X, task: str):
     import functools
 
     from ..report import encode, final_estimator
+    from ._codes import CategoryCodes, OnCodes
 
     if cls is None and not callable(model):  # shap's own algorithms call the model: give them its prediction
         return (model.predict_proba if task == "classification" else model.predict), X, None
