@@ -374,7 +374,8 @@ def test_a_model_agnostic_feature_explainer_attributes_to_the_tables_own_columns
 
 
 @pytest.mark.parametrize("option, value", [("time_budget", 0.5), ("time_budget", 30 * 86400 + 1),
-                                           ("max_memory", 2.0**21), ("max_evals", 0), ("seed", -1), ("seed", 2**32)])
+                                           ("max_memory", 2.0**21), ("max_memory", 1e-7), ("max_evals", 0),
+                                           ("seed", -1), ("seed", 2**32)])
 def test_the_report_and_the_command_line_refuse_the_same_numbers(tmp_path, capsys, option, value):
     """The ranges are declared once (utils.RUN_OPTIONS): run_report and the command line refuse a number outside
     it, both naming that range, before any work."""
@@ -383,12 +384,13 @@ def test_the_report_and_the_command_line_refuse_the_same_numbers(tmp_path, capsy
     from shap_instances.report import run_report
     from shap_instances.utils import RUN_OPTIONS
 
-    allowed = str(RUN_OPTIONS[option].allowed)
+    number = RUN_OPTIONS[option]  # max_memory: bytes in Python, GiB on the command line
     X, y = load_diabetes()
-    with pytest.raises(InvalidParameterError, match=re.escape(f"{option} must be ") + ".*" + re.escape(allowed)):
-        run_report(X.iloc[:30], y.iloc[:30], out=tmp_path / "r", silent=True, **{option: value})
+    with pytest.raises(InvalidParameterError, match=re.escape(f"{option} must be ") + ".*" + re.escape(
+            str(number.allowed))):
+        run_report(X.iloc[:30], y.iloc[:30], out=tmp_path / "r", silent=True, **{option: value * number.unit})
     assert main(["report", "--out", str(tmp_path / "c"), f"--{option.replace('_', '-')}", str(value)]) == 2
-    assert allowed in capsys.readouterr().err
+    assert str(number.command_line()) in capsys.readouterr().err
     assert not (tmp_path / "r").exists() and not (tmp_path / "c").exists()
 
 

@@ -53,7 +53,7 @@ class _Number:
 
         number = RUN_OPTIONS[self.option]
         try:
-            return parse_number(text, "the value", number.allowed, number.means)
+            return parse_number(text, "the value", number.command_line(), number.means)
         except ShapInstancesError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
