@@ -251,7 +251,15 @@ class NumericOption:
     """A number the report and the command line take: the values allowed (in Python's unit), what the number
     counts on the command line (said in its errors), whether None is allowed too in Python (the option's default,
     "no limit"), and how many of Python's units one of the command line's is (``max_memory``: GiB, ``2**30``
-    bytes)."""
+    bytes).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import RUN_OPTIONS
+    >>> memory = RUN_OPTIONS["max_memory"]
+    >>> str(memory.command_line()), memory.constraints()[0] is None
+    ('a finite number in [1e-06, 1048576]', True)
+    """
 
     allowed: Interval
     means: str
