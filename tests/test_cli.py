@@ -361,3 +361,61 @@ def test_shaps_own_algorithms_get_the_models_prediction_function(csv, tmp_path, 
     for k in range(predicted.shape[1]):
         columns = table.columns if task == "regression" else [c for c in table.columns if c.endswith(f"|Output {k}")]
         assert np.allclose(table[columns].sum(axis=1), predicted[:, k], atol=1e-8), (k, table.columns.tolist())
+
+
+@pytest.mark.parametrize("model, task", [("logistic", "classification"), ("ridge", "regression")])
+def test_a_model_agnostic_feature_explainer_attributes_to_the_tables_own_columns(csv, tmp_path, model, task):
+    """Before: --explainer isotonic got the one-hot encoded matrix (players colour_blue, colour_green, colour_red)."""
+    frame = _frame(40).assign(colour=np.resize(["red", "green", "blue"], 40), y=lambda f: (f.y > 0).astype(int))
+    out = tmp_path / "values.csv"
+    assert main(["explain", "--data", csv(frame), "--target", "y", "--task", task, "--explainer", "isotonic",
+                 "--model", model, "--rows", "2", "--out", str(out)]) == 0
+    assert list(pd.read_csv(out, index_col=0).columns) == ["base_value", "a", "b", "colour"]
+
+
+@pytest.mark.parametrize("option, value", [("time_budget", 0.5), ("time_budget", 30 * 86400 + 1),
+                                           ("max_memory", 2.0**21), ("max_memory", 1e-7), ("max_evals", 0),
+                                           ("seed", -1), ("seed", 2**32)])
+def test_the_report_and_the_command_line_refuse_the_same_numbers(tmp_path, capsys, option, value):
+    """The ranges are declared once (utils.RUN_OPTIONS): run_report and the command line refuse a number outside
+    it, both naming that range, before any work."""
+    from shap_instances.datasets import load_diabetes
+    from shap_instances.exceptions import InvalidParameterError
+    from shap_instances.report import run_report
+    from shap_instances.utils import RUN_OPTIONS
+
+    number = RUN_OPTIONS[option]  # max_memory: bytes in Python, GiB on the command line
+    X, y = load_diabetes()
+    with pytest.raises(InvalidParameterError, match=re.escape(f"{option} must be ") + ".*" + re.escape(
+            str(number.allowed))):
+        run_report(X.iloc[:30], y.iloc[:30], out=tmp_path / "r", silent=True, **{option: value * number.unit})
+    assert main(["report", "--out", str(tmp_path / "c"), f"--{option.replace('_', '-')}", str(value)]) == 2
+    assert str(number.command_line()) in capsys.readouterr().err
+    assert not (tmp_path / "r").exists() and not (tmp_path / "c").exists()
+
+
+def test_explain_validates_its_training_rows_once(tmp_path, monkeypatch, capsys):
+    """Every command validates within utils.validating_once (before: --explainer gap validated the 442 training
+    rows twice, for its forest's index and for its proximities)."""
+    from shap_instances.utils import _validation
+
+    validated, checked = [], _validation._checked_data
+    monkeypatch.setattr(_validation, "_checked_data",
+                        lambda X, *args: validated.append(np.shape(X)[0]) or checked(X, *args))
+    assert main(["explain", "--explainer", "gap", "--rows", "2", "--out", str(tmp_path / "v.csv")]) == 0
+    assert validated.count(442) == 1, validated
+
+
+def test_a_word_that_data_does_not_hold_is_refused_by_name():
+    """Word columns as category codes (explain's model-agnostic feature explainers): a word --data does not hold
+    has no code, and is refused naming the column and the word (never coded as another word)."""
+    from shap_instances.cli._codes import CategoryCodes
+    from shap_instances.exceptions import DataValidationError
+
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "colour": ["red", "blue", "red"], "ok": [True, False, True]})
+    codes = CategoryCodes(frame)
+    coded = codes.transform(frame)
+    assert coded.dtypes.eq("float64").all() and coded["colour"].tolist() == [0.0, 1.0, 0.0]
+    pd.testing.assert_frame_equal(codes.decode(coded.to_numpy()), frame)
+    with pytest.raises(DataValidationError, match=r"column 'colour' holds values that --data does not: \['purple'\]"):
+        codes.transform(frame.assign(colour=["red", "purple", "blue"]))

@@ -344,37 +344,33 @@ def test_the_report_says_what_start_up_took_from_the_budget(tmp_path, capsys):
         report.run_report(X, y, out=tmp_path / "s", startup=-1.0)
 
 
-#: How many times one report (120 rows of the diabetes data, 96 training rows) runs check_data on its training rows:
-#: once per explainer built on them (two GapExplainers to time the forest and one in its section, the residual
-#: explainers of the probe and the section, the representer). A ratchet (issue 41 asks for one validation per call):
-#: lower it when an explainer is shared, never raise it.
-TRAINING_VALIDATIONS = 12
+#: How many times one report (120 rows of the diabetes data, 96 training rows) validates its training rows: once per
+#: matrix of them (the linear models' standardised rows, the forest's unscaled float32 ones), however many explainers
+#: get them (run_report validates within utils.validating_once; before: 12, once per explainer). A ratchet.
+TRAINING_VALIDATIONS = 2
+
+#: How many times one report enters forest/_trust (gap_trust_scores): the forest's cost probe three times (the
+#: kernels' compilation, a first and a second timed call), its section once. A ratchet.
+TRUST_ENTRIES = 4
 
 
 @pytest.mark.slow
 def test_one_report_validates_its_training_rows_a_bounded_number_of_times(tmp_path, monkeypatch):
-    """Every module's ``check_data`` counted (those imported later get the counting one from ``utils``)."""
-    import sys
-
+    """Every validation check_data runs (utils/_validation.py's _checked_data) counted, and every entry into the
+    forest's trust scores."""
+    import shap_instances.forest._trust as trust
     import shap_instances.report as report
-    from shap_instances import utils
     from shap_instances.utils import _validation
 
-    original, calls = _validation.check_data, []
-
-    def counting(X, *args, **kwargs):
-        calls.append(np.shape(X)[0] if np.ndim(X) else 0)
-        return original(X, *args, **kwargs)
-
-    report.run_report  # noqa: B018 - the report's modules imported first, then their check_data replaced
-    patched = [module for name, module in list(sys.modules.items())
-               if name.startswith("shap_instances") and getattr(module, "check_data", None) is original]
-    assert utils in patched and _validation in patched
-    for module in patched:
-        monkeypatch.setattr(module, "check_data", counting)
+    validated, checked, entries = [], _validation._checked_data, []
+    monkeypatch.setattr(_validation, "_checked_data",
+                        lambda X, *args: validated.append(np.shape(X)[0] if np.ndim(X) else 0) or checked(X, *args))
+    scores = trust.gap_trust_scores
+    monkeypatch.setattr(trust, "gap_trust_scores", lambda *args, **kwargs: entries.append(1) or scores(*args, **kwargs))
     X, y = load_diabetes()
     report.run_report(X.iloc[:120], y.iloc[:120], out=tmp_path / "r", silent=True, time_budget=60, max_evals=1210)
-    assert 0 < calls.count(96) <= TRAINING_VALIDATIONS, calls
+    assert 0 < validated.count(96) <= TRAINING_VALIDATIONS, validated
+    assert 0 < len(entries) <= TRUST_ENTRIES, len(entries)
 
 
 @pytest.mark.parametrize("option", [{"max_memory": 0}, {"max_memory": -1.0}, {"time_budget": float("nan")},
@@ -385,8 +381,10 @@ def test_run_report_refuses_a_budget_that_is_not_positive(option, tmp_path):
     from shap_instances.report import run_report
 
     X, y = load_diabetes()
+    from shap_instances.utils import RUN_OPTIONS
+
     name = next(iter(option))
-    refused = f"run_report: {name} must be (None or )?a finite number in \\(0, inf\\)"
+    refused = f"run_report: {name} must be (None or )?" + re.escape(str(RUN_OPTIONS[name].allowed))
     with pytest.raises(InvalidParameterError, match=refused):
         run_report(X.iloc[:60], y.iloc[:60], out=tmp_path / "r", silent=True, **option)
     assert not (tmp_path / "r").exists()

@@ -17,6 +17,7 @@ Start-up: at module level the command line imports the standard library, ``excep
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args.called_at = None if argv is None else called_at
     commands = {"list": _cmd_list, "explain": _cmd_explain, "report": _cmd_report}
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _validating_once(args.command):
             warnings.simplefilter("ignore", category=FutureWarning)
             return commands[args.command](args)
     except KeyboardInterrupt:
@@ -71,3 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shap-instances: internal error: {type(exc).__name__}: {exc} "
               "(set SHAP_INSTANCES_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
         return 1
+
+
+def _validating_once(command: str) -> contextlib.AbstractContextManager:
+    """A command that reads data validates each object once (:func:`shap_instances.utils.validating_once`);
+    ``list`` reads none, and imports no validation."""
+    if command == "list":
+        return contextlib.nullcontext()
+    from ..utils import validating_once
+
+    return validating_once()

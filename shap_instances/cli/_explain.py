@@ -30,7 +30,7 @@ def _cmd_explain(args) -> int:
     model_name, model, X = _explained_model(args, name, task, X, y)
     if name == "auto":
         cls = _choose_explainer(model, X)
-    fitted, data = _explained_input(cls, model, X, task)
+    fitted, data, encoder = _explained_input(cls, model, X, task)
     takes_y = cls is not None and getattr(cls, "requires_y", False)
     players = len(data) if cls is not None and getattr(cls, "players", "instances") == "instances" else data.shape[1]
     _check_output_size(args, out, min(args.rows, len(data)), players)  # before the work: at least one output
@@ -42,7 +42,7 @@ def _cmd_explain(args) -> int:
         raise ValueError(_unsupported_message(args, name, model_name, model, task, exc)) from exc
     with _command_line_remedies(args):
         if args.explain is not None:
-            return _explain_file(args, explainer, model if data is not X else None, X.iloc[:1].assign(**{
+            return _explain_file(args, explainer, encoder, X.iloc[:1].assign(**{
                 str(y.name): y.iloc[:1].to_numpy()}), list(X.columns), str(y.name))
         rows = data.iloc[: args.rows]
         timed = args.time_budget is not None and "max_time" not in budget  # shap's own algorithms too
@@ -97,16 +97,27 @@ def _explained_model(args, name: str, task: str, X, y):
 
 
 def _explained_input(cls, model, X, task: str):
-    """(what the explainer is given as the model, the data it is given): shap's own algorithms call the model's
-    prediction on the raw columns; training rows as players get the bare estimator on the matrix it was fitted on
-    (encoded names)."""
-    from ..report import encode, final_estimator
+    """(what the explainer is given as the model, the data it is given, the function that turns rows of the table
+    into that data, None when they are the same).
 
-    if cls is None or _takes_pipeline(cls, model, X):  # shap's own and per-feature explainers: raw columns
-        fitted, data = model, X
-    if cls is None and not callable(fitted):  # shap's own algorithms call the model: give them its prediction
-        return (fitted.predict_proba if task == "classification" else fitted.predict), data
-    return final_estimator(model), encode(model, X)
+    shap's own algorithms call the model's prediction on the raw columns; explainers of features attribute to the
+    table's own columns: the pipeline itself when they take it (or every column is numeric), else its prediction
+    of word columns written as category codes; explainers of training rows get the bare estimator on the matrix it
+    was fitted on.
+    """
+    import functools
+
+    from ..report import encode, final_estimator
+    from ._codes import CategoryCodes, OnCodes
+
+    if cls is None and not callable(model):  # shap's own algorithms call the model: give them its prediction
+        return (model.predict_proba if task == "classification" else model.predict), X, None
+    if cls is None or _takes_pipeline(cls, model, X):
+        return model, X, None
+    if getattr(cls, "players", "instances") == "features":  # model-agnostic on word columns: mask whole columns
+        codes = CategoryCodes(X)
+        return OnCodes(model, codes), codes.transform(X), codes.transform
+    return final_estimator(model), encode(model, X), functools.partial(encode, model)
 
 
 def _unsupported_message(args, name: str, model_name: str | None, model, task: str, exc: Exception) -> str:

@@ -40,42 +40,27 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _Number:
-    """The argparse type of every numeric option: :func:`shap_instances.utils.parse_number` against an interval
-    (finite, within a sane range), so every number of the command line is read and refused in one place."""
+    """The argparse type of every numeric option: :func:`shap_instances.utils.parse_number` against the option's
+    entry of :data:`shap_instances.utils.RUN_OPTIONS` (finite, within a sane range; the ranges ``run_report``
+    checks too), so every number of the command line is read and refused in one place."""
 
-    def __init__(self, integral: bool, low: float, high: float, means: str) -> None:
-        self.integral, self.low, self.high, self.means = integral, low, high, means
+    def __init__(self, option: str) -> None:
+        self.option = option
         self.__name__ = "number"  # argparse names the type in some of its messages
 
     def __call__(self, text: str) -> float | int:
-        import numbers
+        from ..utils import RUN_OPTIONS, parse_number
 
-        from ..utils import Interval, parse_number
-
-        allowed = Interval(numbers.Integral if self.integral else numbers.Real, self.low, self.high)
+        number = RUN_OPTIONS[self.option]
         try:
-            return parse_number(text, "the value", allowed, self.means)
+            return parse_number(text, "the value", number.command_line(), number.means)
         except ShapInstancesError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-#: The numeric options' types: a time budget from 1 s to 30 days, memory from 1 MiB to 1 PiB, counts from 1.
-_SECONDS = _Number(False, 1, 30 * 86400, "seconds, from 1 s to 30 days")
-
-
-_GIB = _Number(False, 1e-6, 2**20, "GiB, from 1e-6 (1 KiB) to 1 PiB")
-
-
-_EVALS = _Number(True, 1, 10**15, "a number of evaluations")
-
-
-_ROWS = _Number(True, 1, 10**12, "a number of rows")
-
-
-_BYTES = _Number(True, 1, 2**40, "bytes, from 1 to 1 TiB")
-
-
-_SEED = _Number(True, 0, 2**32 - 1, "a random seed, a whole number from 0 to 2**32 - 1")
+#: The numeric options' types, one per entry of RUN_OPTIONS.
+_SECONDS, _GIB, _EVALS = _Number("time_budget"), _Number("max_memory"), _Number("max_evals")
+_ROWS, _BYTES, _SEED = _Number("rows"), _Number("block_size"), _Number("seed")
 
 
 def _joined_negatives(argv: list[str]) -> list[str]:

@@ -97,10 +97,8 @@ def _slice_table(explainer, part, *, encoder, columns: list[str], target: str | 
 
 def _part_explanation(explainer, part, *, encoder, columns: list[str], target: str | None):
     """The Explanation of the rows ``part`` (a table of the --explain file's columns), encoded as --data was."""
-    from ..report import encode
-
     try:
-        X = part[columns] if encoder is None else encode(encoder, part[columns])
+        X = part[columns] if encoder is None else encoder(part[columns])
         return explainer(X) if target is None else explainer(X, part[target])
     except ShapInstancesError as error:
         missing = [str(column) for column in columns if part[column].isna().any()]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import sys
 import time
@@ -17,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from ..utils import Interval, validate_params  # noqa: E402
+from ..utils import RUN_OPTIONS, validate_params, validating_once  # noqa: E402
 from . import _plan  # noqa: E402
 from ._context import file_model_sentence, prepare  # noqa: E402
 from ._html import Report  # noqa: E402
@@ -28,15 +27,13 @@ from ._sections import SECTIONS, Overview  # noqa: E402
 
 __all__ = ["run_report"]
 
-#: The options :func:`run_report` checks (:func:`~shap_instances.utils.validate_params`).
-_CONSTRAINTS: dict[str, list] = {
-    "time_budget": [Interval(numbers.Real, 0, None, closed="neither")],
-    "max_memory": [None, Interval(numbers.Real, 0, None, closed="neither")],
-    "max_evals": [None, Interval(numbers.Integral, 1, None)],
-    "startup": [Interval(numbers.Real, 0, None, closed="left")],
-}
+#: The options :func:`run_report` checks (:func:`~shap_instances.utils.validate_params`), declared once in
+#: :data:`~shap_instances.utils.RUN_OPTIONS`, which the command line reads its numbers by.
+_CONSTRAINTS: dict[str, list] = {name: RUN_OPTIONS[name].constraints()
+                                 for name in ("time_budget", "max_memory", "max_evals", "seed", "startup")}
 
 
+@validating_once()  # the training rows are validated once, however many explainers get them
 def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model: str = "auto",
                out: str | os.PathLike[str] = "shap-instances-report", seed: int = 0, silent: bool = False,
                test_size: float = 0.2, time_budget: float = 180.0, max_memory: float | None = None,
@@ -117,7 +114,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     """
     start = time.perf_counter()
     validate_params("run_report", _CONSTRAINTS, {"time_budget": time_budget, "max_memory": max_memory,
-                                                 "max_evals": max_evals, "startup": startup})
+                                                 "max_evals": max_evals, "seed": seed, "startup": startup})
     if fitted_model is not None:
         X = model_columns(fitted_model, X, f"the {type(fitted_model).__name__} model")
     decomposed = task != "classification" or pd.Series(y).nunique() == 2  # the residual section applies

@@ -76,7 +76,8 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
 
     explainer = _explainer(context, silent=True)
     n = len(context.Z_train)
-    vector = explainer.game(context.Z_train.iloc[:sample_size], explainer.y_train_[:sample_size])
+    vector = explainer.game(context.Z_train if sample_size >= n else context.Z_train.iloc[:sample_size],  # one object:
+                            explainer.y_train_[:sample_size])  # validated once (utils.validating_once)
     game = explainer.game()
     aggregate = AggregateGame(game, np.full((n, 2), 1.0 / n))  # the cost does not depend on the weights
 

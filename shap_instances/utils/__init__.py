@@ -5,11 +5,13 @@
   (:func:`save_model`, :func:`load_model`); the memory left to allocate,
   :func:`available_memory_bytes` (cgroup, ``ulimit -v``, available memory) and :func:`default_memory_budget`;
 * validation at the boundary: :func:`check_data` (DataFrames put in the fitted column order by name,
-  other columns refused with the names listed, wrong widths refused), :func:`check_target`,
+  other columns refused with the names listed, wrong widths refused; an object once per call within
+  :func:`validating_once`), :func:`check_target`,
   :func:`check_fitted`, :func:`check_pairs` ((user, item) index pairs), :func:`check_memory`, :func:`check_disk`,
   :func:`row_names`, :func:`column_names`;
 * :func:`check_random_state`, the one random-state helper, and :func:`spawn_seeds` for parallel workers;
-* :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables;
+* :func:`validate_params` with :class:`Interval` / :class:`Options`, the declarative option tables, and
+  :data:`RUN_OPTIONS`, the numeric options of the report and the command line (:class:`NumericOption`);
 * :func:`player_clustering` and :func:`row_cohorts`, groupings for shap's bar plot and cohorts;
 * :func:`explain_partitions`, explanations of row partitions on a dask cluster (:func:`dask_client`), joined by
   :func:`concat_explanations` or streamed to a sink;
@@ -45,7 +47,17 @@ from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, check_model_kind, final_estimator, model_kind, unwrap_model
 from ._numba import JIT_OPTIONS
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
-from ._params import COMMON_CONSTRAINTS, HasMethods, Interval, Options, check_min_evals, parse_number, validate_params
+from ._params import (
+    COMMON_CONSTRAINTS,
+    RUN_OPTIONS,
+    HasMethods,
+    Interval,
+    NumericOption,
+    Options,
+    check_min_evals,
+    parse_number,
+    validate_params,
+)
 from ._persistence import dump_safely, load_model, load_safely, read_file, save_model, untrusted_types
 from ._precision import SpreadTest, beyond_noise, precision_summary, ranking_z, spread_test
 from ._random import RandomStateLike, check_random_state, spawn_seeds
@@ -97,6 +109,7 @@ from ._validation import (
     scan_text_file,
     string_columns,
     training_names,
+    validating_once,
 )
 
 __all__ = [
@@ -139,6 +152,7 @@ __all__ = [
     "categorical_columns",
     "check_data",
     "check_pairs",
+    "validating_once",
     "check_finite_result",
     "check_fitted",
     "check_labels",
@@ -192,6 +206,8 @@ __all__ = [
     "untrusted_types",
     "unwrap_model",
     "parse_number",
+    "NumericOption",
+    "RUN_OPTIONS",
     "validate_params",
     "write_atomically",
 ]

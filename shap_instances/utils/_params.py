@@ -17,8 +17,8 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 
-__all__ = ["COMMON_CONSTRAINTS", "HasMethods", "Interval", "Options", "check_min_evals", "parse_number",
-           "validate_params"]
+__all__ = ["COMMON_CONSTRAINTS", "RUN_OPTIONS", "HasMethods", "Interval", "NumericOption", "Options",
+           "check_min_evals", "parse_number", "validate_params"]
 
 
 @dataclass(frozen=True)
@@ -243,4 +243,58 @@ COMMON_CONSTRAINTS: dict[str, list] = {
     "batch_size": [None, Interval(numbers.Integral, 1, None)],
     "max_evals": [None, Interval(numbers.Integral, 1, None)],
     "scheduler": [None, str, HasMethods("submit", "scheduler_info")],
+}
+
+
+@dataclass(frozen=True)
+class NumericOption:
+    """A number the report and the command line take: the values allowed (in Python's unit), what the number
+    counts on the command line (said in its errors), whether None is allowed too in Python (the option's default,
+    "no limit"), and how many of Python's units one of the command line's is (``max_memory``: GiB, ``2**30``
+    bytes).
+
+    Examples
+    --------
+    >>> from shap_instances.utils import RUN_OPTIONS
+    >>> memory = RUN_OPTIONS["max_memory"]
+    >>> str(memory.command_line()), memory.constraints()[0] is None
+    ('a finite number in [1e-06, 1048576]', True)
+    """
+
+    allowed: Interval
+    means: str
+    nullable: bool = False
+    unit: float = 1.0
+
+    def constraints(self) -> list:
+        """The option as a :func:`validate_params` constraint list."""
+        return [None, self.allowed] if self.nullable else [self.allowed]
+
+    def command_line(self) -> Interval:
+        """The values allowed, in the command line's unit."""
+        if self.unit == 1.0:
+            return self.allowed
+        left, right = (None if bound is None else _whole(bound / self.unit) for bound in (self.allowed.left,
+                                                                                          self.allowed.right))
+        return Interval(self.allowed.kind, left, right, closed=self.allowed.closed)
+
+
+def _whole(number: float) -> float:
+    """``number`` as an int when it is a whole number (``2**20`` is said as 1048576, not 1048576.0)."""
+    return int(number) if float(number).is_integer() else number
+
+
+#: The numeric options of :func:`~shap_instances.report.run_report` and of the command line, declared once: the
+#: report checks them with :func:`validate_params`, the command line reads them with :func:`parse_number` (option
+#: ``--time-budget`` is ``time_budget`` here; ``--top-k`` counts ``rows``).
+RUN_OPTIONS: dict[str, NumericOption] = {
+    "time_budget": NumericOption(Interval(numbers.Real, 1, 30 * 86400), "seconds, from 1 s to 30 days"),
+    "max_memory": NumericOption(Interval(numbers.Real, 1e-6 * 2**30, 2**50), "GiB, from 1e-6 (1 KiB) to 1 PiB",
+                                True, unit=2**30),  # bytes in Python, GiB on the command line
+    "max_evals": NumericOption(Interval(numbers.Integral, 1, 10**15), "a number of evaluations", True),
+    "rows": NumericOption(Interval(numbers.Integral, 1, 10**12), "a number of rows", True),
+    "block_size": NumericOption(Interval(numbers.Integral, 1, 2**40), "bytes, from 1 to 1 TiB"),
+    "seed": NumericOption(Interval(numbers.Integral, 0, 2**32 - 1),
+                          "a random seed, a whole number from 0 to 2**32 - 1"),
+    "startup": NumericOption(Interval(numbers.Real, 0, None, closed="left"), "seconds"),
 }

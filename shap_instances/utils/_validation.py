@@ -5,11 +5,14 @@ Games, estimators and kernels trust their inputs; everything a user passes goes 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import numbers
 import os
+import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +34,7 @@ __all__ = [
     "categorical_columns",
     "check_data",
     "check_pairs",
+    "validating_once",
     "check_finite_result",
     "check_labels",
     "class_codes",
@@ -52,6 +56,42 @@ __all__ = [
 ]
 
 
+#: Within :func:`validating_once`: what :func:`check_data` returned, by (the object's id, the options), beside a weak
+#: reference to the object (an entry leaves when its object is freed, so that a stream of partitions is not kept).
+_VALIDATED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("shap_instances_validated", default=None)
+
+
+@contextlib.contextmanager
+def validating_once() -> Iterator[None]:
+    """Within this block, :func:`check_data` validates an object once per set of options: a second call on the same
+    object (not a copy of it) returns the first call's array, unchecked.
+
+    For one call of a whole analysis (``run_report``, a command of the command line) that hands the same training
+    rows to several explainers and does not change them in between. Only objects that take weak references
+    (arrays, DataFrames, sparse matrices) are remembered, while they live. Blocks nest (the outer one's record is
+    kept); threads started inside do not share it (they validate as usual).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.utils import check_data, validating_once
+    >>> rows = np.array([[1, 2], [3, 4]])
+    >>> with validating_once():
+    ...     check_data(rows) is check_data(rows)
+    True
+    >>> check_data(rows) is check_data(rows)
+    False
+    """
+    if _VALIDATED.get() is not None:
+        yield
+        return
+    token = _VALIDATED.set({})
+    try:
+        yield
+    finally:
+        _VALIDATED.reset(token)
+
+
 def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan: bool = False,
                n_features: int | None = None, dtype: Any = np.float64, feature_names: Sequence[str] | None = None,
                min_rows: int = 1) -> Any:
@@ -59,7 +99,8 @@ def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan
 
     The user's object is never modified: a converted copy is returned when conversion is needed. With
     ``feature_names`` (the columns the model was fitted on), a DataFrame's columns are put in that order, and
-    a DataFrame with other columns is refused, so columns are never matched by position by mistake.
+    a DataFrame with other columns is refused, so columns are never matched by position by mistake. Within
+    :func:`validating_once`, an object already validated with the same options is not validated again.
 
     Examples
     --------
@@ -67,6 +108,42 @@ def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan
     >>> check_data([[1, 2], [3, 4]]).dtype
     dtype('float64')
     """
+    validated = _VALIDATED.get()
+    if validated is None:
+        return _checked_data(X, name, allow_sparse, allow_nan, n_features, dtype, feature_names, min_rows)
+    key = _validation_key(X, dtype, feature_names, min_rows)
+    known = validated.get(key)
+    if (known is not None and known[0]() is X and (allow_nan or known[2])  # checked for NaN when that is asked
+            and (allow_sparse or not sp.issparse(known[1]))):
+        _check_width(known[1], n_features, name)
+        return known[1]
+    array = _checked_data(X, name, allow_sparse, allow_nan, n_features, dtype, feature_names, min_rows)
+    with contextlib.suppress(TypeError):  # a list or a tuple takes no weak reference: not remembered
+        validated[key] = (weakref.ref(X, lambda _: validated.pop(key, None)), array, not allow_nan)
+    return array
+
+
+def _validation_key(X: Any, dtype: Any, feature_names: Sequence[str] | None, min_rows: int) -> tuple:
+    """What :func:`check_data`'s array depends on: the object, the dtype, the fewest rows and (a DataFrame's) the
+    order of its columns; the options that only refuse (NaN, sparse, the width) are checked on the array."""
+    order = None
+    if isinstance(X, pd.DataFrame):
+        order = tuple(str(f) for f in (X.columns if feature_names is None else feature_names))
+    return id(X), np.dtype(dtype).str, min_rows, order
+
+
+def _check_width(array: Any, n_features: int | None, name: str) -> None:
+    """Refuse ``array`` unless it has ``n_features`` columns (None: any)."""
+    if n_features is not None and array.shape[1] != n_features:
+        raise DataValidationError(
+            f"{name} has {array.shape[1]} columns, but the model was fitted on {n_features}; "
+            "pass data with the same columns as the training data."
+        )
+
+
+def _checked_data(X: Any, name: str, allow_sparse: bool, allow_nan: bool, n_features: int | None, dtype: Any,
+                  feature_names: Sequence[str] | None, min_rows: int) -> Any:
+    """:func:`check_data`'s validation itself."""
     if isinstance(X, pd.DataFrame):
         check_unique_columns(X.columns, name)
     if feature_names is not None and isinstance(X, pd.DataFrame):
@@ -87,11 +164,7 @@ def check_data(X: Any, *, name: str = "X", allow_sparse: bool = False, allow_nan
         raise DataValidationError(f"{name}: {exc}{_string_columns_hint(X)}") from exc
     if sp.issparse(array):
         array = sp.csr_matrix(array)
-    if n_features is not None and array.shape[1] != n_features:
-        raise DataValidationError(
-            f"{name} has {array.shape[1]} columns, but the model was fitted on {n_features}; "
-            "pass data with the same columns as the training data."
-        )
+    _check_width(array, n_features, name)
     return array
 
 

@@ -1,0 +1,62 @@
+"""Word columns as the codes of their categories, for ``explain``'s model-agnostic per-feature explainers: they mask
+whole columns of a numeric matrix, so a table's own columns (not their one-hot encoding) become the players."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import DataValidationError
+
+
+class CategoryCodes:
+    """The categories of ``X``'s word columns (strings, objects, categoricals, booleans), numbered in order of
+    appearance; :meth:`transform` writes a table as codes, :meth:`decode` turns codes back into the words.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from shap_instances.cli._codes import CategoryCodes
+    >>> X = pd.DataFrame({"size": [1.0, 2.0, 3.0], "colour": ["red", "blue", "red"]})
+    >>> codes = CategoryCodes(X)
+    >>> codes.transform(X)["colour"].tolist(), codes.decode(codes.transform(X).to_numpy())["colour"].tolist()
+    ([0.0, 1.0, 0.0], ['red', 'blue', 'red'])
+    """
+
+    def __init__(self, X: pd.DataFrame) -> None:
+        from ..utils import categorical_columns
+
+        self.columns = list(X.columns)
+        self.categories = {column: pd.Index(pd.unique(X[column])) for column in categorical_columns(X)}
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        """``X`` (the columns of the table the codes were made from) with its word columns as codes, in float64."""
+        frame = X[self.columns].copy()
+        for column, categories in self.categories.items():
+            codes = categories.get_indexer(frame[column])
+            if (codes < 0).any():
+                unseen = sorted(map(str, pd.unique(frame[column][codes < 0])))[:5]
+                raise DataValidationError(f"column {column!r} holds values that --data does not: {unseen}; a column "
+                                          "is masked with --data's values only: explain rows whose words --data "
+                                          "holds, or add rows with these words to --data")
+            frame[column] = codes
+        return frame.astype("float64")
+
+    def decode(self, Z: Any) -> pd.DataFrame:
+        """The rows of codes ``Z`` as a table of the original columns and words."""
+        frame = pd.DataFrame(np.asarray(Z), columns=self.columns)
+        for column, categories in self.categories.items():
+            frame[column] = categories.take(frame[column].to_numpy().round().astype(np.intp))
+        return frame
+
+
+class OnCodes:
+    """``model.predict`` (or ``predict_proba``) of rows given as :class:`CategoryCodes` (picklable)."""
+
+    def __init__(self, model: Any, codes: CategoryCodes, method: str = "predict") -> None:
+        self.model, self.codes, self.method = model, codes, method
+
+    def __call__(self, Z: Any) -> np.ndarray:
+        return getattr(self.model, self.method)(self.codes.decode(Z))
