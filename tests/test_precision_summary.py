@@ -92,11 +92,11 @@ def test_data_values_carry_their_precision_in_one_line():
     rng = np.random.default_rng(0)
     X, Xv = rng.normal(size=(20, 3)), rng.normal(size=(10, 3))
     y, yv = X @ [1.0, -2.0, 0.5] + rng.normal(size=20), Xv @ [1.0, -2.0, 0.5]
-    dv = data_values(Ridge(alpha=0.5), X, y, Xv, yv, estimator="permutation", max_evals=400, random_state=0)
+    dv = data_values(Ridge(alpha=0.5), X, y, Xv, yv, approximator="permutation", max_evals=400, random_state=0)
     permutations = dv.info["n_permutations"]
     assert dv.precision == precision_summary(dv.values, dv.standard_errors, permutations=permutations)
     assert f"; {permutations:,} permutations; " in dv.precision and dv.precision in repr(dv)
-    exact = data_values(Ridge(alpha=0.5), X, y, Xv, yv, semivalue="loo", estimator="loo")
+    exact = data_values(Ridge(alpha=0.5), X, y, Xv, yv, semivalue="loo", approximator="loo")
     assert exact.precision == "exact values (no sampling error)" and "inf" not in repr(exact)
 
 
