@@ -24,7 +24,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..utils import check_random_state
-from ._budget import RunClock
+from ._budget import RunClock, Throughput
 from ._parallel import parallel_values, plan_workers
 from .sampling import CoalitionDesign, KernelCoalitionSampler, random_permutations
 
@@ -83,13 +83,13 @@ def evaluate_design(game: Game, sampler: KernelCoalitionSampler, budget: int, rn
     first = order[: min(len(order), 2048 if cheap else 2)]
     started = time.perf_counter()
     first_values = parallel_values(game, design.masks[first], 1, silent=True)
-    per_coalition = (time.perf_counter() - started) / max(len(first), 1)
+    per_coalition = Throughput.measure(time.perf_counter() - started, len(first)).per_unit
     stopped_by = None
     left = len(order) - len(first)
     if left:
         clock.check_long(per_coalition, left, len(first))
-    affordable = None if clock.max_time is None else int(PLAN_MARGIN * cast(float, clock.left())
-                                                         / max(per_coalition, 1e-12))
+    affordable = None if clock.max_time is None else Throughput(max(per_coalition, 1e-12)).units_within(
+        PLAN_MARGIN * cast(float, clock.left()))
     if affordable is not None and left > affordable and budget > affordable + len(first):
         design, values, reuse, todo = _replanned(game, sampler, max(affordable + len(first), 4), rng,
                                                  design.masks[first], first_values)

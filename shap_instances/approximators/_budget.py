@@ -1,14 +1,20 @@
-"""Budgets in time: the clock of one estimate (``max_time``), the warning about runs estimated to be long, and
-the refusal of runs that cannot fit (:class:`~shap_instances.exceptions.BudgetError`)."""
+"""Budgets in time: the one estimator of what work costs (:class:`Throughput`: seconds per unit, measured), the
+clock of one estimate (``max_time``), the warning about runs estimated to be long, and the refusal of runs that
+cannot fit (:class:`~shap_instances.exceptions.BudgetError`).
+
+Every plan in the package (approximators, the report, the command line) turns a measured time into seconds per
+unit of work, and a budget into units, here and nowhere else."""
 
 from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..exceptions import BudgetError, BudgetWarning
 
-__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "format_seconds"]
+__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "Throughput", "format_seconds"]
 
 #: A run whose remaining work is estimated above this many seconds is warned about (once, after its first
 #: timed batch), with the estimate and the options that shorten it.
@@ -37,6 +43,91 @@ def format_seconds(seconds: float) -> str:
     if seconds < 3 * 86400:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86400:.3g} days"
+
+
+@dataclass
+class Throughput:
+    """What work costs here: the line ``seconds = anchor_seconds + per_unit * (units - anchor_units)``.
+
+    Made by a probe (:meth:`measure`: ``seconds`` for ``units``, no fixed part), by two probes (:meth:`through`:
+    a fixed part and a per-unit part, the line through both) or from a known rate (``Throughput(per_unit)``);
+    :meth:`observe` replaces the rate by a fresh measurement, so that a plan follows the speed of the run.
+
+    Parameters
+    ----------
+    per_unit : float
+        Seconds per unit of work (a permutation, a row, a tree).
+    anchor_units, anchor_seconds : float
+        A point of the line (0 units, 0 seconds: no fixed part).
+
+    Examples
+    --------
+    >>> from shap_instances.approximators import Throughput
+    >>> pace = Throughput.through(1_000, 2.0, 2_000, 3.0)   # 1 s fixed + 1 ms per unit
+    >>> pace.seconds_for(10_000), pace.units_within(11.0)
+    (11.0, 10000)
+    >>> Throughput.measure(0.5, 4).seconds_for(100)
+    12.5
+    """
+
+    per_unit: float
+    anchor_units: float = 0
+    anchor_seconds: float = 0.0
+
+    @classmethod
+    def measure(cls, seconds: float, units: float) -> Throughput:
+        """The pace of ``units`` done in ``seconds`` (at least one unit counted)."""
+        return cls(seconds / max(units, 1))
+
+    @classmethod
+    def through(cls, units_a: float, seconds_a: float, units_b: float, seconds_b: float) -> Throughput:
+        """The line through two timed probes (``units_b > units_a``), never falling: a fixed part and a per-unit
+        part, anchored at the larger probe."""
+        return cls(max(seconds_b - seconds_a, 0.0) / (units_b - units_a), units_b, seconds_b)
+
+    @property
+    def fixed(self) -> float:
+        """Seconds at zero units (the fixed part)."""
+        return self.anchor_seconds - self.per_unit * self.anchor_units
+
+    def observe(self, seconds: float, units: float) -> None:
+        """Take the pace of the latest ``units`` done in ``seconds`` as the rate of what comes next (the fixed
+        part, paid, is dropped)."""
+        self.per_unit, self.anchor_units, self.anchor_seconds = seconds / max(units, 1), 0, 0.0
+
+    def seconds_for(self, units: float) -> float:
+        """Seconds that ``units`` units of work are estimated to take."""
+        return self.anchor_seconds + self.per_unit * (units - self.anchor_units)
+
+    def units_within(self, seconds: float, workers: int = 1) -> int:
+        """Whole units that fit in ``seconds`` (run by ``workers`` in parallel); a very large number at no
+        measured cost. The inverse of :meth:`seconds_for`, rounded down."""
+        if self.per_unit <= 0:
+            return 10**18
+        return int((seconds - self.anchor_seconds) / self.per_unit * workers + self.anchor_units)
+
+    def check_fits(self, units: float, seconds_left: float, *, refusal: Callable[[float], str],
+                   needed: Callable[[float], float] | None = None) -> float:
+        """The seconds of ``units``, or a refusal when they exceed ``seconds_left``: :class:`BudgetError` with the
+        message ``refusal(estimate)`` and, with ``needed``, the budget that would work, ``needed(estimate)``.
+
+        Examples
+        --------
+        >>> import math
+        >>> from shap_instances.approximators import Throughput
+        >>> from shap_instances.exceptions import BudgetError
+        >>> Throughput(2.0).check_fits(3, 10.0, refusal=str)
+        6.0
+        >>> try:
+        ...     Throughput(2.0).check_fits(3, 5.0, refusal=lambda s: f"needs {s:g} s", needed=math.ceil)
+        ... except BudgetError as error:
+        ...     print(error, error.needed)
+        needs 6 s 6
+        """
+        estimate = self.seconds_for(units)
+        if estimate > seconds_left:
+            raise BudgetError(refusal(estimate), needed=None if needed is None else needed(estimate))
+        return estimate
 
 
 class RunClock:
@@ -79,25 +170,31 @@ class RunClock:
         once (not when ``max_time`` bounds the run below that). ``measured_on`` is the number of items timed,
         or a phrase saying how the time was measured.
         """
-        estimate = seconds_per_item * items_left
         how = f"the first {measured_on:,}" if isinstance(measured_on, int) else measured_on
-        said = (f"{format_seconds(estimate)} for its {items_left:,} remaining {self.what} "
-                f"({seconds_per_item:.3g} s each, measured on {how})")
-        if self.max_time is None and estimate > DEFAULT_TIME_LIMIT:
-            raise BudgetError(f"refused before the work: this run is estimated to need about {said}, above the "
-                              f"default limit of {format_seconds(DEFAULT_TIME_LIMIT)} for a run without max_time. "
-                              f"{self.helps}")
+
+        def said(estimate: float) -> str:
+            return (f"{format_seconds(estimate)} for its {items_left:,} remaining {self.what} "
+                    f"({seconds_per_item:.3g} s each, measured on {how})")
+
+        pace = Throughput(seconds_per_item)
+        estimate = pace.seconds_for(items_left)
+        if self.max_time is None:
+            pace.check_fits(items_left, DEFAULT_TIME_LIMIT, refusal=lambda estimate: (
+                f"refused before the work: this run is estimated to need about {said(estimate)}, above the default "
+                f"limit of {format_seconds(DEFAULT_TIME_LIMIT)} for a run without max_time. {self.helps}"))
         bounded = self.max_time is not None and self.max_time <= LONG_RUN_SECONDS
         if not self.warned and not bounded and estimate > LONG_RUN_SECONDS:
             self.warned = True
-            warnings.warn(f"this run is estimated to need about {said}. {self.helps}", BudgetWarning, stacklevel=4)
+            warnings.warn(f"this run is estimated to need about {said(estimate)}. {self.helps}", BudgetWarning,
+                          stacklevel=4)
         return estimate
 
     def check_unit(self, seconds_per_unit: float, unit: str, how: str) -> None:
         """Refuse (:class:`~shap_instances.exceptions.BudgetError`) when one unit of work, the least a run can
         return, is estimated to take longer than the time left before ``max_time``."""
         left = self.left()
-        if left is not None and seconds_per_unit > left:
-            raise BudgetError(f"refused before the work: one {unit} is estimated to need about "
-                              f"{format_seconds(seconds_per_unit)} ({how}), more than the max_time={self.max_time:g} s "
-                              f"allowed, so no estimate could be returned in time. {self.helps}")
+        if left is not None:
+            Throughput(seconds_per_unit).check_fits(1, left, refusal=lambda estimate: (
+                f"refused before the work: one {unit} is estimated to need about {format_seconds(estimate)} ({how}), "
+                f"more than the max_time={self.max_time:g} s allowed, so no estimate could be returned in time. "
+                f"{self.helps}"))

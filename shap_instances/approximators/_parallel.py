@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 
 from ..exceptions import BudgetWarning
 from ..utils import available_cores, dask_client
+from ._budget import Throughput
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -218,7 +219,8 @@ def parallel_values(game: Game, masks: np.ndarray, n_jobs: int | None = None, *,
             start = time.perf_counter()
             with local_evaluation():
                 parts.append(game.value_function(coalitions[:chunk_size]))
-            seconds_left = (time.perf_counter() - start) / chunk_size * (len(coalitions) - chunk_size)
+            pace = Throughput.measure(time.perf_counter() - start, chunk_size)
+            seconds_left = pace.seconds_for(len(coalitions) - chunk_size)
             jobs = plan_workers(n_jobs, seconds_left=seconds_left, note=False)
             coalitions = coalitions[chunk_size:]
         if jobs == 1 and silent:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ..exceptions import BudgetError
-from ._budget import DEFAULT_TIME_LIMIT, format_seconds
+from ._budget import DEFAULT_TIME_LIMIT, Throughput, format_seconds
 
 __all__ = ["check_time_left"]
 
@@ -26,8 +25,7 @@ def check_time_left(started: float, done: int, total: int, what: str, instead: s
     >>> check_time_left(time.perf_counter(), 8, 100, "permutations", "pass a smaller max_evals")  # quick: passes
     """
     spent = time.perf_counter() - started
-    estimate = spent / max(done, 1) * (total - done)
-    if estimate > DEFAULT_TIME_LIMIT:
-        raise BudgetError(f"refused before the rest of the work: the {total - done:,} remaining {what} are estimated "
-                          f"to need about {format_seconds(estimate)} ({format_seconds(spent)} for the first {done:,}), "
-                          f"above the limit of {format_seconds(DEFAULT_TIME_LIMIT)}; {instead}.")
+    Throughput.measure(spent, done).check_fits(total - done, DEFAULT_TIME_LIMIT, refusal=lambda estimate: (
+        f"refused before the rest of the work: the {total - done:,} remaining {what} are estimated to need about "
+        f"{format_seconds(estimate)} ({format_seconds(spent)} for the first {done:,}), above the limit of "
+        f"{format_seconds(DEFAULT_TIME_LIMIT)}; {instead}."))

@@ -7,7 +7,7 @@ import numbers
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from os import PathLike
 from typing import TYPE_CHECKING, Any, cast
 
@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from ..games import accumulate_prefix_units
 from ..utils import RandomStateLike, check_random_state
-from ._budget import LONG_RUN_SECONDS, RunClock, format_seconds
+from ._budget import LONG_RUN_SECONDS, RunClock, Throughput, format_seconds
 from ._checkpoint import CheckpointFile
 from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_values, plan_workers
 from ._result import ShapleyResult
@@ -227,7 +227,7 @@ class PermutationApproximator:
                 self._save_state(state)
                 bar.update(k)
                 loop.batches += 1
-                loop.recent_seconds_per_permutation = seconds / k
+                loop.recent.observe(seconds, k)
                 self._after_first_batch(loop, clock, seconds, k, total - state.done, ends is not None)
                 if clock.max_time is not None:
                     bar.set_postfix_str(f"time budget: {format_seconds(cast(float, clock.left()))} left", refresh=False)
@@ -270,7 +270,7 @@ class PermutationApproximator:
             return
         limit = clock.max_time
         print(f"plan: {left:,} permutations (left), about {format_seconds(estimate)} ({per_permutation:.3g} s each)"
-              + (f"; max_time={limit:g} s stops it after about {int(limit / per_permutation):,}"
+              + (f"; max_time={limit:g} s stops it after about {Throughput(per_permutation).units_within(limit):,}"
                  if limit is not None and estimate > limit else ""), file=sys.stderr)
 
     def _fingerprint(self, game: Game, total: int, batch: int) -> dict[str, Any]:
@@ -318,7 +318,7 @@ class PermutationApproximator:
         if clock.expired():
             return "max_time"
         left = clock.left()
-        unit_seconds = loop.recent_seconds_per_permutation * loop.per_unit / max(loop.jobs, 1)
+        unit_seconds = loop.recent.seconds_for(loop.per_unit) / max(loop.jobs, 1)
         if left is not None and loop.batches >= 2 and unit_seconds > left:
             return "max_time"
         return None
@@ -330,8 +330,8 @@ class PermutationApproximator:
         per_unit = loop.per_unit
         if loop.batches < (2 if loop.cheap else 1):  # timed to plan the rest (a cheap game's first: compiling)
             k = min(k, per_unit)
-        if seconds_left is not None and loop.seconds_per_permutation:
-            fit = int(seconds_left / loop.seconds_per_permutation * max(loop.jobs, 1))
+        if seconds_left is not None and loop.planned is not None and loop.planned.per_unit:
+            fit = loop.planned.units_within(seconds_left, max(loop.jobs, 1))
             k = min(k, max(per_unit, fit - fit % per_unit))
         return k
 
@@ -379,10 +379,10 @@ class PermutationApproximator:
         """From the first batch's time (the second's for cheap games, whose first may include loading compiled
         kernels): warn about a long run, and decide whether workers are worth it."""
         if left and loop.batches == (2 if loop.cheap else 1):
-            loop.seconds_per_permutation = seconds / k
-            estimate = clock.check_long(seconds / k, left, k)
+            loop.planned = Throughput.measure(seconds, k)
+            estimate = clock.check_long(loop.planned.per_unit, left, k)
             if loop.cheap:  # the others' plan came from the probe, before the first batch
-                self._say_plan(clock, seconds / k, left, estimate)
+                self._say_plan(clock, loop.planned.per_unit, left, estimate)
             if not loop.cheap and not truncating:
                 loop.jobs = plan_workers(self.n_jobs, seconds_left=estimate)
 
@@ -472,8 +472,8 @@ class _Loop:
     jobs: int = 1
     batches: int = 0
     skipped: int = 0  # intermediate prefixes after every output's truncation point
-    seconds_per_permutation: float = 0.0  # from the probe or the first timed batch (0: not known yet)
-    recent_seconds_per_permutation: float = 0.0  # of the latest batch: what the next one will take
+    planned: Throughput | None = None  # seconds per permutation of the first timed batch (None: not known yet)
+    recent: Throughput = field(default_factory=lambda: Throughput(0.0))  # of the latest batch: the next one's pace
     stopped_by: str | None = None
 
 

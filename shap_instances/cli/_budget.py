@@ -85,7 +85,7 @@ def _explain_in_time(args, explainer, rows, y_rows, name: str):
     """The rows explained by an explainer without a time control, against ``--time-budget``: two rows first,
     timed (the second gives the cost of a row, set-up done), then the rest only if it fits in what is left, else
     refused (:class:`BudgetError` naming the budget that would work) before that work."""
-    from ..approximators import format_seconds
+    from ..approximators import Throughput, format_seconds
     from ..utils import concat_explanations
 
     if len(rows) <= 2 or getattr(explainer, "stochastic", False):  # a sampling explainer: one call, one sample
@@ -94,15 +94,17 @@ def _explain_in_time(args, explainer, rows, y_rows, name: str):
     for i in (0, 1):
         started = time.perf_counter()
         parts.append(_call_explainer(explainer, rows.iloc[i:i + 1], y_rows.iloc[i:i + 1]))
-    per_row = time.perf_counter() - started
+    per_row = Throughput.measure(time.perf_counter() - started, 1)  # the second row: set-up done
     left = args.time_budget - _elapsed(args)
-    estimate = per_row * (len(rows) - 2)
-    if estimate > _EXPLAINER_SHARE * left:
-        needed = math.ceil(_elapsed(args) + estimate / _EXPLAINER_SHARE) + 1
-        raise BudgetError(f"refused before the rest of the work: --explainer {name} takes about {per_row:.3g} s a row "
-                          f"(measured on the second row), so the {len(rows) - 2:,} rows left need about "
-                          f"{format_seconds(estimate)}, more than the {max(left, 0):.0f} s left of --time-budget "
-                          f"{args.time_budget:g}; pass --time-budget {needed} or more, or fewer --rows.", needed=needed)
+
+    def needed(estimate: float) -> int:
+        return math.ceil(_elapsed(args) + estimate / _EXPLAINER_SHARE) + 1
+
+    per_row.check_fits(len(rows) - 2, _EXPLAINER_SHARE * left, needed=needed, refusal=lambda estimate: (
+        f"refused before the rest of the work: --explainer {name} takes about {per_row.per_unit:.3g} s a row "
+        f"(measured on the second row), so the {len(rows) - 2:,} rows left need about {format_seconds(estimate)}, "
+        f"more than the {max(left, 0):.0f} s left of --time-budget {args.time_budget:g}; pass --time-budget "
+        f"{needed(estimate)} or more, or fewer --rows."))
     return concat_explanations([*parts, _call_explainer(explainer, rows.iloc[2:], y_rows.iloc[2:])])
 
 
@@ -144,15 +146,16 @@ class _PartitionBudget:
             explainer.max_time = max(_EXPLAINER_SHARE * left / self.n_parts, 0.001)
 
     def __call__(self, explainer, part, *args, **kwargs):
+        from ..approximators import Throughput
+
         now = time.time()
-        pace = (now - self.started) / self.done if self.done else 0.0
-        if now + pace > self.deadline:
-            left = self.n_parts - self.done
-            needed = math.ceil(self.budget + left * max(pace, 1.0) / _EXPLAINER_SHARE)
-            raise BudgetError(f"refused before the rest of the work: {self.done} partition(s) took "
-                              f"{pace:.3g} s each, and the {left} left cannot end within --time-budget "
-                              f"{self.budget:g}; pass --time-budget {needed} or more, or explain a smaller file "
-                              "(nothing was written)")
+        pace = Throughput.measure(now - self.started, self.done) if self.done else Throughput(0.0)
+        left = self.n_parts - self.done
+        needed = math.ceil(self.budget + left * max(pace.per_unit, 1.0) / _EXPLAINER_SHARE)
+        pace.check_fits(1, self.deadline - now, refusal=lambda _: (
+            f"refused before the rest of the work: {self.done} partition(s) took {pace.per_unit:.3g} s each, and the "
+            f"{left} left cannot end within --time-budget {self.budget:g}; pass --time-budget {needed} or more, or "
+            "explain a smaller file (nothing was written)"))
         result = self.call(explainer, part, *args, **kwargs)
         self.done += 1
         return result

@@ -19,7 +19,8 @@ from shap.utils import MaskedModel
 from .._base import InstanceExplainer
 from .._deprecated import renamed_class
 from .._explanation import build_explanation
-from ..exceptions import BudgetError, DataValidationError, UnsupportedModelError
+from ..approximators import Throughput
+from ..exceptions import DataValidationError, UnsupportedModelError
 from ..isotonic import (
     check_options,
     check_payoff_memory,
@@ -368,13 +369,17 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         """The rows of a call, each started only while the pace so far lets it end within 110% of ``max_time``
         (the plan's probe can miss, e.g. on a machine whose load rises): else a ``BudgetError``, not an overrun."""
         for i, row in enumerate(rows):
-            spent = time.perf_counter() - started
-            if self.max_time is not None and i and spent / i * (i + 1) > 1.1 * self.max_time:
-                raise BudgetError(f"stopped before row {i + 1}: {i} row(s) took {spent / i:.3g} s each, so the next "
-                                  f"would end past max_time={self.max_time:g} s (the probe's plan missed: a loaded "
-                                  f"machine?); pass max_time={math.ceil(spent / i * len(rows) / 0.9)} or more, or "
-                                  "explain fewer rows", needed=spent / i * len(rows) / 0.9)
+            if self.max_time is not None and i:
+                self._check_pace(Throughput.measure(time.perf_counter() - started, i), i, len(rows))
             yield row
+
+    def _check_pace(self, pace: Throughput, done: int, n_rows: int) -> None:
+        """Refuse the next row when ``pace`` (of the ``done`` rows) would end it past 110% of ``max_time``."""
+        needed = pace.seconds_for(n_rows) / 0.9
+        pace.check_fits(done + 1, 1.1 * self.max_time, needed=lambda _: needed, refusal=lambda _: (
+            f"stopped before row {done + 1}: {done} row(s) took {pace.per_unit:.3g} s each, so the next would end "
+            f"past max_time={self.max_time:g} s (the probe's plan missed: a loaded machine?); pass "
+            f"max_time={math.ceil(needed)} or more, or explain fewer rows"))
 
     def _call_state(self) -> Any:
         """The random state of one call's coalition sample: an int ``random_state`` as it is (the same sample

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..approximators import KernelCoalitionSampler, RunClock, format_seconds
+from ..approximators import KernelCoalitionSampler, RunClock, Throughput, format_seconds
 from ..approximators.exact import all_coalitions
 from ..exceptions import BudgetError, BudgetWarning, InvalidParameterError
 from ..utils import check_memory, default_memory_budget
@@ -131,12 +131,12 @@ def plan_coalitions(evaluate: Callable[[np.ndarray], Any], n_players: int, n_cal
     evaluate(probe[:1])  # the first call also sets up (shap's masked model, the model's own first call)
     started = time.perf_counter()
     evaluate(probe)
-    per_coalition = (time.perf_counter() - started) / PROBE_COALITIONS
+    per_coalition = Throughput.measure(time.perf_counter() - started, PROBE_COALITIONS).per_unit
     how = f"measured on a probe of {PROBE_COALITIONS} coalitions"
     left = (clock.left() or 0.0) * PAYOFF_SHARE
     if planned * n_calls * per_coalition <= left:
         return None
-    fitting = int(left / (n_calls * per_coalition))
+    fitting = Throughput(n_calls * per_coalition).units_within(left)
     least = max(LEAST_COALITIONS_PER_FEATURE * n_players, n_players + 2)
     if fitting < least:
         needed = clock.elapsed + least * n_calls * per_coalition / PAYOFF_SHARE

@@ -42,6 +42,7 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
     """
     import warnings
 
+    from ..approximators import Throughput
     from ._models import make_model
     from ._plan import MAX_TREES, MIN_TREES
 
@@ -62,9 +63,11 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
         forest.fit(context.F_train, y)
         grown += step
         if deadline is not None:
-            per_tree = (time.perf_counter() - start) / grown
+            per_tree = Throughput.measure(time.perf_counter() - start, grown).per_unit
             left = deadline - time.perf_counter() - after_fixed
-            fits = (left + done * per_tree) / (per_tree + after_per_tree)  # (t - done) per_tree + t after <= left
+            # t trees in all cost (t - done) per_tree + t after_per_tree: a line whose fixed part, -done per_tree,
+            # is the trees grown
+            fits = Throughput(per_tree + after_per_tree, anchor_seconds=-done * per_tree).units_within(left)
             target = int(np.clip(fits, max(MIN_TREES, done), MAX_TREES))
             if bar is not None:
                 bar.advance(step * per_tree, f"{done}/{target} trees")
@@ -81,11 +84,12 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
 def time_forest(context: Context, probe_trees: int, n_rows: int = 200) -> tuple[float, float, float]:
     """(seconds per tree, RF-GAP seconds per tree, trust-score seconds per held-out row and tree), measured on
     the first ``probe_trees`` trees, which are kept."""
+    from ..approximators import Throughput
     from ..explainers.gap import GapExplainer
 
     start = time.perf_counter()
     forest = grow_forest(context, probe_trees, oob=False)
-    per_tree = (time.perf_counter() - start) / probe_trees
+    per_tree = Throughput.measure(time.perf_counter() - start, probe_trees).per_unit
     forest.set_params(warm_start=True)  # the section grows it further
     rows = context.F_test.iloc[:n_rows]
     y = np.asarray(context.y_train)
@@ -98,8 +102,8 @@ def time_forest(context: Context, probe_trees: int, n_rows: int = 200) -> tuple[
     start = time.perf_counter()
     explainer.trust_scores(rows)  # the out-of-bag proximities are cached now: only the rows' share
     second = time.perf_counter() - start
-    per_row = second / max(len(rows), 1) / probe_trees
-    return per_tree, max(first - second, 0.0) / probe_trees, per_row
+    per_row = Throughput.measure(Throughput.measure(second, len(rows)).per_unit, probe_trees).per_unit
+    return per_tree, Throughput.measure(max(first - second, 0.0), probe_trees).per_unit, per_row
 
 
 def trust_comment(table: pd.DataFrame, score_values: Any, outcome: Any, *, classification: bool,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..approximators import Throughput
 from ..valuation import label_issues
 from ._context import explained_class_sentence
 from ._plan import SectionStep
@@ -59,6 +60,7 @@ class LabelIssues:
     @staticmethod
     def plan_step(n_train: int) -> SectionStep:
         """The section's line in the plan: about 1 s plus 3 ms per training row (measured on a loaded 2-core box)."""
-        return SectionStep("label issues", "out-of-sample probabilities of the given labels", 1.0 + 3e-3 * n_train)
+        cost = Throughput(3e-3, anchor_seconds=1.0)
+        return SectionStep("label issues", "out-of-sample probabilities of the given labels", cost.seconds_for(n_train))
 
 

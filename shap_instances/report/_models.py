@@ -315,6 +315,8 @@ def estimate_fit_seconds(name: str, task: str, X: pd.DataFrame, y: ArrayLike, se
     >>> seconds < 60
     True
     """
+    from ..approximators import Throughput
+
     rows = np.random.default_rng(seed).permutation(len(X))
     times = []
     for size in PROBE_ROWS:
@@ -322,14 +324,15 @@ def estimate_fit_seconds(name: str, task: str, X: pd.DataFrame, y: ArrayLike, se
         start = time.perf_counter()
         fit_model(name, task, X.iloc[sample], np.asarray(y)[sample], seed, explainer=explainer)
         times.append(max(time.perf_counter() - start, 1e-6))
-        if max_seconds is not None and len(times) == 1 and times[0] * len(X) / size > max_seconds:
-            return times[0] * len(X) / size, f"a fit of {size:,} random rows took {times[0]:.2f} s"
+        linear = Throughput.measure(times[0], size).seconds_for(len(X))
+        if max_seconds is not None and len(times) == 1 and linear > max_seconds:
+            return linear, f"a fit of {size:,} random rows took {times[0]:.2f} s"
     (small, large), (t_small, t_large) = PROBE_ROWS, times
     growth = float(np.log(t_large / t_small) / np.log(large / small))
     if growth >= 1.0:  # faster than linear: the power law through both times, at most quadratic
         seconds = t_large * (len(X) / large) ** min(growth, 2.0)
     else:  # a fixed cost and a linear part: the line through both times (no shrinking)
-        seconds = t_large + max(t_large - t_small, 0.0) / (large - small) * (len(X) - large)
+        seconds = Throughput.through(small, t_small, large, t_large).seconds_for(len(X))
     return seconds, f"fits of {small:,} and {large:,} random rows took {t_small:.2f} s and {t_large:.2f} s"
 
 

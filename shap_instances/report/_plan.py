@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm.auto import tqdm
 
+from ..approximators import Throughput
+
 __all__ = ["Costs", "Plan", "SectionBar", "check_least_budget", "least_costs", "least_report_seconds", "least_seconds",
            "make_plan", "memory_plan", "residual_sample_size"]
 
@@ -277,12 +279,12 @@ def _residual_size(c: Costs, left: float, n_players: int, max_evals: int | None,
     and ``max_evals``; a warning appended when not even the fewest of the aggregate game fit."""
 
     def permutations(seconds: float, cost: float, most: int) -> int:
-        fitting = int(seconds / max(cost, 1e-9))
+        fitting = Throughput(max(cost, 1e-9)).units_within(seconds)
         return int(np.clip(fitting - fitting % 2, MIN_PERMUTATIONS, most + most % 2))
 
     most = 10**12 if max_evals is None else evals_permutations(max_evals, n_players)
     sample_permutations = permutations(left / 3, c.per_permutation, min(3 * n_players, most // 3))
-    fitting = int((left - sample_permutations * c.per_permutation) / max(c.per_aggregate, 1e-9))
+    fitting = Throughput(max(c.per_aggregate, 1e-9)).units_within(left - sample_permutations * c.per_permutation)
     n_permutations = permutations(left - sample_permutations * c.per_permutation, c.per_aggregate,
                                   most - sample_permutations)
     if fitting < MIN_PERMUTATIONS:
@@ -293,7 +295,7 @@ def _residual_size(c: Costs, left: float, n_players: int, max_evals: int | None,
     # prefix values (8 bytes x 3 arrays x n_train x n_explained per permutation): larger batches cost more
     # per permutation once their arrays leave the caches
     memory = 256e6 / (24.0 * c.n_train * c.n_explained)
-    batch = int(np.clip(min(1.5 / max(c.per_permutation, 1e-9), memory, 16), 2, 16))
+    batch = int(np.clip(min(Throughput(max(c.per_permutation, 1e-9)).units_within(1.5), memory, 16), 2, 16))
     return n_permutations, sample_permutations, batch - batch % 2
 
 

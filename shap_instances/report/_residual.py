@@ -71,7 +71,7 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
     run is timed and the faster per permutation kept. Games without a refit shortcut are timed once, on the
     aggregate (their refits dominate: the vector game is given the same cost).
     """
-    from ..approximators import PermutationApproximator
+    from ..approximators import PermutationApproximator, Throughput
     from ..games import AggregateGame
 
     explainer = _explainer(context, silent=True)
@@ -87,7 +87,7 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
             count = 8 if timings and game.cheap else 2  # a shortcut's call has a fixed cost: spread it
             start = time.perf_counter()
             PermutationApproximator(n_permutations=count, random_state=context.seed, silent=True).estimate(game)
-            timings.append((time.perf_counter() - start) / count)
+            timings.append(Throughput.measure(time.perf_counter() - start, count).per_unit)
         return min(timings)
 
     per_aggregate = seconds(aggregate)
