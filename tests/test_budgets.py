@@ -157,8 +157,10 @@ def test_explain_says_how_precise_sampled_values_are():
 
 
 def test_kernel_design_cut_mid_evaluation_says_max_time_and_keeps_efficiency():
-    """A game that turns slow after the probe: the design is not re-planned (the probe was quick), the batches
-    stop when max_time passes, and the evaluated strata keep their kernel mass (efficiency holds)."""
+    """A game that turns slow after the probe: the batches stop when max_time passes, and the evaluated strata keep
+    their kernel mass (efficiency holds). On a quiet machine the quick probe leaves the design as planned
+    ("max_time"); on a loaded one the probe itself may be slow enough to re-plan it ("max_time (re-planned)"): both
+    are stops by the time limit."""
     from shap_instances.approximators import KernelApproximator
     from shap_instances.games import FunctionGame
 
@@ -173,5 +175,5 @@ def test_kernel_design_cut_mid_evaluation_says_max_time_and_keeps_efficiency():
 
     result = KernelApproximator(max_evals=1000, max_time=0.5, random_state=0, silent=True, n_jobs=1).estimate(
         FunctionGame(values, 10, 1))
-    assert result.info["stopped_by"] == "max_time" and not result.converged
+    assert result.info["stopped_by"] in ("max_time", "max_time (re-planned)") and not result.converged
     assert result.info["n_coalitions"] < 1000 and result.efficiency_gap() < 1e-10
