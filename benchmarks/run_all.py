@@ -19,6 +19,7 @@ section is delimited by ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``). S
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -32,7 +33,13 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from _common import fmt_load, load_average, machine_description  # noqa: E402 - after the path set-up above
+from _common import (  # noqa: E402 - after the path set-up above
+    VALUES_ENV,
+    fmt_load,
+    load_average,
+    machine_description,
+    write_result,
+)
 from _reproductions import REPRODUCTIONS, commands  # noqa: E402
 
 #: Section titles and the documentation page that discusses each benchmark.
@@ -77,29 +84,53 @@ SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?`, (?P<seconds>\d+) 
 
 
 def run_script(script: Path, args) -> tuple[int, float, str]:
-    """Run one script, streaming its output; ``(exit code, seconds, markdown section body)``."""
+    """Run one script, streaming its output, and write its result file ``benchmarks/results/bench-NAME.json``;
+    ``(exit code, seconds, markdown section body)``."""
     name = script.stem.removeprefix("bench_")
     with tempfile.TemporaryDirectory() as tmp:
         markdown = Path(tmp) / f"{name}.md"
         writes_markdown = "--markdown" in script.read_text()  # else its printed output is the section
-        command = [sys.executable, str(script)]
+        command = [str(script.relative_to(ROOT))]
         command += ["--markdown", str(markdown), "--threads", str(args.threads)] if writes_markdown else []
         command += ["--quick"] if args.quick else []
         command += ["--long"] if args.long and name == "residual" else []  # bench_report: all its cases by default
-        code, seconds, printed = stream(command)
+        run = MeasuredRun(command, Path(tmp))
         body = markdown.read_text().strip() if markdown.exists() else ""
         if not writes_markdown:
-            body = "```text\n" + "".join(printed).rstrip() + "\n```"
-    if code != 0:
-        body += failure(code, printed)
-    return code, seconds, body
+            body = "```text\n" + "".join(run.printed).rstrip() + "\n```"
+        if run.code != 0:
+            body += failure(run.code, run.printed)
+        shown = [part if part != str(markdown) else "FILE.md" for part in command]
+        run.write(f"bench-{name}", [command[0]], shown, args.quick, markdown=body)
+    return run.code, run.seconds, body
 
 
-def stream(command: list[str]) -> tuple[int, float, list[str]]:
+class MeasuredRun:
+    """One script run in its own process: exit code, seconds, output, load averages, and the numbers it recorded
+    (``_common.record``); :meth:`write` turns them into its result file (``_common.write_result``)."""
+
+    def __init__(self, command: list[str], tmp: Path):
+        self.values_file = tmp / "values.json"
+        self.started, self.load_start = datetime.now(UTC), load_average()
+        self.code, self.seconds, self.printed = stream([sys.executable, *command],
+                                                       env={**os.environ, VALUES_ENV: str(self.values_file)})
+        self.load_end = load_average()
+
+    def write(self, name: str, scripts: list[str], command: list[str], quick: bool, **fields) -> Path:
+        import json
+
+        values = json.loads(self.values_file.read_text()) if self.values_file.exists() else {}
+        return write_result(name, scripts=scripts, command=command, started=self.started, load_start=self.load_start,
+                            load_end=self.load_end, wall_s=self.seconds, quick=quick, exit_code=self.code,
+                            values=values, output="".join(self.printed), **fields)
+
+
+def stream(command: list[str], env: dict[str, str] | None = None) -> tuple[int, float, list[str]]:
     """Run ``command`` from the repository root, echoing its output; ``(exit code, seconds, output lines)``."""
     start = time.perf_counter()
     printed: list[str] = []
-    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env) as proc:
         for line in proc.stdout:
             print(line, end="", flush=True)
             printed.append(line)
@@ -210,12 +241,15 @@ def run_reproductions(names: list[str], args) -> int:
                          "small mode.\n")
             continue
         print(f"\n## {name}: python {' '.join(argv)}\n", flush=True)
-        start_load = load_average()
-        code, seconds, printed = stream([sys.executable, *argv])
+        with tempfile.TemporaryDirectory() as tmp:
+            run = MeasuredRun(argv, Path(tmp))
+            run.write(f"repro-{name}", entry.scripts, argv, args.quick, seeds=entry.seeds,
+                      claims=entry.claims_record())
+        code, seconds, printed = run.code, run.seconds, run.printed
         failures += code != 0
         body = "```text\n" + "".join(printed).rstrip() + "\n```" + (failure(code, printed) if code else "")
         parts.append(head + f"`python {' '.join(argv)}`: exit {code}, {seconds:.0f} s, load average "
-                     f"{fmt_load(start_load)} at the start, {fmt_load(load_average())} at the end.\n\n{body}\n")
+                     f"{fmt_load(run.load_start)} at the start, {fmt_load(run.load_end)} at the end.\n\n{body}\n")
         write(out, parts)
     write(out, parts)
     print(f"\nwrote {out}")
