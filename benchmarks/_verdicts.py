@@ -52,7 +52,7 @@ class Outcome(NamedTuple):
 def _number(claim: Mapping, values: Sequence[float]) -> Outcome:
     misses = [abs(v - claim["paper"]) > claim["tolerance"] for v in values]
     text = (f"{claim['statement']}: paper {claim['paper']:g} ({claim['source']}), ours "
-            f"{', '.join(f'{v:g}' for v in values)}, tolerance {claim['tolerance']:g}")
+            f"{', '.join(f'{v:g}' for v in values)}, tolerance {claim['tolerance']:.2g}")
     if 2 * sum(misses) > len(misses):
         return Outcome("differs", text + " (outside)")
     return _full_or_in_kind(claim, len(values), not any(misses), text)

@@ -68,10 +68,12 @@ FIGURE = re.compile(rf"""
       | {NUMBER}(?=\s*(?:±|\[[-+]?\d))                          # a mean with its spread
       | \d+/\d+(?![\d/])                                        # a count out of a total (Kendall's k/C)
     )""", re.X)
-#: In a table's "ours" column every number is measured.
-ANY_NUMBER = re.compile(rf"(?<![\w.=<>/]){NUMBER}\b")
+#: In a table's "ours" column also any number with a decimal point, and a count "k of n", is measured.
+OURS = re.compile(rf"(?<![\w.=<>/@])(?:\d+\.\d+\b|\d[\d,]* of \d[\d,]*\b)")
 #: Words after which a number is a stated setting, not a measurement.
-SETTING = re.compile(r"(?:tolerance|tol|within|noise|theta|alpha|lambda|bound|threshold|[=<>≤≥])\s*[-+]?$", re.I)
+SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥])\s*[-+]?$", re.I)
+#: Placeholders outside code (a placeholder written in backticks is shown, not rendered).
+CODE_OR_PLACEHOLDER = re.compile(r"```.*?```|`[^`\n]*`|" + PLACEHOLDER.pattern, re.S)
 #: What the gate does not read: code, maths, HTML comments, link targets, placeholders.
 SKIPPED = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|\]\([^)]*\)|\{\{.*?\}\}", re.S)
 PAPER_COLUMN = re.compile(r"^\s*(?:the )?(?:paper|poster)", re.I)  # a column of the paper's numbers
@@ -152,7 +154,7 @@ def render(kind: str, argument: str) -> str:
     if kind == "measured":
         return measured(result)
     outcome = verdict(result["claims"] or [], result["values"], rest)  # kind == "verdict"
-    return f"**{outcome.verdict}** (by the rules above: {outcome.reason})"
+    return f"**{outcome.verdict}** ({outcome.reason})"
 
 
 @cache
@@ -194,9 +196,9 @@ def typed_figures(markdown: str) -> list[str]:
                 continue
             for phrase in ALLOWED:
                 cell = cell.replace(phrase, " " * len(phrase))
-            pattern = ANY_NUMBER if column == "ours" else FIGURE
-            found += [f"{m.group().strip()}  (in: {cell.strip()[:80]})" for m in pattern.finditer(cell)
-                      if not SETTING.search(cell[:m.start()].rstrip())]
+            matches = [*FIGURE.finditer(cell), *(OURS.finditer(cell) if column == "ours" else ())]
+            found += sorted({f"{m.group().strip()}  (in: {cell.strip()[:80]})" for m in matches
+                             if not SETTING.search(cell[:m.start()].rstrip())})
     return found
 
 
@@ -215,7 +217,7 @@ def on_page_markdown(markdown, page, **kwargs):
             log.warning("%s: %s", source, error)
             return f"*(no current result: {error})*"
 
-    return PLACEHOLDER.sub(replace, markdown)
+    return CODE_OR_PLACEHOLDER.sub(lambda m: replace(m) if m[1] else m.group(), markdown)
 
 
 def on_config(config, **kwargs):
