@@ -152,7 +152,13 @@ def section(name: str, body: str, seconds: float, quick: bool = False, date: str
     return f"<!-- bench:{name} -->\n## {title}\n\n{link}{content}\n<!-- /bench:{name} -->\n"
 
 
-def compose(sections: dict[str, str], quick: bool) -> str:
+#: What follows this line in docs/benchmarks.md is written by hand and kept as it is by :func:`compose`.
+HAND_RUN = "<!-- hand-run benchmarks: kept by run_all.py below its generated sections -->"
+
+
+def compose(sections: dict[str, str], quick: bool, footer: str = "") -> str:
+    """The markdown file: the header, the sections in name order, and ``footer`` (the hand-run part, from
+    :data:`HAND_RUN` on, of the file being rewritten)."""
     header = (
         "# Benchmarks\n\n"
         "Every figure on this page, and every benchmark table that another page includes, is rendered at build time "
@@ -170,7 +176,7 @@ def compose(sections: dict[str, str], quick: bool) -> str:
         "with other jobs.\n"
     )
     ordered = [sections[name] for name in sorted(sections)]
-    return header + "\n" + "\n".join(ordered)
+    return header + "\n" + "\n".join(ordered) + ("\n" + footer if footer else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,11 +203,14 @@ def main(argv: list[str] | None = None) -> int:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") in args.names]
     else:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") not in ONLY_WHEN_NAMED]
-    sections = {}
-    if (args.names or args.rewrite) and out.exists():  # keep the sections not rerun
-        sections = {m["name"]: m.group() for m in SECTION.finditer(out.read_text())}
+    sections, footer = {}, ""
+    if out.exists():
+        existing = out.read_text()
+        footer = existing[existing.index(HAND_RUN):] if HAND_RUN in existing else ""
+        if args.names or args.rewrite:  # keep the sections not rerun
+            sections = {m["name"]: m.group() for m in SECTION.finditer(existing)}
     if args.rewrite:
-        out.write_text(compose(sections, args.quick))
+        out.write_text(compose(sections, args.quick, footer))
     failures = 0
     for script in scripts:
         name = script.stem.removeprefix("bench_")
@@ -211,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         sections[name] = section(name, body, seconds, args.quick)
         print(f"\n({script.name}: exit {code}, {seconds:.1f} s)", flush=True)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(compose(sections, args.quick))  # after every script: an interrupted run keeps its tables
+        out.write_text(compose(sections, args.quick, footer))  # after every script: an interrupted run keeps its tables
     print(f"\nwrote {out}")
     return 1 if failures else 0
 
