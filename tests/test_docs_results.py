@@ -124,6 +124,8 @@ def test_verdicts_follow_the_written_rules():
     assert verdict([{**ordering, "protocol": True}], {"fewer": [True] * 5}).verdict == "reproduced"
     assert verdict([{**ordering, "protocol": True}], {"fewer": [True] * 4}).verdict == "reproduced in kind"
     assert verdict([ordering], {"fewer": [True, True, False, False, False]}).verdict == "differs"
+    assert verdict([ordering], {"fewer": [True, True, False, False]}).verdict == "differs"  # half is not a majority
+    assert verdict([number], {"count": 21}).verdict == "reproduced in kind"  # on the tolerance's edge: within
     assert verdict([ordering], {}).verdict == "not run"
     assert verdict([{**number, "protocol": True}], {"count": 20}).verdict == "reproduced"
     assert verdict([number], {"count": 20}).verdict == "reproduced in kind"
