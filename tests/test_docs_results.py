@@ -114,7 +114,8 @@ def test_a_quick_or_missing_result_fails_and_not_rerun_passes(tmp_path, monkeypa
     assert "--quick run" in build(tmp_path, PAGE).stderr
     path.unlink()
     assert "no result file" in build(tmp_path, PAGE).stderr
-    result = build(tmp_path, "# Reproductions\n\n| claim | ours |\n|---|---|\n| Fig. 1 | {{ not_rerun:2026-11-20 }} |\n")
+    not_rerun = "# Reproductions\n\n| claim | ours |\n|---|---|\n| Fig. 1 | {{ not_rerun:2026-11-20 }} |\n"
+    result = build(tmp_path, not_rerun)
     assert result.returncode == 0, result.stderr
 
 

@@ -50,13 +50,13 @@ log = logging.getLogger("mkdocs.hooks.results")
 #: Pages on which a typed measured figure fails the build.
 GATED = ("benchmarks.md", "reproductions.md", "valuation_benchmark.md")
 #: Numbers on gated pages that are not measured (versions, a generator's formula): exact phrases.
-ALLOWED = ("shap 0.51", "pyDVL 0.10", "(1 / 5 / 15 min)", "y = 1.5x", "0.03 on a correlation", "5 percentage points", "5% relative", "95% interval",
-           "0.03 on Pearson")
+ALLOWED = ("shap 0.51", "pyDVL 0.10", "(1 / 5 / 15 min)", "y = 1.5x", "0.03 on a correlation", "5 percentage points",
+           "5% relative", "95% interval", "0.03 on Pearson")
 #: The last commit whose pages carried figures typed without result files (pointed to by "not rerun" notes).
 BEFORE_RESULT_FILES = "9e0b03e"
 PLACEHOLDER = re.compile(r"\{\{\s*(result|part|section|output|measured|verdict|not_rerun)\s*:\s*([^}]*?)\s*\}\}")
-SNIPPET = re.compile(r'^(?P<indent>[ \t]*)--8<-- "docs/benchmarks\.md:(?P<name>[a-z_]+)(?:-(?P<part>[a-z_0-9]+))?"[ \t]*$',
-                     re.M)
+SNIPPET = re.compile(r'^(?P<indent>[ \t]*)--8<-- "docs/benchmarks\.md:(?P<name>[a-z_]+)(?:-(?P<part>[a-z_0-9]+))?"'
+                     r"[ \t]*$", re.M)
 NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 FIGURE = re.compile(rf"""
     (?<![\w.=<>/])(?:
@@ -69,9 +69,10 @@ FIGURE = re.compile(rf"""
       | \d+/\d+(?![\d/])                                        # a count out of a total (Kendall's k/C)
     )""", re.X)
 #: In a table's "ours" column also any number with a decimal point, and a count "k of n", is measured.
-OURS = re.compile(rf"(?<![\w.=<>/@])(?:\d+\.\d+\b|\d[\d,]* of \d[\d,]*\b)")
+OURS = re.compile(r"(?<![\w.=<>/@])(?:\d+\.\d+\b|\d[\d,]* of \d[\d,]*\b)")
 #: Words after which a number is a stated setting, not a measurement.
-SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥])\s*[-+]?$", re.I)
+SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥])"
+                     r"\s*[-+]?$", re.I)
 #: Placeholders outside code (a placeholder written in backticks is shown, not rendered).
 CODE_OR_PLACEHOLDER = re.compile(r"```.*?```|`[^`\n]*`|" + PLACEHOLDER.pattern, re.S)
 #: What the gate does not read: code, maths, HTML comments, link targets, placeholders.
