@@ -308,6 +308,11 @@ def _git(*args: str) -> str:
         return ""
 
 
+def git_commit() -> str:
+    """The commit checked out now (empty outside a git checkout)."""
+    return _git("rev-parse", "HEAD")
+
+
 def versions() -> dict[str, str]:
     """Versions of the libraries the benchmarks time (``"not installed"`` where absent)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -325,14 +330,15 @@ def versions() -> dict[str, str]:
 def write_result(name: str, *, scripts: Sequence[str], command: Sequence[str], started: datetime,
                  load_start: Sequence[float], load_end: Sequence[float], wall_s: float, quick: bool,
                  exit_code: int = 0, values: dict | None = None, seeds: object = None, claims: object = None,
-                 markdown: str | None = None, output: str | None = None) -> Path:
+                 markdown: str | None = None, output: str | None = None, commit: str | None = None) -> Path:
     """Write ``benchmarks/results/NAME.json`` (``results/quick/NAME.json`` for a ``--quick`` run): the one writer.
 
     ``scripts`` are the producing files (repository-relative); their content hashes are recorded, and the
     documentation build calls the file stale when one of them has changed since (``docs/hooks/results.py``).
     ``claims`` (reproductions) carry the paper's numbers with their source, the tolerance and the seed range.
+    ``commit``: the git commit the run started at (:func:`git_commit`; by default the one checked out now).
     """
-    commit = _git("rev-parse", "HEAD")
+    commit = commit or git_commit()
     dirty = bool(_git("status", "--porcelain", "--", *scripts))
     result = {
         "schema": SCHEMA, "name": name, "mode": "quick" if quick else "full", "exit_code": exit_code,

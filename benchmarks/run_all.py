@@ -36,6 +36,7 @@ sys.path.insert(0, str(HERE))
 from _common import (  # noqa: E402 - after the path set-up above
     VALUES_ENV,
     fmt_load,
+    git_commit,
     load_average,
     machine_description,
     write_result,
@@ -109,7 +110,7 @@ class MeasuredRun:
 
     def __init__(self, command: list[str], tmp: Path):
         self.values_file = tmp / "values.json"
-        self.started, self.load_start = datetime.now(UTC), load_average()
+        self.started, self.load_start, self.commit = datetime.now(UTC), load_average(), git_commit()
         self.code, self.seconds, self.printed = stream([sys.executable, *command],
                                                        env={**os.environ, VALUES_ENV: str(self.values_file)})
         self.load_end = load_average()
@@ -120,7 +121,7 @@ class MeasuredRun:
         values = json.loads(self.values_file.read_text()) if self.values_file.exists() else {}
         return write_result(name, scripts=scripts, command=command, started=self.started, load_start=self.load_start,
                             load_end=self.load_end, wall_s=self.seconds, quick=quick, exit_code=self.code,
-                            values=values, output="".join(self.printed), **fields)
+                            values=values, output="".join(self.printed), commit=self.commit, **fields)
 
 
 def stream(command: list[str], env: dict[str, str] | None = None) -> tuple[int, float, list[str]]:
