@@ -138,3 +138,10 @@ def test_the_published_pages_carry_no_typed_figure():
     """The gated pages, and README (which no hook renders: it quotes tolerances, links to the measured pages)."""
     for page in [*(ROOT / "docs" / name for name in hook.GATED), ROOT / "README.md"]:
         assert hook.typed_figures(hook.include_snippets(page.read_text())) == [], page.name
+
+
+def test_included_benchmark_tables_and_gated_pages_become_placeholders():
+    """pymdownx.snippets would include the raw files after the hook ran, placeholders unrendered."""
+    text = hook.include_snippets('--8<-- "docs/valuation_benchmark.md"\n\n  --8<-- "docs/benchmarks.md:gap-table"\n')
+    assert "--8<--" not in text and "{{ not_rerun:" in text
+    assert "  {{ section:bench-gap:" in text or "  {{ part:bench-gap:table }}" in text

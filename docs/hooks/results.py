@@ -14,7 +14,8 @@ name them in placeholders, which this hook replaces at build time:
 * ``{{ not_rerun:DATE }}``: a row whose figures have no result file yet (``DATE``: when they were last run).
 
 A snippet line ``--8<-- "docs/benchmarks.md:NAME[-PART]"`` on any page becomes the ``section`` or ``part``
-placeholder of ``bench-NAME.json`` (``docs/benchmarks.md`` holds placeholders, not tables).
+placeholder of ``bench-NAME.json`` (``docs/benchmarks.md`` holds placeholders, not tables), and a gated page
+included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that its placeholders render.
 
 **The gate** (a warning, so ``mkdocs build --strict``, which CI runs, fails):
 
@@ -57,6 +58,7 @@ BEFORE_RESULT_FILES = "9e0b03e"
 PLACEHOLDER = re.compile(r"\{\{\s*(result|part|section|output|measured|verdict|not_rerun)\s*:\s*([^}]*?)\s*\}\}")
 SNIPPET = re.compile(r'^(?P<indent>[ \t]*)--8<-- "docs/benchmarks\.md:(?P<name>[a-z_]+)(?:-(?P<part>[a-z_0-9]+))?"'
                      r"[ \t]*$", re.M)
+WHOLE_PAGE = re.compile(r'^[ \t]*--8<-- "docs/(?P<page>[a-z_]+\.md)"[ \t]*$', re.M)
 NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 FIGURE = re.compile(rf"""
     (?<![\w.=<>/])(?:
@@ -174,7 +176,10 @@ def include_snippets(markdown: str) -> str:
         date = last_runs().get(name, "the result files were introduced")
         return f"{match['indent']}{{{{ section:bench-{name}:{date} }}}}"
 
-    return SNIPPET.sub(placeholder, markdown)
+    def whole_page(match: re.Match) -> str:  # a gated page included whole: its placeholders render here too
+        return (ROOT / "docs" / match["page"]).read_text() if match["page"] in GATED else match.group()
+
+    return WHOLE_PAGE.sub(whole_page, SNIPPET.sub(placeholder, markdown))
 
 
 def typed_figures(markdown: str) -> list[str]:
