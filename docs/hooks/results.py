@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The result files (``SHAP_INSTANCES_RESULTS`` points elsewhere: the gate's own test builds a page against its own).
 RESULTS = Path(os.environ.get("SHAP_INSTANCES_RESULTS", ROOT / "benchmarks" / "results"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _verdicts import verdict  # noqa: E402 - benchmarks/ is not a package
+from _common import file_hash  # noqa: E402 - benchmarks/ is not a package
+from _verdicts import verdict  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.results")
 
@@ -96,13 +97,14 @@ def load(name: str) -> dict:
 
 
 def stale_scripts(result: dict) -> list[str]:
-    """The producing scripts whose content changed since the run (the staleness rule)."""
-    import hashlib
-
+    """The producing scripts whose content changed (or that are gone) since the run: the staleness rule."""
     changed = []
     for script, digest in result.get("scripts", {}).items():
-        path = ROOT / script
-        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        try:
+            same = file_hash(script) == digest
+        except FileNotFoundError:
+            same = False
+        if not same:
             changed.append(script)
     return changed
 
