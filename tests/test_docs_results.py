@@ -38,7 +38,11 @@ def write(tmp_path: Path, monkeypatch, **values) -> Path:
     monkeypatch.setattr("_common.RESULTS", tmp_path / "results")
     return write_result("repro-demo", scripts=[str(script)], command=["demo.py"], started=datetime.now(UTC),
                         load_start=(1.0, 1.0, 1.0), load_end=(2.0, 2.0, 2.0), wall_s=3.0, quick=False,
-                        values=values, seeds="0-4", claims=CLAIMS)
+                        values=values, seeds="0-4", claims=CLAIMS, output=OUTPUT)
+
+
+#: What a script printed: a fenced block and a heading of its own, which the page must show as text.
+OUTPUT = "printed\n```text\ninner block\n```\n### printed heading\n"
 
 
 def build(tmp_path: Path, page: str) -> subprocess.CompletedProcess:
@@ -56,7 +60,7 @@ def build(tmp_path: Path, page: str) -> subprocess.CompletedProcess:
 
 PAGE = ("# Reproductions\n\n| claim | paper | ours | verdict |\n|---|---|---|---|\n"
         "| Fig. 1 | 0.25 faster | {{ result:repro-demo:speed }} | {{ verdict:repro-demo }} |\n\n"
-        "{{ measured:repro-demo }}\n")
+        "{{ measured:repro-demo }}\n\n{{ output:repro-demo }}\n")
 
 
 @pytest.mark.slow  # site builds: a few seconds each on a loaded machine
@@ -68,6 +72,7 @@ def test_a_page_rendered_from_a_current_result_file_builds(tmp_path, monkeypatch
     assert "31x [12, 63]" in html
     assert "<strong>differs</strong>" in html and "holds in 1 of 5 seeds" in html
     assert "load average 1.00 / 1.00 / 1.00 at the start, 2.00 / 2.00 / 2.00 at the end, seeds 0-4" in html
+    assert "### printed heading" in html and "<h3" not in html  # the output stays one text block
 
 
 @pytest.mark.parametrize("typed", ["took 12.5 s", "a 14x speed-up", "recall 96%", "error 3.3e-16",

@@ -155,8 +155,9 @@ def render(kind: str, argument: str) -> str:
         return value(result, f"part:{rest}")
     if kind == "section":
         return measured(result) + "\n\n" + (result["markdown"] or "")
-    if kind == "output":
-        return "```text\n" + result["output"].rstrip() + "\n```"
+    if kind == "output":  # a fence longer than any run of backticks in the output
+        fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", result["output"]))])
+        return f"{fence}text\n" + result["output"].rstrip() + f"\n{fence}"
     if kind == "measured":
         return measured(result)
     outcome = verdict(result["claims"] or [], result["values"], rest)  # kind == "verdict"
