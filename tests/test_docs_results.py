@@ -81,6 +81,14 @@ def test_what_counts_as_a_typed_measured_figure(typed):
     assert hook.typed_figures(f"Planted: {typed}.") != []
 
 
+@pytest.mark.parametrize("cell", ["80.8 rows", "72 of 331 rows", "affinity 2 to 36"])
+@pytest.mark.parametrize("column", ["ours", "verdict"])
+def test_in_the_ours_and_verdict_columns_any_decimal_count_or_range_is_measured(column, cell):
+    table = f"| claim | paper | {column} |\n|---|---|---|\n| Fig. 2 | 12.5 of 20 | {cell} |\n"
+    assert hook.typed_figures(table) != []
+    assert hook.typed_figures(table.replace(cell, "see [the run](#run)")) == []  # the paper's column is its own
+
+
 @pytest.mark.parametrize("setting", ["tolerance 1e-9", "noise 0.05", "C = 0.3", "`tol=1e-12`", "$10^{-6}$",
                                      "Fig. 12, p = 10", "shap 0.51", "{{ result:bench-x:y }}", "<!-- 12 s -->"])
 def test_what_is_not_a_measured_figure(setting):

@@ -25,9 +25,11 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
   does not make a figure stale, and each page shows the commit the figure was measured at;
 * a **typed measured figure** on a page of :data:`GATED`, outside placeholders, code, maths, links and the
   paper's column of a table: a time (``12 s``, ``3.1 ms``, ``45 minutes``), a ratio (``14x``), a percentage, a
-  number in scientific notation (an error, ``3e-14``), or a decimal with two or more places (a correlation, an
-  AUC, an MSE), unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``, ...) or
-  it is on :data:`ALLOWED`.
+  number in scientific notation (an error, ``3e-14``), a decimal with two or more places (a correlation, an
+  AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ± 0.1``) or a count out of a total
+  (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a count "k of n" and a range "a to b";
+  unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``, ...) or it is on
+  :data:`ALLOWED`. README, which no hook renders, is held to the same definition by ``tests/test_docs_results.py``.
 """
 
 from __future__ import annotations
@@ -72,8 +74,10 @@ FIGURE = re.compile(rf"""
       | {NUMBER}(?=\s*(?:±|\[[-+]?\d))                          # a mean with its spread
       | \d+/\d+(?![\d/])                                        # a count out of a total (Kendall's k/C)
     )""", re.X)
-#: In a table's "ours" column also any number with a decimal point, and a count "k of n", is measured.
-OURS = re.compile(r"(?<![\w.=<>/@])(?:\d+\.\d+\b|\d[\d,]* of \d[\d,]*\b)")
+#: In a table's "ours" and "verdict" columns also any number with a decimal point, a count "k of n" and a range
+#: "a to b" are measured.
+OURS = re.compile(r"(?<![\w.=<>/@])(?:\d+\.\d+\b|\d[\d,]* of \d[\d,]*\b|\d[\d,.]* to [-+]?\d[\d,.]*\b)")
+MEASURED_COLUMNS = ("ours", "verdict")
 #: Words after which a number is a stated setting, not a measurement.
 SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥])"
                      r"\s*[-+]?$", re.I)
@@ -206,7 +210,7 @@ def typed_figures(markdown: str) -> list[str]:
                 continue
             for phrase in ALLOWED:
                 cell = cell.replace(phrase, " " * len(phrase))
-            matches = [*FIGURE.finditer(cell), *(OURS.finditer(cell) if column == "ours" else ())]
+            matches = [*FIGURE.finditer(cell), *(OURS.finditer(cell) if column in MEASURED_COLUMNS else ())]
             found += sorted({f"{m.group().strip()}  (in: {cell.strip()[:80]})" for m in matches
                              if not SETTING.search(cell[:m.start()].rstrip())})
     return found
