@@ -182,9 +182,9 @@ def pydvl(bench: Bench) -> None:
     start = time.perf_counter()
     data_shapley(LogisticRegression(), X[:n], y[:n], X[n:], y[n:], n_permutations=k, random_state=0)
     ours = (time.perf_counter() - start) / k
-    if not PEERS.exists():
+    if not PEERS.exists() or subprocess.run([str(PEERS), "-c", "import pydvl"], capture_output=True).returncode:
         bench.print("### Monte Carlo data Shapley against pyDVL", f"Ours: {fmt_seconds(ours)} per permutation "
-                    f"({n} training rows); not run against pyDVL ({PEERS} is missing).", part="pydvl")
+                    f"({n} training rows); not run against pyDVL ({PEERS} is missing or has no pydvl).", part="pydvl")
         return
     theirs = float(subprocess.run([str(PEERS), "-c", PYDVL_SCRIPT, str(n)], capture_output=True, text=True,
                                   check=True).stdout.split()[-1])
