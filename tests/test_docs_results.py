@@ -158,3 +158,8 @@ def test_included_benchmark_tables_and_gated_pages_become_placeholders():
     text = hook.include_snippets('--8<-- "docs/valuation_benchmark.md"\n\n  --8<-- "docs/benchmarks.md:gap-table"\n')
     assert "--8<--" not in text and "{{ not_rerun:" in text
     assert "  {{ section:bench-gap:" in text or "  {{ part:bench-gap:table }}" in text
+
+
+def test_a_scripts_output_renders_as_a_terminal_shows_it():
+    block = hook.text_block("start\n\rbar  50%\rbar 100%\r        \nshown ```code```\n")
+    assert block.startswith("````text\nstart\n") and "bar" not in block and block.endswith("shown ```code```\n````")

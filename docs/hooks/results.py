@@ -159,13 +159,21 @@ def render(kind: str, argument: str) -> str:
         return value(result, f"part:{rest}")
     if kind == "section":
         return measured(result) + "\n\n" + (result["markdown"] or "")
-    if kind == "output":  # a fence longer than any run of backticks in the output
-        fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", result["output"]))])
-        return f"{fence}text\n" + result["output"].rstrip() + f"\n{fence}"
+    if kind == "output":
+        return text_block(result["output"])
     if kind == "measured":
         return measured(result)
     outcome = verdict(result["claims"] or [], result["values"], rest)  # kind == "verdict"
     return f"**{outcome.verdict}** ({outcome.reason})"
+
+
+def text_block(output: str) -> str:
+    """What a script printed, as a terminal shows it (a progress bar's redrawn line: its last state), fenced by
+    more backticks than any run in it."""
+    shown = [line.rsplit("\r", 1)[-1].rstrip() for line in output.split("\n")]
+    text = "\n".join(shown).strip("\n")
+    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", text))])
+    return f"{fence}text\n{text}\n{fence}"
 
 
 @cache
