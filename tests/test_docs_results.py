@@ -81,6 +81,10 @@ def test_what_counts_as_a_typed_measured_figure(typed):
     assert hook.typed_figures(f"Planted: {typed}.") != []
 
 
+def test_a_tables_header_is_read_too():
+    assert hook.typed_figures("| time, 12.5 s | ours |\n|---|---|\n| a | b |\n") != []
+
+
 @pytest.mark.parametrize("cell", ["80.8 rows", "72 of 331 rows", "affinity 2 to 36"])
 @pytest.mark.parametrize("column", ["ours", "verdict"])
 def test_in_the_ours_and_verdict_columns_any_decimal_count_or_range_is_measured(column, cell):

@@ -209,9 +209,9 @@ def typed_figures(markdown: str) -> list[str]:
             header = []
         elif set(line.replace("|", "").strip()) <= set("-: "):
             continue  # a table's rule
-        elif not header:
-            header = [cell.strip().lower() for cell in cells]
-            continue
+        elif not header:  # a header row: read as prose (its cells name the columns)
+            header, cells = [cell.strip().lower() for cell in cells], [line]
+            in_table = False
         for index, cell in enumerate(cells):
             column = header[index] if in_table and index < len(header) else ""
             if PAPER_COLUMN.match(column):
