@@ -10,6 +10,10 @@
 * :func:`first_call` times a warm-up call on its own: first-call costs (numba compilation or cache loading,
   shap's own warm-up, imports) are reported separately for both sides and never enter a ratio.
 * :func:`markdown_table` writes a table; :func:`fmt_seconds` and :func:`fmt_mib` format cells.
+* :func:`record` hands named numbers from a script to its result file; :func:`write_result` is the one writer of
+  ``benchmarks/results/NAME.json`` (the numbers, the command, the date, versions, git commit, cores, load averages
+  at start and end, seeds, the producing scripts' content hashes); ``run_all.py`` calls it for every script it
+  runs, and ``docs/hooks/results.py`` renders the documentation's figures from those files.
 
 Scripts run from the repository root as ``python benchmarks/bench_NAME.py``; Python puts ``benchmarks/`` on
 ``sys.path``, so they ``import _common``.
@@ -19,9 +23,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -34,6 +41,14 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 #: Repetitions of every timing that enters a ratio (the median is reported).
 REPEATS = 3
+#: Where result files live: ``benchmarks/results/NAME.json`` (full runs, committed) and ``results/quick/``
+#: (``--quick`` runs: never rendered in the documentation, not committed).
+RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = RESULTS.parent.parent
+#: The environment variable through which ``run_all.py`` tells a script where :func:`record` writes.
+VALUES_ENV = "SHAP_INSTANCES_RESULT_VALUES"
+#: Version of the result files' layout (``docs/hooks/results.py`` reads this one).
+SCHEMA = 1
 
 
 def load_average() -> tuple[float, float, float]:
@@ -194,16 +209,9 @@ def _cpu_model() -> str:
 
 def machine_description() -> str:
     """CPU, cores, memory, OS and the versions of the libraries the benchmarks time."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions = []
-    for name in ("numpy", "scipy", "scikit-learn", "numba", "shap", "shap-instances"):
-        try:
-            versions.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            versions.append(f"{name} (not installed)")
+    found = versions()
     return (f"{_cpu_model()}, {os.cpu_count()} cores, {_memory_gib():.0f} GiB memory, {platform.system()} "
-            f"{platform.release()}, Python {platform.python_version()}; " + ", ".join(versions))
+            f"{platform.release()}, Python {found.pop('python')}; " + ", ".join(f"{k} {v}" for k, v in found.items()))
 
 
 class Bench:
@@ -248,6 +256,7 @@ class Bench:
             title, body = text.partition("\n\n")[::2] if text.startswith("#") else ("", text)
             text = (f"{title}\n\n" if title else "") + (
                 f"<!-- --8<-- [start:{name}] -->\n{body}\n<!-- --8<-- [end:{name}] -->")
+            record(**{f"part:{part}": body})
         self._parts.append(text)
 
     def run(self, main: Callable[[Bench], None]) -> None:
@@ -269,6 +278,84 @@ class Bench:
         self._parts.insert(0, self._parts.pop())
         if self.args.markdown is not None:
             self.args.markdown.write_text("\n\n".join(self._parts) + "\n")
+
+
+def record(**values: object) -> None:
+    """Hand named numbers (JSON-able: numbers, strings, lists, dicts) to this run's result file.
+
+    Under ``run_all.py`` (which sets ``SHAP_INSTANCES_RESULT_VALUES``) they are merged by name into the file's
+    ``values``, which the documentation renders (``{{ result:NAME:key }}``) and the verdict rules read; a script run
+    on its own prints as before and records nothing.
+    """
+    target = os.environ.get(VALUES_ENV)
+    if not target:
+        return
+    path = Path(target)
+    merged = json.loads(path.read_text()) if path.exists() else {}
+    merged.update(values)
+    path.write_text(json.dumps(merged, indent=1, default=float))
+
+
+def file_hash(path: str | Path) -> str:
+    """sha256 of a file's bytes: the staleness rule compares it with the hash a result file recorded."""
+    return hashlib.sha256((ROOT / path).read_bytes()).hexdigest()
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):  # pragma: no cover - not a git checkout
+        return ""
+
+
+def git_commit() -> str:
+    """The commit checked out now (empty outside a git checkout)."""
+    return _git("rev-parse", "HEAD")
+
+
+def versions() -> dict[str, str]:
+    """Versions of the libraries the benchmarks time (``"not installed"`` where absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in ("numpy", "scipy", "scikit-learn", "numba", "shap", "shap-instances"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    found["python"] = platform.python_version()
+    return found
+
+
+def write_result(name: str, *, scripts: Sequence[str], command: Sequence[str], started: datetime,
+                 load_start: Sequence[float], load_end: Sequence[float], wall_s: float, quick: bool,
+                 exit_code: int = 0, values: dict | None = None, seeds: object = None, claims: object = None,
+                 markdown: str | None = None, output: str | None = None, commit: str | None = None) -> Path:
+    """Write ``benchmarks/results/NAME.json`` (``results/quick/NAME.json`` for a ``--quick`` run): the one writer.
+
+    ``scripts`` are the producing files (repository-relative); their content hashes are recorded, and the
+    documentation build calls the file stale when one of them has changed since (``docs/hooks/results.py``).
+    ``claims`` (reproductions) carry the paper's numbers with their source, the tolerance and the seed range.
+    ``commit``: the git commit the run started at (:func:`git_commit`; by default the one checked out now).
+    """
+    commit = commit or git_commit()
+    dirty = bool(_git("status", "--porcelain", "--", *scripts))
+    result = {
+        "schema": SCHEMA, "name": name, "mode": "quick" if quick else "full", "exit_code": exit_code,
+        "command": ["python", *command], "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "wall_s": round(wall_s, 1), "git_commit": commit + ("+local changes" if dirty else ""),
+        "scripts": {script: file_hash(script) for script in scripts}, "versions": versions(),
+        "machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "memory_gib": round(_memory_gib()),
+                    "os": f"{platform.system()} {platform.release()}"},
+        "load": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in load_end]},
+        "seeds": seeds, "claims": claims, "values": values or {}, "markdown": markdown, "output": output,
+    }
+    path = RESULTS / ("quick" if quick else "") / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    temporary.replace(path)
+    return path
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,21 +4,62 @@ Each entry names the script and its arguments for the full run (the protocol of 
 ``--quick`` (a smoke run of a few seconds to a minute), or ``None`` where the script has no small mode: a
 script that writes the documentation's figures and has no ``--quick`` is not run by a quick pass, so a smoke
 run never replaces a documented figure with a small one.
+
+An entry may carry ``claims`` (``_verdicts.Claim``: the paper's number or ordering, its source, the tolerance)
+and its ``seeds``; ``run_all.py reproductions`` copies both into the entry's result file
+(``benchmarks/results/repro-NAME.json``), and docs/reproductions.md renders the verdict that ``_verdicts.verdict``
+derives from them and the recorded values.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from _verdicts import Claim
+
 
 class Reproduction(NamedTuple):
-    """One reproduction: the seed paper, what it reproduces, the script, and its full and quick arguments."""
+    """One reproduction: the seed paper, what it reproduces, the script, its full and quick arguments, and the
+    paper's claims it tests with the seeds it runs."""
 
     seed: str
     what: str
     script: str
     full: tuple[str, ...]
     quick: tuple[str, ...] | None
+    claims: tuple[Claim, ...] = ()
+    seeds: str | None = None
+
+    @property
+    def scripts(self) -> list[str]:
+        """The producing script: a result file is stale when its content hash changed."""
+        return [self.script]
+
+    def claims_record(self) -> list[dict] | None:
+        return [claim.as_record() for claim in self.claims] or None
+
+
+#: Appendix Fig. 1 of the representer paper (seed 002), "false negatives of implicit feedback", as orderings per
+#: seed at 1% and 5% of the negatives removed (the figure gives no numbers; the text states the orderings).
+FIGURE_1 = "Tsai et al., Appendix C.1 and Fig. 1"
+FALSE_NEGATIVE_CLAIMS = tuple(
+    claim for percent in ("1", "5") for claim in (
+        Claim(f"fn_representer_above_random_{percent}", f"the representer finds more false negatives than random "
+              f"({percent}% removed)", "more", FIGURE_1),
+        Claim(f"fn_loss_above_random_{percent}", f"the loss finds more false negatives than random ({percent}% "
+              "removed)", "more", FIGURE_1),
+        Claim(f"fn_representer_below_loss_{percent}", f"the representer finds fewer false negatives than the loss "
+              f"({percent}% removed)", "slightly fewer", FIGURE_1),
+        Claim(f"recall_representer_above_random_{percent}", f"removing by the representer raises recall@20 more "
+              f"than random removal ({percent}% removed)", "more", FIGURE_1),
+    ))
+#: Table 1 of the naive Bayes paper (seed 003): #Var, the number of variables Khiops selected. Ours come from
+#: our L1 / BIC selection, not Khiops' MAP search, so the protocol is not the paper's; tolerance: 5% relative.
+NB_VARIABLES = {"twonorm": 20, "crx": 7, "ionosphere": 9, "spambase": 29, "tic-tac-toe": 5, "german": 9,
+                "telco": 10, "breast": 8}
+NB_VARIABLE_CLAIMS = tuple(
+    Claim(f"n_var.{name}", f"#Var, {name}", count, "Lemaire et al., Table 1", kind="number",
+          tolerance=0.05 * count, deterministic=True) for name, count in NB_VARIABLES.items())
 
 
 R = Reproduction
@@ -46,6 +87,10 @@ REPRODUCTIONS = {
                            "benchmarks/sisr_recovery.py", ("--sizes", "10,15", "--repetitions", "20"),
                            ("--sizes", "10", "--repetitions", "2", "--noises", "0.05", "--variants", "package",
                             "--selection", "oracle")),
+    "isotonic_recovery_p10": R("001", "sparsity recovery, p = 10 only (the rows at p = 10 of isotonic_recovery)",
+                               "benchmarks/sisr_recovery.py", ("--sizes", "10", "--repetitions", "20"),
+                               ("--sizes", "10", "--repetitions", "2", "--noises", "0.05", "--variants", "package",
+                                "--selection", "oracle")),
     "isotonic_noise_model": R("001", "sparsity recovery, p = 10, noise on the payoffs (the other reading)",
                               "benchmarks/sisr_recovery.py", ("--sizes", "10", "--repetitions", "20",
                                                               "--generator", "payoff", "--variants", "package"),
@@ -85,9 +130,13 @@ REPRODUCTIONS = {
     "representer_tracin": R("002", "Table 8: the representer against TracInCP on SGD-trained MF, 5 seeds",
                             "benchmarks/repro_representer_tracin.py", ("--points", "4"), ("--quick",)),
     "representer_false_negatives": R("002", "Appendix Fig. 1: false negatives of implicit MF, 5 seeds",
-                                     "benchmarks/repro_representer_false_negatives.py", (), ("--quick",)),
+                                     "benchmarks/repro_representer_false_negatives.py", (), ("--quick",),
+                                     FALSE_NEGATIVE_CLAIMS, "0-4"),
     "naive_bayes_table3": R("003", "Tables 1 and 3: #Var, Pearson and Kendall against KernelSHAP",
                             "benchmarks/bench_naive_bayes_table3.py", ("--max-rows", "200"), ("--quick",)),
+    "naive_bayes_selection": R("003", "Table 1 #Var: the variables our selection keeps, against Khiops'",
+                               "benchmarks/repro_naive_bayes_selection.py", (), ("--quick",), NB_VARIABLE_CLAIMS,
+                               "deterministic"),
     "naive_bayes_protocol": R("003", "Knowledge base and KernelSHAP output readings, Table 1 accuracy and AUC, "
                               "WOE against Shapley, 5 seeds", "benchmarks/repro_naive_bayes_protocol.py",
                               ("--datasets", "twonorm"), ("--quick",)),

@@ -182,9 +182,9 @@ def pydvl(bench: Bench) -> None:
     start = time.perf_counter()
     data_shapley(LogisticRegression(), X[:n], y[:n], X[n:], y[n:], n_permutations=k, random_state=0)
     ours = (time.perf_counter() - start) / k
-    if not PEERS.exists():
+    if not PEERS.exists() or subprocess.run([str(PEERS), "-c", "import pydvl"], capture_output=True).returncode:
         bench.print("### Monte Carlo data Shapley against pyDVL", f"Ours: {fmt_seconds(ours)} per permutation "
-                    f"({n} training rows); not run against pyDVL ({PEERS} is missing).", part="pydvl")
+                    f"({n} training rows); not run against pyDVL ({PEERS} is missing or has no pydvl).", part="pydvl")
         return
     theirs = float(subprocess.run([str(PEERS), "-c", PYDVL_SCRIPT, str(n)], capture_output=True, text=True,
                                   check=True).stdout.split()[-1])
@@ -258,7 +258,7 @@ def _profile_parts(game: ResidualGame, permutation: np.ndarray) -> dict[str, flo
     arguments = path._arguments(permutation[None])
     Z, y, ZE, yE, W, empty, _, pen, scale, tol, n_classes, one = arguments
     n, m = Z.shape[0], empty.shape[0]
-    coefs, active, fitted = kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one)
+    coefs, active, fitted = kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one, 0)  # every prefix
     Zc, yp, ZEt = np.ascontiguousarray(Z[permutation].T), y[permutation], np.ascontiguousarray(ZE.T)
     logits, sink = np.empty((n, m)), np.zeros((1, n, m))
     unit, mean, m2, full = np.random.default_rng(0).random((n, m)), np.zeros((n, m)), np.zeros((n, m)), np.zeros(m)
@@ -269,13 +269,13 @@ def _profile_parts(game: ResidualGame, permutation: np.ndarray) -> dict[str, flo
             kernels._block_values(ZEt, yE, W, coefs[s:e], active[s:e], one, fitted[s:e], empty)
 
     return {
-        "prefix fits": _best_cpu(lambda: kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one)),
+        "prefix fits": _best_cpu(lambda: kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one, 0)),
         "  one gradient pass on every prefix": _best_cpu(lambda: _passes(Zc, yp, coefs[-1], pen, np.zeros_like(pen))),
         "  exact-Hessian refreshes": _best_cpu(lambda: _refreshes(Zc, coefs[-1], pen, np.zeros((len(pen),) * 2))),
         "explained rows' values": _best_cpu(all_values),
         "  logits' matrix product alone": _best_cpu(lambda: np.dot(coefs, ZEt, out=logits)),
         "walk: fits, values, scatter": _best_cpu(lambda: kernels.logistic_walk(
-            Z, y, ZEt, yE, W, empty, permutation, pen, scale, tol, n_classes, one, sink, 0, 1.0, 1)),
+            Z, y, ZEt, yE, W, empty, permutation, pen, scale, tol, n_classes, one, sink, 0, 1.0, 1, 0)),
         "Welford update of the n x m unit": _best_cpu(lambda: welford_update(unit, mean, m2, 1)),
         "logistic_units, one permutation": _best_cpu(lambda: kernels.logistic_units(
             *arguments, 1, unit, mean, m2, 0, full, 1)),
@@ -301,7 +301,7 @@ def _count_passes(game: ResidualGame, permutation: np.ndarray) -> tuple[float, f
     try:
         n = len(permutation)
         kernels._prefix_fits.py_func(np.ascontiguousarray(Z[permutation].T), y[permutation], pen, scale, tol,
-                                     np.zeros((n, Z.shape[1])))
+                                     np.zeros((n, Z.shape[1])), 0)  # skip 0: every prefix fitted
     finally:
         for name, function in compiled.items():
             setattr(kernels, name, function)

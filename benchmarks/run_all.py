@@ -19,6 +19,7 @@ section is delimited by ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->``). S
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -32,7 +33,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from _common import fmt_load, load_average, machine_description  # noqa: E402 - after the path set-up above
+from _common import (  # noqa: E402 - after the path set-up above
+    VALUES_ENV,
+    fmt_load,
+    git_commit,
+    load_average,
+    machine_description,
+    write_result,
+)
 from _reproductions import REPRODUCTIONS, commands  # noqa: E402
 
 #: Section titles and the documentation page that discusses each benchmark.
@@ -71,35 +79,57 @@ ONLY_WHEN_NAMED = {
     "representer_table2",  # docs/explainers/representer.md, Table 2 (matrix factorisation, FIA)
     "residual_estimators",  # docs/explainers/residual.md, figures 9 and 10 (the four estimators by size)
 }
-SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?`, (?P<seconds>\d+) s\..*?"
-                     r"<!-- --8<-- \[start:(?P=name)\] -->\n(?P<body>.*?)\n<!-- --8<-- \[end:(?P=name)\] -->\n"
-                     r"<!-- /bench:(?P=name) -->\n", re.S)
+SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?<!-- /bench:(?P=name) -->\n", re.S)
 
 
 def run_script(script: Path, args) -> tuple[int, float, str]:
-    """Run one script, streaming its output; ``(exit code, seconds, markdown section body)``."""
+    """Run one script, streaming its output, and write its result file ``benchmarks/results/bench-NAME.json``;
+    ``(exit code, seconds, markdown section body)``."""
     name = script.stem.removeprefix("bench_")
     with tempfile.TemporaryDirectory() as tmp:
         markdown = Path(tmp) / f"{name}.md"
         writes_markdown = "--markdown" in script.read_text()  # else its printed output is the section
-        command = [sys.executable, str(script)]
+        command = [str(script.relative_to(ROOT))]
         command += ["--markdown", str(markdown), "--threads", str(args.threads)] if writes_markdown else []
         command += ["--quick"] if args.quick else []
         command += ["--long"] if args.long and name == "residual" else []  # bench_report: all its cases by default
-        code, seconds, printed = stream(command)
+        run = MeasuredRun(command, Path(tmp))
         body = markdown.read_text().strip() if markdown.exists() else ""
         if not writes_markdown:
-            body = "```text\n" + "".join(printed).rstrip() + "\n```"
-    if code != 0:
-        body += failure(code, printed)
-    return code, seconds, body
+            body = "```text\n" + "".join(run.printed).rstrip() + "\n```"
+        if run.code != 0:
+            body += failure(run.code, run.printed)
+        shown = [part if part != str(markdown) else "FILE.md" for part in command]
+        run.write(f"bench-{name}", [command[0]], shown, args.quick, markdown=body)
+    return run.code, run.seconds, body
 
 
-def stream(command: list[str]) -> tuple[int, float, list[str]]:
+class MeasuredRun:
+    """One script run in its own process: exit code, seconds, output, load averages, and the numbers it recorded
+    (``_common.record``); :meth:`write` turns them into its result file (``_common.write_result``)."""
+
+    def __init__(self, command: list[str], tmp: Path):
+        self.values_file = tmp / "values.json"
+        self.started, self.load_start, self.commit = datetime.now(UTC), load_average(), git_commit()
+        self.code, self.seconds, self.printed = stream([sys.executable, *command],
+                                                       env={**os.environ, VALUES_ENV: str(self.values_file)})
+        self.load_end = load_average()
+
+    def write(self, name: str, scripts: list[str], command: list[str], quick: bool, **fields) -> Path:
+        import json
+
+        values = json.loads(self.values_file.read_text()) if self.values_file.exists() else {}
+        return write_result(name, scripts=scripts, command=command, started=self.started, load_start=self.load_start,
+                            load_end=self.load_end, wall_s=self.seconds, quick=quick, exit_code=self.code,
+                            values=values, output="".join(self.printed), commit=self.commit, **fields)
+
+
+def stream(command: list[str], env: dict[str, str] | None = None) -> tuple[int, float, list[str]]:
     """Run ``command`` from the repository root, echoing its output; ``(exit code, seconds, output lines)``."""
     start = time.perf_counter()
     printed: list[str] = []
-    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env) as proc:
         for line in proc.stdout:
             print(line, end="", flush=True)
             printed.append(line)
@@ -112,23 +142,34 @@ def failure(code: int, printed: list[str]) -> str:
     return f"\n\n**The script failed (exit {code}); the last lines of its output:**\n\n```text\n{tail}\n```"
 
 
-def section(name: str, body: str, seconds: float) -> str:
+def section(name: str, body: str, seconds: float, quick: bool = False, date: str | None = None) -> str:
+    """One benchmark's section of the markdown file: for a full run a placeholder that ``docs/hooks/results.py``
+    renders from ``benchmarks/results/bench-NAME.json`` (``date``: a section that no result file backs yet,
+    rendered "not rerun since DATE"); for a quick run the tables themselves."""
     title, page = TITLES.get(name, (name, None))
-    link = f" Discussed in [{page.split('#')[0]}]({page})." if page else ""
-    return (f"<!-- bench:{name} -->\n## {title}\n\n`python benchmarks/bench_{name}.py`, {seconds:.0f} s.{link}\n\n"
-            f"<!-- --8<-- [start:{name}] -->\n{body}\n<!-- --8<-- [end:{name}] -->\n<!-- /bench:{name} -->\n")
+    link = f"Discussed in [{page.split('#')[0]}]({page}).\n\n" if page else ""
+    content = (f"`python benchmarks/bench_{name}.py --quick`, {seconds:.0f} s.\n\n{body}" if quick
+               else f"{{{{ section:bench-{name}{':' + date if date else ''} }}}}")
+    return f"<!-- bench:{name} -->\n## {title}\n\n{link}{content}\n<!-- /bench:{name} -->\n"
 
 
-def compose(sections: dict[str, str], quick: bool) -> str:
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+#: What follows this line in docs/benchmarks.md is written by hand and kept as it is by :func:`compose`.
+HAND_RUN = "<!-- hand-run benchmarks: kept by run_all.py below its generated sections -->"
+
+
+def compose(sections: dict[str, str], quick: bool, footer: str = "") -> str:
+    """The markdown file: the header, the sections in name order, and ``footer`` (the hand-run part, from
+    :data:`HAND_RUN` on, of the file being rewritten)."""
     header = (
         "# Benchmarks\n\n"
-        "Generated by `python benchmarks/run_all.py` (do not edit by hand: rerun it, or rerun some scripts with "
-        "`python benchmarks/run_all.py NAME ...`, which keeps the other sections). The documentation pages include "
-        "these sections rather than retyping their numbers.\n\n"
-        f"- Written: {now}{' (quick mode: small sizes, for checking the scripts, not for quoting)' if quick else ''}\n"
-        f"- Machine: {machine_description()}\n"
-        "- Rules: every comparison runs both sides in the same process under the same BLAS / OpenMP thread limit "
+        "Every figure on this page, and every benchmark table that another page includes, is rendered at build time "
+        "from a result file, `benchmarks/results/bench-NAME.json`, that `python benchmarks/run_all.py [NAME ...]` "
+        "wrote (the numbers, the command, the date, the git commit, versions, cores, the load average at the start and "
+        "the end); this page holds placeholders, not numbers. The documentation build fails on a figure typed here "
+        "by hand, and on a result file whose producing script changed since it ran (rerun it): "
+        "[how the gate works](reproductions.md#where-the-figures-come-from).\n\n"
+        + ("Quick mode: small sizes, for checking the scripts, not for quoting.\n\n" if quick else "")
+        + "Rules: every comparison runs both sides in the same process under the same BLAS / OpenMP thread limit "
         "(threadpoolctl; stated in each section); first calls (numba compilation or cache loading, shap's own "
         "warm-up) are timed on their own and never enter a ratio; times are medians of three repetitions with "
         "the two sides alternating, and a ratio is the median of the per-repetition ratios (range in brackets); "
@@ -136,7 +177,7 @@ def compose(sections: dict[str, str], quick: bool) -> str:
         "with other jobs.\n"
     )
     ordered = [sections[name] for name in sorted(sections)]
-    return header + "\n" + "\n".join(ordered)
+    return header + "\n" + "\n".join(ordered) + ("\n" + footer if footer else "")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,22 +204,24 @@ def main(argv: list[str] | None = None) -> int:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") in args.names]
     else:
         scripts = [s for s in scripts if s.stem.removeprefix("bench_") not in ONLY_WHEN_NAMED]
-    sections = {}
-    if (args.names or args.rewrite) and out.exists():  # keep the sections not rerun
-        sections = {m["name"]: section(m["name"], m["body"], float(m["seconds"]))
-                    for m in SECTION.finditer(out.read_text())}
+    sections, footer = {}, ""
+    if out.exists():
+        existing = out.read_text()
+        footer = existing[existing.index(HAND_RUN):] if HAND_RUN in existing else ""
+        if args.names or args.rewrite:  # keep the sections not rerun
+            sections = {m["name"]: m.group() for m in SECTION.finditer(existing)}
     if args.rewrite:
-        out.write_text(compose(sections, args.quick))
+        out.write_text(compose(sections, args.quick, footer))
     failures = 0
     for script in scripts:
         name = script.stem.removeprefix("bench_")
         print(f"\n## {script.name}\n", flush=True)
         code, seconds, body = run_script(script, args)
         failures += code != 0
-        sections[name] = section(name, body, seconds)
+        sections[name] = section(name, body, seconds, args.quick)
         print(f"\n({script.name}: exit {code}, {seconds:.1f} s)", flush=True)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(compose(sections, args.quick))  # after every script: an interrupted run keeps its tables
+        out.write_text(compose(sections, args.quick, footer))  # after every script: an interrupted run keeps its tables
     print(f"\nwrote {out}")
     return 1 if failures else 0
 
@@ -210,12 +253,15 @@ def run_reproductions(names: list[str], args) -> int:
                          "small mode.\n")
             continue
         print(f"\n## {name}: python {' '.join(argv)}\n", flush=True)
-        start_load = load_average()
-        code, seconds, printed = stream([sys.executable, *argv])
+        with tempfile.TemporaryDirectory() as tmp:
+            run = MeasuredRun(argv, Path(tmp))
+            run.write(f"repro-{name}", entry.scripts, argv, args.quick, seeds=entry.seeds,
+                      claims=entry.claims_record())
+        code, seconds, printed = run.code, run.seconds, run.printed
         failures += code != 0
         body = "```text\n" + "".join(printed).rstrip() + "\n```" + (failure(code, printed) if code else "")
         parts.append(head + f"`python {' '.join(argv)}`: exit {code}, {seconds:.0f} s, load average "
-                     f"{fmt_load(start_load)} at the start, {fmt_load(load_average())} at the end.\n\n{body}\n")
+                     f"{fmt_load(run.load_start)} at the start, {fmt_load(run.load_end)} at the end.\n\n{body}\n")
         write(out, parts)
     write(out, parts)
     print(f"\nwrote {out}")
