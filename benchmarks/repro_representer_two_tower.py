@@ -211,7 +211,8 @@ if __name__ == "__main__":
         parser.add_argument("--lam", type=float, default=1e-4, help="l2 strength of the last-layer fine-tuning")
         parser.add_argument("--max-iter", type=int, default=500, help="L-BFGS iterations of the first fit")
         parser.add_argument("--refit-iter", type=int, default=100, help="L-BFGS iterations of warm-started refits")
-        parser.add_argument("--json", type=Path, default=None, help="also write this JSON file (the documented result file is written by run_all.py)")
+        parser.add_argument("--json", type=Path, default=None,
+                            help="also write this JSON file (run_all.py writes the documented result file)")
         parser.add_argument("--methods", default="High-dim Rep.,FIA,Random,Last-layer l2 Rep. (item tower)",
                             help="comma-separated methods to run the deletions of")
 
