@@ -3,9 +3,11 @@
 Each family of :data:`shap_instances.testing._warm_up.FAMILIES` runs in a fresh process with an empty
 ``NUMBA_CACHE_DIR`` (a new temporary folder), so every kernel it needs is compiled; a listener on numba's
 ``numba:compile`` event records each compilation (function, argument types, seconds; a nested compilation is
-counted inside its caller's seconds too). The same process then runs the family again (``warm``: the kernels'
-own speed, nothing compiled), and a second fresh process with the now filled cache runs it once (``cached``:
-what a later process pays to load the machine code). The load average is printed before and after each family.
+counted inside its caller's seconds too), and the process's CPU seconds beside the wall time (on a loaded machine
+the CPU seconds are the comparable figure: compilation runs on one thread). The same process then runs the family
+again (``warm``: the kernels' own speed, nothing compiled), and a second fresh process with the now filled cache
+runs it once (``cached``: what a later process pays to load the machine code). The load average is printed before
+and after each family.
 
 Run from the repository root::
 
@@ -61,14 +63,15 @@ def _child(family: str) -> None:
     event.register("numba:compile", Listener())
     from shap_instances.testing._warm_up import FAMILIES
 
-    runs = []
+    runs, cpu = [], []
     for _ in range(2):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             FAMILIES[family]()
         runs.append(time.perf_counter() - start)
-    print(json.dumps({"cold": runs[0], "warm": runs[1], "records": records}))
+        cpu.append(time.process_time() - start_cpu)
+    print(json.dumps({"cold": runs[0], "warm": runs[1], "cold_cpu": cpu[0], "warm_cpu": cpu[1], "records": records}))
 
 
 def _run_child(family: str, cache: str, src: str, timeout: float) -> dict:
@@ -86,7 +89,8 @@ def summarise(family: str, cold: dict, cached: dict, load: tuple[list[float], li
         per_kernel[record["kernel"]].append(record["s"])
     ours = {name: len(seconds) for name, seconds in per_kernel.items() if name.startswith("shap_instances.")}
     top = sorted(per_kernel, key=lambda name: -sum(per_kernel[name]))[:TOP]
-    return {"family": family, "cold_s": cold["cold"], "warm_s": cold["warm"], "cached_s": cached["cold"],
+    return {"family": family, "cold_s": cold["cold"], "cold_cpu_s": cold["cold_cpu"], "warm_s": cold["warm"],
+            "warm_cpu_s": cold["warm_cpu"], "cached_s": cached["cold"],
             "compilations": len(cold["records"]), "package_kernels": len(ours),
             "signatures": dict(sorted(ours.items())),
             "top": [{"kernel": name, "signatures": len(per_kernel[name]), "s": sum(per_kernel[name])} for name in top],
@@ -94,7 +98,8 @@ def summarise(family: str, cold: dict, cached: dict, load: tuple[list[float], li
 
 
 def _print(result: dict) -> None:
-    print(f"\n{result['family']}: cold {result['cold_s']:.1f} s, warm {result['warm_s']:.3f} s, cached (new process) "
+    print(f"\n{result['family']}: cold {result['cold_s']:.1f} s ({result['cold_cpu_s']:.1f} s CPU), warm "
+          f"{result['warm_s']:.3f} s ({result['warm_cpu_s']:.3f} s CPU), cached (new process) "
           f"{result['cached_s']:.2f} s; {result['compilations']} compilations, {result['package_kernels']} package "
           f"kernels; load {' / '.join(f'{x:.1f}' for x in result['load_before'])} before, "
           f"{' / '.join(f'{x:.1f}' for x in result['load_after'])} after")
@@ -144,7 +149,8 @@ def main() -> None:
             results.append(summarise(family, cold, cached, (before, list(os.getloadavg()))))
         _print(results[-1])
         write_result(results, Path(args.out), args.src)
-    print(f"\ntotal cold: {sum(r['cold_s'] for r in results):.1f} s over {len(results)} families; wrote {args.out}")
+    print(f"\ntotal cold: {sum(r['cold_s'] for r in results):.1f} s ({sum(r['cold_cpu_s'] for r in results):.1f} s "
+          f"CPU) over {len(results)} families; wrote {args.out}")
 
 
 if __name__ == "__main__":
