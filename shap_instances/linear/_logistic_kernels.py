@@ -56,6 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numba
 import numpy as np
@@ -287,7 +288,7 @@ def _add_softmax_curvature(B, z, w, classes, u, Bu):
     factor ``R`` of the free classes' ``diag(p) - p p^T`` (K x K at most, singular when every class is free: the
     floor of :func:`_factor` lifts its last pivot to a tiny one)."""
     K, P = classes.shape[1], z.shape[0]
-    M = np.dot(w.reshape((K, P)), z).reshape((1, K))
+    M = np.dot(w.reshape((K, P)), z).reshape((K, 1)).T  # (1, K), laid out as the other callers' logits.T
     _softmax(M, classes[0])
     free = np.flatnonzero(classes[1])
     F = free.shape[0]
@@ -742,7 +743,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
 
     for start in range(0, n_units, width):
         stop = min(start + width, n_units)
-        _on_threads(lambda b, start=start: walk_unit(b, start), range(stop - start), width)
+        _on_threads(partial(walk_unit, start=start), range(stop - start), width)
         count = welford_blocks(unit, blocks, stop - start, mean, m2, count, width)
     if n_units:
         full[:] = fulls[0]
