@@ -109,7 +109,9 @@ BOUND_S = {"logistic": 600.0, "refits": 150.0, "forest": 90.0, "boosting": 200.0
 #: Package kernels that the warm-up compiles for more than one signature, on purpose (every other gets one).
 SIGNATURES = {"shap_instances.boosting._kernels._exact_top_k": 2,  # with and without the dense row (None)
               "shap_instances.boosting._kernels._scatter_adding": 2,
-              "shap_instances.forest._forest_kernels._walk": 2}
+              "shap_instances.forest._forest_kernels._walk": 2,
+              # the binary and the multinomial Hessians' weights: two layouts (one matrix product, about 1 s)
+              "shap_instances.linear._logistic_kernels._weighted_gram": 2}
 
 
 def excess_signatures(signatures: dict[str, int]) -> dict[str, int]:
