@@ -36,7 +36,7 @@ def _kernels():
 
 def test_the_kernels_are_found():
     kernels = _kernels()
-    assert "shap_instances.linear._logistic_kernels.logistic_prefix_values" in kernels
+    assert "shap_instances.linear._logistic_kernels.logistic_walk" in kernels
     assert len({name.rsplit(".", 1)[0] for name in kernels}) >= 8  # games, forest, boosting, isotonic, lowrank
 
 

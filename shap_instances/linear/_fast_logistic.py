@@ -23,14 +23,17 @@ from scipy.special import expit, softmax
 from sklearn.linear_model import LogisticRegression
 
 from ..games import accumulate_prefix_units, register_fast_path
-from ..utils import logistic_one_vs_rest
-from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units, softmax_fit
+from ..utils import announce_compile, kernel_array, logistic_one_vs_rest
+from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units, logistic_walk, softmax_fit
 
 __all__ = ["FIRST_ORDER_TOL", "LogisticPath"]
 
 #: The stopping rule (:mod:`._logistic_kernels`) of the fit on all rows behind :meth:`LogisticPath.first_order_pieces`:
 #: finer than :attr:`LogisticPath.tol`, the control game's values are then those of the exact optimum to rounding.
 FIRST_ORDER_TOL = 1e-12
+#: Cold compile seconds of the logistic kernels on an idle 2-core machine (``benchmarks/bench_compile.py logistic``,
+#: the walk and the fits), the estimate the first call's notice gives (:func:`~shap_instances.utils.announce_compile`).
+COMPILE_SECONDS = 60.0
 
 
 @register_fast_path
@@ -95,8 +98,8 @@ class LogisticPath:
 
     def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
         X, X_eval = np.asarray(X, dtype=np.float64), np.asarray(X_eval, dtype=np.float64)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.y_eval, self.empty = np.asarray(y_eval, dtype=np.float64), np.asarray(empty, dtype=np.float64)
+        # every array the kernels take in one form (C-contiguous, writable): one signature per kernel
+        self.y, self.y_eval, self.empty = kernel_array(y), kernel_array(y_eval), kernel_array(empty)
         self.Z, self.ZE = (_design(rows, model.fit_intercept) for rows in (X, X_eval))
         self.penalty = np.full(self.Z.shape[1], 1.0 / float(model.C))
         self.penalty[: int(model.fit_intercept)] = 0.0  # the intercept is not penalised
@@ -129,8 +132,8 @@ class LogisticPath:
         """The path of the weighted sums ``weights^T residuals`` (weights of shape (n_eval, K))."""
         weights = np.asarray(weights, dtype=np.float64)
         new = copy.copy(self)
-        new.W = np.ascontiguousarray(weights if self.W.shape[1] == 0 else self.W @ weights)
-        new.empty = weights.T @ self.empty
+        new.W = kernel_array(weights if self.W.shape[1] == 0 else self.W @ weights)
+        new.empty = kernel_array(weights.T @ self.empty)
         return new
 
     def fits_all_rows(self) -> bool:
@@ -155,6 +158,7 @@ class LogisticPath:
         if self.n_classes or not self.fits_all_rows():
             return None
         Z, y = self.Z, self.y
+        _announce([logistic_fit])
         w = logistic_fit(Z, y, np.arange(len(y)), self.penalty, self.scale, FIRST_ORDER_TOL)
         p, pe = expit(Z @ w), expit(self.ZE @ w)
         hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(self.penalty)
@@ -175,6 +179,7 @@ class LogisticPath:
     def residuals(self, mask: np.ndarray) -> np.ndarray:
         """Residuals (or their weighted sums) of the fit on the rows in ``mask``; v(empty) for one class."""
         rows = np.flatnonzero(mask)
+        _announce([softmax_fit] if self.n_classes else [logistic_fit])
         if self.n_classes:
             return self._multinomial_residuals(rows)
         if not 0.0 < self.y[rows].sum() < len(rows):
@@ -195,7 +200,9 @@ class LogisticPath:
     def _arguments(self, permutations: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                            np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                                            np.ndarray, float, int, int]:
-        """The kernels' leading arguments (as :func:`logistic_prefix_values` takes them)."""
+        """The kernels' leading arguments (as :func:`logistic_prefix_values` takes them), after the notice of a
+        first compilation."""
+        _announce([logistic_walk])
         return (self.Z, self.y, self.ZE, self.y_eval, self.W, self.empty, permutations, self.penalty, self.scale,
                 self.tol, self.n_classes, self.one)
 
@@ -203,7 +210,7 @@ class LogisticPath:
         """Values of the prefixes of ``first`` rows and more of each permutation, shape (k, n + 1 - first,
         n_outputs) (``first`` 0: every prefix); threads over permutations. The shorter prefixes are not fitted:
         the walk starts with a cold fit on the first ``first`` rows (:attr:`starts_walks`)."""
-        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        permutations = kernel_array(permutations, np.intp)
         if not 0 <= first <= permutations.shape[1]:
             raise ValueError(f"first must be from 0 to the walk's length {permutations.shape[1]}, got {first}.")
         out = np.empty((len(permutations), permutations.shape[1] + 1 - first, len(self.empty)))
@@ -222,7 +229,7 @@ class LogisticPath:
         explained row): one fused kernel that walks as many units at a time as numba has threads, each in a block of
         its own (``unit`` and one more block of its size per extra thread).
         """
-        permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        permutations = kernel_array(permutations, np.intp)
         if len(self.empty) <= self.Z.shape[1]:
             prefixes = self.prefix_values_batch(permutations)
             return accumulate_prefix_units(prefixes, permutations, per_unit, unit, mean, m2, count), prefixes[0, -1]
@@ -232,6 +239,11 @@ class LogisticPath:
         return count, full
 
 
+def _announce(kernels: list[Any]) -> None:
+    """The notice before the logistic kernels compile on first use (:func:`~shap_instances.utils.announce_compile`)."""
+    announce_compile("logistic", kernels, COMPILE_SECONDS)
+
+
 def _design(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
-    """``[1 | X]`` (``X`` without an intercept), C-contiguous."""
-    return np.ascontiguousarray(np.column_stack([np.ones(len(X)), X]) if fit_intercept else X)
+    """``[1 | X]`` (``X`` without an intercept) in the kernels' form (:func:`~shap_instances.utils.kernel_array`)."""
+    return kernel_array(np.column_stack([np.ones(len(X)), X]) if fit_intercept else X)

@@ -54,8 +54,13 @@ iterative refit per prefix for scikit-learn.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..games import welford_blocks
 from ..utils import JIT_OPTIONS
@@ -69,8 +74,6 @@ BLOCK = 64
 #: The exact Hessian is recomputed each time the prefix has grown by this factor since the last time (1.02 to 1.5
 #: leave the passes per prefix within 3% of each other; 1.1 spends the least time, 2,000 x 20).
 REFRESH = 1.1
-#: The ``classes`` argument of the binary model (no class columns): the sigmoid kernels.
-BINARY = np.zeros((2, 0))
 #: ``1 / j!`` for j = 12, ..., 0: the Taylor coefficients of ``exp`` after the leading ``1 / 13!`` (:func:`_sigmoids`).
 _TAYLOR = (1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0,
            1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0)
@@ -285,7 +288,7 @@ def _add_softmax_curvature(B, z, w, classes, u, Bu):
     factor ``R`` of the free classes' ``diag(p) - p p^T`` (K x K at most, singular when every class is free: the
     floor of :func:`_factor` lifts its last pivot to a tiny one)."""
     K, P = classes.shape[1], z.shape[0]
-    M = np.dot(w.reshape((K, P)), z).reshape((1, K))
+    M = np.dot(w.reshape((K, P)), z).reshape((K, 1)).T  # (1, K), laid out as the other callers' logits.T
     _softmax(M, classes[0])
     free = np.flatnonzero(classes[1])
     F = free.shape[0]
@@ -416,12 +419,12 @@ def _backtrack(Zc, yt, w, pen, tol, g, d, size, trial, g_trial, sink, classes):
     slope = 0.0
     for q in range(w.shape[0]):
         slope += g[q] * d[q]
-    f = _gradient(Zc, yt, w, pen, sink, True, classes)
+    f = _gradient(Zc, yt, w, pen, sink, np.bool_(True), classes)
     step = 1.0
     for _ in range(60):
         for q in range(w.shape[0]):
             trial[q] = w[q] - step * d[q]
-        f_trial = _gradient(Zc, yt, trial, pen, g_trial, True, classes)
+        f_trial = _gradient(Zc, yt, trial, pen, g_trial, np.bool_(True), classes)
         # Armijo, or no rise beyond rounding (near the optimum F is flat to within its last digits)
         if f_trial <= f - 1e-4 * step * slope or f_trial - f <= 1e-13 * abs(f) or step * size <= tol:
             return
@@ -448,7 +451,7 @@ def _newton(Zc, yt, w, pen, scale, tol, B, A, g, work, classes):
             return
         for q in range(P):
             trial[q] = w[q] - d[q]
-        _gradient(Zc, yt, trial, pen, g_trial, False, classes)
+        _gradient(Zc, yt, trial, pen, g_trial, np.bool_(False), classes)
         _solve(B, g_trial, following)
         full = _size(following, scale) <= 0.5 * size
         if not full:  # no contraction: backtrack on F
@@ -471,10 +474,10 @@ def _cold_fit(Zc, yt, pen, scale, tol, w, g, B, A, work, classes):
     """The fit on the first ``len(yt)`` rows (columns of ``Zc``; two classes at least) from ``w = 0`` into ``w``;
     ``g``, ``B``: gradient and inverse exact Hessian at the optimum. ``classes``: as :func:`_gradient`."""
     w[:] = 0.0
-    _gradient(Zc, yt, w, pen, g, False, classes)
+    _gradient(Zc, yt, w, pen, g, np.bool_(False), classes)
     _exact_inverse(B, A, Zc, yt.shape[0], w, pen, classes)
     _newton(Zc, yt, w, pen, scale, tol, B, A, g, work, classes)
-    _gradient(Zc, yt, w, pen, g, False, classes)
+    _gradient(Zc, yt, w, pen, g, np.bool_(False), classes)
     _exact_inverse(B, A, Zc, yt.shape[0], w, pen, classes)
 
 
@@ -489,7 +492,7 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
     P = Z.shape[1]
     w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
     B, A = np.zeros((P, P)), np.zeros((P, P))
-    _cold_fit(np.ascontiguousarray(Z[rows].T), y[rows], pen, scale, tol, w, g, B, A, work, BINARY)
+    _cold_fit(np.ascontiguousarray(Z[rows].T), y[rows], pen, scale, tol, w, g, B, A, work, np.zeros((2, 0)))
     return w
 
 
@@ -501,7 +504,7 @@ def _prefix_fits(Zc, yp, pen, scale, tol, coefs, skip):
     unset."""
     P, n = Zc.shape
     w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
-    B, A = np.zeros((P, P)), np.zeros((P, P))
+    B, A, binary = np.zeros((P, P)), np.zeros((P, P)), np.zeros((2, 0))  # no class column: the sigmoid kernels
     first, positives, refresh = n, 0.0, 0.0
     for t in range(n):
         positives += yp[t]
@@ -513,13 +516,13 @@ def _prefix_fits(Zc, yp, pen, scale, tol, coefs, skip):
             for q in range(P):
                 g[q] += c * z[q]
             if t + 1 >= refresh:  # the exact Hessian each time the prefix grows by REFRESH: O(P^2) a row, amortised
-                _exact_inverse(B, A, Zc, t + 1, w, pen, BINARY)
+                _exact_inverse(B, A, Zc, t + 1, w, pen, binary)
                 refresh = REFRESH * (t + 1)
             else:
                 _add_curvature(B, z, w, work[1], work[2])
-            _newton(Zc, yp[: t + 1], w, pen, scale, tol, B, A, g, work, BINARY)
+            _newton(Zc, yp[: t + 1], w, pen, scale, tol, B, A, g, work, binary)
         elif 0.0 < positives < t + 1.0:  # the first prefix with both classes: a cold fit
-            _cold_fit(Zc, yp[: t + 1], pen, scale, tol, w, g, B, A, work, BINARY)
+            _cold_fit(Zc, yp[: t + 1], pen, scale, tol, w, g, B, A, work, binary)
             refresh, first = REFRESH * (t + 1), t
         coefs[t] = w
     return first
@@ -574,7 +577,8 @@ def _softmax_prefix_fits(Zc, lp, one, pen_base, scale_base, tol, coefs, active):
                 _cold_fit(Zc, labels, pen, scale, tol, w, g, B, A, work, classes)
                 refresh = REFRESH * (t + 1)
         elif fitting:  # warm start, as in _prefix_fits
-            _softmax_objective(np.ascontiguousarray(Zc[:, t:t + 1]), lp[t:t + 1], w, none, row_g, False, classes)
+            _softmax_objective(np.ascontiguousarray(Zc[:, t:t + 1]), lp[t:t + 1], w, none, row_g, np.bool_(False),
+                               classes)
             g += row_g
             if t + 1 >= refresh:
                 _exact_inverse(B, A, Zc, t + 1, w, pen, classes)
@@ -687,36 +691,41 @@ def logistic_walk(Z: np.ndarray, y: np.ndarray, ZEt: np.ndarray, yE: np.ndarray,
     return previous
 
 
-@njit(parallel=True, **JIT_OPTIONS)
 def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray,
                            empty: np.ndarray, permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray,
                            tol: float, n_classes: int, one: int, first: int, out: np.ndarray) -> None:
-    """Values of the prefixes of ``first`` rows and more of each permutation (threads over the permutations),
-    ``out`` (k, n + 1 - first, d); ``first`` 0 for every prefix (a place stratum ``[lo, hi)`` needs ``lo`` on).
+    """Values of the prefixes of ``first`` rows and more of each permutation, ``out`` (k, n + 1 - first, d);
+    ``first`` 0 for every prefix (a place stratum ``[lo, hi)`` needs ``lo`` on). One :func:`logistic_walk` per
+    permutation, on as many threads as numba has (the kernel releases the GIL; a Python loop over threads
+    instead of a ``prange`` kernel, whose compilation took as long again as the walk's).
 
     ``Z`` (n, P) and ``ZE`` (m, P): training and explained rows as ``[1, x]`` (``x`` without an intercept);
     ``y`` (n,) in {0, 1} (``n_classes`` 0), or class indices of ``n_classes`` classes, ``one`` that of label 1
     (-1: none), the multinomial model; ``yE`` (m,); ``W`` (m, d) weights of an aggregate game, or (m, 0) for the
-    residuals themselves (d = m); ``empty`` (d,) v(empty), also the value of a prefix with one class.
+    residuals themselves (d = m); ``empty`` (d,) v(empty), also the value of a prefix with one class. Every array
+    C-contiguous and writable (:func:`~shap_instances.utils.kernel_array`): one signature per kernel.
     """
     ZEt = np.ascontiguousarray(ZE.T)
-    for r in prange(permutations.shape[0]):
+
+    def walk(r: int) -> None:
         logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, out, r, 1.0, 0,
                       first)
 
+    _on_threads(walk, range(permutations.shape[0]), numba.get_num_threads())
 
-@njit(parallel=True, **JIT_OPTIONS)
+
 def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
                    permutations: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, n_classes: int, one: int,
                    per_unit: int, unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: int,
                    full: np.ndarray, threads: int) -> int:
-    """Logistic prefix fits, differences, scatter and Welford update, fused (as ``ridge_units``).
+    """Logistic prefix fits, differences, scatter and Welford update (as ``ridge_units``).
 
     Arguments as :func:`logistic_prefix_values` and ``accumulate_prefix_units``;
     ``full`` (d,) receives v(all rows). Returns the new count. The units are walked in parallel, as many at a
-    time as ``threads`` (the first in ``unit``, each other in a block of its own: ``unit.nbytes`` more memory
-    per extra thread); their Welford updates then follow in unit order, so the result does not depend on the
-    number of threads (:func:`welford_blocks`, parallel over rows).
+    time as ``threads`` (Python threads over :func:`logistic_walk`, which releases the GIL; the first in ``unit``,
+    each other in a block of its own: ``unit.nbytes`` more memory per extra thread); their Welford updates then
+    follow in unit order, so the result does not depend on the number of threads (:func:`welford_blocks`,
+    parallel over rows).
     """
     n_units = permutations.shape[0] // per_unit
     ZEt = np.ascontiguousarray(ZE.T)
@@ -724,16 +733,30 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     blocks = np.empty((width - 1, unit.shape[0], unit.shape[1]))
     fulls = np.empty((width, full.shape[0]))
     share = 1.0 / per_unit
+
+    def walk_unit(b: int, start: int) -> None:
+        block = unit if b == 0 else blocks[b - 1]
+        block[:, :] = 0.0
+        for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
+            fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
+                                     block[np.newaxis], 0, share, 1, 0)
+
     for start in range(0, n_units, width):
         stop = min(start + width, n_units)
-        for b in prange(stop - start):
-            block = unit if b == 0 else blocks[b - 1]
-            block[:, :] = 0.0
-            for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
-                fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
-                                         block.reshape((1, block.shape[0], block.shape[1])), 0, share,
-                                         1, 0)
+        _on_threads(partial(walk_unit, start=start), range(stop - start), width)
         count = welford_blocks(unit, blocks, stop - start, mean, m2, count, width)
     if n_units:
         full[:] = fulls[0]
     return count
+
+
+def _on_threads(task: Callable[[int], None], items: range, threads: int) -> None:
+    """``task(i)`` for each ``i`` of ``items``, on up to ``threads`` threads (here, when one suffices); the first
+    exception is raised."""
+    if threads <= 1 or len(items) <= 1:
+        for i in items:
+            task(i)
+        return
+    with ThreadPoolExecutor(min(threads, len(items))) as pool:
+        for _ in pool.map(task, items):
+            pass

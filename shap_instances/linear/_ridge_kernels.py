@@ -233,10 +233,10 @@ def ridge_prefix_values(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.nd
     k = permutations.shape[0]
     P, d = XaT.shape
     use_u = uses_u(d, P)
-    for r in prange(k):
+    for r in prange(k):  # r is unsigned in a prange: np.int64(r) below, so _walk has ridge_units' signature
         R, D, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
         _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha, heads_w[r], heads_b[r], t0s[r],
-              use_u, R, D, z, U, v, gamma, wa, current, previous, empty, out, r, 1.0, 0)
+              use_u, R, D, z, U, v, gamma, wa, current, previous, empty, out, np.int64(r), 1.0, np.int64(0))
 
 
 @njit(**JIT_OPTIONS)
@@ -260,7 +260,8 @@ def ridge_units(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.ndarray, e
         unit[:, :] = 0.0
         for r in range(u * per_unit, (u + 1) * per_unit):
             _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha, heads_w[r], heads_b[r],
-                  t0s[r], use_u, R, D, z, U, v, gamma, wa, current, previous, empty, block, 0, share, 1)
+                  t0s[r], use_u, R, D, z, U, v, gamma, wa, current, previous, empty, block, np.int64(0), share,
+                  np.int64(1))
             if r == 0:
                 full[:] = previous
         count = welford_update(unit, mean, m2, count)

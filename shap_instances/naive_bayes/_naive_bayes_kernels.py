@@ -182,9 +182,9 @@ def _value(kind, count, S, mean, m2, seen, PhiE, need, params, yE, W, empty, wor
                 if need[f] > max(min_categories[f], seen[f] + 1):
                     out[:] = empty  # an explained row's category the fit has not seen: predict_proba raises
                     return
-        _class_jll(kind, 1, count, S, mean, m2, seen, PhiE, params, work, jll1)
+        _class_jll(kind, np.int64(1), count, S, mean, m2, seen, PhiE, params, work, jll1)  # np.int64: one signature
         if count[0] > 0:
-            _class_jll(kind, 0, count, S, mean, m2, seen, PhiE, params, work, jll0)
+            _class_jll(kind, np.int64(0), count, S, mean, m2, seen, PhiE, params, work, jll0)
         for j in range(d):
             probability = _probability(jll0[j], jll1[j], count[0] > 0)
             if not np.isfinite(probability):

@@ -3,9 +3,11 @@
 Every kernel is compiled with ``cache=True`` (:data:`shap_instances.utils.JIT_OPTIONS`): the machine code is
 written to ``__pycache__`` next to the sources the first time a kernel runs with a given signature, and later
 processes load it in milliseconds. On a fresh install nothing is cached yet, and the first explanation of each
-family compiles its kernels: measured on a fresh clone (2 cores, load 1.2 to 2.7), 157 s for the logistic
-regression's refit game and 56 s for all the others. ``python -m shap_instances.testing._warm_up`` runs every
-explainer family once on tiny data of the types the package uses (float64 features and targets, as
+family compiles its kernels (the logistic family's, the longest, after saying so:
+:func:`shap_instances.utils.announce_compile`); what each family costs
+is measured by ``benchmarks/bench_compile.py`` (``benchmarks/results/compile.json``; ``docs/engine.md``,
+"Compilation"). The warm-up is a convenience that pays it ahead: ``python -m shap_instances.testing._warm_up``
+runs every explainer family once on tiny data of the types the package uses (float64 features and targets, as
 ``check_data`` converts them; six explained rows, so that the fused kernels for many outputs run too), the
 logistic family in a second process beside the others, so that cost is paid once, at set-up
 (``scripts/setup.sh`` runs it). Its results are thrown away; it reads and writes no user file. shap's own numba
