@@ -42,8 +42,9 @@ _LAZY = {
     "BoostingExplainer": "shap_instances.explainers.boosting",
 }
 _SUBMODULES = {
-    "approximators", "boosting", "datasets", "exceptions", "explainers", "forest", "games", "isotonic", "linear",
-    "lowrank", "metrics", "naive_bayes", "plots", "report", "testing", "utils", "valuation", "weighted_targets",
+    "approximators", "boosting", "cli", "datasets", "discriminant", "exceptions", "explainers", "forest", "games",
+    "isotonic", "linear", "lowrank", "metrics", "naive_bayes", "neighbors", "neural", "plots", "report", "testing",
+    "utils", "valuation", "weighted_targets",
 }
 
 __all__ = [

@@ -582,7 +582,7 @@ def _efficiency_atol(game: ResidualGame, weights: np.ndarray | None = None) -> f
     return max(1e-9, tolerance)
 
 
-def _check_combination(model: Any, approximator: Any, refit: str, truncation_tolerance: float | None,
+def _check_combination(model: Any, approximator: str | Approximator, refit: str, truncation_tolerance: float | None,
                        checkpoint: Any) -> None:
     """Refuse options that do not go together, or with this model: the influence approximator and fixed-structure
     refits need models they support; truncation and checkpoints need the permutation approximator."""

@@ -30,7 +30,10 @@ def is_torch_module(model: Any) -> bool:
     False
     """
     torch = sys.modules.get("torch")
-    return torch is not None and isinstance(model, torch.nn.Module)
+    try:
+        return torch is not None and isinstance(model, torch.nn.Module)
+    except Exception:  # noqa: BLE001 - an object whose __class__ raises is no network (supports_model never raises)
+        return False
 
 
 def last_linear_layer(module: Any, layer: str | None = None) -> tuple[str, Any]:
