@@ -83,7 +83,7 @@ def test_setup_in_a_fresh_copy_creates_and_uses_its_own_venv(tmp_path):
     assert "creating the project's virtual environment .venv" in result.stdout
     assert (checkout / ".venv" / "bin" / "python").is_file()
     assert "warm-up logistic" in result.stdout and "warm-up refits" in result.stdout  # the kernels, compiled
-    assert list((checkout / "shap_instances" / "games" / "__pycache__").glob("_logistic_kernels.*.nbi"))
+    assert list((checkout / "shap_instances" / "linear" / "__pycache__").glob("_logistic_kernels.*.nbi"))
 
     where = _bash("scripts/run", "python", "-c", "import sys, shap_instances; print(sys.prefix); "
                   "print(shap_instances.__file__)", cwd=checkout, env=env)

@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm.auto import tqdm
 
-from ..approximators import Throughput
-
 __all__ = ["Costs", "Plan", "SectionBar", "check_least_budget", "least_costs", "least_report_seconds", "least_seconds",
            "make_plan", "memory_plan", "residual_sample_size"]
 
@@ -277,6 +275,7 @@ def _residual_size(c: Costs, left: float, n_players: int, max_evals: int | None,
                    warnings: list[str]) -> tuple[int, int, int]:
     """(permutations of the aggregate game, of the sampled rows' vector game, batch) that fit ``left`` seconds
     and ``max_evals``; a warning appended when not even the fewest of the aggregate game fit."""
+    from ..approximators import Throughput  # not at import: the command line's --help imports the report's names
 
     def permutations(seconds: float, cost: float, most: int) -> int:
         fitting = Throughput(max(cost, 1e-9)).units_within(seconds)
