@@ -340,6 +340,7 @@ def test_a_fit_beyond_the_time_budget_is_refused_before_it(csv, capsys, monkeypa
     assert "--model ridge or knn" in err
 
 
+@pytest.mark.slow  # two whole explain commands in subprocesses: 6-7 s
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_shaps_own_algorithms_get_the_models_prediction_function(csv, tmp_path, task):
     """``--explainer exact`` (shap's algorithm) on the fitted pipeline: shap calls its model, so it is given the

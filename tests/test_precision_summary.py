@@ -25,6 +25,7 @@ def _rate_within(rate: float, expected: float) -> bool:
     return abs(rate - expected) <= 4 * np.sqrt(expected * (1 - expected) / RUNS)
 
 
+@pytest.mark.slow  # 400 simulated runs: 1-4 s each
 @pytest.mark.parametrize("errors", [np.full(N_ROWS, 0.1), np.linspace(0.02, 0.2, N_ROWS)],
                          ids=["equal errors", "unequal errors"])
 def test_no_true_spread_is_detected_at_the_level_only(errors):
@@ -34,6 +35,7 @@ def test_no_true_spread_is_detected_at_the_level_only(errors):
     assert np.median([t.ratio for t in tests]) == pytest.approx(1.0, abs=0.05)  # observed variance ~ e^2
 
 
+@pytest.mark.slow
 def test_the_spread_resolved_is_detected_with_the_stated_power():
     errors = np.full(N_ROWS, 0.1)
     resolved = spread_test(np.zeros(N_ROWS), errors).resolved  # depends on the errors only, not on the values
@@ -46,6 +48,7 @@ def test_the_spread_resolved_is_detected_with_the_stated_power():
     assert np.mean([t.detected for t in half]) < 0.4
 
 
+@pytest.mark.slow
 def test_the_upper_bound_covers_the_true_spread():
     errors = np.full(N_ROWS, 0.1)
     true = np.linspace(-1.0, 1.0, N_ROWS)

@@ -220,6 +220,7 @@ def sampled(monkeypatch):
     return context, _explainer(context, n_permutations=4, silent=True).explain_sample(30)
 
 
+@pytest.mark.slow  # about 4 s
 def test_an_imprecise_variance_gets_the_time_left(sampled, monkeypatch):
     """While the contribution variances are not precise the sampled rows get more rounds until the time is spent
     (here never precise: the threshold is lowered to 0.1%), and their pooled error falls as one over the square root
