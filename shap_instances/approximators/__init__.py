@@ -15,11 +15,10 @@ valuation (``shap_instances.valuation.semivalue_approximator`` chooses one by na
 :func:`format_seconds` writes a duration as the budget messages do.
 """
 
-from ._budget import DEFAULT_TIME_LIMIT, RunClock, Throughput, format_seconds
+from ._budget import DEFAULT_TIME_LIMIT, RunClock, Throughput, check_time_left, format_seconds
 from ._parallel import dask_scheduler
 from ._protocol import Approximator, SemivalueWeights
 from ._result import ShapleyResult
-from ._time_left import check_time_left
 from ._weights import kernel_weights, shapley_weights
 from .banzhaf import MSRBanzhafApproximator, RegressionBanzhafApproximator
 from .closed_form import ClosedFormApproximator

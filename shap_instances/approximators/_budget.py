@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ..exceptions import BudgetError, BudgetWarning
 
-__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "Throughput", "format_seconds"]
+__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "Throughput", "check_time_left",
+           "format_seconds"]
 
 #: A run whose remaining work is estimated above this many seconds is warned about (once, after its first
 #: timed batch), with the estimate and the options that shorten it.
@@ -198,3 +199,25 @@ class RunClock:
                 f"refused before the work: one {unit} is estimated to need about {format_seconds(estimate)} ({how}), "
                 f"more than the max_time={self.max_time:g} s allowed, so no estimate could be returned in time. "
                 f"{self.helps}"))
+
+
+def check_time_left(started: float, done: int, total: int, what: str, instead: str) -> None:
+    """Refuse a run whose first ``done`` of ``total`` items, begun at ``started`` (``time.perf_counter``), put the
+    rest above :data:`~shap_instances.approximators.DEFAULT_TIME_LIMIT` (24 hours), with the estimate.
+
+    Raises
+    ------
+    BudgetError
+        Naming the estimate, the time spent on the first items and ``instead`` (what to do).
+
+    Examples
+    --------
+    >>> import time
+    >>> from shap_instances.approximators import check_time_left
+    >>> check_time_left(time.perf_counter(), 8, 100, "permutations", "pass a smaller max_evals")  # quick: passes
+    """
+    spent = time.perf_counter() - started
+    Throughput.measure(spent, done).check_fits(total - done, DEFAULT_TIME_LIMIT, refusal=lambda estimate: (
+        f"refused before the rest of the work: the {total - done:,} remaining {what} are estimated to need about "
+        f"{format_seconds(estimate)} ({format_seconds(spent)} for the first {done:,}), above the limit of "
+        f"{format_seconds(DEFAULT_TIME_LIMIT)}; {instead}."))

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..utils import RandomStateLike, check_memory, check_random_state
+from ._budget import check_time_left
 from ._result import ShapleyResult, standard_errors_of_means
-from ._time_left import check_time_left
 from .sampling import random_coalitions
 
 if TYPE_CHECKING:

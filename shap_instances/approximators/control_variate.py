@@ -31,7 +31,7 @@ from ..exceptions import UnsupportedModelError
 from ..games import Game
 from ..utils import RandomStateLike, check_random_state
 from ._result import ShapleyResult
-from .permutation import stratified_permutations
+from .sampling import random_permutations
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -331,7 +331,7 @@ class ControlVariateApproximator:
     antithetic : bool, default=True
         Pair each permutation with its reverse.
     strata : int, default=1
-        Cyclic shifts per unit (:func:`stratified_permutations`).
+        Cyclic shifts per unit (:func:`~shap_instances.approximators.random_permutations`).
     coefficient : {"pooled", "player"}, default="pooled"
     control : Game, optional
         A game with ``closed_form_values()`` and ``prefix_values`` and the same players and outputs; default
@@ -395,7 +395,7 @@ class ControlVariateApproximator:
                 stopped_by = "max_time"
                 break
             k = min(batch, n_units - moments.units)
-            permutations = stratified_permutations(rng, k, m, int(self.strata), bool(self.antithetic))
+            permutations = random_permutations(rng, k, m, int(self.strata), bool(self.antithetic))
             x = _unit_contributions(game.prefix_values(permutations), permutations, per_unit)
             moments.add(x, _unit_contributions(control.prefix_values(permutations), permutations, per_unit))
         values, errors, beta = moments.corrected(control.closed_form_values(), self.coefficient)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..utils import RandomStateLike, check_random_state
+from ._budget import check_time_left
 from ._result import ShapleyResult, standard_errors_of_means
-from ._time_left import check_time_left
 from .permutation import PermutationApproximator
 from .sampling import random_permutations
 
