@@ -15,11 +15,19 @@ Prints two markdown tables and writes ``docs/figures/isotonic_transforms.png`` a
    ``beta_j = 1`` on the first k of every ``p / k`` features (k = 8 or 2, the poster's s) and ``e ~ N(0, 1)``;
    payoff ``v_A`` = in-sample R^2 of least squares on A; SISR with s = k. Reported: the support found, and how
    far T-hat is from linear (the R^2 of a straight line through (v_A, T-hat(v_A)), weighted by w_SH).
+
+Recorded for the verdicts (``_common.record``): per draw, whether the fit recovered the transform
+(``transform.{variant}.{payoff}.noise{noise}``: the true support found and, but for "max", T-hat closer to T* than
+the payoffs themselves are, corr(T-hat, T*) > corr(v, T*): the adaptation improves on assuming T linear); per k,
+whether T-hat's linearity rises as theta falls (``r2.curvature.k{k}``), and per theta whether T-hat's largest jump
+(the largest gap between consecutive values over its range) is larger at k = 2 than at k = 8
+(``r2.breaks.theta{theta}``); one data draw.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -33,6 +41,9 @@ from shap_instances.approximators._weights import kernel_weights  # noqa: E402
 from shap_instances.isotonic import sisr  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
+
 P, S_TRUE = 10, 4
 POSTER_VARIANT = dict(init="zero", gamma_step="niht", min_slope=0.0, inner_max_iter=200)
 # name: (T*, T*^{-1}); every T* has T*(0) = 0 and is increasing on the range of the transformed payoffs
@@ -75,7 +86,7 @@ def recovered_transforms(repetitions, noises):
     for name in [*TRANSFORMS, "max"]:
         for noise in noises:
             for variant, options in (("package", {}), ("poster", POSTER_VARIANT)):
-                corr, sup, cosine, hit, tau = [], [], [], [], []
+                corr, sup, cosine, hit, tau, linear = [], [], [], [], [], []
                 for rep in range(repetitions):
                     gamma, rng = truth(rep)
                     if name == "max":
@@ -90,9 +101,13 @@ def recovered_transforms(repetitions, noises):
                     if name != "max":
                         t_true = TRANSFORMS[name][0](v)
                         corr.append(np.corrcoef(fit.transform_values, t_true)[0, 1])
+                        linear.append(np.corrcoef(v, t_true)[0, 1])
                         sup.append(np.abs(fit.transform_values - t_true).max() / np.ptp(t_true))
                     if rep == 0 and variant == "package" and noise == noises[0]:
                         examples[name] = (v, fit, None if name == "max" else TRANSFORMS[name][0](v))
+                record(**{f"transform.{variant}.{name}.noise{noise:g}": [
+                    bool(h == 1 and (not corr or c > c_linear))
+                    for h, c, c_linear in zip(hit, corr or hit, linear or hit, strict=True)]})
                 rows.append([name, f"{noise:g}", variant, f"{np.mean(corr):.4f}" if corr else "-",
                              f"{np.mean(sup):.3f} (max {np.max(sup):.3f})" if sup else "-",
                              "-" if name == "max" else f"{np.mean(cosine):.3f}", f"{np.mean(tau):.2f}",
@@ -131,7 +146,7 @@ def r2_payoffs(X, y):
 
 def r2_simulation():
     rng = np.random.default_rng(0)
-    n, rows = 2000, []
+    n, rows, linearity, jumps = 2000, [], {}, {}
     fig, axes = plt.subplots(2, 3, figsize=(11, 6))
     w = kernel_weights(P)[bits(P).sum(1)]
     w[-1] = 1.0 / P
@@ -148,6 +163,7 @@ def r2_simulation():
             slope, intercept = np.polyfit(v, t, 1, w=np.sqrt(w))
             residual = t - slope * v - intercept
             linear_r2 = 1 - np.sum(w * residual**2) / np.sum(w * (t - np.average(t, weights=w)) ** 2)
+            linearity[k, theta], jumps[k, theta] = linear_r2, np.diff(np.sort(t)).max() / np.ptp(t)
             shapley = fit.shapley_values
             inactive = np.setdiff1d(np.arange(P), active)
             rows.append([k, theta, sorted(fit.support.tolist()) == active.tolist(),
@@ -163,6 +179,10 @@ def r2_simulation():
     fig.tight_layout()
     fig.savefig(OUT / "isotonic_r2.png", dpi=80)
     plt.close(fig)
+    record(**{f"r2.curvature.k{k}": [bool(linearity[k, 0.9] < linearity[k, 0.5] < linearity[k, 0.0])] for k in (8, 2)},
+           **{f"r2.breaks.theta{theta:g}": [bool(jumps[2, theta] > jumps[8, theta])] for theta in (0.9, 0.5, 0.0)},
+           **{f"r2.jump.k{k}.theta{theta:g}": float(jump) for (k, theta), jump in jumps.items()},
+           **{f"r2.linearity.k{k}.theta{theta:g}": float(r2) for (k, theta), r2 in linearity.items()})
     print("\n### R^2 payoffs (p = 10, n = 2000, SISR with s = k)\n")
     print("| k (true non-zeros) | theta | support found | linearity of T-hat (weighted R^2 of a line) "
           "| corr(gamma-hat, plain Shapley) | smallest active / largest inactive plain Shapley |")
