@@ -143,8 +143,9 @@ SISR_CASE_CLAIMS = (
 #: introduces breaks": orderings over theta and over k, one data draw); our generators, not the poster's.
 SISR_TRANSFORMS = ("5th root", "sqrt", "normal CDF", "tan", "exp", "log", "max")
 SISR_TRANSFORM_CLAIMS = (
-    *(Claim(f"transform.{variant}.{name}.noise{noise:g}", f"{name}, noise {noise:g}, {variant} fit: support found "
-            "and T-hat closer to T* than v", "accurately recovers T*", "SISR poster, domain adaptation")
+    *(Claim(f"transform.{variant}.{name}.noise{noise:g}", f"{name}, noise {noise:g}, {variant} fit: support found"
+            + ("" if name == "max" else " and T-hat closer to T* than v"), "accurately recovers T*",
+            "SISR poster, domain adaptation")
       for variant in ("package", "poster") for name in SISR_TRANSFORMS for noise in (0.0, 0.01)),
     *(Claim(f"r2.curvature.k{k}", f"T-hat straightens as the correlation theta falls (0.9, 0.5, 0), s = {k}",
             "correlation drives curvature", "SISR poster, R^2 payoffs") for k in (8, 2)),
