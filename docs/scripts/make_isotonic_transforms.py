@@ -81,37 +81,53 @@ def noisy_sums(gamma, noise, rng):
     return x
 
 
+def payoffs(name, noise, rep):
+    """Draw ``rep``'s payoffs through ``T*^{-1}`` (or the max payoff) and gamma*."""
+    gamma, rng = truth(rep)
+    if name == "max":
+        return np.max(bits(P) * gamma, axis=1) + noise * rng.normal(size=2**P) * (np.arange(2**P) > 0), gamma
+    return TRANSFORMS[name][1](noisy_sums(gamma, noise, rng)), gamma
+
+
+def scores(name, v, gamma, fit):
+    """One fit against the truth: cosine, Kendall's tau on supp*, the support share and, but for max, corr(T-hat, T*)
+    and the sup-distance; ``recovered``: the support found and (but for max) T-hat closer to T* than v is."""
+    on = np.flatnonzero(gamma)
+    found = dict(cosine=fit.gamma @ gamma, tau=kendalltau(fit.gamma[on], gamma[on]).statistic,
+                 hit=len(set(fit.support) & set(on)) / S_TRUE)
+    found["recovered"] = found["hit"] == 1
+    if name != "max":
+        t_true = TRANSFORMS[name][0](v)
+        found["corr"] = np.corrcoef(fit.transform_values, t_true)[0, 1]
+        found["sup"] = np.abs(fit.transform_values - t_true).max() / np.ptp(t_true)
+        found["recovered"] &= found["corr"] > np.corrcoef(v, t_true)[0, 1]
+    return found
+
+
+def table_row(name, noise, variant, draws):
+    """The printed row of one payoff, noise level and variant: means over the draws."""
+    mean = {key: np.mean([d[key] for d in draws]) for key in draws[0]}
+    if name == "max":
+        return [name, f"{noise:g}", variant, "-", "-", "-", f"{mean['tau']:.2f}", f"{100 * mean['hit']:.0f}%"]
+    return [name, f"{noise:g}", variant, f"{mean['corr']:.4f}",
+            f"{mean['sup']:.3f} (max {max(d['sup'] for d in draws):.3f})", f"{mean['cosine']:.3f}",
+            f"{mean['tau']:.2f}", f"{100 * mean['hit']:.0f}%"]
+
+
 def recovered_transforms(repetitions, noises):
     rows, examples = [], {}
     for name in [*TRANSFORMS, "max"]:
         for noise in noises:
             for variant, options in (("package", {}), ("poster", POSTER_VARIANT)):
-                corr, sup, cosine, hit, tau, linear = [], [], [], [], [], []
+                draws = []
                 for rep in range(repetitions):
-                    gamma, rng = truth(rep)
-                    if name == "max":
-                        v = np.max(bits(P) * gamma, axis=1) + noise * rng.normal(size=2**P) * (np.arange(2**P) > 0)
-                    else:
-                        v = TRANSFORMS[name][1](noisy_sums(gamma, noise, rng))
+                    v, gamma = payoffs(name, noise, rep)
                     fit = sisr(v, S_TRUE, **options)
-                    cosine.append(fit.gamma @ gamma)
-                    on = np.flatnonzero(gamma)
-                    tau.append(kendalltau(fit.gamma[on], gamma[on]).statistic)
-                    hit.append(len(set(fit.support) & set(np.flatnonzero(gamma))) / S_TRUE)
-                    if name != "max":
-                        t_true = TRANSFORMS[name][0](v)
-                        corr.append(np.corrcoef(fit.transform_values, t_true)[0, 1])
-                        linear.append(np.corrcoef(v, t_true)[0, 1])
-                        sup.append(np.abs(fit.transform_values - t_true).max() / np.ptp(t_true))
+                    draws.append(scores(name, v, gamma, fit))
                     if rep == 0 and variant == "package" and noise == noises[0]:
                         examples[name] = (v, fit, None if name == "max" else TRANSFORMS[name][0](v))
-                record(**{f"transform.{variant}.{name}.noise{noise:g}": [
-                    bool(h == 1 and (not corr or c > c_linear))
-                    for h, c, c_linear in zip(hit, corr or hit, linear or hit, strict=True)]})
-                rows.append([name, f"{noise:g}", variant, f"{np.mean(corr):.4f}" if corr else "-",
-                             f"{np.mean(sup):.3f} (max {np.max(sup):.3f})" if sup else "-",
-                             "-" if name == "max" else f"{np.mean(cosine):.3f}", f"{np.mean(tau):.2f}",
-                             f"{100 * np.mean(hit):.0f}%"])
+                record(**{f"transform.{variant}.{name}.noise{noise:g}": [bool(d["recovered"]) for d in draws]})
+                rows.append(table_row(name, noise, variant, draws))
     print(f"### Recovered T (p = {P}, s* = {S_TRUE}, {repetitions} repetitions, SISR with s = {S_TRUE})\n")
     print("| payoff | noise | variant | corr(T-hat, T*) | sup-distance / range(T*) | cosine(gamma-hat, gamma*) "
           "| Kendall tau on supp* | support |")
