@@ -4,14 +4,16 @@ A :class:`Claim` is one statement of a paper that a reproduction tests, with the
 source (table, figure, page), the tolerance, and whether our protocol is the paper's. A reproduction script hands
 its measurements to its result file (``_common.record``): for a claim of kind ``"number"`` a list of values, one per
 seed (one value for a deterministic computation); for a claim of kind ``"ordering"`` a list of booleans, one per
-seed: whether the paper's ordering held in that seed. :func:`verdict` applies the page's rules:
+seed: whether the paper's ordering held in that seed; for a claim of kind ``"mean"`` (the paper's number is a mean or
+a rate over random draws, such as a recovery rate) a list of values, one per draw, whose mean is compared with the
+paper's. :func:`verdict` applies the page's rules:
 
 * **reproduced**: the protocol is the paper's, and every seed (at least :data:`MIN_SEEDS`, or one value of a
   deterministic computation) lies within the tolerance (a number) or shows the paper's ordering;
 * **reproduced in kind**: the numbers are within the tolerance, or the ordering holds in more than half of the
   seeds, but the protocol differs, fewer than :data:`MIN_SEEDS` seeds ran, or some seeds miss;
-* **differs**: a number outside the tolerance in more than half of the seeds, or an ordering that holds in at most
-  half of them;
+* **differs**: a number outside the tolerance in more than half of the seeds, a mean over the draws outside the
+  tolerance, or an ordering that holds in at most half of them;
 * **not run**: no measured value.
 
 A reproduction with several claims gets the weakest claim's verdict (differs < in kind < reproduced).
@@ -35,7 +37,7 @@ class Claim(NamedTuple):
     statement: str
     paper: float | str
     source: str
-    kind: str = "ordering"  # or "number"
+    kind: str = "ordering"  # or "number" (per seed), "mean" (the mean over the draws)
     tolerance: float | None = None  # absolute, for a number
     protocol: bool = False  # True: the paper's protocol, or every difference shown not to matter
     deterministic: bool = False
@@ -56,6 +58,15 @@ def _number(claim: Mapping, values: Sequence[float]) -> Outcome:
     if 2 * sum(misses) > len(misses):
         return Outcome("differs", text + " (outside)")
     return _full_or_in_kind(claim, len(values), not any(misses), text)
+
+
+def _mean(claim: Mapping, values: Sequence[float]) -> Outcome:
+    mean = sum(values) / len(values)
+    text = (f"{claim['statement']}: paper {claim['paper']:g} ({claim['source']}), ours {mean:.3g} (mean of "
+            f"{len(values)} draws, {min(values):g} to {max(values):g}), tolerance {claim['tolerance']:.2g}")
+    if abs(mean - claim["paper"]) > claim["tolerance"]:
+        return Outcome("differs", text + " (outside)")
+    return _full_or_in_kind(claim, len(values), True, text)
 
 
 def _ordering(claim: Mapping, held: Sequence[bool]) -> Outcome:
@@ -80,7 +91,8 @@ def claim_outcome(claim: Mapping, values: Mapping) -> Outcome:
     if measured is None:
         return Outcome("not run", f"{claim['statement']}: no measured value")
     measured = measured if isinstance(measured, list) else [measured]
-    return _number(claim, measured) if claim["kind"] == "number" else _ordering(claim, measured)
+    rule = {"number": _number, "mean": _mean}.get(claim["kind"], _ordering)
+    return rule(claim, measured)
 
 
 def verdict(claims: Sequence[Mapping], values: Mapping, prefix: str = "") -> Outcome:

@@ -22,18 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 from _common import REPEATS, Bench, compare, first_call, markdown_table, ratio
+from _reproductions import SISR_NOISES as NOISES
+from _reproductions import SISR_POSTER as POSTER
 from scipy.optimize import isotonic_regression
 
 from shap_instances.approximators._weights import kernel_weights
 from shap_instances.isotonic import gram_eigenvalue, sisr
 
-POSTER = {  # (affinity, support %) at noise 5e-3, 1e-2, 5e-2, 1e-1, 2e-1
-    10: [(99.6, 100), (99.5, 100), (97.9, 100), (88.7, 98.7), (66.2, 80.7)],
-    15: [(99.9, 100), (97.8, 100), (79.9, 100), (70.9, 98.0), (57.6, 73.3)],
-    20: [(87.9, 100), (80.3, 100), (68.9, 100), (63.2, 96.0), (54.3, 65.3)],
-    25: [(74.0, 100), (70.5, 100), (65.5, 100), (60.6, 90.7), (52.1, 62.0)],
-}
-NOISES = [5e-3, 1e-2, 5e-2, 1e-1, 2e-1]
 DENSE_MAX_P = 20  # the dense baseline runs up to here (p = 20: about 17 s and 0.8 GB per fit)
 
 

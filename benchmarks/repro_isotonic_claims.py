@@ -11,6 +11,11 @@
 
 Seeds: draw ``r`` of size p uses seed ``1000 p + r`` (as ``sisr_recovery.py``), r = 0 .. ``--seeds`` - 1.
 
+Recorded for the verdicts (``_common.record``), per draw: ``monotone.p{p}.{variant}`` (no fit of the draw rises
+above the tolerance), ``faster.p{p}.{variant}.s1`` (the fit at s = 1 is faster than at s = p) and
+``faster.p{p}.{variant}.rise`` (the Spearman correlation of s and the seconds over s = 1, 2, 4, 8, p is positive),
+with the seconds themselves (``seconds.p{p}.{variant}``: one list of five per draw).
+
 Usage: ``python benchmarks/repro_isotonic_claims.py [--quick] [--seeds 5] [--sizes 10,14]``.
 """
 
@@ -24,8 +29,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import record  # noqa: E402
 from bench_isotonic import NOISES, generate  # noqa: E402
 from sisr_recovery import VARIANTS  # noqa: E402
 
@@ -46,7 +53,7 @@ def monotone_table(sizes, seeds, sparsities):
     print("|---|---|---|---|---|---|")
     for p in sizes:
         for variant, options in VARIANTS.items():
-            rises, updates = [], []
+            rises, updates, monotone = [], [], []
             for seed in seeds:
                 for noise in NOISES:
                     v, _ = generate(p, noise, 1000 * p + seed)
@@ -54,6 +61,9 @@ def monotone_table(sizes, seeds, sparsities):
                         history = sisr(v, sparsity=s, **options).objective_history
                         rises.append(largest_rise(history))
                         updates.append(len(history))
+                per_draw = len(NOISES) * len(sparsities)
+                monotone.append(bool(max(rises[-per_draw:]) <= RISE_TOLERANCE))
+            record(**{f"monotone.p{p}.{variant}": monotone, f"largest_rise.p{p}.{variant}": max(rises)})
             violations = int(np.sum(np.array(rises) > RISE_TOLERANCE))
             print(f"| {p} | {variant} | {len(rises)} | {np.mean(updates):.1f} | {max(rises):.2e} | {violations} |",
                   flush=True)
@@ -82,6 +92,9 @@ def speed_table(sizes, seeds, noise=0.05):
             cells = [f"{seconds[:, j].mean() * 1e3:.0f} ms [{seconds[:, j].min() * 1e3:.0f}, "
                      f"{seconds[:, j].max() * 1e3:.0f}], {updates[:, j].mean():.0f} upd." for j in range(len(levels))]
             ratio = seconds[:, -1] / seconds[:, 0]
+            record(**{f"seconds.p{p}.{variant}": seconds.tolist(),
+                      f"faster.p{p}.{variant}.s1": [bool(r > 1) for r in ratio],
+                      f"faster.p{p}.{variant}.rise": [bool(spearmanr(levels, row)[0] > 0) for row in seconds]})
             print(f"| {p} | {variant} | " + " | ".join(cells) + f" | {ratio.mean():.2f} [{ratio.min():.2f}, "
                   f"{ratio.max():.2f}] |", flush=True)
 

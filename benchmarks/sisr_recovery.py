@@ -26,12 +26,20 @@ the other reading of its noise model: the same noise draws, added after the tran
 seeds, so the same gamma* and noise draws, for every variant and generator. Cells give the mean over the
 repetitions and the half-width of its 95% interval.
 
+Recorded for the verdicts (``_common.record``; keys ``p{p}.{selection}.{variant}.noise{noise}.{quantity}``): the
+per-draw affinity, support %, chosen s and (oracle s) fit/truth objective ratio; with both the "package" and the
+"threshold" variant, ``p{p}.oracle.constrained_not_worse.noise{noise}``: per draw, whether the l0-constrained fit's
+affinity is at least the thresholded dense fit's (the poster's argument against thresholding). ``--log`` resumes
+only draws made by the same code: each logged draw carries the hash of this script, ``bench_isotonic.py`` and the
+package's ``isotonic/`` sources, and a draw with another hash is refitted.
+
 Usage: ``python benchmarks/sisr_recovery.py [--sizes 10,15] [--repetitions 50] [--selection ric,oracle]
 [--variants package,poster] [--generator clipped|signed|payoff] [--ric-n effective] [--markdown FILE]``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -39,7 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import Bench, markdown_table
+from _common import ROOT, Bench, file_hash, markdown_table, record
 from bench_isotonic import NOISES, POSTER, generate, transformed_payoffs
 
 from shap_instances.isotonic import sisr
@@ -51,6 +59,13 @@ VARIANTS = {
     "poster": dict(init="zero", gamma_step="niht", min_slope=0.0, inner_max_iter=200),
 }
 S_TRUE = 4
+
+
+def code_hash() -> str:
+    """What a logged draw must share with this run to be reused: this script, the generator's and SISR's sources."""
+    sources = ["benchmarks/sisr_recovery.py", "benchmarks/bench_isotonic.py",
+               *sorted(str(f.relative_to(ROOT)) for f in (ROOT / "shap_instances" / "isotonic").glob("*.py"))]
+    return hashlib.sha256("".join(file_hash(source) for source in sources).encode()).hexdigest()[:16]
 
 
 def draw(p, noise, seed, generator):
@@ -94,13 +109,14 @@ def one_draw(p, noise, rep, selection, variant, generator, ric_n):
 def cell(p, noise, repetitions, selection, variant, generator, ric_n, log=None):
     """The repetitions of one cell; with ``log`` (a JSON-lines file), every draw is appended as it finishes and
     draws already there are read back instead of refitted, so a stopped run resumes where it stopped."""
-    key = dict(p=p, noise=noise, selection=selection, variant=variant, generator=generator, ric_n=ric_n)
+    key = dict(p=p, noise=noise, selection=selection, variant=variant, generator=generator, ric_n=ric_n,
+               code=code_hash())
     done = {}
     if log is not None and log.exists():
         for line in log.read_text().splitlines():
-            record = json.loads(line)
-            if all(record.get(name) == value for name, value in key.items()):
-                done[record["rep"]] = record
+            logged = json.loads(line)
+            if all(logged.get(name) == value for name, value in key.items()):
+                done[logged["rep"]] = logged
     draws = []
     for rep in range(repetitions):
         if rep not in done:
@@ -114,10 +130,27 @@ def cell(p, noise, repetitions, selection, variant, generator, ric_n, log=None):
                 with log.open("a") as handle:
                     handle.write(json.dumps(done[rep]) + "\n")
             print(f"  draw {rep}: {done[rep]}", file=sys.stderr, flush=True)
+        else:
+            print(f"  draw {rep}: from the log (same code {key['code']}): {done[rep]}", file=sys.stderr, flush=True)
         draws.append(done[rep])
-    below = [d["ratio"] for d in draws if d["ratio"] is not None]
-    return (interval([d["affinity"] for d in draws]), interval([d["support"] for d in draws]),
-            np.mean([d["chosen"] for d in draws]), below)
+    return draws
+
+
+def record_cell(draws, p, noise, selection, variant) -> None:
+    """The per-draw values of one cell, for the verdicts."""
+    prefix = f"p{p}.{selection}.{variant}.noise{noise:g}"
+    record(**{f"{prefix}.{quantity}": [d[quantity] for d in draws] for quantity in ("affinity", "support", "chosen")})
+    if draws[0]["ratio"] is not None:
+        record(**{f"{prefix}.ratio": [d["ratio"] for d in draws]})
+
+
+def record_threshold_comparison(cells) -> None:
+    """Per draw, whether the constrained fit (oracle s) recovers gamma* at least as well as dense + threshold."""
+    for (p, selection, variant, noise), draws in cells.items():
+        threshold = cells.get((p, selection, "threshold", noise))
+        if variant == "package" and selection == "oracle" and threshold is not None:
+            record(**{f"p{p}.oracle.constrained_not_worse.noise{noise:g}": [
+                bool(a["affinity"] >= b["affinity"]) for a, b in zip(draws, threshold, strict=True)]})
 
 
 def interval(values):
@@ -128,29 +161,38 @@ def interval(values):
 
 def main(bench: Bench) -> None:
     args = bench.args
-    rows = []
+    rows, cells = [], {}
     for p in args.sizes:
         for selection in args.selection:
             for variant in args.variants:
+                if variant == "threshold" and selection != "oracle":
+                    continue  # the dense fit thresholded at s* = 4: an oracle-s diagnostic only
                 started = time.perf_counter()
-                cells = []
+                texts = []
                 for k, noise in enumerate(NOISES):
                     if noise not in args.noises:
                         continue
-                    (a, a_ci), (s, s_ci), s_hat, ratios = cell(p, noise, args.repetitions, selection, variant,
-                                                               args.generator, args.ric_n, args.log)
-                    print(f"p = {p}, {selection}, {variant}, noise {noise:g}: {a:.1f} / {s:.0f}%, s = {s_hat:.1f}",
-                          file=sys.stderr, flush=True)
-                    pa, ps = POSTER[p][k]
-                    extra = (f", s = {s_hat:.1f}" if selection == "ric" else "" if not ratios else
-                             f"; fit/truth objective {np.mean(ratios):.2f}, below in {np.sum(np.array(ratios) < 1)}")
-                    cells.append(f"{a:.1f} +- {a_ci:.1f} / {s:.0f} +- {s_ci:.0f}% ({pa} / {ps:g}%){extra}")
-                rows.append([p, selection, variant, *cells, f"{time.perf_counter() - started:.0f}"])
+                    draws = cells[p, selection, variant, noise] = cell(
+                        p, noise, args.repetitions, selection, variant, args.generator, args.ric_n, args.log)
+                    record_cell(draws, p, noise, selection, variant)
+                    texts.append(cell_text(draws, POSTER[p][k], selection))
+                    print(f"p = {p}, {selection}, {variant}, noise {noise:g}: {texts[-1]}", file=sys.stderr, flush=True)
+                rows.append([p, selection, variant, *texts, f"{time.perf_counter() - started:.0f}"])
+    record_threshold_comparison(cells)
     header = ["p", "s", "variant", *(f"noise {n:g}" for n in NOISES if n in args.noises), "seconds"]
     bench.print(f"### Sparsity recovery, {args.repetitions} repetitions per cell, generator {args.generator!r}, "
                 f"RIC n = {args.ric_n!r}: ours (poster), affinity / support % (each +- the half-width of a 95% "
                 f"interval of the mean over the repetitions), mean chosen s",
                 markdown_table(header, rows), part="recovery")
+
+
+def cell_text(draws, poster, selection) -> str:
+    """One cell of the table: ours +- the 95% half-widths (the poster's), and the chosen s or the objective ratio."""
+    (a, a_ci), (s, s_ci) = interval([d["affinity"] for d in draws]), interval([d["support"] for d in draws])
+    ratios = [d["ratio"] for d in draws if d["ratio"] is not None]
+    extra = (f", s = {np.mean([d['chosen'] for d in draws]):.1f}" if selection == "ric" else "" if not ratios else
+             f"; fit/truth objective {np.mean(ratios):.2f}, below in {np.sum(np.array(ratios) < 1)}")
+    return f"{a:.1f} +- {a_ci:.1f} / {s:.0f} +- {s_ci:.0f}% ({poster[0]} / {poster[1]:g}%){extra}"
 
 
 def _list(cast):

@@ -151,6 +151,17 @@ def test_verdicts_follow_the_written_rules():
     assert verdict(CLAIMS, {"fewer": [True] * 5, "count": 13}).verdict == "differs"  # the weakest claim
 
 
+
+def test_a_mean_claim_compares_the_mean_over_the_draws():
+    """A rate over draws (the SISR poster's support recovery): each draw's 0 or 100 is far from 98.7, the mean
+    is what the paper's number is compared with."""
+    rate = Claim("support", "support", 98.7, "poster", kind="mean", tolerance=5).as_record()
+    assert verdict([rate], {"support": [100] * 19 + [75]}).verdict == "reproduced in kind"  # 98.75: within
+    assert verdict([{**rate, "protocol": True}], {"support": [100] * 19 + [75]}).verdict == "reproduced"
+    assert verdict([{**rate, "protocol": True}], {"support": [100] * 4}).verdict == "reproduced in kind"  # 4 draws
+    assert verdict([rate], {"support": [100] * 15 + [50] * 5}).verdict == "differs"  # 87.5: outside
+    assert "mean of 20 draws" in verdict([rate], {"support": [100] * 20}).reason
+
 def test_the_published_pages_carry_no_typed_figure():
     """The gated pages, and README (which no hook renders: it quotes tolerances, links to the measured pages)."""
     for page in [*(ROOT / "docs" / name for name in hook.GATED), ROOT / "README.md"]:

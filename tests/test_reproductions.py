@@ -72,6 +72,22 @@ def test_quick_run_writes_a_section_per_reproduction(tmp_path):
     assert "largest relative rise" in text
 
 
+
+@pytest.mark.slow  # imports the package and loads SISR's compiled kernels (seconds under load)
+def test_a_logged_sisr_draw_is_reused_only_when_made_by_the_same_code(tmp_path, monkeypatch):
+    """``sisr_recovery.py --log`` resumes a stopped run, but a draw logged by other code is refitted."""
+    recovery = _module("sisr_recovery")
+    log = tmp_path / "draws.jsonl"
+    arguments = (6, 0.05, 2, "oracle", "package", "clipped", "effective", log)
+    first = recovery.cell(*arguments)
+    assert len(log.read_text().splitlines()) == 2
+    assert recovery.cell(*arguments) == first  # read back, not refitted
+    assert len(log.read_text().splitlines()) == 2
+    monkeypatch.setattr(recovery, "code_hash", lambda: "other code")
+    again = recovery.cell(*arguments)
+    assert len(log.read_text().splitlines()) == 4  # refitted and logged under the other code
+    assert [d["affinity"] for d in again] == [d["affinity"] for d in first]  # the same seeds
+
 def test_tracin_closed_form_matches_central_differences_and_fails_when_its_sign_is_flipped():
     tracin = _module("repro_representer_tracin")
     rng = np.random.default_rng(0)

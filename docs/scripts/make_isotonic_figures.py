@@ -1,8 +1,18 @@
 """Figures and tables of docs/explainers/isotonic.md (prostate R^2 payoff; Boston MSE vs exponential payoff).
 
 Run from the repository root: ``python docs/scripts/make_isotonic_figures.py``.
+
+Recorded for the verdicts (``_common.record``; deterministic: exact payoffs, deterministic fits, one model seed):
+prostate, per algorithm (``package``: the default fit; ``poster``: ``init="zero", gamma_step="niht",
+min_slope=0``), RIC's chosen s (``prostate.{algorithm}.ric_s``); svi third by plain Shapley with a share above a
+tenth (``prostate.svi_third``); svi's SISR weight at RIC's s below a twentieth of the weights' absolute sum
+(``prostate.package.svi_near_zero``). Boston, per model (``sklearn``, ``xgboost``): dis leading (top three) under
+the exponential payoff and outside the top six under MSE (``boston.{model}.dis_minor_to_leading``), the negative
+features differ between the payoffs (``boston.{model}.negatives_move``), and SISR's weights at s = 6 equal under
+both payoffs to 0.01 on the same support (``boston.{model}.sisr_stable``).
 """
 
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -19,6 +29,8 @@ from shap_instances.isotonic import sisr  # noqa: E402
 from shap_instances.plots import isotonic_transform  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
 
 
 def r2_payoffs(X, y):
@@ -63,6 +75,21 @@ def prostate():
     print("RIC chose s =", ric.sparsity, {k: round(float(c), 1) for k, c in ric.criterion.items()})
     poster = sisr(v, sparsity="ric", init="zero", gamma_step="niht", min_slope=0.0)  # the algorithm as printed
     print("the poster's algorithm (init='zero', gamma_step='niht', min_slope=0): RIC chose s =", poster.sparsity)
+    share, svi = shapley / np.abs(shapley).sum(), names.index("svi")
+    record(**{"prostate.package.ric_s": int(ric.sparsity), "prostate.poster.ric_s": int(poster.sparsity),
+              "prostate.svi_third": bool(np.argsort(-share)[2] == svi and share[svi] > 0.1),
+              "prostate.package.svi_near_zero": bool(abs(ric.gamma[svi]) < np.abs(ric.gamma).sum() / 20)})
+
+
+def record_sensitivity(model, names, fits):
+    """The poster's Boston claims for one model: ``fits`` (s = 6) under the MSE payoff, then the exponential."""
+    shapley = [fit.shapley_values for fit in fits]
+    ranks = [[names[i] for i in np.argsort(-values)] for values in shapley]
+    negatives = [{names[i] for i in np.flatnonzero(values < 0)} for values in shapley]
+    stable = set(fits[0].support) == set(fits[1].support) and np.abs(fits[0].gamma - fits[1].gamma).max() <= 0.01
+    record(**{f"boston.{model}.dis_minor_to_leading": bool("dis" not in ranks[0][:6] and "dis" in ranks[1][:3]),
+              f"boston.{model}.negatives_move": negatives[0] != negatives[1],
+              f"boston.{model}.sisr_stable": bool(stable)})
 
 
 def boston_payoffs(model, Xv, yv):
@@ -81,10 +108,13 @@ def boston_xgboost(Xv, yv, names):
     from xgboost import XGBRegressor
 
     model = XGBRegressor(random_state=0, n_jobs=1).fit(Xv, yv)
-    for label, v in zip(("MSE payoff", "exponential payoff"), boston_payoffs(model, Xv, yv)):
-        shapley = sisr(v, sparsity=6).shapley_values
+    fits = [sisr(v, sparsity=6) for v in boston_payoffs(model, Xv, yv)]
+    for label, fit in zip(("MSE payoff", "exponential payoff"), fits):
+        shapley = fit.shapley_values
         print("XGBoost,", label, "Shapley rank:", [names[i] for i in np.argsort(-shapley)],
               "negative:", [names[i] for i in np.flatnonzero(shapley < 0)])
+        print("XGBoost,", label, "SISR:", {names[i]: round(float(fit.gamma[i]), 3) for i in fit.support})
+    record_sensitivity("xgboost", names, fits)
 
 
 def boston():
@@ -94,8 +124,8 @@ def boston():
     model = GradientBoostingRegressor(random_state=0).fit(Xv, yv)
     payoff_mse, payoff_exp = boston_payoffs(model, Xv, yv)
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    for row, (label, v) in enumerate((("MSE payoff", payoff_mse), ("exponential payoff", payoff_exp))):
-        fit = sisr(v, sparsity=6)
+    fits = [sisr(v, sparsity=6) for v in (payoff_mse, payoff_exp)]
+    for row, (label, fit) in enumerate(zip(("MSE payoff", "exponential payoff"), fits)):
         shapley = fit.shapley_values
         bars(axes[row, 0], names, shapley / np.abs(shapley).sum(), f"plain Shapley, {label}")
         bars(axes[row, 1], names, fit.gamma, f"SISR $\\gamma$ (s = 6), {label}")
@@ -105,6 +135,7 @@ def boston():
     fig.tight_layout()
     fig.savefig(OUT / "isotonic_boston.png", dpi=90)
     plt.close(fig)
+    record_sensitivity("sklearn", names, fits)
     boston_xgboost(Xv, yv, names)
 
 

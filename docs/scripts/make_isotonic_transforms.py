@@ -15,11 +15,19 @@ Prints two markdown tables and writes ``docs/figures/isotonic_transforms.png`` a
    ``beta_j = 1`` on the first k of every ``p / k`` features (k = 8 or 2, the poster's s) and ``e ~ N(0, 1)``;
    payoff ``v_A`` = in-sample R^2 of least squares on A; SISR with s = k. Reported: the support found, and how
    far T-hat is from linear (the R^2 of a straight line through (v_A, T-hat(v_A)), weighted by w_SH).
+
+Recorded for the verdicts (``_common.record``): per draw, whether the fit recovered the transform
+(``transform.{variant}.{payoff}.noise{noise}``: the true support found and, but for "max", T-hat closer to T* than
+the payoffs themselves are, corr(T-hat, T*) > corr(v, T*): the adaptation improves on assuming T linear); per k,
+whether T-hat's linearity rises as theta falls (``r2.curvature.k{k}``), and per theta whether T-hat's largest jump
+(the largest gap between consecutive values over its range) is larger at k = 2 than at k = 8
+(``r2.breaks.theta{theta}``); one data draw.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -33,6 +41,9 @@ from shap_instances.approximators._weights import kernel_weights  # noqa: E402
 from shap_instances.isotonic import sisr  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
+
 P, S_TRUE = 10, 4
 POSTER_VARIANT = dict(init="zero", gamma_step="niht", min_slope=0.0, inner_max_iter=200)
 # name: (T*, T*^{-1}); every T* has T*(0) = 0 and is increasing on the range of the transformed payoffs
@@ -70,33 +81,53 @@ def noisy_sums(gamma, noise, rng):
     return x
 
 
+def payoffs(name, noise, rep):
+    """Draw ``rep``'s payoffs through ``T*^{-1}`` (or the max payoff) and gamma*."""
+    gamma, rng = truth(rep)
+    if name == "max":
+        return np.max(bits(P) * gamma, axis=1) + noise * rng.normal(size=2**P) * (np.arange(2**P) > 0), gamma
+    return TRANSFORMS[name][1](noisy_sums(gamma, noise, rng)), gamma
+
+
+def scores(name, v, gamma, fit):
+    """One fit against the truth: cosine, Kendall's tau on supp*, the support share and, but for max, corr(T-hat, T*)
+    and the sup-distance; ``recovered``: the support found and (but for max) T-hat closer to T* than v is."""
+    on = np.flatnonzero(gamma)
+    found = dict(cosine=fit.gamma @ gamma, tau=kendalltau(fit.gamma[on], gamma[on]).statistic,
+                 hit=len(set(fit.support) & set(on)) / S_TRUE)
+    found["recovered"] = found["hit"] == 1
+    if name != "max":
+        t_true = TRANSFORMS[name][0](v)
+        found["corr"] = np.corrcoef(fit.transform_values, t_true)[0, 1]
+        found["sup"] = np.abs(fit.transform_values - t_true).max() / np.ptp(t_true)
+        found["recovered"] &= found["corr"] > np.corrcoef(v, t_true)[0, 1]
+    return found
+
+
+def table_row(name, noise, variant, draws):
+    """The printed row of one payoff, noise level and variant: means over the draws."""
+    mean = {key: np.mean([d[key] for d in draws]) for key in draws[0]}
+    if name == "max":
+        return [name, f"{noise:g}", variant, "-", "-", "-", f"{mean['tau']:.2f}", f"{100 * mean['hit']:.0f}%"]
+    return [name, f"{noise:g}", variant, f"{mean['corr']:.4f}",
+            f"{mean['sup']:.3f} (max {max(d['sup'] for d in draws):.3f})", f"{mean['cosine']:.3f}",
+            f"{mean['tau']:.2f}", f"{100 * mean['hit']:.0f}%"]
+
+
 def recovered_transforms(repetitions, noises):
     rows, examples = [], {}
     for name in [*TRANSFORMS, "max"]:
         for noise in noises:
             for variant, options in (("package", {}), ("poster", POSTER_VARIANT)):
-                corr, sup, cosine, hit, tau = [], [], [], [], []
+                draws = []
                 for rep in range(repetitions):
-                    gamma, rng = truth(rep)
-                    if name == "max":
-                        v = np.max(bits(P) * gamma, axis=1) + noise * rng.normal(size=2**P) * (np.arange(2**P) > 0)
-                    else:
-                        v = TRANSFORMS[name][1](noisy_sums(gamma, noise, rng))
+                    v, gamma = payoffs(name, noise, rep)
                     fit = sisr(v, S_TRUE, **options)
-                    cosine.append(fit.gamma @ gamma)
-                    on = np.flatnonzero(gamma)
-                    tau.append(kendalltau(fit.gamma[on], gamma[on]).statistic)
-                    hit.append(len(set(fit.support) & set(np.flatnonzero(gamma))) / S_TRUE)
-                    if name != "max":
-                        t_true = TRANSFORMS[name][0](v)
-                        corr.append(np.corrcoef(fit.transform_values, t_true)[0, 1])
-                        sup.append(np.abs(fit.transform_values - t_true).max() / np.ptp(t_true))
+                    draws.append(scores(name, v, gamma, fit))
                     if rep == 0 and variant == "package" and noise == noises[0]:
                         examples[name] = (v, fit, None if name == "max" else TRANSFORMS[name][0](v))
-                rows.append([name, f"{noise:g}", variant, f"{np.mean(corr):.4f}" if corr else "-",
-                             f"{np.mean(sup):.3f} (max {np.max(sup):.3f})" if sup else "-",
-                             "-" if name == "max" else f"{np.mean(cosine):.3f}", f"{np.mean(tau):.2f}",
-                             f"{100 * np.mean(hit):.0f}%"])
+                record(**{f"transform.{variant}.{name}.noise{noise:g}": [bool(d["recovered"]) for d in draws]})
+                rows.append(table_row(name, noise, variant, draws))
     print(f"### Recovered T (p = {P}, s* = {S_TRUE}, {repetitions} repetitions, SISR with s = {S_TRUE})\n")
     print("| payoff | noise | variant | corr(T-hat, T*) | sup-distance / range(T*) | cosine(gamma-hat, gamma*) "
           "| Kendall tau on supp* | support |")
@@ -131,7 +162,7 @@ def r2_payoffs(X, y):
 
 def r2_simulation():
     rng = np.random.default_rng(0)
-    n, rows = 2000, []
+    n, rows, linearity, jumps = 2000, [], {}, {}
     fig, axes = plt.subplots(2, 3, figsize=(11, 6))
     w = kernel_weights(P)[bits(P).sum(1)]
     w[-1] = 1.0 / P
@@ -148,6 +179,7 @@ def r2_simulation():
             slope, intercept = np.polyfit(v, t, 1, w=np.sqrt(w))
             residual = t - slope * v - intercept
             linear_r2 = 1 - np.sum(w * residual**2) / np.sum(w * (t - np.average(t, weights=w)) ** 2)
+            linearity[k, theta], jumps[k, theta] = linear_r2, np.diff(np.sort(t)).max() / np.ptp(t)
             shapley = fit.shapley_values
             inactive = np.setdiff1d(np.arange(P), active)
             rows.append([k, theta, sorted(fit.support.tolist()) == active.tolist(),
@@ -163,6 +195,10 @@ def r2_simulation():
     fig.tight_layout()
     fig.savefig(OUT / "isotonic_r2.png", dpi=80)
     plt.close(fig)
+    record(**{f"r2.curvature.k{k}": [bool(linearity[k, 0.9] < linearity[k, 0.5] < linearity[k, 0.0])] for k in (8, 2)},
+           **{f"r2.breaks.theta{theta:g}": [bool(jumps[2, theta] > jumps[8, theta])] for theta in (0.9, 0.5, 0.0)},
+           **{f"r2.jump.k{k}.theta{theta:g}": float(jump) for (k, theta), jump in jumps.items()},
+           **{f"r2.linearity.k{k}.theta{theta:g}": float(r2) for (k, theta), r2 in linearity.items()})
     print("\n### R^2 payoffs (p = 10, n = 2000, SISR with s = k)\n")
     print("| k (true non-zeros) | theta | support found | linearity of T-hat (weighted R^2 of a line) "
           "| corr(gamma-hat, plain Shapley) | smallest active / largest inactive plain Shapley |")
