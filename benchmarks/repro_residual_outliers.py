@@ -15,7 +15,9 @@ trees grown on all rows kept, leaf values recomputed per coalition, exact Shaple
 closed form, seconds per seed; seed ``s`` also seeds the forest); seed ``s`` seeds the permutations and both
 IsolationForests (default contamination "auto"). Per seed:
 rows flagged by features, by behaviour, by both; the share of feature outliers that are not behaviour outliers;
-how many of the 16 MEDV = 50 rows are behaviour outliers.
+how many of the 16 MEDV = 50 rows are behaviour outliers. Under ``run_all.py`` it records, per sign convention
+and seed, whether most feature outliers are not behaviour outliers and whether any row is flagged by behaviour
+(the claims ``fig6.*`` of ``_reproductions.py``), and the per-seed counts.
 
 Usage: ``python benchmarks/repro_residual_outliers.py [--quick] [--seeds 5] [--model ridge|forest|fixed_forest]
 [--permutations 12]``.
@@ -28,6 +30,7 @@ import os
 import time
 
 import numpy as np
+from _common import record
 from sklearn.ensemble import IsolationForest, RandomForestRegressor
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
@@ -103,6 +106,21 @@ def main(argv=None):
         label = "eq. 5 literally (explained row's residual)" if sign_by == "explained" else "row's own residual"
         print(f"| {label} | " + " | ".join(cells) + " |")
     print(f"\nload average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    record_claims(table)
+
+
+def record_claims(table):
+    """Per sign convention and seed: whether most feature outliers are not behaviour outliers (Fig. 6's text),
+    whether the behaviour IsolationForest flags any row (Fig. 6 shows some), and the counts behind them."""
+    values = {}
+    for sign_by, rows in table.items():
+        rows = np.array(rows, dtype=float)
+        values[f"fig6.feature_not_behaviour.{sign_by}"] = [bool(share > 0.5) for share in rows[:, 3]]
+        values[f"fig6.behaviour_outliers_found.{sign_by}"] = [bool(count > 0) for count in rows[:, 1]]
+        values[f"per_seed.{sign_by}"] = {"by_features": rows[:, 0].tolist(), "by_behaviour": rows[:, 1].tolist(),
+                                         "by_both": rows[:, 2].tolist(), "share_not_behaviour": rows[:, 3].tolist(),
+                                         "capped_behaviour": rows[:, 4].tolist()}
+    record(**values)
 
 
 if __name__ == "__main__":
