@@ -50,7 +50,7 @@ class Outcome(NamedTuple):
 
 
 def _number(claim: Mapping, values: Sequence[float]) -> Outcome:
-    misses = [abs(v - claim["paper"]) > claim["tolerance"] for v in values]
+    misses = [not abs(v - claim["paper"]) <= claim["tolerance"] for v in values]  # NaN (undefined): a miss
     text = (f"{claim['statement']}: paper {claim['paper']:g} ({claim['source']}), ours "
             f"{', '.join(f'{v:g}' for v in values)}, tolerance {claim['tolerance']:.2g}")
     if 2 * sum(misses) > len(misses):

@@ -151,6 +151,14 @@ def test_verdicts_follow_the_written_rules():
     assert verdict(CLAIMS, {"fewer": [True] * 5, "count": 13}).verdict == "differs"  # the weakest claim
 
 
+def test_an_undefined_or_infinite_number_is_outside_every_tolerance():
+    """A ratio of two z-scores can be 0 / 0 (NaN) or infinite; neither may pass as within the tolerance."""
+    number = {**CLAIMS[1], "deterministic": False}
+    assert verdict([number], {"count": [float("nan")] * 3}).verdict == "differs"
+    assert verdict([number], {"count": [20.0, 20.0, float("nan")]}).verdict == "reproduced in kind"
+    assert verdict([number], {"count": [float("inf")]}).verdict == "differs"
+
+
 def test_the_published_pages_carry_no_typed_figure():
     """The gated pages, and README (which no hook renders: it quotes tolerances, links to the measured pages)."""
     for page in [*(ROOT / "docs" / name for name in hook.GATED), ROOT / "README.md"]:
