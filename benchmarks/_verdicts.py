@@ -52,7 +52,7 @@ class Outcome(NamedTuple):
 
 
 def _number(claim: Mapping, values: Sequence[float]) -> Outcome:
-    misses = [abs(v - claim["paper"]) > claim["tolerance"] for v in values]
+    misses = [not abs(v - claim["paper"]) <= claim["tolerance"] for v in values]  # NaN (undefined): a miss
     text = (f"{claim['statement']}: paper {claim['paper']:g} ({claim['source']}), ours "
             f"{', '.join(f'{v:g}' for v in values)}, tolerance {claim['tolerance']:.2g}")
     if 2 * sum(misses) > len(misses):
@@ -64,7 +64,7 @@ def _mean(claim: Mapping, values: Sequence[float]) -> Outcome:
     mean = sum(values) / len(values)
     text = (f"{claim['statement']}: paper {claim['paper']:g} ({claim['source']}), ours {mean:.3g} (mean of "
             f"{len(values)} draws, {min(values):g} to {max(values):g}), tolerance {claim['tolerance']:.2g}")
-    if abs(mean - claim["paper"]) > claim["tolerance"]:
+    if not abs(mean - claim["paper"]) <= claim["tolerance"]:  # NaN (an undefined draw): a miss
         return Outcome("differs", text + " (outside)")
     return _full_or_in_kind(claim, len(values), True, text)
 

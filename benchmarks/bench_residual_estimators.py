@@ -19,6 +19,11 @@ in the same run.
 ``--figures`` also writes docs/figures/residual_estimators_runtime.png (figure 10: seconds against n, log scale)
 and docs/figures/residual_estimators_cc.png (figure 9: the CC plots of the four methods at the largest n).
 
+Under ``run_all.py`` it records the claims ``fig9.*``, ``fig10.*`` and ``sec5.*`` of ``_reproductions.py`` at the
+largest n (whether all-S influence misses additivity where permutation sampling does not, whether largest-S
+misses it more, whether their CC contribution means correlate above 0.9, which runs faster) and, for Sec. 5, how
+many times longer a 100-tree forest takes to fit all rows than the ridge (median of three fits each).
+
 Usage: ``python benchmarks/bench_residual_estimators.py [--quick] [--figures] [--threads N] [--markdown FILE]``.
 """
 
@@ -28,7 +33,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import Bench, fmt_seconds, markdown_table
+from _common import Bench, fmt_seconds, markdown_table, record
+from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 
@@ -79,7 +85,7 @@ def main(bench):
     sizes = QUICK_SIZES if bench.quick else SIZES
     explain(*data(10), approximator="permutation")  # warm-up: compiled kernels load once, outside every timing
     explain(*data(10), approximator="exact")
-    rows, runtimes, largest = [], {}, {}
+    rows, runtimes, largest, gaps = [], {}, {}, {}
     for n in sizes:
         X, y = data(n)
         if n <= 12:
@@ -104,6 +110,7 @@ def main(bench):
             gap = np.mean(np.abs(residual - explanation.base_values - explanation.values.sum(axis=1)))
             error = np.sqrt(np.mean((explanation.values - truth) ** 2)) / scale
             cc = cc_summary(explanation, "training")["contribution_mean"].to_numpy()
+            gaps.setdefault(label, {})[n] = float(gap)
             rows.append([n, label, fmt_seconds(seconds), f"{sklearn_seconds / seconds:,.0f}x faster",
                          f"{gap:.3g}", f"{error:.3f}", f"{np.corrcoef(cc, truth_cc)[0, 1]:.3f}"])
             if n == sizes[-1]:
@@ -118,6 +125,41 @@ def main(bench):
                 part="table")
     if bench.args.figures:
         figures(runtimes, largest, sizes[-1])
+    record_claims(runtimes, largest, gaps, sizes[-1])
+
+
+def fit_seconds(model, X, y):
+    """Median seconds of three fits of ``model`` on all of ``X``."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        model.fit(X, y)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def record_claims(runtimes, largest, gaps, n):
+    """Figs. 9 and 10 and Sec. 5 of the paper as measured statements at the largest n (one run)."""
+    cc = {label: cc_summary(largest[label], "training")["contribution_mean"].to_numpy()
+          for label in ("all-S influence", "largest-S influence")}
+    seconds = {label: series[n] for label, series in runtimes.items() if n in series}
+    gap = {label: series[n] for label, series in gaps.items()}
+    X, y = data(n)
+    forest_ratio = (fit_seconds(RandomForestRegressor(n_estimators=100, random_state=0, n_jobs=1), X, y)
+                    / fit_seconds(Ridge(alpha=1.0), X, y))
+    print(f"n = {n}: a 100-tree forest takes {forest_ratio:,.0f} times as long to fit as the ridge")
+    record(**{"fig9.influence_not_exact": [bool(gap["all-S influence"] > gap["permutation (3n)"])],
+              "fig9.largest_less_additive": [bool(gap["largest-S influence"] > gap["all-S influence"])],
+              "fig9.largest_cc_close_to_all": [bool(np.corrcoef(*cc.values())[0, 1] > 0.9)],
+              "fig10.influence_faster_than_refits": [
+                  bool(seconds["all-S influence"] < seconds["permutation (3n), scikit-learn refits"])],
+              "fig10.influence_faster_than_running_sums": [
+                  bool(seconds["all-S influence"] < seconds["permutation (3n)"])],
+              "fig10.largest_faster_than_all": [bool(seconds["largest-S influence"] < seconds["all-S influence"])],
+              "sec5.forest_slower_than_ridge": [bool(forest_ratio > 10)],
+              "n": n, "seconds": seconds, "gap": gap, "forest_fit_ratio": float(forest_ratio),
+              "cc_correlation_largest_all": float(np.corrcoef(*cc.values())[0, 1]),
+              "ridge_refit_minutes": seconds["permutation (3n), scikit-learn refits"] / 60})
 
 
 def figures(runtimes, largest, n):

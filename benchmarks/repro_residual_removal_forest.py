@@ -13,6 +13,10 @@ themselves refit real forests (a clone of the same
 (seed 0); fractions 0 to 50% in steps of 10%; random removal: 5 draws. Seed ``s`` seeds the forest, the
 permutations and the random draws.
 
+Under ``run_all.py`` it records, per seed, the claims ``fig8.*`` of ``_reproductions.py`` (as the ridge panel's
+script): whether removing the highest-valued rows first raises the test MSE above random removal for each score,
+and whether the two scores rank the rows differently (Spearman below 0.9).
+
 Usage: ``python benchmarks/repro_residual_removal_forest.py [--quick] [--seeds 5]``.
 """
 
@@ -23,6 +27,8 @@ import os
 import time
 
 import numpy as np
+from _common import record
+from scipy.stats import spearmanr
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -82,12 +88,13 @@ def main(argv=None):
     split = (X_train, y_train, X_test, y_test)
     print(f"load average at start: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     table = {(label, highest): [] for label in SCORES for highest in (True, False)}
-    agreement = []
+    agreement, rank_agreement = [], []
     for seed in seeds:
         start = time.perf_counter()
         forest = RandomForestRegressor(n_estimators=trees, random_state=seed, n_jobs=1)
         values = scores(forest, seed, X_train, X_test, y_train, y_test, draws)
         agreement.append(np.corrcoef(values[0], values[1])[0, 1])
+        rank_agreement.append(spearmanr(values[0], values[1])[0])
         for highest in (True, False):
             for label, curve in zip(SCORES, curves(forest, split, values, highest), strict=True):
                 table[(label, highest)].append(curve)
@@ -104,6 +111,19 @@ def main(argv=None):
     print(f"\nPearson correlation of the two scores: {np.mean(agreement):.2f} [{np.min(agreement):.2f}, "
           f"{np.max(agreement):.2f}]")
     print(f"\nload average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    record_claims(table, rank_agreement)
+
+
+def record_claims(table, rank_agreement):
+    """Per seed: whether each score's highest-first curve lies above random's on average (over the shares
+    removed), and whether the two scores rank the rows differently; with the numbers behind them."""
+    random = np.array(table[("random", True)])[:, 1:]
+    above = {key: (np.array(table[(label, True)])[:, 1:] - random).mean(axis=1)
+             for key, label in (("residual", SCORES[0]), ("data_shapley", SCORES[1]))}
+    record(**{f"fig8.highest_above_random.{key}": [bool(v > 0) for v in values] for key, values in above.items()},
+           **{"fig8.scores_differ": [bool(rho < 0.9) for rho in rank_agreement],
+              "above_random": {key: values.tolist() for key, values in above.items()},
+              "spearman": [float(rho) for rho in rank_agreement]})
 
 
 if __name__ == "__main__":

@@ -161,6 +161,15 @@ def test_a_mean_claim_compares_the_mean_over_the_draws():
     assert verdict([{**rate, "protocol": True}], {"support": [100] * 4}).verdict == "reproduced in kind"  # 4 draws
     assert verdict([rate], {"support": [100] * 15 + [50] * 5}).verdict == "differs"  # 87.5: outside
     assert "mean of 20 draws" in verdict([rate], {"support": [100] * 20}).reason
+    assert verdict([rate], {"support": [100] * 19 + [float("nan")]}).verdict == "differs"  # an undefined draw
+
+def test_an_undefined_or_infinite_number_is_outside_every_tolerance():
+    """A ratio of two z-scores can be 0 / 0 (NaN) or infinite; neither may pass as within the tolerance."""
+    number = {**CLAIMS[1], "deterministic": False}
+    assert verdict([number], {"count": [float("nan")] * 3}).verdict == "differs"
+    assert verdict([number], {"count": [20.0, 20.0, float("nan")]}).verdict == "reproduced in kind"
+    assert verdict([number], {"count": [float("inf")]}).verdict == "differs"
+
 
 def test_the_published_pages_carry_no_typed_figure():
     """The gated pages, and README (which no hook renders: it quotes tolerances, links to the measured pages)."""

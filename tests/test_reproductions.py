@@ -57,6 +57,22 @@ def test_docs_cite_every_registered_reproduction_and_only_those():
     assert cited <= set(registry), f"rows naming no registered reproduction: {cited - set(registry)}"
 
 
+def test_every_claim_in_a_result_file_is_the_registrys_and_has_a_recorded_value():
+    """A result file computes its verdicts from the claims it carries: they must be the registry's (a claim edited
+    after the run needs a rerun) and each must have its values (a misspelt key would read as "not run")."""
+    import json
+
+    registry = _module("_reproductions").REPRODUCTIONS
+    for name, entry in registry.items():
+        path = ROOT / "benchmarks" / "results" / f"repro-{name}.json"
+        if not entry.claims or not path.is_file():
+            continue
+        result = json.loads(path.read_text())
+        assert result["claims"] == entry.claims_record(), f"{path.name}: its claims are not the registry's: rerun"
+        missing = [claim["key"] for claim in result["claims"] if claim["key"] not in result["values"]]
+        assert not missing, f"{path.name} records no value for {missing}"
+
+
 @pytest.mark.slow
 def test_quick_run_writes_a_section_per_reproduction(tmp_path):
     out = tmp_path / "reproductions.md"

@@ -1,10 +1,16 @@
 """Figures and tables of docs/explainers/gap.md: ``python docs/scripts/make_gap_figures.py``.
 
-Writes ``docs/figures/gap_*.png`` and prints the decile tables (markdown) quoted on the page.
+Writes ``docs/figures/gap_*.png`` and prints the decile tables (markdown) quoted on the page, with the paper's
+outlier ratio (Fig. 11) beside our outlier margin. Under ``run_all.py`` it records the claims ``fig1.*``,
+``fig2.*``, ``fig9.*``, ``fig10.*``, ``fig11.*`` and ``fig12_15.*`` of ``_reproductions.py`` (one split and
+forest): the share of the training set carrying nine tenths of a prediction's weight, whether each decile curve
+rises (Spearman of the bin's rank with its mean above 0) and is monotone, and the wrong and the right
+classification's probability and outlier ratio.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import shap  # noqa: E402
+from scipy.stats import spearmanr  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_diabetes  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor  # noqa: E402
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split  # noqa: E402
@@ -27,6 +34,9 @@ from shap_instances.plots import (  # noqa: E402
     trust_deciles,
 )
 from shap_instances.weighted_targets import trust_decile_table  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
 
@@ -74,8 +84,13 @@ def main():
     save(fig, "cumulative_weight")
     from shap_instances.weighted_targets import neighbours_for_weight
 
+    neighbours = {"diabetes": np.median(neighbours_for_weight(P_reg)) / len(yd_tr),
+                  "breast cancer": np.median(neighbours_for_weight(P_clf)) / len(yc_tr)}
     print("median neighbours for 90% of the weight: diabetes", np.median(neighbours_for_weight(P_reg)),
-          "breast cancer", np.median(neighbours_for_weight(P_clf)))
+          "breast cancer", np.median(neighbours_for_weight(P_clf)),
+          "; as shares of the training sets: " + ", ".join(f"{k} {v:.3f}" for k, v in neighbours.items()))
+    record(**{"fig1.share": [float(neighbours["diabetes"])], "fig1.minority": [bool(neighbours["diabetes"] < 0.5)],
+              "fig9.more_than_regression": [bool(neighbours["breast cancer"] > neighbours["diabetes"])]})
 
     # top-2 SHAP features of the classifier, one wrong and one confident right prediction
     shap_values = shap.TreeExplainer(clf).shap_values(Xc_te)
@@ -91,8 +106,9 @@ def main():
     for tag, j in (("wrong", j_bad), ("right", j_good)):
         s = scores.iloc[j]
         print(f"{tag}: test row {j}, true {yc_te.iloc[j]}, predicted {predicted[j]}, class_probability "
-              f"{s['class_probability']:.3f}, outlier_margin {s['outlier_margin']:.2f}, "
-              f"n_neighbours_90 {s['n_neighbours_90']}")
+              f"{s['class_probability']:.3f}, outlier_margin {s['outlier_margin']:.2f}, outlier_ratio "
+              f"{s['outlier_ratio']:.2f}, n_neighbours_90 {s['n_neighbours_90']}")
+    record_examples(scores.iloc[j_bad], scores.iloc[j_good])
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     for ax, (tag, j) in zip(axes, (("misclassified", j_bad), ("confident and right", j_good))):
         gap_weighted_scatter(Xc_tr, weights=P_clf[j], features=top, point=Xc_te.iloc[j], labels=yc_tr.to_numpy(),
@@ -116,14 +132,16 @@ def main():
         score[test] = s["weighted_oob_error"]
         error[test] = np.abs(yd.iloc[test] - model.predict(Xd.iloc[test]))
     table_reg = trust_decile_table(score, error)
-    prob, margin, correct = np.zeros(len(yc)), np.zeros(len(yc)), np.zeros(len(yc))
+    prob, margin, ratio, correct = np.zeros(len(yc)), np.zeros(len(yc)), np.zeros(len(yc)), np.zeros(len(yc))
     for train, test in StratifiedKFold(5, shuffle=True, random_state=0).split(Xc, yc):
         model = RandomForestClassifier(200, random_state=0).fit(Xc.iloc[train], yc.iloc[train])
         s = GapExplainer(model, Xc.iloc[train], y=yc.iloc[train]).trust_scores(Xc.iloc[test])
-        prob[test], margin[test] = s["class_probability"], s["outlier_margin"]
+        prob[test], margin[test], ratio[test] = s["class_probability"], s["outlier_margin"], s["outlier_ratio"]
         correct[test] = model.predict(Xc.iloc[test]) == yc.iloc[test]
     table_prob = trust_decile_table(prob, correct, n_bins=5)
     table_margin = trust_decile_table(margin, correct)
+    defined = ~np.isnan(ratio)  # 0 / 0 where both z-scores are 0
+    table_ratio = trust_decile_table(ratio[defined], correct[defined])
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     trust_deciles(table_reg, ax=axes[0], show=False, xlabel="weighted OOB error of the neighbours (decile)",
                   ylabel="mean absolute test error")
@@ -137,6 +155,28 @@ def main():
     print("\n" + markdown(table_reg, "weighted OOB error", "mean abs test error"))
     print("\n" + markdown(table_prob, "class probability", "test accuracy"))
     print("\n" + markdown(table_margin, "outlier margin", "test accuracy"))
+    print(f"\n{int((~defined).sum())} points with an undefined outlier ratio (0 / 0) left out:\n\n"
+          + markdown(table_ratio, "outlier ratio", "test accuracy"))
+    record(**trend("fig2", table_reg), **trend("fig10", table_prob), **trend("fig11", table_ratio),
+           **{"fig11.undefined_ratios": int((~defined).sum())})
+
+
+def trend(key, table):
+    """Whether the mean error (accuracy) of a decile table rises with the bin (Spearman of the bin's rank with its
+    mean above 0) and is monotone (no step down), with the means."""
+    means = table["error_mean"].to_numpy()
+    return {f"{key}.rising": [bool(spearmanr(np.arange(len(means)), means)[0] > 0)],
+            f"{key}.monotone": [bool(np.all(np.diff(means) >= 0))], f"{key}.means": means.tolist()}
+
+
+def record_examples(wrong, right):
+    """Figs. 12-15: the class probability and the outlier ratio of the wrong and of the right classification."""
+    record(**{"fig12_15.wrong.probability": [float(wrong["class_probability"])],
+              "fig12_15.right.probability": [float(right["class_probability"])],
+              "fig12_15.wrong.ratio": [float(wrong["outlier_ratio"])],
+              "fig12_15.right.ratio": [float(right["outlier_ratio"])],
+              "fig12_15.probability_lower": [bool(wrong["class_probability"] < right["class_probability"])],
+              "fig12_15.ratio_lower": [bool(wrong["outlier_ratio"] < right["outlier_ratio"])]})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ measured by the *tail score* of a test point: the proximity-weighted mean of |z|
 top-|SHAP| feature (z the feature standardised over the training set), minus the unweighted mean |z| (about
 0.8): positive when the weight sits in the tails. Per seed (split and forest seeded with s, s = 0-4): the tail
 score of the worst and the best test prediction, and the Spearman correlation between the tail score and the
-absolute test error over all test points. Figures (seed 0): ``docs/figures/gap_shap_views.png``.
+absolute test error over all test points. Under ``run_all.py`` it records, per seed, the claims ``fig4_8.*`` of
+``_reproductions.py``: the worst prediction's tail score above 0, the best one's at or below 0, the worst one's
+above the best one's, and the correlation with the error above 0. Figures (seed 0): ``docs/figures/gap_shap_views.png``.
 
 Usage: ``python docs/scripts/make_gap_shap_views.py [--quick] [--seeds 5]`` (``--quick``: 2 seeds, 50 trees,
 figure to a temporary folder).
@@ -20,6 +22,7 @@ figure to a temporary folder).
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -35,6 +38,9 @@ from sklearn.ensemble import RandomForestRegressor  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from shap_instances import GapExplainer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
 
@@ -95,16 +101,21 @@ def main():
     print("| seed | tail score, worst prediction | tail score, best prediction | Spearman(tail score, abs. test error) "
           "| its p-value |")
     print("|---|---|---|---|---|")
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in seeds:
             run = fit(seed, 50 if args.quick else 300)
             score = tail_scores(run)
             rho, p_value = spearmanr(score, run["error"])
-            print(f"| {seed} | {score[run['error'].argmax()]:+.3f} | {score[run['error'].argmin()]:+.3f} | "
-                  f"{rho:+.3f} | {p_value:.3f} |", flush=True)
+            rows.append((score[run["error"].argmax()], score[run["error"].argmin()], rho))
+            print(f"| {seed} | {rows[-1][0]:+.3f} | {rows[-1][1]:+.3f} | {rho:+.3f} | {p_value:.3f} |", flush=True)
             if seed == 0:
                 figure(run, Path(tmp) if args.quick else FIGURES)
     print(f"\nload average at end: {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    worst, best, rho = (np.array(column, dtype=float) for column in zip(*rows))
+    record(**{"fig4_8.worst_in_tails": (worst > 0).tolist(), "fig4_8.best_in_bulk": (best <= 0).tolist(),
+              "fig4_8.worst_above_best": (worst > best).tolist(), "fig4_8.tails_predict_error": (rho > 0).tolist(),
+              "tail_score": {"worst": worst.tolist(), "best": best.tolist(), "spearman": rho.tolist()}})
 
 
 if __name__ == "__main__":

@@ -20,6 +20,10 @@
   means, raw and divided by the root mean square of the model's own training residuals, forest against ridge,
   over seeds 0-4 (seed s: the forest's and the permutations' seed).
 
+Under ``run_all.py`` it records, per seed, the claims ``fig12.*``, ``fig13.*`` and ``fig15.*`` of
+``_reproductions.py`` (the forest's contraction against ridge, the line set's balance, opposite signs and
+distance trend, and whether the errors are at least a tenth of the typical value at 12 and 50 rows).
+
 Figures (seed 0) go to docs/figures/residual_appendix_*.png; ``--quick`` (the first 150 concrete rows,
 2 seeds) writes them to a temporary folder instead.
 
@@ -28,6 +32,7 @@ Usage: ``python docs/scripts/make_residual_appendix_figures.py [--quick] [--seed
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -47,6 +52,9 @@ from shap_instances import InstanceKernelExplainer  # noqa: E402
 from shap_instances.datasets import load_concrete  # noqa: E402
 from shap_instances.metrics import cc_summary  # noqa: E402
 from shap_instances.plots import cc_plot  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
 TOYS = {"line": (lambda x: 1.5 * x, 50), "curve": (lambda x: x**2, 50), "small": (lambda x: 1.5 * x, 12)}
@@ -101,6 +109,7 @@ def concrete_forest(rows, seeds, out):
             plt.close(ax.figure)
     print(f"\nsd of the contribution means over the RMS training residual, ridge / forest: "
           f"{', '.join(f'{r:.2f}' for r in ratios)} (seeds {seeds[0]}-{seeds[-1]}; mean {np.mean(ratios):.2f}x)")
+    record(**{"fig12.forest_contracted": [bool(r > 1) for r in ratios], "fig12.ratio": [float(r) for r in ratios]})
 
 
 def concrete(rows, out):
@@ -158,6 +167,19 @@ def toys(seeds, out):
             values = np.array([r[key] for r in results])
             cells.append(f"{values.mean():.2f} [{values.min():.2f}, {values.max():.2f}]")
         print(f"| {name} | {TOYS[name][1]} | " + " | ".join(cells) + " |", flush=True)
+        record_toy(name, results)
+
+
+def record_toy(name, results):
+    """Per seed, the measured statements of Figs. 13 (the line set) and 15 (the line and the small set)."""
+    per_seed = {key: [float(r[key]) for r in results] for key in ("symmetry", "balance", "distance", "noise")}
+    values = {f"toy.{name}": per_seed}
+    if name == "line":
+        values.update({"fig13.opposite": [b > 0 for b in per_seed["balance"]], "fig13.equal": per_seed["balance"],
+                       "fig13.distance": [d > 0 for d in per_seed["distance"]]})
+    if name in ("line", "small"):
+        values[f"fig15.high_error.{name}"] = [e >= 0.1 for e in per_seed["noise"]]
+    record(**values)
 
 
 def main():
