@@ -188,6 +188,12 @@ def test_a_recorded_run_covers_its_block_and_the_table_after_it_nothing_else():
     assert len(hook.typed_figures("`{{ recorded:2026-11-20 }}` took 3.1 s.", recorded=True)) == 1  # shown, not used
 
 
+def test_a_recorded_run_names_its_date():
+    assert "text last revised 2026-11-20" in hook.render("recorded", "2026-11-20")
+    with pytest.raises(hook.ResultError, match="YYYY-MM-DD"):
+        hook.render("recorded", "last week")
+
+
 def page_figures(path: Path, text: str | None = None) -> list[str]:
     """The typed measured figures of a page as the gate reads it (README: as a page of :data:`hook.STRICT`)."""
     strict = path.name in hook.STRICT or path.name == "README.md"

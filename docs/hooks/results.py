@@ -102,6 +102,7 @@ SKIPPED = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|\]
 #: A ``{{ recorded:DATE }}`` placeholder (outside inline code, which :data:`INLINE_CODE` removes first).
 RECORDED = re.compile(r"\{\{\s*recorded\s*:")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 PAPER_COLUMN = re.compile(r"^\s*(?:the )?(?:paper|poster)", re.I)  # a column of the paper's numbers
 
 
@@ -165,6 +166,9 @@ def render(kind: str, argument: str) -> str:
     if kind == "not_rerun":
         return f"*not rerun since {argument} (the row's last revision): no result file backs its figures yet*"
     if kind == "recorded":
+        if not DATE.fullmatch(argument):
+            raise ResultError(f"{{{{ recorded:{argument} }}}}: the date the text was last revised, as YYYY-MM-DD "
+                              "(git blame of its lines)")
         return (f"*(recorded run, typed by hand; text last revised {argument}: no result file backs the figures "
                 "here)*")
     name, _, rest = argument.partition(":")
