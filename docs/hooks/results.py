@@ -32,9 +32,10 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
   negative exponent (an error, ``3e-14``; ``1e300`` is a magnitude, an input), a decimal with two or more places (a
   correlation, an AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ± 0.1``) or a count out
   of a total (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a count "k of n" and a range
-  "a to b"; unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``, ``tested to``, a
-  version after ``shap`` or ``version``, an ``arXiv:`` number, ...) or it is on :data:`ALLOWED`. README, which no
-  hook renders, is held to the same definition by ``tests/test_docs_results.py``.
+  "a to b"; unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``, a test's
+  tolerance before an error ("the tests check it ... to 1e-10"), a version after ``shap`` or ``version``, an
+  ``arXiv:`` number, ...) or it is on :data:`ALLOWED`. README, which no hook renders, is held to the same
+  definition by ``tests/test_docs_results.py``.
 
 **The allow-list** of numbers that are not measured is narrow on purpose: :data:`SETTING` (the words that introduce
 a setting, a tolerance a test asserts, a version or a reference) and :data:`ALLOWED` (exact phrases: versions,
@@ -95,6 +96,10 @@ MEASURED_COLUMNS = ("ours", "verdict")
 #: Words after which a number is a stated setting, not a measurement.
 SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥]"
                      r"|(?:tested|checked) to|nominal|shap|pyDVL|version|arXiv:)\s*[-+]?$", re.I)
+#: A tolerance the tests assert, in words ("the tests check it against refits to 1e-10", "raised to 1e-10"): read
+#: so only before a number in scientific notation.
+TEST_TOLERANCE = re.compile(r"(?:(?:tests?|tested|checks?|checked)\b[^.;()]{0,60}\bto|raised to)\s*$", re.I)
+SCIENTIFIC = re.compile(r"\d(?:\.\d+)?e-\d+")
 #: Placeholders outside code (a placeholder written in backticks is shown, not rendered).
 CODE_OR_PLACEHOLDER = re.compile(r"```.*?```|`[^`\n]*`|" + PLACEHOLDER.pattern, re.S)
 #: What the gate does not read: code, maths, HTML comments, link targets, placeholders.
@@ -261,8 +266,13 @@ def typed_figures(markdown: str, *, recorded: bool = False) -> list[str]:
                 cell = cell.replace(phrase, " " * len(phrase))
             matches = [*FIGURE.finditer(cell), *(OURS.finditer(cell) if column in MEASURED_COLUMNS else ())]
             found += sorted({f"{m.group().strip()}  (in: {cell.strip()[:80]})" for m in matches
-                             if not SETTING.search(cell[:m.start()].rstrip())})
+                             if not stated(m.group().strip(), cell[:m.start()].rstrip())})
     return found
+
+
+def stated(figure: str, before: str) -> bool:
+    """Whether the text ``before`` a number makes it a stated setting (:data:`SETTING`), or a test's tolerance."""
+    return bool(SETTING.search(before) or (SCIENTIFIC.fullmatch(figure) and TEST_TOLERANCE.search(before)))
 
 
 def on_page_markdown(markdown, page, **kwargs):
