@@ -45,14 +45,15 @@ def write(tmp_path: Path, monkeypatch, **values) -> Path:
 OUTPUT = "printed\n```text\ninner block\n```\n### printed heading\n"
 
 
-def build(tmp_path: Path, page: str) -> subprocess.CompletedProcess:
+def build(tmp_path: Path, page: str, home: str = "# Home\n") -> subprocess.CompletedProcess:
+    """Builds ``reproductions.md`` (a page of :data:`hook.STRICT`) and ``explainers/gap.md`` (any other page)."""
     docs = tmp_path / "docs"
-    docs.mkdir(exist_ok=True)
-    (docs / "index.md").write_text("# Home\n")
+    (docs / "explainers").mkdir(parents=True, exist_ok=True)
+    (docs / "explainers" / "gap.md").write_text(home)
     (docs / "reproductions.md").write_text(page)
     (tmp_path / "mkdocs.yml").write_text(
         f"site_name: gate\ndocs_dir: docs\nhooks:\n  - {ROOT / 'docs' / 'hooks' / 'results.py'}\n"
-        "nav:\n  - index.md\n  - reproductions.md\n")
+        "nav:\n  - explainers/gap.md\n  - reproductions.md\n")
     environment = {**os.environ, "SHAP_INSTANCES_RESULTS": str(tmp_path / "results"), "NO_MKDOCS_2_WARNING": "1"}
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
                           cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
@@ -76,7 +77,8 @@ def test_a_page_rendered_from_a_current_result_file_builds(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("typed", ["took 12.5 s", "a 14x speed-up", "recall 96%", "error 3.3e-16",
-                                   "AUC 0.873", "11.44 [11.18, 11.72]", "Kendall 24/28", "about 57 minutes"])
+                                   "AUC 0.873", "11.44 [11.18, 11.72]", "Kendall 24/28", "about 57 minutes",
+                                   "the tests cut the time to 12.5 s", "tests agree with shap to 0.25"])
 def test_what_counts_as_a_typed_measured_figure(typed):
     assert hook.typed_figures(f"Planted: {typed}.") != []
 
@@ -94,7 +96,10 @@ def test_in_the_ours_and_verdict_columns_any_decimal_count_or_range_is_measured(
 
 
 @pytest.mark.parametrize("setting", ["tolerance 1e-9", "noise 0.05", "C = 0.3", "`tol=1e-12`", "$10^{-6}$",
-                                     "Fig. 12, p = 10", "shap 0.51", "{{ result:bench-x:y }}", "<!-- 12 s -->"])
+                                     "Fig. 12, p = 10", "shap 0.51", "{{ result:bench-x:y }}", "<!-- 12 s -->",
+                                     "a cell of 1e300", "tested to 1e-12", "shap 0.46 to 0.51", "version 0.51.0",
+                                     "arXiv:2301.01864", "a nominal 95%", "a 0/1 target", "above 24 hours",
+                                     "the tests check it against refits to 1e-10", "alpha is raised to 1e-10"])
 def test_what_is_not_a_measured_figure(setting):
     assert hook.typed_figures(f"Stated: {setting}.") == []
 
@@ -171,10 +176,64 @@ def test_an_undefined_or_infinite_number_is_outside_every_tolerance():
     assert verdict([number], {"count": [float("inf")]}).verdict == "differs"
 
 
+@pytest.mark.slow  # a site build: a few seconds on a loaded machine
+def test_a_planted_typed_figure_on_any_page_fails_the_strict_build(tmp_path, monkeypatch):
+    write(tmp_path, monkeypatch, speed="31x", fewer=[True] * 5, count=20)
+    assert build(tmp_path, PAGE, home="# GAP\n\nThe forest explains its predictions.\n").returncode == 0
+    result = build(tmp_path, PAGE, home="# GAP\n\nPlanted: built in 0.92 s.\n")
+    assert result.returncode != 0
+    assert "explainers/gap.md: a typed measured figure, 0.92 s" in result.stderr
+
+
+@pytest.mark.slow  # site builds: a few seconds each on a loaded machine
+def test_a_recorded_run_passes_on_other_pages_and_fails_on_the_result_pages(tmp_path, monkeypatch):
+    write(tmp_path, monkeypatch, speed="31x", fewer=[True] * 5, count=20)
+    recorded = "# GAP\n\nBuilt in 0.92 s on 2 cores. {{ recorded:2026-11-20 }}\n"
+    result = build(tmp_path, PAGE, home=recorded)
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "site" / "explainers" / "gap" / "index.html").read_text()
+    assert "0.92 s" in html and "recorded run, typed by hand; text last revised 2026-11-20" in html
+    result = build(tmp_path, PAGE + "\nBuilt in 0.92 s. {{ recorded:2026-11-20 }}\n")
+    assert result.returncode != 0
+    assert "reproductions.md: {{ recorded:DATE }} on a page whose every figure comes from a result" in result.stderr
+
+
+RECORDED_PAGE = ("Measured on 2 cores: {{ recorded:2026-11-20 }}\n\n| model | time |\n|---|---|\n| forest | 0.92 s |\n"
+                 "\n| model | time |\n|---|---|\n| ridge | 0.5 s |\n\nBuilt in 4.2 s. {{ recorded:2026-11-20 }}\n\n"
+                 "A later paragraph: 3.1 s.\n")
+
+
+def test_a_recorded_run_covers_its_block_and_the_table_after_it_nothing_else():
+    found = hook.typed_figures(RECORDED_PAGE, recorded=True)
+    assert [figure.split()[:2] for figure in found] == [["0.5", "s"], ["3.1", "s"]]
+    assert len(hook.typed_figures(RECORDED_PAGE)) == 4  # on a page of hook.STRICT it covers nothing
+    assert len(hook.typed_figures("`{{ recorded:2026-11-20 }}` took 3.1 s.", recorded=True)) == 1  # shown, not used
+
+
+def test_a_recorded_run_names_its_date():
+    assert "text last revised 2026-11-20" in hook.render("recorded", "2026-11-20")
+    with pytest.raises(hook.ResultError, match="YYYY-MM-DD"):
+        hook.render("recorded", "last week")
+
+
+def page_figures(path: Path, text: str | None = None) -> list[str]:
+    """The typed measured figures of a page as the gate reads it (README: as a page of :data:`hook.STRICT`)."""
+    strict = path.name in hook.STRICT or path.name == "README.md"
+    return hook.typed_figures(hook.include_snippets(path.read_text() if text is None else text), recorded=not strict)
+
+
 def test_the_published_pages_carry_no_typed_figure():
-    """The gated pages, and README (which no hook renders: it quotes tolerances, links to the measured pages)."""
-    for page in [*(ROOT / "docs" / name for name in hook.GATED), ROOT / "README.md"]:
-        assert hook.typed_figures(hook.include_snippets(page.read_text())) == [], page.name
+    """Every page, and README (which no hook renders: it quotes tolerances, links to the measured pages)."""
+    pages = sorted((ROOT / "docs").rglob("*.md"))
+    assert len(pages) > 20 and ROOT / "docs" / "explainers" / "gap.md" in pages
+    for page in [*pages, ROOT / "README.md"]:
+        assert page_figures(page) == [], page.relative_to(ROOT)
+
+
+@pytest.mark.parametrize("planted", ["The report took 159 s.", "A 14x speed-up. {{ recorded:2026-11-20 }}"])
+def test_a_typed_figure_planted_in_readme_is_found(planted):
+    readme = ROOT / "README.md"
+    assert page_figures(readme, readme.read_text() + f"\n{planted}\n") != []
 
 
 def test_included_benchmark_tables_and_gated_pages_become_placeholders():
@@ -187,3 +246,12 @@ def test_included_benchmark_tables_and_gated_pages_become_placeholders():
 def test_a_scripts_output_renders_as_a_terminal_shows_it():
     block = hook.text_block("start\n\rbar  50%\rbar 100%\r        \nshown ```code```\n")
     assert block.startswith("````text\nstart\n") and "bar" not in block and block.endswith("shown ```code```\n````")
+
+
+def test_a_recorded_label_that_covers_no_typed_figure_is_reported():
+    """A label must not call a block with no typed figure (a picture, or a table rendered from a result file)
+    a recorded run typed by hand."""
+    assert hook.idle_labels(RECORDED_PAGE) == []
+    picture = "![forest](figures/forest.png) {{ recorded:2026-11-20 }}\n\n{{ output:repro-x }}\n"
+    assert hook.idle_labels(picture) == ["![forest](figures/forest.png) {{ recorded:2026-11-20 }}"]
+    assert hook.idle_labels("Took 3.1 s. {{ recorded:2026-11-20 }}\n\n| a |\n|---|\n| 1 |\n") == []

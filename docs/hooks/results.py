@@ -11,7 +11,10 @@ name them in placeholders, which this hook replaces at build time:
 * ``{{ measured:FILE }}``: the run's conditions (date, git commit, command, wall time, cores, load, seeds);
 * ``{{ verdict:FILE[:PREFIX] }}``: the verdict that ``benchmarks/_verdicts.verdict`` derives from the claims
   the file carries (the paper's numbers with their source, the tolerance, the seeds) and the recorded values;
-* ``{{ not_rerun:DATE }}``: a row whose figures have no result file yet (``DATE``: when they were last run).
+* ``{{ not_rerun:DATE }}``: a row whose figures have no result file yet (``DATE``: when they were last run);
+* ``{{ recorded:DATE }}``: on a page outside :data:`STRICT`, figures typed by hand from a run that wrote no result
+  file, last revised on ``DATE``; the placeholder says so where it stands and covers its own block (the lines
+  between two blank lines) and a table that directly follows that block, nothing else.
 
 A snippet line ``--8<-- "docs/benchmarks.md:NAME[-PART]"`` on any page becomes the ``section`` or ``part``
 placeholder of ``bench-NAME.json`` (``docs/benchmarks.md`` holds placeholders, not tables), and a gated page
@@ -23,13 +26,21 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
   is stale when the content hash of a producing script it recorded (``scripts``) differs from the script's
   now. Only the script counts, not the package modules it times: a behaviour-preserving move of package code
   does not make a figure stale, and each page shows the commit the figure was measured at;
-* a **typed measured figure** on a page of :data:`GATED`, outside placeholders, code, maths, links and the
-  paper's column of a table: a time (``12 s``, ``3.1 ms``, ``45 minutes``), a ratio (``14x``), a percentage, a
-  number in scientific notation (an error, ``3e-14``), a decimal with two or more places (a correlation, an
-  AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ± 0.1``) or a count out of a total
-  (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a count "k of n" and a range "a to b";
-  unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``, ...) or it is on
-  :data:`ALLOWED`. README, which no hook renders, is held to the same definition by ``tests/test_docs_results.py``.
+* a **typed measured figure** on any page (docs/**/*.md), outside placeholders, code, maths, links, the
+  paper's column of a table and, on pages outside :data:`STRICT`, the block of a ``{{ recorded:DATE }}``: a time
+  (``12 s``, ``3.1 ms``, ``45 minutes``), a ratio (``14x``), a percentage, a number in scientific notation with a
+  negative exponent (an error, ``3e-14``; ``1e300`` is a magnitude, an input), a decimal with two or more places (a
+  correlation, an AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ± 0.1``) or a count out
+  of a total (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a count "k of n" and a range
+  "a to b"; unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``, a test's
+  tolerance before an error ("the tests check it ... to 1e-10"), a version after ``shap`` or ``version``, an
+  ``arXiv:`` number, ...) or it is on :data:`ALLOWED`. README, which no hook renders, is held to the same
+  definition by ``tests/test_docs_results.py``.
+
+**The allow-list** of numbers that are not measured is narrow on purpose: :data:`SETTING` (the words that introduce
+a setting, a tolerance a test asserts, a version or a reference) and :data:`ALLOWED` (exact phrases: versions,
+limits the code enforces, notations). A measured figure never goes there: it is rendered from a result file, or,
+outside :data:`STRICT`, kept as a dated recorded run under ``{{ recorded:DATE }}``.
 """
 
 from __future__ import annotations
@@ -51,15 +62,19 @@ from _verdicts import verdict  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.results")
 
-#: Pages on which a typed measured figure fails the build.
-GATED = ("benchmarks.md", "reproductions.md", "valuation_benchmark.md")
-#: Numbers on gated pages (and README) that are not measured: versions, the load averages' windows, a generator's
-#: formula, the verdict rules' default tolerances. Exact phrases.
+#: Pages whose every figure comes from a result file: no ``{{ recorded:DATE }}`` there. Every page is gated.
+STRICT = ("benchmarks.md", "reproductions.md", "valuation_benchmark.md")
+#: Numbers on the pages (and README) that are not measured: versions, the load averages' windows, a generator's
+#: formula, the verdict rules' default tolerances, the limits the code enforces (a run estimated above 24 hours is
+#: refused, a budget run may end at 110% of its budget), binary labels, the tests' extreme inputs. Exact phrases.
 ALLOWED = ("Python 3.11", "3.11 or newer", "shap 0.51", "pyDVL 0.10", "(1 / 5 / 15 min)", "y = 1.5x",
-           "0.03 on a correlation", "5 percentage points", "5% relative", "95% interval", "0.03 on Pearson")
+           "0.03 on a correlation", "5 percentage points", "5% relative", "95% interval", "0.03 on Pearson",
+           # on the other pages: versions, the limits the code enforces, notations, extreme inputs of the tests
+           "shap 0.46 to 0.51", "24 hours", "110% of", "95% bounds", "0/1", "1e-300")
 #: The last commit whose pages carried figures typed without result files (pointed to by "not rerun" notes).
 BEFORE_RESULT_FILES = "9e0b03e"
-PLACEHOLDER = re.compile(r"\{\{\s*(result|part|section|output|measured|verdict|not_rerun)\s*:\s*([^}]*?)\s*\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*(result|part|section|output|measured|verdict|not_rerun|recorded)\s*:"
+                         r"\s*([^}]*?)\s*\}\}")
 SNIPPET = re.compile(r'^(?P<indent>[ \t]*)--8<-- "docs/benchmarks\.md:(?P<name>[a-z_]+)(?:-(?P<part>[a-z_0-9]+))?"'
                      r"[ \t]*$", re.M)
 WHOLE_PAGE = re.compile(r'^[ \t]*--8<-- "docs/(?P<page>[a-z_]+\.md)"[ \t]*$', re.M)
@@ -69,7 +84,7 @@ FIGURE = re.compile(rf"""
         {NUMBER}\s?(?:ms|us|µs|s|seconds|min|minutes|h|hours)\b  # a time
       | {NUMBER}x\b                                             # a ratio
       | {NUMBER}\s?%                                            # a percentage
-      | \d(?:\.\d+)?e[-+]?\d+\b                                # scientific notation (an error)
+      | \d(?:\.\d+)?e-\d+\b                                   # scientific notation (an error)
       | \d*\.\d{{2,}}\b                                         # two or more decimals
       | {NUMBER}(?=\s*(?:±|\[[-+]?\d))                          # a mean with its spread
       | \d+/\d+(?![\d/])                                        # a count out of a total (Kendall's k/C)
@@ -79,12 +94,20 @@ FIGURE = re.compile(rf"""
 OURS = re.compile(r"(?<![\w.=<>/@])(?:\d+\.\d+\b|\d[\d,]* of \d[\d,]*\b|\d[\d,.]* to [-+]?\d[\d,.]*\b)")
 MEASURED_COLUMNS = ("ours", "verdict")
 #: Words after which a number is a stated setting, not a measurement.
-SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥])"
-                     r"\s*[-+]?$", re.I)
+SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥]"
+                     r"|(?:tested|checked) to|nominal|shap|pyDVL|version|arXiv:)\s*[-+]?$", re.I)
+#: A tolerance the tests assert, in words ("the tests check it against refits to 1e-10", "raised to 1e-10"): read
+#: so only before a number in scientific notation.
+TEST_TOLERANCE = re.compile(r"(?:(?:tests?|tested|checks?|checked)\b[^.;()]{0,60}\bto|raised to)\s*$", re.I)
+SCIENTIFIC = re.compile(r"\d(?:\.\d+)?e-\d+")
 #: Placeholders outside code (a placeholder written in backticks is shown, not rendered).
 CODE_OR_PLACEHOLDER = re.compile(r"```.*?```|`[^`\n]*`|" + PLACEHOLDER.pattern, re.S)
 #: What the gate does not read: code, maths, HTML comments, link targets, placeholders.
 SKIPPED = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|\]\([^)]*\)|\{\{.*?\}\}", re.S)
+#: A ``{{ recorded:DATE }}`` placeholder (outside inline code, which :data:`INLINE_CODE` removes first).
+RECORDED = re.compile(r"\{\{\s*recorded\s*:")
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 PAPER_COLUMN = re.compile(r"^\s*(?:the )?(?:paper|poster)", re.I)  # a column of the paper's numbers
 
 
@@ -147,6 +170,12 @@ def render(kind: str, argument: str) -> str:
     """The text of one placeholder."""
     if kind == "not_rerun":
         return f"*not rerun since {argument} (the row's last revision): no result file backs its figures yet*"
+    if kind == "recorded":
+        if not DATE.fullmatch(argument):
+            raise ResultError(f"{{{{ recorded:{argument} }}}}: the date the text was last revised, as YYYY-MM-DD "
+                              "(git blame of its lines)")
+        return (f"*(recorded run, typed by hand; text last revised {argument}: no result file backs the figures "
+                "here)*")
     name, _, rest = argument.partition(":")
     if kind == "section" and not (RESULTS / f"{name}.json").is_file() and rest:
         return (f"*Not rerun since {rest}: no result file backs its figures yet (`python benchmarks/run_all.py "
@@ -193,15 +222,49 @@ def include_snippets(markdown: str) -> str:
         return f"{match['indent']}{{{{ section:bench-{name}:{date} }}}}"
 
     def whole_page(match: re.Match) -> str:  # a gated page included whole: its placeholders render here too
-        return (ROOT / "docs" / match["page"]).read_text() if match["page"] in GATED else match.group()
+        return (ROOT / "docs" / match["page"]).read_text() if match["page"] in STRICT else match.group()
 
     return WHOLE_PAGE.sub(whole_page, SNIPPET.sub(placeholder, markdown))
 
 
-def typed_figures(markdown: str) -> list[str]:
-    """Measured figures typed on a page (see the module's docstring for the definition)."""
+def recorded_blocks(markdown: str) -> tuple[list[str], list[list[int]]]:
+    """``markdown`` split into blocks (the lines between two blank lines, at even indexes; the blank lines between
+    them at odd ones) and, per ``{{ recorded:DATE }}``, the indexes of the blocks it covers: its own block and a
+    table that directly follows it."""
+    parts = re.split(r"(\n[ \t]*\n)", markdown)
+    labels: list[list[int]] = []
+    for index in range(0, len(parts), 2):
+        if RECORDED.search(INLINE_CODE.sub("", parts[index])):
+            labels.append([index])
+        elif labels and labels[-1][-1] == index - 2 and len(labels[-1]) == 1 and parts[index].lstrip().startswith("|"):
+            labels[-1].append(index)
+    return parts, labels
+
+
+def without_recorded_blocks(markdown: str) -> str:
+    """``markdown`` with what each ``{{ recorded:DATE }}`` covers (:func:`recorded_blocks`) blanked, newlines
+    kept."""
+    parts, labels = recorded_blocks(markdown)
+    for index in (index for covered in labels for index in covered):
+        parts[index] = re.sub(r"[^\n]", " ", parts[index])
+    return "".join(parts)
+
+
+def idle_labels(markdown: str) -> list[str]:
+    """The ``{{ recorded:DATE }}`` labels that cover no typed figure (a label must not call figures rendered from a
+    result file, or none at all, a recorded run): the start of each one's block."""
+    parts, labels = recorded_blocks(markdown)
+    return [parts[covered[0]].strip()[:60] for covered in labels
+            if not typed_figures("\n\n".join(RECORDED.sub("{{ label:", parts[i]) for i in covered))]
+
+
+def typed_figures(markdown: str, *, recorded: bool = False) -> list[str]:
+    """Measured figures typed on a page (see the module's docstring for the definition); with ``recorded``, not those
+    that a ``{{ recorded:DATE }}`` covers (pages outside :data:`STRICT`)."""
     found: list[str] = []
     header: list[str] = []
+    if recorded:
+        markdown = without_recorded_blocks(markdown)
     for line in SKIPPED.sub(lambda m: " " * len(m.group()), markdown).splitlines():
         in_table = line.lstrip().startswith("|")
         cells = line.split("|") if in_table else [line]
@@ -220,17 +283,28 @@ def typed_figures(markdown: str) -> list[str]:
                 cell = cell.replace(phrase, " " * len(phrase))
             matches = [*FIGURE.finditer(cell), *(OURS.finditer(cell) if column in MEASURED_COLUMNS else ())]
             found += sorted({f"{m.group().strip()}  (in: {cell.strip()[:80]})" for m in matches
-                             if not SETTING.search(cell[:m.start()].rstrip())})
+                             if not stated(m.group().strip(), cell[:m.start()].rstrip())})
     return found
+
+
+def stated(figure: str, before: str) -> bool:
+    """Whether the text ``before`` a number makes it a stated setting (:data:`SETTING`), or a test's tolerance."""
+    return bool(SETTING.search(before) or (SCIENTIFIC.fullmatch(figure) and TEST_TOLERANCE.search(before)))
 
 
 def on_page_markdown(markdown, page, **kwargs):
     source = page.file.src_uri
     markdown = include_snippets(markdown)
-    if source in GATED:
-        for figure in typed_figures(markdown):
-            log.warning("%s: a typed measured figure, %s: render it from a result file ({{ result:FILE:KEY }}, "
-                        "{{ part:FILE:PART }}) or say {{ not_rerun:DATE }}", source, figure)
+    strict = source in STRICT
+    if strict and RECORDED.search(INLINE_CODE.sub("", markdown)):
+        log.warning("%s: {{ recorded:DATE }} on a page whose every figure comes from a result file: render the "
+                    "figures from one ({{ result:FILE:KEY }}) or say {{ not_rerun:DATE }}", source)
+    for block in [] if strict else idle_labels(markdown):
+        log.warning("%s: {{ recorded:DATE }} covers no typed figure (its block starts %r): remove it", source, block)
+    for figure in typed_figures(markdown, recorded=not strict):
+        log.warning("%s: a typed measured figure, %s: render it from a result file ({{ result:FILE:KEY }}, "
+                    "{{ part:FILE:PART }}), say {{ not_rerun:DATE }}%s", source, figure,
+                    "" if strict else ", or mark a dated run without one {{ recorded:DATE }}")
 
     def replace(match: re.Match) -> str:
         try:
