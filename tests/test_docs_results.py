@@ -255,3 +255,11 @@ def test_a_recorded_label_that_covers_no_typed_figure_is_reported():
     picture = "![forest](figures/forest.png) {{ recorded:2026-11-20 }}\n\n{{ output:repro-x }}\n"
     assert hook.idle_labels(picture) == ["![forest](figures/forest.png) {{ recorded:2026-11-20 }}"]
     assert hook.idle_labels("Took 3.1 s. {{ recorded:2026-11-20 }}\n\n| a |\n|---|\n| 1 |\n") == []
+
+
+def test_a_part_is_read_from_the_runs_markdown_between_its_snippet_markers():
+    result = {"name": "bench-report", "values": {}, "markdown": "intro\n\n<!-- --8<-- [start:report-table] -->\n"
+              "| a |\n|---|\n| 1 |\n<!-- --8<-- [end:report-table] -->\nafter"}
+    assert hook.part(result, "table") == "| a |\n|---|\n| 1 |"
+    with pytest.raises(hook.ResultError, match="no snippet 'plans'"):
+        hook.part(result, "plans")

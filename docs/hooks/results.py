@@ -166,6 +166,18 @@ def value(result: dict, key: str) -> str:
     return f"{found:g}" if isinstance(found, float) else str(found)
 
 
+def part(result: dict, name: str) -> str:
+    """A table a script printed: recorded as ``part:NAME`` (``Bench.print(part=)``), or the span of the run's
+    markdown between its snippet markers ``[start:BENCH-NAME]`` and ``[end:BENCH-NAME]``."""
+    if f"part:{name}" in result["values"]:
+        return value(result, f"part:{name}")
+    marker = re.escape(f"{result['name'].removeprefix('bench-')}-{name}")
+    span = re.search(rf"\[start:{marker}\] -->\n(.*?)<!-- --8<-- \[end:{marker}\]", result["markdown"] or "", re.S)
+    if span is None:
+        raise ResultError(f"{result['name']}.json has no value {'part:' + name!r} and no snippet {name!r}")
+    return span.group(1).strip()
+
+
 def render(kind: str, argument: str) -> str:
     """The text of one placeholder."""
     if kind == "not_rerun":
@@ -185,7 +197,7 @@ def render(kind: str, argument: str) -> str:
     if kind == "result":
         return value(result, rest)
     if kind == "part":
-        return value(result, f"part:{rest}")
+        return part(result, rest)
     if kind == "section":
         return measured(result) + "\n\n" + (result["markdown"] or "")
     if kind == "output":
