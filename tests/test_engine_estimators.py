@@ -339,6 +339,32 @@ def test_kernel_standard_errors_equal_their_plain_twin(m, budget):
     np.testing.assert_allclose(result.standard_errors, twin, rtol=1e-7)
 
 
+@pytest.mark.parametrize(("m", "budget"), [(2, 4), (5, 32), (7, 60), (10, 300), (20, 400), (40, 30), (100, 2248)])
+def test_kernel_values_equal_an_orthogonal_least_squares_solve(m, budget):
+    """The values (normal equations over the pairs, refined once; lstsq below a conditioning) against the whole
+    weighted design solved by numpy's SVD least squares with the efficiency constraint kept by a huge weight on the
+    empty and the full coalition (Lundberg & Lee's formulation), on the same design; (40, 30): fewer coalitions
+    than players, where the minimum-norm solution is compared with the eliminated lstsq's."""
+    game = random_table_game(m, 3, seed=m) if m <= 10 else smooth_game(m, 3, seed=m)
+    result = KernelApproximator(max_evals=budget, random_state=4, silent=True, standard_errors=False).estimate(game)
+    masks, weights, _ = KernelCoalitionSampler(m).sample(budget - 2, random_state=4)  # the same design
+    empty, full = result.empty_value, result.full_value
+    if len(masks) < m:  # not identified: the eliminated problem's minimum-norm solution
+        z = masks.astype(float)
+        root = np.sqrt(weights)[:, None]
+        targets = game(masks) - empty - z[:, -1:] * (full - empty)
+        beta = np.linalg.lstsq(root * (z[:, :-1] - z[:, -1:]), root * targets, rcond=None)[0]
+        expected = np.vstack([beta, full - empty - beta.sum(axis=0)])
+    else:
+        z = np.vstack([np.zeros(m), np.ones(m), masks]).astype(float)
+        root = np.sqrt(np.concatenate([[1e8, 1e8], weights]))[:, None]
+        targets = np.vstack([empty, full, game(masks)]) - empty
+        expected = np.linalg.lstsq(root * z, root * targets, rcond=None)[0]
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(result.values, expected, rtol=0, atol=1e-7 * scale)
+    np.testing.assert_allclose(result.values.sum(axis=0), full - empty, rtol=1e-12)
+
+
 def test_kernel_standard_error_options():
     game = smooth_game(10, 2, seed=1)
     on = KernelApproximator(max_evals=200, random_state=0, silent=True).estimate(game)

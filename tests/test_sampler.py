@@ -70,3 +70,65 @@ def test_options_that_do_not_combine_are_refused(options):
     strata = options.pop("strata", 1)
     with pytest.raises(InvalidParameterError, match="by"):
         random_permutations(np.random.default_rng(0), 2, 6, strata, **options)
+
+
+@pytest.mark.parametrize("width", [1, 2, 8, 9, 13, 17])
+def test_unique_rows_returns_what_numpy_unique_returns(width):
+    from shap_instances.approximators.sampling import unique_rows
+
+    rng = np.random.default_rng(width)
+    for high in (2, 256):  # few distinct bytes (many repeats) and any byte
+        rows = rng.integers(0, high, size=(60, width)).astype(np.uint8)
+        rows = np.concatenate([rows, rows[:20], rows[:0]])
+        expected = np.unique(rows, axis=0, return_inverse=True, return_counts=True)
+        got = unique_rows(rows)
+        assert all(np.array_equal(e.reshape(g.shape), g) for e, g in zip(expected, got))
+
+
+def _kernel_design_reference(m, budget, rng):
+    """The kernel design written as plainly as it was first: one coalition at a time (mask lists)."""
+    import itertools
+    import math
+
+    from shap_instances.approximators import kernel_weights
+
+    per_size, sizes = kernel_weights(m), np.arange(1, m)
+    mass = (m - 1) / (sizes * (m - sizes))
+    masks, weights, remaining_mass, remaining_budget, done = [], [], mass.sum(), budget, set()
+    for pair in [(s, m - s) for s in range(1, m // 2 + 1)]:
+        group = sorted(set(pair))
+        count = sum(math.comb(m, s) for s in group)
+        if count > remaining_budget or remaining_budget * sum(mass[s - 1] for s in group) / remaining_mass < count * (
+                1 - 1e-8):
+            break
+        for s in group:
+            for members in itertools.combinations(range(m), s):
+                masks.append(np.isin(np.arange(m), members))
+                weights.append(per_size[s])
+        remaining_budget -= count
+        remaining_mass -= sum(mass[s - 1] for s in group)
+        done.update(group)
+    n_enumerated = len(masks)
+    left = np.array([s for s in sizes if s not in done])
+    if len(left) and remaining_budget >= 2:
+        n_draws = remaining_budget // 2
+        drawn = rng.choice(left, size=n_draws, p=mass[left - 1] / mass[left - 1].sum())
+        order = random_permutations(rng, n_draws, m)
+        half = np.zeros((n_draws, m), dtype=bool)
+        np.put_along_axis(half, order, np.arange(m)[None, :] < drawn[:, None], axis=1)
+        unique, counts = np.unique(np.packbits(np.concatenate([half, ~half]), axis=1), axis=0, return_counts=True)
+        masks.extend(np.unpackbits(unique, axis=1, count=m).astype(bool))
+        weights.extend(remaining_mass * counts / counts.sum())
+    design = np.array(masks, dtype=bool).reshape(-1, m)
+    return design, np.asarray(weights, dtype=np.float64), np.arange(len(design)) >= n_enumerated
+
+
+@pytest.mark.parametrize(("m", "budget"), [(1, 5), (2, 2), (4, 14), (5, 12), (6, 40), (9, 51), (10, 300), (16, 700),
+                                           (40, 0), (40, 85), (100, 2246)])
+def test_kernel_design_is_the_plain_one_coalition_at_a_time_design(m, budget):
+    from shap_instances.approximators import KernelCoalitionSampler
+
+    for seed in (0, 1):
+        got = KernelCoalitionSampler(m).sample(budget, random_state=seed)
+        expected = _kernel_design_reference(m, budget, np.random.default_rng(seed))
+        assert all(e.dtype == g.dtype and np.array_equal(e, g) for e, g in zip(expected, got))

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from ..utils import check_random_state
 from ._budget import RunClock, Throughput
 from ._parallel import parallel_values, plan_workers
-from .sampling import CoalitionDesign, KernelCoalitionSampler, random_permutations
+from .sampling import CoalitionDesign, KernelCoalitionSampler, random_permutations, unique_rows
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -48,8 +48,7 @@ def _evaluation_order(design: CoalitionDesign, n_players: int) -> np.ndarray:
         return np.arange(0)
     packed, complement = np.packbits(masks, axis=1), np.packbits(~masks, axis=1)
     smaller = np.where(_less(packed, complement)[:, None], packed, complement)
-    _, pair = np.unique(smaller, axis=0, return_inverse=True)
-    pair = pair.ravel()
+    pair = unique_rows(smaller)[1]
     seed = int.from_bytes(hashlib.sha256(packed.tobytes()).digest()[:8], "little")
     shuffled = random_permutations(check_random_state(seed), 1, pair.max() + 1, by="shuffling")[0][pair]
     sizes = masks.sum(axis=1)

@@ -231,13 +231,43 @@ class KernelCoalitionSampler:
         return f"KernelCoalitionSampler(n_players={self.n_players})"
 
 
+def unique_rows(packed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(packed, axis=0, return_inverse=True, return_counts=True)`` of a uint8 matrix, the same arrays.
+
+    The rows of bytes (``np.packbits`` of coalition masks) are read as big-endian 64-bit words, whose order is
+    the rows' byte order, and sorted with one ``lexsort``: several times faster than ``np.unique(axis=0)``, which
+    compares the rows as structured items one byte field at a time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shap_instances.approximators.sampling import unique_rows
+    >>> rows, inverse, counts = unique_rows(np.array([[2, 1], [1, 9], [2, 1]], dtype=np.uint8))
+    >>> rows.tolist(), inverse.tolist(), counts.tolist()
+    ([[1, 9], [2, 1]], [1, 0, 1], [1, 2])
+    """
+    n, width = packed.shape
+    words = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
+    words[:, :width] = packed
+    keys = words.view(">u8")
+    order = np.lexsort(keys.T[::-1]) if keys.shape[1] > 1 else np.argsort(keys[:, 0], kind="stable")
+    ordered = keys[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    group = np.cumsum(first) - 1
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = group
+    counts = np.diff(np.append(np.flatnonzero(first), n))
+    return packed[order[first]], inverse, counts
+
+
 def _kernel_design(m: int, budget: int, rng: np.random.Generator) -> CoalitionDesign:
     """The unchecked design: enumerated pairs of sizes, then paired proportional sampling with ``rng``."""
     per_size = kernel_weights(m)  # weight of ONE coalition of each size
     sizes = np.arange(1, m)
     mass = (m - 1) / (sizes * (m - sizes))  # total kernel weight of each size: C(m, s) * per_size[s]
     pairs = [(s, m - s) for s in range(1, m // 2 + 1)]
-    masks, weights = [], []
+    blocks, weights = [np.zeros((0, m), dtype=bool)], [np.zeros(0)]
     remaining_mass, remaining_budget = mass.sum(), budget
     done = set()
     for pair in pairs:
@@ -247,15 +277,12 @@ def _kernel_design(m: int, budget: int, rng: np.random.Generator) -> CoalitionDe
         if count > remaining_budget or remaining_budget * share < count * (1 - 1e-8):
             break
         for s in group:
-            for members in itertools.combinations(range(m), s):
-                mask = np.zeros(m, bool)
-                mask[list(members)] = True
-                masks.append(mask)
-                weights.append(per_size[s])
+            blocks.append(_coalitions_of_size(m, s))
+            weights.append(np.full(len(blocks[-1]), per_size[s]))
         remaining_budget -= count
         remaining_mass -= sum(mass[s - 1] for s in group)
         done.update(group)
-    n_enumerated = len(masks)
+    n_enumerated = sum(len(block) for block in blocks)
     left = [s for s in sizes if s not in done]
     if left and remaining_budget >= 2:
         left_sizes = np.array(left)
@@ -266,9 +293,19 @@ def _kernel_design(m: int, budget: int, rng: np.random.Generator) -> CoalitionDe
         half = np.zeros((n_draws, m), dtype=bool)  # its first `size` players: a uniformly random coalition
         np.put_along_axis(half, order, np.arange(m)[None, :] < drawn_sizes[:, None], axis=1)
         both = np.concatenate([half, ~half])  # paired sampling: each coalition with its complement
-        unique, counts = np.unique(np.packbits(both, axis=1), axis=0, return_counts=True)
-        masks.extend(np.unpackbits(unique, axis=1, count=m).astype(bool))
-        weights.extend(remaining_mass * counts / counts.sum())
-    design = np.array(masks, dtype=bool).reshape(-1, m)
+        unique, _, counts = unique_rows(np.packbits(both, axis=1))
+        blocks.append(np.unpackbits(unique, axis=1, count=m).astype(bool))
+        weights.append(remaining_mass * counts / counts.sum())
+    design = np.concatenate(blocks)
     sampled = np.arange(len(design)) >= n_enumerated
-    return CoalitionDesign(design, np.asarray(weights, dtype=np.float64), sampled)
+    return CoalitionDesign(design, np.concatenate(weights).astype(np.float64), sampled)
+
+
+def _coalitions_of_size(m: int, size: int) -> np.ndarray:
+    """Every coalition of ``size`` of ``m`` players, bool (C(m, size), m), in ``itertools.combinations`` order."""
+    count = math.comb(m, size)
+    members = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(m), size)), dtype=np.intp,
+                          count=count * size).reshape(count, size)
+    masks = np.zeros((count, m), dtype=bool)
+    masks[np.arange(count)[:, None], members] = True
+    return masks
