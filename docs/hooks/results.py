@@ -33,7 +33,8 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
   correlation, an AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ± 0.1``) or a count out
   of a total (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a count "k of n" and a range
   "a to b"; unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``, a test's
-  tolerance before an error ("the tests check it ... to 1e-10"), a version after ``shap`` or ``version``, an
+  tolerance before an error ("the tests check it ... to 1e-10"), a target ("the target of 10x"), a version after
+  ``shap`` or ``version``, an
   ``arXiv:`` number, ...) or it is on :data:`ALLOWED`. README, which no hook renders, is held to the same
   definition by ``tests/test_docs_results.py``.
 
@@ -70,7 +71,7 @@ STRICT = ("benchmarks.md", "reproductions.md", "valuation_benchmark.md")
 ALLOWED = ("Python 3.11", "3.11 or newer", "shap 0.51", "pyDVL 0.10", "(1 / 5 / 15 min)", "y = 1.5x",
            "0.03 on a correlation", "5 percentage points", "5% relative", "95% interval", "0.03 on Pearson",
            # on the other pages: versions, the limits the code enforces, notations, extreme inputs of the tests
-           "shap 0.46 to 0.51", "24 hours", "110% of", "95% bounds", "0/1", "1e-300")
+           "shap 0.46 to 0.51", "24 hours", "110% of", "95% bounds", "0/1", "1e-300", "5% steps")
 #: The last commit whose pages carried figures typed without result files (pointed to by "not rerun" notes).
 BEFORE_RESULT_FILES = "9e0b03e"
 PLACEHOLDER = re.compile(r"\{\{\s*(result|part|section|output|measured|verdict|not_rerun|recorded)\s*:"
@@ -95,7 +96,7 @@ OURS = re.compile(r"(?<![\w.=<>/@])(?:\d+\.\d+\b|\d[\d,]* of \d[\d,]*\b|\d[\d,.]
 MEASURED_COLUMNS = ("ours", "verdict")
 #: Words after which a number is a stated setting, not a measurement.
 SETTING = re.compile(r"(?:tolerance|tol|default|within|noise|weight|theta|alpha|lambda|bound|threshold|[=<>≤≥]"
-                     r"|(?:tested|checked) to|nominal|shap|pyDVL|version|arXiv:)\s*[-+]?$", re.I)
+                     r"|(?:tested|checked) to|nominal|target(?: of)?|shap|pyDVL|version|arXiv:)\s*[-+]?$", re.I)
 #: A tolerance the tests assert, in words ("the tests check it against refits to 1e-10", "raised to 1e-10"): read
 #: so only before a number in scientific notation.
 TEST_TOLERANCE = re.compile(r"(?:(?:tests?|tested|checks?|checked)\b[^.;()]{0,60}\bto|raised to)\s*$", re.I)
