@@ -39,11 +39,13 @@ def test_a_count_of_datasets_needs_both_columns():
     assert bench_valuation._count(table, "x", "missing", ">") == "-"
 
 
-def test_an_unknown_part_is_refused(monkeypatch, capsys):
+def test_an_unknown_part_is_refused_before_any_part_runs(monkeypatch, capsys):
+    ran: list[str] = []
+    monkeypatch.setattr(bench_valuation, "run_part", lambda part, args: ran.append(part))
     monkeypatch.setattr(sys, "argv", ["bench_valuation.py", "detection", "speeed"])
     with pytest.raises(SystemExit):
         bench_valuation.main()
-    assert "no part named ['speeed']" in capsys.readouterr().err
+    assert "no part named ['speeed']" in capsys.readouterr().err and ran == []
 
 
 def _line(table: str, ours: float, cleanlab: float, diff: float, se: float) -> dict:
