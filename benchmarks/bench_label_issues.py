@@ -17,30 +17,25 @@ baseline "today" (paired over the same seeds and flips). AUC: detecting the flip
 error, median seconds and the median of the per-repetition ratios ours / cleanlab (range). Per-family seconds of
 ours (each family alone, seed 0) say where the time goes.
 
-cleanlab is optional (the peers' venv of ``bench_valuation.py``): without it only ours is timed. Results also go
-to ``benchmarks/results/label_issues_speed.json`` (numbers, command, date, load, seeds; a ``--quick`` run to
-``benchmarks/results/quick/``).
+cleanlab is optional (the peers' venv of ``bench_valuation.py``): without it only ours is timed. Run it through
+``python benchmarks/run_all.py label_issues`` with the peers' interpreter: it passes ``--markdown FILE`` and
+``--threads 1`` and writes ``benchmarks/results/bench-label_issues.json`` (``_common.write_result``), whose
+recorded tables (``Bench.print(part=)``) and ranges (``_common.record``) ``docs/valuation.md`` renders.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
-import sys
-from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
-from _common import Bench, compare, fmt_load, load_average, markdown_table, repeat, timed
+from _common import Bench, compare, markdown_table, record, repeat, timed
 from bench_valuation import DATASETS, split
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import cross_val_predict
 
 from shap_instances.valuation import EVIDENCE, label_issues
-
-RESULT = Path(__file__).parent / "results" / "label_issues_speed.json"
 
 
 def _cleanlab(n_jobs: int | None):
@@ -76,10 +71,10 @@ def _one_seed(name: str, seed: int, n_train: int, cleanlab_calls: dict) -> dict:
                   "auc former": roc_auc_score(flipped, -former), "s former": seconds}
 
 
-def _families(name: str, n_train: int) -> list[str]:
+def _families(name: str, n_train: int) -> list[float]:
     """Seconds of each family of ours alone (seed 0, median of 3)."""
     X, y, *_ = split(name, 0, n_train, 200, 500)
-    return [f"{statistics.median(repeat(lambda e=e: label_issues(X, y, evidence=(e,), random_state=0)).seconds):.3f}"
+    return [statistics.median(repeat(lambda e=e: label_issues(X, y, evidence=(e,), random_state=0)).seconds)
             for e in EVIDENCE]
 
 
@@ -109,36 +104,54 @@ def _summary(name: str, runs: list[dict]) -> dict:
                   **_ratios(runs, "s ours again", "s cleanlab default", "ratio default")}
 
 
-def _row(line: dict, families: list[str]) -> list[str]:
+def _auc_row(line: dict) -> list[str]:
+    """One table's AUCs and ratios (the documentation's table)."""
     have = "ratio" in line
-    return [line["table"], str(line["n_train"]), f"{line['auc ours']:.4f}",
-            f"{line['auc cleanlab']:.4f}" if have else "-", f"{line['auc former']:.4f}",
-            f"{line['auc diff']:+.4f} ± {line['auc diff se']:.4f}", f"{line['s ours']:.3f}",
-            f"{line['s cleanlab']:.3f}" if have else "-", f"{line['s cleanlab default']:.3f}" if have else "-",
-            _ratio(line, "ratio") if have else "-", _ratio(line, "ratio default") if have else "-",
-            f"{line['s former']:.3f}", " / ".join(families)]
+    return [f"{line['table'].replace('_', ' ')} ({line['n_train']:,})", f"{line['auc ours']:.4f}",
+            f"{line['auc former']:.4f}", f"{line['auc diff']:+.4f} ± {line['auc diff se']:.4f}",
+            f"{line['auc cleanlab']:.4f}" if have else "-", _ratio(line, "ratio") if have else "-",
+            _ratio(line, "ratio default") if have else "-", f"{line['s former'] / line['s ours']:.1f}x"]
+
+
+def _seconds_row(line: dict, families: list[float]) -> list[str]:
+    """One table's median seconds of every side and of each family of ours alone."""
+    have = "ratio" in line
+    return [line["table"].replace("_", " "), f"{line['s ours']:.3f}", f"{line['s cleanlab']:.3f}" if have else "-",
+            f"{line['s cleanlab default']:.3f}" if have else "-", f"{line['s former']:.3f}",
+            *(f"{seconds:.3f}" for seconds in families)]
 
 
 def _ratio(line: dict, key: str) -> str:
-    return f"{line[key]:.2f}x ({line[key + ' min']:.2f}-{line[key + ' max']:.2f})"
+    return f"{line[key]:.1f}x ({line[key + ' min']:.1f}-{line[key + ' max']:.1f})"
 
 
-def write_result(lines: list[dict], seeds: int, n_train: int, loads: list, started: datetime, quick: bool) -> None:
-    """``benchmarks/results/label_issues_speed.json`` (``results/quick/`` for ``--quick``): the numbers, the
-    command, the date, load and seeds (a small writer of its own until ``_common`` has the shared one)."""
-    path = RESULT.parent / "quick" / RESULT.name if quick else RESULT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "date": started.isoformat(),
-               "cores": os.cpu_count(), "load_start": loads[0], "load_end": loads[1], "seeds": list(range(seeds)),
-               "n_train": n_train, "tables": [{k: (float(v) if isinstance(v, np.floating) else v)
-                                               for k, v in line.items()} for line in lines]}
-    temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(payload, indent=1) + "\n")
-    temporary.replace(path)
+def _span(values, unit: str = "", digits: int = 2) -> str:
+    """``"0.22 to 0.44 s"``: the least and the greatest of ``values``."""
+    return f"{min(values):.{digits}f} to {max(values):.{digits}f}{unit}"
+
+
+def record_ranges(lines: list[dict], families: dict[str, list[float]]) -> None:
+    """The ranges over the tables that the documentation's prose quotes, and how many tables meet each claim."""
+    ranges = {"s ours": _span([line["s ours"] for line in lines], " s"),
+              "s former": _span([line["s former"] for line in lines], " s"),
+              "former / ours": _span([line["s former"] / line["s ours"] for line in lines], "x", 1),
+              "tables": len(lines),
+              "within 1 SE of former": int(sum(line["auc diff"] + line["auc diff se"] >= 0 for line in lines)),
+              "largest AUC drop": f"{min(line['auc diff'] for line in lines):+.4f}"}
+    for index, family in enumerate(EVIDENCE):
+        ranges[f"s {family}"] = _span([seconds[index] for seconds in families.values()], " s")
+    if "ratio" in lines[0]:
+        ranges |= {"s cleanlab": _span([line["s cleanlab"] for line in lines], " s"),
+                   "ratio": _span([line["ratio"] for line in lines], "x", 1),
+                   "ratio default": _span([line["ratio default"] for line in lines], "x", 1),
+                   "at least cleanlab's AUC": int(sum(line["auc ours"] >= line["auc cleanlab"] for line in lines))}
+    record(**{f"range:{key}": value for key, value in ranges.items()})
+    record(tables=[{key: float(value) if isinstance(value, np.floating) else value for key, value in line.items()}
+                   for line in lines])
 
 
 def main(bench: Bench) -> None:
-    args, started, start_load = bench.args, datetime.now(UTC), load_average()
+    args = bench.args
     seeds = 2 if bench.quick else args.seeds
     calls = {"one process": _cleanlab(1), "default": _cleanlab(None)}
     calls = calls if calls["default"] is not None else {}
@@ -151,14 +164,16 @@ def main(bench: Bench) -> None:
         lines.append(_summary(name, runs))
         families[name] = _families(name, args.n_train)
         print(f"  {name} done (load {os.getloadavg()[0]:.1f})", flush=True)
+    record(seeds=f"0-{seeds - 1}", n_train=args.n_train)
     bench.print(f"### label_issues against cleanlab's out-of-fold logistic scores ({seeds} seeds, up to "
                 f"{args.n_train} training rows)", markdown_table(
-                    ["table", "rows", "AUC ours", "AUC cleanlab", "AUC n_trees=200", "ours - n_trees=200 (paired)",
-                     "s ours", "s cleanlab (1 process)", "s cleanlab (default n_jobs)",
-                     "ratio ours / cleanlab (1 process)", "ratio ours / cleanlab (default n_jobs)",
-                     "s n_trees=200", "s per family: " + " / ".join(EVIDENCE)],
-                    [_row(line, families[line["table"]]) for line in lines]), part="table")
-    write_result(lines, seeds, args.n_train, [fmt_load(start_load), fmt_load(load_average())], started, bench.quick)
+                    ["table (rows)", "AUC ours", "AUC `n_trees=200`", "paired change ± SE", "AUC cleanlab",
+                     "ours / cleanlab, one process", "ours / cleanlab, default `n_jobs`", "`n_trees=200` / ours"],
+                    [_auc_row(line) for line in lines]), part="table")
+    bench.print(markdown_table(["table", "s ours", "s cleanlab (one process)", "s cleanlab (default n_jobs)",
+                                "s n_trees=200", *(f"s {family} alone" for family in EVIDENCE)],
+                               [_seconds_row(line, families[line["table"]]) for line in lines]), part="seconds")
+    record_ranges(lines, families)
 
 
 def _arguments(parser) -> None:

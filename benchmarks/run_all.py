@@ -59,6 +59,8 @@ TITLES = {
                  "explainers/isotonic.md"),
     "knn_plugin": ("KNN-Shapley plugin: the recursion against enumeration, Monte-Carlo and plain NumPy",
                    "plugins.md#speed"),
+    "label_issues": ("label_issues against cleanlab's out-of-fold logistic scores (run in the peers' venv)",
+                     "valuation.md#speed-against-cleanlab-issue-40"),
     "logistic": ("LogisticRegression fast refits",
                  "explainers/residual.md#logistic-regression-warm-started-newton-along-the-prefix"),
     "memory": ("Memory per explainer against n: peak of one call against the result's size",
@@ -71,6 +73,7 @@ TITLES = {
     "residual": ("InstanceKernelExplainer: ridge against scikit-learn refits, CC means at scale, memory, dask",
                  "explainers/residual.md#benchmarks"),
     "sisr_speed": ("SISR fit time: this tree against the previous revision", "explainers/isotonic.md#the-alternation"),
+    "valuation": ("Data valuation against pyDVL and cleanlab (run in the peers' venv)", "valuation_benchmark.md"),
 }
 #: Scripts that run only when named: reproductions of a paper's protocol that take hours, not speed benchmarks.
 ONLY_WHEN_NAMED = {
@@ -78,6 +81,7 @@ ONLY_WHEN_NAMED = {
     "representer_highdim",  # docs/explainers/representer.md, Table 1 in high dimension (about 40 minutes)
     "representer_table2",  # docs/explainers/representer.md, Table 2 (matrix factorisation, FIA)
     "residual_estimators",  # docs/explainers/residual.md, figures 9 and 10 (the four estimators by size)
+    "valuation",  # docs/valuation_benchmark.md: pyDVL and cleanlab, the peers' venv only (about an hour)
 }
 SECTION = re.compile(r"<!-- bench:(?P<name>[a-z_]+) -->\n.*?<!-- /bench:(?P=name) -->\n", re.S)
 
