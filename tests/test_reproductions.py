@@ -122,7 +122,7 @@ def test_highdim_orderings_are_the_paper_table_1_directions_and_name_every_claim
         assert values[f"speedup.if.{data}"] == 2.0
 
 
-def test_table2_two_tower_and_tracin_orderings_follow_lower_plus_higher_minus(monkeypatch, tmp_path):
+def test_table2_and_two_tower_orderings_follow_lower_plus_higher_minus(monkeypatch, tmp_path):
     registry = _module("_reproductions")
     table2 = _module("bench_representer_table2")
     means = {(table2.MF, "High-dim Rep."): (-0.2, 0.1), (table2.MF, "FIA"): (-0.3, 0.05),
@@ -141,6 +141,9 @@ def test_table2_two_tower_and_tracin_orderings_follow_lower_plus_higher_minus(mo
     assert {claim.key for claim in registry.TWO_TOWER_CLAIMS} <= set(values)
     assert values["two_tower.fia.plus"] == [False, True] and values["two_tower.fia.minus"] == [True, False]
 
+
+def test_tracin_orderings_are_table_8s_and_both_methods_against_random(monkeypatch, tmp_path):
+    registry = _module("_reproductions")
     tracin = _module("repro_representer_tracin")
     runs = {"High-dim Rep.": [(np.array([-0.2]), np.array([0.2])), (np.array([-0.1]), np.array([0.1]))],
             "TracInCP": [(np.array([-0.3]), np.array([0.1])), (np.array([0.05]), np.array([0.3]))],
