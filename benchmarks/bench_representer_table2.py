@@ -22,7 +22,7 @@ import time
 import warnings
 
 import numpy as np
-from _common import Bench, markdown_table
+from _common import Bench, markdown_table, record
 
 from shap_instances.lowrank import (
     MatrixFactorization,
@@ -33,6 +33,8 @@ from shap_instances.lowrank import (
 from shap_instances.metrics import deletion_diagnostics
 
 SIZES = (10, 20, 30, 40, 50)
+#: The two models' names in the table.
+MF, SOFT = "MF (ALS, rank 12)", "MF w. nuclear norm (SoftImpute)"
 
 
 def _ci(a):
@@ -63,7 +65,8 @@ def random_candidate_scores(train_pairs, test_pairs, seed):
     return out
 
 
-def _rows(model_name, model, methods, Xtr, ytr, Xte, n_jobs):
+def _rows(model_name, model, methods, Xtr, ytr, Xte, n_jobs, means):
+    """The table's rows of one model; ``means[(model_name, method)]``: the mean AUC-DEL+ and AUC-DEL-."""
     rows = []
     for method, score in methods.items():
         score()  # warm-up call (numba compilation), not timed
@@ -71,6 +74,7 @@ def _rows(model_name, model, methods, Xtr, ytr, Xte, n_jobs):
         s = score()
         ms = 1e3 * (time.perf_counter() - t) / len(Xte)
         res = deletion_diagnostics(model, Xtr, ytr, Xte, s, sizes=SIZES, n_jobs=n_jobs)
+        means[(model_name, method)] = (float(np.mean(res.auc_del_plus)), float(np.mean(res.auc_del_minus)))
         rows.append([model_name, method, _ci(res.auc_del_plus), _ci(res.auc_del_minus),
                      "-" if method == "Random" else f"{ms:.2f}"])
         print("| " + " | ".join(rows[-1]) + " |", flush=True)
@@ -87,36 +91,54 @@ def table2(bench):
     train = np.setdiff1d(np.arange(len(pairs)), test)
     Xtr, ytr, Xte = pairs[train], ratings[train], pairs[test]
     random = random_candidate_scores(Xtr, Xte, seed=1)
-    notes, rows = [], []
+    notes, rows, means = [], [], {}
 
     if "mf" in args.models:
-        rows += _table2_mf(args, shape, Xtr, ytr, Xte, ratings[test], random, notes)
+        rows += _table2_mf(args, shape, Xtr, ytr, Xte, ratings[test], random, notes, means)
     if "soft" in args.models:
-        rows += _table2_soft(args, shape, Xtr, ytr, Xte, ratings[test], random, notes)
+        rows += _table2_soft(args, shape, Xtr, ytr, Xte, ratings[test], random, notes, means)
     meta = (f"movielens (dslabs, movies with >= {args.min_ratings} ratings): {shape[0]} users x {shape[1]} movies, "
             f"{len(train)} training ratings in [-1, 1], {len(test)} held-out explained ratings; refits start from "
             f"the fitted factors and stop at relative tolerance {args.refit_tol:g}. " + "; ".join(notes) + ".")
     bench.print("### Table 2 analogue: case deletion on movielens, k = 10..50 ratings removed",
                 markdown_table(["model", "method", "AUC-DEL+ (lower better)", "AUC-DEL- (higher better)",
                                 "ms / explained pair"], rows) + "\n\n" + meta, part="table2")
+    record_orderings(means)
 
 
-def _table2_mf(args, shape, Xtr, ytr, Xte, yte, random, notes):
+#: The orderings Table 2 states, by their key in the result file: (model, the method the representer beats).
+ORDERINGS = {"soft.random": (SOFT, "Random"), "mf.fia": (MF, "FIA"), "mf.random": (MF, "Random")}
+
+
+def record_orderings(means):
+    """Whether the representer's mean AUC-DEL+ lies below (``table2.KEY.plus``) and its AUC-DEL- above
+    (``table2.KEY.minus``) the other method's, for the claims of ``_reproductions.TABLE2_CLAIMS`` (one split: one
+    value each), with the means behind them."""
+    values = {}
+    for key, (model, method) in ORDERINGS.items():
+        if (model, method) in means:
+            ours, theirs = means[(model, "High-dim Rep.")], means[(model, method)]
+            values[f"table2.{key}.plus"] = [ours[0] < theirs[0]]
+            values[f"table2.{key}.minus"] = [ours[1] > theirs[1]]
+    record(**values, means={f"{model} | {method}": list(m) for (model, method), m in means.items()})
+
+
+def _table2_mf(args, shape, Xtr, ytr, Xte, yte, random, notes, means):
     t = time.perf_counter()
     mf0 = MatrixFactorization(12, alpha=args.alpha, tol=1e-7, max_iter=500, shape=shape).fit(Xtr, ytr)
     mf_fit = time.perf_counter() - t
     mf = MatrixFactorization(12, alpha=args.alpha, tol=args.refit_tol, max_iter=500, shape=shape,
                              init=(mf0.user_factors_, mf0.item_factors_)).fit(Xtr, ytr)
     mf_rep = MatrixFactorizationRepresenter(mf.user_factors_, mf.item_factors_, Xtr, ytr, offset=mf.mean_)
-    rows = _rows("MF (ALS, rank 12)", mf, {
+    rows = _rows(MF, mf, {
         "High-dim Rep.": lambda: mf_rep(Xte, mode="union").values,
-        "FIA": lambda: fia_scores(mf, Xtr, ytr, Xte), "Random": lambda: random}, Xtr, ytr, Xte, args.n_jobs)
+        "FIA": lambda: fia_scores(mf, Xtr, ytr, Xte), "Random": lambda: random}, Xtr, ytr, Xte, args.n_jobs, means)
     notes.append(f"MF: k = 12, ridge alpha = {args.alpha:g}, fit {mf_fit:.0f} s ({mf0.n_iter_} sweeps), test MAE "
                  f"{np.mean(np.abs(mf.predict(Xte) - yte)):.3f}")
     return rows
 
 
-def _table2_soft(args, shape, Xtr, ytr, Xte, yte, random, notes):
+def _table2_soft(args, shape, Xtr, ytr, Xte, yte, random, notes, means):
     t = time.perf_counter()
     soft0 = SoftImpute(lam=args.lam, tol=args.refit_tol, max_iter=3000, shape=shape).fit(Xtr, ytr)
     soft_fit = time.perf_counter() - t
@@ -126,9 +148,9 @@ def _table2_soft(args, shape, Xtr, ytr, Xte, yte, random, notes):
         warnings.simplefilter("ignore")  # the reconstruction gap at this tolerance is reported below
         soft_rep = MatrixFactorizationRepresenter.from_soft_impute(soft, Xtr, ytr)
         gap = np.max(np.abs(soft_rep(Xte, mode="item").values.sum(1) + soft.mean_ - soft.predict(Xte)))
-    rows = _rows("MF w. nuclear norm (SoftImpute)", soft, {
+    rows = _rows(SOFT, soft, {
         "High-dim Rep.": lambda: soft_rep(Xte, mode="union").values, "Random": lambda: random},
-        Xtr, ytr, Xte, args.n_jobs)
+        Xtr, ytr, Xte, args.n_jobs, means)
     notes.append(f"SoftImpute: lambda = {args.lam:g}, rank {soft.singular_values_.size}, fit {soft_fit:.0f} s "
                  f"({soft0.n_iter_} iterations), test MAE "
                  f"{np.mean(np.abs(soft.predict(Xte) - yte)):.3f}, "

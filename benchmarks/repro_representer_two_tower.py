@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from _common import Bench, markdown_table
+from _common import Bench, markdown_table, record
 from bench_representer_table2 import SIZES, load_movielens, random_candidate_scores
 from sklearn.base import BaseEstimator, RegressorMixin
 
@@ -175,6 +175,7 @@ def main(bench):
     start, load = time.perf_counter(), os.getloadavg()
     runs = [one_seed(seed, args, pairs, ratings, shape) for seed in range(args.seeds)]
     rows, table = summary(runs)
+    record_orderings(rows)
     result = {
         "name": "representer_two_tower", "command": "python " + " ".join(sys.argv),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "wall_s": round(time.perf_counter() - start, 1),
@@ -201,6 +202,21 @@ def main(bench):
                 + f"\n\nLast-layer identity gap (relative), max over seeds: {max(gaps):.1e}; test MAE "
                 f"{np.mean([r['test_mae'] for r in runs]):.3f}; refit drift without deletion "
                 f"{max(r['refit_drift'] for r in runs):.1e}.", part="two_tower")
+
+
+def record_orderings(rows):
+    """Per seed, whether the representer's mean AUC-DEL+ lies below (``two_tower.OTHER.plus``) and its AUC-DEL-
+    above (``two_tower.OTHER.minus``) FIA's and random's, for the claims of ``_reproductions.TWO_TOWER_CLAIMS``."""
+    ours, values = rows["High-dim Rep."], {}
+    for key, method in (("fia", "FIA"), ("random", "Random")):
+        if method in rows:
+            theirs = rows[method]
+            values[f"two_tower.{key}.plus"] = [a < b for a, b in zip(ours["seed_means_plus"],
+                                                                     theirs["seed_means_plus"], strict=True)]
+            values[f"two_tower.{key}.minus"] = [a > b for a, b in zip(ours["seed_means_minus"],
+                                                                      theirs["seed_means_minus"], strict=True)]
+    record(**values, seed_means={method: {"plus": r["seed_means_plus"], "minus": r["seed_means_minus"]}
+                                 for method, r in rows.items()})
 
 
 if __name__ == "__main__":

@@ -124,3 +124,66 @@ def test_aggregated_importance_equals_the_package_representer_summed_over_positi
     U, V = fn.train(P, ~P, rank=3, alpha=1.0, iterations=20, seed=0)
     gap, size = fn.check_against_package(U, V, P, ~P, rng, n_positives=int(P.sum()))
     assert size > 1e-4 and gap < 1e-10
+
+
+def _recorded(monkeypatch, tmp_path, function, *args):
+    """What ``function(*args)`` hands to the result file (``_common.record`` under ``run_all.py``)."""
+    target = tmp_path / "values.json"
+    monkeypatch.setenv("SHAP_INSTANCES_RESULT_VALUES", str(target))
+    function(*args)
+    import json
+
+    return json.loads(target.read_text())
+
+
+def test_highdim_orderings_are_the_paper_table_1_directions_and_name_every_claim(monkeypatch, tmp_path):
+    highdim = _module("bench_representer_highdim")
+    claims = _module("_reproductions").HIGHDIM_CLAIMS
+    rows = {"High-dim Rep.": ([-3.0, -2.0], [4.0, 5.0], 0.002), "l2 Rep.": ([-1.0, -1.0], [5.0, 6.0], 0.001),
+            "IF (project: leave-one-out, intercept)": ([-4.0, -4.0], [1.0, 1.0], 0.004),
+            "IF (paper: no intercept, + lambda sign)": ([0.0, 0.0], [0.0, 0.0], 0.001),
+            "Random": ([0.1, 0.1], [0.0, 0.0], float("nan"))}
+    measured = {name: rows for name in highdim.HIGH_DIMENSIONAL}
+    values = _recorded(monkeypatch, tmp_path, highdim.record_orderings, measured)
+    assert {claim.key for claim in claims} <= set(values)
+    for data in ("tweets", "fine_foods"):
+        # the representer's AUC-DEL+ -2.5: below the l2 representer's -1 (lower is better), above the IF's -4
+        assert values[f"table1.l2.plus.{data}"] == [True] and values[f"table1.l2.minus.{data}"] == [False]
+        assert values[f"table1.if.plus.{data}"] == [False] and values[f"table1.if.minus.{data}"] == [True]
+        assert values[f"runtime.if.{data}"] == [True] and values[f"runtime.if_paper.{data}"] == [False]
+        assert values[f"speedup.if.{data}"] == 2.0
+
+
+def test_table2_and_two_tower_orderings_follow_lower_plus_higher_minus(monkeypatch, tmp_path):
+    registry = _module("_reproductions")
+    table2 = _module("bench_representer_table2")
+    means = {(table2.MF, "High-dim Rep."): (-0.2, 0.1), (table2.MF, "FIA"): (-0.3, 0.05),
+             (table2.MF, "Random"): (0.0, 0.0), (table2.SOFT, "High-dim Rep."): (-0.1, 0.2),
+             (table2.SOFT, "Random"): (0.01, -0.01)}
+    values = _recorded(monkeypatch, tmp_path, table2.record_orderings, means)
+    assert {claim.key for claim in registry.TABLE2_CLAIMS} <= set(values)
+    assert values["table2.mf.fia.plus"] == [False] and values["table2.mf.fia.minus"] == [True]
+    assert values["table2.soft.random.plus"] == [True] and values["table2.soft.random.minus"] == [True]
+
+    tower = _module("repro_representer_two_tower")
+    rows = {"High-dim Rep.": {"seed_means_plus": [-0.2, -0.4], "seed_means_minus": [0.3, 0.1]},
+            "FIA": {"seed_means_plus": [-0.3, -0.1], "seed_means_minus": [0.2, 0.2]},
+            "Random": {"seed_means_plus": [0.0, 0.0], "seed_means_minus": [0.0, 0.0]}}
+    values = _recorded(monkeypatch, tmp_path, tower.record_orderings, rows)
+    assert {claim.key for claim in registry.TWO_TOWER_CLAIMS} <= set(values)
+    assert values["two_tower.fia.plus"] == [False, True] and values["two_tower.fia.minus"] == [True, False]
+
+
+def test_tracin_orderings_are_table_8s_and_both_methods_against_random(monkeypatch, tmp_path):
+    registry = _module("_reproductions")
+    tracin = _module("repro_representer_tracin")
+    runs = {"High-dim Rep.": [(np.array([-0.2]), np.array([0.2])), (np.array([-0.1]), np.array([0.1]))],
+            "TracInCP": [(np.array([-0.3]), np.array([0.1])), (np.array([0.05]), np.array([0.3]))],
+            "Random": [(np.array([0.0]), np.array([0.0])), (np.array([0.0]), np.array([0.0]))]}
+    values = _recorded(monkeypatch, tmp_path, tracin.record_orderings, runs, [2e-9, 4e-9])
+    assert {claim.key for claim in registry.TRACIN_CLAIMS} <= set(values)
+    assert values["table8.tracin_ahead.plus"] == [True, False]
+    assert values["table8.tracin_ahead.minus"] == [False, True]
+    # seed 1: TracInCP's AUC-DEL+ (+0.05) lies above random's: not both below random
+    assert values["table8.random.plus"] == [True, False] and values["table8.random.minus"] == [True, True]
+    assert values["finite_difference_gap_range"] == "2.0e-09 to 4.0e-09"
