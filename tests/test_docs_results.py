@@ -263,3 +263,7 @@ def test_a_part_is_read_from_the_runs_markdown_between_its_snippet_markers():
     assert hook.part(result, "table") == "| a |\n|---|\n| 1 |"
     with pytest.raises(hook.ResultError, match="no snippet 'plans'"):
         hook.part(result, "plans")
+
+
+def test_a_recorded_list_renders_one_value_per_seed():
+    assert hook.shown([0.99270145, 1.0, 2]) == "0.992701, 1, 2" and hook.shown(0.5) == "0.5" and hook.shown("7") == "7"

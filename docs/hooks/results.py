@@ -163,7 +163,14 @@ def measured(result: dict) -> str:
 def value(result: dict, key: str) -> str:
     if key not in result["values"]:
         raise ResultError(f"{result['name']}.json has no value {key!r}")
-    found = result["values"][key]
+    return shown(result["values"][key])
+
+
+def shown(found) -> str:
+    """A recorded value as a page shows it: a float to six significant digits, a list of values (one per seed)
+    comma-separated, anything else as written."""
+    if isinstance(found, list):
+        return ", ".join(shown(item) for item in found)
     return f"{found:g}" if isinstance(found, float) else str(found)
 
 
