@@ -177,3 +177,60 @@ def test_kernel_design_cut_mid_evaluation_says_max_time_and_keeps_efficiency():
         FunctionGame(values, 10, 1))
     assert result.info["stopped_by"] in ("max_time", "max_time (re-planned)") and not result.converged
     assert result.info["n_coalitions"] < 1000 and result.efficiency_gap() < 1e-10
+
+
+class _FakeClock:
+    """A clock the test advances: each section 'takes' its planned seconds times the machine's slowdown."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _replanned_report(slowdown: float):
+    """(sections run, context, the fake clock's end) of a report whose sections take ``slowdown`` times their plan
+    on a 100 s budget: overview 2 s, representer 5 s, label issues 20 s, forest 10 s (least 6 s), the residual
+    decomposition last (40 s planned, least 8 s)."""
+    from types import SimpleNamespace
+
+    from shap_instances.report._html import Report
+    from shap_instances.report._plan import SectionStep
+    from shap_instances.report._report import _build_sections
+
+    clock, ran = _FakeClock(), []
+    steps = {"overview": SectionStep("overview", "", 2.0), "representer": SectionStep("representer points", "", 5.0),
+             "label_issues": SectionStep("label issues", "", 20.0),
+             "forest": SectionStep("random forest", "", 10.0, least=6.0),
+             "residual": SectionStep("residual decomposition", "", 40.0, least=8.0)}
+
+    def section(key: str) -> SimpleNamespace:
+        def build(report, context, bar):
+            ran.append(key)
+            clock.now += slowdown * steps[key].estimate
+        return SimpleNamespace(key=key, elastic=key == "residual", build=build)
+
+    context = SimpleNamespace(plan=SimpleNamespace(sections=dict(steps)), silent=True, timings={}, end=100.0, cut={})
+    _build_sections(Report(title="t", intro=""), context, [section(key) for key in steps], clock=clock)
+    return ran, context, clock.now
+
+
+def test_the_plan_is_remade_as_the_sections_run_and_cuts_what_no_longer_fits():
+    """A machine three times busier than when the costs were measured: the overview takes 6 s for its 2, so the
+    pace is 3 s per planned second; representer (15 s) and label issues (60 s) still fit, then the forest's least
+    (18 s) and the residual's (24 s) do not fit in the 16 s left (3 s kept for writing): both are cut before they
+    run, with the sentence saying why, and the run ends within its budget instead of at 6 + 15 + 60 + 30 + 120 s."""
+    ran, context, ended = _replanned_report(3.0)
+    assert ran == ["overview", "representer", "label_issues"]
+    assert ended == 81.0 <= 100.0
+    assert set(context.cut) == {"forest", "residual"}
+    assert "3.0x their planned time" in context.cut["forest"] and "about 18 s" in context.cut["forest"]
+    assert "16 s of the time budget are left" in context.cut["residual"]
+    assert "forest" not in context.plan.sections  # the sections after a cut one get its time
+
+
+def test_a_run_at_the_planned_pace_cuts_nothing():
+    ran, context, ended = _replanned_report(1.0)
+    assert ran == ["overview", "representer", "label_issues", "forest", "residual"] and context.cut == {}
+    assert ended == 77.0

@@ -15,7 +15,7 @@ valuation (``shap_instances.valuation.semivalue_approximator`` chooses one by na
 :func:`format_seconds` writes a duration as the budget messages do.
 """
 
-from ._budget import DEFAULT_TIME_LIMIT, RunClock, Throughput, check_time_left, format_seconds
+from ._budget import DEFAULT_TIME_LIMIT, RunClock, StagePace, Throughput, check_time_left, format_seconds
 from ._parallel import dask_scheduler
 from ._protocol import Approximator, SemivalueWeights
 from ._result import ShapleyResult
@@ -63,6 +63,7 @@ __all__ = [
     "format_seconds",
     "DEFAULT_TIME_LIMIT",
     "RunClock",
+    "StagePace",
     "Throughput",
     "first_order_game",
     "control_game",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..exceptions import BudgetError, BudgetWarning
 
-__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "Throughput", "check_time_left",
+__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "StagePace", "Throughput", "check_time_left",
            "format_seconds"]
 
 #: A run whose remaining work is estimated above this many seconds is warned about (once, after its first
@@ -129,6 +129,47 @@ class Throughput:
         if estimate > seconds_left:
             raise BudgetError(refusal(estimate), needed=None if needed is None else needed(estimate))
         return estimate
+
+
+class StagePace:
+    """How the stages of a plan run against the plan: the seconds they took per second planned for them, which
+    re-plans the stages still to come (a busier machine than when the plan was measured: each planned second
+    takes longer, and a stage whose least no longer fits is cut before it runs).
+
+    Before any stage has ended the pace is the plan's (one second per planned second); :meth:`seconds_for` never
+    goes below the plan, so that a stage that ran faster than planned does not make the next cheaper than its own
+    estimate.
+
+    Examples
+    --------
+    >>> from shap_instances.approximators import StagePace
+    >>> pace = StagePace()
+    >>> pace.observe(planned=10.0, taken=30.0)   # the first stage took three times its plan
+    >>> pace.ratio, pace.seconds_for(20.0), pace.fits(20.0, seconds_left=45.0)
+    (3.0, 60.0, False)
+    """
+
+    def __init__(self) -> None:
+        self.planned = 0.0
+        self.taken = 0.0
+
+    def observe(self, planned: float, taken: float) -> None:
+        """A stage planned at ``planned`` seconds took ``taken`` seconds."""
+        self.planned += max(planned, 0.0)
+        self.taken += max(taken, 0.0)
+
+    @property
+    def ratio(self) -> float:
+        """Seconds taken per second planned, over the stages ended so far (1 before any)."""
+        return self.taken / self.planned if self.planned > 0 else 1.0
+
+    def seconds_for(self, planned: float) -> float:
+        """Seconds that work planned at ``planned`` seconds is now expected to take (at least ``planned``)."""
+        return planned * max(self.ratio, 1.0)
+
+    def fits(self, planned: float, seconds_left: float) -> bool:
+        """Whether work planned at ``planned`` seconds is expected to end within ``seconds_left``."""
+        return self.seconds_for(planned) <= seconds_left
 
 
 class RunClock:
