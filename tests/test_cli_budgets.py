@@ -536,3 +536,23 @@ def test_isotonic_stops_before_a_row_that_would_end_past_max_time():
             time.sleep(0.1)  # the work of one row
             done.append(row)
     assert done == [0, 1, 2] and stopped.value.needed >= 10 * 0.1
+
+
+def test_a_report_whose_budget_went_on_start_up_is_refused_in_the_commands_words(capsys, tmp_path, monkeypatch):
+    """Before: at load 30, 'report' spent its 180 s on start-up and loading, then ended in 'run_report: time_budget
+    must be a finite number in [1, 2592000]; got 0.001'. Here the loading is made to take the whole budget (3,000 s,
+    so that the real start-up on a busy machine stays below it)."""
+    from shap_instances.cli import _report
+
+    real_load = _report._load
+
+    def slow_load(args):
+        loaded = real_load(args)
+        args.called_at -= 3000.0  # as if start-up and loading had taken 3,000 s more
+        return loaded
+
+    monkeypatch.setattr(_report, "_load", slow_load)
+    assert main(["report", "--out", str(tmp_path / "r"), "--silent", "--time-budget", "3000"]) == 2
+    err = capsys.readouterr().err
+    assert "refused before the work: --time-budget 3000 was spent on start-up and loading the data" in err, err
+    assert int(re.search(r"pass --time-budget (\d+) or more", err).group(1)) > 6000

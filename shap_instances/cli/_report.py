@@ -24,6 +24,10 @@ def _cmd_report(args) -> int:
     # run as a program, the interpreter's start, the imports and reading the CSV count against the budget; called
     # from Python with its arguments (a process that may have run for hours), the budget counts from that call
     spent = _elapsed(args)
+    if args.time_budget - spent < 1:  # the least budget run_report takes: refused here, in the command's words
+        raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} was spent on start-up and "
+                          f"loading the data ({spent:.1f} s; the machine is busy); pass --time-budget "
+                          f"{_with_margin(2 * spent)} or more", needed=_with_margin(2 * spent))
     try:
         path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
                           time_budget=max(args.time_budget - spent, 1e-3),
