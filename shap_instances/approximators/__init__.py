@@ -15,7 +15,15 @@ valuation (``shap_instances.valuation.semivalue_approximator`` chooses one by na
 :func:`format_seconds` writes a duration as the budget messages do.
 """
 
-from ._budget import DEFAULT_TIME_LIMIT, RunClock, Throughput, check_time_left, format_seconds
+from ._budget import (
+    DEFAULT_TIME_LIMIT,
+    RunClock,
+    StagePace,
+    Throughput,
+    bounded_probe,
+    check_time_left,
+    format_seconds,
+)
 from ._parallel import dask_scheduler
 from ._protocol import Approximator, SemivalueWeights
 from ._result import ShapleyResult
@@ -63,7 +71,9 @@ __all__ = [
     "format_seconds",
     "DEFAULT_TIME_LIMIT",
     "RunClock",
+    "StagePace",
     "Throughput",
+    "bounded_probe",
     "first_order_game",
     "control_game",
     "label_share_game",

@@ -7,15 +7,17 @@ unit of work, and a budget into units, here and nowhere else."""
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..exceptions import BudgetError, BudgetWarning
 
-__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "Throughput", "check_time_left",
-           "format_seconds"]
+__all__ = ["DEFAULT_TIME_LIMIT", "LONG_RUN_SECONDS", "RunClock", "StagePace", "Throughput", "bounded_probe",
+           "check_time_left", "format_seconds"]
 
 #: A run whose remaining work is estimated above this many seconds is warned about (once, after its first
 #: timed batch), with the estimate and the options that shorten it.
@@ -129,6 +131,80 @@ class Throughput:
         if estimate > seconds_left:
             raise BudgetError(refusal(estimate), needed=None if needed is None else needed(estimate))
         return estimate
+
+
+def bounded_probe(call: Callable[[], Any], max_seconds: float | None) -> tuple[bool, float]:
+    """``(ended, seconds)``: run ``call()`` (a timed probe: its result is not kept) and wait for it at most
+    ``max_seconds``; past that, stop waiting (``ended`` False, ``seconds`` the time waited) and leave it to finish
+    in a daemon thread, whose work no longer matters: the plan it would have timed is refused or cut. An error of
+    ``call`` is raised here. Without ``max_seconds`` the call runs in this thread.
+
+    Examples
+    --------
+    >>> import time
+    >>> from shap_instances.approximators import bounded_probe
+    >>> bounded_probe(lambda: time.sleep(0.01), 5.0)[0], bounded_probe(lambda: time.sleep(1.0), 0.05)[0]
+    (True, False)
+    """
+    start = time.perf_counter()
+    if max_seconds is None:
+        call()
+        return True, time.perf_counter() - start
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as error:  # raised again in the caller's thread
+            failed.append(error)
+
+    worker = threading.Thread(target=run, name="shap-instances probe", daemon=True)
+    worker.start()
+    worker.join(max(max_seconds, 0.0))
+    if failed:
+        raise failed[0]
+    return not worker.is_alive(), time.perf_counter() - start
+
+
+class StagePace:
+    """How the stages of a plan run against the plan: the seconds they took per second planned for them, which
+    re-plans the stages still to come (a busier machine than when the plan was measured: each planned second
+    takes longer, and a stage whose least no longer fits is cut before it runs).
+
+    Before any stage has ended the pace is the plan's (one second per planned second); :meth:`seconds_for` never
+    goes below the plan, so that a stage that ran faster than planned does not make the next cheaper than its own
+    estimate.
+
+    Examples
+    --------
+    >>> from shap_instances.approximators import StagePace
+    >>> pace = StagePace()
+    >>> pace.observe(planned=10.0, taken=30.0)   # the first stage took three times its plan
+    >>> pace.ratio, pace.seconds_for(20.0), pace.fits(20.0, seconds_left=45.0)
+    (3.0, 60.0, False)
+    """
+
+    def __init__(self) -> None:
+        self.planned = 0.0
+        self.taken = 0.0
+
+    def observe(self, planned: float, taken: float) -> None:
+        """A stage planned at ``planned`` seconds took ``taken`` seconds."""
+        self.planned += max(planned, 0.0)
+        self.taken += max(taken, 0.0)
+
+    @property
+    def ratio(self) -> float:
+        """Seconds taken per second planned, over the stages ended so far (1 before any)."""
+        return self.taken / self.planned if self.planned > 0 else 1.0
+
+    def seconds_for(self, planned: float) -> float:
+        """Seconds that work planned at ``planned`` seconds is now expected to take (at least ``planned``)."""
+        return planned * max(self.ratio, 1.0)
+
+    def fits(self, planned: float, seconds_left: float) -> bool:
+        """Whether work planned at ``planned`` seconds is expected to end within ``seconds_left``."""
+        return self.seconds_for(planned) <= seconds_left
 
 
 class RunClock:

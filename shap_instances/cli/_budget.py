@@ -81,6 +81,12 @@ def _command_line_remedies(args):
                           f"--rows, or --model ridge, logistic or knn (fast refit paths)", needed=exc.needed) from exc
 
 
+def _named_budget(args, estimate: float) -> int:
+    """The ``--time-budget`` that holds the command so far and ``estimate`` seconds of work, that work getting its
+    share (:data:`_EXPLAINER_SHARE`) of what is left."""
+    return math.ceil(_elapsed(args) + estimate / _EXPLAINER_SHARE) + 1
+
+
 def _explain_in_time(args, explainer, rows, y_rows, name: str):
     """The rows explained by an explainer without a time control, against ``--time-budget``: two rows first,
     timed (the second gives the cost of a row, set-up done), then the rest only if it fits in what is left, else
@@ -98,7 +104,7 @@ def _explain_in_time(args, explainer, rows, y_rows, name: str):
     left = args.time_budget - _elapsed(args)
 
     def needed(estimate: float) -> int:
-        return math.ceil(_elapsed(args) + estimate / _EXPLAINER_SHARE) + 1
+        return _named_budget(args, estimate)
 
     per_row.check_fits(len(rows) - 2, _EXPLAINER_SHARE * left, needed=needed, refusal=lambda estimate: (
         f"refused before the rest of the work: --explainer {name} takes about {per_row.per_unit:.3g} s a row "
@@ -122,11 +128,12 @@ def _check_fit_time(args, model_name: str, task: str, X, y, explainer: str) -> N
     if seconds > left:
         fast = ("ridge", "knn") if task == "regression" else ("logistic", "naive_bayes", "knn")
         faster = [name for name in fast if name != model_name]
+        needed = _named_budget(args, seconds)
         raise BudgetError(f"refused before the work: fitting --model {model_name} on {len(X):,} rows would take about "
                           f"{format_seconds(seconds)} ({how}), more than the {max(left, 0):.0f} s left of "
-                          f"--time-budget {args.time_budget:g}; raise --time-budget, or choose a model that fits "
-                          f"faster (--model {' or '.join(faster)}), or "
-                          "explain a sample of the table")
+                          f"--time-budget {args.time_budget:g}; pass --time-budget {needed} or more (the start-up so "
+                          f"far and the fit; the explainer's own time comes on top), or choose a model that fits "
+                          f"faster (--model {' or '.join(faster)}), or explain a sample of the table", needed=needed)
     print(f"shap-instances: plan: fitting --model {model_name} on {len(X):,} rows, about {format_seconds(seconds)} "
           f"({how}); {left:.0f} s of --time-budget left", file=sys.stderr)
 

@@ -24,6 +24,10 @@ def _cmd_report(args) -> int:
     # run as a program, the interpreter's start, the imports and reading the CSV count against the budget; called
     # from Python with its arguments (a process that may have run for hours), the budget counts from that call
     spent = _elapsed(args)
+    if args.time_budget - spent < 1:  # the least budget run_report takes: refused here, in the command's words
+        raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} was spent on start-up and "
+                          f"loading the data ({spent:.1f} s; the machine is busy); pass --time-budget "
+                          f"{_with_margin(2 * spent)} or more", needed=_with_margin(2 * spent))
     try:
         path = run_report(X, y, task=task, model=args.model, out=args.out, seed=args.seed, silent=args.silent,
                           time_budget=max(args.time_budget - spent, 1e-3),
@@ -49,10 +53,14 @@ def _check_report_floor(args) -> None:
     spent = _elapsed(args)
     floor = least_report_seconds(spent, forest=args.model_file is None)
     if floor > args.time_budget:
+        # reading the data, fitting the models and the bounded probes are not measured yet: they are given the time
+        # the start-up took on this machine, now (both slow down alike with the load)
+        named = _with_margin(floor + spent)
         raise BudgetError(f"refused before the work: --time-budget {args.time_budget:g} is too small for any report: "
                           f"{spent:.1f} s went on start-up, and the least report's fixed work (its figures, overview "
                           f"and writing) needs about {floor - spent:.0f} s more, before the data are read; pass "
-                          f"--time-budget {_with_margin(floor)} or more", needed=floor)
+                          f"--time-budget {named} or more (as long again as the start-up for reading the data and "
+                          "fitting the models)", needed=named)
 
 
 #: A budget the command names must hold on the next run too, whose start-up and probes vary with the load: the

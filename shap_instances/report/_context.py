@@ -50,6 +50,8 @@ class Context:
     overview: Any = None  # the overview Section, completed once every section has run
     max_memory: float | None = None  # bytes for the large arrays (None: half the memory available)
     deadline: float = float("inf")  # time.perf_counter() by which the sections should be done (budget less reserve)
+    end: float = float("inf")  # time.perf_counter() at which the whole budget is spent (a section cut past it)
+    cut: dict = field(default_factory=dict)  # section key -> why it was cut before it ran (the re-plan)
     results: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)  # model description -> held-out score, for the overview
     timings: dict = field(default_factory=dict)  # section key -> real seconds

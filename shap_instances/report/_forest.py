@@ -7,6 +7,7 @@ budget. It works on the encoded matrix (numeric columns unscaled, string columns
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -81,13 +82,25 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
     return forest
 
 
-def time_forest(context: Context, probe_trees: int, n_rows: int = 200) -> tuple[float, float, float]:
+def time_forest(context: Context, probe_trees: int, n_rows: int = 200, *,
+                seconds_left: float = float("inf")) -> tuple[float, float, float] | str:
     """(seconds per tree, RF-GAP seconds per tree, trust-score seconds per held-out row and tree), measured on
-    the first ``probe_trees`` trees, which are kept."""
-    from ..approximators import Throughput
+    the first ``probe_trees`` trees, which are kept; or, when the first tree shows that the least forest
+    (:data:`~._plan.MIN_TREES` trees) cannot grow in ``seconds_left``, the sentence saying so, the rest of the
+    probe not run (a bounded probe: it costs one tree of the twenty it would refuse)."""
+    from ..approximators import Throughput, format_seconds
     from ..explainers.gap import GapExplainer
+    from ._plan import MIN_TREES
 
     start = time.perf_counter()
+    forest = grow_forest(context, 1, oob=False)
+    least = Throughput.measure(time.perf_counter() - start, 1).seconds_for(MIN_TREES)
+    if least > seconds_left:
+        return (f"random forest: its first tree took {format_seconds(least / MIN_TREES)} here, so its least "
+                f"{MIN_TREES} trees would need about {format_seconds(least)}, more than the "
+                f"{format_seconds(max(seconds_left, 0.0))} left of the time budget; a time budget about "
+                f"{math.ceil(least - seconds_left)} s larger would include it.")
+    forest.set_params(warm_start=True)
     forest = grow_forest(context, probe_trees, oob=False)
     per_tree = Throughput.measure(time.perf_counter() - start, probe_trees).per_unit
     forest.set_params(warm_start=True)  # the section grows it further

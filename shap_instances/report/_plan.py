@@ -26,12 +26,16 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm.auto import tqdm
 
-__all__ = ["Costs", "Plan", "SectionBar", "check_least_budget", "least_costs", "least_report_seconds", "least_seconds",
-           "make_plan", "memory_plan", "residual_sample_size"]
+if TYPE_CHECKING:
+    from ..approximators import StagePace
+
+__all__ = ["Costs", "Plan", "SectionBar", "affordable", "check_least_budget", "cut_reason", "least_costs",
+           "least_report_seconds", "least_seconds", "make_plan", "memory_plan", "residual_sample_size"]
 
 #: Seconds per figure written (matplotlib to PNG) at the least: :func:`time_figure` measures it, now.
 FIGURE_SECONDS = 1.2
@@ -132,11 +136,18 @@ class Costs:
 
 @dataclass
 class SectionStep:
-    """What one section will compute, and the seconds it is expected to take."""
+    """What one section will compute, the seconds it is expected to take and the least it can take (fewer trees,
+    fewer permutations: None when it cannot shrink)."""
 
     title: str
     what: str
     estimate: float
+    least: float | None = None
+
+    @property
+    def least_seconds(self) -> float:
+        """The seconds of the least this section can do."""
+        return self.estimate if self.least is None else min(self.least, self.estimate)
 
 
 def budget_words(budget: float, startup: float = 0.0) -> str:
@@ -350,13 +361,15 @@ def make_plan(costs: Costs, budget: float, *, residual: bool, n_players: int, fo
             + f"); CC variance and outliers: {sample_permutations:,} permutations, {sampled}, then the time the "
             f"aggregate game and the other sections leave while their noise is above {PRECISE_SHARE:.0%} (this "
             "section runs last)",
-            n_permutations * c.per_aggregate + sample_permutations * c.per_permutation + residual_fixed)
+            n_permutations * c.per_aggregate + sample_permutations * c.per_permutation + residual_fixed,
+            least=MIN_PERMUTATIONS * (c.per_aggregate + c.per_permutation) + residual_fixed)
     plan.sections["representer"] = SectionStep("representer points", "top training rows of 5 held-out rows",
                                                representer)
     trust = f"trust scores of {rows:,} held-out rows" + (f" (a sample of {c.n_test:,})" if rows < c.n_test else "")
     if grows_forest:
         plan.sections["forest"] = SectionStep("random forest", f"{trees} trees; RF-GAP explanations; {trust}",
-                                              forest_time + forest_fixed)
+                                              forest_time + forest_fixed,
+                                              least=_forest_seconds(c, MIN_TREES, min(rows, 200)) + forest_fixed)
     return plan
 
 
@@ -421,6 +434,71 @@ def least_report_seconds(spent: float, *, forest: bool) -> float:
     True
     """
     return least_seconds(least_costs(spent, 1, 0, 1), residual=False, forest=forest)
+
+
+def cut_reason(step: SectionStep, pace: StagePace, seconds_left: float) -> str | None:
+    """Why section ``step`` is cut before it runs (the sentence the report shows), or None when the least it can do
+    (:attr:`SectionStep.least_seconds`) ends within ``seconds_left`` at the ``pace`` the sections before it ran.
+
+    Examples
+    --------
+    >>> from shap_instances.approximators import StagePace
+    >>> from shap_instances.report._plan import SectionStep, cut_reason
+    >>> step = SectionStep("label issues", "out-of-sample probabilities", 20.0)
+    >>> pace = StagePace()
+    >>> cut_reason(step, pace, 30.0) is None
+    True
+    >>> pace.observe(planned=10.0, taken=25.0)          # the machine got busier: 2.5 s per planned second
+    >>> print(cut_reason(step, pace, 30.0))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    label issues: the sections before it took 2.5x their planned time ... so even its least would take about 50 s,
+    and 30 s of the time budget are left; a time budget about 20 s larger would include it.
+    """
+    from ..approximators import format_seconds
+
+    least = step.least_seconds
+    if pace.fits(least, seconds_left):
+        return None
+    needed = pace.seconds_for(least)
+    speed = (f"the sections before it took {pace.ratio:.1f}x their planned time (the machine is busier than when "
+             "the plan was measured), so even its least" if pace.ratio > 1 else "even its least")
+    return (f"{step.title}: {speed} would take about {format_seconds(needed)}, and "
+            f"{format_seconds(max(seconds_left, 0.0))} of the time budget are left; a time budget about "
+            f"{math.ceil(needed - seconds_left)} s larger would include it.")
+
+
+def affordable(costs: Costs, budget: float, *, residual: bool, forest: bool) -> tuple[bool, bool, dict[str, str]]:
+    """``(residual, forest, cut)``: the sections that the least report of ``budget`` seconds can hold, from the
+    measured ``costs``: both, else without the forest, else without the residual decomposition either, each cut
+    section with the sentence saying why (``cut``: key -> sentence). Only when not even the report without them
+    fits is the budget refused (:func:`check_least_budget`, naming the budget of that smallest report).
+
+    Examples
+    --------
+    >>> from shap_instances.report._plan import Costs, affordable
+    >>> costs = Costs(spent=2.0, per_permutation=0.5, per_aggregate=0.5, per_tree=1.0, gap_fixed_per_tree=0.0,
+    ...               gap_per_row_tree=0.0, n_train=100, n_test=25, n_explained=100, n_features=5)
+    >>> residual, forest, cut = affordable(costs, 25.0, residual=True, forest=True)
+    >>> residual, forest, list(cut)
+    (True, False, ['forest'])
+    """
+    from ..approximators import format_seconds
+
+    full = least_seconds(costs, residual=residual, forest=forest)
+    cut: dict[str, str] = {}
+    for keeps_residual, keeps_forest in ((residual, forest), (residual, False), (False, False)):
+        least = least_seconds(costs, residual=keeps_residual, forest=keeps_forest)
+        if least <= budget:
+            break
+    else:
+        check_least_budget(costs, budget, residual=False, forest=False, how="measured here: the fits and the "
+                           "figures, without the forest and residual sections, which it would leave out")
+    for key, title, kept, wanted in (("forest", "random forest", keeps_forest, forest),
+                                     ("residual", "residual decomposition", keeps_residual, residual)):
+        if wanted and not kept:
+            cut[key] = (f"{title}: the least report with it needs about {format_seconds(full)} here (measured), more "
+                        f"than the {format_seconds(budget)} of the time budget; a time budget about "
+                        f"{math.ceil(full - budget)} s larger would include it.")
+    return keeps_residual, keeps_forest, cut
 
 
 def check_least_budget(costs: Costs, budget: float, *, residual: bool, forest: bool, how: str) -> None:

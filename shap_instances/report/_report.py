@@ -6,6 +6,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,7 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
     plan.memory, plan.startup = memory, startup
     context.plan = plan
     context.deadline = start + time_budget * (1 - _plan.RESERVE)
+    context.end = start + time_budget
     if not silent:
         print("\n".join(plan.lines()), file=sys.stderr, flush=True)
     report = Report(
@@ -152,18 +154,22 @@ def run_report(X: pd.DataFrame, y: pd.Series, *, task: str = "regression", model
 
 def _planned(context: Any, steps: list[Any], start: float, time_budget: float, *, sample_size: int,
              max_evals: int | None) -> _plan.Plan:
-    """The plan of the sections ``steps``, from their unit costs measured here (refused when even the least
-    report does not fit ``time_budget``), its sections in the order they run."""
+    """The plan of the sections ``steps``, from their unit costs measured here (bounded probes), its sections in the
+    order they run: a section whose probe or least does not fit ``time_budget`` is cut (``context.cut``, with the
+    sentence saying why), and the budget refused only when not even the report without the forest and residual
+    sections fits (:func:`._plan.affordable`)."""
     residual = any(step.key == "residual" for step in steps)
     forest = any(step.key == "forest" for step in steps)
-    costs = measure(context, start, residual=residual, sample_size=sample_size, forest=forest)
-    _plan.check_least_budget(costs, time_budget, residual=residual, forest=forest,
-                             how=f"measured here: the fits, {_plan.MIN_PERMUTATIONS} permutations of each residual "
-                                 f"game and {_plan.MIN_TREES} trees")
+    costs, context.cut = measure(context, start, residual=residual, sample_size=sample_size, forest=forest,
+                                 time_budget=time_budget)
+    residual, forest, cut = _plan.affordable(costs, time_budget, residual=residual and "residual" not in context.cut,
+                                             forest=forest and "forest" not in context.cut)
+    context.cut.update(cut)
     plan = _plan.make_plan(costs, time_budget, residual=residual, n_players=len(context.Z_train), forest=forest,
                            max_evals=max_evals)
     if context.file_model is not None:
         plan.warnings.append(file_model_sentence(context))
+    plan.warnings.extend(f"section skipped to end within the time budget: {reason}" for reason in context.cut.values())
     if LabelIssues in steps:
         plan.sections[LabelIssues.key] = LabelIssues.plan_step(len(context.Z_train))
     plan.sections = _run_order(steps, plan.sections)
@@ -178,6 +184,8 @@ def _finish(report: Report, context: Any, skipped: list[Any], seconds: float, bu
     Overview.finish(context)
     for step in skipped:
         context.overview.text(f"Section skipped: {step.skip_reason(context)}")
+    for reason in context.cut.values():
+        context.overview.text(f"Section skipped to end within the time budget: {reason}")
     context.overview.text(f"Computed in {seconds:.1f} s (time budget {budget}).")
     report.tables.update(context.results)
 
@@ -192,23 +200,50 @@ def _elastic_last(steps: list[Any]) -> list[Any]:
     return sorted(steps, key=lambda step: getattr(step, "elastic", False))
 
 
-def _build_sections(report: Report, context: Any, planned: list[Any]) -> None:
+def _build_sections(report: Report, context: Any, planned: list[Any], clock: Callable[[], float] = time.perf_counter
+                    ) -> None:
     """Build the ``planned`` sections, those that spend the time left (``elastic``: the residual decomposition)
     last, so that the time the others' estimates overstate goes to precision (the plan lists them in that order:
-    :func:`_run_order`); the report keeps ``planned``'s order."""
-    plan = context.plan
+    :func:`_run_order`); the report keeps ``planned``'s order.
+
+    The plan is re-made as the sections run: each section's seconds against its plan give the pace of the run
+    (:class:`~shap_instances.approximators.StagePace`: slower when the machine got busier after the costs were
+    measured), and a section whose least no longer ends within the budget at that pace is cut before it runs,
+    with the sentence saying why (:func:`._plan.cut_reason`, shown in the overview and on stderr); the sections
+    after it get its time."""
+    from ..approximators import StagePace
+
+    plan, pace = context.plan, StagePace()
     order = _elastic_last(planned)
     built: dict[str, list[Any]] = {}
     with plt.rc_context({"figure.max_open_warning": 0}):
         for number, step in enumerate(order, start=1):
-            bar = _plan.SectionBar(number, len(order), plan.sections[step.key], silent=context.silent)
-            first = len(report.sections)
+            planned_step = plan.sections[step.key]
+            if step.key != Overview.key and _cut(context, step.key, pace, clock):
+                continue
+            bar = _plan.SectionBar(number, len(order), planned_step, silent=context.silent)
+            first, started = len(report.sections), clock()
             try:
                 step.build(report, context, bar)
             finally:
                 context.timings[step.key] = bar.close()
                 built[step.key] = report.sections[first:]
-    report.sections[:] = [section for step in planned for section in built[step.key]]
+            pace.observe(planned_step.estimate, clock() - started)
+    report.sections[:] = [section for step in planned for section in built.get(step.key, [])]
+
+
+def _cut(context: Any, key: str, pace: Any, clock: Callable[[], float]) -> bool:
+    """Whether section ``key`` is cut before it runs (its least does not end within the budget, the writing left
+    for after it, at the ``pace`` so far); a cut section leaves the plan, its reason kept in ``context.cut``."""
+    step = context.plan.sections[key]
+    reason = _plan.cut_reason(step, pace, context.end - clock() - pace.seconds_for(_plan.WRITING_SECONDS))
+    if reason is None:
+        return False
+    context.cut[key] = reason
+    del context.plan.sections[key]
+    if not context.silent:
+        print(f"re-plan: section skipped to end within the time budget: {reason}", file=sys.stderr, flush=True)
+    return True
 
 
 def _imprecise_section(report: Report, parts: list[tuple[str, str]]) -> None:

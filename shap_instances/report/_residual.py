@@ -62,9 +62,13 @@ def _explainer(context: Context, random_state: Any = None, **options: Any) -> An
                                    max_memory=context.max_memory, **options)
 
 
-def time_permutations(context: Context, sample_size: int, *, repeat_below: float = 2.0) -> tuple[float, float]:
+def time_permutations(context: Context, sample_size: int, *, repeat_below: float = 2.0,
+                      max_time: float | None = None) -> tuple[float, float]:
     """Seconds per permutation of the aggregate game (two outputs over all training rows) and of the vector game
     of ``sample_size`` explained rows, each from an antithetic pair (timed, not kept).
+
+    With ``max_time``, a game without a refit shortcut is refused (:class:`~shap_instances.exceptions.BudgetError`)
+    before its pair when one evaluation, timed first, puts the pair above ``max_time`` seconds (a bounded probe).
 
     The first pair also pays for first allocations (and, with a refit shortcut, for loading its compiled
     kernels); with a shortcut (then four pairs), or when it took less than ``repeat_below`` seconds, a second
@@ -86,7 +90,8 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
         while len(timings) < 2 and (game.cheap or sum(timings) < repeat_below):
             count = 8 if timings and game.cheap else 2  # a shortcut's call has a fixed cost: spread it
             start = time.perf_counter()
-            PermutationApproximator(n_permutations=count, random_state=context.seed, silent=True).estimate(game)
+            PermutationApproximator(n_permutations=count, random_state=context.seed, silent=True,
+                                    max_time=None if game.cheap else max_time).estimate(game)
             timings.append(Throughput.measure(time.perf_counter() - start, count).per_unit)
         return min(timings)
 
