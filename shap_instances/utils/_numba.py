@@ -4,7 +4,7 @@ the kernels take, and the notice a first call gives before it compiles kernels t
 from __future__ import annotations
 
 import warnings
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -23,7 +23,7 @@ JIT_OPTIONS: _JitOptions = {"cache": True, "nogil": True}
 
 
 class _InlinedOptions(_JitOptions):
-    inline: str
+    inline: Literal["always"]
 
 
 #: The options of a helper that only other kernels call: its body is inlined into each caller by numba (before
