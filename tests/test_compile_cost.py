@@ -162,8 +162,9 @@ def test_a_family_compiles_cold_within_its_bound_and_one_signature_per_kernel(fa
 
 
 #: CPU seconds the first call of these (cases of scripts/value_snapshot.py) may spend in a fresh process with an
-#: empty cache: what the slowest first calls measured (benchmarks/bench_compile.py), with room for a busy machine.
-FIRST_CALL_BOUND_S = {"residual/logistic/perm": 60.0, "data_values/logistic/shapley/auto": 60.0}
+#: empty cache: about 1.5 times the two slowest first calls of benchmarks/bench_compile.py (38.5 s and 32.2 s CPU at
+#: load 29 to 31 on 2 cores).
+FIRST_CALL_BOUND_S = {"residual/logistic/perm": 60.0, "data_values/logistic/shapley/auto": 50.0}
 
 
 @pytest.mark.slow
@@ -177,4 +178,4 @@ def test_a_first_call_with_an_empty_cache_compiles_within_its_bound(case, tmp_pa
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     seconds = json.loads(done.stdout.strip().splitlines()[-1])["cpu_s"]
-    assert seconds < FIRST_CALL_BOUND_S[case], f"{case}: {seconds:.0f} s CPU"
+    assert seconds < FIRST_CALL_BOUND_S[case], f"{case}: {seconds:.1f} s CPU"
