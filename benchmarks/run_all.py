@@ -48,6 +48,8 @@ TITLES = {
     "boosting": ("BoostingExplainer: four libraries, the dense AXIL-style computation, 100,000 rows",
                  "explainers/boosting.md#performance"),
     "cli": ("Command line: start-up and report times", None),
+    "compile": ("numba compile cost: each family cold, and the first call of each explainer and of data_values",
+                "engine.md#compilation"),
     "engine": ("Game engine: batched Kernel SHAP against shap.KernelExplainer", "engine.md#benchmarks"),
     "fixed_forest": ("Fixed-structure forest game against full refits",
                      "engine.md#fixed-structure-forests-a-named-approximation-of-refits"),

@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..utils import JIT_OPTIONS
+from ..utils import INLINED, JIT_OPTIONS
 
 __all__ = ["forest_leaf_shapley", "forest_prefix_values", "forest_units", "leaf_mean_shapley"]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _join(leaf_mass, leaf_sum, g, c, target):
     """Add a row of multiplicity ``c`` and target ``target`` to leaf ``g``: ``(was_empty, old mean, new mean)``."""
     was_empty = leaf_mass[g] == 0.0
@@ -54,7 +54,7 @@ def _walk(leaf, mass, y, eval_ptr, eval_rows, fallback, y_eval, weights, aggrega
                 out[row, step + 1, j] = pred[j] - y_eval[j]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _start_values(fallback, y_eval, weights, aggregate, pred, current):
     """The empty prefix: every prediction the fallback, ``current`` its residuals (or their weighted sums)."""
     m = pred.shape[0]
@@ -72,7 +72,7 @@ def _start_values(fallback, y_eval, weights, aggregate, pred, current):
             current[j] = fallback[j] - y_eval[j]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _add_player(leaf, mass, y, eval_ptr, eval_rows, fallback, weights, aggregate, i, leaf_mass, leaf_sum, pred,
                 current, share):
     """Training row ``i`` joins the prefix: in each tree that holds it in bag, its leaf's mean moves, and so do the
@@ -157,7 +157,7 @@ def leaf_mean_shapley(c: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
         out[i] = _member_value(c, y, i, weight, counts, sums)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _all_equal(c):
     """Whether every multiplicity equals the first."""
     equal = True
@@ -167,7 +167,7 @@ def _all_equal(c):
     return equal
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _equal_mass_shapley(y, out):
     """The closed form of the plain-mean game (equal multiplicities), ``m >= 2`` players."""
     m = y.shape[0]
@@ -180,7 +180,7 @@ def _equal_mass_shapley(y, out):
         out[i] = (y[i] + (harmonic - 1.0) * (y[i] - others)) / m
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _count_coalitions(c, y, i, counts, sums):
     """``counts[s, C]``: coalitions of the players other than ``i`` of size ``s`` and mass ``C``; ``sums[s, C]``:
     the sum of their ``sum_A c y`` (a knapsack programme over the others)."""
@@ -203,7 +203,7 @@ def _count_coalitions(c, y, i, counts, sums):
         size += 1
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _member_value(c, y, i, weight, counts, sums):
     """``phi_i`` from the coalition counts and sums of the other players (:func:`_count_coalitions`)."""
     phi = weight[0] * y[i]
@@ -245,7 +245,7 @@ def forest_leaf_shapley(member_ptr: np.ndarray, members: np.ndarray, member_mass
                     out[j, rows[q]] += value
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _merge_batch(total, square, units, mean, m2, count):
     """Chan's merge of a batch's sums (``total``, ``square`` of ``units`` units) into Welford's ``mean``, ``m2``."""
     new = count + units

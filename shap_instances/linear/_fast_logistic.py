@@ -31,9 +31,9 @@ __all__ = ["FIRST_ORDER_TOL", "LogisticPath"]
 #: The stopping rule (:mod:`._logistic_kernels`) of the fit on all rows behind :meth:`LogisticPath.first_order_pieces`:
 #: finer than :attr:`LogisticPath.tol`, the control game's values are then those of the exact optimum to rounding.
 FIRST_ORDER_TOL = 1e-12
-#: Cold compile seconds of the logistic kernels on an idle 2-core machine (``benchmarks/bench_compile.py logistic``,
-#: the walk and the fits), the estimate the first call's notice gives (:func:`~shap_instances.utils.announce_compile`).
-COMPILE_SECONDS = 60.0
+#: Cold compile seconds of the logistic kernels (``benchmarks/bench_compile.py logistic``, the walk and the fits: 40.5 s
+#: of CPU), the estimate the first call's notice gives (:func:`~shap_instances.utils.announce_compile`).
+COMPILE_SECONDS = 40.0
 
 
 @register_fast_path

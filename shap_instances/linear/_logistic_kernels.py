@@ -63,7 +63,7 @@ import numpy as np
 from numba import njit
 
 from ..games import welford_blocks
-from ..utils import JIT_OPTIONS
+from ..utils import INLINED, JIT_OPTIONS
 
 __all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 
@@ -79,13 +79,13 @@ _TAYLOR = (1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
            1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _loss_and_sigmoid(m, y):
     """``log(1 + exp(m)) - y m`` and ``sigmoid(m)``, without overflow."""
     return np.log1p(np.exp(-abs(m))) + max(m, 0.0) - y * m, _sigmoid(m)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _sigmoid(m):
     """``1 / (1 + exp(-m))``, branch-free: ``exp(-m)`` overflows to inf for ``m < -709``, and the result is then 0,
     as it should be; relative error a few ulp for every ``m``."""
@@ -171,7 +171,7 @@ def _objective(Zc, yt, w, pen, g, with_loss):
     return total if with_loss else 0.0
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _add_rank_one(B, u, Bu):
     """``B <- (B^{-1} + u u^T)^{-1}`` (Sherman-Morrison, O(P^2)); ``Bu``: scratch (P,)."""
     P = u.shape[0]
@@ -183,7 +183,7 @@ def _add_rank_one(B, u, Bu):
             B[a, b] -= scaled * Bu[b]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _add_curvature(B, z, w, u, Bu):
     """The inverse curvature ``B`` gains the row ``z``'s term ``s (1 - s) z z^T`` at ``w``."""
     s = _sigmoid(np.dot(z, w))
@@ -193,13 +193,13 @@ def _add_curvature(B, z, w, u, Bu):
     _add_rank_one(B, u, Bu)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _weighted_gram(rows, weight):
     """``rows diag(weight) rows^T`` (P, P) of the rows as columns ``rows`` (P, t): one matrix product (BLAS)."""
     return np.dot(rows * weight.reshape((1, -1)), rows.T)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _exact_hessian(A, Zc, t, w, pen):
     """``A = Z^T diag(s (1 - s)) Z + diag(pen)`` at ``w`` over the first ``t`` rows (columns of ``Zc``)."""
     M = np.empty((1, t))
@@ -260,7 +260,7 @@ def _softmax_objective(Zc, yt, w, pen, g, with_loss, classes):
     return total if with_loss else 0.0
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _softmax_curvature(A, Zc, t, w, classes):
     """``A +=`` the multinomial loss's Hessian over the first ``t`` rows (columns of ``Zc``) at ``w``, free classes
     only: block ``(k, l)`` is ``Z^T diag(p_k (delta_kl - p_l)) Z`` (one matrix product per block)."""
@@ -281,7 +281,7 @@ def _softmax_curvature(A, Zc, t, w, classes):
                 A[l * P:(l + 1) * P, k * P:(k + 1) * P] += block.T
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _add_softmax_curvature(B, z, w, classes, u, Bu):
     """The inverse curvature ``B`` gains the row ``z``'s multinomial term ``(diag(p) - p p^T) (x) z z^T`` over the
     free classes (:func:`_softmax_curvature` of one row), as rank-one terms ``R[:, j] (x) z`` of the Cholesky
@@ -305,7 +305,7 @@ def _add_softmax_curvature(B, z, w, classes, u, Bu):
         _add_rank_one(B, u, Bu)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _gradient(Zc, yt, w, pen, g, with_loss, classes):
     """:func:`_objective` (binary: ``classes`` has no column) or :func:`_softmax_objective`."""
     if classes.shape[1] == 0:
@@ -313,7 +313,7 @@ def _gradient(Zc, yt, w, pen, g, with_loss, classes):
     return _softmax_objective(Zc, yt, w, pen, g, with_loss, classes)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _hessian(A, Zc, t, w, pen, classes):
     """The exact Hessian at ``w`` over the first ``t`` rows into ``A`` (binary or multinomial, as
     :func:`_gradient`); a coefficient that is held at 0 gets a unit diagonal, so ``A`` stays positive definite and
@@ -343,7 +343,7 @@ def _exact_inverse(B, A, Zc, t, w, pen, classes):
         unit[q] = 0.0
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _factor(A, L):
     """Cholesky ``A = L L^T`` into ``L``; a non-positive pivot is lifted to a tiny positive one."""
     P = A.shape[0]
@@ -363,7 +363,7 @@ def _factor(A, L):
             L[i, j] = total / L[j, j]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _substitute(L, g, d):
     """``d = (L L^T)^{-1} g``."""
     P = g.shape[0]
@@ -379,7 +379,7 @@ def _substitute(L, g, d):
         d[i] = total / L[i, i]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _bfgs(B, s, yv, By):
     """The BFGS update of the inverse curvature ``B`` with the step ``s`` and the change ``yv`` of the gradient:
     ``B <- (I - s yv^T / ys) B (I - yv s^T / ys) + s s^T / ys``, ``ys = yv . s``, O(P^2); ``By``: scratch."""
@@ -394,7 +394,7 @@ def _bfgs(B, s, yv, By):
             B[a, b] += both * s[a] * s[b] - (s[a] * By[b] + By[a] * s[b]) / ys
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _solve(B, g, d):
     """``d = B g``."""
     for a in range(g.shape[0]):
@@ -404,7 +404,7 @@ def _solve(B, g, d):
         d[a] = total
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _size(d, scale):
     """How far the step ``d`` moves a logit at most: ``sum_q |d_q| scale_q``."""
     total = 0.0
@@ -413,7 +413,7 @@ def _size(d, scale):
     return total
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _backtrack(Zc, yt, w, pen, tol, g, d, size, trial, g_trial, sink, classes):
     """Armijo backtracking on ``F`` along ``-d`` from ``w``: ``trial`` and ``g_trial`` at the accepted step."""
     slope = 0.0
@@ -469,7 +469,7 @@ def _newton(Zc, yt, w, pen, scale, tol, B, A, g, work, classes):
         size, previous = _size(d, scale), (size if full else 0.0)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _cold_fit(Zc, yt, pen, scale, tol, w, g, B, A, work, classes):
     """The fit on the first ``len(yt)`` rows (columns of ``Zc``; two classes at least) from ``w = 0`` into ``w``;
     ``g``, ``B``: gradient and inverse exact Hessian at the optimum. ``classes``: as :func:`_gradient`."""
@@ -496,7 +496,7 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
     return w
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _prefix_fits(Zc, yp, pen, scale, tol, coefs, skip):
     """``coefs[t]``: the fit on the first ``t + 1`` rows (columns of ``Zc``, (P, n), in permutation order),
     warm-started along the prefix from the first prefix of at least ``skip`` rows with both classes (a cold fit
@@ -528,7 +528,7 @@ def _prefix_fits(Zc, yp, pen, scale, tol, coefs, skip):
     return first
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _softmax_model(counts, one, pen_base, classes, pen):
     """The model scikit-learn fits on rows with these class ``counts``: ``classes`` (2, K) and ``pen`` (K * P) set
     in place; returns whether there is anything to fit.
@@ -553,7 +553,7 @@ def _softmax_model(counts, one, pen_base, classes, pen):
     return classes[1].sum() > 0
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _softmax_prefix_fits(Zc, lp, one, pen_base, scale_base, tol, coefs, active):
     """As :func:`_prefix_fits` for class indices ``lp`` (K classes, ``one``: the index of label 1, or -1):
     ``coefs[t]`` (K * P) and ``active[t]`` (K) the classes of prefix ``t``'s model (:func:`_softmax_model`);
@@ -610,7 +610,7 @@ def softmax_fit(Z: np.ndarray, labels: np.ndarray, rows: np.ndarray, n_classes: 
     return w.reshape((n_classes, P)), classes[0].copy()
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _probabilities(logits, active, one):
     """``logits`` (K, m) of one prefix's model -> P(class ``one``) of each explained row, in row 0, in place."""
     if one < 0 or not active[one]:
@@ -620,7 +620,7 @@ def _probabilities(logits, active, one):
     logits[0, :] = logits[one, :]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _block_values(ZEt, yE, W, coefs, active, one, fitted, empty):
     """The values (B, d) of a block of B prefixes: row ``b`` the residuals ``p_b - yE`` (their weighted sums
     ``. W`` when W has columns), or ``empty`` where ``fitted[b]`` is False, with ``p_b`` the probabilities of label
@@ -645,7 +645,7 @@ def _block_values(ZEt, yE, W, coefs, active, one, fitted, empty):
     return residuals
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _fits(Z, y, perm, pen, scale, tol, n_classes, one, skip):
     """Every prefix's coefficients (n, max(K, 1) * P), classes (n, K) and whether it has a model (n,); binary
     prefixes of fewer than ``skip`` rows are neither fitted nor marked as having a model."""

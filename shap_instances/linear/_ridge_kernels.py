@@ -25,18 +25,18 @@ import numpy as np
 from numba import njit, prange
 
 from ..games import welford_update
-from ..utils import JIT_OPTIONS
+from ..utils import INLINED, JIT_OPTIONS
 
 __all__ = ["ridge_prefix_values", "ridge_units", "uses_u"]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def uses_u(n_outputs: int, n_coefficients: int) -> bool:
     """Whether the kernels carry ``U = R^{-T} Xa^T`` (few outputs) instead of solving for the coefficients."""
     return n_outputs <= n_coefficients
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _add_row(Rb, D, z, U, v, beta, gamma, use_u):
     """Add the row ``v`` (target ``beta``) to ``(Rb, D, zb[, ub])``: square-root-free Givens (AS 75 ``includ``).
 
@@ -74,7 +74,7 @@ def _add_row(Rb, D, z, U, v, beta, gamma, use_u):
                 U[k, j] = c * U[k, j] + s * gj
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _start_u(Rb, D, XaT, U):
     """``ub`` with ``Rb^T D ub = XaT`` (unit forward substitution, then D), XaT of shape (P, d)."""
     P, d = XaT.shape
@@ -88,7 +88,7 @@ def _start_u(Rb, D, XaT, U):
             U[i, j] /= D[i]
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _coefficients(Rb, z, wa):
     """``wa = Rb^{-1} zb`` (unit back substitution)."""
     P = Rb.shape[0]
@@ -99,7 +99,7 @@ def _coefficients(Rb, z, wa):
         wa[i] = total
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _values(XaT, yE, wa, y_scale, out):
     """``out = (Xa wa - yE) * y_scale`` with ``XaT = Xa^T`` (P, d)."""
     P, d = XaT.shape
@@ -139,7 +139,7 @@ def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha, head_w, head_b, t0
         _record(current, previous, sink, sink_row, t, i, share, mode)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _start_walk(R, D, z, previous, empty, alpha, offset):
     """The ridge start: ``Rb = I``, ``D = diag(0, alpha, ..., alpha)`` (no 0 without an intercept), ``zb = 0``, and
     v(empty) as the last value."""
@@ -154,7 +154,7 @@ def _start_walk(R, D, z, previous, empty, alpha, offset):
     previous[:] = empty
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _prefix_value(XaT, yE, y_scale, head_w, head_b, t, t0, use_u, offset, R, D, z, U, wa, current):
     """``current`` (d,) = the value of the prefix of ``t + 1`` rows, from the caller's minimum-norm coefficients
     below full rank (least squares, ``t + 1 < t0``), from ``ub`` (few outputs) or from the coefficients."""
@@ -178,7 +178,7 @@ def _prefix_value(XaT, yE, y_scale, head_w, head_b, t, t0, use_u, offset, R, D, 
         _values(XaT, yE, wa, y_scale, current)
 
 
-@njit(**JIT_OPTIONS)
+@njit(**INLINED)
 def _record(current, previous, sink, sink_row, t, i, share, mode):
     """Keep the prefix value (``mode 0``: ``sink[sink_row, t + 1] = current``) or scatter its difference to player
     ``i`` (``mode 1``: ``sink[0, i] += share * (current - previous)``); ``previous`` becomes ``current``."""

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..utils import JIT_OPTIONS
+from ..utils import INLINED, JIT_OPTIONS
 
 __all__ = ["GAUSSIAN", "MULTINOMIAL", "BERNOULLI", "COMPLEMENT", "CATEGORICAL", "nb_prefix_values", "nb_fit_values"]
 
@@ -66,7 +66,7 @@ def _add(kind, i, c, Phi, cats, count, S, mean, m2, seen):
             seen[f] = max(seen[f], cats[i, f])
 
 
-@njit(error_model="numpy", **JIT_OPTIONS)
+@njit(error_model="numpy", **INLINED)
 def _log_prior(c, count, mode, log_prior):
     """Class log prior of a present class ``c``."""
     if mode == GIVEN:
@@ -76,7 +76,7 @@ def _log_prior(c, count, mode, log_prior):
     return -np.log(float((count[0] > 0) + (count[1] > 0)))
 
 
-@njit(error_model="numpy", **JIT_OPTIONS)
+@njit(error_model="numpy", **INLINED)
 def _gaussian_jll(c, count, mean, m2, PhiE, var_smoothing, class_term, work, jll):
     """``jll[:] = jll_c`` of every explained row under GaussianNB (``work``: p floats)."""
     p = PhiE.shape[1]
@@ -97,7 +97,7 @@ def _gaussian_jll(c, count, mean, m2, PhiE, var_smoothing, class_term, work, jll
         jll[j] = constant - 0.5 * quadratic
 
 
-@njit(error_model="numpy", **JIT_OPTIONS)
+@njit(error_model="numpy", **INLINED)
 def _discrete_terms(kind, c, count, S, alpha, norm, feature, seen, min_categories, A):
     """``A[:] = A_c`` (module docstring) and the class term besides the prior."""
     q = S.shape[1]
@@ -152,7 +152,7 @@ def _class_jll(kind, c, count, S, mean, m2, seen, PhiE, params, work, jll):
         jll[j] = total
 
 
-@njit(error_model="numpy", **JIT_OPTIONS)
+@njit(error_model="numpy", **INLINED)
 def _probability(jll0, jll1, both):
     """``exp(jll1 - logsumexp(jll))`` over the present classes: ``1 / (1 + exp(jll0 - jll1))`` (one exponential)
     where both are finite, else the shifted log-sum-exp as scikit-learn's (NaN where it gives NaN)."""

@@ -5,7 +5,7 @@ written to ``__pycache__`` next to the sources the first time a kernel runs with
 processes load it in milliseconds. On a fresh install nothing is cached yet, and the first explanation of each
 family compiles its kernels (the logistic family's, the longest, after saying so:
 :func:`shap_instances.utils.announce_compile`); what each family costs
-is measured by ``benchmarks/bench_compile.py`` (``benchmarks/results/compile.json``; ``docs/engine.md``,
+is measured by ``benchmarks/bench_compile.py`` (``benchmarks/results/bench-compile.json``; ``docs/engine.md``,
 "Compilation"). The warm-up is a convenience that pays it ahead: ``python -m shap_instances.testing._warm_up``
 runs every explainer family once on tiny data of the types the package uses (float64 features and targets, as
 ``check_data`` converts them; six explained rows, so that the fused kernels for many outputs run too), the

@@ -45,7 +45,7 @@ from ._dask import (
 from ._memmap import FolderLock, MemmapWriter, check_output_folder, memmap_explanation, write_memmap_rows
 from ._memory import available_memory_bytes, default_memory_budget
 from ._models import UnwrappedModel, check_model_kind, final_estimator, model_kind, unwrap_model
-from ._numba import JIT_OPTIONS, announce_compile, is_cached, kernel_array
+from ._numba import INLINED, JIT_OPTIONS, announce_compile, is_cached, kernel_array
 from ._outputs import FORMULA_STARTS, file_digest, spreadsheet_safe, write_atomically
 from ._params import (
     COMMON_CONSTRAINTS,
@@ -135,6 +135,7 @@ __all__ = [
     "FORMULA_STARTS",
     "FolderLock",
     "HasMethods",
+    "INLINED",
     "JIT_OPTIONS",
     "announce_compile",
     "is_cached",

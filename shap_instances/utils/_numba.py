@@ -4,14 +4,14 @@ the kernels take, and the notice a first call gives before it compiles kernels t
 from __future__ import annotations
 
 import warnings
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from ..exceptions import BudgetWarning
 
-__all__ = ["JIT_OPTIONS", "announce_compile", "is_cached", "kernel_array"]
+__all__ = ["INLINED", "JIT_OPTIONS", "announce_compile", "is_cached", "kernel_array"]
 
 
 class _JitOptions(TypedDict):
@@ -20,6 +20,18 @@ class _JitOptions(TypedDict):
 
 
 JIT_OPTIONS: _JitOptions = {"cache": True, "nogil": True}
+
+
+class _InlinedOptions(_JitOptions):
+    inline: Literal["always"]
+
+
+#: The options of a helper that only other kernels call: its body is inlined into each caller by numba (before
+#: typing), so it is no dispatcher of its own. A called dispatcher is compiled, and its machine code optimised by
+#: LLVM, once as itself and again inside every dispatcher it is linked into, each level of a call tree
+#: re-optimising everything below it; an inlined helper adds no level (``docs/engine.md``, "Compilation").
+#: Not for ``fastmath`` helpers: inlined, their loops would take the caller's flags.
+INLINED: _InlinedOptions = {**JIT_OPTIONS, "inline": "always"}
 
 #: Families already announced in this process (:func:`announce_compile` speaks once per family).
 _ANNOUNCED: set[str] = set()
