@@ -528,16 +528,19 @@ def test_isotonic_max_evals_bounds_the_enumerated_coalitions_too(max_evals, exac
     assert 2**exact_up_to <= max_evals  # every enumerated game fits the budget; larger ones sample max_evals
 
 
-def test_isotonic_stops_before_a_row_that_would_end_past_max_time():
-    """The safety net behind the probe's plan: no row starts that the pace so far would end past 110%."""
+def test_isotonic_stops_before_a_row_that_would_end_past_max_time(monkeypatch):
+    """The safety net behind the probe's plan: no row starts that the pace so far would end past 110%. On a clock
+    that each row advances by 0.1 s (a real sleep overshot it on a loaded machine and stopped a row early)."""
     from shap_instances import IsotonicShapleyExplainer
     from shap_instances.exceptions import BudgetError
 
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
     explainer = IsotonicShapleyExplainer.from_game(_slow_game(), sparsity=2, max_time=0.3)
     started, done = time.perf_counter(), []
     with pytest.raises(BudgetError, match=r"stopped before row 4: 3 row\(s\) took 0\.1\d* s each") as stopped:
         for row in explainer._rows_in_time(list(range(10)), started):
-            time.sleep(0.1)  # the work of one row
+            clock[0] += 0.1  # the work of one row
             done.append(row)
     assert done == [0, 1, 2] and stopped.value.needed >= 10 * 0.1
 
