@@ -535,15 +535,18 @@ REPRODUCTIONS = {
 }
 
 
-def commands(names: list[str], quick: bool) -> list[tuple[str, list[str] | None]]:
-    """``(name, argv after the interpreter)`` per chosen reproduction; ``None`` where a quick pass skips it."""
-    unknown = sorted(set(names) - set(REPRODUCTIONS))
+def commands(names: list[str], quick: bool, registry: dict | None = None,
+             kind: str = "reproduction") -> list[tuple[str, list[str] | None]]:
+    """``(name, argv after the interpreter)`` per chosen entry of ``registry`` (default :data:`REPRODUCTIONS`;
+    ``_figures.FIGURES`` also fits); ``None`` where a quick pass skips it."""
+    registry = REPRODUCTIONS if registry is None else registry
+    unknown = sorted(set(names) - set(registry))
     if unknown:
-        raise SystemExit(f"no reproduction named {unknown}; choose from {sorted(REPRODUCTIONS)}")
-    chosen = names or list(REPRODUCTIONS)
+        raise SystemExit(f"no {kind} named {unknown}; choose from {sorted(registry)}")
+    chosen = names or list(registry)
     result = []
     for name in chosen:
-        entry = REPRODUCTIONS[name]
+        entry = registry[name]
         args = entry.quick if quick else entry.full
         result.append((name, None if args is None else [entry.script, *args]))
     return result

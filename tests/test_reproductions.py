@@ -46,6 +46,22 @@ def test_list_prints_every_command_and_quick_skips_scripts_without_a_small_mode(
         run_all.main(["reproductions", "--list", "no_such_reproduction"])
 
 
+def test_every_figure_script_exists_with_its_page_and_accepts_its_arguments():
+    registry = _module("_figures").FIGURES
+    for name, entry in registry.items():
+        assert (ROOT / entry.page).is_file(), (name, entry.page)
+        source = (ROOT / entry.script).read_text()
+        for flag in [a for a in entry.full + (entry.quick or ()) if a.startswith("--")]:
+            assert flag.removeprefix("--") in source, (name, flag)
+        assert "record(" in source, f"{name}: {entry.script} records no number for its page"
+        assert f"fig-{name}:" in (ROOT / entry.page).read_text(), f"{name}: {entry.page} quotes none of its numbers"
+
+
+def test_figures_mode_refuses_an_unknown_name():
+    with pytest.raises(SystemExit, match="no figure named"):
+        _module("run_all").main(["figures", "--list", "no_such_figure"])
+
+
 def test_docs_cite_every_registered_reproduction_and_only_those():
     registry = _module("_reproductions").REPRODUCTIONS
     text = (ROOT / "docs" / "reproductions.md").read_text()

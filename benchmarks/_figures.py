@@ -1,0 +1,48 @@
+"""The figure scripts behind measured numbers quoted on the documentation's pages (outside the benchmark and
+reproduction pages): ``python benchmarks/run_all.py figures [NAME ...]`` runs them and writes
+``benchmarks/results/fig-NAME.json``, which the pages render with ``{{ result:fig-NAME:KEY }}``.
+
+A script here hands its numbers to the result file with ``_common.record(key=value)``; a number no script records
+does not belong on a page (docs/hooks/results.py fails the build on it, outside a dated ``{{ recorded:DATE }}``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Figure(NamedTuple):
+    """One script whose recorded numbers a page quotes: the page, what it measures, the script, its full and quick
+    arguments (``None``: no small mode, skipped by ``--quick``)."""
+
+    page: str
+    what: str
+    script: str
+    full: tuple[str, ...] = ()
+    quick: tuple[str, ...] | None = ("--quick",)
+
+    seed = "-"  # the same row heading as a reproduction's
+    seeds = None
+
+    @property
+    def scripts(self) -> list[str]:
+        """The producing script: a result file is stale when its content hash changed."""
+        return [self.script]
+
+    def claims_record(self) -> None:
+        """A figure carries no paper's claims (those are reproductions, benchmarks/_reproductions.py)."""
+        return None
+
+
+F = Figure
+#: Every figure script, grouped by page (keep each page's entries together).
+FIGURES: dict[str, Figure] = {
+    # docs/scale.md, docs/architecture.md, docs/quickstart.md, docs/models.md, docs/plugins.md
+
+    # docs/engine.md, docs/reliability.md, docs/valuation.md
+
+    # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
+
+    # docs/explainers/gap.md, isotonic.md, representer.md
+
+}
