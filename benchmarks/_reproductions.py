@@ -400,7 +400,7 @@ REPRODUCTIONS = {
     "residual_boston_ridge": R("000", "Figs. 3, 6, 7 (ridge): CC plot, sign conventions, outliers",
                                "docs/scripts/make_residual_boston_figures.py", ("ridge",), None, BOSTON_RIDGE_CLAIMS,
                                "0"),
-    "residual_boston_forest": R("000", "Figs. 4, 5, 7 (random forest, 12 permutations; about 45 minutes)",
+    "residual_boston_forest": R("000", "Figs. 4, 5, 7 (random forest, 12 permutations; about 20 minutes on two cores)",
                                 "docs/scripts/make_residual_boston_figures.py", ("forest",), None, BOSTON_FOREST_CLAIMS,
                                 "0"),
     "residual_outliers": R("000", "Fig. 6: behaviour against feature outliers, both sign conventions, 5 seeds",

@@ -83,6 +83,10 @@ def test_what_counts_as_a_typed_measured_figure(typed):
     assert hook.typed_figures(f"Planted: {typed}.") != []
 
 
+def test_a_verdicts_reason_keeps_its_table_cell():
+    assert hook.in_a_cell("mean |composition| lower") == "mean \\|composition\\| lower"
+
+
 def test_a_tables_header_is_read_too():
     assert hook.typed_figures("| time, 12.5 s | ours |\n|---|---|\n| a | b |\n") != []
 

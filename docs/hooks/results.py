@@ -213,7 +213,12 @@ def render(kind: str, argument: str) -> str:
     if kind == "measured":
         return measured(result)
     outcome = verdict(result["claims"] or [], result["values"], rest)  # kind == "verdict"
-    return f"**{outcome.verdict}** ({outcome.reason})"
+    return f"**{outcome.verdict}** ({in_a_cell(outcome.reason)})"
+
+
+def in_a_cell(text: str) -> str:
+    """``text`` safe in a markdown table's cell, where verdicts stand: a claim's ``|x|`` would end the cell."""
+    return text.replace("|", "\\|")
 
 
 def text_block(output: str) -> str:

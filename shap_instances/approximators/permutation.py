@@ -22,6 +22,9 @@ from ._parallel import blas_single_thread, local_evaluation, parallel_prefix_val
 from ._result import ShapleyResult
 from .sampling import random_permutations
 
+#: A cheap game's probe walks the prefixes of one part in this many of its players (:meth:`_probe_walk`).
+WALK_PROBE_PARTS = 16
+
 if TYPE_CHECKING:
     from ..games import Game
 
@@ -205,10 +208,10 @@ class PermutationApproximator:
         counters_before = game.counters()
         state, rng = self._start(game, rng, self._fingerprint(game, total, batch))  # a bad checkpoint: refused here
         probed = game.counters()
-        per_evaluation = self._probe(game, clock)  # not part of the run: its counts are left out of the result's
+        probe = self._probe(game, clock)  # not part of the run: its counts are left out of the result's
         counters_before = _shifted(counters_before, _counts_since(probed, game.counters()))
-        if per_evaluation is not None:
-            self._check_plan(clock, per_evaluation, m, total - state.done)
+        if probe is not None:
+            self._check_plan(clock, *probe, m, total - state.done)
         elif not self.silent:  # timed by its first batches, after which the ETA follows (or the refusal)
             print(f"plan: {total - state.done:,} permutations of {m:,} players (ETA after the first batches)",
                   file=sys.stderr)
@@ -234,16 +237,19 @@ class PermutationApproximator:
         del unit
         return self._result(state, loop, clock, m)
 
-    def _probe(self, game: Game, clock: RunClock) -> float | None:
-        """Seconds of one evaluation of ``game`` on half of its players (the mean prefix size), timed before the
-        run to plan it; None for cheap games (their fused kernels are timed by the first batches instead) and
-        truncating runs (their cost depends on where the permutations truncate). A time that would refuse the
-        run is measured again on the other half, so that a first call's set-up (compiling, caching) is not
-        taken for the cost of every evaluation."""
+    def _probe(self, game: Game, clock: RunClock) -> tuple[float, str] | None:
+        """Seconds of one permutation and how they were measured, timed before the run to plan it: one evaluation
+        on half of the players (the mean prefix size) times ``n_players + 1``, or, for a cheap game that walks
+        prefixes (``game.partial_walks``), a short walk (:meth:`_probe_walk`). None for the other cheap games
+        (their fused kernels are timed by the first batches instead) and truncating runs (their cost depends on
+        where the permutations truncate). A time that would refuse the run is measured again, so that a first
+        call's set-up (compiling, loading compiled kernels) is not taken for the cost of every evaluation."""
         m = game.n_players
-        if getattr(game, "cheap", False) or self.truncation_tolerance is not None or m < 2:
+        if self.truncation_tolerance is not None or m < 2:
             return None
-        seconds = None
+        if getattr(game, "cheap", False):
+            return self._probe_walk(game, clock) if getattr(game, "partial_walks", False) else None
+        seconds = 0.0
         for start in (0, 1):
             mask = np.zeros((1, m), dtype=bool)
             mask[0, start::2] = True
@@ -251,15 +257,37 @@ class PermutationApproximator:
             with local_evaluation():
                 game.value_function(mask)  # uncounted and uncached: the run's evaluations stay those of the run
             seconds = time.perf_counter() - started
-            if seconds * (m + 1) * self._per_unit(m) <= (clock.left() or LONG_RUN_SECONDS):
+            if not self._refuses(clock, seconds * (m + 1), m):
                 break
-        return seconds
+        return seconds * (m + 1), f"one evaluation of {m // 2:,} of the {m:,} players timed at {seconds:.3g} s, " \
+                                  f"times {m + 1:,}"
 
-    def _check_plan(self, clock: RunClock, per_evaluation: float, m: int, left: int) -> None:
+    def _probe_walk(self, game: Game, clock: RunClock) -> tuple[float, str]:
+        """A cheap game's permutation timed on the walk of the prefixes of one part in :data:`WALK_PROBE_PARTS`
+        of its players (a fixed random order: the run's random state is not touched), times the parts. Bounded
+        where the run's first antithetic pair is not: at a sixteenth of one permutation, a budget that cannot
+        hold the pair is refused after a thirty-second of the pair's time, not after the pair."""
+        m = game.n_players
+        length = min(m, max(2, -(-m // WALK_PROBE_PARTS)))
+        order = np.random.default_rng(0).permutation(m)[None, :length]
+        seconds = 0.0
+        for _ in range(2):
+            started = time.perf_counter()
+            with blas_single_thread():
+                game.prefix_values(order)
+            seconds = time.perf_counter() - started
+            if not self._refuses(clock, seconds * m / length, m):
+                break
+        return seconds * m / length, f"a walk of {length:,} of the {m:,} players' prefixes timed at {seconds:.3g} " \
+                                     f"s, times {m / length:.3g}"
+
+    def _refuses(self, clock: RunClock, per_permutation: float, m: int) -> bool:
+        """Whether a sampling unit at ``per_permutation`` seconds a permutation exceeds the time the run has."""
+        return per_permutation * self._per_unit(m) > (clock.left() or LONG_RUN_SECONDS)
+
+    def _check_plan(self, clock: RunClock, per_permutation: float, how: str, m: int, left: int) -> None:
         """Refuse, before any permutation, a run that cannot fit: one sampling unit above ``max_time``, or
         without it the whole run above the default limit (24 h); warn about a long one; show the plan."""
-        per_permutation = per_evaluation * (m + 1)
-        how = f"one evaluation of {m // 2:,} of the {m:,} players timed at {per_evaluation:.3g} s, times {m + 1:,}"
         per_unit = self._per_unit(m)
         clock.check_unit(per_unit * per_permutation, _unit_name(per_unit, self.antithetic), how)
         self._say_plan(clock, per_permutation, left, clock.check_long(per_permutation, left, how))

@@ -37,6 +37,11 @@ class LossGame(Game):
         """As the residual game's: True when its refits take an exact shortcut."""
         return bool(getattr(self.residual_game, "cheap", False))
 
+    @property
+    def partial_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """As the residual game's (``Game.partial_walks``)."""
+        return bool(getattr(self.residual_game, "partial_walks", False))
+
     def fingerprint(self) -> str | None:
         inner = self.residual_game.fingerprint()
         return None if inner is None else f"mse:{inner}"

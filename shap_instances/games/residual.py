@@ -109,6 +109,12 @@ class ResidualGame(Game):
         """True when an exact refit shortcut evaluates coalitions (no process pool is worth starting)."""
         return self.fast_path is not None
 
+    @property
+    def partial_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """True when the refit shortcut walks prefixes (``prefix_values_batch``): a walk of some players costs
+        its share of a whole one (``Game.partial_walks``)."""
+        return hasattr(self.fast_path, "prefix_values_batch")
+
     def aggregate(self, weights: ArrayLike, *, output_names: Sequence[str] | None = None) -> ResidualGame:
         """The game ``v_W(S) = v(S) @ weights``: K weighted sums of the explained rows' residuals.
 

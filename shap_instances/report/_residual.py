@@ -67,8 +67,9 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
     """Seconds per permutation of the aggregate game (two outputs over all training rows) and of the vector game
     of ``sample_size`` explained rows, each from an antithetic pair (timed, not kept).
 
-    With ``max_time``, a game without a refit shortcut is refused (:class:`~shap_instances.exceptions.BudgetError`)
-    before its pair when one evaluation, timed first, puts the pair above ``max_time`` seconds (a bounded probe).
+    With ``max_time``, a game is refused (:class:`~shap_instances.exceptions.BudgetError`) before its pair when
+    the estimator's probe (one evaluation, or a short walk for a refit shortcut that walks prefixes: ridge,
+    logistic regression, ...) puts the pair above ``max_time`` seconds, and a timing run stops there.
 
     The first pair also pays for first allocations (and, with a refit shortcut, for loading its compiled
     kernels); with a shortcut (then four pairs), or when it took less than ``repeat_below`` seconds, a second
@@ -90,9 +91,9 @@ def time_permutations(context: Context, sample_size: int, *, repeat_below: float
         while len(timings) < 2 and (game.cheap or sum(timings) < repeat_below):
             count = 8 if timings and game.cheap else 2  # a shortcut's call has a fixed cost: spread it
             start = time.perf_counter()
-            PermutationApproximator(n_permutations=count, random_state=context.seed, silent=True,
-                                    max_time=None if game.cheap else max_time).estimate(game)
-            timings.append(Throughput.measure(time.perf_counter() - start, count).per_unit)
+            result = PermutationApproximator(n_permutations=count, random_state=context.seed, silent=True,
+                                             max_time=max_time).estimate(game)
+            timings.append(Throughput.measure(time.perf_counter() - start, result.info["n_permutations"]).per_unit)
         return min(timings)
 
     per_aggregate = seconds(aggregate)
