@@ -47,6 +47,9 @@ FIGURES: dict[str, Figure] = {
                   "docs/scripts/make_boosting_figures.py", quick=None),
     "naive_bayes": F("docs/explainers/naive_bayes.md", "the worked example's held-out accuracy and its figures",
                      "docs/scripts/make_naive_bayes_figures.py", quick=None),
+    "residual_influence": F("docs/explainers/residual.md", "all-S and largest-S influence against the exact values "
+                            "(diabetes, 10 training rows; seconds)", "docs/scripts/make_residual_influence_table.py",
+                            quick=()),
 
     # docs/explainers/gap.md, isotonic.md, representer.md
 
