@@ -42,6 +42,14 @@ FIGURES: dict[str, Figure] = {
     # docs/engine.md, docs/reliability.md, docs/valuation.md
 
     # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
+    "boosting": F("docs/explainers/boosting.md", "the concentration of the target weights (diabetes) and the trust "
+                  "scores of signed weights (concrete, five folds), with the figures (about a minute)",
+                  "docs/scripts/make_boosting_figures.py", quick=None),
+    "naive_bayes": F("docs/explainers/naive_bayes.md", "the worked example's held-out accuracy and its figures",
+                     "docs/scripts/make_naive_bayes_figures.py", quick=None),
+    "residual_influence": F("docs/explainers/residual.md", "all-S and largest-S influence against the exact values "
+                            "(diabetes, 10 training rows; seconds)", "docs/scripts/make_residual_influence_table.py",
+                            quick=()),
 
     # docs/explainers/gap.md, isotonic.md, representer.md
 

@@ -11,6 +11,8 @@ pooled over training rows, docs/report.md) and whether the report showed it or l
 precision", with the load average beside it.
 
 Usage: ``python benchmarks/bench_report_precision.py [--budget 180] [--rows N]`` (``--rows``: the first N rows only).
+Under ``python benchmarks/run_all.py report_precision --out FILE`` it records the run and the table
+(``benchmarks/results/bench-report_precision.json``), which docs/report.md renders.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import markdown_table, record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,7 +63,10 @@ def main() -> None:
           f"wall, {permutations} permutations' worth of the aggregate game ({estimator}); load average "
           f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end, on {os.cpu_count()} cores; sampled rows: "
           + (f"{sample.group(1)} permutations in {sample.group(2)} s" if sample else "all rows explained"))
-    print(f"{'part':<24} {'error':>10} {'spread':>10} {'error/spread':>13}  shown")
+    record(budget_s=args.budget, wall_s=round(seconds), training_rows=len(table),
+           permutations=int(permutations.replace(",", "")), estimator=estimator,
+           sampled_permutations=int(sample.group(1).replace(",", "")) if sample else 0,
+           sampled_s=round(float(sample.group(2))) if sample else 0)
     variance = table["contribution_var"].mean(), table["contribution_var_noise"].mean()  # pooled, as the report
     parts = {
         "contribution means": (np.sqrt(np.mean(table["contribution_mean_se"] ** 2)),
@@ -69,9 +75,15 @@ def main() -> None:
                                  "Data values beside contribution means"),
         "contribution variances": (np.sqrt(variance[1]), np.sqrt(variance[0]), "CC variance plot:"),
     }
+    rows = []
     for name, (error, spread, marker) in parts.items():
-        shown = "shown" if marker in text else "not enough precision"
-        print(f"{name:<24} {error:>10.3g} {spread:>10.3g} {error / spread:>13.0%}  {shown}")
+        shown = "yes" if marker in text else 'no: "Not enough precision"'
+        rows.append([name, f"{error:.3g}", f"{spread:.3g}", f"{error / spread:.0%}", shown])
+        key = name.split(" (")[0].replace(" ", "_")  # contribution_means, plain_means, contribution_variances
+        record(**{f"{key}.error_percent": round(100 * error / spread), f"{key}.shown": shown.split(":")[0]})
+    table = markdown_table(["part", "error", "spread", "error / spread", "shown"], rows, "lrrrl")
+    print(table)
+    record(**{"part:table": table})
 
 
 if __name__ == "__main__":

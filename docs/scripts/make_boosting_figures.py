@@ -7,10 +7,15 @@ the same data, and how that depends on the number of trees and the learning rate
 signed weights on the concrete data (five folds, each held-out fold scored by a model fitted on the others,
 next to GapExplainer's on a forest), with the shared plots (cumulative weight, predictive distribution,
 weighted histogram, trust deciles).
+
+Under ``python benchmarks/run_all.py figures boosting`` it records the numbers the page quotes
+(``benchmarks/results/fig-boosting.json``): the tables as parts (``part:concentration``, ``part:trust``,
+``part:quintiles``) and the figures its prose cites, rounded as the page shows them.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -37,7 +42,19 @@ from shap_instances.plots import (  # noqa: E402
 )
 from shap_instances.weighted_targets import trust_decile_table  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
+
 OUT = Path(__file__).resolve().parents[1] / "figures"
+#: Short names of the concentration table's statistics, for the recorded values (``NAME.n90``, ...).
+SHORT = {"rows carrying 90% of the absolute weight": "n90", "effective number of rows": "effective",
+         "largest absolute weight": "largest", "negative share of the absolute weight": "negative_share",
+         "total absolute weight": "total"}
+
+
+def significant(value: float, digits: int = 3) -> float:
+    """``value`` rounded to ``digits`` significant digits, as the tables print it."""
+    return float(f"{value:.{digits}g}")
 
 
 def save(fig, name):
@@ -85,6 +102,8 @@ def main():
     W = boosting.weights(X_test)
     P = gap.proximities(X_test, dense=True)
     print("reconstruction (relative):", float(np.max(np.abs(W @ y_train - gbm.predict(X_test)) / gbm.predict(X_test))))
+    gap_relative = float(np.max(np.abs(W @ y_train - gbm.predict(X_test)) / gbm.predict(X_test)))
+    record(reconstruction=significant(gap_relative, 1))
     print(f"test R^2: boosting {gbm.score(X_test, y_test):.3f}, forest {forest.score(X_test, y_test):.3f}")
     rows = {"GradientBoosting, 100 trees, depth 3, lr 0.1": concentration(W), "RandomForest (RF-GAP), 100 trees":
             concentration(P)}
@@ -95,17 +114,24 @@ def main():
             BoostingExplainer(model, X_train, y=y_train).weights(X_test))
     print("\n### concentration of the weights (42 held-out diabetes rows; medians, negative share a mean)\n")
     print(table(rows))
+    record(**{"part:concentration": table(rows)})
+    for key, short in zip(rows, ("boosting", "forest", "boosting_10", "boosting_lr03", "boosting_300"), strict=True):
+        record(**{f"{short}.{SHORT[name]}": significant(value) for name, value in rows[key].items()})
 
     trees = boosting.trees_
     query = trees.apply(boosting._check_X(X_test))
     reached = reach_sets(query, trees.train_leaves, trees.n_leaves, trees.row_weight)
     print(f"\nrows outside the reach set of a held-out row: {np.mean(~reached):.4f} (100 trees)")
+    record(reach_percent_100_trees=round(100 * float(np.mean(reached)), 1))
     model = GradientBoostingRegressor(n_estimators=3, max_depth=3, random_state=0).fit(X_train, y_train)
     few = BoostingExplainer(model, X_train, y=y_train).trees_
     reached = reach_sets(few.apply(X_test.to_numpy()), few.train_leaves, few.n_leaves, few.row_weight)
     print(f"rows outside the reach set with 3 trees: {np.mean(~reached):.3f}")
+    record(reach_percent_3_trees=round(100 * float(np.mean(reached))))
     self_weight = np.diag(boosting.weights())
     print(f"in-sample self-weight w_i(x_i): median {np.median(self_weight):.3f}, max {self_weight.max():.3f}")
+    record(self_weight_median=round(float(np.median(self_weight)), 2),
+           self_weight_max=round(float(self_weight.max()), 2))
 
     # cumulative |weight| against the number of training rows
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -199,17 +225,30 @@ def trust():
         inside = ((scores["truth"] >= scores["q10"]) & (scores["truth"] <= scores["q90"])).mean()
         total = scores.get("total_abs_weight", pd.Series(1.0, index=scores.index)).mean()
         negative = scores.get("negative_share", pd.Series(0.0, index=scores.index)).mean()
+        short = "boosting" if column == "weighted_loo_error" else "forest"
+        record(**{f"trust.{short}.mae": round(scores["error"].mean(), 2), f"trust.{short}.spearman": round(rho, 2),
+                  f"trust.{short}.mean_error": round(scores[column].mean(), 2),
+                  f"trust.{short}.coverage_percent": round(100 * inside), f"trust.{short}.total": round(total, 2),
+                  f"trust.{short}.n90": int(scores["n_neighbours_90"].median()),
+                  f"trust.{short}.negative_share": round(negative, 3)})
         lines.append(f"| {name} | {scores['error'].mean():.2f} | {rho:.2f} | {scores[column].mean():.2f} | "
                      f"{inside:.2f} | {(scores['q90'] - scores['q10']).mean():.1f} | "
                      f"{scores['n_neighbours_90'].median():.0f} | {total:.2f} | {negative:.3f} |")
     print("\n".join(lines))
+    record(**{"part:trust": "\n".join(lines)})
     table = trust_decile_table(boosting_scores["weighted_loo_error"], boosting_scores["error"], n_bins=5)
     print("\n### boosting: test error by quintile of weighted_loo_error\n")
-    print("| quintile | n | mean weighted_loo_error | mean test error | standard error |\n|---|---|---|---|---|")
-    for row in table.itertuples():
-        print(f"| {row.bin} | {row.n} | {row.score_mean:.3g} | {row.error_mean:.3g} | {row.error_sem:.2g} |")
+    quintiles = ["| quintile | n | mean weighted_loo_error | mean test error | standard error |",
+                 "|---|---|---|---|---|"]
+    quintiles += [f"| {row.bin} | {row.n} | {row.score_mean:.3g} | {row.error_mean:.3g} | {row.error_sem:.2g} |"
+                  for row in table.itertuples()]
+    print("\n".join(quintiles))
+    record(**{"part:quintiles": "\n".join(quintiles), "quintile.rows": int(table["n"].iloc[0]),
+              "quintile.first_error": significant(table["error_mean"].iloc[0], 2),
+              "quintile.last_error": significant(table["error_mean"].iloc[-1], 2)})
     rho = spearmanr(boosting_scores["weighted_loo_error"], forest_scores["weighted_oob_error"]).statistic
     print(f"\nSpearman(boosting weighted_loo_error, forest weighted_oob_error) = {rho:.2f}")
+    record(spearman_boosting_forest=round(float(rho), 2))
 
     fig, ax = plt.subplots(figsize=(6, 4))
     trust_deciles(table, ax=ax, show=False, xlabel="weighted_loo_error quintile (BoostingExplainer, concrete)")
@@ -235,6 +274,4 @@ def trust():
 
 
 if __name__ == "__main__":
-    import sys
-
     trust() if sys.argv[1:] == ["trust"] else main()  # "trust": only the concrete section
