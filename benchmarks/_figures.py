@@ -38,6 +38,14 @@ F = Figure
 #: Every figure script, grouped by page (keep each page's entries together).
 FIGURES: dict[str, Figure] = {
     # docs/scale.md, docs/architecture.md, docs/quickstart.md, docs/models.md, docs/plugins.md
+    "scale_dask": F("docs/scale.md", "naive Bayes from Parquet, GAP out-of-bag and boosting top_k on a LocalCluster "
+                    "of 1 and 2 workers, at the reduced sizes", "benchmarks/bench_scale_dask.py",
+                    ("--nb-rows", "2000000", "--gap-train", "100000", "--boost-train", "20000", "--workers", "1", "2"),
+                    ("--nb-rows", "250000", "--gap-train", "5000", "--boost-train", "2000", "--workers", "1")),
+    "catboost": F("docs/models.md", "BoostingExplainer on CatBoost's defaults beside LightGBM, 20,000 rows",
+                  "benchmarks/bench_catboost.py", (), ("--n-train", "2000", "--n-test", "100", "--trees", "10")),
+    "knn_shapley": F("docs/plugins.md", "KNN-Shapley removal curves on breast cancer (test accuracy)",
+                     "docs/scripts/make_knn_shapley_figures.py", (), None),
 
     # docs/engine.md, docs/reliability.md, docs/valuation.md
 

@@ -19,6 +19,10 @@ CatBoost keeps its defaults (depth 6, ``bootstrap_type`` MVS with ``subsample=0.
 
 The load average is printed beside the timings: on a shared machine they compare only within one run.
 
+Under ``run_all.py figures catboost`` the table is recorded as part ``table`` of
+``benchmarks/results/fig-catboost.json``, with CatBoost's largest total (``catboost_total_max``, seconds), which
+docs/models.md renders.
+
 Usage: ``python benchmarks/bench_catboost.py [--n-train 20000] [--n-test 1000] [--trees 100]``
 """
 
@@ -29,6 +33,7 @@ import os
 import time
 
 import numpy as np
+from _common import markdown_table, record
 from sklearn.datasets import make_classification, make_friedman1
 
 import shap_instances as si
@@ -76,6 +81,7 @@ def main() -> None:
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'task':<16}{'library':<12}{'steps':>6}{'build s':>10}{'explain s':>12}{'total s':>10}{'ratio':>8}"
           f"{'rel. error':>12}")
+    table = []
     for task in ("regression", "classification"):
         X, y = _data(task, args.n_train + args.n_test)
         X_train, y_train, X_test = X[: args.n_train], y[: args.n_train], X[args.n_train:]
@@ -88,7 +94,12 @@ def main() -> None:
             ratio = (build + explain) / sum(rows["lightgbm"][1:3])
             print(f"{task:<16}{name:<12}{steps:>6}{build:>10.2f}{explain:>12.2f}{build + explain:>10.2f}"
                   f"{ratio:>8.2f}{error:>12.1e}")
+            table.append([task, name, steps, f"{build:.2f}", f"{explain:.2f}", f"{build + explain:.2f}",
+                          f"{ratio:.2f}", f"{error:.1e}"])
     print(f"load average at end {os.getloadavg()[0]:.1f}")
+    record(**{"part:table": markdown_table(["task", "library", "leaf steps", "build s", "explain s", "total s",
+                                            "vs LightGBM", "rel. error"], table, "llrrrrrr"),
+              "catboost_total_max": round(max(float(row[5]) for row in table if row[1] == "catboost"), 2)})
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ Every distributed result is compared with the baseline (bitwise). Reported: wall
 parallel efficiency ``t1 / (w t_w)`` from 1 to ``w`` workers, and the peak resident memory of each worker process
 (``VmHWM`` of the worker, so it includes the interpreter and the scattered explainer; the workers import
 the package before the clock starts, so the times include the numba kernels' first calls). The load average is
-printed beside every table: the machine may be shared, and every ratio is between runs of one invocation. For
+printed beside every table: the machine may be shared, and every ratio is between runs of one invocation. Under
+``run_all.py figures scale_dask`` each workload's table is recorded as part ``nb``, ``gap`` or ``boosting`` of
+``benchmarks/results/fig-scale_dask.json`` (docs/scale.md renders them). For
 naive Bayes, rows per CPU second are printed too (the workers' and this process's CPU time, user and system, all
 threads, over the run, against the in-memory call's own CPU time): under load, wall times stretch with the other
 processes, CPU seconds much less.
@@ -42,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from _common import fmt_load, fmt_mib, fmt_seconds, load_average, machine_description, markdown_table
+from _common import fmt_load, fmt_mib, fmt_seconds, load_average, machine_description, markdown_table, record
 
 import shap_instances as si
 from shap_instances.cli import main as cli
@@ -317,8 +319,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:
             rows, title = {"nb": naive_bayes, "gap": gap, "boosting": boosting}[name](args, Path(tmp))
-            print(f"\n{title} (load average {fmt_load(load_average())})\n")
-            print(markdown_table(headers.get(name, headers["gap"]), rows))
+            text = f"{title} (load average {fmt_load(load_average())})\n\n" + markdown_table(
+                headers.get(name, headers["gap"]), rows)
+            print("\n" + text)
+            record(**{f"part:{name}": text})  # the page renders it: {{ part:fig-scale_dask:nb }}
 
 
 if __name__ == "__main__":
