@@ -44,5 +44,7 @@ FIGURES: dict[str, Figure] = {
     # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
 
     # docs/explainers/gap.md, isotonic.md, representer.md
+    "gap_trust_scores": F("docs/explainers/gap.md", "trust scores: worked example, decile tables, runner-up rules",
+                          "docs/scripts/gap_trust_scores.py"),
 
 }
