@@ -46,5 +46,11 @@ FIGURES: dict[str, Figure] = {
     # docs/explainers/gap.md, isotonic.md, representer.md
     "gap_trust_scores": F("docs/explainers/gap.md", "trust scores: worked example, decile tables, runner-up rules",
                           "docs/scripts/gap_trust_scores.py"),
+    "isotonic_ric_coalitions": F("docs/explainers/isotonic.md", "RIC with n = the number of coalitions, p = 10 and 15",
+                                 "benchmarks/sisr_recovery.py",
+                                 ("--sizes", "10,15", "--selection", "ric", "--variants", "package", "--ric-n",
+                                  "coalitions", "--repetitions", "10", "--noises", "0.05,0.1,0.2"), None),
+    "isotonic_warm_start": F("docs/explainers/isotonic.md", "RIC warm-started across s against the package's start",
+                             "benchmarks/sisr_warm_start.py"),
 
 }
