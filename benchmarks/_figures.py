@@ -52,5 +52,7 @@ FIGURES: dict[str, Figure] = {
                                   "coalitions", "--repetitions", "10", "--noises", "0.05,0.1,0.2"), None),
     "isotonic_warm_start": F("docs/explainers/isotonic.md", "RIC warm-started across s against the package's start",
                              "benchmarks/sisr_warm_start.py"),
+    "representer_torch": F("docs/explainers/representer.md", "an MLP on breast cancer: identity, TracInCP agreement",
+                           "docs/scripts/make_representer_torch_figure.py", (), None),
 
 }
