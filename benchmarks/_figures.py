@@ -64,6 +64,11 @@ FIGURES: dict[str, Figure] = {
                                     "--generator", "signed", "--repetitions", "10", "--noises", "0.05,0.1,0.2"), None),
     "isotonic_warm_start": F("docs/explainers/isotonic.md", "RIC warm-started across s against the package's start",
                              "benchmarks/sisr_warm_start.py"),
+    "representer_two_tower_last_layer": F("docs/explainers/representer.md",
+                                          "two towers: the exact last-layer representer beside Definition 1 and random",
+                                          "benchmarks/repro_representer_two_tower.py",
+                                          ("--seeds", "5", "--points", "2", "--max-iter", "300", "--refit-iter", "50",
+                                           "--methods", "High-dim Rep.,Random,Last-layer l2 Rep. (item tower)"), None),
     "representer_torch": F("docs/explainers/representer.md", "an MLP on breast cancer: identity, TracInCP agreement",
                            "docs/scripts/make_representer_torch_figure.py", (), None),
 
