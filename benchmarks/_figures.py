@@ -62,6 +62,8 @@ FIGURES: dict[str, Figure] = {
                                    "benchmarks/sisr_recovery.py",
                                    ("--sizes", "15", "--selection", "oracle", "--variants", "package,poster",
                                     "--generator", "signed", "--repetitions", "10", "--noises", "0.05,0.1,0.2"), None),
+    "isotonic_huber_outliers": F("docs/explainers/isotonic.md", "Huber against squared loss on games with outliers",
+                                 "docs/scripts/isotonic_huber_outliers.py"),
     "isotonic_warm_start": F("docs/explainers/isotonic.md", "RIC warm-started across s against the package's start",
                              "benchmarks/sisr_warm_start.py"),
     "representer_two_tower_last_layer": F("docs/explainers/representer.md",

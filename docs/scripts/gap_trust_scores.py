@@ -174,8 +174,8 @@ def runner_up(quick: bool) -> None:
             values[f"{name}.median_zero"] = round(100 * float(found["median_zero"].mean()))
             differs = found["by_outlier"] != found["by_probability"]
             values[f"{name}.runner_up_differs"] = round(100 * float(differs.mean()))
-    values["scales.largest_spearman_difference"] = round(float(max(gaps["scales"])), 2)
-    values["runner_up.largest_spearman_difference"] = round(float(max(gaps["runner_up"])), 2)
+    values["scales.largest_spearman_difference"] = round(float(max(gaps["scales"])), 3)
+    values["runner_up.largest_spearman_difference"] = round(float(max(gaps["runner_up"])), 3)
     print(values)
     record(**values)
 
