@@ -74,6 +74,8 @@ TITLES = {
                     "explainers/naive_bayes.md#speed"),
     "representer": ("RepresenterExplainer: Table 1 and 3 analogues, speed against the influence function",
                     "explainers/representer.md"),
+    "representer_torch": ("RepresenterExplainer and TracInCP of a PyTorch MLP: 1,000 x 10,000 rows, against captum",
+                          "explainers/representer.md"),
     "report": ("Command line report at scale: 5,000 and 50,000 rows, time, memory, progress", "report.md#at-scale"),
     "residual": ("InstanceKernelExplainer: ridge against scikit-learn refits, CC means at scale, memory, dask",
                  "explainers/residual.md#benchmarks"),

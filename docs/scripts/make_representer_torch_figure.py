@@ -1,6 +1,7 @@
 """The PyTorch figure and numbers of docs/explainers/representer.md.
 
-Run ``python docs/scripts/make_representer_torch_figure.py``.
+Run ``python docs/scripts/make_representer_torch_figure.py``; under ``benchmarks/run_all.py figures representer_torch``
+the numbers the page quotes are recorded (``benchmarks/results/fig-representer_torch.json``), rounded as shown.
 
 Breast cancer (scikit-learn's offline copy): a 30-16-8-1 MLP trained by Adam on 400 standardised rows, explained on
 held-out rows. Left: one held-out row's waterfall over training rows. Right: representer values against TracInCP
@@ -10,6 +11,7 @@ held-out rows. Left: one held-out row's waterfall over training rows. Right: rep
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -22,6 +24,9 @@ from sklearn.datasets import load_breast_cancer  # noqa: E402
 
 import shap_instances as si  # noqa: E402
 from shap_instances.neural import tracin_cp  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from _common import record  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "figures"
 
@@ -57,6 +62,13 @@ def main():
     print(f"Pearson correlation representer vs TracInCP per held-out row: median {np.median(corr):.2f}, "
           f"[{np.min(corr):.2f}, {np.max(corr):.2f}]")
     row = 0
+    record(held_out=len(X_new), accuracy=round(float(accuracy), 3),
+           identity_gap=float(f"{explainer.reconstruction_gap_:.1e}"),
+           optimality_violation=float(f"{explainer.optimality_violation_:.1e}"),
+           fidelity_percent=round(100 * float(explainer.fine_tuning_fidelity_)),
+           row_output=round(float(e.base_values[row] + e.values[row].sum()), 1),
+           row_pearson=round(float(corr[row]), 2), pearson_median=round(float(np.median(corr)), 2),
+           pearson_min=round(float(np.min(corr)), 2), pearson_max=round(float(np.max(corr)), 2))
     fig = plt.figure(figsize=(12, 4.5))
     ax = fig.add_subplot(1, 2, 2)
     ax.scatter(tracin[row], e.values[row], s=10, c=np.where(y_train == 1, "tab:blue", "tab:red"))
