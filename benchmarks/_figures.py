@@ -13,21 +13,23 @@ from typing import NamedTuple
 
 class Figure(NamedTuple):
     """One script whose recorded numbers a page quotes: the page, what it measures, the script, its full and quick
-    arguments (``None``: no small mode, skipped by ``--quick``)."""
+    arguments (``None``: no small mode, skipped by ``--quick``), and the project's files it imports (a change in
+    one of them makes the result stale too; tests/test_reproductions.py checks the list is complete)."""
 
     page: str
     what: str
     script: str
     full: tuple[str, ...] = ()
     quick: tuple[str, ...] | None = ("--quick",)
+    uses: tuple[str, ...] = ()  # the project's files the script imports (beside benchmarks/_common.py)
 
     seed = "-"  # the same row heading as a reproduction's
     seeds = None
 
     @property
     def scripts(self) -> list[str]:
-        """The producing script: a result file is stale when its content hash changed."""
-        return [self.script]
+        """The producing script and the files it imports: a result file is stale when a content hash changed."""
+        return [self.script, *self.uses]
 
     def claims_record(self) -> None:
         """A figure carries no paper's claims (those are reproductions, benchmarks/_reproductions.py)."""
@@ -35,6 +37,7 @@ class Figure(NamedTuple):
 
 
 F = Figure
+ISOTONIC = ("benchmarks/bench_isotonic.py",)  # the SISR scripts' shared game generator and estimators
 #: Every figure script, grouped by page (keep each page's entries together).
 FIGURES: dict[str, Figure] = {
     # docs/scale.md, docs/architecture.md, docs/quickstart.md, docs/models.md, docs/plugins.md
@@ -61,32 +64,34 @@ FIGURES: dict[str, Figure] = {
 
     # docs/explainers/gap.md, isotonic.md, representer.md
     "gap_trust_scores": F("docs/explainers/gap.md", "trust scores: worked example, decile tables, runner-up rules",
-                          "docs/scripts/gap_trust_scores.py"),
+                          "docs/scripts/gap_trust_scores.py", uses=("docs/scripts/make_gap_figures.py",)),
     "isotonic_ric_coalitions": F("docs/explainers/isotonic.md", "RIC with n = the number of coalitions, p = 10 and 15",
                                  "benchmarks/sisr_recovery.py",
                                  ("--sizes", "10,15", "--selection", "ric", "--variants", "package", "--ric-n",
-                                  "coalitions", "--repetitions", "10", "--noises", "0.05,0.1,0.2"), None),
+                                  "coalitions", "--repetitions", "10", "--noises", "0.05,0.1,0.2"), None, ISOTONIC),
     "isotonic_ric_75": F("docs/explainers/isotonic.md", "RIC at p = 10, 75 draws (the poster's count if s* = 4)",
                          "benchmarks/sisr_recovery.py",
                          ("--sizes", "10", "--selection", "ric", "--variants", "package", "--repetitions", "75",
-                          "--noises", "0.1,0.2"), None),
+                          "--noises", "0.1,0.2"), None, ISOTONIC),
     "isotonic_oracle_75": F("docs/explainers/isotonic.md", "oracle s at p = 10 and 15, 75 draws: package and threshold",
                             "benchmarks/sisr_recovery.py",
                             ("--sizes", "10,15", "--selection", "oracle", "--variants", "package,threshold",
-                             "--repetitions", "75", "--noises", "0.05,0.1,0.2"), None),
+                             "--repetitions", "75", "--noises", "0.05,0.1,0.2"), None, ISOTONIC),
     "isotonic_signed_generator": F("docs/explainers/isotonic.md", "oracle s at p = 15 without ties (signed generator)",
                                    "benchmarks/sisr_recovery.py",
                                    ("--sizes", "15", "--selection", "oracle", "--variants", "package,poster",
-                                    "--generator", "signed", "--repetitions", "10", "--noises", "0.05,0.1,0.2"), None),
+                                    "--generator", "signed", "--repetitions", "10", "--noises", "0.05,0.1,0.2"),
+                                   None, ISOTONIC),
     "isotonic_huber_outliers": F("docs/explainers/isotonic.md", "Huber against squared loss on games with outliers",
-                                 "docs/scripts/isotonic_huber_outliers.py"),
+                                 "docs/scripts/isotonic_huber_outliers.py", uses=("tests/test_isotonic.py",)),
     "isotonic_warm_start": F("docs/explainers/isotonic.md", "RIC warm-started across s against the package's start",
-                             "benchmarks/sisr_warm_start.py"),
+                             "benchmarks/sisr_warm_start.py", uses=ISOTONIC),
     "representer_two_tower_last_layer": F("docs/explainers/representer.md",
                                           "two towers: the exact last-layer representer beside Definition 1 and random",
                                           "benchmarks/repro_representer_two_tower.py",
                                           ("--seeds", "5", "--points", "2", "--max-iter", "300", "--refit-iter", "50",
-                                           "--methods", "High-dim Rep.,Random,Last-layer l2 Rep. (item tower)"), None),
+                                           "--methods", "High-dim Rep.,Random,Last-layer l2 Rep. (item tower)"), None,
+                                          ("benchmarks/bench_representer_table2.py",)),
     "representer_torch": F("docs/explainers/representer.md", "an MLP on breast cancer: identity, TracInCP agreement",
                            "docs/scripts/make_representer_torch_figure.py", (), None),
 
