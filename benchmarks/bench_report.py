@@ -77,10 +77,10 @@ def run_report(csv: Path, out: Path, budget: float | None) -> dict:
     plan = [line for line in stderr.replace("\r", "\n").splitlines()
             if line.startswith(("plan for", "  memory", "  [", "  planned", "  note"))]
     page = (out / "index.html").read_text() if (out / "index.html").is_file() else ""
-    done = re.search(r"training rows, ([\d,]+) antithetic permutations", page)
+    done = re.search(r"training rows, (?:the evaluations of )?([\d,]+) (?:antithetic )?permutations", page)
     sampled = re.search(r"random sample of ([\d,]+) of the", page)
     trees = re.search(r"A random forest \((\d+) trees", page)
-    noise = re.search(r"(?i)the error of a contribution mean is (\d+)% of their spread", page)
+    noise = re.search(r"(?i)the error of the contribution means \(.*?\) is (\d+)% of their spread", page)
     work = (f"{done.group(1) if done else '-'} permutations of the aggregate game, "
             f"{sampled.group(1) if sampled else 'all'} sampled rows, {trees.group(1) if trees else '-'} trees"
             + (f"; error {noise.group(1)}% of spread" if noise else ""))
