@@ -40,6 +40,8 @@ FIGURES: dict[str, Figure] = {
     # docs/scale.md, docs/architecture.md, docs/quickstart.md, docs/models.md, docs/plugins.md
 
     # docs/engine.md, docs/reliability.md, docs/valuation.md
+    "label_issues_nasscds": F("docs/valuation.md", "label_issues on DAAG::nassCDS unencoded, 5% of 5,000 labels flipped",
+                              "docs/scripts/measure_label_issues_nasscds.py"),
 
     # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
 
