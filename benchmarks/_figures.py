@@ -40,8 +40,10 @@ FIGURES: dict[str, Figure] = {
     # docs/scale.md, docs/architecture.md, docs/quickstart.md, docs/models.md, docs/plugins.md
 
     # docs/engine.md, docs/reliability.md, docs/valuation.md
-    "label_issues_nasscds": F("docs/valuation.md", "label_issues on DAAG::nassCDS unencoded, 5% of 5,000 labels flipped",
+    "label_issues_nasscds": F("docs/valuation.md", "label_issues on nassCDS as it comes, 5% of 5,000 labels flipped",
                               "docs/scripts/measure_label_issues_nasscds.py"),
+    "fault_fuzz": F("docs/reliability.md", "issue 26's fault fuzzing, full run: the outcome table",
+                    "docs/scripts/measure_fault_fuzz.py"),
 
     # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
 
