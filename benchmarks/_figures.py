@@ -44,6 +44,13 @@ FIGURES: dict[str, Figure] = {
                               "docs/scripts/measure_label_issues_nasscds.py"),
     "fault_fuzz": F("docs/reliability.md", "issue 26's fault fuzzing, full run: the outcome table",
                     "docs/scripts/measure_fault_fuzz.py"),
+    # the hand-run variance benchmark's logistic part alone (its full default run is over 40 minutes of a core)
+    "variance_logistic": F("docs/engine.md", "issue 24's logistic target: place strata against antithetic permutations",
+                           "benchmarks/bench_variance.py",
+                           ("--permutations", "64", "256", "--repeats", "4", "--reference", "6000", "--skip-forest",
+                            "--leaf-sizes"),
+                           ("--permutations", "16", "--repeats", "2", "--reference", "200", "--skip-forest",
+                            "--leaf-sizes")),
 
     # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
 
