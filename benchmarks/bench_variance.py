@@ -40,7 +40,6 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from _common import record
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
@@ -139,23 +138,18 @@ def run(game: Game, reference: np.ndarray, args: argparse.Namespace,
     return rows
 
 
-def table(title: str, rows: list[tuple[str, float, float, float]], key: str) -> None:
-    """Print the table and record it (``part:KEY``) and each estimator's error ratios to the baseline at equal CPU
-    and wall time (``KEY:ESTIMATOR:cpu``, ``KEY:ESTIMATOR:wall``), for the documentation (``_common.record``)."""
-    lines = ["| estimator | wall s | CPU s | RMS error | x at equal CPU time | x at equal wall time |",
-             "|---|---|---|---|---|---|"]
+def table(title: str, rows: list[tuple[str, float, float, float]]) -> None:
+    print(f"\n{title}")
+    print("| estimator | wall s | CPU s | RMS error | x at equal CPU time | x at equal wall time |")
+    print("|---|---|---|---|---|---|")
     _, base_wall, base_cpu, base_error = rows[0]
-    ratios: dict[str, float] = {}
     for name, wall, cpu, error in rows:
         if error == 0:  # the closed form: no error to trade against time
-            lines.append(f"| {name} | {wall:.3g} | {cpu:.3g} | 0 | exact | exact |")
+            print(f"| {name} | {wall:.3g} | {cpu:.3g} | 0 | exact | exact |")
             continue
         by_cpu = base_error / (error * np.sqrt(cpu / base_cpu))
         by_wall = base_error / (error * np.sqrt(wall / base_wall))
-        lines.append(f"| {name} | {wall:.2f} | {cpu:.2f} | {error:.3g} | {by_cpu:.2f} | {by_wall:.2f} |")
-        ratios |= {f"{key}:{name}:cpu": round(float(by_cpu), 2), f"{key}:{name}:wall": round(float(by_wall), 2)}
-    print(f"\n{title}\n" + "\n".join(lines))
-    record(**{f"part:{key}": "\n".join(lines)}, **ratios)
+        print(f"| {name} | {wall:.2f} | {cpu:.2f} | {error:.3g} | {by_cpu:.2f} | {by_wall:.2f} |")
 
 
 def main() -> None:
@@ -192,7 +186,7 @@ def report_table(args: argparse.Namespace) -> None:
           f"{np.sqrt(np.mean(long_run.standard_errors ** 2)):.3g}, load {os.getloadavg()[0]:.1f}")
     names = ("antithetic (baseline)", "place strata (Neyman)", "place strata + control variate")
     table(f"the report's aggregate game, ratdat::complete, {game.n_players:,} training rows (eq. 5's signs and the "
-          "plain means): error of both", run(game, long_run.values, args, names), "report")
+          "plain means): error of both", run(game, long_run.values, args, names))
 
 
 def diabetes_tables(args: argparse.Namespace) -> None:
@@ -210,8 +204,7 @@ def diabetes_tables(args: argparse.Namespace) -> None:
         for budget in args.budgets:
             table(f"logistic regression, diabetes (target split at its median), 442 rows: contribution means, "
                   f"{budget} permutations' worth a run; load {os.getloadavg()[0]:.1f}",
-                  run(game, long_run.values, argparse.Namespace(**{**vars(args), "permutations": budget})),
-                  f"logistic_{budget}")
+                  run(game, long_run.values, argparse.Namespace(**{**vars(args), "permutations": budget})))
         fixed_cost_line(game)
     if args.skip_forest:
         return
@@ -264,7 +257,7 @@ def forest_tables(forest: Game, args: argparse.Namespace) -> None:
           f"{np.max(np.abs(z)):.1f} of {z.size} values")
     rows = run(forest, exact, args)
     table("fixed-structure forest (50 trees, min_samples_leaf=5), diabetes regression: contribution means "
-          "(reference: closed form)", [*rows, closed_form_row(forest, exact, args)], "forest")
+          "(reference: closed form)", [*rows, closed_form_row(forest, exact, args)])
 
 
 def check_closed_form_by_enumeration() -> None:
