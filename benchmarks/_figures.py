@@ -51,6 +51,27 @@ FIGURES: dict[str, Figure] = {
                      "docs/scripts/make_knn_shapley_figures.py", (), None),
 
     # docs/engine.md, docs/reliability.md, docs/valuation.md
+    "label_issues_nasscds": F("docs/valuation.md", "label_issues on nassCDS as it comes, 5% of 5,000 labels flipped",
+                              "docs/scripts/measure_label_issues_nasscds.py"),
+    "fault_fuzz": F("docs/reliability.md", "issue 26's fault fuzzing, full run: the outcome table",
+                    "docs/scripts/measure_fault_fuzz.py"),
+    # the hand-run variance benchmark, a part at a time (its full default run is over 40 minutes of a core)
+    "variance_logistic": F("docs/engine.md", "issue 24's logistic target: place strata against antithetic permutations",
+                           "docs/scripts/measure_variance.py",
+                           ("--permutations", "64", "256", "--repeats", "4", "--reference", "6000", "--skip-forest",
+                            "--leaf-sizes"),
+                           ("--permutations", "16", "--repeats", "2", "--reference", "200", "--skip-forest",
+                            "--leaf-sizes")),
+    "variance_forest": F("docs/engine.md", "the fixed-structure forest: control variate against antithetic",
+                         "docs/scripts/measure_variance.py", ("--skip-logistic", "--repeats", "3", "--leaf-sizes"),
+                         ("--skip-logistic", "--repeats", "1", "--reference", "200", "--permutations", "16",
+                          "--leaf-sizes")),
+    "variance_report": F("docs/engine.md", "place strata against antithetic on the report's 24,540-row game",
+                         "docs/scripts/measure_variance.py",
+                         ("--report-game", "--skip-diabetes", "--permutations", "64", "--repeats", "4",
+                          "--report-reference", "600", "--leaf-sizes"),
+                         ("--report-game", "--skip-diabetes", "--permutations", "16", "--repeats", "1",
+                          "--report-reference", "60", "--leaf-sizes")),
 
     # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
     "boosting": F("docs/explainers/boosting.md", "the concentration of the target weights (diabetes) and the trust "
