@@ -38,6 +38,7 @@ class Figure(NamedTuple):
 
 F = Figure
 ISOTONIC = ("benchmarks/bench_isotonic.py",)  # the SISR scripts' shared game generator and estimators
+VARIANCE = ("benchmarks/bench_variance.py",)  # measure_variance.py runs it and reads its tables back
 #: Every figure script, grouped by page (keep each page's entries together).
 FIGURES: dict[str, Figure] = {
     # docs/scale.md, docs/architecture.md, docs/quickstart.md, docs/models.md, docs/plugins.md
@@ -61,17 +62,23 @@ FIGURES: dict[str, Figure] = {
                            ("--permutations", "64", "256", "--repeats", "4", "--reference", "6000", "--skip-forest",
                             "--leaf-sizes"),
                            ("--permutations", "16", "--repeats", "2", "--reference", "200", "--skip-forest",
-                            "--leaf-sizes")),
+                            "--leaf-sizes"), VARIANCE),
     "variance_forest": F("docs/engine.md", "the fixed-structure forest: control variate against antithetic",
                          "docs/scripts/measure_variance.py", ("--skip-logistic", "--repeats", "3", "--leaf-sizes"),
                          ("--skip-logistic", "--repeats", "1", "--reference", "200", "--permutations", "16",
-                          "--leaf-sizes")),
+                          "--leaf-sizes"), VARIANCE),
+    "variance_leaf_sizes": F("docs/engine.md", "the fixed-structure forest's closed form against leaf size, beside "
+                             "the control variate (2,000 Friedman #1 rows, 100 trees)",
+                             "docs/scripts/measure_variance.py",
+                             ("--skip-logistic", "--repeats", "3", "--leaf-sizes", "1", "5", "20", "50", "100"),
+                             ("--skip-logistic", "--repeats", "1", "--reference", "200", "--permutations", "16",
+                              "--leaf-sizes", "1", "5"), VARIANCE),
     "variance_report": F("docs/engine.md", "place strata against antithetic on the report's 24,540-row game",
                          "docs/scripts/measure_variance.py",
                          ("--report-game", "--skip-diabetes", "--permutations", "64", "--repeats", "4",
                           "--report-reference", "600", "--leaf-sizes"),
                          ("--report-game", "--skip-diabetes", "--permutations", "16", "--repeats", "1",
-                          "--report-reference", "60", "--leaf-sizes")),
+                          "--report-reference", "60", "--leaf-sizes"), VARIANCE),
 
     # docs/report.md and docs/explainers/residual.md, naive_bayes.md, boosting.md
     "boosting": F("docs/explainers/boosting.md", "the concentration of the target weights (diabetes) and the trust "

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 #: What ``benchmarks/bench_variance.py`` prints (abridged): a logistic table, the forest's with its closed-form row,
-#: and the leaf-size table, which the page does not quote.
+#: and the leaf-size table.
 PRINTED = """load average at start 7.1 on 2 cores; [64] permutations x 4 repeats per estimator
 reference: 18 s, RMS standard error 5.16e-05 (in every RMS error below), load 6.7
 
@@ -26,9 +26,10 @@ fixed-structure forest (50 trees, min_samples_leaf=5), diabetes regression: cont
 | closed form (exact) | 0.0145 | 0.0111 | 0 | exact | exact |
 
 closed form against leaf size: 2,000 Friedman #1 rows, 100 trees
-| min_samples_leaf | in-bag rows a leaf (mean / max) | closed form s | one permutation s | a | b | c |
+| min_samples_leaf | rows a leaf (mean / max) | closed form s | one permutation s | in permutations | gain | load |
 |---|---|---|---|---|---|---|
-| 5 | 8 / 12 | 0.1 | 0.2 | 3 | 4 | 5 |
+| 5 | 6 / 9 | 0.37 | 0.048 | 7.7 | 6.2 | 12.9 |
+| 50 | 67 / 99 | 201 | 0.202 | 993.2 | 15.3 | 17.7 |
 
 load average at end 6.6
 """
@@ -48,10 +49,19 @@ def _script(name: str):
 
 def test_variance_tables_are_read_back_by_title_with_both_ratios():
     values = _script("measure_variance").tables(PRINTED)
-    assert {key for key in values if key.startswith("part:")} == {"part:logistic_64", "part:forest"}
+    assert {key for key in values if key.startswith("part:")} == {"part:logistic_64", "part:forest",
+                                                                   "part:leaf_sizes"}
     assert values["logistic_64:place strata + control variate:cpu"] == 3.27
     assert values["logistic_64:place strata + control variate:wall"] == 2.95
     assert values["forest:control variate, pooled:cpu"] == 7.10
     assert values["forest:control variate, pooled:wall"] == 6.93
     assert not [key for key in values if "closed form" in key]  # an exact row has no ratio to record
     assert values["part:forest"].splitlines()[-1] == "| closed form (exact) | 0.0145 | 0.0111 | 0 | exact | exact |"
+
+
+def test_the_leaf_size_table_is_read_back_per_leaf_size():
+    values = _script("measure_variance").tables(PRINTED)
+    assert values["part:leaf_sizes"].splitlines()[-1].startswith("| 50 | 67 / 99 | 201 |")
+    assert (values["leaf_5:rows"], values["leaf_5:closed_s"], values["leaf_5:in_permutations"],
+            values["leaf_5:gain"]) == (6, 0.37, 7.7, 6.2)
+    assert (values["leaf_50:rows"], values["leaf_50:in_permutations"], values["leaf_50:gain"]) == (67, 993.2, 15.3)
