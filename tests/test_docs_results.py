@@ -83,6 +83,13 @@ def test_what_counts_as_a_typed_measured_figure(typed):
     assert hook.typed_figures(f"Planted: {typed}.") != []
 
 
+def test_a_stale_or_missing_file_names_the_command_that_writes_it():
+    assert hook.rerun("bench-report") == "python benchmarks/run_all.py report"
+    assert hook.rerun("repro-residual_boston_forest") == "python benchmarks/run_all.py reproductions " \
+                                                         "residual_boston_forest"
+    assert hook.rerun("fig-variance_leaf_sizes") == "python benchmarks/run_all.py figures variance_leaf_sizes"
+
+
 def test_a_verdicts_reason_keeps_its_table_cell():
     assert hook.in_a_cell("mean |composition| lower") == "mean \\|composition\\| lower"
 

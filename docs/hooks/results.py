@@ -120,8 +120,15 @@ class ResultError(ValueError):
 def load(name: str) -> dict:
     path = RESULTS / f"{name}.json"
     if not path.is_file():
-        raise ResultError(f"no result file benchmarks/results/{name}.json (run benchmarks/run_all.py)")
+        raise ResultError(f"no result file benchmarks/results/{name}.json (run `{rerun(name)}`)")
     return json.loads(path.read_text())
+
+
+def rerun(name: str) -> str:
+    """The command that writes result file ``name`` (``bench-X``, ``repro-X``, ``fig-X``) again."""
+    kind, _, what = name.partition("-")
+    mode = {"repro": "reproductions ", "fig": "figures "}.get(kind, "")
+    return f"python benchmarks/run_all.py {mode}{what}"
 
 
 def stale_scripts(result: dict) -> list[str]:
@@ -140,7 +147,7 @@ def stale_scripts(result: dict) -> list[str]:
 def checked(name: str) -> dict:
     """The result file ``name``, refused when it is a quick run, failed, or stale."""
     result = load(name)
-    command = " ".join(result["command"])
+    command = rerun(name)
     if result["mode"] != "full":
         raise ResultError(f"{name}.json is a --quick run: quick runs are never documented (run `{command}`)")
     if result["exit_code"] != 0:
