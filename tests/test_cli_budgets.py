@@ -328,13 +328,15 @@ def test_a_categorical_column_given_as_strings_is_explained_as_the_categories(li
     strings = pd.DataFrame({"a": rng.normal(size=200), "c": rng.choice(["x", "y", "z"], 200).astype(object)})
     y = 2 * strings["a"] + (strings["c"] == "x")
     categorical = strings.astype({"c": "category"})
-    if library == "lightgbm":
+    if library == "lightgbm":  # one thread: OpenMP teams on a loaded machine took 8-12 s for these fits
         lightgbm = pytest.importorskip("lightgbm")
-        model = lightgbm.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1).fit(categorical, y)
+        model = lightgbm.LGBMRegressor(n_estimators=10, min_child_samples=5, verbose=-1, n_jobs=1).fit(categorical, y)
     else:
         from sklearn.ensemble import HistGradientBoostingRegressor
+        from threadpoolctl import threadpool_limits
 
-        model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype").fit(categorical, y)
+        with threadpool_limits(1):
+            model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype").fit(categorical, y)
     explained = [5, 17, 40]
     expected = BoostingExplainer(model, categorical, y=y)(categorical.iloc[explained])
     given = strings.iloc[explained][strings["c"].iloc[explained] == strings["c"].iloc[explained[0]]]  # one category

@@ -565,7 +565,9 @@ def test_closed_form_estimator_equals_enumeration_of_refits(model, name, empty_p
     result = ClosedFormApproximator().estimate(game)
     assert result.approximator == f"closed form ({name})" and result.n_evaluations == 2 == game.n_evaluations
     assert result.standard_errors is None and result.values.shape == (8, 3)
-    with warnings.catch_warnings():
+    from threadpoolctl import threadpool_limits
+
+    with warnings.catch_warnings(), threadpool_limits(1):  # 256 KNN refits: OpenMP threads on a loaded machine, 13 s
         warnings.simplefilter("ignore")  # the KNN refits below 3 rows fail and get v(empty)
         refits = ResidualGame(model, X, y, X_eval, y_eval, empty_prediction=empty_prediction, use_fast_path=False)
         reference = ExactApproximator().estimate(refits)
