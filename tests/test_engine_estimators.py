@@ -552,6 +552,7 @@ def _knn_data(n=8, n_eval=3, seed=0):
 
 @pytest.mark.parametrize(("model", "name"), [("knn", "KNN"), ("mean", "Mean")])
 @pytest.mark.parametrize("empty_prediction", [None, 1.5])
+@pytest.mark.usefixtures("one_thread")  # 256 KNN refits: OpenMP threads on a loaded machine, 13 s
 def test_closed_form_estimator_equals_enumeration_of_refits(model, name, empty_prediction):
     from sklearn.dummy import DummyRegressor
     from sklearn.neighbors import KNeighborsRegressor
@@ -565,9 +566,7 @@ def test_closed_form_estimator_equals_enumeration_of_refits(model, name, empty_p
     result = ClosedFormApproximator().estimate(game)
     assert result.approximator == f"closed form ({name})" and result.n_evaluations == 2 == game.n_evaluations
     assert result.standard_errors is None and result.values.shape == (8, 3)
-    from threadpoolctl import threadpool_limits
-
-    with warnings.catch_warnings(), threadpool_limits(1):  # 256 KNN refits: OpenMP threads on a loaded machine, 13 s
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the KNN refits below 3 rows fail and get v(empty)
         refits = ResidualGame(model, X, y, X_eval, y_eval, empty_prediction=empty_prediction, use_fast_path=False)
         reference = ExactApproximator().estimate(refits)
