@@ -415,6 +415,25 @@ def test_isotonic_explains_the_probability_of_a_word_target(csv, tmp_path, words
     assert np.abs(expected.values).max() > 0.1  # attributions of a score, not all zero
 
 
+def test_shaps_algorithms_mask_the_word_columns_of_a_table(csv, tmp_path):
+    """Before: --explainer exact on a table with word columns (nassCDS) failed inside shap ("unsupported operand
+    type(s) for -: 'str' and 'str'"), masking the raw columns. Now the table's own columns as codes, as for
+    isotonic: each class's values add up to the model's probability of that class (exact values are efficient)."""
+    from shap_instances.report import fit_model
+
+    frame = _word_target_frame(40)
+    out = tmp_path / "v.csv"
+    assert main(["explain", "--data", csv(frame), "--target", "dead", "--explainer", "exact", "--model", "logistic",
+                 "--rows", "3", "--out", str(out)]) == 0
+    table = pd.read_csv(out, index_col=0)
+    X = frame.drop(columns="dead")
+    probabilities = fit_model("logistic", "classification", X, frame["dead"], 0).predict_proba(X.iloc[:3])
+    for k in range(2):
+        columns = [c for c in table.columns if c.endswith(f"|Output {k}")]
+        assert [c.split("|")[0] for c in columns] == ["base_value", "a", "b", "colour"]
+        np.testing.assert_allclose(table[columns].sum(axis=1), probabilities[:, k], atol=1e-8)
+
+
 @pytest.mark.parametrize("option, value", [("time_budget", 0.5), ("time_budget", 30 * 86400 + 1),
                                            ("max_memory", 2.0**21), ("max_memory", 1e-7), ("max_evals", 0),
                                            ("seed", -1), ("seed", 2**32)])

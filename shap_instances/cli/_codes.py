@@ -61,8 +61,9 @@ def output_method(task: str) -> str:
 
 class OnCodes:
     """The model's output (:func:`output_method`) of rows given as :class:`CategoryCodes` (picklable): a
-    regression's prediction; a classification's probabilities, of the second class (``classes_[1]``) alone when
-    there are two, so that an explainer of one output (isotonic) explains one score per row.
+    regression's prediction; a classification's probabilities, with ``every_class=False`` of the second class
+    (``classes_[1]``) alone when there are two, so that an explainer of one output (isotonic) explains one score per
+    row (shap's own algorithms take every class's, as they do from Python).
 
     Examples
     --------
@@ -79,9 +80,10 @@ class OnCodes:
     True
     """
 
-    def __init__(self, model: Any, codes: CategoryCodes, task: str = "regression") -> None:
-        self.model, self.codes, self.task = model, codes, task
+    def __init__(self, model: Any, codes: CategoryCodes, task: str = "regression", every_class: bool = False) -> None:
+        self.model, self.codes, self.task, self.every_class = model, codes, task, every_class
 
     def __call__(self, Z: Any) -> np.ndarray:
         output = getattr(self.model, output_method(self.task))(self.codes.decode(Z))
-        return output[:, 1] if self.task == "classification" and output.shape[1] == 2 else output
+        two = self.task == "classification" and output.shape[1] == 2 and not self.every_class
+        return output[:, 1] if two else output

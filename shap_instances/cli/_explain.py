@@ -100,23 +100,21 @@ def _explained_input(cls, model, X, task: str):
     """(what the explainer is given as the model, the data it is given, the function that turns rows of the table
     into that data, None when they are the same).
 
-    An explainer that calls the model gets its scores (:func:`._codes.output_method`: a classifier's
-    probabilities, never its labels, which may be words): shap's own algorithms on the raw columns; explainers of
-    features that do not take the pipeline itself (naive Bayes does) on the table's own columns, words written as
-    category codes. Explainers of training rows get the bare estimator on the matrix it was fitted on.
+    An explainer that calls the model (shap's own algorithms, explainers of features that do not take the pipeline
+    itself as naive Bayes does) gets its scores (:class:`._codes.OnCodes`: a classifier's probabilities, never its
+    labels, which may be words) on the table's own columns, words written as category codes, so that it masks
+    whole columns. Explainers of training rows get the bare estimator on the matrix it was fitted on.
     """
     import functools
 
     from ..report import encode, final_estimator
-    from ._codes import CategoryCodes, OnCodes, output_method
+    from ._codes import CategoryCodes, OnCodes
 
-    if cls is None and not callable(model):  # shap's own algorithms call the model: give them its scores
-        return getattr(model, output_method(task)), X, None
-    if cls is None or _takes_pipeline(cls, model, X):
+    if (cls is None and callable(model)) or _takes_pipeline(cls, model, X):
         return model, X, None
-    if getattr(cls, "players", "instances") == "features":  # model-agnostic: mask whole columns of the table
+    if cls is None or getattr(cls, "players", "instances") == "features":  # model-agnostic: mask whole columns
         codes = CategoryCodes(X)
-        return OnCodes(model, codes, task), codes.transform(X), codes.transform
+        return OnCodes(model, codes, task, every_class=cls is None), codes.transform(X), codes.transform
     return final_estimator(model), encode(model, X), functools.partial(encode, model)
 
 
@@ -158,7 +156,7 @@ def _takes_pipeline(cls, model, X) -> bool:
     explainer of features that supports the model (naive Bayes). Model-agnostic explainers of features get the
     model's scores instead, and explainers of training rows the bare estimator and the encoded matrix, where their
     fast paths and checks apply."""
-    return getattr(cls, "players", "instances") == "features" and bool(cls.supports_model(model, X))
+    return cls is not None and getattr(cls, "players", "instances") == "features" and bool(cls.supports_model(model, X))
 
 
 def _choose_explainer(model, X):
