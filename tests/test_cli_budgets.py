@@ -471,6 +471,19 @@ def test_budgets_on_a_20k_row_real_table_end_within_10_percent(tmp_path, command
         assert "refused before" in err and "--time-budget" in err, err[-2000:]
 
 
+@pytest.mark.slow  # one row of 150 coalitions, each a model call on 19,9xx rows: 17 s at load 2.5
+def test_isotonic_explains_the_probability_on_the_20k_row_nass_table(tmp_path):
+    """Issue 40: on nassCDS (word columns, target dead: alive or dead) the command failed, "the model returned object
+    values (['alive'])"; now each of the 13 columns gets a value (tests/test_cli.py checks the values)."""
+    import pandas as pd
+
+    code, _, err = _ratdat_run(tmp_path, ["explain", "--explainer", "isotonic", "--rows", "1", "--max-evals", "150"],
+                               300, table="nass")
+    assert code == 0, err[-2000:]
+    values = pd.read_csv(tmp_path / "values.csv", index_col=0)
+    assert values.shape == (1, 14) and values.drop(columns="base_value").abs().to_numpy().max() > 0
+
+
 @pytest.mark.parametrize("load, cores, threads", [(0.5, 2, 2), (1.0, 2, 2), (2.0, 2, 1), (6.3, 2, 1), (3.0, 8, 6)])
 def test_fit_threads_are_the_cores_the_run_has_less_the_busy_ones(monkeypatch, load, cores, threads):
     """On two cores at load 6, a 1,000-row probe fit of histogram gradient boosting took 41 s on two threads."""
