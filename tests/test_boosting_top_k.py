@@ -77,8 +77,9 @@ def test_pruned_top_k_equals_the_dense_top_k_lightgbm_xgboost():
     lightgbm = pytest.importorskip("lightgbm")
     xgboost = pytest.importorskip("xgboost")
     X, y = _regression()
-    for model in (lightgbm.LGBMRegressor(n_estimators=40, num_leaves=16, min_child_samples=5, verbose=-1),
-                  xgboost.XGBRegressor(n_estimators=40, max_depth=4, learning_rate=0.2)):
+    # one thread each: their OpenMP teams on a loaded machine took 168 s (LightGBM) and 35 s (XGBoost) for these fits
+    for model in (lightgbm.LGBMRegressor(n_estimators=40, num_leaves=16, min_child_samples=5, verbose=-1, n_jobs=1),
+                  xgboost.XGBRegressor(n_estimators=40, max_depth=4, learning_rate=0.2, n_jobs=1)):
         explainer = BoostingExplainer(model.fit(X, y), X, y=y, kind="gradients")
         pruned, fell_back = _sweep(explainer, X[:60], k=5)
         assert pruned > 0 and fell_back > 0
@@ -158,8 +159,9 @@ def test_the_maxscore_lists_are_each_leaf_by_decreasing_row_bound(early_stopping
 
     X, y = _regression(350)
     X, y = np.vstack([X, X[:50]]), np.concatenate([y, y[:50]])  # rows with equal A_j: the ties' order is checked
-    model = HistGradientBoostingRegressor(max_iter=15, early_stopping=early_stopping, n_iter_no_change=100,
-                                          random_state=0).fit(X, y)
+    with threadpool_limits(1):
+        model = HistGradientBoostingRegressor(max_iter=15, early_stopping=early_stopping, n_iter_no_change=100,
+                                              random_state=0).fit(X, y)
     trees = BoostingExplainer(model, X, y=y, kind="gradients").trees_
     assert trees.members.size == 15 * (360 if early_stopping else 400)  # 10% held out for validation
     _, leaves, shares, _ = row_major_contributions(trees, 0)

@@ -376,6 +376,64 @@ def test_a_model_agnostic_feature_explainer_attributes_to_the_tables_own_columns
     assert list(pd.read_csv(out, index_col=0).columns) == ["base_value", "a", "b", "colour"]
 
 
+def _word_target_frame(n: int, seed: int = 1) -> pd.DataFrame:
+    """Two numbers, a word column and a word target ``dead`` ("alive" or "dead", as nassCDS's), which depends on
+    both kinds of column."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                          "colour": rng.choice(["red", "green", "blue"], n)})
+    score = frame["a"] + (frame["colour"] == "red") + rng.normal(scale=0.5, size=n)
+    return frame.assign(dead=np.where(score > 0.3, "dead", "alive"))
+
+
+@pytest.mark.parametrize("words", [True, False], ids=["word-column", "numeric-columns"])
+def test_isotonic_explains_the_probability_of_a_word_target(csv, tmp_path, words):
+    """Before: --explainer isotonic on a word target (nassCDS's dead) failed, the model's wrapper returning its
+    labels ("alive"); on 0/1 labels it explained the labels, silently. Now the probability of the second class, the
+    values those of the explainer called from Python on an encoding of the word column of the test's own."""
+    from shap_instances import IsotonicShapleyExplainer
+    from shap_instances.report import fit_model
+
+    frame = _word_target_frame(80).drop(columns=[] if words else ["colour"])
+    out = tmp_path / "v.csv"
+    assert main(["explain", "--data", csv(frame), "--target", "dead", "--explainer", "isotonic", "--model",
+                 "logistic", "--rows", "3", "--out", str(out)]) == 0
+    X = frame.drop(columns="dead")
+    model = fit_model("logistic", "classification", X, frame["dead"], 0)
+    words_of = np.array(sorted(set(frame.get("colour", []))))  # codes by alphabet (the command's: by appearance)
+    coded = X.assign(colour=np.searchsorted(words_of, X["colour"]).astype(float)) if words else X
+
+    def probability_of_dead(Z):
+        rows = pd.DataFrame(Z, columns=X.columns)
+        if words:
+            rows["colour"] = words_of[rows["colour"].round().astype(int)]
+        return model.predict_proba(rows)[:, list(model.classes_).index("dead")]
+
+    expected = IsotonicShapleyExplainer(probability_of_dead, coded.to_numpy())(coded.to_numpy()[:3])
+    table = pd.read_csv(out, index_col=0)
+    np.testing.assert_allclose(table[list(X.columns)].to_numpy(), expected.values, rtol=1e-9, atol=1e-12)
+    assert np.abs(expected.values).max() > 0.1  # attributions of a score, not all zero
+
+
+def test_shaps_algorithms_mask_the_word_columns_of_a_table(csv, tmp_path):
+    """Before: --explainer exact on a table with word columns (nassCDS) failed inside shap ("unsupported operand
+    type(s) for -: 'str' and 'str'"), masking the raw columns. Now the table's own columns as codes, as for
+    isotonic: each class's values add up to the model's probability of that class (exact values are efficient)."""
+    from shap_instances.report import fit_model
+
+    frame = _word_target_frame(40)
+    out = tmp_path / "v.csv"
+    assert main(["explain", "--data", csv(frame), "--target", "dead", "--explainer", "exact", "--model", "logistic",
+                 "--rows", "3", "--out", str(out)]) == 0
+    table = pd.read_csv(out, index_col=0)
+    X = frame.drop(columns="dead")
+    probabilities = fit_model("logistic", "classification", X, frame["dead"], 0).predict_proba(X.iloc[:3])
+    for k in range(2):
+        columns = [c for c in table.columns if c.endswith(f"|Output {k}")]
+        assert [c.split("|")[0] for c in columns] == ["base_value", "a", "b", "colour"]
+        np.testing.assert_allclose(table[columns].sum(axis=1), probabilities[:, k], atol=1e-8)
+
+
 @pytest.mark.parametrize("option, value", [("time_budget", 0.5), ("time_budget", 30 * 86400 + 1),
                                            ("max_memory", 2.0**21), ("max_memory", 1e-7), ("max_evals", 0),
                                            ("seed", -1), ("seed", 2**32)])

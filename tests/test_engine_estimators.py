@@ -552,6 +552,7 @@ def _knn_data(n=8, n_eval=3, seed=0):
 
 @pytest.mark.parametrize(("model", "name"), [("knn", "KNN"), ("mean", "Mean")])
 @pytest.mark.parametrize("empty_prediction", [None, 1.5])
+@pytest.mark.usefixtures("one_thread")  # 256 KNN refits: OpenMP threads on a loaded machine, 13 s
 def test_closed_form_estimator_equals_enumeration_of_refits(model, name, empty_prediction):
     from sklearn.dummy import DummyRegressor
     from sklearn.neighbors import KNeighborsRegressor

@@ -100,13 +100,15 @@ def test_cli_refuses_a_feature_too_large_to_standardise(tmp_path, capsys, table)
     assert not (tmp_path / "v.csv").exists()
 
 
-def test_cli_isotonic_with_a_string_target_is_one_clear_line(tmp_path, capsys, table):
+def test_cli_isotonic_with_a_string_target_explains_a_probability(tmp_path, capsys, table):
+    """Before (issue 40): refused, "numeric model output", the command's wrapper returning the labels; now the
+    probability of "yes" is explained (tests/test_cli.py checks its values against a Python call)."""
     X, y = table
     path = _write(tmp_path, X.assign(y=np.where(y > 0, "yes", "no")))
     code = main(["explain", "--data", path, "--target", "y", "--explainer", "isotonic", "--rows", "1",
                  "--out", str(tmp_path / "v.csv")])
-    err = capsys.readouterr().err
-    assert code == 2 and "numeric model output" in err and "internal error" not in err
+    assert code == 0, capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "v.csv", index_col=0).shape == (1, 1 + X.shape[1])
 
 
 def test_cli_refuses_a_csv_header_that_repeats_a_name(tmp_path, capsys, table):

@@ -275,6 +275,7 @@ def test_a_tree_predictor_on_its_own_is_checked(iris):
     lambda: GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, cv=StratifiedKFold(3)),
     lambda: GaussianProcessClassifier(),
 ], ids=["mlp", "calibrated", "sgd-hinge", "select-k-best", "grid-search", "gaussian-process"])
+@pytest.mark.usefixtures("one_thread")  # the Gaussian process's BLAS threads on a loaded machine: 14 s
 def test_models_whose_helper_types_are_named_round_trip(iris, make):
     """Each holds a helper type (an optimiser, a calibrator, a compiled loss, a score function, masked arrays and a
     splitter, kernels) that the list names; the old rule took some of them as 'any class of scikit-learn'."""

@@ -201,6 +201,7 @@ def test_symmetry_invariance_and_seeds():
     assert not np.array_equal(runs[0], runs[2])
 
 
+@pytest.mark.usefixtures("one_thread")  # scikit-learn KNN refits
 def test_unfittable_subsets_get_the_empty_value():
     X, y = diabetes(6)
     model = KNeighborsRegressor(n_neighbors=3, weights="distance")  # no fast path: refits that can fail
@@ -343,6 +344,7 @@ def knn_refit(k, X, y, X_eval, y_eval, members, empty):
     return KNeighborsRegressor(n_neighbors=k).fit(X[members], y[members]).predict(X_eval) - y_eval
 
 
+@pytest.mark.usefixtures("one_thread")  # scikit-learn KNN refits
 @pytest.mark.parametrize("k", [1, pytest.param(3, marks=pytest.mark.slow)])  # k=3: 15 s of refits
 def test_knn_fast_path_equals_refits_on_prefixes_and_coalitions(k):
     X, y, X_eval, y_eval = _knn_data(12)
@@ -360,6 +362,7 @@ def test_knn_fast_path_equals_refits_on_prefixes_and_coalitions(k):
         np.testing.assert_allclose(path.residuals(mask), expected, atol=1e-12)
 
 
+@pytest.mark.usefixtures("one_thread")  # scikit-learn KNN refits
 @pytest.mark.parametrize("k,empty_prediction", [(1, None), pytest.param(3, None, marks=pytest.mark.slow),
                                                  pytest.param(3, 2.5, marks=pytest.mark.slow), (9, None)])
 def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction):
@@ -378,6 +381,7 @@ def test_knn_closed_form_equals_exact_enumeration_of_refits(k, empty_prediction)
     np.testing.assert_allclose(explanation.values, reference, atol=1e-10)
 
 
+@pytest.mark.usefixtures("one_thread")  # scikit-learn KNN refits
 def test_knn_closed_form_equals_the_permutation_definition_with_sklearn_refits():
     X, y, X_eval, y_eval = _knn_data(6, n_eval=3, seed=3)
     values = InstanceKernelExplainer(KNeighborsRegressor(n_neighbors=2), X, y=y, silent=True)(X_eval, y_eval).values

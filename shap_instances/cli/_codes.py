@@ -1,5 +1,6 @@
 """Word columns as the codes of their categories, for ``explain``'s model-agnostic per-feature explainers: they mask
-whole columns of a numeric matrix, so a table's own columns (not their one-hot encoding) become the players."""
+whole columns of a numeric matrix, so a table's own columns (not their one-hot encoding) become the players; and the
+model's scores (never its labels) on such a matrix."""
 
 from __future__ import annotations
 
@@ -52,11 +53,37 @@ class CategoryCodes:
         return frame
 
 
-class OnCodes:
-    """``model.predict`` (or ``predict_proba``) of rows given as :class:`CategoryCodes` (picklable)."""
+def output_method(task: str) -> str:
+    """The method whose output ``explain`` attributes when an explainer calls the model: ``predict_proba`` for a
+    classification (scores, never the labels, which may be words), ``predict`` for a regression."""
+    return "predict_proba" if task == "classification" else "predict"
 
-    def __init__(self, model: Any, codes: CategoryCodes, method: str = "predict") -> None:
-        self.model, self.codes, self.method = model, codes, method
+
+class OnCodes:
+    """The model's output (:func:`output_method`) of rows given as :class:`CategoryCodes` (picklable): a
+    regression's prediction; a classification's probabilities, with ``every_class=False`` of the second class
+    (``classes_[1]``) alone when there are two, so that an explainer of one output (isotonic) explains one score per
+    row (shap's own algorithms take every class's, as they do from Python).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from shap_instances.cli._codes import CategoryCodes, OnCodes
+    >>> X = pd.DataFrame({"colour": ["red", "blue", "red", "blue"]})
+    >>> model = make_pipeline(OneHotEncoder(), LogisticRegression()).fit(X, ["yes", "no", "yes", "no"])
+    >>> codes = CategoryCodes(X)
+    >>> scores = OnCodes(model, codes, "classification")(codes.transform(X).to_numpy())
+    >>> bool((scores == model.predict_proba(X)[:, 1]).all())
+    True
+    """
+
+    def __init__(self, model: Any, codes: CategoryCodes, task: str = "regression", every_class: bool = False) -> None:
+        self.model, self.codes, self.task, self.every_class = model, codes, task, every_class
 
     def __call__(self, Z: Any) -> np.ndarray:
-        return getattr(self.model, self.method)(self.codes.decode(Z))
+        output = getattr(self.model, output_method(self.task))(self.codes.decode(Z))
+        two = self.task == "classification" and output.shape[1] == 2 and not self.every_class
+        return output[:, 1] if two else output

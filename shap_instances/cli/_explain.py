@@ -100,23 +100,21 @@ def _explained_input(cls, model, X, task: str):
     """(what the explainer is given as the model, the data it is given, the function that turns rows of the table
     into that data, None when they are the same).
 
-    shap's own algorithms call the model's prediction on the raw columns; explainers of features attribute to the
-    table's own columns: the pipeline itself when they take it (or every column is numeric), else its prediction
-    of word columns written as category codes; explainers of training rows get the bare estimator on the matrix it
-    was fitted on.
+    An explainer that calls the model (shap's own algorithms, explainers of features that do not take the pipeline
+    itself as naive Bayes does) gets its scores (:class:`._codes.OnCodes`: a classifier's probabilities, never its
+    labels, which may be words) on the table's own columns, words written as category codes, so that it masks
+    whole columns. Explainers of training rows get the bare estimator on the matrix it was fitted on.
     """
     import functools
 
     from ..report import encode, final_estimator
     from ._codes import CategoryCodes, OnCodes
 
-    if cls is None and not callable(model):  # shap's own algorithms call the model: give them its prediction
-        return (model.predict_proba if task == "classification" else model.predict), X, None
-    if cls is None or _takes_pipeline(cls, model, X):
+    if (cls is None and callable(model)) or _takes_pipeline(cls, model, X):
         return model, X, None
-    if getattr(cls, "players", "instances") == "features":  # model-agnostic on word columns: mask whole columns
+    if cls is None or getattr(cls, "players", "instances") == "features":  # model-agnostic: mask whole columns
         codes = CategoryCodes(X)
-        return OnCodes(model, codes), codes.transform(X), codes.transform
+        return OnCodes(model, codes, task, every_class=cls is None), codes.transform(X), codes.transform
     return final_estimator(model), encode(model, X), functools.partial(encode, model)
 
 
@@ -154,17 +152,11 @@ def _registered_name(cls) -> str:
 
 
 def _takes_pipeline(cls, model, X) -> bool:
-    """Whether explainer ``cls`` gets the whole pipeline and the raw columns (so it attributes to them).
-
-    Explainers whose players are features take the pipeline when they support it (naive Bayes) or when every
-    column is numeric (model-agnostic ones); explainers of training rows take the bare estimator and the
-    encoded matrix, where their fast paths and checks apply.
-    """
-    from ..report import categorical_columns
-
-    if getattr(cls, "players", "instances") != "features":
-        return False
-    return bool(cls.supports_model(model, X)) or not categorical_columns(X)
+    """Whether explainer ``cls`` gets the whole pipeline and the raw columns (so it attributes to them): an
+    explainer of features that supports the model (naive Bayes). Model-agnostic explainers of features get the
+    model's scores instead, and explainers of training rows the bare estimator and the encoded matrix, where their
+    fast paths and checks apply."""
+    return cls is not None and getattr(cls, "players", "instances") == "features" and bool(cls.supports_model(model, X))
 
 
 def _choose_explainer(model, X):
