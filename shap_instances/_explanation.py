@@ -100,7 +100,8 @@ class InstanceExplanation(shap.Explanation):
     def precision(self) -> str:
         """One line on how precise the values are: "exact values (no sampling error)", or their RMS standard error
         against their spread and whether they spread beyond their noise (never "inf")."""
-        return precision_summary(self.values, getattr(self, "error_std", None))
+        return precision_summary(self.values, getattr(self, "error_std", None),
+                                 sampling=getattr(self, "sampling", None))
 
     @property
     def instance_names(self) -> Any:
@@ -126,7 +127,7 @@ class InstanceExplanation(shap.Explanation):
 
 #: The explainer's labels (``InstanceExplainer._finish``) that hold for any slice of the explanation (``row_names``
 #: does not: shap's slicing does not cut it).
-_KEPT_BY_SLICES = ("players", "efficient", "explained_quantity")
+_KEPT_BY_SLICES = ("players", "efficient", "explained_quantity", "sampling")
 
 
 def _shown(item: tuple[Any, ...]) -> str:

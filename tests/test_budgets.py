@@ -128,11 +128,11 @@ def test_a_cheap_game_that_fits_runs_with_the_same_values_after_its_probe(capsys
     assert "plan: 8 permutations (left), about" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("make", ["ridge", "logistic", "multiclass", "kernel_ridge", "naive_bayes", "qda"])
+@pytest.mark.parametrize("make", ["ridge", "logistic", "multiclass", "kernel_ridge", "naive_bayes", "lda", "qda"])
 def test_partial_walks_are_the_start_of_the_whole_walk(make):
     """What ``partial_walks`` promises: a walk of some players' prefixes gives the values of the whole walk's
     first prefixes, bit for bit, for the residual game and its aggregate."""
-    from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.naive_bayes import GaussianNB
@@ -146,6 +146,7 @@ def test_partial_walks_are_the_start_of_the_whole_walk(make):
                                                               else (y > 0).astype(int))
     model = {"ridge": Ridge(), "logistic": LogisticRegression(), "multiclass": LogisticRegression(),
              "kernel_ridge": KernelRidge(alpha=1.0, kernel="rbf"), "naive_bayes": GaussianNB(),
+             "lda": LinearDiscriminantAnalysis(solver="lsqr"),
              "qda": QuadraticDiscriminantAnalysis()}[make].fit(X[:80], target[:80])
     game = ResidualGame(model, X[:80], target[:80], X[80:], target[80:])
     order = rng.permutation(80)[None, :]
@@ -156,6 +157,7 @@ def test_partial_walks_are_the_start_of_the_whole_walk(make):
 
 def test_a_game_whose_shortcut_does_not_walk_says_so():
     from sklearn.dummy import DummyRegressor
+    from sklearn.ensemble import RandomForestRegressor
 
     from shap_instances.games import ResidualGame
 
@@ -163,6 +165,19 @@ def test_a_game_whose_shortcut_does_not_walk_says_so():
     game = ResidualGame(DummyRegressor().fit(X, y), X, y)
     assert game.cheap and not game.partial_walks
     assert not ResidualGame(SlowMean(0.0).fit(X, y), X, y).partial_walks
+    # the fixed-structure forest's kernel walks whole permutations only (a short one corrupted memory)
+    forest = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    assert not ResidualGame(forest, X, y, refit="fixed_structure").partial_walks
+
+
+def test_the_paths_that_walk_partially_are_those_checked_above():
+    """Each fast path declaring ``partial_walks`` is one that the test above compares with its whole walk."""
+    from shap_instances.games._fast_path import exact_fast_paths, named_refits
+
+    paths = [*exact_fast_paths(), *(path for path in named_refits().values() if path is not None)]
+    declared = {path.__name__ for path in paths if getattr(path, "partial_walks", False)}
+    assert declared == {"RidgePath", "LogisticPath", "KernelRidgePath", "NaiveBayesPath", "DiscriminantPath",
+                        "QuadraticDiscriminantPath"}
 
 
 def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsys, tmp_path):

@@ -7,6 +7,8 @@ the spread the test says it resolves: the detection rate is the power; the upper
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,22 @@ def test_ranked_lists_name_rows_of_pure_noise_rarely():
 def test_spread_test_refuses_what_it_cannot_test(values, errors, level, match):
     with pytest.raises(ValueError, match=match):
         spread_test(values, errors, level=level)
+
+
+def test_sisr_on_sampled_coalitions_says_it_sampled_not_exact():
+    """SISR gives no standard errors; on sampled coalitions its values still come from a sample, which the line
+    says (before: "exact values (no sampling error)" after a budget cut 8,192 coalitions to 3,658)."""
+    from sklearn.datasets import load_diabetes
+    from sklearn.linear_model import Ridge
+
+    from shap_instances import IsotonicShapleyExplainer
+
+    X, y = load_diabetes(return_X_y=True)
+    model = Ridge().fit(X[:, :4], y)
+    sampled = IsotonicShapleyExplainer(model.predict, X[:40, :4], max_exact_features=3, max_evals=10,
+                                       random_state=0, silent=True)(X[:2, :4])
+    assert re.fullmatch(r"\d+ of 16 coalitions a row", sampled.sampling)
+    assert sampled.precision.startswith("values from a sample (") and "exact" not in sampled.precision
+    assert sampled[0].precision == sampled.precision  # a slice keeps it
+    exact = IsotonicShapleyExplainer(model.predict, X[:40, :4], random_state=0, silent=True)(X[:2, :4])
+    assert not hasattr(exact, "sampling") and exact.precision == "exact values (no sampling error)"

@@ -50,8 +50,10 @@ def _cmd_explain(args) -> int:
                        _call_explainer(explainer, rows, y.iloc[: args.rows]))
     lines = _write_rows(args, out, explanation, rows)
     long = f" ({lines:,} lines, long)" if lines != len(rows) else ""
+    precision = precision_summary(explanation.values, getattr(explanation, "error_std", None),
+                                  sampling=getattr(explanation, "sampling", None))  # shap's own have neither
     print(f"{type(explainer).__name__}: {len(rows)} rows x {len(explanation.feature_names)} players -> {out}{long}"
-          f"; {precision_summary(explanation.values, getattr(explanation, 'error_std', None))}")
+          f"; {precision}")
     return 0
 
 

@@ -278,8 +278,11 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         _check_finite_payoffs(values, instance_names)
         self.results_ = [self._fit(masks, values[:, k], weights) for k in range(values.shape[1])]
         gamma = np.array([result.gamma for result in self.results_])
-        return self._finish(build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
-                                              explained=gamma.sum(axis=1)))
+        explanation = build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
+                                        explained=gamma.sum(axis=1))
+        if len(masks) < 2 ** len(names):  # read by Explanation.precision and the command line's last line
+            explanation.sampling = f"{len(masks):,} of {2 ** len(names):,} coalitions a row"
+        return self._finish(explanation)
 
     def _game_tables(self, game: Game) -> tuple[tuple, np.ndarray, Any, Any]:
         """The payoff tables (masks, values, weights) of an explainer built by :meth:`from_game`, the plots' data,

@@ -184,7 +184,8 @@ def beyond_noise(values: Any, standard_errors: Any, *, level: float = 0.05) -> n
         return np.where(values - margin > 0, 1, np.where(values + margin < 0, -1, 0))
 
 
-def precision_summary(values: Any, standard_errors: Any, *, permutations: int | None = None) -> str:
+def precision_summary(values: Any, standard_errors: Any, *, permutations: int | None = None,
+                      sampling: str | None = None) -> str:
     """One line on how precise sampled values are: their RMS standard error against their spread, in words.
 
     Parameters
@@ -195,6 +196,9 @@ def precision_summary(values: Any, standard_errors: Any, *, permutations: int | 
         None, or all 0, for exact values; infinite or NaN where a value has no standard error (one permutation).
     permutations : int, optional
         The permutations made, named when given.
+    sampling : str, optional
+        What was sampled, for values that carry no standard errors although they come from a sample (SISR on
+        sampled coalitions: ``explanation.sampling``); the line then says so instead of "exact values".
 
     Returns
     -------
@@ -215,10 +219,17 @@ def precision_summary(values: Any, standard_errors: Any, *, permutations: int | 
     spread is below 0.0229, which this budget resolves
     >>> precision_summary(np.ones(3), None)
     'exact values (no sampling error)'
+    >>> print(precision_summary(np.ones(3), None, sampling="100 of 1,024 coalitions a row"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    values from a sample (100 of 1,024 coalitions a row) with no standard errors: rerun with another random_state
+    (--seed) to see how far they move
     """
     values = np.ravel(np.asarray(values, dtype=np.float64))
     errors = None if standard_errors is None else np.ravel(np.asarray(standard_errors, dtype=np.float64))
     if errors is None or (errors.size and not np.any(errors)):
+        if sampling:
+            return (f"values from a sample ({sampling}) with no standard errors: rerun with another random_state "
+                    "(--seed) to see how far they move")
         return "exact values (no sampling error)"
     made = "" if permutations is None else f"; {permutations:,} permutations"
     known = np.isfinite(errors)
