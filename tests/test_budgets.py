@@ -87,13 +87,13 @@ def test_the_plan_is_printed_before_the_work(capsys):
 
 class _SlowWalk(Game):
     """A cheap game whose walk costs ``seconds`` a prefix (a refit shortcut's fused walk, slowed down), with
-    ``partial_walks`` as given: the value of a coalition is its size."""
+    ``cuts_walks`` as given: the value of a coalition is its size."""
 
     cheap = True
 
-    def __init__(self, n_players, seconds, partial_walks):
+    def __init__(self, n_players, seconds, cuts_walks):
         super().__init__(n_players, 1)
-        self.seconds, self.partial_walks = seconds, partial_walks
+        self.seconds, self.cuts_walks = seconds, cuts_walks
         self.walked = []  # the length of every walk asked for
 
     def value_function(self, coalitions):
@@ -109,75 +109,62 @@ class _SlowWalk(Game):
 def test_a_cheap_games_first_pair_is_refused_from_a_short_walk_not_run_whole():
     """Issue 40 item 2: a refit shortcut's first antithetic pair ran unbounded (54 s of a 60 s budget on a quarter
     of a core); now a walk of a sixteenth of the players is timed first, and a pair that cannot fit is refused."""
-    game = _SlowWalk(160, 0.01, partial_walks=True)  # a pair: 2 x 1.6 s; the probe walks 10 prefixes (0.1 s)
+    game = _SlowWalk(160, 0.01, cuts_walks=True)  # a pair: 2 x 1.6 s; the probe walks 10 prefixes (0.1 s)
     start = time.perf_counter()
     with pytest.raises(BudgetError, match=r"one antithetic pair.*a walk of 10 of the 160 players.*max_time=0.5"):
         PermutationApproximator(n_permutations=8, max_time=0.5, random_state=0, silent=True).estimate(game)
     assert time.perf_counter() - start < 0.5 and max(game.walked) == 10
-    game = _SlowWalk(160, 0.01, partial_walks=False)  # no short walk: the pair runs whole, as before
+    game = _SlowWalk(160, 0.01, cuts_walks=False)  # no short walk: the pair runs whole, as before
     result = PermutationApproximator(n_permutations=8, max_time=0.5, random_state=0, silent=True).estimate(game)
     assert result.info["n_permutations"] == 2 and game.walked == [160]
 
 
 def test_a_cheap_game_that_fits_runs_with_the_same_values_after_its_probe(capsys):
     runs = []
-    for partial_walks in (True, False):
-        game = _SlowWalk(40, 0.0, partial_walks)
+    for cuts_walks in (True, False):
+        game = _SlowWalk(40, 0.0, cuts_walks)
         runs.append(PermutationApproximator(n_permutations=8, random_state=3).estimate(game))
     assert np.array_equal(runs[0].values, runs[1].values) and runs[0].n_evaluations == runs[1].n_evaluations
     assert "plan: 8 permutations (left), about" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("make", ["ridge", "logistic", "multiclass", "kernel_ridge", "naive_bayes", "lda", "qda"])
-def test_partial_walks_are_the_start_of_the_whole_walk(make):
-    """What ``partial_walks`` promises: a walk of some players' prefixes gives the values of the whole walk's
+@pytest.mark.parametrize("make", ["ridge", "logistic", "multiclass"])
+def test_a_cut_walk_is_the_start_of_the_whole_walk(make):
+    """What ``cuts_walks`` promises: a walk of an order's first places gives the values of the whole walk's
     first prefixes, bit for bit, for the residual game and its aggregate."""
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
-    from sklearn.kernel_ridge import KernelRidge
     from sklearn.linear_model import LogisticRegression, Ridge
-    from sklearn.naive_bayes import GaussianNB
 
     from shap_instances.games import AggregateGame, ResidualGame
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4))
     y = X @ np.arange(1.0, 5.0) + rng.normal(size=120)
-    target = {"multiclass": np.digitize(y, [-2.0, 2.0])}.get(make, y if make in ("ridge", "kernel_ridge")
-                                                              else (y > 0).astype(int))
-    model = {"ridge": Ridge(), "logistic": LogisticRegression(), "multiclass": LogisticRegression(),
-             "kernel_ridge": KernelRidge(alpha=1.0, kernel="rbf"), "naive_bayes": GaussianNB(),
-             "lda": LinearDiscriminantAnalysis(solver="lsqr"),
-             "qda": QuadraticDiscriminantAnalysis()}[make].fit(X[:80], target[:80])
+    target = {"ridge": y, "logistic": (y > 0).astype(int), "multiclass": np.digitize(y, [-2.0, 2.0])}[make]
+    model = (Ridge() if make == "ridge" else LogisticRegression()).fit(X[:80], target[:80])
     game = ResidualGame(model, X[:80], target[:80], X[80:], target[80:])
     order = rng.permutation(80)[None, :]
     for walked in (game, AggregateGame(game, np.full((40, 2), 1 / 40))):
-        assert walked.cheap and walked.partial_walks
+        assert walked.cheap and walked.cuts_walks
         assert np.array_equal(walked.prefix_values(order[:, :9]), walked.prefix_values(order)[:, :10])
 
 
-def test_a_game_whose_shortcut_does_not_walk_says_so():
+def test_a_game_whose_shortcut_walks_whole_orders_says_so():
     from sklearn.dummy import DummyRegressor
     from sklearn.ensemble import RandomForestRegressor
+    from sklearn.naive_bayes import GaussianNB
 
     from shap_instances.games import ResidualGame
 
     X, y = _data(30)
-    game = ResidualGame(DummyRegressor().fit(X, y), X, y)
-    assert game.cheap and not game.partial_walks
-    assert not ResidualGame(SlowMean(0.0).fit(X, y), X, y).partial_walks
-    # the fixed-structure forest's kernel walks whole permutations only (a short one corrupted memory)
+    for model, target in ((DummyRegressor(), y), (GaussianNB(), (y > y.mean()).astype(int))):
+        game = ResidualGame(model.fit(X, target), X, target)
+        assert game.cheap and not game.cuts_walks
+    assert not ResidualGame(SlowMean(0.0).fit(X, y), X, y).cuts_walks
     forest = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
-    assert not ResidualGame(forest, X, y, refit="fixed_structure").partial_walks
-
-
-def test_the_paths_that_walk_partially_are_those_checked_above():
-    """Each fast path declaring ``partial_walks`` is one that the test above compares with its whole walk."""
-    from shap_instances.games._fast_path import exact_fast_paths, named_refits
-
-    paths = [*exact_fast_paths(), *(path for path in named_refits().values() if path is not None)]
-    declared = {path.__name__ for path in paths if getattr(path, "partial_walks", False)}
-    assert declared == {"RidgePath", "LogisticPath", "KernelRidgePath", "NaiveBayesPath", "DiscriminantPath",
-                        "QuadraticDiscriminantPath"}
+    fixed = ResidualGame(forest, X, y, refit="fixed_structure")
+    assert fixed.cheap and not fixed.cuts_walks
+    with pytest.raises(ValueError, match=r"shape \(k, 30\).*walks no cut order"):
+        fixed.prefix_values(np.arange(10)[None, :])  # refused: its kernel read past the order's end (memory)
 
 
 def test_explain_takes_a_time_budget_and_max_evals_and_refuses_in_one_line(capsys, tmp_path):

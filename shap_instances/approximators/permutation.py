@@ -239,8 +239,8 @@ class PermutationApproximator:
 
     def _probe(self, game: Game, clock: RunClock) -> tuple[float, str] | None:
         """Seconds of one permutation and how they were measured, timed before the run to plan it: one evaluation
-        on half of the players (the mean prefix size) times ``n_players + 1``, or, for a cheap game that walks
-        prefixes (``game.partial_walks``), a short walk (:meth:`_probe_walk`). None for the other cheap games
+        on half of the players (the mean prefix size) times ``n_players + 1``, or, for a cheap game that can cut
+        its walks (``game.cuts_walks``), a short walk (:meth:`_probe_walk`). None for the other cheap games
         (their fused kernels are timed by the first batches instead) and truncating runs (their cost depends on
         where the permutations truncate). A time that would refuse the run is measured again, so that a first
         call's set-up (compiling, loading compiled kernels) is not taken for the cost of every evaluation."""
@@ -248,7 +248,7 @@ class PermutationApproximator:
         if self.truncation_tolerance is not None or m < 2:
             return None
         if getattr(game, "cheap", False):
-            return self._probe_walk(game, clock) if getattr(game, "partial_walks", False) else None
+            return self._probe_walk(game, clock) if getattr(game, "cuts_walks", False) else None
         seconds = 0.0
         for start in (0, 1):
             mask = np.zeros((1, m), dtype=bool)

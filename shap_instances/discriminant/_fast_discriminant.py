@@ -67,7 +67,6 @@ class DiscriminantPath:
 
     #: Prefix values come from batched NumPy solves, scattered by the generic accumulator.
     fused: ClassVar[bool] = False
-    partial_walks: ClassVar[bool] = True  # prefix_values_batch walks some rows' prefixes (Game.partial_walks)
 
     def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
         self.X, self.X_eval = np.asarray(X, dtype=np.float64), np.asarray(X_eval, dtype=np.float64)

@@ -217,6 +217,9 @@ class FixedForestPath:
     def prefix_values_batch(self, permutations: np.ndarray) -> np.ndarray:
         """Values of every prefix of each permutation, shape (k, n + 1, n_outputs); threads over permutations."""
         permutations = np.ascontiguousarray(permutations, dtype=np.intp)
+        if permutations.ndim != 2 or permutations.shape[1] != len(self.y):  # the kernel reads whole orders only
+            raise ValueError(f"permutations must have shape (k, {len(self.y)}): whole orders of the training rows "
+                             f"(the fixed-structure forest walks no cut order), got {permutations.shape}.")
         d = len(self.y_eval) if self.W.shape[1] == 0 else self.W.shape[1]
         out = np.empty((len(permutations), permutations.shape[1] + 1, d))
         weights = self.W if self.W.shape[1] else np.zeros((len(self.y_eval), 0))

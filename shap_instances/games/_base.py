@@ -50,10 +50,11 @@ class Game:
     #: Whether one evaluation is cheap (an exact refit shortcut, say): estimators then never start a process
     #: pool for it. Unknown (False) by default; estimators then measure the cost of the first batch.
     cheap: bool = False
-    #: Whether :meth:`prefix_values` takes permutations of some of the players (``(k, s)``, ``s < n_players``)
-    #: and walks those prefixes only, as the refit shortcuts with a prefix walk do: a permutation estimator then
-    #: times a short walk to plan a run before its first, unbounded, whole one. False by default.
-    partial_walks: bool = False
+    #: Whether :meth:`prefix_values` takes orders cut after their first places (``(k, s)``, ``s < n_players``) and
+    #: walks those places only, at a cost that grows with ``s``: the ridge and logistic refit shortcuts (their
+    #: paths' ``cuts_walks``). A permutation estimator then times a short walk to plan a run before its first,
+    #: otherwise unbounded, whole one. False by default.
+    cuts_walks: bool = False
 
     def __init__(self, n_players: int, n_outputs: int = 1, *, player_names: Sequence[str] | None = None,
                  output_names: Sequence[str] | None = None, cache: bool = False) -> None:

@@ -34,9 +34,7 @@ class FastPath(Protocol):
     capabilities, asked for with ``getattr`` by whoever uses them: ``usable`` (False: data outside the path's
     numeric range, exact refits instead), ``shapley_values()`` (closed form, (n_eval, n_train)),
     ``prefix_values_batch(permutations[, first])``, ``fused`` with ``accumulate(...)`` (a numba kernel along
-    permutations), ``starts_walks``, ``cuts_walks``, ``partial_walks`` (class attributes: how it walks prefixes;
-    ``partial_walks``: ``prefix_values_batch`` takes permutations of some of the rows, checked per path in
-    tests/test_budgets.py),
+    permutations), ``starts_walks``, ``cuts_walks`` (class attributes: how it walks prefixes),
     ``first_order_pieces()`` and ``label_shares()`` (the control games of
     :mod:`~shap_instances.approximators.control_variate`) and ``control_path()`` (a path of the same players whose
     Shapley values are in closed form, the default control of its game).

@@ -105,7 +105,7 @@ class AggregateGame(Game):
         direct = getattr(game, "aggregate", None)
         self._direct = direct(weights, output_names=names) if callable(direct) else None
         self.cheap = bool(getattr(self._inner, "cheap", False))
-        self.partial_walks = bool(getattr(self._inner, "partial_walks", False))
+        self.cuts_walks = bool(getattr(self._inner, "cuts_walks", False))
 
     @property
     def _inner(self) -> Any:

@@ -38,9 +38,9 @@ class LossGame(Game):
         return bool(getattr(self.residual_game, "cheap", False))
 
     @property
-    def partial_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
-        """As the residual game's (``Game.partial_walks``)."""
-        return bool(getattr(self.residual_game, "partial_walks", False))
+    def cuts_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """As the residual game's (``Game.cuts_walks``)."""
+        return bool(getattr(self.residual_game, "cuts_walks", False))
 
     def fingerprint(self) -> str | None:
         inner = self.residual_game.fingerprint()

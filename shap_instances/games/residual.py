@@ -110,10 +110,9 @@ class ResidualGame(Game):
         return self.fast_path is not None
 
     @property
-    def partial_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
-        """True when the refit shortcut walks the prefixes of some of the rows (its ``partial_walks``): such a walk
-        costs its share of a whole one (``Game.partial_walks``)."""
-        return bool(getattr(self.fast_path, "partial_walks", False))
+    def cuts_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """As the refit shortcut's ``cuts_walks`` (``Game.cuts_walks``)."""
+        return bool(getattr(self.fast_path, "cuts_walks", False))
 
     def aggregate(self, weights: ArrayLike, *, output_names: Sequence[str] | None = None) -> ResidualGame:
         """The game ``v_W(S) = v(S) @ weights``: K weighted sums of the explained rows' residuals.

@@ -66,7 +66,6 @@ class KernelRidgePath:
 
     #: Prefix values come from a numba kernel (threads over permutations), scattered by the generic accumulator.
     fused: ClassVar[bool] = False
-    partial_walks: ClassVar[bool] = True  # prefix_values_batch walks some rows' prefixes (Game.partial_walks)
 
     def __init__(self, model: Any, X: Any, y: ArrayLike, X_eval: Any, y_eval: ArrayLike, empty: ArrayLike) -> None:
         self.process = isinstance(model, GaussianProcessRegressor)

@@ -77,7 +77,6 @@ class LogisticPath:
 
     #: Prefix values along a permutation come from a fused numba kernel (no process pool is worth starting).
     fused: ClassVar[bool] = True
-    partial_walks: ClassVar[bool] = True  # prefix_values_batch walks some rows' prefixes (Game.partial_walks)
     #: ``prefix_values`` of an order cut after its first places walks those places only (a cut walk costs its
     #: length; :class:`~shap_instances.approximators.PlaceStratifiedApproximator` relies on it).
     cuts_walks: ClassVar[bool] = True
