@@ -39,6 +39,9 @@ class Figure(NamedTuple):
 F = Figure
 ISOTONIC = ("benchmarks/bench_isotonic.py",)  # the SISR scripts' shared game generator and estimators
 VARIANCE = ("benchmarks/bench_variance.py",)  # measure_variance.py runs it and reads its tables back
+FAULT_FUZZ = ("tests/fuzz_faults.py", "tests/fuzz_faults_cli.py")  # the fault fuzz's harness and its cases
+BOUNDARY_FUZZ = ("tests/fuzz_boundary.py", "tests/fuzz_boundary_files.py", "tests/fuzz_boundary_valuation.py",
+                 "tests/fuzz_boundary_calls.py", *FAULT_FUZZ)  # its surfaces, on the fault fuzz's harness
 #: Every figure script, grouped by page (keep each page's entries together).
 FIGURES: dict[str, Figure] = {
     # docs/scale.md, docs/architecture.md, docs/quickstart.md, docs/models.md, docs/plugins.md
@@ -55,7 +58,11 @@ FIGURES: dict[str, Figure] = {
     "label_issues_nasscds": F("docs/valuation.md", "label_issues on nassCDS as it comes, 5% of 5,000 labels flipped",
                               "docs/scripts/measure_label_issues_nasscds.py"),
     "fault_fuzz": F("docs/reliability.md", "issue 26's fault fuzzing, full run: the outcome table",
-                    "docs/scripts/measure_fault_fuzz.py"),
+                    "docs/scripts/measure_fault_fuzz.py", uses=FAULT_FUZZ),
+    "boundary_fuzz": F("docs/reliability.md", "issue 39's boundary fuzzing, every surface (seed 39): the outcome "
+                       "table", "docs/scripts/measure_boundary_fuzz.py", uses=BOUNDARY_FUZZ),
+    "fuzz": F("docs/reliability.md", "the hypothesis fuzz suite's slow tests (derandomised): the outcome table",
+              "docs/scripts/measure_fuzz.py", ("--slow",), uses=("tests/test_fuzz.py", "tests/strategies.py")),
     # the hand-run variance benchmark, a part at a time (its full default run is over 40 minutes of a core)
     "variance_logistic": F("docs/engine.md", "issue 24's logistic target: place strata against antithetic permutations",
                            "docs/scripts/measure_variance.py",

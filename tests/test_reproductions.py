@@ -61,8 +61,10 @@ def test_every_figure_names_the_project_files_its_script_imports():
     """A result file is stale when a file it was made from changed: the script and what it imports of the
     project (other scripts, the tests' games), which ``uses`` lists."""
     for name, entry in _module("_figures").FIGURES.items():
-        imported = re.findall(r"^(?:from (\w+) import|import (\w+))", (ROOT / entry.script).read_text(), re.M)
-        local = {f"{folder}/{module}.py" for module in map("".join, imported) if module != "_common"
+        imported = re.findall(r"^\s*(?:from tests import ([\w, ]+)|from (?:tests\.)?(\w+) import|import (\w+))",
+                              (ROOT / entry.script).read_text(), re.M)  # also inside functions
+        modules = {part.split()[0] for groups in imported for part in "".join(groups).split(",") if part.strip()}
+        local = {f"{folder}/{module}.py" for module in modules if module != "_common"
                  for folder in ("benchmarks", "docs/scripts", "tests") if (ROOT / folder / f"{module}.py").is_file()}
         assert local <= set(entry.uses), f"{name}: {entry.script} imports {sorted(local - set(entry.uses))}"
 
