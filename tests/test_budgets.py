@@ -119,6 +119,20 @@ def test_a_cheap_games_first_pair_is_refused_from_a_short_walk_not_run_whole():
     assert result.info["n_permutations"] == 2 and game.walked == [160]
 
 
+def test_a_probed_run_stops_after_its_first_unit_when_the_next_would_overrun():
+    """Issue 40 item 2: the first batch's time was never trusted, so a second unit always ran, past the budget
+    (instance_kernel on a quarter of a core: 79 s for 60). Where the probe agrees that the next unit cannot fit, the
+    run stops after one, within its budget (its standard errors then say they are not estimated)."""
+    game = _SlowWalk(160, 0.005, cuts_walks=True)  # a pair: 1.6 s; 2.0 s hold one pair, not two
+    start = time.perf_counter()
+    result = PermutationApproximator(n_permutations=8, max_time=2.0, random_state=0, silent=True).estimate(game)
+    assert result.info["n_permutations"] == 2 and result.info["stopped_by"] == "max_time"
+    assert time.perf_counter() - start < 2.2
+    unprobed = _SlowWalk(160, 0.005, cuts_walks=False)  # no probe: the first batch alone does not stop it
+    result = PermutationApproximator(n_permutations=8, max_time=2.0, random_state=0, silent=True).estimate(unprobed)
+    assert result.info["n_permutations"] == 4
+
+
 def test_a_cheap_game_that_fits_runs_with_the_same_values_after_its_probe(capsys):
     runs = []
     for cuts_walks in (True, False):

@@ -216,7 +216,8 @@ class PermutationApproximator:
             print(f"plan: {total - state.done:,} permutations of {m:,} players (ETA after the first batches)",
                   file=sys.stderr)
         ends = self._ends(game, state)
-        loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done, per_unit=self._per_unit(m))
+        loop = _Loop(cheap=bool(getattr(game, "cheap", False)), done_before=state.done, per_unit=self._per_unit(m),
+                     probed=probe[0] if probe is not None else 0.0)
         unit = np.empty((m, game.n_outputs))  # the one work block of a unit's contributions
         with tqdm(total=total, initial=state.done, desc="permutations", unit="perm", disable=self.silent,
                   leave=False) as bar, (blas_single_thread() if loop.cheap else contextlib.nullcontext()):
@@ -338,18 +339,23 @@ class PermutationApproximator:
 
     def _stopping_reason(self, state: _RunState, clock: RunClock, loop: _Loop) -> str | None:
         """Why the run stops before its next batch (``"max_standard_error"``, ``"max_time"``), or None: past
-        ``max_time``, or, after two batches (two units at least: standard errors; the first batch's time may hold
-        one-off costs), when one more unit would end past it at the latest batch's pace (a unit of a large game
-        can take seconds: running it would overrun the budget by that much)."""
+        ``max_time``, or when one more unit would end past it at the latest batch's pace (a unit of a large game
+        can take seconds: running it would overrun the budget by that much). After the first batch, whose time may
+        hold one-off costs, only where the probe's pace says so too (the smaller of the two); without a probe, from
+        the second batch on."""
         if self._stop(state):
             return "max_standard_error"
         if clock.expired():
             return "max_time"
         left = clock.left()
+        if left is None or loop.batches == 0:
+            return None
         unit_seconds = loop.recent.seconds_for(loop.per_unit) / max(loop.jobs, 1)
-        if left is not None and loop.batches >= 2 and unit_seconds > left:
-            return "max_time"
-        return None
+        if loop.batches == 1:  # the first batch may hold one-off costs: trusted only as far as the probe agrees
+            if not loop.probed:
+                return None
+            unit_seconds = min(unit_seconds, loop.probed * loop.per_unit)
+        return "max_time" if unit_seconds > left else None
 
     def _next_batch_length(self, loop: _Loop, batch: int, left: int, seconds_left: float | None) -> int:
         """Permutations in the next batch; a first unit alone when it is timed to plan the rest; with
@@ -502,6 +508,7 @@ class _Loop:
     skipped: int = 0  # intermediate prefixes after every output's truncation point
     planned: Throughput | None = None  # seconds per permutation of the first timed batch (None: not known yet)
     recent: Throughput = field(default_factory=lambda: Throughput(0.0))  # of the latest batch: the next one's pace
+    probed: float = 0.0  # seconds per permutation the probe estimated before the run (0: no probe)
     stopped_by: str | None = None
 
 
