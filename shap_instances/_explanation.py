@@ -100,8 +100,7 @@ class InstanceExplanation(shap.Explanation):
     def precision(self) -> str:
         """One line on how precise the values are: "exact values (no sampling error)", or their RMS standard error
         against their spread and whether they spread beyond their noise (never "inf")."""
-        return precision_summary(self.values, getattr(self, "error_std", None),
-                                 sampling=getattr(self, "sampling", None))
+        return precision_of(self)
 
     @property
     def instance_names(self) -> Any:
@@ -128,6 +127,13 @@ class InstanceExplanation(shap.Explanation):
 #: The explainer's labels (``InstanceExplainer._finish``) that hold for any slice of the explanation (``row_names``
 #: does not: shap's slicing does not cut it).
 _KEPT_BY_SLICES = ("players", "efficient", "explained_quantity", "sampling")
+
+
+def precision_of(explanation: shap.Explanation) -> str:
+    """:attr:`InstanceExplanation.precision` of any explanation, shap's own included (they carry neither
+    ``error_std`` nor ``sampling``: exact values); the command line's last line."""
+    return precision_summary(explanation.values, getattr(explanation, "error_std", None),
+                             sampling=getattr(explanation, "sampling", None))
 
 
 def _shown(item: tuple[Any, ...]) -> str:

@@ -6,7 +6,7 @@ import contextlib
 import numbers
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from os import PathLike
 from typing import TYPE_CHECKING, Any, cast
@@ -250,18 +250,18 @@ class PermutationApproximator:
             return None
         if getattr(game, "cheap", False):
             return self._probe_walk(game, clock) if getattr(game, "cuts_walks", False) else None
-        seconds = 0.0
-        for start in (0, 1):
+
+        def evaluation(start: int) -> tuple[float, str]:
             mask = np.zeros((1, m), dtype=bool)
-            mask[0, start::2] = True
+            mask[0, start::2] = True  # every other player: the first half, then the other
             started = time.perf_counter()
             with local_evaluation():
                 game.value_function(mask)  # uncounted and uncached: the run's evaluations stay those of the run
             seconds = time.perf_counter() - started
-            if not self._refuses(clock, seconds * (m + 1), m):
-                break
-        return seconds * (m + 1), f"one evaluation of {m // 2:,} of the {m:,} players timed at {seconds:.3g} s, " \
-                                  f"times {m + 1:,}"
+            return seconds * (m + 1), (f"one evaluation of {m // 2:,} of the {m:,} players timed at {seconds:.3g} "
+                                       f"s, times {m + 1:,}")
+
+        return self._timed(clock, m, evaluation)
 
     def _probe_walk(self, game: Game, clock: RunClock) -> tuple[float, str]:
         """A cheap game's permutation timed on the walk of the prefixes of one part in :data:`WALK_PROBE_PARTS`
@@ -271,20 +271,24 @@ class PermutationApproximator:
         m = game.n_players
         length = min(m, max(2, -(-m // WALK_PROBE_PARTS)))
         order = np.random.default_rng(0).permutation(m)[None, :length]
-        seconds = 0.0
-        for _ in range(2):
+
+        def walk(_: int) -> tuple[float, str]:
             started = time.perf_counter()
             with blas_single_thread():
                 game.prefix_values(order)
             seconds = time.perf_counter() - started
-            if not self._refuses(clock, seconds * m / length, m):
-                break
-        return seconds * m / length, f"a walk of {length:,} of the {m:,} players' prefixes timed at {seconds:.3g} " \
-                                     f"s, times {m / length:.3g}"
+            return seconds * m / length, (f"a walk of {length:,} of the {m:,} players' prefixes timed at "
+                                          f"{seconds:.3g} s, times {m / length:.3g}")
 
-    def _refuses(self, clock: RunClock, per_permutation: float, m: int) -> bool:
-        """Whether a sampling unit at ``per_permutation`` seconds a permutation exceeds the time the run has."""
-        return per_permutation * self._per_unit(m) > (clock.left() or LONG_RUN_SECONDS)
+        return self._timed(clock, m, walk)
+
+    def _timed(self, clock: RunClock, m: int,
+               measure: Callable[[int], tuple[float, str]]) -> tuple[float, str]:
+        """``measure(attempt)``: seconds of one permutation and how they were measured; measured again
+        (``attempt`` 1) when the first puts one sampling unit above the time the run has, so that a first call's
+        set-up (compiling, loading compiled kernels) is not taken for the cost of every evaluation."""
+        first = measure(0)
+        return first if first[0] * self._per_unit(m) <= (clock.left() or LONG_RUN_SECONDS) else measure(1)
 
     def _check_plan(self, clock: RunClock, per_permutation: float, how: str, m: int, left: int) -> None:
         """Refuse, before any permutation, a run that cannot fit: one sampling unit above ``max_time``, or

@@ -20,7 +20,7 @@ def _cmd_explain(args) -> int:
     """``explain``: check the output, read the data, fit (or load) the model, explain the rows and write them."""
     import shap_instances as si
 
-    from ..utils import precision_summary
+    from .._explanation import precision_of
 
     out = _checked_out(args)
     X, y, task = _load(args)
@@ -50,10 +50,8 @@ def _cmd_explain(args) -> int:
                        _call_explainer(explainer, rows, y.iloc[: args.rows]))
     lines = _write_rows(args, out, explanation, rows)
     long = f" ({lines:,} lines, long)" if lines != len(rows) else ""
-    precision = precision_summary(explanation.values, getattr(explanation, "error_std", None),
-                                  sampling=getattr(explanation, "sampling", None))  # shap's own have neither
     print(f"{type(explainer).__name__}: {len(rows)} rows x {len(explanation.feature_names)} players -> {out}{long}"
-          f"; {precision}")
+          f"; {precision_of(explanation)}")
     return 0
 
 

@@ -280,8 +280,9 @@ class IsotonicShapleyExplainer(InstanceExplainer):
         gamma = np.array([result.gamma for result in self.results_])
         explanation = build_explanation(gamma, 0.0, feature_names=names, data=data, row_names=instance_names,
                                         explained=gamma.sum(axis=1))
-        if len(masks) < 2 ** len(names):  # read by Explanation.precision and the command line's last line
-            explanation.sampling = f"{len(masks):,} of {2 ** len(names):,} coalitions a row"
+        coalitions = 2 ** len(names)
+        if len(masks) < coalitions:  # read by Explanation.precision and the command line's last line
+            explanation.sampling = f"{len(masks):,} of {coalitions:,} coalitions a row"
         return self._finish(explanation)
 
     def _game_tables(self, game: Game) -> tuple[tuple, np.ndarray, Any, Any]:
