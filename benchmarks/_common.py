@@ -47,6 +47,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parent.parent
 #: The environment variable through which ``run_all.py`` tells a script where :func:`record` writes.
 VALUES_ENV = "SHAP_INSTANCES_RESULT_VALUES"
+#: ``run_all.py``'s registries (``run_all.py reproductions|figures NAME``) and the prefix of their result files
+#: (``repro-NAME.json``, ``fig-NAME.json``); a benchmark's is ``bench-NAME.json`` (``run_all.py NAME``).
+RESULT_PREFIXES = {"reproductions": "repro", "figures": "fig"}
 #: Version of the result files' layout (``docs/hooks/results.py`` reads this one).
 SCHEMA = 1
 

@@ -23,13 +23,17 @@ class Figure(NamedTuple):
     quick: tuple[str, ...] | None = ("--quick",)
     uses: tuple[str, ...] = ()  # the project's files the script imports (beside benchmarks/_common.py)
 
-    seed = "-"  # the same row heading as a reproduction's
-    seeds = None
+    seeds = None  # a reproduction's (run_all.py writes them into the result file)
 
     @property
     def scripts(self) -> list[str]:
         """The producing script and the files it imports: a result file is stale when a content hash changed."""
         return [self.script, *self.uses]
+
+    @property
+    def label(self) -> str:
+        """Its heading's parenthesis in ``run_all.py``'s output: the page that quotes it."""
+        return self.page
 
     def claims_record(self) -> None:
         """A figure carries no paper's claims (those are reproductions, benchmarks/_reproductions.py)."""

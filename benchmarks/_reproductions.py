@@ -35,6 +35,11 @@ class Reproduction(NamedTuple):
         """The producing script: a result file is stale when its content hash changed."""
         return [self.script]
 
+    @property
+    def label(self) -> str:
+        """Its heading's parenthesis in ``run_all.py``'s output: the seed paper."""
+        return f"seed {self.seed}"
+
     def claims_record(self) -> list[dict] | None:
         return [claim.as_record() for claim in self.claims] or None
 
@@ -535,11 +540,11 @@ REPRODUCTIONS = {
 }
 
 
-def commands(names: list[str], quick: bool, registry: dict | None = None,
-             kind: str = "reproduction") -> list[tuple[str, list[str] | None]]:
-    """``(name, argv after the interpreter)`` per chosen entry of ``registry`` (default :data:`REPRODUCTIONS`;
-    ``_figures.FIGURES`` also fits); ``None`` where a quick pass skips it."""
-    registry = REPRODUCTIONS if registry is None else registry
+def commands(names: list[str], quick: bool, registry: dict,
+             kind: str) -> list[tuple[str, list[str] | None]]:
+    """``(name, argv after the interpreter)`` per chosen entry of ``registry`` (:data:`REPRODUCTIONS`, or
+    ``_figures.FIGURES``; ``kind`` names its entries in the refusal of an unknown name); ``None`` where a quick
+    pass skips it."""
     unknown = sorted(set(names) - set(registry))
     if unknown:
         raise SystemExit(f"no {kind} named {unknown}; choose from {sorted(registry)}")

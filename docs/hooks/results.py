@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The result files (``SHAP_INSTANCES_RESULTS`` points elsewhere: the gate's own test builds a page against its own).
 RESULTS = Path(os.environ.get("SHAP_INSTANCES_RESULTS", ROOT / "benchmarks" / "results"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _common import file_hash  # noqa: E402 - benchmarks/ is not a package
+from _common import RESULT_PREFIXES, file_hash  # noqa: E402 - benchmarks/ is not a package
 from _verdicts import verdict  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.results")
@@ -126,8 +126,8 @@ def load(name: str) -> dict:
 
 def rerun(name: str) -> str:
     """The command that writes result file ``name`` (``bench-X``, ``repro-X``, ``fig-X``) again."""
-    kind, _, what = name.partition("-")
-    mode = {"repro": "reproductions ", "fig": "figures "}.get(kind, "")
+    prefix, _, what = name.partition("-")
+    mode = next((f"{registry} " for registry, known in RESULT_PREFIXES.items() if known == prefix), "")  # bench-
     return f"python benchmarks/run_all.py {mode}{what}"
 
 
