@@ -53,6 +53,19 @@ FIGURES: dict[str, Figure] = {
                     "of 1 and 2 workers, at the reduced sizes", "benchmarks/bench_scale_dask.py",
                     ("--nb-rows", "2000000", "--gap-train", "100000", "--boost-train", "20000", "--workers", "1", "2"),
                     ("--nb-rows", "250000", "--gap-train", "5000", "--boost-train", "2000", "--workers", "1")),
+    # issue 28's full sizes, one workload a run (each needs the quiet 2-core machine to itself for its minutes)
+    "scale_nb_50m": F("docs/scale.md", "naive Bayes over 50,000,000 x 50 rows from one Parquet file (about 19 GB, "
+                      "and 19 GiB of values beside it) through explain, 1 and 2 workers",
+                      "benchmarks/bench_scale_dask.py",
+                      ("--only", "nb", "--nb-rows", "50000000", "--row-group", "250000", "--nb-format", "npy",
+                       "--workers", "1", "2"), None),
+    "scale_gap_1m": F("docs/scale.md", "GAP out-of-bag proximities of 1,000,000 training rows, 1 and 2 workers "
+                      "(about 20 minutes, most of it the forest's fit)", "benchmarks/bench_scale_dask.py",
+                      ("--only", "gap", "--gap-train", "1000000", "--workers", "1", "2"), None),
+    "boosting_top_k_1m": F("docs/scale.md", "boosting top_k over 1,000,000 training rows on 1 and 2 threads "
+                           "(about 17 minutes)", "benchmarks/bench_boosting_top_k.py",
+                           ("--sizes", "--full", "1000000", "--efficiency-rows", "20000", "--full-jobs", "2"),
+                           ("--sizes", "--full", "20000", "--efficiency-rows", "2000", "--full-jobs", "2")),
     "catboost": F("docs/models.md", "BoostingExplainer on CatBoost's defaults beside LightGBM, 20,000 rows",
                   "benchmarks/bench_catboost.py", (), ("--n-train", "2000", "--n-test", "100", "--trees", "10")),
     "knn_shapley": F("docs/plugins.md", "KNN-Shapley removal curves on breast cancer (test accuracy)",

@@ -41,13 +41,25 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-from _common import fmt_load, fmt_mib, fmt_seconds, load_average, machine_description, markdown_table, record
+# one OpenMP thread in this process and (inherited) in every worker, as docs/scale.md's figures were measured: the
+# workers are single-threaded by design, and the baselines must be too; set before numpy loads its runtimes
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import shap_instances as si
-from shap_instances.cli import main as cli
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from _common import (  # noqa: E402
+    fmt_load,
+    fmt_mib,
+    fmt_seconds,
+    load_average,
+    machine_description,
+    markdown_table,
+    record,
+)
+
+import shap_instances as si  # noqa: E402
+from shap_instances.cli import main as cli  # noqa: E402
 
 
 def _peak_rss() -> int:
