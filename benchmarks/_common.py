@@ -283,6 +283,18 @@ class Bench:
             self.args.markdown.write_text("\n\n".join(self._parts) + "\n")
 
 
+def target_verdict(**checks: tuple[float, str, float]) -> str:
+    """``"met"`` when every check ``name=(measured, op, target)`` holds (``op``: ``"<="`` or ``">="``), else
+    ``"not met: "`` and the names of those that miss, so that a page states an issue's target from the numbers.
+
+    >>> target_verdict(minutes=(14.4, "<=", 30), efficiency=(0.71, ">=", 0.8))
+    'not met: efficiency'
+    """
+    missed = [name for name, (value, op, target) in checks.items()
+              if not (value <= target if op == "<=" else value >= target)]
+    return "met" if not missed else "not met: " + ", ".join(name.replace("_", " ") for name in missed)
+
+
 def record(**values: object) -> None:
     """Hand named numbers (JSON-able: numbers, strings, lists, dicts) to this run's result file.
 

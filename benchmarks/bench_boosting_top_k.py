@@ -18,7 +18,9 @@ at a parallel efficiency of 1 (an extrapolation, written as one). ``--full N`` a
 runs ``BoostingExplainer.top_k(..., k=10)`` against all N training rows (wall clock, peak resident set): first on
 ``--efficiency-rows`` evenly spread training rows with ``n_jobs=1`` and ``n_jobs=2`` (the efficiency 1 -> 2 workers,
 ``T1 / (2 T2)``, and the same result checked), then ``top_k(None)`` over all N rows with each of ``--full-jobs``
-(default 2: at 1,000,000 rows one job would take twice the 30-minute target).
+(default 2: at 1,000,000 rows one job would take twice the 30-minute target). Under ``run_all.py figures`` the
+full run's summary is recorded (``full_minutes``, ``efficiency``, ``peak_gib``, ...), and at a million rows issue
+28's target for it (``issue_28``: 30 minutes, 8 GiB, an efficiency of 0.8), which docs/scale.md renders.
 
 Usage: ``python benchmarks/bench_boosting_top_k.py [--quick] [--sizes 20000 100000 300000] [--rows 1000]
 [--full 100000] [--efficiency-rows 20000] [--full-jobs 2]``
@@ -31,7 +33,7 @@ import resource
 import time
 
 import numpy as np
-from _common import Bench, markdown_table
+from _common import Bench, markdown_table, record, target_verdict
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 from shap_instances import BoostingExplainer
@@ -94,16 +96,23 @@ def full_run(bench, n: int, k: int) -> None:
         seconds, _ = _timed_top_k(model, X, y, None, k, jobs)
         table.append([f"all {n:,} rows", str(jobs), f"{seconds:.1f} ({seconds / 60:.1f} min)", "", ""])
     if bench.args.full_jobs:
-        _print_full(bench, n, k, fit_s, table, "full")
+        peak = _print_full(bench, n, k, fit_s, table, "full")
+        minutes, efficiency = seconds / 60, t1 / (2 * t2)  # the last all-rows call (the most jobs by default)
+        record(full_rows=n, full_jobs=jobs, full_minutes=round(minutes, 1), efficiency=round(efficiency, 2),
+               peak_gib=round(peak, 2), fit_s=round(fit_s), same_result=bool((r1 != r2).nnz == 0))
+        if n >= 1_000_000:  # issue 28's target, at its size
+            record(issue_28=target_verdict(minutes=(minutes, "<=", 30), memory=(peak, "<=", 8),
+                                           efficiency=(efficiency, ">=", 0.8)))
 
 
-def _print_full(bench, n: int, k: int, fit_s: float, table: list, part: str) -> None:
-    """The table of :func:`full_run` so far, with the peak resident set and the load."""
+def _print_full(bench, n: int, k: int, fit_s: float, table: list, part: str) -> float:
+    """Print the table of :func:`full_run` so far, with the peak resident set (returned, GiB) and the load."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     bench.print(f"top_k (k = {k}) against all {n:,} training rows: wall clock (the model's fit, {fit_s:.0f} s, apart)",
                 markdown_table(["explained", "n_jobs", "wall (s)", "efficiency 1 -> 2", "same result"], table),
                 f"Peak resident set of the process {peak:.2f} GiB; load average {os.getloadavg()[0]:.1f} at the end.",
                 part=part)
+    return peak
 
 
 def main(bench):
