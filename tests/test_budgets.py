@@ -111,7 +111,8 @@ def test_a_cheap_games_first_pair_is_refused_from_a_short_walk_not_run_whole():
     of a core); now a walk of a sixteenth of the players is timed first, and a pair that cannot fit is refused."""
     game = _SlowWalk(160, 0.01, cuts_walks=True)  # a pair: 2 x 1.6 s; the probe walks 10 prefixes (0.1 s)
     start = time.perf_counter()
-    with pytest.raises(BudgetError, match=r"one antithetic pair.*a walk of 10 of the 160 players.*max_time=0.5"):
+    with pytest.raises(BudgetError, match=r"one antithetic pair.*the first 10 places of an order of the 160 players"
+                                          r".*max_time=0.5"):
         PermutationApproximator(n_permutations=8, max_time=0.5, random_state=0, silent=True).estimate(game)
     assert time.perf_counter() - start < 0.5 and max(game.walked) == 10
     game = _SlowWalk(160, 0.01, cuts_walks=False)  # no short walk: the pair runs whole, as before
@@ -131,6 +132,35 @@ def test_a_probed_run_stops_after_its_first_unit_when_the_next_would_overrun():
     unprobed = _SlowWalk(160, 0.005, cuts_walks=False)  # no probe: the first batch alone does not stop it
     result = PermutationApproximator(n_permutations=8, max_time=2.0, random_state=0, silent=True).estimate(unprobed)
     assert result.info["n_permutations"] == 4
+
+
+class _GrowingWalk(_SlowWalk):
+    """A walk whose step costs ``seconds`` times the prefix's length (a logistic refit's Newton steps run over the
+    prefix's rows) and can start at a prefix (``starts_walks``, with ``first``)."""
+
+    starts_walks = True
+
+    def prefix_values(self, permutations, first=0):
+        k, s = permutations.shape
+        self.walked.append((first, s))
+        time.sleep(self.seconds * k * sum(range(first + 1, s + 1)))
+        return np.broadcast_to(np.arange(first, s + 1.0)[None, :, None], (k, s + 1 - first, 1)).copy()
+
+
+def test_the_probe_of_a_walk_whose_steps_grow_times_the_middle_places():
+    """Issue 40 item 2: on a quarter of a core instance_kernel still ran a second pair (73.6 s for 60). The logistic
+    walk's steps cost more the longer the prefix, and the probe timed the first sixteenth of the places, which put
+    a permutation at about a fifteenth of its time here: the pair below ran (2.6 s for 2.0) and a second one after
+    it. A game that starts walks at a prefix now has the middle places timed, where a step costs the walk's mean."""
+    game = _GrowingWalk(160, 1e-4, cuts_walks=True)  # a permutation: 1.29 s; its first 10 places 5.5 ms, 76-85 81 ms
+    start = time.perf_counter()
+    with pytest.raises(BudgetError, match=r"one antithetic pair.*places 76 to 85 of an order of the 160 players"):
+        PermutationApproximator(n_permutations=8, max_time=2.0, random_state=0, silent=True).estimate(game)
+    assert time.perf_counter() - start < 0.5 and set(game.walked) == {(75, 85)}
+    game = _GrowingWalk(160, 1e-4, cuts_walks=True)  # 3.0 s hold one pair (2.6 s), not two
+    start = time.perf_counter()
+    result = PermutationApproximator(n_permutations=8, max_time=3.0, random_state=0, silent=True).estimate(game)
+    assert result.info["n_permutations"] == 2 and time.perf_counter() - start < 3.3
 
 
 def test_a_cheap_game_that_fits_runs_with_the_same_values_after_its_probe(capsys):
@@ -160,6 +190,28 @@ def test_a_cut_walk_is_the_start_of_the_whole_walk(make):
     for walked in (game, AggregateGame(game, np.full((40, 2), 1 / 40))):
         assert walked.cheap and walked.cuts_walks
         assert np.array_equal(walked.prefix_values(order[:, :9]), walked.prefix_values(order)[:, :10])
+
+
+def test_a_walk_started_at_a_prefix_gives_the_whole_walks_values_there():
+    """What ``starts_walks`` promises, through the wrappers too (the aggregate of the report, the loss game): the
+    walk from a cold fit on an order's first 40 rows gives the whole walk's values from there, to the logistic
+    path's tolerance (the whole walk reaches them warm-started); the other games say they start no walk."""
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from shap_instances.games import AggregateGame, LossGame, ResidualGame
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 4))
+    y = (X @ np.arange(1.0, 5.0) + rng.normal(size=120) > 0).astype(int)
+    game = ResidualGame(LogisticRegression().fit(X[:80], y[:80]), X[:80], y[:80], X[80:], y[80:])
+    order = rng.permutation(80)[None, :]
+    for walked in (game, AggregateGame(game, np.full((40, 2), 1 / 40)), LossGame(game)):
+        assert walked.starts_walks
+        started, whole = walked.prefix_values(order, 40), walked.prefix_values(order)[:, 40:]
+        assert started.shape == whole.shape and np.allclose(started, whole, rtol=0, atol=2 * game.fast_path.tol)
+    ridge = ResidualGame(Ridge().fit(X[:80], y[:80]), X[:80], y[:80], X[80:], y[80:])
+    assert ridge.cuts_walks and not ridge.starts_walks and not AggregateGame(ridge, np.ones(40)).starts_walks
+    assert np.array_equal(ridge.prefix_values(order, 40), ridge.prefix_values(order)[:, 40:])
 
 
 def test_a_game_whose_shortcut_walks_whole_orders_says_so():

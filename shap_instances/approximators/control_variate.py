@@ -83,7 +83,7 @@ class FirstOrderGame(Game):
         means = (coalitions @ self.pieces) / np.maximum(size, 1)
         return np.where(size > 0, self.offset + means, self.empty)
 
-    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
+    def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
         permutations = np.asarray(permutations, dtype=np.intp)
         k, m = permutations.shape
         self.n_evaluations += k * (m + 1)
@@ -92,7 +92,7 @@ class FirstOrderGame(Game):
         np.cumsum(self.pieces[permutations], axis=1, out=out[:, 1:])
         out[:, 1:] /= np.arange(1, m + 1)[None, :, None]
         out[:, 1:] += self.offset
-        return out
+        return out[:, first:]
 
     def closed_form_values(self) -> np.ndarray:
         """Exact Shapley values, shape (n_players, n_outputs): the formula of the module docstring."""
@@ -168,13 +168,13 @@ class LabelShareGame(Game):
     def value_function(self, coalitions: np.ndarray) -> np.ndarray:
         return self._values(coalitions @ self.labels, coalitions.sum(axis=1))
 
-    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
+    def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
         permutations = np.asarray(permutations, dtype=np.intp)
         k, m = permutations.shape
         self.n_evaluations += k * (m + 1)
         ones = np.zeros((k, m + 1))
         np.cumsum(self.labels[permutations], axis=1, out=ones[:, 1:])
-        return self._values(ones, np.broadcast_to(np.arange(m + 1), (k, m + 1)))
+        return self._values(ones, np.broadcast_to(np.arange(m + 1), (k, m + 1)))[:, first:]
 
     def place_values(self, start: int, stop: int) -> np.ndarray:
         """Each player's expected marginal contribution times the chance it joins at a place in ``[start, stop)``,

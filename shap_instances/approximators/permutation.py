@@ -267,17 +267,25 @@ class PermutationApproximator:
         """A cheap game's permutation timed on the walk of the prefixes of one part in :data:`WALK_PROBE_PARTS`
         of its players (a fixed random order: the run's random state is not touched), times the parts. Bounded
         where the run's first antithetic pair is not: at a sixteenth of one permutation, a budget that cannot
-        hold the pair is refused after a thirty-second of the pair's time, not after the pair."""
+        hold the pair is refused after a thirty-second of the pair's time, not after the pair.
+
+        The part is the first places, or, for a game whose walks can start at a prefix (``game.starts_walks``:
+        the logistic refits, whose steps cost more the longer the prefix), the middle ones: a step's cost that
+        grows linearly with the prefix's length averages, over a whole walk, to its cost at the middle (the first
+        places' put a permutation below its time, and the run's first pair past its budget). The cold fit a
+        started walk begins with is left in: it costs a few steps, and errs on the side of the budget."""
         m = game.n_players
         length = min(m, max(2, -(-m // WALK_PROBE_PARTS)))
-        order = np.random.default_rng(0).permutation(m)[None, :length]
+        first = (m - length) // 2 if game.starts_walks else 0
+        order = np.random.default_rng(0).permutation(m)[None, :first + length]
+        where = f"places {first + 1:,} to {first + length:,}" if first else f"the first {length:,} places"
 
         def walk(_: int) -> tuple[float, str]:
             started = time.perf_counter()
-            with blas_single_thread():
-                game.prefix_values(order)
+            with blas_single_thread():  # a Game subclass of its own may take no ``first``: passed only if it starts
+                game.prefix_values(order, first) if first else game.prefix_values(order)
             seconds = time.perf_counter() - started
-            return seconds * m / length, (f"a walk of {length:,} of the {m:,} players' prefixes timed at "
+            return seconds * m / length, (f"a walk through {where} of an order of the {m:,} players timed at "
                                           f"{seconds:.3g} s, times {m / length:.3g}")
 
         return self._timed(clock, m, walk)

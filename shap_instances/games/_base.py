@@ -55,6 +55,11 @@ class Game:
     #: paths' ``cuts_walks``). A permutation estimator then times a short walk to plan a run before its first,
     #: otherwise unbounded, whole one. False by default.
     cuts_walks: bool = False
+    #: Whether :meth:`prefix_values` with ``first`` > 0 starts its walks at the prefix of ``first`` players (one
+    #: cold fit there) instead of walking the shorter prefixes too: the logistic refit shortcut, whose steps cost
+    #: more the longer the prefix. A probe then times a walk through the middle places, where such a step costs
+    #: what a whole walk's steps cost on average. False by default (``first`` then only drops the shorter prefixes).
+    starts_walks: bool = False
 
     def __init__(self, n_players: int, n_outputs: int = 1, *, player_names: Sequence[str] | None = None,
                  output_names: Sequence[str] | None = None, cache: bool = False) -> None:
@@ -167,20 +172,21 @@ class Game:
             f"expected {allowed} (one row per coalition, one column per output; n_outputs={self.n_outputs})."
         )
 
-    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
-        """Values of every prefix of each permutation, shape (k, n_players + 1, n_outputs).
+    def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
+        """Values of every prefix of each permutation, shape (k, n_players + 1 - first, n_outputs).
 
-        ``out[r, t]`` is the value of the coalition made of the first ``t`` players of permutation ``r``
-        (``t = 0`` is the empty coalition). Permutation estimators call this; games with an incremental
-        fast path (for example a ridge refit updated one row at a time) override it. The default builds
-        the prefix masks and evaluates them in one batch, counting ``n_players + 1`` evaluations each.
+        ``out[r, t]`` is the value of the coalition made of the first ``first + t`` players of permutation ``r``
+        (``t = 0``, ``first = 0``: the empty coalition). Permutation estimators call this; games with an
+        incremental fast path (for example a ridge refit updated one row at a time) override it. The default
+        builds the prefix masks and evaluates them in one batch, counting ``n_players + 1`` evaluations each;
+        ``first`` drops the shorter prefixes from the result (a game that :attr:`starts_walks` does not value them).
         """
         permutations = np.asarray(permutations, dtype=np.intp)
         k, m = permutations.shape
         ranks = np.empty_like(permutations)
         np.put_along_axis(ranks, permutations, np.arange(m)[None, :], axis=1)
         masks = ranks[:, None, :] < np.arange(m + 1)[None, :, None]  # (k, m + 1, m)
-        return self(masks.reshape(k * (m + 1), m)).reshape(k, m + 1, self.n_outputs)
+        return self(masks.reshape(k * (m + 1), m)).reshape(k, m + 1, self.n_outputs)[:, first:]
 
     def accumulate_permutations(self, permutations: np.ndarray, per_unit: int, unit: np.ndarray, mean: np.ndarray,
                                 m2: np.ndarray, count: int) -> tuple[int, np.ndarray, np.ndarray]:

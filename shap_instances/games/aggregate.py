@@ -106,6 +106,7 @@ class AggregateGame(Game):
         self._direct = direct(weights, output_names=names) if callable(direct) else None
         self.cheap = bool(getattr(self._inner, "cheap", False))
         self.cuts_walks = bool(getattr(self._inner, "cuts_walks", False))
+        self.starts_walks = bool(getattr(self._inner, "starts_walks", False))
 
     @property
     def _inner(self) -> Any:
@@ -116,14 +117,14 @@ class AggregateGame(Game):
             return self._direct.value_function(coalitions)
         return self.game.value_function(coalitions) @ self.weights
 
-    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
+    def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
         if self._direct is not None:
             before = self._direct.n_evaluations
-            out = self._direct.prefix_values(permutations)
+            out = self._direct.prefix_values(permutations, first)
             self.n_evaluations += self._direct.n_evaluations - before
             return out
         before = self.game.n_evaluations
-        out = self.game.prefix_values(permutations) @ self.weights
+        out = self.game.prefix_values(permutations, first) @ self.weights
         self.n_evaluations += self.game.n_evaluations - before
         return out
 

@@ -42,6 +42,11 @@ class LossGame(Game):
         """As the residual game's (``Game.cuts_walks``)."""
         return bool(getattr(self.residual_game, "cuts_walks", False))
 
+    @property
+    def starts_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """As the residual game's (``Game.starts_walks``)."""
+        return bool(getattr(self.residual_game, "starts_walks", False))
+
     def fingerprint(self) -> str | None:
         inner = self.residual_game.fingerprint()
         return None if inner is None else f"mse:{inner}"
@@ -49,7 +54,7 @@ class LossGame(Game):
     def value_function(self, coalitions: CoalitionMatrix) -> GameValues:
         return np.mean(self.residual_game.value_function(coalitions) ** 2, axis=1, keepdims=True)
 
-    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
-        residuals = self.residual_game.prefix_values(permutations)
+    def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
+        residuals = self.residual_game.prefix_values(permutations, first)
         self.n_evaluations = self.residual_game.n_evaluations
         return np.mean(residuals**2, axis=2, keepdims=True)

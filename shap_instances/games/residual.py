@@ -114,6 +114,11 @@ class ResidualGame(Game):
         """As the refit shortcut's ``cuts_walks`` (``Game.cuts_walks``)."""
         return bool(getattr(self.fast_path, "cuts_walks", False))
 
+    @property
+    def starts_walks(self) -> bool:  # type: ignore[override]  # a property here, a plain attribute on Game
+        """As the refit shortcut's ``starts_walks`` (``Game.starts_walks``: the logistic one)."""
+        return bool(getattr(self.fast_path, "starts_walks", False))
+
     def aggregate(self, weights: ArrayLike, *, output_names: Sequence[str] | None = None) -> ResidualGame:
         """The game ``v_W(S) = v(S) @ weights``: K weighted sums of the explained rows' residuals.
 
@@ -296,7 +301,7 @@ class ResidualGame(Game):
         """Values of the prefixes of ``first`` players and more of each permutation, shape (k, n + 1 - first,
         n_outputs); a fast path with ``starts_walks`` (the logistic one) neither fits nor values the shorter ones."""
         if first:
-            if getattr(self.fast_path, "starts_walks", False):
+            if self.starts_walks:
                 permutations = np.asarray(permutations, dtype=np.intp)
                 self.n_evaluations += len(permutations) * (permutations.shape[1] + 1 - first)
                 return self.fast_path.prefix_values_batch(permutations, first)

@@ -209,9 +209,9 @@ class ScoreGame(Game):
                                    "are so large that it overflows; pass a scorer that returns finite numbers, or "
                                    "rescaled targets")
 
-    def prefix_values(self, permutations: np.ndarray) -> np.ndarray:
+    def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
         if self.residual_game is None:
-            return super().prefix_values(permutations)
+            return super().prefix_values(permutations, first)
         permutations = np.asarray(permutations, dtype=np.intp)
         k, n = permutations.shape
         out = np.empty((k, n + 1, 1))
@@ -225,7 +225,7 @@ class ScoreGame(Game):
             chunk = fits[begin:begin + step]
             out[begin:begin + step, :, 0][chunk] = self._scores(residuals[chunk])
         self.n_evaluations += permutations.size + k
-        return self._finite(out)
+        return self._finite(out)[:, first:]
 
     def _refit_score(self, mask: np.ndarray) -> float:
         if not mask.any():
