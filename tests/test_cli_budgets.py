@@ -415,11 +415,15 @@ def _busy_loops(count: int, core: int):
 
 
 @pytest.mark.slow  # two commands on a 20,000-row table, on a quarter of one core: about 3 minutes
-@pytest.mark.xfail(strict=False, reason="issue 40 item 2, open: with the logistic path's short-walk probe and the "
-                   "stop after one unit that the probe allows, the report passed once (2026-11-29, load about 3.7; "
-                   "66.2 s for 60 before the stop rule), but instance_kernel still ran a second antithetic pair "
-                   "(73.6 s for 60: 4 permutations of about 14 s; before the probe 94 s), not yet diagnosed")
-@pytest.mark.parametrize("command", [["report"], ["explain", "--explainer", "instance_kernel", "--rows", "5"]])
+@pytest.mark.parametrize("command", [
+    pytest.param(["report"], marks=pytest.mark.xfail(strict=False, reason=(
+        "issue 40 item 2, open for the report: within 10% of its budget in every run since the stop rule (today "
+        "43.8 s and 65.6 s for 60 at load 2.4 to 3.7), but 65.6 s is at the edge of the 66 s allowed, not yet "
+        "diagnosed"))),
+    # instance_kernel: 73.6 s for 60 while the logistic probe timed a walk's first places (a permutation put at a
+    # sixth of its time, so a second pair ran); 49.2 s and 46.1 s with the middle places timed (one pair)
+    ["explain", "--explainer", "instance_kernel", "--rows", "5"],
+])
 def test_budgets_hold_when_the_run_gets_a_quarter_of_one_core(tmp_path, command):
     """Issue 40 item 5: the run's CPU share reduced on purpose. The command and three busy loops share one core
     (pinned with os.sched_setaffinity, same niceness: the run gets at most a quarter of it, an eighth of a 2-core
