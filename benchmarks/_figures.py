@@ -3,7 +3,7 @@ reproduction pages): ``python benchmarks/run_all.py figures [NAME ...]`` runs th
 ``benchmarks/results/fig-NAME.json``, which the pages render with ``{{ result:fig-NAME:KEY }}``.
 
 A script here hands its numbers to the result file with ``_common.record(key=value)``; a number no script records
-does not belong on a page (docs/hooks/results.py fails the build on it, outside a dated ``{{ recorded:DATE }}``).
+does not belong on a page (docs/hooks/results.py fails the build on it).
 """
 
 from __future__ import annotations

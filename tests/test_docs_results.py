@@ -46,7 +46,8 @@ OUTPUT = "printed\n```text\ninner block\n```\n### printed heading\n"
 
 
 def build(tmp_path: Path, page: str, home: str = "# Home\n") -> subprocess.CompletedProcess:
-    """Builds ``reproductions.md`` (a page of :data:`hook.STRICT`) and ``explainers/gap.md`` (any other page)."""
+    """Builds ``reproductions.md`` (a result page, :data:`hook.RESULT_PAGES`) and ``explainers/gap.md`` (any
+    other page)."""
     docs = tmp_path / "docs"
     (docs / "explainers").mkdir(parents=True, exist_ok=True)
     (docs / "explainers" / "gap.md").write_text(home)
@@ -197,40 +198,25 @@ def test_a_planted_typed_figure_on_any_page_fails_the_strict_build(tmp_path, mon
 
 
 @pytest.mark.slow  # site builds: a few seconds each on a loaded machine
-def test_a_recorded_run_passes_on_other_pages_and_fails_on_the_result_pages(tmp_path, monkeypatch):
+def test_a_recorded_run_fails_on_every_page(tmp_path, monkeypatch):
+    """Issue 42: ``{{ recorded:DATE }}`` once let a page outside the result pages keep figures typed by hand; the
+    last such runs now have result files, and the mark fails the build wherever it stands, its figures too."""
     write(tmp_path, monkeypatch, speed="31x", fewer=[True] * 5, count=20)
-    recorded = "# GAP\n\nBuilt in 0.92 s on 2 cores. {{ recorded:2026-11-20 }}\n"
-    result = build(tmp_path, PAGE, home=recorded)
-    assert result.returncode == 0, result.stderr
-    html = (tmp_path / "site" / "explainers" / "gap" / "index.html").read_text()
-    assert "0.92 s" in html and "recorded run, typed by hand; text last revised 2026-11-20" in html
-    result = build(tmp_path, PAGE + "\nBuilt in 0.92 s. {{ recorded:2026-11-20 }}\n")
-    assert result.returncode != 0
-    assert "reproductions.md: {{ recorded:DATE }} on a page whose every figure comes from a result" in result.stderr
+    for page, home in ((PAGE + "\nBuilt in 0.92 s. {{ recorded:2026-11-20 }}\n", "# Home\n"),
+                       (PAGE, "# GAP\n\nBuilt in 0.92 s on 2 cores. {{ recorded:2026-11-20 }}\n")):
+        result = build(tmp_path, page, home=home)
+        assert result.returncode != 0
+        assert "{{ recorded:DATE }} is refused" in result.stderr and "a typed measured figure, 0.92 s" in result.stderr
 
 
-RECORDED_PAGE = ("Measured on 2 cores: {{ recorded:2026-11-20 }}\n\n| model | time |\n|---|---|\n| forest | 0.92 s |\n"
-                 "\n| model | time |\n|---|---|\n| ridge | 0.5 s |\n\nBuilt in 4.2 s. {{ recorded:2026-11-20 }}\n\n"
-                 "A later paragraph: 3.1 s.\n")
-
-
-def test_a_recorded_run_covers_its_block_and_the_table_after_it_nothing_else():
-    found = hook.typed_figures(RECORDED_PAGE, recorded=True)
-    assert [figure.split()[:2] for figure in found] == [["0.5", "s"], ["3.1", "s"]]
-    assert len(hook.typed_figures(RECORDED_PAGE)) == 4  # on a page of hook.STRICT it covers nothing
-    assert len(hook.typed_figures("`{{ recorded:2026-11-20 }}` took 3.1 s.", recorded=True)) == 1  # shown, not used
-
-
-def test_a_recorded_run_names_its_date():
-    assert "text last revised 2026-11-20" in hook.render("recorded", "2026-11-20")
-    with pytest.raises(hook.ResultError, match="YYYY-MM-DD"):
-        hook.render("recorded", "last week")
+def test_a_recorded_mark_hides_no_figure():
+    page = "Measured on 2 cores: {{ recorded:2026-11-20 }}\n\n| model | time |\n|---|---|\n| forest | 0.92 s |\n"
+    assert [figure.split()[:2] for figure in hook.typed_figures(page)] == [["0.92", "s"]]
 
 
 def page_figures(path: Path, text: str | None = None) -> list[str]:
-    """The typed measured figures of a page as the gate reads it (README: as a page of :data:`hook.STRICT`)."""
-    strict = path.name in hook.STRICT or path.name == "README.md"
-    return hook.typed_figures(hook.include_snippets(path.read_text() if text is None else text), recorded=not strict)
+    """The typed measured figures of a page (or README) as the gate reads it."""
+    return hook.typed_figures(hook.include_snippets(path.read_text() if text is None else text))
 
 
 def test_the_published_pages_carry_no_typed_figure():
@@ -257,15 +243,6 @@ def test_included_benchmark_tables_and_gated_pages_become_placeholders():
 def test_a_scripts_output_renders_as_a_terminal_shows_it():
     block = hook.text_block("start\n\rbar  50%\rbar 100%\r        \nshown ```code```\n")
     assert block.startswith("````text\nstart\n") and "bar" not in block and block.endswith("shown ```code```\n````")
-
-
-def test_a_recorded_label_that_covers_no_typed_figure_is_reported():
-    """A label must not call a block with no typed figure (a picture, or a table rendered from a result file)
-    a recorded run typed by hand."""
-    assert hook.idle_labels(RECORDED_PAGE) == []
-    picture = "![forest](figures/forest.png) {{ recorded:2026-11-20 }}\n\n{{ output:repro-x }}\n"
-    assert hook.idle_labels(picture) == ["![forest](figures/forest.png) {{ recorded:2026-11-20 }}"]
-    assert hook.idle_labels("Took 3.1 s. {{ recorded:2026-11-20 }}\n\n| a |\n|---|\n| 1 |\n") == []
 
 
 def test_a_part_is_read_from_the_runs_markdown_between_its_snippet_markers():

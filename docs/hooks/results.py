@@ -11,10 +11,11 @@ name them in placeholders, which this hook replaces at build time:
 * ``{{ measured:FILE }}``: the run's conditions (date, git commit, command, wall time, cores, load, seeds);
 * ``{{ verdict:FILE[:PREFIX] }}``: the verdict that ``benchmarks/_verdicts.verdict`` derives from the claims
   the file carries (the paper's numbers with their source, the tolerance, the seeds) and the recorded values;
-* ``{{ not_rerun:DATE }}``: a row whose figures have no result file yet (``DATE``: when they were last run);
-* ``{{ recorded:DATE }}``: on a page outside :data:`STRICT`, figures typed by hand from a run that wrote no result
-  file, last revised on ``DATE``; the placeholder says so where it stands and covers its own block (the lines
-  between two blank lines) and a table that directly follows that block, nothing else.
+* ``{{ not_rerun:DATE }}``: a row whose figures have no result file yet (``DATE``: when they were last run); it
+  shows no figure.
+
+``{{ recorded:DATE }}``, which once let a page outside the result pages keep figures typed by hand from a run that
+wrote no result file, is refused on every page: the last of those runs were rerun with result files (issue 42).
 
 A snippet line ``--8<-- "docs/benchmarks.md:NAME[-PART]"`` on any page becomes the ``section`` or ``part``
 placeholder of ``bench-NAME.json`` (``docs/benchmarks.md`` holds placeholders, not tables), and a gated page
@@ -26,8 +27,8 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
   is stale when the content hash of a producing script it recorded (``scripts``) differs from the script's
   now. Only the script counts, not the package modules it times: a behaviour-preserving move of package code
   does not make a figure stale, and each page shows the commit the figure was measured at;
-* a **typed measured figure** on any page (docs/**/*.md), outside placeholders, code, maths, links, the
-  paper's column of a table and, on pages outside :data:`STRICT`, the block of a ``{{ recorded:DATE }}``: a time
+* a **typed measured figure** on any page (docs/**/*.md), outside placeholders, code, maths, links and the
+  paper's column of a table: a time
   (``12 s``, ``3.1 ms``, ``45 minutes``), a ratio (``14x``), a percentage, a number in scientific notation with a
   negative exponent (an error, ``3e-14``; ``1e300`` is a magnitude, an input), a decimal with two or more places (a
   correlation, an AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ± 0.1``) or a count out
@@ -40,8 +41,7 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
 
 **The allow-list** of numbers that are not measured is narrow on purpose: :data:`SETTING` (the words that introduce
 a setting, a tolerance a test asserts, a version or a reference) and :data:`ALLOWED` (exact phrases: versions,
-limits the code enforces, notations). A measured figure never goes there: it is rendered from a result file, or,
-outside :data:`STRICT`, kept as a dated recorded run under ``{{ recorded:DATE }}``.
+limits the code enforces, notations). A measured figure never goes there: it is rendered from a result file.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ from _verdicts import verdict  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.results")
 
-#: Pages whose every figure comes from a result file: no ``{{ recorded:DATE }}`` there. Every page is gated.
-STRICT = ("benchmarks.md", "reproductions.md", "valuation_benchmark.md")
+#: The result pages, which another page may include whole (``--8<-- "docs/NAME.md"``: their placeholders then
+#: render there too). Every page is gated alike.
+RESULT_PAGES = ("benchmarks.md", "reproductions.md", "valuation_benchmark.md")
 #: Numbers on the pages (and README) that are not measured: versions, the load averages' windows, a generator's
 #: formula, the verdict rules' default tolerances, the limits the code enforces (a run estimated above 24 hours is
 #: refused, a budget run may end at 110% of its budget), binary labels, the tests' extreme inputs. Exact phrases.
@@ -74,7 +75,7 @@ ALLOWED = ("Python 3.11", "3.11 or newer", "shap 0.51", "pyDVL 0.10", "(1 / 5 / 
            "shap 0.46 to 0.51", "24 hours", "110% of", "95% bounds", "0/1", "1e-300", "5% steps")
 #: The last commit whose pages carried figures typed without result files (pointed to by "not rerun" notes).
 BEFORE_RESULT_FILES = "9e0b03e"
-PLACEHOLDER = re.compile(r"\{\{\s*(result|part|section|output|measured|verdict|not_rerun|recorded)\s*:"
+PLACEHOLDER = re.compile(r"\{\{\s*(result|part|section|output|measured|verdict|not_rerun)\s*:"
                          r"\s*([^}]*?)\s*\}\}")
 SNIPPET = re.compile(r'^(?P<indent>[ \t]*)--8<-- "docs/benchmarks\.md:(?P<name>[a-z_]+)(?:-(?P<part>[a-z_0-9]+))?"'
                      r"[ \t]*$", re.M)
@@ -105,10 +106,9 @@ SCIENTIFIC = re.compile(r"\d(?:\.\d+)?e-\d+")
 CODE_OR_PLACEHOLDER = re.compile(r"```.*?```|`[^`\n]*`|" + PLACEHOLDER.pattern, re.S)
 #: What the gate does not read: code, maths, HTML comments, link targets, placeholders.
 SKIPPED = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|<!--.*?-->|\]\([^)]*\)|\{\{.*?\}\}", re.S)
-#: A ``{{ recorded:DATE }}`` placeholder (outside inline code, which :data:`INLINE_CODE` removes first).
+#: A ``{{ recorded:DATE }}`` mark, refused (outside inline code, which :data:`INLINE_CODE` removes first).
 RECORDED = re.compile(r"\{\{\s*recorded\s*:")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
-DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 PAPER_COLUMN = re.compile(r"^\s*(?:the )?(?:paper|poster)", re.I)  # a column of the paper's numbers
 
 
@@ -197,12 +197,6 @@ def render(kind: str, argument: str) -> str:
     """The text of one placeholder."""
     if kind == "not_rerun":
         return f"*not rerun since {argument} (the row's last revision): no result file backs its figures yet*"
-    if kind == "recorded":
-        if not DATE.fullmatch(argument):
-            raise ResultError(f"{{{{ recorded:{argument} }}}}: the date the text was last revised, as YYYY-MM-DD "
-                              "(git blame of its lines)")
-        return (f"*(recorded run, typed by hand; text last revised {argument}: no result file backs the figures "
-                "here)*")
     name, _, rest = argument.partition(":")
     if kind == "section" and not (RESULTS / f"{name}.json").is_file() and rest:
         return (f"*Not rerun since {rest}: no result file backs its figures yet (`python benchmarks/run_all.py "
@@ -254,49 +248,15 @@ def include_snippets(markdown: str) -> str:
         return f"{match['indent']}{{{{ section:bench-{name}:{date} }}}}"
 
     def whole_page(match: re.Match) -> str:  # a gated page included whole: its placeholders render here too
-        return (ROOT / "docs" / match["page"]).read_text() if match["page"] in STRICT else match.group()
+        return (ROOT / "docs" / match["page"]).read_text() if match["page"] in RESULT_PAGES else match.group()
 
     return WHOLE_PAGE.sub(whole_page, SNIPPET.sub(placeholder, markdown))
 
 
-def recorded_blocks(markdown: str) -> tuple[list[str], list[list[int]]]:
-    """``markdown`` split into blocks (the lines between two blank lines, at even indexes; the blank lines between
-    them at odd ones) and, per ``{{ recorded:DATE }}``, the indexes of the blocks it covers: its own block and a
-    table that directly follows it."""
-    parts = re.split(r"(\n[ \t]*\n)", markdown)
-    labels: list[list[int]] = []
-    for index in range(0, len(parts), 2):
-        if RECORDED.search(INLINE_CODE.sub("", parts[index])):
-            labels.append([index])
-        elif labels and labels[-1][-1] == index - 2 and len(labels[-1]) == 1 and parts[index].lstrip().startswith("|"):
-            labels[-1].append(index)
-    return parts, labels
-
-
-def without_recorded_blocks(markdown: str) -> str:
-    """``markdown`` with what each ``{{ recorded:DATE }}`` covers (:func:`recorded_blocks`) blanked, newlines
-    kept."""
-    parts, labels = recorded_blocks(markdown)
-    for index in (index for covered in labels for index in covered):
-        parts[index] = re.sub(r"[^\n]", " ", parts[index])
-    return "".join(parts)
-
-
-def idle_labels(markdown: str) -> list[str]:
-    """The ``{{ recorded:DATE }}`` labels that cover no typed figure (a label must not call figures rendered from a
-    result file, or none at all, a recorded run): the start of each one's block."""
-    parts, labels = recorded_blocks(markdown)
-    return [parts[covered[0]].strip()[:60] for covered in labels
-            if not typed_figures("\n\n".join(parts[i] for i in covered))]  # the mark itself: skipped
-
-
-def typed_figures(markdown: str, *, recorded: bool = False) -> list[str]:
-    """Measured figures typed on a page (see the module's docstring for the definition); with ``recorded``, not those
-    that a ``{{ recorded:DATE }}`` covers (pages outside :data:`STRICT`)."""
+def typed_figures(markdown: str) -> list[str]:
+    """Measured figures typed on a page (see the module's docstring for the definition)."""
     found: list[str] = []
     header: list[str] = []
-    if recorded:
-        markdown = without_recorded_blocks(markdown)
     for line in SKIPPED.sub(lambda m: " " * len(m.group()), markdown).splitlines():
         in_table = line.lstrip().startswith("|")
         cells = line.split("|") if in_table else [line]
@@ -327,16 +287,12 @@ def stated(figure: str, before: str) -> bool:
 def on_page_markdown(markdown, page, **kwargs):
     source = page.file.src_uri
     markdown = include_snippets(markdown)
-    strict = source in STRICT
-    if strict and RECORDED.search(INLINE_CODE.sub("", markdown)):
-        log.warning("%s: {{ recorded:DATE }} on a page whose every figure comes from a result file: render the "
-                    "figures from one ({{ result:FILE:KEY }}) or say {{ not_rerun:DATE }}", source)
-    for block in [] if strict else idle_labels(markdown):
-        log.warning("%s: {{ recorded:DATE }} covers no typed figure (its block starts %r): remove it", source, block)
-    for figure in typed_figures(markdown, recorded=not strict):
+    if RECORDED.search(INLINE_CODE.sub("", markdown)):
+        log.warning("%s: {{ recorded:DATE }} is refused: every measured figure comes from a result file; render "
+                    "the figures from one ({{ result:FILE:KEY }}) or say {{ not_rerun:DATE }}", source)
+    for figure in typed_figures(markdown):
         log.warning("%s: a typed measured figure, %s: render it from a result file ({{ result:FILE:KEY }}, "
-                    "{{ part:FILE:PART }}), say {{ not_rerun:DATE }}%s", source, figure,
-                    "" if strict else ", or mark a dated run without one {{ recorded:DATE }}")
+                    "{{ part:FILE:PART }}) or say {{ not_rerun:DATE }}", source, figure)
 
     def replace(match: re.Match) -> str:
         try:
