@@ -71,6 +71,15 @@ FIGURES: dict[str, Figure] = {
     "knn_shapley": F("docs/plugins.md", "KNN-Shapley removal curves on breast cancer (test accuracy)",
                      "docs/scripts/make_knn_shapley_figures.py", (), None),
 
+    # docs/benchmarks.md
+    "budgets_hmda": F("docs/benchmarks.md", "explain --time-budget 120 of eight explainers on HMDA (issue 24's budget "
+                      "target), each in a fresh interpreter", "benchmarks/bench_budgets.py",
+                      ("--table", "hmda", "--loads", "0", "--report-budget", "0", "--budget", "120", "--rows", "20",
+                       "--kill", "1.4", "--explainers",
+                       "instance_kernel,loo,knn_shapley,naive_bayes,representer,gap,boosting,isotonic"),
+                      ("--table", "hmda", "--loads", "0", "--report-budget", "0", "--budget", "30", "--rows", "2",
+                       "--kill", "1.4", "--explainers", "naive_bayes,representer")),
+
     # docs/engine.md, docs/reliability.md, docs/valuation.md
     "label_issues_nasscds": F("docs/valuation.md", "label_issues on nassCDS as it comes, 5% of 5,000 labels flipped",
                               "docs/scripts/measure_label_issues_nasscds.py"),

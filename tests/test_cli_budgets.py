@@ -158,6 +158,32 @@ def test_isotonic_cuts_its_coalitions_to_max_time_and_says_so(sisr_loaded):
     assert len(explainer.results_[0].payoffs) <= fitted  # the SISR fit used the cut
 
 
+def test_the_commands_own_warnings_are_one_line_like_its_errors(monkeypatch, capsys):
+    """On HMDA, `explain --explainer isotonic --time-budget 120` ended its stderr with Python's source line of the
+    BudgetWarning ("rows, data, names, instance_names = self._game_tables(game) ..."); the command now writes its own
+    warnings as it writes its errors, and leaves other libraries' as Python shows them."""
+    import warnings
+
+    import shap_instances.cli as cli
+    from shap_instances.exceptions import BudgetWarning
+
+    def warns(args):
+        warnings.warn("max_time=1 s fits 5 coalition payoffs per row", BudgetWarning, stacklevel=2)
+        warnings.warn("a library's own", UserWarning, stacklevel=2)
+        return 0
+
+    monkeypatch.setattr(cli, "_cmd_list", warns)
+    others = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, category, *rest: others.append((category, str(message)))
+        shown = warnings.showwarning
+        assert cli.main(["list"]) == 0
+        assert warnings.showwarning is shown  # put back when the command ends
+    assert capsys.readouterr().err == "shap-instances: warning: max_time=1 s fits 5 coalition payoffs per row\n"
+    assert others == [(UserWarning, "a library's own")]  # as Python (here: the caller) shows them
+
+
 def test_isotonic_refuses_a_max_time_too_small_naming_the_one_that_works():
     from shap_instances import IsotonicShapleyExplainer
     from shap_instances.exceptions import BudgetError

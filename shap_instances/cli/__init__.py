@@ -22,8 +22,9 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
 
-from ..exceptions import ShapInstancesError
+from ..exceptions import ShapInstancesError, ShapInstancesWarning
 from ._budget import _STARTED  # noqa: F401 - imported first: --time-budget counts from the import of the command line
 from ._explain import _cmd_explain
 from ._list import _cmd_list
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(), _validating_once(args.command):
             warnings.simplefilter("ignore", category=FutureWarning)
+            warnings.showwarning = _one_line_warnings(warnings.showwarning)  # restored by catch_warnings
             return commands[args.command](args)
     except KeyboardInterrupt:
         print("shap-instances: interrupted; nothing was written", file=sys.stderr)
@@ -72,6 +74,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shap-instances: internal error: {type(exc).__name__}: {exc} "
               "(set SHAP_INSTANCES_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
         return 1
+
+
+def _one_line_warnings(shown: Callable[..., None]) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that writes the package's own warnings as one line, like the command's errors
+    (``shap-instances: warning: ...``), not Python's file, line number and source line; other libraries' warnings
+    go to ``shown`` (as Python shows them)."""
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, ShapInstancesWarning):
+            print(f"shap-instances: warning: {message}", file=sys.stderr if file is None else file)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    return show
 
 
 def _validating_once(command: str) -> contextlib.AbstractContextManager:
