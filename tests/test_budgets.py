@@ -209,6 +209,8 @@ def test_a_walk_started_at_a_prefix_gives_the_whole_walks_values_there():
         assert walked.starts_walks
         started, whole = walked.prefix_values(order, 40), walked.prefix_values(order)[:, 40:]
         assert started.shape == whole.shape and np.allclose(started, whole, rtol=0, atol=2 * game.fast_path.tol)
+    old_style = _SlowWalk(5, 0.0, cuts_walks=False)  # a user's Game whose prefix_values takes no ``first``
+    assert AggregateGame(old_style, [2.0]).prefix_values(np.arange(5)[None, :]).ravel().tolist() == [0, 2, 4, 6, 8, 10]
     ridge = ResidualGame(Ridge().fit(X[:80], y[:80]), X[:80], y[:80], X[80:], y[80:])
     assert ridge.cuts_walks and not ridge.starts_walks and not AggregateGame(ridge, np.ones(40)).starts_walks
     assert np.array_equal(ridge.prefix_values(order, 40), ridge.prefix_values(order)[:, 40:])

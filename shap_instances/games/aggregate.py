@@ -118,13 +118,15 @@ class AggregateGame(Game):
         return self.game.value_function(coalitions) @ self.weights
 
     def prefix_values(self, permutations: np.ndarray, first: int = 0) -> np.ndarray:
+        # ``first`` only where asked for: a Game subclass of a user's own may override prefix_values without it
+        walk = (permutations, first) if first else (permutations,)
         if self._direct is not None:
             before = self._direct.n_evaluations
-            out = self._direct.prefix_values(permutations, first)
+            out = self._direct.prefix_values(*walk)
             self.n_evaluations += self._direct.n_evaluations - before
             return out
         before = self.game.n_evaluations
-        out = self.game.prefix_values(permutations, first) @ self.weights
+        out = self.game.prefix_values(*walk) @ self.weights
         self.n_evaluations += self.game.n_evaluations - before
         return out
 
