@@ -79,7 +79,8 @@ def test_a_page_rendered_from_a_current_result_file_builds(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("typed", ["took 12.5 s", "a 14x speed-up", "recall 96%", "error 3.3e-16",
                                    "AUC 0.873", "11.44 [11.18, 11.72]", "Kendall 24/28", "about 57 minutes",
-                                   "the tests cut the time to 12.5 s", "tests agree with shap to 0.25"])
+                                   "the tests cut the time to 12.5 s", "tests agree with shap to 0.25",
+                                   "peaks at 1,786 MiB traced", "an index of 10.6 MB"])
 def test_what_counts_as_a_typed_measured_figure(typed):
     assert hook.typed_figures(f"Planted: {typed}.") != []
 
@@ -111,7 +112,8 @@ def test_in_the_ours_and_verdict_columns_any_decimal_count_or_range_is_measured(
                                      "Fig. 12, p = 10", "shap 0.51", "{{ result:bench-x:y }}", "<!-- 12 s -->",
                                      "a cell of 1e300", "tested to 1e-12", "shap 0.46 to 0.51", "version 0.51.0",
                                      "arXiv:2301.01864", "a nominal 95%", "a 0/1 target", "above 24 hours",
-                                     "the tests check it against refits to 1e-10", "alpha is raised to 1e-10"])
+                                     "the tests check it against refits to 1e-10", "alpha is raised to 1e-10",
+                                     "chunks of 256 MiB", "peak <= 2 GiB", "a 19 GB file"])
 def test_what_is_not_a_measured_figure(setting):
     assert hook.typed_figures(f"Stated: {setting}.") == []
 

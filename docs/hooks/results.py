@@ -29,7 +29,9 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
   does not make a figure stale, and each page shows the commit the figure was measured at;
 * a **typed measured figure** on any page (docs/**/*.md), outside placeholders, code, maths, links and the
   paper's column of a table: a time
-  (``12 s``, ``3.1 ms``, ``45 minutes``), a ratio (``14x``), a percentage, a number in scientific notation with a
+  (``12 s``, ``3.1 ms``, ``45 minutes``), a ratio (``14x``), a memory or file size written with a decimal point
+  or a thousands separator (``1,786 MiB``, ``10.6 MB``: a whole number of bytes units, ``256 MiB``, ``2 GiB``,
+  passes, since the sizes the pages state are mostly limits, chunk sizes and defaults), a percentage, a number in scientific notation with a
   negative exponent (an error, ``3e-14``; ``1e300`` is a magnitude, an input), a decimal with two or more places (a
   correlation, an AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ± 0.1``) or a count out
   of a total (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a count "k of n" and a range
@@ -85,6 +87,7 @@ FIGURE = re.compile(rf"""
     (?<![\w.=<>/])(?:
         {NUMBER}\s?(?:ms|us|µs|s|seconds|min|minutes|h|hours)\b  # a time
       | {NUMBER}x\b                                             # a ratio
+      | (?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+\.\d+)\s?[KMGT]i?B\b   # a size with a decimal or a separator
       | {NUMBER}\s?%                                            # a percentage
       | \d(?:\.\d+)?e-\d+\b                                   # scientific notation (an error)
       | \d*\.\d{{2,}}\b                                         # two or more decimals
