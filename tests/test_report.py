@@ -278,6 +278,33 @@ def test_forest_grown_in_chunks_is_the_forest_of_one_fit():
     assert not forest.warm_start
 
 
+def test_a_forest_with_rows_never_out_of_bag_is_said_in_words_not_warned():
+    """Before: with the report's fewest trees some training rows are in-bag in every tree, and scikit-learn's
+    "Some inputs do not have OOB scores" (with its source line, "warn(") broke into the progress bar on stderr;
+    now the fit is quiet and the section says how many rows lack an out-of-bag prediction, counted
+    independently here from scikit-learn's own out-of-bag predictions."""
+    import warnings
+
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from shap_instances.explainers.gap import GapExplainer
+    from shap_instances.report._context import prepare
+    from shap_instances.report._forest import _never_out_of_bag, grow_forest
+
+    X, y = load_diabetes()
+    parts = train_test_split(X.iloc[:200], y.iloc[:200], test_size=0.2, random_state=0)
+    context = prepare(*parts, task="regression", model="auto", seed=0, silent=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scikit-learn's warning fails the test
+        forest = grow_forest(context, 3, oob=True)  # 3 trees: about a quarter of the rows are never out-of-bag
+    n = len(context.F_train)
+    never = int((forest.oob_prediction_ == 0).sum())  # scikit-learn predicts 0 for them; the targets are above 25
+    assert never > 0
+    sentence = _never_out_of_bag(GapExplainer(forest, context.F_train, y=np.asarray(parts[2])), 3)
+    assert sentence is not None and sentence.startswith(f"{never:,} of the {n:,} training rows are in-bag")
+
+
 def test_report_budget_counts_from_the_process_start():
     """The command's --time-budget includes the interpreter's start and the imports: the age of the process."""
     import time

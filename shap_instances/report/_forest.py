@@ -61,7 +61,7 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
         step = min(chunk, target - done)
         done += step
         forest.set_params(n_estimators=done, oob_score=oob and done == target)
-        forest.fit(context.F_train, y)
+        _fit_quietly(forest, context.F_train, y)
         grown += step
         if deadline is not None:
             per_tree = Throughput.measure(time.perf_counter() - start, grown).per_unit
@@ -80,6 +80,28 @@ def grow_forest(context: Context, n_trees: int, *, oob: bool, bar: Any = None, d
             forest.fit(context.F_train, y)
     forest.set_params(warm_start=False)
     return forest
+
+
+def _fit_quietly(forest: Any, X: Any, y: np.ndarray) -> None:
+    """``forest.fit(X, y)`` without scikit-learn's "Some inputs do not have OOB scores": with few trees some
+    training rows are in-bag in every tree, which the section says in words (:func:`_never_out_of_bag`) instead of a
+    warning that interrupts the progress bar with a line of scikit-learn's source."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Some inputs do not have OOB scores", category=UserWarning)
+        forest.fit(X, y)
+
+
+def _never_out_of_bag(explainer: Any, n_trees: int) -> str | None:
+    """The sentence for the training rows that are in-bag in every tree (no out-of-bag prediction), or None."""
+    never = int((explainer.gap_.oob_counts() == 0).sum())
+    if never == 0:
+        return None
+    rows = "row is" if never == 1 else "rows are"
+    return (f"{never:,} of the {explainer.n_train_:,} training {rows} in-bag in every one of the {n_trees} trees, so "
+            "they have no out-of-bag prediction: the out-of-bag columns of the trust scores leave them out (more "
+            "trees, from a larger time budget, leave fewer such rows).")
 
 
 def time_forest(context: Context, probe_trees: int, n_rows: int = 200, *,
@@ -268,6 +290,9 @@ def _trust_scores(section: Any, context: Context, forest: Any, explainer: Any, b
                                                                       replace=False))
     rows = context.F_test.iloc[positions]
     scores = explainer.trust_scores(rows)
+    never_oob = _never_out_of_bag(explainer, len(forest.estimators_))
+    if never_oob:
+        section.text(never_oob)
     bar.advance(len(forest.estimators_) * (plan.costs.gap_fixed_per_tree / 2 + len(rows) * plan.costs.gap_per_row_tree),
                 "trust scores")
     y_rows = np.asarray(context.y_test)[positions]
