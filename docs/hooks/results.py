@@ -29,15 +29,15 @@ included whole (``--8<-- "docs/valuation_benchmark.md"``) is inlined, so that it
   does not make a figure stale, and each page shows the commit the figure was measured at;
 * a **typed measured figure** on any page (docs/**/*.md), outside placeholders, code, maths, links and the paper's
   column of a table: a time (``12 s``, ``3.1 ms``, ``45 minutes``), a ratio (``14x``), a memory or file size written
-  with a decimal point or a thousands separator (``1,786 MiB``, ``10.6 MB``; a whole number of units, ``256 MiB``, ``2
-  GiB``, passes: the sizes the pages state are mostly limits, chunk sizes and defaults), a percentage, a number in
+  with a decimal point or a thousands separator (``1,786 MiB``, ``10.6 MB``; a whole number of units, ``256 MiB``,
+  ``2 GiB``, passes: the sizes the pages state are mostly limits, chunk sizes and defaults), a percentage, a number in
   scientific notation with a negative exponent (an error, ``3e-14``; ``1e300`` is a magnitude, an input), a decimal
-  with two or more places (a correlation, an AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``, ``0.5 ±
-  0.1``) or a count out of a total (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a count "k
-  of n" and a range "a to b"; unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``, ``=``, ``<=``,
-  a test's tolerance before an error ("the tests check it ... to 1e-10"), a target ("the target of 10x"), a version
-  after ``shap`` or ``version``, an ``arXiv:`` number, ...) or it is on :data:`ALLOWED`. README, which no hook
-  renders, is held to the same definition by ``tests/test_docs_results.py``.
+  with two or more places (a correlation, an AUC, an MSE), a mean followed by its spread (``80.8 [70, 91]``,
+  ``0.5 ± 0.1``) or a count out of a total (``24/28``); in a table's "ours" and "verdict" columns also any decimal, a
+  count "k of n" and a range "a to b"; unless a stated setting introduces it (``tolerance``, ``tol``, ``noise``,
+  ``=``, ``<=``, a test's tolerance before an error ("the tests check it ... to 1e-10"), a target ("the target of
+  10x"), a version after ``shap`` or ``version``, an ``arXiv:`` number, ...) or it is on :data:`ALLOWED`. README,
+  which no hook renders, is held to the same definition by ``tests/test_docs_results.py``.
 
 **The allow-list** of numbers that are not measured is narrow on purpose: :data:`SETTING` (the words that introduce
 a setting, a tolerance a test asserts, a version or a reference) and :data:`ALLOWED` (exact phrases: versions,
