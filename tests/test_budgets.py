@@ -120,6 +120,33 @@ def test_a_cheap_games_first_pair_is_refused_from_a_short_walk_not_run_whole():
     assert result.info["n_permutations"] == 2 and game.walked == [160]
 
 
+class _FirstCallSlowWalk(_SlowWalk):
+    """A cheap walk whose first call in the process also pays a one-off ``setup`` (numba loading or compiling its
+    kernels)."""
+
+    def __init__(self, n_players, seconds, setup):
+        super().__init__(n_players, seconds, cuts_walks=True)
+        self.setup = setup
+
+    def prefix_values(self, permutations):
+        if self.setup:
+            time.sleep(self.setup)
+            self.setup = 0.0
+        return super().prefix_values(permutations)
+
+
+def test_a_first_calls_setup_in_the_probe_does_not_refuse_a_run_that_fits():
+    """Seen in bench_engine.py on the quiet machine: a ridge walk's first call in a process, timed with its kernels'
+    loading, put 20,000 permutations at 30 hours (5.48 s each; the whole run takes about 2 s) and refused them: the
+    probe was measured again only when one unit did not fit, not when the whole run would be refused. Here the
+    first walk's set-up puts a permutation at 0.5 s x 16 parts (20,000 of them: 44 hours); measured again, the run
+    is planned at its own pace and runs."""
+    game = _FirstCallSlowWalk(160, 1e-7, setup=0.5)
+    result = PermutationApproximator(n_permutations=20_000, random_state=0, silent=True).estimate(game)
+    assert result.info["n_permutations"] == 20_000
+    assert game.walked[:2] == [10, 10]  # the probe walked twice
+
+
 def test_a_probed_run_stops_after_its_first_unit_when_the_next_would_overrun():
     """Issue 40 item 2: the first batch's time was never trusted, so a second unit always ran, past the budget
     (instance_kernel on a quarter of a core: 79 s for 60). Where the probe agrees that the next unit cannot fit, the

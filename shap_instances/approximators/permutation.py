@@ -208,7 +208,7 @@ class PermutationApproximator:
         counters_before = game.counters()
         state, rng = self._start(game, rng, self._fingerprint(game, total, batch))  # a bad checkpoint: refused here
         probed = game.counters()
-        probe = self._probe(game, clock)  # not part of the run: its counts are left out of the result's
+        probe = self._probe(game, clock, total - state.done)  # not part of the run: its counts are left out
         counters_before = _shifted(counters_before, _counts_since(probed, game.counters()))
         if probe is not None:
             self._check_plan(clock, *probe, m, total - state.done)
@@ -238,18 +238,18 @@ class PermutationApproximator:
         del unit
         return self._result(state, loop, clock, m)
 
-    def _probe(self, game: Game, clock: RunClock) -> tuple[float, str] | None:
+    def _probe(self, game: Game, clock: RunClock, left: int) -> tuple[float, str] | None:
         """Seconds of one permutation and how they were measured, timed before the run to plan it: one evaluation
         on half of the players (the mean prefix size) times ``n_players + 1``, or, for a cheap game that can cut
         its walks (``game.cuts_walks``), a short walk (:meth:`_probe_walk`). None for the other cheap games
         (their fused kernels are timed by the first batches instead) and truncating runs (their cost depends on
-        where the permutations truncate). A time that would refuse the run is measured again, so that a first
-        call's set-up (compiling, loading compiled kernels) is not taken for the cost of every evaluation."""
+        where the permutations truncate). A time that would refuse the ``left`` permutations, or call them long,
+        is measured again (:meth:`_timed`)."""
         m = game.n_players
         if self.truncation_tolerance is not None or m < 2:
             return None
         if getattr(game, "cheap", False):
-            return self._probe_walk(game, clock) if getattr(game, "cuts_walks", False) else None
+            return self._probe_walk(game, clock, left) if getattr(game, "cuts_walks", False) else None
 
         def evaluation(start: int) -> tuple[float, str]:
             mask = np.zeros((1, m), dtype=bool)
@@ -261,9 +261,9 @@ class PermutationApproximator:
             return seconds * (m + 1), (f"one evaluation of {m // 2:,} of the {m:,} players timed at {seconds:.3g} "
                                        f"s, times {m + 1:,}")
 
-        return self._timed(clock, m, evaluation)
+        return self._timed(clock, m, left, evaluation)
 
-    def _probe_walk(self, game: Game, clock: RunClock) -> tuple[float, str]:
+    def _probe_walk(self, game: Game, clock: RunClock, left: int) -> tuple[float, str]:
         """A cheap game's permutation timed on the walk of the prefixes of one part in :data:`WALK_PROBE_PARTS`
         of its players (a fixed random order: the run's random state is not touched), times the parts. Bounded
         where the run's first antithetic pair is not: at a sixteenth of one permutation, a budget that cannot
@@ -288,15 +288,19 @@ class PermutationApproximator:
             return seconds * m / length, (f"a walk through {where} of an order of the {m:,} players timed at "
                                           f"{seconds:.3g} s, times {m / length:.3g}")
 
-        return self._timed(clock, m, walk)
+        return self._timed(clock, m, left, walk)
 
-    def _timed(self, clock: RunClock, m: int,
+    def _timed(self, clock: RunClock, m: int, left: int,
                measure: Callable[[int], tuple[float, str]]) -> tuple[float, str]:
         """``measure(attempt)``: seconds of one permutation and how they were measured; measured again
-        (``attempt`` 1) when the first puts one sampling unit above the time the run has, so that a first call's
-        set-up (compiling, loading compiled kernels) is not taken for the cost of every evaluation."""
+        (``attempt`` 1) when the first would refuse or warn: one sampling unit above the time the run has, or the
+        ``left`` permutations above :data:`LONG_RUN_SECONDS`. So a first call's set-up (compiling, loading compiled
+        kernels) is not taken for the cost of every evaluation. Before: only the unit was compared, and a ridge
+        walk's first call in a process, timed with its kernels' loading, put 20,000 permutations at 30 hours
+        (about 2 s measured) and refused them."""
         first = measure(0)
-        return first if first[0] * self._per_unit(m) <= (clock.left() or LONG_RUN_SECONDS) else measure(1)
+        fits = first[0] * self._per_unit(m) <= (clock.left() or LONG_RUN_SECONDS)
+        return first if fits and first[0] * left <= LONG_RUN_SECONDS else measure(1)
 
     def _check_plan(self, clock: RunClock, per_permutation: float, how: str, m: int, left: int) -> None:
         """Refuse, before any permutation, a run that cannot fit: one sampling unit above ``max_time``, or
