@@ -256,26 +256,27 @@ def _profile_parts(game: ResidualGame, permutation: np.ndarray) -> dict[str, flo
     """CPU seconds of each part of one permutation of the fused kernel (section 5)."""
     path = game.fast_path
     arguments = path._arguments(permutation[None])
-    Z, y, ZE, yE, W, empty, _, pen, scale, tol, n_classes, one = arguments
+    Z, y, ZE, yE, W, empty, _, pen, scale, tol, _, _ = arguments  # binary: the walk's model is None
     n, m = Z.shape[0], empty.shape[0]
-    coefs, active, fitted = kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one, 0)  # every prefix
     Zc, yp, ZEt = np.ascontiguousarray(Z[permutation].T), y[permutation], np.ascontiguousarray(ZE.T)
+    coefs, active = np.zeros((n, Z.shape[1])), np.zeros((n, 0))
+    fitted = np.arange(n) >= kernels._prefix_fits(Zc, yp, pen, scale, tol, coefs, 0)  # every prefix
     logits, sink = np.empty((n, m)), np.zeros((1, n, m))
     unit, mean, m2, full = np.random.default_rng(0).random((n, m)), np.zeros((n, m)), np.zeros((n, m)), np.zeros(m)
 
     def all_values():
         for s in range(0, n, kernels.BLOCK):
             e = min(s + kernels.BLOCK, n)
-            kernels._block_values(ZEt, yE, W, coefs[s:e], active[s:e], one, fitted[s:e], empty)
+            kernels._block_values(ZEt, yE, W, coefs[s:e], active[s:e], None, fitted[s:e], empty)
 
     return {
-        "prefix fits": _best_cpu(lambda: kernels._fits(Z, y, permutation, pen, scale, tol, n_classes, one, 0)),
+        "prefix fits": _best_cpu(lambda: kernels._prefix_fits(Zc, yp, pen, scale, tol, np.zeros_like(coefs), 0)),
         "  one gradient pass on every prefix": _best_cpu(lambda: _passes(Zc, yp, coefs[-1], pen, np.zeros_like(pen))),
         "  exact-Hessian refreshes": _best_cpu(lambda: _refreshes(Zc, coefs[-1], pen, np.zeros((len(pen),) * 2))),
         "explained rows' values": _best_cpu(all_values),
         "  logits' matrix product alone": _best_cpu(lambda: np.dot(coefs, ZEt, out=logits)),
         "walk: fits, values, scatter": _best_cpu(lambda: kernels.logistic_walk(
-            Z, y, ZEt, yE, W, empty, permutation, pen, scale, tol, n_classes, one, sink, 0, 1.0, 1, 0)),
+            Z, y, ZEt, yE, W, empty, permutation, pen, scale, tol, None, sink, 0, 1.0, 1, 0)),
         "Welford update of the n x m unit": _best_cpu(lambda: welford_update(unit, mean, m2, 1)),
         "logistic_units, one permutation": _best_cpu(lambda: kernels.logistic_units(
             *arguments, 1, unit, mean, m2, 0, full, 1)),

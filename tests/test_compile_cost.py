@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba.core import types
 from sklearn.linear_model import LogisticRegression
 
 from shap_instances.exceptions import BudgetWarning
@@ -114,8 +115,9 @@ def test_read_only_inputs_do_not_give_the_logistic_kernels_a_second_signature():
         game = ResidualGame(LogisticRegression(), *data)
         game.fast_path.prefix_residuals(_frozen(np.arange(12)) if frozen else np.arange(12))
         game.fast_path.residuals(np.ones(12, bool))
-    assert len(_logistic_kernels.logistic_walk.signatures) == 1
-    assert len(_logistic_kernels.logistic_fit.signatures) == 1
+    for kernel in (_logistic_kernels.logistic_walk, _logistic_kernels._newton, _logistic_kernels._exact_inverse):
+        binary = [signature for signature in kernel.signatures if types.none in signature]
+        assert len(binary) == 1, kernel  # other tests of the session may have compiled the multinomial one too
 
 
 #: Cold compile CPU seconds each family may take in a fresh process (CPU, not wall: comparable on a busy machine), about

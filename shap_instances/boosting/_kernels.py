@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..utils import JIT_OPTIONS
+from ..utils._kernels import kth_smallest
 
 __all__ = ["target_weight_rows", "gradient_contribution_rows", "pruned_top_k_rows", "maxscore_top_k_rows",
            "place_by_bound", "reach_sets"]
@@ -256,7 +257,7 @@ def _pruning_threshold(partial: np.ndarray, size: np.ndarray, held: np.ndarray, 
             bound += held_bound[order[i]]
         for j in range(n):
             size[j] = abs(partial[j])
-        kth = np.partition(size, n - k)[n - k]
+        kth = kth_smallest(size, n - k)
         threshold = kth - 2.0 * bound - 1e-9 * (kth + bound)  # a margin over rounding in partial
         count = 0
         for j in range(n):
@@ -485,7 +486,7 @@ def _probe_threshold(state: np.ndarray, touched: np.ndarray, original: np.ndarra
     for i in range(n_touched):
         size[i] = abs(state[touched[i], 0])
     n_probe = max(k, min(_PROBE, n_touched))
-    cut = np.partition(size, n_touched - n_probe)[n_touched - n_probe]  # O(n_touched), no sort
+    cut = kth_smallest(size, n_touched - n_probe)  # O(n_touched), no sort
     probe = np.empty(n_probe, dtype=np.int64)
     count = 0
     for i in range(n_touched):

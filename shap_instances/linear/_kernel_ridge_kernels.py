@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..utils import JIT_OPTIONS
+from ..utils._kernels import copy_into
 
 __all__ = ["kernel_prefix_values"]
 
@@ -59,7 +60,7 @@ def _walk(A, y, KET, yE, ones, empty, perm, centre, L, l, zy, z1, ay, a1, out):
     """Prefix values of one permutation into ``out`` (n + 1, d); returns the first prefix that failed (or n + 1)."""
     n = len(perm)
     d = len(yE)
-    out[0, :] = empty
+    copy_into(out[0], empty)
     total = 0.0
     for t in range(n):
         i = perm[t]

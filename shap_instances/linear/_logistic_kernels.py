@@ -64,6 +64,7 @@ from numba import njit
 
 from ..games import welford_blocks
 from ..utils import INLINED, JIT_OPTIONS
+from ..utils._kernels import copy_into
 
 __all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 
@@ -208,7 +209,9 @@ def _exact_hessian(A, Zc, t, w, pen):
     _sigmoids(s)
     for i in range(t):
         s[i] *= 1.0 - s[i]
-    A[:, :] = _weighted_gram(np.ascontiguousarray(Zc[:, :t]), s)
+    gram = _weighted_gram(np.ascontiguousarray(Zc[:, :t]), s)
+    for q in range(w.shape[0]):
+        copy_into(A[q], gram[q])
     for q in range(w.shape[0]):
         A[q, q] += pen[q]
 
@@ -276,9 +279,11 @@ def _softmax_curvature(A, Zc, t, w, classes):
                 continue
             weight = M[:, k] * ((1.0 if k == l else 0.0) - M[:, l])
             block = _weighted_gram(rows, weight)
-            A[k * P:(k + 1) * P, l * P:(l + 1) * P] += block
-            if l != k:
-                A[l * P:(l + 1) * P, k * P:(k + 1) * P] += block.T
+            for a in range(P):
+                for b in range(P):
+                    A[k * P + a, l * P + b] += block[a, b]
+                    if l != k:
+                        A[l * P + b, k * P + a] += block[a, b]
 
 
 @njit(**INLINED)
@@ -307,8 +312,9 @@ def _add_softmax_curvature(B, z, w, classes, u, Bu):
 
 @njit(**INLINED)
 def _gradient(Zc, yt, w, pen, g, with_loss, classes):
-    """:func:`_objective` (binary: ``classes`` has no column) or :func:`_softmax_objective`."""
-    if classes.shape[1] == 0:
+    """:func:`_objective` (binary: ``classes`` is None) or :func:`_softmax_objective`. The choice is made when numba
+    compiles (the branch of the other type is pruned), so the binary kernels do not compile the multinomial ones."""
+    if classes is None:
         return _objective(Zc, yt, w, pen, g, with_loss)
     return _softmax_objective(Zc, yt, w, pen, g, with_loss, classes)
 
@@ -318,7 +324,7 @@ def _hessian(A, Zc, t, w, pen, classes):
     """The exact Hessian at ``w`` over the first ``t`` rows into ``A`` (binary or multinomial, as
     :func:`_gradient`); a coefficient that is held at 0 gets a unit diagonal, so ``A`` stays positive definite and
     its steps stay 0."""
-    if classes.shape[1] == 0:
+    if classes is None:
         _exact_hessian(A, Zc, t, w, pen)
         return
     A[:, :] = 0.0
@@ -463,8 +469,8 @@ def _newton(Zc, yt, w, pen, scale, tol, B, A, g, work, classes):
                 d[q] = trial[q] - w[q]
                 sink[q] = g_trial[q] - g[q]
             _bfgs(B, d, sink, following)
-        w[:] = trial
-        g[:] = g_trial
+        copy_into(w, trial)
+        copy_into(g, g_trial)
         _solve(B, g, d)
         size, previous = _size(d, scale), (size if full else 0.0)
 
@@ -481,18 +487,19 @@ def _cold_fit(Zc, yt, pen, scale, tol, w, g, B, A, work, classes):
     _exact_inverse(B, A, Zc, yt.shape[0], w, pen, classes)
 
 
-@njit(**JIT_OPTIONS)
 def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray, scale: np.ndarray,
                  tol: float) -> np.ndarray:
     """Coefficients ``[b, w]`` (``w`` without an intercept) of the l2 logistic fit on ``rows`` (both classes).
 
     ``Z`` (n, P) holds ``[1, x]`` rows, ``pen`` (P,) the penalty of each coefficient, ``scale`` (P,) the
-    largest ``|Z[:, q]|`` (the stopping rule of the module docstring). Newton from zero, exact Hessians.
+    largest ``|Z[:, q]|`` (the stopping rule of the module docstring). Newton from zero, exact Hessians: the steps
+    of :func:`_cold_fit`, called from Python (no kernel of its own to compile: the walk compiles the ones it calls).
     """
-    P = Z.shape[1]
-    w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
-    B, A = np.zeros((P, P)), np.zeros((P, P))
-    _cold_fit(np.ascontiguousarray(Z[rows].T), y[rows], pen, scale, tol, w, g, B, A, work, np.zeros((2, 0)))
+    Zc, yt, P = np.ascontiguousarray(Z[rows].T), np.ascontiguousarray(y[rows]), Z.shape[1]
+    w, g, work, B, A = np.zeros(P), np.zeros(P), np.zeros((5, P)), np.zeros((P, P)), np.zeros((P, P))
+    _objective(Zc, yt, w, pen, g, False)
+    _exact_inverse(B, A, Zc, len(yt), w, pen, None)
+    _newton(Zc, yt, w, pen, scale, tol, B, A, g, work, None)
     return w
 
 
@@ -504,7 +511,7 @@ def _prefix_fits(Zc, yp, pen, scale, tol, coefs, skip):
     unset."""
     P, n = Zc.shape
     w, g, work = np.zeros(P), np.zeros(P), np.zeros((5, P))
-    B, A, binary = np.zeros((P, P)), np.zeros((P, P)), np.zeros((2, 0))  # no class column: the sigmoid kernels
+    B, A = np.zeros((P, P)), np.zeros((P, P))
     first, positives, refresh = n, 0.0, 0.0
     for t in range(n):
         positives += yp[t]
@@ -516,15 +523,15 @@ def _prefix_fits(Zc, yp, pen, scale, tol, coefs, skip):
             for q in range(P):
                 g[q] += c * z[q]
             if t + 1 >= refresh:  # the exact Hessian each time the prefix grows by REFRESH: O(P^2) a row, amortised
-                _exact_inverse(B, A, Zc, t + 1, w, pen, binary)
+                _exact_inverse(B, A, Zc, t + 1, w, pen, None)
                 refresh = REFRESH * (t + 1)
             else:
                 _add_curvature(B, z, w, work[1], work[2])
-            _newton(Zc, yp[: t + 1], w, pen, scale, tol, B, A, g, work, binary)
+            _newton(Zc, yp[: t + 1], w, pen, scale, tol, B, A, g, work, None)
         elif 0.0 < positives < t + 1.0:  # the first prefix with both classes: a cold fit
-            _cold_fit(Zc, yp[: t + 1], pen, scale, tol, w, g, B, A, work, binary)
+            _cold_fit(Zc, yp[: t + 1], pen, scale, tol, w, g, B, A, work, None)
             refresh, first = REFRESH * (t + 1), t
-        coefs[t] = w
+        copy_into(coefs[t], w)
     return first
 
 
@@ -546,26 +553,28 @@ def _softmax_model(counts, one, pen_base, classes, pen):
         classes[0, k] = 1.0 if present[k] and n_present >= 2 else 0.0
         classes[1, k] = 1.0 if present[k] and (n_present >= 3 or (n_present == 2 and k == one)) else 0.0
         if classes[1, k]:
-            pen[k * P:(k + 1) * P] = pen_base
+            copy_into(pen[k * P:(k + 1) * P], pen_base)
     first = np.argmax(present)
     if n_present >= 3 and pen_base[0] == 0.0:
         pen[first * P] = 1.0
     return classes[1].sum() > 0
 
 
-@njit(**INLINED)
-def _softmax_prefix_fits(Zc, lp, one, pen_base, scale_base, tol, coefs, active):
-    """As :func:`_prefix_fits` for class indices ``lp`` (K classes, ``one``: the index of label 1, or -1):
-    ``coefs[t]`` (K * P) and ``active[t]`` (K) the classes of prefix ``t``'s model (:func:`_softmax_model`);
-    a new class refits from zero, the other rows warm-start as the binary path does."""
-    P, n = Zc.shape
-    K = active.shape[1]
+@njit(**JIT_OPTIONS)
+def _softmax_prefix_fits(Zc, lp, model, pen_base, scale_base, tol):
+    """As :func:`_prefix_fits` for class indices ``lp`` (``model``: ``(K, one)``, K classes, ``one`` the index of
+    label 1, or -1), every prefix fitted: ``(coefs, active, fitted)``, ``coefs[t]`` (K * P) and ``active[t]`` (K)
+    the coefficients and classes of prefix ``t``'s model (:func:`_softmax_model`), ``fitted[t]`` whether it has two
+    classes or more. A new class refits from zero, the other rows warm-start as the binary path does. A kernel of
+    its own, not inlined: the binary walk never compiles it."""
+    (P, n), (K, one) = Zc.shape, model
     D = K * P
+    coefs, active = np.zeros((n, D)), np.zeros((n, K))
     w, g, work, row_g = np.zeros(D), np.zeros(D), np.zeros((5, D)), np.zeros(D)
     B, A, pen, classes = np.zeros((D, D)), np.zeros((D, D)), np.zeros(D), np.zeros((2, K))
     counts, scale, none = np.zeros(K), np.zeros(D), np.zeros(D)
     for k in range(K):
-        scale[k * P:(k + 1) * P] = scale_base
+        copy_into(scale[k * P:(k + 1) * P], scale_base)
     fitting, refresh = False, 0.0
     for t in range(n):
         c = int(lp[t])
@@ -586,8 +595,12 @@ def _softmax_prefix_fits(Zc, lp, one, pen_base, scale_base, tol, coefs, active):
             else:
                 _add_softmax_curvature(B, np.ascontiguousarray(Zc[:, t]), w, classes, work[1], work[2])
             _newton(Zc, labels, w, pen, scale, tol, B, A, g, work, classes)
-        coefs[t] = w
-        active[t] = classes[0]
+        copy_into(coefs[t], w)
+        copy_into(active[t], classes[0])
+    fitted = np.zeros(n, dtype=np.bool_)
+    for t in range(n):
+        fitted[t] = active[t].sum() >= 2.0
+    return coefs, active, fitted
 
 
 @njit(**JIT_OPTIONS)
@@ -604,7 +617,7 @@ def softmax_fit(Z: np.ndarray, labels: np.ndarray, rows: np.ndarray, n_classes: 
     w, g, work, B, A = np.zeros(D), np.zeros(D), np.zeros((5, D)), np.zeros((D, D)), np.zeros((D, D))
     classes, full_pen, full_scale = np.zeros((2, n_classes)), np.zeros(D), np.zeros(D)
     for k in range(n_classes):
-        full_scale[k * P:(k + 1) * P] = scale
+        copy_into(full_scale[k * P:(k + 1) * P], scale)
     if _softmax_model(counts, one, pen, classes, full_pen):
         _cold_fit(np.ascontiguousarray(Z[rows].T), labels[rows], full_pen, full_scale, tol, w, g, B, A, work, classes)
     return w.reshape((n_classes, P)), classes[0].copy()
@@ -617,77 +630,71 @@ def _probabilities(logits, active, one):
         logits[0, :] = 0.0
         return
     _softmax(logits.T, active)
-    logits[0, :] = logits[one, :]
+    copy_into(logits[0], logits[one])
 
 
 @njit(**INLINED)
-def _block_values(ZEt, yE, W, coefs, active, one, fitted, empty):
+def _block_values(ZEt, yE, W, coefs, active, model, fitted, empty):
     """The values (B, d) of a block of B prefixes: row ``b`` the residuals ``p_b - yE`` (their weighted sums
     ``. W`` when W has columns), or ``empty`` where ``fitted[b]`` is False, with ``p_b`` the probabilities of label
-    1 of prefix ``b``'s model: ``sigmoid(coefs[b] ZEt)`` (binary: ``active`` has no column, and the residuals
-    overwrite the logits), else as :func:`_probabilities`; one matrix product for the block."""
-    B, K, m = coefs.shape[0], active.shape[1], ZEt.shape[1]
-    logits = np.dot(coefs.reshape((B * max(K, 1), ZEt.shape[0])), ZEt)
-    residuals = logits if K == 0 else np.empty((B, m))
-    for b in range(B):
-        if K > 0:
-            _probabilities(logits[b * K:(b + 1) * K], active[b], one)
-            residuals[b] = logits[b * K] - yE
-        else:
-            _sigmoids(logits[b])
+    1 of prefix ``b``'s model: ``sigmoid(coefs[b] ZEt)`` (binary: ``model`` None, and the residuals overwrite the
+    logits), else as :func:`_probabilities`; one matrix product for the block."""
+    B, m = coefs.shape[0], ZEt.shape[1]
+    if model is None:
+        residuals = np.dot(coefs, ZEt)
+        for b in range(B):
+            _sigmoids(residuals[b])
             for j in range(m):
-                logits[b, j] -= yE[j]
+                residuals[b, j] -= yE[j]
+    else:
+        K, one = model
+        logits = np.dot(coefs.reshape((B * K, ZEt.shape[0])), ZEt)
+        residuals = np.empty((B, m))
+        for b in range(B):
+            _probabilities(logits[b * K:(b + 1) * K], active[b], one)
+            for j in range(m):
+                residuals[b, j] = logits[b * K, j] - yE[j]
     if W.shape[1] > 0:
         residuals = np.dot(residuals, W)
     for b in range(B):
         if not fitted[b]:
-            residuals[b] = empty
+            copy_into(residuals[b], empty)
     return residuals
-
-
-@njit(**INLINED)
-def _fits(Z, y, perm, pen, scale, tol, n_classes, one, skip):
-    """Every prefix's coefficients (n, max(K, 1) * P), classes (n, K) and whether it has a model (n,); binary
-    prefixes of fewer than ``skip`` rows are neither fitted nor marked as having a model."""
-    n, P = perm.shape[0], Z.shape[1]
-    coefs = np.zeros((n, max(n_classes, 1) * P))
-    active = np.zeros((n, n_classes))
-    if n_classes == 0:
-        fitted = np.arange(n) >= _prefix_fits(np.ascontiguousarray(Z[perm].T), y[perm], pen, scale, tol, coefs,
-                                                      skip)
-    else:
-        _softmax_prefix_fits(np.ascontiguousarray(Z[perm].T), y[perm], one, pen, scale, tol, coefs, active)
-        fitted = active.sum(axis=1) >= 2.0
-    return coefs, active, fitted
 
 
 @njit(**JIT_OPTIONS)
 def logistic_walk(Z: np.ndarray, y: np.ndarray, ZEt: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
-                  perm: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, n_classes: int, one: int,
+                  perm: np.ndarray, pen: np.ndarray, scale: np.ndarray, tol: float, model: tuple[int, int] | None,
                   sink: np.ndarray, sink_row: int, share: float, mode: int, first: int) -> np.ndarray:
     """One permutation: prefix fits, values, and either ``sink[sink_row, t - first] = value`` of the prefix of
     ``t >= first`` rows (``mode 0``: the shorter prefixes are neither fitted nor valued, beyond the warm start's
     cold fit) or the scatter ``sink[0, perm[t]] += share * difference`` (``mode 1``, ``first`` 0). Returns
     v(all rows). ``ZEt`` (P, m): the explained rows as columns (transposed once by the caller: a short walk costs
-    less than the transposition)."""
-    coefs, active, fitted = _fits(Z, y, perm, pen, scale, tol, n_classes, one, first)
-    n = perm.shape[0]
+    less than the transposition). ``model``: None for the binary model (``y`` in {0, 1}), ``(n_classes, one)`` for
+    the multinomial one (as :func:`logistic_prefix_values`); a type, so each model compiles its own kernels only."""
+    n, P = perm.shape[0], Z.shape[1]
+    Zc, yp = np.ascontiguousarray(Z[perm].T), y[perm]  # the rows as columns, in permutation order
+    if model is None:  # the shorter prefixes are not fitted
+        coefs, active = np.zeros((n, P)), np.zeros((n, 0))
+        fitted = np.arange(n) >= _prefix_fits(Zc, yp, pen, scale, tol, coefs, first)
+    else:
+        coefs, active, fitted = _softmax_prefix_fits(Zc, yp, model, pen, scale, tol)
     previous = empty.copy()  # the value of the prefix before the block
     if mode == 0 and first == 0:
-        sink[sink_row, 0, :] = empty
+        copy_into(sink[sink_row, 0], empty)
     for start in range(max(first - 1, 0), n, BLOCK):
         stop = min(start + BLOCK, n)
-        values = _block_values(ZEt, yE, W, coefs[start:stop], active[start:stop], one, fitted[start:stop], empty)
+        values = _block_values(ZEt, yE, W, coefs[start:stop], active[start:stop], model, fitted[start:stop], empty)
         for t in range(start, stop):
             current = values[t - start]
             if mode == 0:
-                sink[sink_row, t + 1 - first, :] = current
+                copy_into(sink[sink_row, t + 1 - first], current)
                 continue
             before = previous if t == start else values[t - start - 1]
             target = sink[0, perm[t]]
             for j in range(current.shape[0]):
                 target[j] += (current[j] - before[j]) * share
-        previous[:] = values[stop - start - 1]
+        copy_into(previous, values[stop - start - 1])
     return previous
 
 
@@ -705,11 +712,10 @@ def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.
     residuals themselves (d = m); ``empty`` (d,) v(empty), also the value of a prefix with one class. Every array
     C-contiguous and writable (:func:`~shap_instances.utils.kernel_array`): one signature per kernel.
     """
-    ZEt = np.ascontiguousarray(ZE.T)
+    ZEt, model = np.ascontiguousarray(ZE.T), _model(n_classes, one)
 
     def walk(r: int) -> None:
-        logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one, out, r, 1.0, 0,
-                      first)
+        logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, model, out, r, 1.0, 0, first)
 
     _on_threads(walk, range(permutations.shape[0]), numba.get_num_threads())
 
@@ -728,7 +734,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     parallel over rows).
     """
     n_units = permutations.shape[0] // per_unit
-    ZEt = np.ascontiguousarray(ZE.T)
+    ZEt, model = np.ascontiguousarray(ZE.T), _model(n_classes, one)
     width = max(1, min(threads, n_units))
     blocks = np.empty((width - 1, unit.shape[0], unit.shape[1]))
     fulls = np.empty((width, full.shape[0]))
@@ -738,7 +744,7 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
         block = unit if b == 0 else blocks[b - 1]
         block[:, :] = 0.0
         for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
-            fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, n_classes, one,
+            fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, model,
                                      block[np.newaxis], 0, share, 1, 0)
 
     for start in range(0, n_units, width):
@@ -748,6 +754,11 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     if n_units:
         full[:] = fulls[0]
     return count
+
+
+def _model(n_classes: int, one: int) -> tuple[int, int] | None:
+    """:func:`logistic_walk`'s ``model``: None for the binary model (``n_classes`` 0), else ``(n_classes, one)``."""
+    return None if n_classes == 0 else (int(n_classes), int(one))
 
 
 def _on_threads(task: Callable[[int], None], items: range, threads: int) -> None:

@@ -26,6 +26,7 @@ from numba import njit, prange
 
 from ..games import welford_update
 from ..utils import INLINED, JIT_OPTIONS
+from ..utils._kernels import copy_into
 
 __all__ = ["ridge_prefix_values", "ridge_units", "uses_u"]
 
@@ -125,7 +126,7 @@ def _walk(X, y, XaT, yE, perm, fit_intercept, y_scale, alpha, head_w, head_b, t0
     offset = 1 if fit_intercept else 0
     _start_walk(R, D, z, previous, empty, alpha, offset)
     if mode == 0:
-        sink[sink_row, 0, :] = empty
+        copy_into(sink[sink_row, 0], empty)
     if use_u and t0 == 0:
         _start_u(R, D, XaT, U)
     for t in range(perm.shape[0]):  # a whole order, or its first prefixes only (place strata)
@@ -151,7 +152,7 @@ def _start_walk(R, D, z, previous, empty, alpha, offset):
     for q in range(offset, P):
         D[q] = alpha
     z[:] = 0.0
-    previous[:] = empty
+    copy_into(previous, empty)
 
 
 @njit(**INLINED)
@@ -263,6 +264,6 @@ def ridge_units(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.ndarray, e
                   t0s[r], use_u, R, D, z, U, v, gamma, wa, current, previous, empty, block, np.int64(0), share,
                   np.int64(1))
             if r == 0:
-                full[:] = previous
+                copy_into(full, previous)
         count = welford_update(unit, mean, m2, count)
     return count

@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..utils import INLINED, JIT_OPTIONS
+from ..utils._kernels import copy_into
 
 __all__ = ["GAUSSIAN", "MULTINOMIAL", "BERNOULLI", "COMPLEMENT", "CATEGORICAL", "nb_prefix_values", "nb_fit_values"]
 
@@ -171,7 +172,7 @@ def _value(kind, count, S, mean, m2, seen, PhiE, need, params, yE, W, empty, wor
     mode, min_categories = params[2], params[6]
     d = len(yE)
     if mode == GIVEN and not (count[0] > 0 and count[1] > 0):
-        out[:] = empty  # scikit-learn refuses priors of two classes on one: the game's failed-fit value
+        copy_into(out, empty)  # scikit-learn refuses priors of two classes on one: the game's failed-fit value
         return
     if count[1] == 0:
         for j in range(d):
@@ -180,7 +181,7 @@ def _value(kind, count, S, mean, m2, seen, PhiE, need, params, yE, W, empty, wor
         if kind == CATEGORICAL:
             for f in range(len(need)):
                 if need[f] > max(min_categories[f], seen[f] + 1):
-                    out[:] = empty  # an explained row's category the fit has not seen: predict_proba raises
+                    copy_into(out, empty)  # an explained row's category the fit has not seen: predict_proba raises
                     return
         _class_jll(kind, np.int64(1), count, S, mean, m2, seen, PhiE, params, work, jll1)  # np.int64: one signature
         if count[0] > 0:
@@ -188,11 +189,11 @@ def _value(kind, count, S, mean, m2, seen, PhiE, need, params, yE, W, empty, wor
         for j in range(d):
             probability = _probability(jll0[j], jll1[j], count[0] > 0)
             if not np.isfinite(probability):
-                out[:] = empty  # non-finite predictions: the game's failed-fit value
+                copy_into(out, empty)  # non-finite predictions: the game's failed-fit value
                 return
             residual[j] = probability - yE[j]
     if W.shape[1] == 0:
-        out[:] = residual
+        copy_into(out, residual)
         return
     for k in range(W.shape[1]):
         total = 0.0
@@ -243,7 +244,7 @@ def nb_prefix_values(kind: int, Phi: np.ndarray, labels: np.ndarray, cats: np.nd
     """
     for r in prange(permutations.shape[0]):
         count, S, mean, m2, seen, work, jll0, jll1, residual = _state(kind, Phi, PhiE)
-        out[r, 0] = empty
+        copy_into(out[r, 0], empty)
         for t in range(permutations.shape[1]):
             i = permutations[r, t]
             _add(kind, i, labels[i], Phi, cats, count, S, mean, m2, seen)

@@ -1,0 +1,73 @@
+"""Numba helpers that the kernels of several families call (imported by kernel modules only: importing
+:mod:`shap_instances.utils` does not import numba)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._numba import JIT_OPTIONS
+
+__all__ = ["copy_into", "kth_smallest"]
+
+
+@njit(**JIT_OPTIONS)
+def copy_into(target: np.ndarray, source: np.ndarray) -> None:
+    """``target[:] = source`` for two 1-d arrays of one length, element by element.
+
+    Inside a kernel, numba compiles a slice assignment from an array with a shape check whose error message needs
+    numba's string formatting. That formatting code is linked into the kernel, and into every kernel above it,
+    each of which LLVM optimises again: in the logistic family it was about half of a first call's compilation
+    (``docs/engine.md``, "Compilation"). Nothing is checked here: every caller passes equal lengths.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> target = np.zeros(3)
+    >>> copy_into(target, np.array([1.0, 2.0, 3.0])); target
+    array([1., 2., 3.])
+    """
+    for i in range(target.shape[0]):
+        target[i] = source[i]
+
+
+@njit(**JIT_OPTIONS)
+def kth_smallest(values: np.ndarray, k: int) -> float:
+    """The ``k``-th smallest of the finite 1-d ``values`` (``k`` from 0), as ``np.partition(values, k)[k]`` gives it,
+    in O(n) expected time on a copy (``values`` is left as it is).
+
+    Quickselect with a three-way partition (ties, as the many zeros of a sparse vector, are settled in one pass) on
+    the median of the first, middle and last values of the range. numba's ``np.partition`` computes the same
+    number, but its compilation (a slice assignment's shape check with its error message, and the partition of
+    every axis) took about a third of the boosting family's (``docs/engine.md``, "Compilation").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> kth_smallest(np.array([3.0, 1.0, 2.0, 1.0]), 2)
+    2.0
+    """
+    work = values.copy()
+    lo, hi = 0, work.shape[0] - 1
+    while lo < hi:
+        a, b, c = work[lo], work[(lo + hi) // 2], work[hi]
+        pivot = max(min(a, b), min(max(a, b), c))  # the median of the three
+        below, i, above = lo, lo, hi  # [lo, below) < pivot, [below, i) == pivot, (above, hi] > pivot
+        while i <= above:
+            value = work[i]
+            if value < pivot:
+                work[i], work[below] = work[below], value
+                below += 1
+                i += 1
+            elif value > pivot:
+                work[i], work[above] = work[above], value
+                above -= 1
+            else:
+                i += 1
+        if k < below:
+            hi = below - 1
+        elif k > above:
+            lo = above + 1
+        else:
+            return pivot
+    return work[k]
