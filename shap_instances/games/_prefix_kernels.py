@@ -14,9 +14,10 @@ squared deviations ``m2`` in place (``count`` units so far), exactly as
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..utils import JIT_OPTIONS
+from ..utils._kernels import on_threads
 
 __all__ = ["accumulate_prefix_units", "welford_blocks", "welford_update"]
 
@@ -34,21 +35,23 @@ def welford_update(unit: np.ndarray, mean: np.ndarray, m2: np.ndarray, count: in
     return count
 
 
-@njit(parallel=True, **JIT_OPTIONS)
 def welford_blocks(first: np.ndarray, rest: np.ndarray, used: int, mean: np.ndarray, m2: np.ndarray,
                    count: int, threads: int) -> int:
     """Add ``used`` units in order, ``first`` then ``rest[0], rest[1], ...`` (each (n, d)), to the running ``mean``
-    and ``m2``; return the new count. The rows are split into ``threads`` slices, each adding every unit to its rows
-    in unit order: the same operations on every entry as :func:`welford_update` unit by unit, so the same bits."""
-    n = first.shape[0]
-    slices = max(1, min(threads, n))
-    for part in prange(slices):
-        lo, hi = part * n // slices, (part + 1) * n // slices
-        seen = count
-        for b in range(used):
-            block = first if b == 0 else rest[b - 1]
-            seen = welford_update(block[lo:hi], mean[lo:hi], m2[lo:hi], seen)
+    and ``m2``; return the new count. The rows are split into ``threads`` slices
+    (:func:`~shap_instances.utils._kernels.on_threads`), each adding every unit to its rows in unit order: the same
+    operations on every entry as :func:`welford_update` unit by unit, so the same bits."""
+    on_threads(lambda lo, hi: _welford_rows(first, rest, used, mean, m2, count, lo, hi), first.shape[0], threads)
     return count + used
+
+
+@njit(**JIT_OPTIONS)
+def _welford_rows(first, rest, used, mean, m2, count, lo, hi):
+    """:func:`welford_blocks` on the rows ``lo <= i < hi``."""
+    seen = count
+    for b in range(used):
+        block = first if b == 0 else rest[b - 1]
+        seen = welford_update(block[lo:hi], mean[lo:hi], m2[lo:hi], seen)
 
 
 @njit(**JIT_OPTIONS)

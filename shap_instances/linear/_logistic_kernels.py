@@ -54,17 +54,14 @@ iterative refit per prefix for scikit-learn.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
-import numba
 import numpy as np
 from numba import njit
 
 from ..games import welford_blocks
 from ..utils import INLINED, JIT_OPTIONS
-from ..utils._kernels import copy_into
+from ..utils._kernels import copy_into, on_threads
 
 __all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 
@@ -703,8 +700,8 @@ def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.
                            tol: float, n_classes: int, one: int, first: int, out: np.ndarray) -> None:
     """Values of the prefixes of ``first`` rows and more of each permutation, ``out`` (k, n + 1 - first, d);
     ``first`` 0 for every prefix (a place stratum ``[lo, hi)`` needs ``lo`` on). One :func:`logistic_walk` per
-    permutation, on as many threads as numba has (the kernel releases the GIL; a Python loop over threads
-    instead of a ``prange`` kernel, whose compilation took as long again as the walk's).
+    permutation, on as many threads as numba has (:func:`~shap_instances.utils._kernels.on_threads`: the kernel
+    releases the GIL).
 
     ``Z`` (n, P) and ``ZE`` (m, P): training and explained rows as ``[1, x]`` (``x`` without an intercept);
     ``y`` (n,) in {0, 1} (``n_classes`` 0), or class indices of ``n_classes`` classes, ``one`` that of label 1
@@ -714,10 +711,11 @@ def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.
     """
     ZEt, model = np.ascontiguousarray(ZE.T), _model(n_classes, one)
 
-    def walk(r: int) -> None:
-        logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, model, out, r, 1.0, 0, first)
+    def walk(start: int, stop: int) -> None:
+        for r in range(start, stop):
+            logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, model, out, r, 1.0, 0, first)
 
-    _on_threads(walk, range(permutations.shape[0]), numba.get_num_threads())
+    on_threads(walk, permutations.shape[0])
 
 
 def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
@@ -740,16 +738,17 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
     fulls = np.empty((width, full.shape[0]))
     share = 1.0 / per_unit
 
-    def walk_unit(b: int, start: int) -> None:
-        block = unit if b == 0 else blocks[b - 1]
-        block[:, :] = 0.0
-        for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
-            fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, model,
-                                     block[np.newaxis], 0, share, 1, 0)
+    def walk_units(lo: int, hi: int, start: int) -> None:
+        for b in range(lo, hi):
+            block = unit if b == 0 else blocks[b - 1]
+            block[:, :] = 0.0
+            for r in range((start + b) * per_unit, (start + b + 1) * per_unit):
+                fulls[b] = logistic_walk(Z, y, ZEt, yE, W, empty, permutations[r], pen, scale, tol, model,
+                                         block[np.newaxis], 0, share, 1, 0)
 
     for start in range(0, n_units, width):
         stop = min(start + width, n_units)
-        _on_threads(partial(walk_unit, start=start), range(stop - start), width)
+        on_threads(partial(walk_units, start=start), stop - start, width)
         count = welford_blocks(unit, blocks, stop - start, mean, m2, count, width)
     if n_units:
         full[:] = fulls[0]
@@ -759,15 +758,3 @@ def logistic_units(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.ndarray,
 def _model(n_classes: int, one: int) -> tuple[int, int] | None:
     """:func:`logistic_walk`'s ``model``: None for the binary model (``n_classes`` 0), else ``(n_classes, one)``."""
     return None if n_classes == 0 else (int(n_classes), int(one))
-
-
-def _on_threads(task: Callable[[int], None], items: range, threads: int) -> None:
-    """``task(i)`` for each ``i`` of ``items``, on up to ``threads`` threads (here, when one suffices); the first
-    exception is raised."""
-    if threads <= 1 or len(items) <= 1:
-        for i in items:
-            task(i)
-        return
-    with ThreadPoolExecutor(min(threads, len(items))) as pool:
-        for _ in pool.map(task, items):
-            pass

@@ -1,14 +1,56 @@
-"""Numba helpers that the kernels of several families call (imported by kernel modules only: importing
-:mod:`shap_instances.utils` does not import numba)."""
+"""Numba helpers that the kernels of several families call, and the threads that run a kernel over chunks of its
+work (imported by kernel modules only: importing :mod:`shap_instances.utils` does not import numba)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
 from numba import njit
 
 from ._numba import JIT_OPTIONS
 
-__all__ = ["copy_into", "kth_smallest"]
+__all__ = ["copy_into", "kth_smallest", "on_threads"]
+
+
+def on_threads(task: Callable[[int, int], object], count: int, threads: int | None = None) -> None:
+    """``task(start, stop)`` over ``range(count)`` cut into up to ``threads`` contiguous chunks of (nearly) equal
+    size, each on a thread of its own (one chunk: on the calling thread).
+
+    The kernels release the GIL (``nogil``), so the chunks run in parallel. This replaces numba's ``prange``: a
+    ``parallel=True`` kernel compiles its loop body into a gufunc and links the whole walk below it once more,
+    which cost about a third of the refit family's compilation (``docs/engine.md``, "Compilation"). The first
+    exception a chunk raises is raised here.
+
+    Parameters
+    ----------
+    task : callable
+        ``task(start, stop)`` does the items ``start <= i < stop``; the chunks must be independent.
+    count : int
+        Items in all.
+    threads : int, optional
+        Chunks at most; default numba's number of threads (``numba.get_num_threads()``, which the package's
+        thread limits set).
+
+    Examples
+    --------
+    >>> out = [0] * 5
+    >>> def square(start, stop):
+    ...     for i in range(start, stop):
+    ...         out[i] = i * i
+    >>> on_threads(square, 5, threads=2); out
+    [0, 1, 4, 9, 16]
+    """
+    width = max(1, min(numba.get_num_threads() if threads is None else threads, count))
+    bounds = [count * part // width for part in range(width + 1)]
+    if width == 1:
+        task(0, count)
+        return
+    with ThreadPoolExecutor(width) as pool:
+        for _ in pool.map(lambda part: task(bounds[part], bounds[part + 1]), range(width)):
+            pass
 
 
 @njit(**JIT_OPTIONS)
