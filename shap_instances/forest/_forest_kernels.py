@@ -14,10 +14,9 @@ are ``eval_rows[eval_ptr[g]:eval_ptr[g + 1]]``; the in-bag training rows of leaf
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..utils import INLINED, JIT_OPTIONS
-from ..utils._kernels import on_threads
 
 __all__ = ["forest_leaf_shapley", "forest_prefix_values", "forest_units", "leaf_mean_shapley"]
 
@@ -94,11 +93,11 @@ def _add_player(leaf, mass, y, eval_ptr, eval_rows, fallback, weights, aggregate
                     current[k] += weights[j, k] * delta
 
 
+@njit(parallel=True, **JIT_OPTIONS)
 def forest_prefix_values(leaf: np.ndarray, mass: np.ndarray, y: np.ndarray, eval_ptr: np.ndarray,
                          eval_rows: np.ndarray, fallback: np.ndarray, y_eval: np.ndarray, weights: np.ndarray,
                          aggregate: bool, n_nodes: int, permutations: np.ndarray, out: np.ndarray) -> None:
-    """Values of every prefix of each permutation (threads over chunks of the permutations, each walk independent:
-    :func:`~shap_instances.utils._kernels.on_threads`).
+    """Values of every prefix of each permutation (threads over permutations; each walk is independent).
 
     Parameters
     ----------
@@ -116,18 +115,10 @@ def forest_prefix_values(leaf: np.ndarray, mass: np.ndarray, y: np.ndarray, eval
     out : float64 (k, n + 1, d)
         ``out[r, t]``: the value of the first ``t`` rows of permutation ``r`` (d = m, or K when aggregated).
     """
-    on_threads(lambda start, stop: _forest_prefixes(leaf, mass, y, eval_ptr, eval_rows, fallback, y_eval, weights,
-                                                    aggregate, n_nodes, permutations, out, start, stop),
-               permutations.shape[0])
-
-
-@njit(**JIT_OPTIONS)
-def _forest_prefixes(leaf, mass, y, eval_ptr, eval_rows, fallback, y_eval, weights, aggregate, n_nodes, permutations,
-                     out, start, stop):
-    """:func:`forest_prefix_values` of the permutations ``start <= r < stop``."""
+    k = permutations.shape[0]
     m = y_eval.shape[0]
     d = out.shape[2]
-    for r in range(start, stop):
+    for r in prange(k):
         leaf_mass = np.zeros(n_nodes)
         leaf_sum = np.zeros(n_nodes)
         pred = np.empty(m)

@@ -17,10 +17,10 @@ permutation against O(n^4 / 12) for refits of every prefix.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..utils import JIT_OPTIONS
-from ..utils._kernels import copy_into, on_threads
+from ..utils._kernels import copy_into
 
 __all__ = ["kernel_prefix_values"]
 
@@ -88,11 +88,11 @@ def _walk(A, y, KET, yE, ones, empty, perm, centre, L, l, zy, z1, ay, a1, out):
     return n + 1
 
 
+@njit(parallel=True, error_model="numpy", **JIT_OPTIONS)
 def kernel_prefix_values(A: np.ndarray, y: np.ndarray, KET: np.ndarray, yE: np.ndarray, ones: np.ndarray,
                          empty: np.ndarray, permutations: np.ndarray, centre: bool, out: np.ndarray,
                          failed: np.ndarray) -> None:
-    """Values of every prefix of each permutation (threads over chunks of the permutations, each independent:
-    :func:`~shap_instances.utils._kernels.on_threads`).
+    """Values of every prefix of each permutation (threads over the permutations, each independent).
 
     Parameters
     ----------
@@ -111,15 +111,8 @@ def kernel_prefix_values(A: np.ndarray, y: np.ndarray, KET: np.ndarray, yE: np.n
     failed : int64 (k,)
         Receives that prefix's size (n + 1 when none failed).
     """
-    on_threads(lambda start, stop: _kernel_prefixes(A, y, KET, yE, ones, empty, permutations, centre, out, failed,
-                                                    start, stop), permutations.shape[0])
-
-
-@njit(error_model="numpy", **JIT_OPTIONS)
-def _kernel_prefixes(A, y, KET, yE, ones, empty, permutations, centre, out, failed, start, stop):
-    """:func:`kernel_prefix_values` of the permutations ``start <= r < stop``."""
-    n = permutations.shape[1]
-    for r in range(start, stop):
+    k, n = permutations.shape
+    for r in prange(k):
         L = np.zeros((n, n))
         l, zy, z1, ay, a1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
         failed[r] = _walk(A, y, KET, yE, ones, empty, permutations[r], centre, L, l, zy, z1, ay, a1, out[r])

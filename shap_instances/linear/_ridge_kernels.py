@@ -22,11 +22,11 @@ solutions, as scikit-learn's), and the rotations run from the first row all the 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..games import welford_update
 from ..utils import INLINED, JIT_OPTIONS
-from ..utils._kernels import copy_into, on_threads
+from ..utils._kernels import copy_into
 
 __all__ = ["ridge_prefix_values", "ridge_units", "uses_u"]
 
@@ -202,12 +202,12 @@ def _buffers(P, d, use_u):
             np.zeros(P), np.zeros(d), np.zeros(d))
 
 
+@njit(parallel=True, **JIT_OPTIONS)
 def ridge_prefix_values(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.ndarray, empty: np.ndarray,
                         permutations: np.ndarray, fit_intercept: bool, y_scale: float, alpha: float,
                         heads_w: np.ndarray, heads_b: np.ndarray, t0s: np.ndarray, out: np.ndarray) -> None:
     """Values of every prefix of each permutation under the ridge / least-squares prefix fits (threads over
-    chunks of the permutations, :func:`~shap_instances.utils._kernels.on_threads`; each walk is independent, so
-    the result does not depend on the number of threads).
+    the permutations, each independent, so the result does not depend on the number of threads).
 
     Parameters
     ----------
@@ -231,18 +231,10 @@ def ridge_prefix_values(X: np.ndarray, y: np.ndarray, XaT: np.ndarray, yE: np.nd
     out : float64 (k, n + 1, d)
         Filled with the prefix values, ``out[r, 0] = empty``.
     """
-    on_threads(lambda start, stop: _ridge_prefixes(X, y, XaT, yE, empty, permutations, fit_intercept, y_scale,
-                                                   alpha, heads_w, heads_b, t0s, out, start, stop),
-               permutations.shape[0])
-
-
-@njit(**JIT_OPTIONS)
-def _ridge_prefixes(X, y, XaT, yE, empty, permutations, fit_intercept, y_scale, alpha, heads_w, heads_b, t0s, out,
-                    start, stop):
-    """:func:`ridge_prefix_values` of the permutations ``start <= r < stop``."""
+    k = permutations.shape[0]
     P, d = XaT.shape
     use_u = uses_u(d, P)
-    for r in range(start, stop):
+    for r in prange(k):  # r is unsigned in a prange: np.int64(r) below, so _walk has ridge_units' signature
         R, D, z, U, v, gamma, wa, current, previous = _buffers(P, d, use_u)
         _walk(X, y, XaT, yE, permutations[r], fit_intercept, y_scale, alpha, heads_w[r], heads_b[r], t0s[r],
               use_u, R, D, z, U, v, gamma, wa, current, previous, empty, out, np.int64(r), 1.0, np.int64(0))

@@ -33,10 +33,10 @@ explained rows (``q`` encoded columns).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..utils import INLINED, JIT_OPTIONS
-from ..utils._kernels import copy_into, on_threads
+from ..utils._kernels import copy_into
 
 __all__ = ["GAUSSIAN", "MULTINOMIAL", "BERNOULLI", "COMPLEMENT", "CATEGORICAL", "nb_prefix_values", "nb_fit_values"]
 
@@ -212,11 +212,11 @@ def _state(kind, Phi, PhiE):
             np.zeros(max(q, 1), dtype=np.int64), np.zeros(q), np.zeros(d), np.zeros(d), np.zeros(d))
 
 
+@njit(parallel=True, error_model="numpy", **JIT_OPTIONS)
 def nb_prefix_values(kind: int, Phi: np.ndarray, labels: np.ndarray, cats: np.ndarray, PhiE: np.ndarray,
                      need: np.ndarray, params: tuple, yE: np.ndarray, W: np.ndarray, empty: np.ndarray,
                      permutations: np.ndarray, out: np.ndarray) -> None:
-    """Values of every prefix of each permutation (threads over chunks of the permutations, each independent:
-    :func:`~shap_instances.utils._kernels.on_threads`).
+    """Values of every prefix of each permutation (threads over the permutations, each independent).
 
     Parameters
     ----------
@@ -242,14 +242,7 @@ def nb_prefix_values(kind: int, Phi: np.ndarray, labels: np.ndarray, cats: np.nd
     out : float64 (k, n + 1, d)
         Filled with the prefix values, ``out[r, 0] = empty``.
     """
-    on_threads(lambda start, stop: _nb_prefixes(kind, Phi, labels, cats, PhiE, need, params, yE, W, empty,
-                                                permutations, out, start, stop), permutations.shape[0])
-
-
-@njit(error_model="numpy", **JIT_OPTIONS)
-def _nb_prefixes(kind, Phi, labels, cats, PhiE, need, params, yE, W, empty, permutations, out, start, stop):
-    """:func:`nb_prefix_values` of the permutations ``start <= r < stop``."""
-    for r in range(start, stop):
+    for r in prange(permutations.shape[0]):
         count, S, mean, m2, seen, work, jll0, jll1, residual = _state(kind, Phi, PhiE)
         copy_into(out[r, 0], empty)
         for t in range(permutations.shape[1]):

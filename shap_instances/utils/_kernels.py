@@ -3,8 +3,9 @@ work (imported by kernel modules only: importing :mod:`shap_instances.utils` doe
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
@@ -15,14 +16,22 @@ from ._numba import JIT_OPTIONS
 __all__ = ["copy_into", "kth_smallest", "on_threads"]
 
 
+#: The threads that :func:`on_threads` hands chunks to, made on first use and kept (a pool made per call cost
+#: more than a small walk itself); its threads' names start with this prefix.
+_POOL_PREFIX = "shap_instances_kernel"
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
 def on_threads(task: Callable[[int, int], object], count: int, threads: int | None = None) -> None:
     """``task(start, stop)`` over ``range(count)`` cut into up to ``threads`` contiguous chunks of (nearly) equal
-    size, each on a thread of its own (one chunk: on the calling thread).
+    size, the first on the calling thread and each other on a thread of a pool kept for the process.
 
     The kernels release the GIL (``nogil``), so the chunks run in parallel. This replaces numba's ``prange``: a
     ``parallel=True`` kernel compiles its loop body into a gufunc and links the whole walk below it once more,
-    which cost about a third of the refit family's compilation (``docs/engine.md``, "Compilation"). The first
-    exception a chunk raises is raised here.
+    which cost about a third of the refit family's compilation (``docs/engine.md``, "Compilation"). A call from
+    one of the pool's own threads runs its chunks in turn (no pool thread waits on another). The first exception a
+    chunk raises is raised here, after every chunk has ended.
 
     Parameters
     ----------
@@ -45,12 +54,26 @@ def on_threads(task: Callable[[int, int], object], count: int, threads: int | No
     """
     width = max(1, min(numba.get_num_threads() if threads is None else threads, count))
     bounds = [count * part // width for part in range(width + 1)]
-    if width == 1:
-        task(0, count)
+    if width == 1 or threading.current_thread().name.startswith(_POOL_PREFIX):
+        for part in range(width):
+            task(bounds[part], bounds[part + 1])
         return
-    with ThreadPoolExecutor(width) as pool:
-        for _ in pool.map(lambda part: task(bounds[part], bounds[part + 1]), range(width)):
-            pass
+    others = [_the_pool().submit(task, bounds[part], bounds[part + 1]) for part in range(1, width)]
+    try:
+        task(bounds[0], bounds[1])
+    finally:
+        wait(others)
+    for future in others:
+        future.result()
+
+
+def _the_pool() -> ThreadPoolExecutor:
+    """The pool of :func:`on_threads`, as many threads as numba may use (``NUMBA_NUM_THREADS``), made once."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS), thread_name_prefix=_POOL_PREFIX)
+        return _pool
 
 
 @njit(**JIT_OPTIONS)
