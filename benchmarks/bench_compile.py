@@ -44,9 +44,11 @@ from _common import fmt_load, load_average, record
 ROOT = Path(__file__).resolve().parent.parent
 #: Kernels listed per family, by inclusive compile seconds.
 TOP = 8
-#: Processes measured at a time. Compilation runs on one thread of its process, and the figures are each process's
-#: own CPU seconds, which other processes beside it do not change much (its wall seconds they do).
-JOBS = 4
+#: Processes measured at a time: one, so that each has a core of the 2 to itself, as on a quiet machine. Four at a
+#: time (the setting until the thirteenth round) put each process's CPU seconds 1.3 to 1.5 times higher (two
+#: processes per core share its caches and pipeline: the logistic first call took 38.9 CPU s beside three others and
+#: 26.3 s alone, the same code).
+JOBS = 1
 
 
 def _child(family: str) -> None:

@@ -72,7 +72,8 @@ def _the_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS), thread_name_prefix=_POOL_PREFIX)
+            threads = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # set at import from the environment
+            _pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix=_POOL_PREFIX)
         return _pool
 
 
