@@ -121,21 +121,43 @@ def test_read_only_inputs_do_not_give_the_logistic_kernels_a_second_signature():
 
 
 #: Cold compile CPU seconds each family may take in a fresh process (CPU, not wall: comparable on a busy machine), about
-#: 1.5 times what benchmarks/bench_compile.py measured at load 28 to 33 on 2 cores (logistic 39.3, refits 34.7,
-#: forest 5.1, boosting 22.2, isotonic 7.0, lowrank 0.9; docs/engine.md, "Compilation").
-BOUND_S = {"logistic": 60.0, "refits": 50.0, "forest": 10.0, "boosting": 35.0, "isotonic": 12.0, "lowrank": 3.0}
+#: 1.5 times what benchmarks/bench_compile.py measured one process at a time on the quiet 2-core machine (logistic
+#: 29.2, refits 28.1, forest 2.5, boosting 16.6, isotonic 8.1, lowrank 0.8; docs/engine.md, "Compilation").
+BOUND_S = {"logistic": 45.0, "refits": 42.0, "forest": 5.0, "boosting": 25.0, "isotonic": 12.0, "lowrank": 3.0}
 #: How much longer than its CPU bound a family's process may take on the wall clock (a loaded machine) before it is
 #: stopped.
 WALL_FACTOR = 30
 #: Package kernels that the warm-up compiles for more than one signature, on purpose (every other gets one).
 SIGNATURES = {"shap_instances.boosting._kernels._exact_top_k": 2,  # with and without the dense row (None)
               "shap_instances.boosting._kernels._scatter_adding": 2,
-              "shap_instances.forest._forest_kernels._walk": 2}
+              "shap_instances.forest._forest_kernels._walk": 2,
+              # the binary model (classes / model None) and the multinomial one, each compiled only when used
+              "shap_instances.linear._logistic_kernels.logistic_walk": 2,
+              "shap_instances.linear._logistic_kernels._newton": 2,
+              "shap_instances.linear._logistic_kernels._exact_inverse": 2}
+#: numba functions that no family's warm-up may compile (each was found costing seconds and replaced): the shape
+#: check of a slice assignment from an array, whose error message brings numba's string formatting into every
+#: kernel above it (``utils._kernels.copy_into`` instead), and ``np.partition`` (``utils._kernels.kth_smallest``).
+#: The isotonic family is exempt from the first: shap's own masked-model kernel compiles it.
+AVOIDED = {"raise_with_shape_context": ("isotonic",), "np_partition": ()}
 
 
 def excess_signatures(signatures: dict[str, int]) -> dict[str, int]:
     """The kernels compiled for more signatures than :data:`SIGNATURES` allows (1 unless listed)."""
     return {name: count for name, count in signatures.items() if count > SIGNATURES.get(name, 1)}
+
+
+def avoided_compilations(records: list[dict], family: str) -> list[str]:
+    """The compiled functions of ``records`` (``bench_compile.py``'s) that :data:`AVOIDED` names for ``family``."""
+    return sorted({record["kernel"] for record in records for name, exempt in AVOIDED.items()
+                   if name in record["kernel"] and family not in exempt})
+
+
+def test_avoided_compilations_names_a_slice_assignments_shape_check():
+    records = [{"kernel": "numba.np.arrayobj.ol_raise_with_shape_context_cpu.<locals>.impl"},
+               {"kernel": "shap_instances.linear._ridge_kernels._walk"}]
+    assert avoided_compilations(records, "refits") == [records[0]["kernel"]]
+    assert avoided_compilations(records, "isotonic") == []
 
 
 def test_excess_signatures_names_a_kernel_compiled_twice_by_accident():
@@ -160,13 +182,14 @@ def test_a_family_compiles_cold_within_its_bound_and_one_signature_per_kernel(fa
             signatures[record["kernel"]] = signatures.get(record["kernel"], 0) + 1
     assert signatures, "nothing compiled: was the cache really empty?"
     assert excess_signatures(signatures) == {}
+    assert avoided_compilations(result["records"], family) == []
     assert result["cold_cpu"] < BOUND_S[family], f"{family}: {result['cold_cpu']:.1f} s CPU cold"
 
 
 #: CPU seconds the first call of these (cases of scripts/value_snapshot.py) may spend in a fresh process with an
-#: empty cache: about 1.5 times the two slowest first calls of benchmarks/bench_compile.py (38.5 s and 32.2 s CPU at
-#: load 29 to 31 on 2 cores).
-FIRST_CALL_BOUND_S = {"residual/logistic/perm": 60.0, "data_values/logistic/shapley/auto": 50.0}
+#: empty cache: issue 40's target for a first call, about 1.5 times the two slowest first calls of
+#: benchmarks/bench_compile.py (9.7 s and 9.9 s CPU, one process at a time on the quiet 2-core machine).
+FIRST_CALL_BOUND_S = {"residual/logistic/perm": 15.0, "data_values/logistic/shapley/auto": 15.0}
 
 
 @pytest.mark.slow
@@ -181,3 +204,21 @@ def test_a_first_call_with_an_empty_cache_compiles_within_its_bound(case, tmp_pa
     assert done.returncode == 0, done.stderr[-3000:]
     seconds = json.loads(done.stdout.strip().splitlines()[-1])["cpu_s"]
     assert seconds < FIRST_CALL_BOUND_S[case], f"{case}: {seconds:.1f} s CPU"
+
+
+def test_the_logistic_notice_names_kernels_whose_cache_it_can_read(monkeypatch):
+    """Each path announces the numba kernels it runs (``is_cached`` reads their index); ``logistic_fit`` is a Python
+    function since the thirteenth round, so naming it would have silenced the notice of an exact (fit-only) call."""
+    from numba.core.dispatcher import Dispatcher
+
+    from shap_instances.linear import _fast_logistic
+
+    named = []
+    monkeypatch.setattr(_fast_logistic, "_announce", lambda kernels: named.extend(kernels))
+    X = np.random.default_rng(2).normal(size=(10, 2))
+    y = (np.arange(10) % 2).astype(float)
+    path = ResidualGame(LogisticRegression(), X, y, X[:3], y[:3]).fast_path
+    path.residuals(np.ones(10, bool))
+    path.first_order_pieces()
+    path.prefix_residuals(np.arange(10))
+    assert named and all(isinstance(kernel, Dispatcher) for kernel in named), named

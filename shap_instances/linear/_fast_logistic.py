@@ -24,16 +24,25 @@ from sklearn.linear_model import LogisticRegression
 
 from ..games import accumulate_prefix_units, register_fast_path
 from ..utils import announce_compile, kernel_array, logistic_one_vs_rest
-from ._logistic_kernels import logistic_fit, logistic_prefix_values, logistic_units, logistic_walk, softmax_fit
+from ._logistic_kernels import (
+    FIT_KERNELS,
+    logistic_fit,
+    logistic_prefix_values,
+    logistic_units,
+    logistic_walk,
+    softmax_fit,
+)
 
 __all__ = ["FIRST_ORDER_TOL", "LogisticPath"]
 
 #: The stopping rule (:mod:`._logistic_kernels`) of the fit on all rows behind :meth:`LogisticPath.first_order_pieces`:
 #: finer than :attr:`LogisticPath.tol`, the control game's values are then those of the exact optimum to rounding.
 FIRST_ORDER_TOL = 1e-12
-#: Cold compile seconds of the logistic kernels (``benchmarks/bench_compile.py logistic``, the walk and the fits: 40.5 s
-#: of CPU), the estimate the first call's notice gives (:func:`~shap_instances.utils.announce_compile`).
-COMPILE_SECONDS = 40.0
+#: Cold compile seconds of a binary model's first call (``benchmarks/bench_compile.py``: the residual explainer's and
+#: ``data_values``' first logistic calls took 9.7 s and 9.9 s of CPU; a multinomial model compiles its own kernels
+#: besides, the whole family 29.2 s), the estimate the first call's notice gives
+#: (:func:`~shap_instances.utils.announce_compile`).
+COMPILE_SECONDS = 10.0
 
 
 @register_fast_path
@@ -158,7 +167,7 @@ class LogisticPath:
         if self.n_classes or not self.fits_all_rows():
             return None
         Z, y = self.Z, self.y
-        _announce([logistic_fit])
+        _announce(list(FIT_KERNELS))
         w = logistic_fit(Z, y, np.arange(len(y)), self.penalty, self.scale, FIRST_ORDER_TOL)
         p, pe = expit(Z @ w), expit(self.ZE @ w)
         hessian = (Z * (p * (1 - p))[:, None]).T @ Z + np.diag(self.penalty)
@@ -179,7 +188,7 @@ class LogisticPath:
     def residuals(self, mask: np.ndarray) -> np.ndarray:
         """Residuals (or their weighted sums) of the fit on the rows in ``mask``; v(empty) for one class."""
         rows = np.flatnonzero(mask)
-        _announce([softmax_fit] if self.n_classes else [logistic_fit])
+        _announce([softmax_fit] if self.n_classes else list(FIT_KERNELS))
         if self.n_classes:
             return self._multinomial_residuals(rows)
         if not 0.0 < self.y[rows].sum() < len(rows):

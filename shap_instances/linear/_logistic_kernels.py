@@ -63,7 +63,7 @@ from ..games import welford_blocks
 from ..utils import INLINED, JIT_OPTIONS
 from ..utils._kernels import copy_into, on_threads
 
-__all__ = ["logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
+__all__ = ["FIT_KERNELS", "logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 
 #: Iterations of one fit before it gives up (never reached in the tests: a warm start needs two or three).
 MAX_STEPS = 200
@@ -498,6 +498,10 @@ def logistic_fit(Z: np.ndarray, y: np.ndarray, rows: np.ndarray, pen: np.ndarray
     _exact_inverse(B, A, Zc, len(yt), w, pen, None)
     _newton(Zc, yt, w, pen, scale, tol, B, A, g, work, None)
     return w
+
+
+#: The kernels :func:`logistic_fit` (a Python function) runs: what its first call in a process compiles or loads.
+FIT_KERNELS = (_objective, _exact_inverse, _newton)
 
 
 @njit(**INLINED)
