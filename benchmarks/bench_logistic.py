@@ -285,12 +285,12 @@ def _profile_parts(game: ResidualGame, permutation: np.ndarray) -> dict[str, flo
 
 def _count_passes(game: ResidualGame, permutation: np.ndarray) -> tuple[float, float]:
     """(gradient passes per prefix, rows they cover over n^2 / 2) of one permutation's prefix fits: the Python
-    versions of ``_prefix_fits`` and ``_newton`` (interpreted, about 10 s at n = 2,000), with the compiled
-    gradient wrapped by a counter; the module's functions are restored afterwards."""
+    versions of ``_prefix_fits``, ``_cold_fit``, ``_newton`` and ``_backtrack`` (interpreted, about 10 s at n = 2,000),
+    with the compiled gradient wrapped by a counter; the module's functions are restored afterwards."""
     path = game.fast_path
     Z, y, _, _, _, _, _, pen, scale, tol, _, _ = path._arguments(permutation[None])
     counts = [0, 0]
-    compiled = {name: getattr(kernels, name) for name in ("_gradient", "_newton", "_cold_fit")}
+    compiled = {name: getattr(kernels, name) for name in ("_gradient", "_newton", "_cold_fit", "_backtrack")}
 
     def counted(Zc, *rest):
         counts[0] += not rest[4]  # with_loss False: a gradient pass (loss passes are the backtracking's)
@@ -298,7 +298,7 @@ def _count_passes(game: ResidualGame, permutation: np.ndarray) -> tuple[float, f
         return compiled["_gradient"](Zc, *rest)
 
     kernels._gradient, kernels._newton = counted, compiled["_newton"].py_func
-    kernels._cold_fit = compiled["_cold_fit"].py_func
+    kernels._cold_fit, kernels._backtrack = compiled["_cold_fit"].py_func, compiled["_backtrack"].py_func
     try:
         n = len(permutation)
         kernels._prefix_fits.py_func(np.ascontiguousarray(Z[permutation].T), y[permutation], pen, scale, tol,
