@@ -121,7 +121,7 @@ fi
 
 # 3. The numba kernels, compiled once into their cache (__pycache__ next to the sources), so that neither the
 #    first explanation nor the first test run pays for it (shap_instances/testing/_warm_up.py).
-step "compiling the numba kernels once: python -m shap_instances.testing._warm_up  (first time: two to three minutes on 2 cores)"
+step "compiling the numba kernels once: python -m shap_instances.testing._warm_up  (first time: about a minute on 2 cores)"
 "$py" -m shap_instances.testing._warm_up
 
 # 4. Chromium, only when asked for.
