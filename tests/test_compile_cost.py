@@ -137,7 +137,7 @@ SIGNATURES = {"shap_instances.boosting._kernels._exact_top_k": 2,  # with and wi
               "shap_instances.linear._logistic_kernels._exact_inverse": 2}
 #: numba functions that no family's warm-up may compile (each was found costing seconds and replaced): the shape
 #: check of a slice assignment from an array, whose error message brings numba's string formatting into every
-#: kernel above it (``utils._kernels.copy_into`` instead), and ``np.partition`` (``utils._kernels.kth_smallest``).
+#: kernel above it (``utils.kernels.copy_into`` instead), and ``np.partition`` (``utils.kernels.kth_smallest``).
 #: The isotonic family is exempt from the first: shap's own masked-model kernel compiles it.
 AVOIDED = {"raise_with_shape_context": ("isotonic",), "np_partition": ()}
 

@@ -1,4 +1,4 @@
-"""The numba helpers shared by the kernel families (``utils._kernels``): ``copy_into``, ``kth_smallest`` (against
+"""The numba helpers shared by the kernel families (``utils.kernels``): ``copy_into``, ``kth_smallest`` (against
 numpy's own ``np.partition``) and ``on_threads`` (chunks, errors, a call from its own pool)."""
 
 import os
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from shap_instances.utils._kernels import copy_into, kth_smallest, on_threads
+from shap_instances.utils.kernels import copy_into, kth_smallest, on_threads
 
 #: Values with many ties (the zeros of a sparse vector), negatives, and spans of many magnitudes.
 VALUES = hnp.arrays(np.float64, st.integers(1, 80),
@@ -73,7 +73,7 @@ def test_on_threads_raises_a_chunks_error_after_every_chunk_has_ended():
 #: process of its own, so that a deadlock fails the test instead of hanging the run.
 NESTED = """
 import threading
-from shap_instances.utils._kernels import on_threads
+from shap_instances.utils.kernels import on_threads
 inner, lock = [], threading.Lock()
 def add(a, b):
     with lock:

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..utils import JIT_OPTIONS
-from ..utils._kernels import kth_smallest
+from ..utils.kernels import kth_smallest
 
 __all__ = ["target_weight_rows", "gradient_contribution_rows", "pruned_top_k_rows", "maxscore_top_k_rows",
            "place_by_bound", "reach_sets"]

@@ -98,7 +98,7 @@ def gap_fill_rows(query_leaves: np.ndarray, leaf_offsets: np.ndarray, leaf_ptr: 
                     fill += 1
                 acc[i] += np.float64(mass[p]) / total
         stop = indptr[j + 1]
-        indices[start:stop].sort()  # in place: a slice assignment would compile a shape check (utils._kernels)
+        indices[start:stop].sort()  # in place: a slice assignment would compile a shape check (utils.kernels)
         scale = 1.0 / used if used > 0 else 0.0
         for p in range(start, stop):
             i = indices[p]

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..utils import JIT_OPTIONS
-from ..utils._kernels import on_threads
+from ..utils.kernels import on_threads
 
 __all__ = ["accumulate_prefix_units", "welford_blocks", "welford_update"]
 
@@ -39,7 +39,7 @@ def welford_blocks(first: np.ndarray, rest: np.ndarray, used: int, mean: np.ndar
                    count: int, threads: int) -> int:
     """Add ``used`` units in order, ``first`` then ``rest[0], rest[1], ...`` (each (n, d)), to the running ``mean``
     and ``m2``; return the new count. The rows are split into ``threads`` slices
-    (:func:`~shap_instances.utils._kernels.on_threads`), each adding every unit to its rows in unit order: the same
+    (:func:`~shap_instances.utils.kernels.on_threads`), each adding every unit to its rows in unit order: the same
     operations on every entry as :func:`welford_update` unit by unit, so the same bits."""
     on_threads(lambda lo, hi: _welford_rows(first, rest, used, mean, m2, count, lo, hi), first.shape[0], threads)
     return count + used

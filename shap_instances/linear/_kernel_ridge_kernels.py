@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..utils import JIT_OPTIONS
-from ..utils._kernels import copy_into
+from ..utils.kernels import copy_into
 
 __all__ = ["kernel_prefix_values"]
 

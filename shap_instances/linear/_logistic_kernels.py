@@ -61,7 +61,7 @@ from numba import njit
 
 from ..games import welford_blocks
 from ..utils import INLINED, JIT_OPTIONS
-from ..utils._kernels import copy_into, on_threads
+from ..utils.kernels import copy_into, on_threads
 
 __all__ = ["FIT_KERNELS", "logistic_fit", "logistic_prefix_values", "logistic_units", "logistic_walk", "softmax_fit"]
 
@@ -704,7 +704,7 @@ def logistic_prefix_values(Z: np.ndarray, y: np.ndarray, ZE: np.ndarray, yE: np.
                            tol: float, n_classes: int, one: int, first: int, out: np.ndarray) -> None:
     """Values of the prefixes of ``first`` rows and more of each permutation, ``out`` (k, n + 1 - first, d);
     ``first`` 0 for every prefix (a place stratum ``[lo, hi)`` needs ``lo`` on). One :func:`logistic_walk` per
-    permutation, on as many threads as numba has (:func:`~shap_instances.utils._kernels.on_threads`: the kernel
+    permutation, on as many threads as numba has (:func:`~shap_instances.utils.kernels.on_threads`: the kernel
     releases the GIL).
 
     ``Z`` (n, P) and ``ZE`` (m, P): training and explained rows as ``[1, x]`` (``x`` without an intercept);

@@ -26,7 +26,7 @@ from numba import njit, prange
 
 from ..games import welford_update
 from ..utils import INLINED, JIT_OPTIONS
-from ..utils._kernels import copy_into
+from ..utils.kernels import copy_into
 
 __all__ = ["ridge_prefix_values", "ridge_units", "uses_u"]
 

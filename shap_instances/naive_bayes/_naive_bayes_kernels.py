@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..utils import INLINED, JIT_OPTIONS
-from ..utils._kernels import copy_into
+from ..utils.kernels import copy_into
 
 __all__ = ["GAUSSIAN", "MULTINOMIAL", "BERNOULLI", "COMPLEMENT", "CATEGORICAL", "nb_prefix_values", "nb_fit_values"]
 
